@@ -1,0 +1,96 @@
+// Divergence kernels after Białas & Strzelecki, Listings 1–2 (single and double loop with
+// per-lane bounds). Launched as ONE warp of 32 threads; every lane times the whole loop with
+// clock64 and stores its own cycle count, so per-lane timelines can be drawn later.
+//
+// Layout of the outputs (row-major, one row per sample):
+//   cycles[sample * 32 + lane]   loop cycles measured in that lane (timer overhead NOT removed)
+//   overhead[sample * 32 + lane] two back-to-back clock64 reads in that lane, same sample
+//   sink[lane]                   the loop result, so the loop cannot be removed as dead code
+//
+// Why the body is `acc = acc * 3 + i`: a sum of `i` has a closed form the compiler would use
+// instead of the loop; this recurrence has none, yet costs one integer instruction (IMAD).
+// `#pragma unroll 1` keeps each loop a real loop, so its back-edge is the diverging branch.
+
+#define WARP_LANES 32
+
+__device__ __forceinline__ long long read_clock64()
+{
+    long long t;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+    return t;
+}
+
+__device__ __forceinline__ int single_loop(int bound, int acc)
+{
+#pragma unroll 1
+    for (int i = 0; i < bound; ++i) {
+        acc = acc * 3 + i;
+    }
+    return acc;
+}
+
+__device__ __forceinline__ int double_loop(int bound, int acc)
+{
+#pragma unroll 1
+    for (int i = 0; i < bound; ++i) {
+#pragma unroll 1
+        for (int j = 0; j < bound; ++j) {
+            acc = acc * 3 + j;
+        }
+    }
+    return acc;
+}
+
+extern "C" __global__ void divergence_single(const int *bounds, long long *cycles,
+                                             long long *overhead, int *sink, int samples,
+                                             int preheat, int unroll)
+{
+    const int lane = threadIdx.x % WARP_LANES;
+    const int bound = bounds[lane];
+    int acc = lane;
+#pragma unroll 1
+    for (int s = 0; s < samples; ++s) {
+#pragma unroll 1
+        for (int p = 0; p < preheat; ++p) {
+            acc = single_loop(bound, acc);
+        }
+        const long long t0 = read_clock64();
+        const long long t1 = read_clock64();
+        const long long start = read_clock64();
+#pragma unroll 1
+        for (int u = 0; u < unroll; ++u) {
+            acc = single_loop(bound, acc);
+        }
+        const long long stop = read_clock64();
+        cycles[s * WARP_LANES + lane] = stop - start;
+        overhead[s * WARP_LANES + lane] = t1 - t0;
+    }
+    sink[lane] = acc;
+}
+
+extern "C" __global__ void divergence_double(const int *bounds, long long *cycles,
+                                             long long *overhead, int *sink, int samples,
+                                             int preheat, int unroll)
+{
+    const int lane = threadIdx.x % WARP_LANES;
+    const int bound = bounds[lane];
+    int acc = lane;
+#pragma unroll 1
+    for (int s = 0; s < samples; ++s) {
+#pragma unroll 1
+        for (int p = 0; p < preheat; ++p) {
+            acc = double_loop(bound, acc);
+        }
+        const long long t0 = read_clock64();
+        const long long t1 = read_clock64();
+        const long long start = read_clock64();
+#pragma unroll 1
+        for (int u = 0; u < unroll; ++u) {
+            acc = double_loop(bound, acc);
+        }
+        const long long stop = read_clock64();
+        cycles[s * WARP_LANES + lane] = stop - start;
+        overhead[s * WARP_LANES + lane] = t1 - t0;
+    }
+    sink[lane] = acc;
+}

@@ -1,0 +1,133 @@
+//! Ordinary least squares of y on x, with a Student-t 95 % confidence interval for the slope.
+
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Interval {
+    pub estimate: f64,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LinearFit {
+    pub n: usize,
+    pub slope: Interval,
+    pub intercept: Interval,
+    pub r_squared: f64,
+    /// Root-mean-square residual with n − 2 degrees of freedom.
+    pub residual_stdev: f64,
+}
+
+/// OLS fit; `None` when fewer than three points, or when all x are equal (no slope defined).
+/// With exactly collinear data the interval collapses to the estimate, which is honest:
+/// the data admit no other line.
+pub fn fit(x: &[f64], y: &[f64]) -> Option<LinearFit> {
+    let n = x.len();
+    if n != y.len() || n < 3 {
+        return None;
+    }
+    let mean_x = x.iter().sum::<f64>() / n as f64;
+    let mean_y = y.iter().sum::<f64>() / n as f64;
+    let sxx: f64 = x.iter().map(|v| (v - mean_x).powi(2)).sum();
+    if sxx == 0.0 {
+        return None;
+    }
+    let sxy: f64 = x
+        .iter()
+        .zip(y)
+        .map(|(a, b)| (a - mean_x) * (b - mean_y))
+        .sum();
+    let slope = sxy / sxx;
+    let intercept = mean_y - slope * mean_x;
+    let residual_squares: f64 = x
+        .iter()
+        .zip(y)
+        .map(|(a, b)| (b - (intercept + slope * a)).powi(2))
+        .sum();
+    let total_squares: f64 = y.iter().map(|b| (b - mean_y).powi(2)).sum();
+    let degrees = (n - 2) as f64;
+    let residual_variance = residual_squares / degrees;
+    let slope_se = (residual_variance / sxx).sqrt();
+    let intercept_se = (residual_variance * (1.0 / n as f64 + mean_x * mean_x / sxx)).sqrt();
+    let t = StudentsT::new(0.0, 1.0, degrees).ok()?.inverse_cdf(0.975);
+    let interval = |estimate: f64, se: f64| Interval {
+        estimate,
+        ci95_low: estimate - t * se,
+        ci95_high: estimate + t * se,
+    };
+    Some(LinearFit {
+        n,
+        slope: interval(slope, slope_se),
+        intercept: interval(intercept, intercept_se),
+        r_squared: if total_squares > 0.0 {
+            1.0 - residual_squares / total_squares
+        } else {
+            1.0
+        },
+        residual_stdev: residual_variance.sqrt(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rand::{RngExt, SeedableRng, rngs::StdRng};
+
+    #[test]
+    fn an_exact_line_is_recovered_with_a_zero_width_interval() {
+        let x: Vec<f64> = (0..32).map(f64::from).collect();
+        let y: Vec<f64> = x.iter().map(|m| 500.0 + 32.0 * m).collect();
+        let fit = fit(&x, &y).unwrap();
+        assert!((fit.slope.estimate - 32.0).abs() < 1e-9);
+        assert!((fit.intercept.estimate - 500.0).abs() < 1e-9);
+        assert!((fit.slope.ci95_high - fit.slope.ci95_low).abs() < 1e-9);
+        assert!((fit.r_squared - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn matches_a_textbook_interval() {
+        // Worked by hand: Sxy = 10 and Sxx = 10 give slope 1 and intercept 0.2; residuals
+        // (0.8, -1.2, 0.8, -1.2, 0.8) give SSE 4.8, s² = 1.6, se = sqrt(1.6 / 10) = 0.4;
+        // t(0.975, 3 df) = 3.182446305.
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let y = [2.0, 1.0, 4.0, 3.0, 6.0];
+        let fit = fit(&x, &y).unwrap();
+        assert!((fit.slope.estimate - 1.0).abs() < 1e-12);
+        assert!((fit.intercept.estimate - 0.2).abs() < 1e-12);
+        let half_width = fit.slope.ci95_high - fit.slope.estimate;
+        assert!((half_width - 3.182_446_305 * 0.4).abs() < 1e-6);
+    }
+
+    #[test]
+    fn too_few_or_degenerate_points_give_no_fit() {
+        assert!(fit(&[1.0, 2.0], &[1.0, 2.0]).is_none());
+        assert!(fit(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]).is_none());
+        assert!(fit(&[1.0, 2.0, 3.0], &[1.0, 2.0]).is_none());
+    }
+
+    proptest! {
+        /// On noisy lines the 95 % interval holds the true slope, and the estimate is close.
+        #[test]
+        fn noisy_lines_are_bracketed(
+            slope in -50.0f64..50.0,
+            intercept in -1000.0f64..1000.0,
+            noise in 0.1f64..5.0,
+            seed in any::<u64>(),
+        ) {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let x: Vec<f64> = (0..64).map(|i| f64::from(i % 32)).collect();
+            let y: Vec<f64> = x
+                .iter()
+                .map(|m| intercept + slope * m + noise * (rng.random::<f64>() - 0.5) * 2.0)
+                .collect();
+            let fit = fit(&x, &y).unwrap();
+            // Uniform noise of half-width `noise`: the slope error is far below noise/4 here.
+            prop_assert!((fit.slope.estimate - slope).abs() < noise / 4.0);
+            prop_assert!(fit.slope.ci95_low <= fit.slope.estimate);
+            prop_assert!(fit.slope.estimate <= fit.slope.ci95_high);
+        }
+    }
+}

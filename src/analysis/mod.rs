@@ -1,0 +1,6 @@
+//! Pure statistics and fits: functions over plain numbers, no GPU and no I/O.
+
+pub mod clock;
+pub mod divergence;
+pub mod linear_fit;
+pub mod stats;

@@ -1,0 +1,96 @@
+//! Order statistics and moments of one group of samples.
+
+use serde::Serialize;
+
+/// n, min, median, mean, max and sample standard deviation (n − 1 in the denominator;
+/// 0 for a single sample).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Summary {
+    pub n: usize,
+    pub min: f64,
+    pub median: f64,
+    pub mean: f64,
+    pub max: f64,
+    pub stdev: f64,
+}
+
+impl Summary {
+    /// `None` for an empty slice or one holding NaN: neither has a meaningful summary.
+    pub fn of(values: &[f64]) -> Option<Summary> {
+        if values.is_empty() || values.iter().any(|v| v.is_nan()) {
+            return None;
+        }
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let mean = sorted.iter().sum::<f64>() / n as f64;
+        let stdev = if n > 1 {
+            let squares: f64 = sorted.iter().map(|v| (v - mean).powi(2)).sum();
+            (squares / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        Some(Summary {
+            n,
+            min: sorted[0],
+            median: median_of_sorted(&sorted),
+            mean,
+            max: sorted[n - 1],
+            stdev,
+        })
+    }
+}
+
+fn median_of_sorted(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// Median of any slice; `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    Summary::of(values).map(|summary| summary.median)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn summarises_a_small_group() {
+        let summary = Summary::of(&[4.0, 1.0, 3.0, 2.0]).unwrap();
+        assert_eq!(summary.n, 4);
+        assert_eq!((summary.min, summary.max), (1.0, 4.0));
+        assert_eq!(summary.median, 2.5);
+        assert_eq!(summary.mean, 2.5);
+        assert!((summary.stdev - 1.290_994_448_7).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_single_sample_has_no_spread() {
+        let summary = Summary::of(&[7.0]).unwrap();
+        assert_eq!((summary.median, summary.stdev), (7.0, 0.0));
+    }
+
+    #[test]
+    fn empty_or_nan_has_no_summary() {
+        assert!(Summary::of(&[]).is_none());
+        assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn order_statistics_are_ordered(values in prop::collection::vec(-1e6f64..1e6, 1..200)) {
+            let s = Summary::of(&values).unwrap();
+            prop_assert!(s.min <= s.median && s.median <= s.max);
+            prop_assert!(s.min <= s.mean + 1e-6 && s.mean <= s.max + 1e-6);
+            prop_assert!(s.stdev >= 0.0);
+            let below = values.iter().filter(|v| **v < s.median).count();
+            prop_assert!(below <= values.len() / 2);
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! What each subcommand does, in pipeline order: validate the config, open the GPU, run the
+//! experiment, analyse, report. Nothing here draws or computes statistics itself.
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::analysis::divergence::{
+    self as divergence_analysis, CostFit, LevelSamples, LevelSummary,
+};
+use crate::cli::{Command, DivergenceArgs, InfoArgs, Opts};
+use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
+use crate::experiments::divergence::{self, DivergenceConfig, GpuLoopSampler, LevelMeasurement};
+use crate::gpu::Gpu;
+use crate::kernels;
+use crate::report::divergence as divergence_report;
+use crate::report::info::{InfoReport, render_text};
+use crate::report::metadata::{BuildRecord, RunMetadata, Status, utc_now};
+use crate::report::run_dir::{self, RunDir};
+
+pub fn run(opts: Opts) -> Result<()> {
+    match opts.command {
+        Command::Info(args) => info(&args),
+        Command::Divergence(args) => divergence(&args),
+    }
+}
+
+fn info(args: &InfoArgs) -> Result<()> {
+    let mut gpu = Gpu::open(args.device)?;
+    let report = InfoReport {
+        device: gpu.properties()?,
+        build: BuildRecord::current(&kernels::MODULES.iter().map(|m| m.name).collect::<Vec<_>>()),
+        sm_clock: measure_sm_clock(&mut gpu)?,
+        clock64_read_overhead_cycles: measure_read_overhead(&mut gpu)?,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render_text(&report));
+    }
+    Ok(())
+}
+
+fn divergence(args: &DivergenceArgs) -> Result<()> {
+    // Everything that can be refused is refused before a directory exists.
+    let config = args.to_config()?;
+    if let Some(output) = &args.output {
+        run_dir::check_new(output)?;
+    }
+    let mut gpu = Gpu::open(args.device)?;
+    for kernel in &config.kernels {
+        gpu.function("divergence", kernel.entry())?;
+    }
+    let device = gpu.properties()?;
+    let sm_clock_before = measure_sm_clock(&mut gpu)?;
+    let read_overhead = measure_read_overhead(&mut gpu)?;
+
+    let run = RunDir::create(args.output.as_deref(), "divergence")?;
+    eprintln!("writing to {}", run.path().display());
+    let mut metadata = RunMetadata {
+        suite: "divergence",
+        status: Status::Running,
+        error: None,
+        command_line: std::env::args().collect(),
+        started_utc: utc_now(),
+        finished_utc: None,
+        build: BuildRecord::current(&["divergence", "clock"]),
+        device,
+        sm_clock_before,
+        sm_clock_after: None,
+        clock64_read_overhead_cycles: read_overhead,
+        gpu_busy_seconds: None,
+        settings: settings_json(&config),
+    };
+    run.write_json("metadata.json", &metadata)?;
+
+    let outcome = (|| -> Result<()> {
+        let pattern = config.pattern.to_string();
+        let mut sampler = GpuLoopSampler::new(&mut gpu);
+        let measured = divergence::measure(&config, &mut sampler, |so_far| {
+            divergence_report::write_samples(&run, &pattern, so_far, timer_overhead(so_far))
+        })?;
+        metadata.gpu_busy_seconds = Some(sampler.busy.as_secs_f64());
+        metadata.sm_clock_after = Some(measure_sm_clock(&mut gpu)?);
+        let title = format!(
+            "Loop divergence on {} (CC {}), SM clock {:.0} MHz",
+            metadata.device.name, metadata.device.compute_capability, metadata.sm_clock_before.mhz
+        );
+        let result = analyze_and_write(&config, &measured, &run, &title)?;
+        metadata.settings["timer_overhead_subtracted_cycles"] = json!(result.timer_overhead_cycles);
+        print!("{}", describe(&result, metadata.gpu_busy_seconds));
+        Ok(())
+    })();
+    match outcome {
+        Ok(()) => metadata.finish(Status::Complete, None),
+        Err(ref error) => metadata.finish(Status::Failed, Some(format!("{error:#}"))),
+    }
+    run.write_json("metadata.json", &metadata)?;
+    outcome?;
+    println!("run written to {}", run.path().display());
+    Ok(())
+}
+
+fn settings_json(config: &DivergenceConfig) -> serde_json::Value {
+    json!({
+        "kernels": config.kernels.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        "pattern": config.pattern.to_string(),
+        "samples": config.samples,
+        "preheat": config.preheat,
+        "unroll": config.unroll,
+        "max_bound": config.max_bound,
+        "seed": config.seed,
+        "warps": 1,
+        "launches": "one per kernel and divergence level; all samples inside it",
+        "timer_overhead": "median back-to-back clock64 difference measured in the same kernel, subtracted from every sample",
+    })
+}
+
+/// The median in-kernel back-to-back clock64 difference over all lanes and samples.
+fn timer_overhead(measured: &[LevelMeasurement]) -> i64 {
+    let all: Vec<i64> = measured
+        .iter()
+        .flat_map(|l| l.timings.overhead.iter().copied())
+        .collect();
+    divergence_analysis::median_overhead(&all)
+}
+
+#[derive(Debug)]
+pub struct DivergenceResult {
+    pub timer_overhead_cycles: i64,
+    pub summaries: Vec<LevelSummary>,
+    pub fits: Vec<CostFit>,
+}
+
+/// Analysis and every output file but the metadata; needs no GPU.
+pub fn analyze_and_write(
+    config: &DivergenceConfig,
+    measured: &[LevelMeasurement],
+    run: &RunDir,
+    title: &str,
+) -> Result<DivergenceResult> {
+    let pattern = config.pattern.to_string();
+    let overhead = timer_overhead(measured);
+    divergence_report::write_samples(run, &pattern, measured, overhead)?;
+    let levels: Vec<LevelSamples> = measured
+        .iter()
+        .map(|level| LevelSamples {
+            kernel: level.kernel.name().to_string(),
+            m: level.row.m,
+            warp_cycles: divergence_analysis::warp_cycles(&level.timings.cycles, overhead as f64),
+        })
+        .collect();
+    let summaries = divergence_analysis::summarize(&levels);
+    let fits: Vec<CostFit> = config
+        .kernels
+        .iter()
+        .filter_map(|kernel| divergence_analysis::fit_cost(&summaries, kernel.name()))
+        .collect();
+    divergence_report::write_summary(run, &pattern, &summaries, measured)?;
+    divergence_report::write_fit(run, overhead, &fits)?;
+    run.write_with("divergence.png", |path: &Path| {
+        divergence_report::draw_plot(path, title, &summaries, &fits)
+    })?;
+    Ok(DivergenceResult {
+        timer_overhead_cycles: overhead,
+        summaries,
+        fits,
+    })
+}
+
+fn describe(result: &DivergenceResult, busy_seconds: Option<f64>) -> String {
+    let mut text = String::new();
+    for fit in &result.fits {
+        let cost = &fit.cycles_per_divergent_lane;
+        text += &format!(
+            "{} loop: {:.2} cycles per divergent lane (95% CI {:.2} to {:.2}; OLS on {} per-M medians, M {}..{}, R² {:.4})\n",
+            fit.kernel,
+            cost.estimate,
+            cost.ci95_low,
+            cost.ci95_high,
+            fit.points,
+            fit.m_min,
+            fit.m_max,
+            fit.r_squared
+        );
+    }
+    if result.fits.is_empty() {
+        text += "no fit: fewer than three divergence levels were measured\n";
+    }
+    text += &format!(
+        "timer overhead subtracted: {} cycles (median back-to-back clock64 in the same kernel)\n",
+        result.timer_overhead_cycles
+    );
+    if let Some(seconds) = busy_seconds {
+        text += &format!("GPU busy: {seconds:.3} s (launch to completion, copies included)\n");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::divergence::tests::ModelSampler;
+
+    /// The whole pipeline after the GPU — experiment loop, analysis, every file — on a model
+    /// warp whose divergence cost is known.
+    #[test]
+    fn pipeline_recovers_a_known_cost_and_writes_every_file() {
+        let config = DivergenceConfig {
+            samples: 8,
+            ..DivergenceConfig::default()
+        };
+        let mut sampler = ModelSampler {
+            per_iteration: 9,
+            per_divergence: 27,
+            overhead: 3,
+            launches: 0,
+        };
+        let measured = divergence::measure(&config, &mut sampler, |_| Ok(())).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let run = RunDir::create(Some(&root.path().join("run")), "divergence").unwrap();
+        let result = analyze_and_write(&config, &measured, &run, "model").unwrap();
+        assert_eq!(result.timer_overhead_cycles, 3);
+        let single = &result.fits[0];
+        assert_eq!(single.kernel, "single");
+        assert!((single.cycles_per_divergent_lane.estimate - 27.0).abs() < 1e-9);
+        assert!((single.intercept_cycles.estimate - 32.0 * 9.0).abs() < 1e-9);
+        for name in ["samples.csv", "summary.csv", "fit.json", "divergence.png"] {
+            assert!(run.path().join(name).is_file(), "{name} missing");
+        }
+        let samples = std::fs::read_to_string(run.path().join("samples.csv")).unwrap();
+        let mut lines = samples.lines();
+        assert_eq!(
+            lines.next(),
+            Some("kernel,pattern,m,sample,lane,cycles,raw_cycles")
+        );
+        assert_eq!(lines.next(), Some("single,staircase,0,0,0,288,291"));
+        assert_eq!(samples.lines().count(), 1 + 2 * 32 * 8 * 32);
+        let summary = std::fs::read_to_string(run.path().join("summary.csv")).unwrap();
+        assert!(summary.starts_with(
+            "kernel,pattern,m,n,min_cycles,median_cycles,mean_cycles,max_cycles,stdev_cycles,bounds\n"
+        ));
+        assert_eq!(summary.lines().count(), 1 + 64);
+        let fit: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run.path().join("fit.json")).unwrap())
+                .unwrap();
+        assert_eq!(fit["fits"][1]["kernel"], "double");
+        assert_eq!(fit["timer_overhead_subtracted_cycles"], 3);
+        let text = describe(&result, Some(0.5));
+        assert!(
+            text.contains("single loop: 27.00 cycles per divergent lane"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! Command-line types. clap stops here: every subcommand's arguments become a plain config.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::error::UsageError;
+use crate::experiments::divergence::{DivergenceConfig, LoopKernel};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpubench",
+    version,
+    about = "Measures the hidden microarchitecture of NVIDIA GPUs and writes CSV, JSON and PNG",
+    propagate_version = true
+)]
+pub struct Opts {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Device properties, the toolchain that built the kernels, and the measured SM clock.
+    Info(InfoArgs),
+    /// Cost of thread divergence in single and double loops (Białas & Strzelecki).
+    Divergence(DivergenceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KernelChoice {
+    Single,
+    Double,
+    Both,
+}
+
+#[derive(Debug, Args)]
+pub struct DivergenceArgs {
+    /// Timed repetitions per divergence level, all inside one launch.
+    #[arg(long, default_value_t = 256)]
+    pub samples: u32,
+    /// Untimed runs of the same loop before each timed one.
+    #[arg(long, default_value_t = 1)]
+    pub preheat: u32,
+    /// Times the loop runs inside the timed region.
+    #[arg(long, default_value_t = 1)]
+    pub unroll: u32,
+    /// Which loop kernel to measure.
+    #[arg(long, value_enum, default_value_t = KernelChoice::Both)]
+    pub kernel: KernelChoice,
+    /// Lane bounds: staircase (Table I), random, half, or list:<32 comma-separated bounds>.
+    #[arg(long, default_value = "staircase")]
+    pub pattern: String,
+    /// Trip count of the longest lane.
+    #[arg(long, default_value_t = 32)]
+    pub max_bound: i32,
+    /// Seed for the random pattern.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-divergence); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+impl DivergenceArgs {
+    pub fn to_config(&self) -> Result<DivergenceConfig, UsageError> {
+        let kernels = match self.kernel {
+            KernelChoice::Single => vec![LoopKernel::Single],
+            KernelChoice::Double => vec![LoopKernel::Double],
+            KernelChoice::Both => vec![LoopKernel::Single, LoopKernel::Double],
+        };
+        let config = DivergenceConfig {
+            kernels,
+            pattern: self.pattern.parse()?,
+            samples: self.samples,
+            preheat: self.preheat,
+            unroll: self.unroll,
+            max_bound: self.max_bound,
+            seed: self.seed,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Opts::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults_are_the_papers_settings() {
+        let opts = Opts::try_parse_from(["gpubench", "divergence"]).unwrap();
+        let Command::Divergence(args) = opts.command else {
+            panic!("parsed the wrong subcommand")
+        };
+        assert_eq!(args.to_config().unwrap(), DivergenceConfig::default());
+    }
+}

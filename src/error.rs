@@ -1,0 +1,119 @@
+//! Domain errors and the exit code each one maps to.
+//!
+//! Exit codes: 0 success, 1 anything unforeseen (I/O writing results, say), 2 bad usage,
+//! 3 no usable GPU, 4 the measurement failed on a usable GPU.
+
+use std::process::ExitCode;
+
+/// Input the user can fix: the message says what to pass instead.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+impl UsageError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error(
+        "no CUDA driver found (libcuda.so); install the NVIDIA driver or run on a machine with a GPU"
+    )]
+    NoDriver,
+    #[error(
+        "the CUDA driver could not start ({0}); check that an NVIDIA GPU is visible (nvidia-smi)"
+    )]
+    DriverInit(String),
+    #[error("the CUDA driver sees no GPU; run on a machine with an NVIDIA GPU")]
+    NoDevice,
+    #[error(
+        "there is no CUDA device {requested}: this machine has {count}, numbered from 0; pass --device with one of them"
+    )]
+    DeviceOutOfRange { requested: usize, count: usize },
+    #[error(
+        "the driver (CUDA {driver_cuda}) cannot load PTX built by nvcc {nvcc}; rebuild with an nvcc no newer than the driver (set NVCC, or unset it to use the pinned 13.0 toolchain) or update the driver"
+    )]
+    PtxTooNew { nvcc: String, driver_cuda: String },
+    #[error("CUDA failed while {action}: {detail}")]
+    Driver { action: String, detail: String },
+    #[error(
+        "kernel {kernel} did not finish within {seconds:.1} s; the GPU may be hung or busy, and this process must exit to release it"
+    )]
+    Timeout { kernel: String, seconds: f64 },
+}
+
+impl GpuError {
+    /// Errors that mean this machine has no GPU gpubench can use, as opposed to a measurement
+    /// that went wrong on a working one.
+    pub fn is_unusable_gpu(&self) -> bool {
+        matches!(
+            self,
+            GpuError::NoDriver
+                | GpuError::DriverInit(_)
+                | GpuError::NoDevice
+                | GpuError::DeviceOutOfRange { .. }
+                | GpuError::PtxTooNew { .. }
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Success = 0,
+    Failure = 1,
+    Usage = 2,
+    NoUsableGpu = 3,
+    MeasurementFailed = 4,
+}
+
+impl Exit {
+    /// Picks the exit code from the first domain error in the chain.
+    pub fn for_error(error: &anyhow::Error) -> Exit {
+        for cause in error.chain() {
+            if cause.downcast_ref::<UsageError>().is_some() {
+                return Exit::Usage;
+            }
+            if let Some(gpu) = cause.downcast_ref::<GpuError>() {
+                return if gpu.is_unusable_gpu() {
+                    Exit::NoUsableGpu
+                } else {
+                    Exit::MeasurementFailed
+                };
+            }
+        }
+        Exit::Failure
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit as u8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn exit_code_follows_the_domain_error_under_context() {
+        let usage: anyhow::Result<()> = Err(UsageError::new("bad").into());
+        let usage = usage.context("while parsing").unwrap_err();
+        assert_eq!(Exit::for_error(&usage), Exit::Usage);
+
+        let no_gpu = anyhow::Error::from(GpuError::NoDriver).context("opening the GPU");
+        assert_eq!(Exit::for_error(&no_gpu), Exit::NoUsableGpu);
+
+        let timeout = anyhow::Error::from(GpuError::Timeout {
+            kernel: "k".into(),
+            seconds: 1.0,
+        });
+        assert_eq!(Exit::for_error(&timeout), Exit::MeasurementFailed);
+
+        let io = anyhow::Error::from(std::io::Error::other("disk full"));
+        assert_eq!(Exit::for_error(&io), Exit::Failure);
+    }
+}

@@ -1,0 +1,149 @@
+//! Every kernel launch gpubench makes, typed. This is the only module with `unsafe` launches:
+//! each function states, in its `# Safety`-style comment, the argument order and types its
+//! kernel in `cuda/` expects, and allocates every buffer at the size the kernel writes.
+
+use std::time::Duration;
+
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+use super::{Gpu, driver_error};
+use crate::error::GpuError;
+
+pub const WARP_LANES: usize = 32;
+
+/// Per-sample, per-lane cycles of one divergence-loop launch, `samples × 32`, row-major.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopTimings {
+    /// clock64 difference around the timed loop (timer overhead included).
+    pub cycles: Vec<i64>,
+    /// Two back-to-back clock64 reads in the same lane and sample.
+    pub overhead: Vec<i64>,
+}
+
+fn one_block(threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn as_i32(value: u32, what: &str) -> Result<i32, GpuError> {
+    i32::try_from(value).map_err(|_| GpuError::Driver {
+        action: format!("passing {what} to a kernel"),
+        detail: format!("{value} does not fit a 32-bit int"),
+    })
+}
+
+/// Runs `divergence_single` or `divergence_double` (cuda/divergence.cu) as one warp.
+///
+/// Kernel signature: `(const int *bounds[32], long long *cycles[samples*32],
+/// long long *overhead[samples*32], int *sink[32], int samples, int preheat, int unroll)`.
+pub fn divergence_loop(
+    gpu: &mut Gpu,
+    entry: &str,
+    bounds: &[i32; WARP_LANES],
+    samples: u32,
+    preheat: u32,
+    unroll: u32,
+    deadline: Duration,
+) -> Result<LoopTimings, GpuError> {
+    let function = gpu.function("divergence", entry)?;
+    let stream = gpu.stream().clone();
+    let device_bounds = stream
+        .clone_htod(bounds.as_slice())
+        .map_err(driver_error("copying the lane bounds"))?;
+    let cells = samples as usize * WARP_LANES;
+    let mut cycles = stream
+        .alloc_zeros::<i64>(cells)
+        .map_err(driver_error("allocating the cycle buffer"))?;
+    let mut overhead = stream
+        .alloc_zeros::<i64>(cells)
+        .map_err(driver_error("allocating the overhead buffer"))?;
+    let mut sink = stream
+        .alloc_zeros::<i32>(WARP_LANES)
+        .map_err(driver_error("allocating the sink buffer"))?;
+    let (samples, preheat, unroll) = (
+        as_i32(samples, "--samples")?,
+        as_i32(preheat, "--preheat")?,
+        as_i32(unroll, "--unroll")?,
+    );
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_bounds)
+        .arg(&mut cycles)
+        .arg(&mut overhead)
+        .arg(&mut sink)
+        .arg(&samples)
+        .arg(&preheat)
+        .arg(&unroll);
+    // SAFETY: the arguments match the kernel signature above in order and type; `cycles` and
+    // `overhead` hold samples*32 elements and `sink` 32, which is all one warp writes.
+    unsafe { launch.launch(one_block(WARP_LANES as u32)) }
+        .map_err(driver_error("launching the divergence kernel"))?;
+    gpu.wait(entry, deadline)?;
+    let read = |buffer| {
+        stream
+            .clone_dtoh(buffer)
+            .map_err(driver_error("reading divergence results"))
+    };
+    Ok(LoopTimings {
+        cycles: read(&cycles)?,
+        overhead: read(&overhead)?,
+    })
+}
+
+/// Raw stamps of `clock_rate` (cuda/clock.cu): globaltimer and clock64 at start and end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockStamps {
+    pub start_ns: i64,
+    pub start_cycles: i64,
+    pub end_ns: i64,
+    pub end_cycles: i64,
+}
+
+/// Runs `clock_rate` on one thread: it spins for `spin` of %globaltimer time.
+///
+/// Kernel signature: `(unsigned long long spin_ns, long long *out[4])`.
+pub fn clock_rate(gpu: &mut Gpu, spin: Duration) -> Result<ClockStamps, GpuError> {
+    let function = gpu.function("clock", "clock_rate")?;
+    let stream = gpu.stream().clone();
+    let mut out = stream
+        .alloc_zeros::<i64>(4)
+        .map_err(driver_error("allocating clock stamps"))?;
+    let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&spin_ns).arg(&mut out);
+    // SAFETY: argument order and types match the signature above; `out` holds 4 elements.
+    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching clock_rate"))?;
+    gpu.wait("clock_rate", spin + Duration::from_secs(10))?;
+    let stamps = stream
+        .clone_dtoh(&out)
+        .map_err(driver_error("reading clock stamps"))?;
+    Ok(ClockStamps {
+        start_ns: stamps[0],
+        start_cycles: stamps[1],
+        end_ns: stamps[2],
+        end_cycles: stamps[3],
+    })
+}
+
+/// Runs `clock_overhead` on one thread: `pairs` back-to-back clock64 differences.
+///
+/// Kernel signature: `(long long *out[pairs], int pairs)`.
+pub fn clock_overhead(gpu: &mut Gpu, pairs: u32) -> Result<Vec<i64>, GpuError> {
+    let function = gpu.function("clock", "clock_overhead")?;
+    let stream = gpu.stream().clone();
+    let mut out = stream
+        .alloc_zeros::<i64>(pairs as usize)
+        .map_err(driver_error("allocating clock overhead samples"))?;
+    let count = as_i32(pairs, "the pair count")?;
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&mut out).arg(&count);
+    // SAFETY: argument order and types match the signature above; `out` holds `pairs` elements.
+    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching clock_overhead"))?;
+    gpu.wait("clock_overhead", Duration::from_secs(10))?;
+    stream
+        .clone_dtoh(&out)
+        .map_err(driver_error("reading clock overhead samples"))
+}

@@ -1,0 +1,245 @@
+//! The one seam between gpubench and the CUDA driver: opening a device, loading the embedded
+//! PTX, launching and waiting with a deadline, and turning every driver failure into a
+//! [`GpuError`] that says what to do. Typed launches (the only `unsafe`) are in [`launch`].
+
+pub mod launch;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys::{self, CUdevice_attribute, cudaError_enum};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::nvrtc::Ptx;
+use serde::Serialize;
+
+use crate::error::GpuError;
+use crate::kernels;
+
+/// What the driver reports about the device, for `info` and every run's metadata.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DeviceProperties {
+    pub ordinal: usize,
+    pub name: String,
+    pub compute_capability: String,
+    pub multiprocessors: i32,
+    pub l2_cache_bytes: i32,
+    pub shared_memory_per_multiprocessor_bytes: i32,
+    pub shared_memory_per_block_bytes: i32,
+    pub shared_memory_per_block_optin_bytes: i32,
+    pub registers_per_multiprocessor: i32,
+    pub registers_per_block: i32,
+    pub warp_size: i32,
+    pub global_memory_bytes: usize,
+    /// `CU_DEVICE_ATTRIBUTE_CLOCK_RATE`: the driver's nominal peak, not a measurement.
+    pub nominal_sm_clock_mhz: f64,
+    /// The CUDA version the driver supports, e.g. "13.0".
+    pub driver_cuda_version: String,
+    /// The kernel-module driver version from /proc/driver/nvidia/version, where readable.
+    pub driver_version: Option<String>,
+}
+
+pub struct Gpu {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    modules: HashMap<&'static str, Arc<CudaModule>>,
+}
+
+fn driver_detail(error: DriverError) -> String {
+    error.to_string()
+}
+
+pub(crate) fn driver_error(action: &str) -> impl FnOnce(DriverError) -> GpuError + '_ {
+    move |error| GpuError::Driver {
+        action: action.to_string(),
+        detail: driver_detail(error),
+    }
+}
+
+impl Gpu {
+    /// Opens device `ordinal`, checking first that a driver library exists at all (cudarc
+    /// panics when it has to load a missing libcuda).
+    pub fn open(ordinal: usize) -> Result<Gpu, GpuError> {
+        // SAFETY: only tries to dlopen libcuda; no driver state is touched.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(GpuError::NoDriver);
+        }
+        cudarc::driver::result::init().map_err(|e| match e.0 {
+            cudaError_enum::CUDA_ERROR_NO_DEVICE => GpuError::NoDevice,
+            _ => GpuError::DriverInit(driver_detail(e)),
+        })?;
+        let count = CudaContext::device_count().map_err(driver_error("counting devices"))?;
+        let count = usize::try_from(count).unwrap_or(0);
+        if count == 0 {
+            return Err(GpuError::NoDevice);
+        }
+        if ordinal >= count {
+            return Err(GpuError::DeviceOutOfRange {
+                requested: ordinal,
+                count,
+            });
+        }
+        let context = CudaContext::new(ordinal).map_err(driver_error("creating a context"))?;
+        let stream = context
+            .new_stream()
+            .map_err(driver_error("creating a stream"))?;
+        Ok(Gpu {
+            context,
+            stream,
+            modules: HashMap::new(),
+        })
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The CUDA version the installed driver supports, as "major.minor".
+    pub fn driver_cuda_version() -> Result<String, GpuError> {
+        let mut version = 0;
+        // SAFETY: cuDriverGetVersion writes one int through a valid pointer.
+        let status = unsafe { sys::cuDriverGetVersion(&mut version) };
+        if status != cudaError_enum::CUDA_SUCCESS {
+            return Err(GpuError::DriverInit(format!(
+                "cuDriverGetVersion: {status:?}"
+            )));
+        }
+        Ok(format!("{}.{}", version / 1000, (version % 1000) / 10))
+    }
+
+    pub fn properties(&self) -> Result<DeviceProperties, GpuError> {
+        let attribute = |attribute: CUdevice_attribute| {
+            self.context
+                .attribute(attribute)
+                .map_err(driver_error("reading a device attribute"))
+        };
+        use CUdevice_attribute::*;
+        let (major, minor) = self
+            .context
+            .compute_capability()
+            .map_err(driver_error("reading the compute capability"))?;
+        Ok(DeviceProperties {
+            ordinal: self.context.ordinal(),
+            name: self
+                .context
+                .name()
+                .map_err(driver_error("reading the device name"))?,
+            compute_capability: format!("{major}.{minor}"),
+            multiprocessors: attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            l2_cache_bytes: attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            shared_memory_per_multiprocessor_bytes: attribute(
+                CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            )?,
+            shared_memory_per_block_bytes: attribute(
+                CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            )?,
+            shared_memory_per_block_optin_bytes: attribute(
+                CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )?,
+            registers_per_multiprocessor: attribute(
+                CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+            )?,
+            registers_per_block: attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)?,
+            warp_size: attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
+            global_memory_bytes: self
+                .context
+                .total_mem()
+                .map_err(driver_error("reading the memory size"))?,
+            nominal_sm_clock_mhz: f64::from(attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE)?) / 1000.0,
+            driver_cuda_version: Gpu::driver_cuda_version()?,
+            driver_version: kernel_module_version(),
+        })
+    }
+
+    /// Loads `cuda/<name>.cu` (once) and returns `entry` from it.
+    pub fn function(&mut self, module: &str, entry: &str) -> Result<CudaFunction, GpuError> {
+        let embedded = kernels::module(module).ok_or_else(|| GpuError::Driver {
+            action: format!("looking up kernel module {module}"),
+            detail: "not embedded in this binary".into(),
+        })?;
+        let loaded = match self.modules.get(embedded.name) {
+            Some(loaded) => loaded.clone(),
+            None => {
+                let loaded = self
+                    .context
+                    .load_module(Ptx::from_src(embedded.ptx))
+                    .map_err(|e| match e.0 {
+                        cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => GpuError::PtxTooNew {
+                            nvcc: kernels::NVCC_VERSION.to_string(),
+                            driver_cuda: Gpu::driver_cuda_version()
+                                .unwrap_or_else(|_| "unknown".into()),
+                        },
+                        _ => GpuError::Driver {
+                            action: format!("loading the PTX of cuda/{module}.cu"),
+                            detail: driver_detail(e),
+                        },
+                    })?;
+                self.modules.insert(embedded.name, loaded.clone());
+                loaded
+            }
+        };
+        loaded
+            .load_function(entry)
+            .map_err(driver_error("finding a kernel entry point"))
+    }
+
+    /// Waits for all work queued on the stream, giving up after `deadline`. A kernel that
+    /// overruns cannot be stopped from inside this process; the caller reports it and exits.
+    pub fn wait(&self, kernel: &str, deadline: Duration) -> Result<(), GpuError> {
+        let done = self
+            .stream
+            .record_event(None)
+            .map_err(driver_error("recording an event"))?;
+        let started = Instant::now();
+        loop {
+            if done
+                .try_is_complete()
+                .map_err(driver_error("waiting for a kernel"))?
+            {
+                return Ok(());
+            }
+            if started.elapsed() > deadline {
+                return Err(GpuError::Timeout {
+                    kernel: kernel.to_string(),
+                    seconds: deadline.as_secs_f64(),
+                });
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+fn kernel_module_version() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
+    parse_kernel_module_version(&text)
+}
+
+/// The first dotted number on the "NVRM version: ..." line (the proprietary and the open
+/// kernel modules word that line differently).
+fn parse_kernel_module_version(text: &str) -> Option<String> {
+    let line = text.lines().find(|line| line.starts_with("NVRM version"))?;
+    line.split_whitespace()
+        .find(|word| word.contains('.') && word.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_driver_version_line() {
+        let open = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U22)  Thu\nGCC version: gcc 12.3\n";
+        assert_eq!(
+            parse_kernel_module_version(open).as_deref(),
+            Some("580.159.04")
+        );
+        let proprietary =
+            "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 2024\n";
+        assert_eq!(
+            parse_kernel_module_version(proprietary).as_deref(),
+            Some("550.54.15")
+        );
+        assert_eq!(parse_kernel_module_version("GCC version: 12.2\n"), None);
+    }
+}

@@ -1,0 +1,34 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use gpubench::cli::Opts;
+use gpubench::error::Exit;
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!(
+            "Error: gpubench hit an internal bug ({info}); please report it with the command line"
+        );
+    }));
+    let opts = match Opts::try_parse() {
+        Ok(opts) => opts,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Success
+            }
+            .into();
+        }
+    };
+    match std::panic::catch_unwind(|| gpubench::app::run(opts)) {
+        Ok(Ok(())) => Exit::Success.into(),
+        Ok(Err(error)) => {
+            eprintln!("Error: {error:#}");
+            Exit::for_error(&error).into()
+        }
+        Err(_) => Exit::Failure.into(),
+    }
+}

@@ -1,0 +1,220 @@
+//! Files of a divergence run:
+//! - `samples.csv`: kernel, pattern, m, sample, lane, cycles (timer overhead subtracted),
+//!   raw_cycles (as read) — one row per sample and lane;
+//! - `summary.csv`: per kernel and m, statistics of the warp cycles over samples (n, min,
+//!   median, mean, max, stdev) and the lane bounds used;
+//! - `fit.json`: the least-squares cost per divergent lane with its 95 % interval;
+//! - `divergence.png`: median cycles against M per kernel, min–max band, fitted line.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::plot::{self, FONT};
+use super::run_dir::RunDir;
+use crate::analysis::divergence::{CostFit, LevelSummary};
+use crate::experiments::divergence::LevelMeasurement;
+
+#[derive(Debug, Serialize)]
+struct SampleRow<'a> {
+    kernel: &'a str,
+    pattern: &'a str,
+    m: u32,
+    sample: usize,
+    lane: usize,
+    cycles: i64,
+    raw_cycles: i64,
+}
+
+pub fn write_samples(
+    run: &RunDir,
+    pattern: &str,
+    measured: &[LevelMeasurement],
+    timer_overhead_cycles: i64,
+) -> Result<()> {
+    let rows = measured.iter().flat_map(|level| {
+        level
+            .timings
+            .cycles
+            .iter()
+            .enumerate()
+            .map(move |(cell, &raw)| SampleRow {
+                kernel: level.kernel.name(),
+                pattern,
+                m: level.row.m,
+                sample: cell / 32,
+                lane: cell % 32,
+                cycles: raw - timer_overhead_cycles,
+                raw_cycles: raw,
+            })
+    });
+    run.write_csv("samples.csv", rows)
+}
+
+#[derive(Debug, Serialize)]
+struct SummaryRow<'a> {
+    kernel: &'a str,
+    pattern: &'a str,
+    m: u32,
+    n: usize,
+    min_cycles: f64,
+    median_cycles: f64,
+    mean_cycles: f64,
+    max_cycles: f64,
+    stdev_cycles: f64,
+    /// The 32 lane bounds, space-separated, lane 0 first.
+    bounds: String,
+}
+
+pub fn write_summary(
+    run: &RunDir,
+    pattern: &str,
+    summaries: &[LevelSummary],
+    measured: &[LevelMeasurement],
+) -> Result<()> {
+    let rows = summaries.iter().map(|summary| {
+        let bounds = measured
+            .iter()
+            .find(|level| level.kernel.name() == summary.kernel && level.row.m == summary.m)
+            .map(|level| {
+                let text: Vec<String> = level.row.bounds.iter().map(i32::to_string).collect();
+                text.join(" ")
+            })
+            .unwrap_or_default();
+        SummaryRow {
+            kernel: &summary.kernel,
+            pattern,
+            m: summary.m,
+            n: summary.cycles.n,
+            min_cycles: summary.cycles.min,
+            median_cycles: summary.cycles.median,
+            mean_cycles: summary.cycles.mean,
+            max_cycles: summary.cycles.max,
+            stdev_cycles: summary.cycles.stdev,
+            bounds,
+        }
+    });
+    run.write_csv("summary.csv", rows)
+}
+
+#[derive(Debug, Serialize)]
+pub struct FitFile<'a> {
+    pub warp_cycles: &'static str,
+    pub timer_overhead_subtracted_cycles: i64,
+    pub fits: &'a [CostFit],
+}
+
+pub fn write_fit(run: &RunDir, timer_overhead_cycles: i64, fits: &[CostFit]) -> Result<()> {
+    run.write_json(
+        "fit.json",
+        &FitFile {
+            warp_cycles: "per sample, the largest lane's clock64 difference around the loop, less the timer overhead",
+            timer_overhead_subtracted_cycles: timer_overhead_cycles,
+            fits,
+        },
+    )
+}
+
+const WIDTH: u32 = 1600;
+const HEIGHT: u32 = 700;
+
+/// Draws `divergence.png` into `path`: one panel per kernel present in `summaries`.
+pub fn draw_plot(
+    path: &Path,
+    title: &str,
+    summaries: &[LevelSummary],
+    fits: &[CostFit],
+) -> Result<()> {
+    plot::ensure_font();
+    let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+    draw(&root, title, summaries, fits).context("drawing divergence.png")?;
+    root.present().context("writing divergence.png")?;
+    Ok(())
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    summaries: &[LevelSummary],
+    fits: &[CostFit],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
+    let mut kernels: Vec<&str> = summaries.iter().map(|s| s.kernel.as_str()).collect();
+    kernels.dedup();
+    let panels = root.split_evenly((1, kernels.len().max(1)));
+    for (panel, kernel) in panels.iter().zip(kernels) {
+        let points: Vec<&LevelSummary> = summaries.iter().filter(|s| s.kernel == kernel).collect();
+        let m_max = points.iter().map(|s| s.m).max().unwrap_or(1).max(1) as f64;
+        let low = points
+            .iter()
+            .map(|s| s.cycles.min)
+            .fold(f64::INFINITY, f64::min);
+        let high = points
+            .iter()
+            .map(|s| s.cycles.max)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let pad = ((high - low) * 0.08).max(1.0);
+        let mut chart = ChartBuilder::on(panel)
+            .caption(format!("{kernel} loop"), (FONT, plot::LABEL_SIZE))
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(100)
+            .build_cartesian_2d(-0.5..m_max + 0.5, (low - pad)..(high + pad))?;
+        chart
+            .configure_mesh()
+            .x_desc("divergent lanes M")
+            .y_desc("cycles (warp, overhead removed)")
+            .axis_desc_style((FONT, plot::LABEL_SIZE))
+            .label_style((FONT, plot::TICK_SIZE))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        let band: Vec<(f64, f64)> = points
+            .iter()
+            .map(|s| (f64::from(s.m), s.cycles.max))
+            .chain(points.iter().rev().map(|s| (f64::from(s.m), s.cycles.min)))
+            .collect();
+        chart
+            .draw_series(std::iter::once(Polygon::new(band, BLUE.mix(0.18))))?
+            .label("min–max over samples")
+            .legend(|(x, y)| {
+                Rectangle::new([(x, y - 6), (x + 20, y + 6)], BLUE.mix(0.18).filled())
+            });
+        let medians: Vec<(f64, f64)> = points
+            .iter()
+            .map(|s| (f64::from(s.m), s.cycles.median))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(medians.clone(), BLUE.stroke_width(3)))?
+            .label("median")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(3)));
+        chart.draw_series(medians.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))?;
+        if let Some(fit) = fits.iter().find(|f| f.kernel == kernel) {
+            let line =
+                |m: f64| fit.intercept_cycles.estimate + fit.cycles_per_divergent_lane.estimate * m;
+            let (from, to) = (f64::from(fit.m_min), f64::from(fit.m_max));
+            chart
+                .draw_series(LineSeries::new(
+                    vec![(from, line(from)), (to, line(to))],
+                    RED.stroke_width(2),
+                ))?
+                .label(format!(
+                    "fit: {:.1} cycles/lane [{:.1}, {:.1}]",
+                    fit.cycles_per_divergent_lane.estimate,
+                    fit.cycles_per_divergent_lane.ci95_low,
+                    fit.cycles_per_divergent_lane.ci95_high
+                ))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, plot::TICK_SIZE))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! Reporters: they write what experiments measured and analysis computed, and compute nothing.
+
+pub mod divergence;
+pub mod info;
+pub mod metadata;
+pub mod plot;
+pub mod run_dir;

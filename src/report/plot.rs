@@ -1,0 +1,23 @@
+//! Shared plot styling: an embedded font (no fontconfig on a bare machine) and sizes that stay
+//! readable when a figure is shrunk to one paper column.
+
+use std::sync::Once;
+
+use plotters::style::{FontStyle, register_font};
+
+pub const FONT: &str = "sans-serif";
+pub const TITLE_SIZE: u32 = 30;
+pub const LABEL_SIZE: u32 = 24;
+pub const TICK_SIZE: u32 = 20;
+
+static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+/// Registers the embedded DejaVu Sans under [`FONT`] once per process.
+pub fn ensure_font() {
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        // The font is compiled in and known to parse; a failure would show as missing text,
+        // which the plot tests catch, so there is nothing better to do with the error here.
+        let _ = register_font(FONT, FontStyle::Normal, FONT_BYTES);
+    });
+}

@@ -1,0 +1,178 @@
+//! A run directory: always new, never overwritten, every file written atomically (a temporary
+//! file in the same directory, then a rename), so a crash leaves whole files or none.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::error::UsageError;
+
+pub const DEFAULT_PARENT: &str = "results/runs";
+
+#[derive(Debug)]
+pub struct RunDir {
+    path: PathBuf,
+}
+
+/// Checks an explicit `--output` before any work: it must not exist yet.
+pub fn check_new(output: &Path) -> Result<(), UsageError> {
+    if output.exists() {
+        return Err(UsageError::new(format!(
+            "{} already exists and gpubench never overwrites a run; choose a new --output directory",
+            output.display()
+        )));
+    }
+    Ok(())
+}
+
+impl RunDir {
+    /// Creates `output`, or a new `<parent>/<UTC time>-<suite>[-N]` when none is given.
+    pub fn create(output: Option<&Path>, suite: &str) -> Result<RunDir> {
+        match output {
+            Some(path) => {
+                check_new(path)?;
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    fs::create_dir_all(parent)
+                        .with_context(|| format!("cannot create {}", parent.display()))?;
+                }
+                fs::create_dir(path)
+                    .with_context(|| format!("cannot create run directory {}", path.display()))?;
+                Ok(RunDir {
+                    path: path.to_path_buf(),
+                })
+            }
+            None => Self::create_unique(Path::new(DEFAULT_PARENT), suite, SystemTime::now()),
+        }
+    }
+
+    fn create_unique(parent: &Path, suite: &str, now: SystemTime) -> Result<RunDir> {
+        fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+        let stamp: String = humantime::format_rfc3339_seconds(now)
+            .to_string()
+            .chars()
+            .filter(|c| !matches!(c, '-' | ':'))
+            .collect();
+        for attempt in 1.. {
+            let name = if attempt == 1 {
+                format!("{stamp}-{suite}")
+            } else {
+                format!("{stamp}-{suite}-{attempt}")
+            };
+            let path = parent.join(name);
+            // create_dir fails on an existing directory, so two runs can never share one.
+            match fs::create_dir(&path) {
+                Ok(()) => return Ok(RunDir { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot create {}", path.display()));
+                }
+            }
+        }
+        unreachable!("the attempt counter is unbounded")
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        write_atomically(&self.path.join(name), bytes)
+    }
+
+    /// Lets `produce` write a file at a temporary path (plot backends want a path, and pick
+    /// the format from its extension, so the name keeps it), then renames it into place.
+    pub fn write_with(&self, name: &str, produce: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        let temporary = self.path.join(format!(".partial-{name}"));
+        produce(&temporary)?;
+        fs::rename(&temporary, self.path.join(name))
+            .with_context(|| format!("cannot write {}", self.path.join(name).display()))
+    }
+
+    pub fn write_json<T: Serialize + ?Sized>(&self, name: &str, value: &T) -> Result<()> {
+        let mut text = serde_json::to_vec_pretty(value).context("serialising JSON")?;
+        text.push(b'\n');
+        self.write(name, &text)
+    }
+
+    pub fn write_csv<T: Serialize>(
+        &self,
+        name: &str,
+        rows: impl IntoIterator<Item = T>,
+    ) -> Result<()> {
+        self.write(name, &csv_bytes(rows)?)
+    }
+}
+
+pub fn csv_bytes<T: Serialize>(rows: impl IntoIterator<Item = T>) -> Result<Vec<u8>> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        writer.serialize(row).context("serialising a CSV row")?;
+    }
+    writer.into_inner().context("finishing CSV")
+}
+
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let file_name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?;
+    let temporary = path.with_file_name(format!(".{}.partial", file_name.to_string_lossy()));
+    let mut file = fs::File::create(&temporary)
+        .with_context(|| format!("cannot write {}", temporary.display()))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", temporary.display()))?;
+    fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn default_directories_are_never_reused() {
+        let root = tempfile::tempdir().unwrap();
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let first = RunDir::create_unique(root.path(), "divergence", now).unwrap();
+        let second = RunDir::create_unique(root.path(), "divergence", now).unwrap();
+        assert_ne!(first.path(), second.path());
+        assert!(first.path().ends_with("20231114T221320Z-divergence"));
+        assert!(second.path().ends_with("20231114T221320Z-divergence-2"));
+    }
+
+    #[test]
+    fn an_existing_output_is_refused_and_left_alone() {
+        let root = tempfile::tempdir().unwrap();
+        let existing = root.path().join("run");
+        fs::create_dir(&existing).unwrap();
+        fs::write(existing.join("samples.csv"), "keep me").unwrap();
+        let error = RunDir::create(Some(&existing), "divergence").unwrap_err();
+        assert!(error.to_string().contains("never overwrites"));
+        assert_eq!(
+            fs::read_to_string(existing.join("samples.csv")).unwrap(),
+            "keep me"
+        );
+    }
+
+    #[test]
+    fn writes_replace_whole_files_and_leave_no_temporaries() {
+        let root = tempfile::tempdir().unwrap();
+        let run = RunDir::create(Some(&root.path().join("new/run")), "x").unwrap();
+        run.write("a.txt", b"first").unwrap();
+        run.write("a.txt", b"second").unwrap();
+        assert_eq!(
+            fs::read_to_string(run.path().join("a.txt")).unwrap(),
+            "second"
+        );
+        let names: Vec<_> = fs::read_dir(run.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("a.txt")]);
+    }
+}

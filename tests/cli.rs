@@ -1,0 +1,107 @@
+//! The command line on a machine without a GPU: bad input and a missing GPU each end with one
+//! clear sentence, a distinct non-zero exit code, and no run directory.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+const USAGE: i32 = 2;
+const NO_USABLE_GPU: i32 = 3;
+
+fn gpubench(dir: &std::path::Path) -> Command {
+    let mut command = Command::cargo_bin("gpubench").unwrap();
+    command.current_dir(dir);
+    command
+}
+
+fn assert_no_run_written(dir: &std::path::Path) {
+    let entries: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
+    assert!(entries.is_empty(), "left behind: {entries:?}");
+}
+
+/// Exactly one line of error, starting "Error:".
+fn one_sentence() -> impl Predicate<str> {
+    predicate::function(|text: &str| {
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines.len() == 1 && lines[0].starts_with("Error: ")
+    })
+}
+
+#[test]
+fn zero_samples_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    gpubench(dir.path())
+        .args(["divergence", "--samples", "0"])
+        .assert()
+        .code(USAGE)
+        .stderr(one_sentence().and(predicate::str::contains("--samples")));
+    assert_no_run_written(dir.path());
+}
+
+#[test]
+fn a_short_pattern_list_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    gpubench(dir.path())
+        .args(["divergence", "--pattern", "list:1,2"])
+        .assert()
+        .code(USAGE)
+        .stderr(one_sentence().and(predicate::str::contains("exactly 32")));
+    assert_no_run_written(dir.path());
+}
+
+#[test]
+fn an_existing_output_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("old")).unwrap();
+    gpubench(dir.path())
+        .args(["divergence", "--output", "old"])
+        .assert()
+        .code(USAGE)
+        .stderr(one_sentence().and(predicate::str::contains("never overwrites")));
+}
+
+#[test]
+fn unknown_flags_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    gpubench(dir.path())
+        .args(["divergence", "--kernel", "triple"])
+        .assert()
+        .code(USAGE);
+    assert_no_run_written(dir.path());
+}
+
+/// These hold on a machine without a GPU (CI, a laptop); on a GPU machine see tests/gpu.rs.
+fn has_cuda_driver() -> bool {
+    // SAFETY: only tries to dlopen libcuda.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+#[test]
+fn without_a_gpu_divergence_says_so() {
+    if has_cuda_driver() {
+        eprintln!("skipped: this machine has a CUDA driver");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["divergence"],
+        vec!["divergence", "--device", "7"],
+        vec!["info"],
+    ] {
+        gpubench(dir.path())
+            .args(&args)
+            .assert()
+            .code(NO_USABLE_GPU)
+            .stderr(one_sentence().and(predicate::str::contains("install the NVIDIA driver")));
+    }
+    assert_no_run_written(dir.path());
+}
+
+#[test]
+fn help_lists_the_subcommands() {
+    let dir = tempfile::tempdir().unwrap();
+    gpubench(dir.path())
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("divergence").and(predicate::str::contains("info")));
+}

@@ -1,0 +1,90 @@
+//! End-to-end runs on a real GPU. Ignored by default; on a GPU machine run the prebuilt test
+//! binary with `--ignored` (set GPUBENCH_BIN when the binary is not where cargo built it).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn gpubench() -> Command {
+    let binary = std::env::var_os("GPUBENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_gpubench")));
+    Command::new(binary)
+}
+
+fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn info_measures_a_running_clock() {
+    let output = gpubench().args(["info", "--json"]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let info: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(info["sm_clock"]["mhz"].as_f64().unwrap() > 0.0);
+    assert!(info["sm_clock"]["interval_ns"].as_i64().unwrap() >= 20_000_000);
+    assert!(
+        info["clock64_read_overhead_cycles"]["min"]
+            .as_f64()
+            .unwrap()
+            >= 0.0
+    );
+    assert!(info["device"]["multiprocessors"].as_i64().unwrap() > 0);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn divergence_writes_a_complete_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let output = gpubench()
+        .args(["divergence", "--samples", "16", "--output"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for name in [
+        "samples.csv",
+        "summary.csv",
+        "fit.json",
+        "divergence.png",
+        "metadata.json",
+    ] {
+        assert!(run.join(name).is_file(), "{name} missing");
+    }
+    let metadata = json(&run.join("metadata.json"));
+    assert_eq!(metadata["status"], "complete");
+    assert!(metadata["sm_clock_after"]["mhz"].as_f64().unwrap() > 0.0);
+    let fit = json(&run.join("fit.json"));
+    assert_eq!(fit["fits"].as_array().unwrap().len(), 2);
+    let samples = std::fs::read_to_string(run.join("samples.csv")).unwrap();
+    assert_eq!(samples.lines().count(), 1 + 2 * 32 * 16 * 32);
+    // Every lane timed a loop of at least one iteration: no zero or negative cycle counts.
+    assert!(samples.lines().skip(1).all(|line| {
+        let raw: i64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        raw > 0
+    }));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_device_index_out_of_range_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = gpubench()
+        .current_dir(dir.path())
+        .args(["divergence", "--device", "7"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("there is no CUDA device 7"), "{stderr}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
