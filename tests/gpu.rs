@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn gpubench() -> Command {
+    // Absolute, so tests that change the working directory still find it.
     let binary = std::env::var_os("GPUBENCH_BIN")
-        .map(PathBuf::from)
+        .map(|path| std::fs::canonicalize(PathBuf::from(path)).expect("GPUBENCH_BIN exists"))
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_gpubench")));
     Command::new(binary)
 }

@@ -170,6 +170,8 @@ fn draw<DB: DrawingBackend>(
             .axis_desc_style((FONT, plot::LABEL_SIZE))
             .label_style((FONT, plot::TICK_SIZE))
             .light_line_style(WHITE.mix(0.0))
+            .x_label_formatter(&|m| format!("{m:.0}"))
+            .y_label_formatter(&|cycles| format!("{cycles:.0}"))
             .draw()?;
         let band: Vec<(f64, f64)> = points
             .iter()
