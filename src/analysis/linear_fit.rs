@@ -70,6 +70,97 @@ pub fn fit(x: &[f64], y: &[f64]) -> Option<LinearFit> {
     })
 }
 
+/// Multiple least squares of `y` on the given columns (include a column of ones for an
+/// intercept), with Student-t 95 % intervals for every coefficient.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultipleFit {
+    pub coefficients: Vec<Interval>,
+    pub residual_sum_of_squares: f64,
+    pub n: usize,
+}
+
+/// `None` when there are no more points than columns or the columns are linearly dependent.
+pub fn fit_multiple(columns: &[Vec<f64>], y: &[f64]) -> Option<MultipleFit> {
+    let n = y.len();
+    let p = columns.len();
+    if p == 0 || n <= p || columns.iter().any(|c| c.len() != n) {
+        return None;
+    }
+    // Normal equations XᵀX b = Xᵀy, inverted by Gauss–Jordan with partial pivoting.
+    let mut gram = vec![vec![0.0; p]; p];
+    let mut moment = vec![0.0; p];
+    for a in 0..p {
+        for b in 0..p {
+            gram[a][b] = columns[a].iter().zip(&columns[b]).map(|(u, v)| u * v).sum();
+        }
+        moment[a] = columns[a].iter().zip(y).map(|(u, v)| u * v).sum();
+    }
+    let inverse = invert(gram)?;
+    let beta: Vec<f64> = (0..p)
+        .map(|a| (0..p).map(|b| inverse[a][b] * moment[b]).sum())
+        .collect();
+    let rss: f64 = (0..n)
+        .map(|i| {
+            let fitted: f64 = (0..p).map(|a| beta[a] * columns[a][i]).sum();
+            (y[i] - fitted).powi(2)
+        })
+        .sum();
+    let degrees = (n - p) as f64;
+    let variance = rss / degrees;
+    let t = StudentsT::new(0.0, 1.0, degrees).ok()?.inverse_cdf(0.975);
+    let coefficients = (0..p)
+        .map(|a| {
+            let se = (variance * inverse[a][a]).max(0.0).sqrt();
+            Interval {
+                estimate: beta[a],
+                ci95_low: beta[a] - t * se,
+                ci95_high: beta[a] + t * se,
+            }
+        })
+        .collect();
+    Some(MultipleFit {
+        coefficients,
+        residual_sum_of_squares: rss,
+        n,
+    })
+}
+
+fn invert(mut matrix: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
+    let p = matrix.len();
+    let scale = matrix
+        .iter()
+        .flatten()
+        .fold(0.0_f64, |acc, v| acc.max(v.abs()))
+        .max(f64::MIN_POSITIVE);
+    let mut inverse: Vec<Vec<f64>> = (0..p)
+        .map(|i| (0..p).map(|j| if i == j { 1.0 } else { 0.0 }).collect())
+        .collect();
+    for column in 0..p {
+        let pivot = (column..p)
+            .max_by(|&a, &b| matrix[a][column].abs().total_cmp(&matrix[b][column].abs()))?;
+        if matrix[pivot][column].abs() <= scale * 1e-12 {
+            return None;
+        }
+        matrix.swap(column, pivot);
+        inverse.swap(column, pivot);
+        let divisor = matrix[column][column];
+        for j in 0..p {
+            matrix[column][j] /= divisor;
+            inverse[column][j] /= divisor;
+        }
+        for row in 0..p {
+            if row != column {
+                let factor = matrix[row][column];
+                for j in 0..p {
+                    matrix[row][j] -= factor * matrix[column][j];
+                    inverse[row][j] -= factor * inverse[column][j];
+                }
+            }
+        }
+    }
+    Some(inverse)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +197,33 @@ mod tests {
         assert!(fit(&[1.0, 2.0], &[1.0, 2.0]).is_none());
         assert!(fit(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]).is_none());
         assert!(fit(&[1.0, 2.0, 3.0], &[1.0, 2.0]).is_none());
+    }
+
+    #[test]
+    fn multiple_fit_agrees_with_the_simple_one_and_solves_exact_planes() {
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let y = [2.0, 1.0, 4.0, 3.0, 6.0];
+        let simple = fit(&x, &y).unwrap();
+        let multiple = fit_multiple(&[vec![1.0; 5], x.to_vec()], &y).unwrap();
+        assert!((multiple.coefficients[1].estimate - simple.slope.estimate).abs() < 1e-12);
+        assert!((multiple.coefficients[1].ci95_low - simple.slope.ci95_low).abs() < 1e-9);
+
+        let e: Vec<f64> = (0..10).map(f64::from).collect();
+        let s: Vec<f64> = (0..10).map(|m| f64::from(m / 4)).collect();
+        let y: Vec<f64> = e
+            .iter()
+            .zip(&s)
+            .map(|(e, s)| 100.0 + 32.0 * e + 84.0 * s)
+            .collect();
+        let plane = fit_multiple(&[vec![1.0; 10], e.clone(), s], &y).unwrap();
+        let estimates: Vec<f64> = plane.coefficients.iter().map(|c| c.estimate).collect();
+        for (got, want) in estimates.iter().zip([100.0, 32.0, 84.0]) {
+            assert!((got - want).abs() < 1e-9, "{estimates:?}");
+        }
+        assert!(
+            fit_multiple(&[vec![1.0; 10], e.clone(), e], &y).is_none(),
+            "dependent columns"
+        );
     }
 
     proptest! {

@@ -1,0 +1,613 @@
+//! The synchronization-stack model fitted to measured loop cycles (Białas & Strzelecki,
+//! section IV).
+//!
+//! Model: `cycles(M) = a + c·E(M) + p·S(M)`, where `E` is the number of divergent branches and
+//! `S` the number of stack spills (each refilled later) that the emulator counts for the lane
+//! bounds of level M, on a stack of `D` on-chip entries spilled `K` at a time.
+//!
+//! - **Fit**: the linear model (no spills: `p = 0`) and every stack model with D in
+//!   2..=32 and K in 1..=8 whose spill counts differ from zero over the data are fitted by least
+//!   squares to the single-loop medians; the one with the lowest BIC wins. BIC counts a, c for
+//!   the linear model and a, c, p, D, K for a stack model, and floors the residual variance at
+//!   1 cycle² (the counter ticks in whole cycles; misfits below that are not evidence).
+//! - **Steps**: independently of the fit, level shifts are found as outlying rises between
+//!   consecutive levels (differencing, then a 5σ robust threshold), and compared with the
+//!   steps the chosen model implies.
+//! - **Prediction**: with a, c, p, D, K from the single loop, the double loop's cycles are
+//!   predicted from its own event counts, anchored at its lowest measured level.
+
+use serde::Serialize;
+
+use super::linear_fit::{self, Interval};
+use super::stack_emulator::{self, Instruction, StackOp, StackShape, WARP_LANES};
+
+/// Residual variance below which two models count as equally good (cycles²).
+const VARIANCE_FLOOR: f64 = 1.0;
+pub const DEPTHS: std::ops::RangeInclusive<usize> = 2..=32;
+pub const CHUNKS: std::ops::RangeInclusive<usize> = 1..=8;
+
+/// One divergence level: the lane bounds and the cycles measured there (a median).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Level {
+    pub m: u32,
+    pub bounds: [i32; WARP_LANES],
+    pub cycles: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelKind {
+    Linear,
+    Stack,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelFit {
+    pub model: ModelKind,
+    pub stack_depth: Option<usize>,
+    pub spill_chunk: Option<usize>,
+    pub intercept_cycles: Interval,
+    pub cost_per_divergence_cycles: Interval,
+    pub spill_penalty_cycles: Option<Interval>,
+    pub residual_rms_cycles: f64,
+    pub bic: f64,
+    /// Levels where the model's spill count rises.
+    pub model_step_positions_m: Vec<u32>,
+}
+
+impl ModelFit {
+    pub fn shape(&self) -> StackShape {
+        match (self.stack_depth, self.spill_chunk) {
+            (Some(depth), Some(chunk)) => StackShape {
+                depth: Some(depth),
+                chunk,
+            },
+            _ => StackShape::UNBOUNDED,
+        }
+    }
+
+    pub fn label(&self) -> String {
+        match (self.stack_depth, self.spill_chunk) {
+            (Some(depth), Some(chunk)) => format!("stack D={depth} K={chunk}"),
+            _ => "linear".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Competitor {
+    pub label: String,
+    pub bic: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Selection {
+    pub chosen: ModelFit,
+    /// The best model whose spill pattern differs from the chosen one.
+    pub runner_up: Option<Competitor>,
+    /// BIC(runner-up) − BIC(chosen): above 10 is very strong evidence (Kass & Raftery).
+    pub delta_bic: Option<f64>,
+    pub evidence: &'static str,
+    pub models_compared: usize,
+    pub change_points_m: Vec<u32>,
+    pub noise_cycles: f64,
+    pub steps_agree: bool,
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    #[error("the single-loop data have {0} levels; the model needs at least 4 (measure M = 0..31)")]
+    TooFewLevels(usize),
+    #[error(
+        "the divergence counts do not vary across the levels, so no cost per branch can be fitted; use a pattern whose levels differ (e.g. staircase)"
+    )]
+    NoDivergenceVariation,
+    #[error("emulating the loop failed: {0}")]
+    Emulator(#[from] stack_emulator::EmulatorError),
+}
+
+/// Divergent branches per level, and each level's push/pop sequence for spill counting.
+fn events(
+    program: &[Instruction],
+    levels: &[Level],
+) -> Result<(Vec<f64>, Vec<Vec<StackOp>>), ModelError> {
+    let mut divergences = Vec::with_capacity(levels.len());
+    let mut sequences = Vec::with_capacity(levels.len());
+    for level in levels {
+        let run = stack_emulator::run(program, &level.bounds, StackShape::UNBOUNDED, false)?;
+        divergences.push(run.counts.div_pushes as f64);
+        sequences.push(run.stack_ops);
+    }
+    Ok((divergences, sequences))
+}
+
+fn spills(sequences: &[Vec<StackOp>], shape: StackShape) -> Vec<f64> {
+    sequences
+        .iter()
+        .map(|ops| stack_emulator::spills_for(ops, shape).0 as f64)
+        .collect()
+}
+
+fn bic(rss: f64, n: usize, parameters: usize) -> f64 {
+    let n_f = n as f64;
+    n_f * (rss / n_f).max(VARIANCE_FLOOR).ln() + parameters as f64 * n_f.ln()
+}
+
+fn steps_of(levels: &[Level], spills: &[f64]) -> Vec<u32> {
+    spills
+        .windows(2)
+        .zip(&levels[1..])
+        .filter(|(pair, _)| pair[1] > pair[0])
+        .map(|(_, level)| level.m)
+        .collect()
+}
+
+fn evidence(delta_bic: Option<f64>) -> &'static str {
+    match delta_bic {
+        None => "no competing model",
+        Some(d) if d > 10.0 => "very strong",
+        Some(d) if d > 6.0 => "strong",
+        Some(d) if d > 2.0 => "positive",
+        Some(_) => "weak",
+    }
+}
+
+/// Chooses and fits the model on single-loop levels (any order; sorted by m here).
+pub fn fit_single_loop(levels: &[Level]) -> Result<Selection, ModelError> {
+    let mut levels = levels.to_vec();
+    levels.sort_by_key(|level| level.m);
+    let n = levels.len();
+    if n < 4 {
+        return Err(ModelError::TooFewLevels(n));
+    }
+    let program = stack_emulator::single_loop();
+    let y: Vec<f64> = levels.iter().map(|level| level.cycles).collect();
+    let ones = vec![1.0; n];
+    let (divergences, sequences) = events(&program, &levels)?;
+    let linear = linear_fit::fit_multiple(&[ones.clone(), divergences.clone()], &y)
+        .ok_or(ModelError::NoDivergenceVariation)?;
+
+    struct Candidate {
+        fit: ModelFit,
+        spills: Vec<f64>,
+    }
+    let as_fit = |fit: &linear_fit::MultipleFit, shape: Option<StackShape>, spills: &[f64]| {
+        let parameters = if shape.is_some() { 5 } else { 2 };
+        ModelFit {
+            model: if shape.is_some() {
+                ModelKind::Stack
+            } else {
+                ModelKind::Linear
+            },
+            stack_depth: shape.and_then(|s| s.depth),
+            spill_chunk: shape.map(|s| s.chunk),
+            intercept_cycles: fit.coefficients[0],
+            cost_per_divergence_cycles: fit.coefficients[1],
+            spill_penalty_cycles: fit.coefficients.get(2).copied(),
+            residual_rms_cycles: (fit.residual_sum_of_squares / n as f64).sqrt(),
+            bic: bic(fit.residual_sum_of_squares, n, parameters),
+            model_step_positions_m: steps_of(&levels, spills),
+        }
+    };
+    let mut candidates = vec![Candidate {
+        fit: as_fit(&linear, None, &vec![0.0; n]),
+        spills: vec![0.0; n],
+    }];
+    for depth in DEPTHS {
+        for chunk in CHUNKS.filter(|&chunk| chunk <= depth) {
+            let shape = StackShape {
+                depth: Some(depth),
+                chunk,
+            };
+            let spills = spills(&sequences, shape);
+            if spills.iter().all(|&s| s == 0.0) {
+                continue; // identical to the linear model on these data
+            }
+            let Some(fit) =
+                linear_fit::fit_multiple(&[ones.clone(), divergences.clone(), spills.clone()], &y)
+            else {
+                continue;
+            };
+            // A spill that saves time is not a spill: such a fit is fitting noise.
+            if fit.coefficients[2].estimate <= 0.0 {
+                continue;
+            }
+            candidates.push(Candidate {
+                fit: as_fit(&fit, Some(shape), &spills),
+                spills,
+            });
+        }
+    }
+    // Strictly lower BIC wins, so among models with identical spill counts the smallest D
+    // (then K) is kept.
+    let best = candidates
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.fit.bic.total_cmp(&b.1.fit.bic).then(a.0.cmp(&b.0)))
+        .map(|(index, _)| index)
+        .expect("the linear model is always a candidate");
+    let runner_up = candidates
+        .iter()
+        .filter(|c| c.spills != candidates[best].spills)
+        .min_by(|a, b| a.fit.bic.total_cmp(&b.fit.bic))
+        .map(|c| Competitor {
+            label: c.fit.label(),
+            bic: c.fit.bic,
+        });
+    let models_compared = candidates.len();
+    let chosen = candidates.swap_remove(best).fit;
+    let delta_bic = runner_up.as_ref().map(|r| r.bic - chosen.bic);
+
+    let (change_points_m, noise_cycles) = change_points(&levels, &divergences);
+    let steps_agree = change_points_m == chosen.model_step_positions_m;
+    let verdict = verdict(&chosen, &change_points_m, steps_agree);
+    Ok(Selection {
+        models_compared,
+        chosen,
+        runner_up,
+        delta_bic,
+        evidence: evidence(delta_bic),
+        change_points_m,
+        noise_cycles,
+        steps_agree,
+        verdict,
+    })
+}
+
+fn verdict(chosen: &ModelFit, change_points: &[u32], agree: bool) -> String {
+    let cost = chosen.cost_per_divergence_cycles;
+    let mut text = match (chosen.model, chosen.spill_penalty_cycles) {
+        (ModelKind::Stack, Some(penalty)) => format!(
+            "a stack of {} on-chip entries spilled {} at a time: {:.1} cycles per divergent branch (95% CI {:.1} to {:.1}) plus {:.1} per spill and refill (95% CI {:.1} to {:.1})",
+            chosen.stack_depth.unwrap_or(0),
+            chosen.spill_chunk.unwrap_or(0),
+            cost.estimate,
+            cost.ci95_low,
+            cost.ci95_high,
+            penalty.estimate,
+            penalty.ci95_low,
+            penalty.ci95_high
+        ),
+        _ => format!(
+            "no spill seen: {:.1} cycles per divergent branch (95% CI {:.1} to {:.1}) and no steps that a finite stack would explain",
+            cost.estimate, cost.ci95_low, cost.ci95_high
+        ),
+    };
+    if !agree {
+        text += &format!(
+            "; change-point detection found steps at M = {change_points:?}, the model at M = {:?}, so treat the stack parameters with caution",
+            chosen.model_step_positions_m
+        );
+    }
+    text
+}
+
+/// Level shifts found without any stack model. Between consecutive levels the cycles should
+/// rise by ĉ per added divergent branch, ĉ being the median such rise; a level shift shows as
+/// an excess rise there. With σ_d the robust spread of the excesses (1.4826 × MAD, at least
+/// √2 cycles: two readings of a counter that ticks in whole cycles), a level starts a step
+/// when its excess is above 5σ_d. Differencing keeps the noise of one level from leaking into
+/// the others. It assumes steps are a minority of the increments (true for any stack that
+/// spills in chunks of 2 or more past 8 entries); otherwise the cross-check disagrees and the
+/// verdict says so. Returns the levels (m) that start a step, and σ_d / √2 (per level).
+fn change_points(levels: &[Level], divergences: &[f64]) -> (Vec<u32>, f64) {
+    let rises: Vec<(u32, f64, f64)> = levels
+        .windows(2)
+        .zip(divergences.windows(2))
+        .map(|(l, e)| (l[1].m, l[1].cycles - l[0].cycles, e[1] - e[0]))
+        .collect();
+    let per_branch: Vec<f64> = rises
+        .iter()
+        .filter(|(_, _, branches)| *branches != 0.0)
+        .map(|(_, rise, branches)| rise / branches)
+        .collect();
+    let cost = super::stats::median(&per_branch).unwrap_or(0.0);
+    let excess: Vec<f64> = rises
+        .iter()
+        .map(|(_, rise, branches)| rise - cost * branches)
+        .collect();
+    let center = super::stats::median(&excess).unwrap_or(0.0);
+    let deviations: Vec<f64> = excess.iter().map(|x| (x - center).abs()).collect();
+    let spread =
+        (1.4826 * super::stats::median(&deviations).unwrap_or(0.0)).max(std::f64::consts::SQRT_2);
+    let starts = rises
+        .iter()
+        .zip(&excess)
+        .filter(|(_, x)| **x - center > 5.0 * spread)
+        .map(|((m, _, _), _)| *m)
+        .collect();
+    (starts, spread / std::f64::consts::SQRT_2)
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PredictedLevel {
+    pub m: u32,
+    pub measured_cycles: f64,
+    pub predicted_cycles: f64,
+    pub residual_cycles: f64,
+    pub divergences: usize,
+    pub spills: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    /// The level whose measured cycles anchor the prediction (its residual is 0 by design).
+    pub anchor_m: u32,
+    pub levels: Vec<PredictedLevel>,
+    pub max_abs_error_cycles: f64,
+    pub mean_abs_error_cycles: f64,
+    /// Largest |residual| / measured, in percent.
+    pub max_abs_error_percent: f64,
+}
+
+/// Predicts the double loop from the single-loop fit: anchor + c·ΔE + p·ΔS.
+pub fn predict_double_loop(
+    fit: &ModelFit,
+    levels: &[Level],
+) -> Result<Option<Prediction>, ModelError> {
+    let mut levels = levels.to_vec();
+    levels.sort_by_key(|level| level.m);
+    let Some(anchor) = levels.first().cloned() else {
+        return Ok(None);
+    };
+    let program = stack_emulator::double_loop();
+    let shape = fit.shape();
+    let counts: Vec<_> = levels
+        .iter()
+        .map(|level| stack_emulator::run(&program, &level.bounds, shape, false).map(|r| r.counts))
+        .collect::<Result<_, _>>()?;
+    let cost = fit.cost_per_divergence_cycles.estimate;
+    let penalty = fit.spill_penalty_cycles.map_or(0.0, |p| p.estimate);
+    let (e0, s0) = (counts[0].div_pushes as f64, counts[0].spills as f64);
+    let predicted: Vec<PredictedLevel> = levels
+        .iter()
+        .zip(&counts)
+        .map(|(level, c)| {
+            let predicted = anchor.cycles
+                + cost * (c.div_pushes as f64 - e0)
+                + penalty * (c.spills as f64 - s0);
+            PredictedLevel {
+                m: level.m,
+                measured_cycles: level.cycles,
+                predicted_cycles: predicted,
+                residual_cycles: level.cycles - predicted,
+                divergences: c.div_pushes,
+                spills: c.spills,
+            }
+        })
+        .collect();
+    let errors: Vec<f64> = predicted.iter().map(|p| p.residual_cycles.abs()).collect();
+    let percent = predicted
+        .iter()
+        .filter(|p| p.measured_cycles != 0.0)
+        .map(|p| 100.0 * p.residual_cycles.abs() / p.measured_cycles.abs())
+        .fold(0.0, f64::max);
+    Ok(Some(Prediction {
+        anchor_m: anchor.m,
+        max_abs_error_cycles: errors.iter().copied().fold(0.0, f64::max),
+        mean_abs_error_cycles: errors.iter().sum::<f64>() / errors.len() as f64,
+        max_abs_error_percent: percent,
+        levels: predicted,
+    }))
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+    use crate::experiments::divergence::patterns::Pattern;
+    use proptest::prelude::*;
+    use rand::{RngExt, SeedableRng, rngs::StdRng};
+
+    /// Cycles that the paper's model generates: base + cost·E + penalty·S on `shape`, with
+    /// uniform noise of the given half-width.
+    pub fn generated(
+        program: &[Instruction],
+        shape: StackShape,
+        base: f64,
+        cost: f64,
+        penalty: f64,
+        noise: f64,
+        seed: u64,
+    ) -> Vec<Level> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        Pattern::Staircase
+            .rows(32, 0)
+            .into_iter()
+            .map(|row| {
+                let counts = stack_emulator::run(program, &row.bounds, shape, false)
+                    .unwrap()
+                    .counts;
+                let jitter = noise * (2.0 * rng.random::<f64>() - 1.0);
+                Level {
+                    m: row.m,
+                    bounds: row.bounds,
+                    cycles: base
+                        + cost * counts.div_pushes as f64
+                        + penalty * counts.spills as f64
+                        + jitter,
+                }
+            })
+            .collect()
+    }
+
+    const KEPLER: StackShape = StackShape {
+        depth: Some(16),
+        chunk: 4,
+    };
+
+    #[test]
+    fn recovers_the_kepler_stack_from_exact_data() {
+        let levels = generated(
+            &stack_emulator::single_loop(),
+            KEPLER,
+            1200.0,
+            32.0,
+            84.0,
+            0.0,
+            1,
+        );
+        let selection = fit_single_loop(&levels).unwrap();
+        let chosen = &selection.chosen;
+        assert_eq!(chosen.model, ModelKind::Stack);
+        assert_eq!(
+            (chosen.stack_depth, chosen.spill_chunk),
+            (Some(16), Some(4))
+        );
+        assert!((chosen.cost_per_divergence_cycles.estimate - 32.0).abs() < 1e-6);
+        assert!((chosen.spill_penalty_cycles.unwrap().estimate - 84.0).abs() < 1e-6);
+        assert_eq!(selection.change_points_m, vec![16, 20, 24, 28]);
+        assert!(selection.steps_agree);
+        assert_eq!(selection.evidence, "very strong");
+    }
+
+    #[test]
+    fn recovers_the_kepler_stack_from_noisy_data() {
+        let mut covered = 0;
+        let trials = 200;
+        for seed in 0..trials {
+            let levels = generated(
+                &stack_emulator::single_loop(),
+                KEPLER,
+                1200.0,
+                32.0,
+                84.0,
+                3.0,
+                seed,
+            );
+            let selection = fit_single_loop(&levels).unwrap();
+            let chosen = &selection.chosen;
+            assert_eq!(
+                (chosen.stack_depth, chosen.spill_chunk),
+                (Some(16), Some(4)),
+                "seed {seed}"
+            );
+            let cost = chosen.cost_per_divergence_cycles;
+            covered += usize::from(cost.ci95_low < 32.0 && 32.0 < cost.ci95_high);
+            assert!((cost.estimate - 32.0).abs() < 1.0, "seed {seed}: {cost:?}");
+            let penalty = chosen.spill_penalty_cycles.unwrap();
+            assert!(
+                (penalty.estimate - 84.0).abs() < 6.0,
+                "seed {seed}: {penalty:?}"
+            );
+            assert!(
+                selection.steps_agree,
+                "seed {seed}: {:?}",
+                selection.change_points_m
+            );
+        }
+        // A 95 % interval should hold the true cost in about 190 of 200 trials; below 176
+        // (4.6 binomial standard deviations) the interval is too narrow.
+        assert!(
+            covered >= 176,
+            "the 95% interval held the true cost in {covered}/{trials}"
+        );
+    }
+
+    #[test]
+    fn a_pure_line_is_linear_with_no_spill() {
+        for noise in [0.0, 2.0] {
+            let levels = generated(
+                &stack_emulator::single_loop(),
+                StackShape::UNBOUNDED,
+                1065.0,
+                13.0,
+                0.0,
+                noise,
+                3,
+            );
+            let selection = fit_single_loop(&levels).unwrap();
+            assert_eq!(selection.chosen.model, ModelKind::Linear, "noise {noise}");
+            assert!(selection.chosen.spill_penalty_cycles.is_none());
+            assert!(selection.change_points_m.is_empty(), "noise {noise}");
+            assert!(selection.verdict.starts_with("no spill seen"));
+            let cost = selection.chosen.cost_per_divergence_cycles;
+            assert!((cost.estimate - 13.0).abs() < 0.2, "{cost:?}");
+        }
+    }
+
+    #[test]
+    fn predicts_a_double_loop_generated_by_the_same_model() {
+        for shape in [KEPLER, StackShape::UNBOUNDED] {
+            let penalty = if shape == KEPLER { 84.0 } else { 0.0 };
+            let single = generated(
+                &stack_emulator::single_loop(),
+                shape,
+                1200.0,
+                32.0,
+                penalty,
+                0.0,
+                0,
+            );
+            let double = generated(
+                &stack_emulator::double_loop(),
+                shape,
+                40_000.0,
+                32.0,
+                penalty,
+                0.0,
+                0,
+            );
+            let selection = fit_single_loop(&single).unwrap();
+            let prediction = predict_double_loop(&selection.chosen, &double)
+                .unwrap()
+                .unwrap();
+            assert_eq!(prediction.anchor_m, 0);
+            assert!(
+                prediction.max_abs_error_cycles < 1e-6,
+                "{shape:?}: {prediction:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn too_little_data_is_an_error_not_a_guess() {
+        let levels = generated(
+            &stack_emulator::single_loop(),
+            KEPLER,
+            0.0,
+            1.0,
+            0.0,
+            0.0,
+            0,
+        );
+        assert_eq!(
+            fit_single_loop(&levels[..3]),
+            Err(ModelError::TooFewLevels(3))
+        );
+        let flat: Vec<Level> = levels
+            .iter()
+            .map(|l| Level {
+                bounds: [32; WARP_LANES],
+                ..l.clone()
+            })
+            .collect();
+        assert_eq!(
+            fit_single_loop(&flat),
+            Err(ModelError::NoDivergenceVariation)
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Any stack that spills at least twice within the data, any cost and a clear penalty:
+        /// the fit recovers D and K exactly, and the change points agree with them (for K ≥ 2
+        /// and D ≥ 8, where steps are a minority of the increments; see `change_points`).
+        #[test]
+        fn recovers_random_stacks(
+            depth in 8usize..=24,
+            chunk in 2usize..=4,
+            cost in 5.0f64..60.0,
+            penalty in 40.0f64..300.0,
+            seed in any::<u64>(),
+        ) {
+            let shape = StackShape { depth: Some(depth), chunk };
+            prop_assume!(32 >= depth + 2 * chunk);
+            let levels = generated(&stack_emulator::single_loop(), shape, 900.0, cost, penalty, 1.0, seed);
+            let selection = fit_single_loop(&levels).unwrap();
+            prop_assert_eq!(selection.chosen.stack_depth, Some(depth));
+            prop_assert_eq!(selection.chosen.spill_chunk, Some(chunk));
+            prop_assert!(selection.steps_agree);
+        }
+    }
+}
