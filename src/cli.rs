@@ -25,6 +25,69 @@ pub enum Command {
     Info(InfoArgs),
     /// Cost of thread divergence in single and double loops (Białas & Strzelecki).
     Divergence(DivergenceArgs),
+    /// Re-run an analysis on saved data, with no GPU.
+    Analyze {
+        #[command(subcommand)]
+        target: AnalyzeTarget,
+    },
+    /// Run a loop kernel on the reconvergence-stack emulator (no GPU) and draw its stack and
+    /// execution-mask history.
+    Emulate(EmulateArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AnalyzeTarget {
+    /// Fit the stack model to a CSV with columns kernel, m, cycles and predict the double loop.
+    Divergence(AnalyzeDivergenceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AnalyzeDivergenceArgs {
+    /// CSV with columns kernel (single|double), m, cycles (or median_cycles); optional bounds.
+    pub file: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Longest lane's bound, used for staircase bounds when the file has no bounds column.
+    #[arg(long, default_value_t = 32)]
+    pub max_bound: i32,
+    /// Also write model.json and the model plots into this new directory.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LoopChoice {
+    Single,
+    Double,
+}
+
+#[derive(Debug, Args)]
+pub struct EmulateArgs {
+    /// Which loop program (the paper's Listings 3 and 4).
+    #[arg(long, value_enum, default_value_t = LoopChoice::Single)]
+    pub kernel: LoopChoice,
+    /// Lane bounds, as for `gpubench divergence`.
+    #[arg(long, default_value = "staircase")]
+    pub pattern: String,
+    /// Trip count of the longest lane.
+    #[arg(long, default_value_t = 32)]
+    pub max_bound: i32,
+    /// Seed for the random pattern.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The level whose trace and pictures are drawn (default: the last of the pattern).
+    #[arg(long)]
+    pub m: Option<u32>,
+    /// On-chip stack entries (default: unbounded, no spills).
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// Entries spilled and refilled at a time.
+    #[arg(long, default_value_t = 4)]
+    pub chunk: usize,
+    /// New directory for counts.csv, trace.csv, stack.png and mask.png.
+    #[arg(long)]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Args)]

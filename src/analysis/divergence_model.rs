@@ -23,6 +23,8 @@ use super::stack_emulator::{self, Instruction, StackOp, StackShape, WARP_LANES};
 
 /// Residual variance below which two models count as equally good (cycles²).
 const VARIANCE_FLOOR: f64 = 1.0;
+/// The smallest spill penalty (cycles) a stack model may claim.
+const MIN_SPILL_PENALTY: f64 = 0.5;
 pub const DEPTHS: std::ops::RangeInclusive<usize> = 2..=32;
 pub const CHUNKS: std::ops::RangeInclusive<usize> = 1..=8;
 
@@ -88,7 +90,10 @@ pub struct Selection {
     /// BIC(runner-up) − BIC(chosen): above 10 is very strong evidence (Kass & Raftery).
     pub delta_bic: Option<f64>,
     pub evidence: &'static str,
+    /// The linear model plus every admissible stack model.
     pub models_compared: usize,
+    /// Stack shapes that spill somewhere in the data (admissible or not).
+    pub stack_models_tried: usize,
     pub change_points_m: Vec<u32>,
     pub noise_cycles: f64,
     pub steps_agree: bool,
@@ -190,6 +195,7 @@ pub fn fit_single_loop(levels: &[Level]) -> Result<Selection, ModelError> {
             model_step_positions_m: steps_of(&levels, spills),
         }
     };
+    let mut stack_models_tried = 0;
     let mut candidates = vec![Candidate {
         fit: as_fit(&linear, None, &vec![0.0; n]),
         spills: vec![0.0; n],
@@ -204,13 +210,15 @@ pub fn fit_single_loop(levels: &[Level]) -> Result<Selection, ModelError> {
             if spills.iter().all(|&s| s == 0.0) {
                 continue; // identical to the linear model on these data
             }
+            stack_models_tried += 1;
             let Some(fit) =
                 linear_fit::fit_multiple(&[ones.clone(), divergences.clone(), spills.clone()], &y)
             else {
                 continue;
             };
-            // A spill that saves time is not a spill: such a fit is fitting noise.
-            if fit.coefficients[2].estimate <= 0.0 {
+            // A spill that saves time is not a spill, and one under half a cycle cannot be
+            // resolved by a counter that ticks in whole cycles: such fits are fitting noise.
+            if fit.coefficients[2].estimate < MIN_SPILL_PENALTY {
                 continue;
             }
             candidates.push(Candidate {
@@ -244,6 +252,7 @@ pub fn fit_single_loop(levels: &[Level]) -> Result<Selection, ModelError> {
     let verdict = verdict(&chosen, &change_points_m, steps_agree);
     Ok(Selection {
         models_compared,
+        stack_models_tried,
         chosen,
         runner_up,
         delta_bic,
@@ -390,6 +399,101 @@ pub fn predict_double_loop(
         max_abs_error_percent: percent,
         levels: predicted,
     }))
+}
+
+/// Everything the model analysis concludes, in the shape `gpubench analyze divergence --json`
+/// prints and `model.json` stores.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelReport {
+    pub model: ModelKind,
+    pub cost_per_divergence_cycles: Interval,
+    pub intercept_cycles: Interval,
+    pub stack_depth: Option<usize>,
+    pub spill_chunk: Option<usize>,
+    pub spill_penalty_cycles: Option<Interval>,
+    /// Levels where a step starts, found by change-point detection (no model involved).
+    pub step_positions_m: Vec<u32>,
+    /// Levels where the chosen model's spill count rises.
+    pub model_step_positions_m: Vec<u32>,
+    pub steps_agree: bool,
+    pub residual_rms_cycles: f64,
+    pub noise_cycles: f64,
+    pub bic: f64,
+    pub runner_up: Option<Competitor>,
+    pub delta_bic: Option<f64>,
+    pub evidence: &'static str,
+    pub models_compared: usize,
+    pub stack_models_tried: usize,
+    pub verdict: String,
+    pub single_loop_levels: usize,
+    pub double_loop_prediction: Option<Prediction>,
+}
+
+/// Fits the single loop and, when double-loop levels are given, predicts them.
+pub fn analyze(single: &[Level], double: &[Level]) -> Result<ModelReport, ModelError> {
+    let selection = fit_single_loop(single)?;
+    let prediction = predict_double_loop(&selection.chosen, double)?;
+    let Selection {
+        chosen,
+        runner_up,
+        delta_bic,
+        evidence,
+        models_compared,
+        stack_models_tried,
+        change_points_m,
+        noise_cycles,
+        steps_agree,
+        verdict,
+    } = selection;
+    Ok(ModelReport {
+        model: chosen.model,
+        cost_per_divergence_cycles: chosen.cost_per_divergence_cycles,
+        intercept_cycles: chosen.intercept_cycles,
+        stack_depth: chosen.stack_depth,
+        spill_chunk: chosen.spill_chunk,
+        spill_penalty_cycles: chosen.spill_penalty_cycles,
+        step_positions_m: change_points_m,
+        model_step_positions_m: chosen.model_step_positions_m,
+        steps_agree,
+        residual_rms_cycles: chosen.residual_rms_cycles,
+        noise_cycles,
+        bic: chosen.bic,
+        runner_up,
+        delta_bic,
+        evidence,
+        models_compared,
+        stack_models_tried,
+        verdict,
+        single_loop_levels: single.len(),
+        double_loop_prediction: prediction,
+    })
+}
+
+impl ModelReport {
+    /// The single-loop cycles the chosen model gives for `levels`.
+    pub fn single_loop_curve(&self, levels: &[Level]) -> Result<Vec<(u32, f64)>, ModelError> {
+        let shape = match (self.stack_depth, self.spill_chunk) {
+            (Some(depth), Some(chunk)) => StackShape {
+                depth: Some(depth),
+                chunk,
+            },
+            _ => StackShape::UNBOUNDED,
+        };
+        let program = stack_emulator::single_loop();
+        levels
+            .iter()
+            .map(|level| {
+                let counts = stack_emulator::run(&program, &level.bounds, shape, false)?.counts;
+                Ok((
+                    level.m,
+                    self.intercept_cycles.estimate
+                        + self.cost_per_divergence_cycles.estimate * counts.div_pushes as f64
+                        + self.spill_penalty_cycles.map_or(0.0, |p| p.estimate)
+                            * counts.spills as f64,
+                ))
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

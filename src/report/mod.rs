@@ -1,6 +1,8 @@
 //! Reporters: they write what experiments measured and analysis computed, and compute nothing.
 
 pub mod divergence;
+pub mod divergence_model;
+pub mod emulation;
 pub mod info;
 pub mod metadata;
 pub mod plot;

@@ -12,6 +12,7 @@
 //! `divergence.png` and `metadata.json` in a new run directory.
 
 pub mod patterns;
+pub mod saved;
 
 use std::fmt;
 use std::time::{Duration, Instant};

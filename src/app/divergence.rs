@@ -1,5 +1,6 @@
-//! What each subcommand does, in pipeline order: validate the config, open the GPU, run the
-//! experiment, analyse, report. Nothing here draws or computes statistics itself.
+//! `gpubench divergence` and `gpubench analyze divergence`, in pipeline order: validate the
+//! config, open the GPU, run the experiment, analyse, report. Nothing here draws or computes
+//! statistics itself, and the live run and the offline analysis share the model's code path.
 
 use std::path::Path;
 
@@ -9,40 +10,19 @@ use serde_json::json;
 use crate::analysis::divergence::{
     self as divergence_analysis, CostFit, LevelSamples, LevelSummary,
 };
-use crate::cli::{Command, DivergenceArgs, InfoArgs, Opts};
+use crate::analysis::divergence_model::{self, Level, ModelReport};
+use crate::cli::{AnalyzeDivergenceArgs, DivergenceArgs};
+use crate::error::UsageError;
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
+use crate::experiments::divergence::saved;
 use crate::experiments::divergence::{self, DivergenceConfig, GpuLoopSampler, LevelMeasurement};
 use crate::gpu::Gpu;
-use crate::kernels;
 use crate::report::divergence as divergence_report;
-use crate::report::info::{InfoReport, render_text};
+use crate::report::divergence_model as model_report;
 use crate::report::metadata::{BuildRecord, RunMetadata, Status, utc_now};
 use crate::report::run_dir::{self, RunDir};
 
-pub fn run(opts: Opts) -> Result<()> {
-    match opts.command {
-        Command::Info(args) => info(&args),
-        Command::Divergence(args) => divergence(&args),
-    }
-}
-
-fn info(args: &InfoArgs) -> Result<()> {
-    let mut gpu = Gpu::open(args.device)?;
-    let report = InfoReport {
-        device: gpu.properties()?,
-        build: BuildRecord::current(&kernels::MODULES.iter().map(|m| m.name).collect::<Vec<_>>()),
-        sm_clock: measure_sm_clock(&mut gpu)?,
-        clock64_read_overhead_cycles: measure_read_overhead(&mut gpu)?,
-    };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", render_text(&report));
-    }
-    Ok(())
-}
-
-fn divergence(args: &DivergenceArgs) -> Result<()> {
+pub fn measure(args: &DivergenceArgs) -> Result<()> {
     // Everything that can be refused is refused before a directory exists.
     let config = args.to_config()?;
     if let Some(output) = &args.output {
@@ -131,6 +111,88 @@ pub struct DivergenceResult {
     pub timer_overhead_cycles: i64,
     pub summaries: Vec<LevelSummary>,
     pub fits: Vec<CostFit>,
+    /// The stack model, or why it could not be fitted (e.g. only the double loop was run).
+    pub model: Result<ModelReport, String>,
+}
+
+/// Writes `model.json`, `model.png` and (with double-loop levels) `prediction.png`. The live
+/// run and `gpubench analyze divergence --output` both come through here.
+fn write_model(
+    run: &RunDir,
+    title: &str,
+    single: &[Level],
+    report: &ModelReport,
+    bounds_source: &str,
+) -> Result<()> {
+    let mut value = serde_json::to_value(report)?;
+    value["bounds_source"] = json!(bounds_source);
+    run.write_json("model.json", &value)?;
+    let curve = report.single_loop_curve(single)?;
+    run.write_with("model.png", |path| {
+        model_report::draw_model_plot(
+            path,
+            &format!("{title}: single loop"),
+            single,
+            &curve,
+            report,
+        )
+    })?;
+    if let Some(prediction) = &report.double_loop_prediction {
+        run.write_with("prediction.png", |path| {
+            model_report::draw_prediction_plot(path, &format!("{title}: double loop"), prediction)
+        })?;
+    }
+    Ok(())
+}
+
+/// `gpubench analyze divergence FILE.csv`: the model on saved data, no GPU.
+pub fn analyze_saved(args: &AnalyzeDivergenceArgs) -> Result<()> {
+    let levels = saved::load(&args.file, args.max_bound)?;
+    if let Some(output) = &args.output {
+        run_dir::check_new(output)?;
+    }
+    let report = divergence_model::analyze(&levels.single, &levels.double)
+        .map_err(|e| UsageError::new(format!("{}: {e}", args.file.display())))?;
+    if let Some(output) = &args.output {
+        let run = RunDir::create(Some(output), "analyze-divergence")?;
+        let title = args.file.display().to_string();
+        write_model(&run, &title, &levels.single, &report, &levels.bounds_source)?;
+    }
+    if args.json {
+        let mut value = serde_json::to_value(&report)?;
+        value["bounds_source"] = json!(levels.bounds_source);
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        print!(
+            "{}",
+            model_report::render_text(&report, &levels.bounds_source)
+        );
+    }
+    Ok(())
+}
+
+/// Model levels (median cycles and the lane bounds) of one kernel from a run.
+fn model_levels(
+    summaries: &[LevelSummary],
+    measured: &[LevelMeasurement],
+    kernel: &str,
+) -> Vec<Level> {
+    summaries
+        .iter()
+        .filter(|s| s.kernel == kernel)
+        .filter_map(|s| {
+            let bounds = measured
+                .iter()
+                .find(|l| l.kernel.name() == kernel && l.row.m == s.m)?
+                .row
+                .bounds;
+            Some(Level {
+                m: s.m,
+                bounds,
+                cycles: s.cycles.median,
+            })
+        })
+        .collect()
 }
 
 /// Analysis and every output file but the metadata; needs no GPU.
@@ -162,10 +224,21 @@ pub fn analyze_and_write(
     run.write_with("divergence.png", |path: &Path| {
         divergence_report::draw_plot(path, title, &summaries, &fits)
     })?;
+    let single = model_levels(&summaries, measured, "single");
+    let double = model_levels(&summaries, measured, "double");
+    let bounds_source = "the measured lane bounds";
+    let model = match divergence_model::analyze(&single, &double) {
+        Ok(report) => {
+            write_model(run, title, &single, &report, bounds_source)?;
+            Ok(report)
+        }
+        Err(reason) => Err(reason.to_string()),
+    };
     Ok(DivergenceResult {
         timer_overhead_cycles: overhead,
         summaries,
         fits,
+        model,
     })
 }
 
@@ -192,6 +265,10 @@ fn describe(result: &DivergenceResult, busy_seconds: Option<f64>) -> String {
         "timer overhead subtracted: {} cycles (median back-to-back clock64 in the same kernel)\n",
         result.timer_overhead_cycles
     );
+    match &result.model {
+        Ok(model) => text += &model_report::render_text(model, "the measured lane bounds"),
+        Err(reason) => text += &format!("model: not fitted ({reason})\n"),
+    }
     if let Some(seconds) = busy_seconds {
         text += &format!("GPU busy: {seconds:.3} s (launch to completion, copies included)\n");
     }

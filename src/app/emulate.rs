@@ -1,0 +1,95 @@
+//! `gpubench emulate`: a loop program on the stack emulator, with no GPU.
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::analysis::stack_emulator::{self, StackShape};
+use crate::cli::{EmulateArgs, LoopChoice};
+use crate::error::UsageError;
+use crate::experiments::divergence::patterns::Pattern;
+use crate::report::emulation;
+use crate::report::run_dir::{self, RunDir};
+
+pub fn run(args: &EmulateArgs) -> Result<()> {
+    let pattern: Pattern = args.pattern.parse()?;
+    if args.max_bound < 1 || args.max_bound > 1024 {
+        return Err(UsageError::new(format!(
+            "--max-bound must be between 1 and 1024, not {}",
+            args.max_bound
+        ))
+        .into());
+    }
+    pattern.validate(args.max_bound)?;
+    if args.depth == Some(0) || args.chunk == 0 {
+        return Err(UsageError::new("--depth and --chunk must be at least 1").into());
+    }
+    let rows = pattern.rows(args.max_bound, args.seed);
+    let m = args.m.unwrap_or_else(|| rows.last().map_or(0, |row| row.m));
+    let Some(drawn) = rows.iter().find(|row| row.m == m) else {
+        return Err(UsageError::new(format!(
+            "the {pattern} pattern has no level M = {m}; choose --m from {} to {}",
+            rows.first().map_or(0, |r| r.m),
+            rows.last().map_or(0, |r| r.m)
+        ))
+        .into());
+    };
+    run_dir::check_new(&args.output)?;
+    let shape = StackShape {
+        depth: args.depth,
+        chunk: args.chunk,
+    };
+    let (program, name) = match args.kernel {
+        LoopChoice::Single => (stack_emulator::single_loop(), "single"),
+        LoopChoice::Double => (stack_emulator::double_loop(), "double"),
+    };
+    let counts = rows
+        .iter()
+        .map(|row| {
+            Ok((
+                row.m,
+                stack_emulator::run(&program, &row.bounds, shape, false)?.counts,
+            ))
+        })
+        .collect::<Result<Vec<_>, stack_emulator::EmulatorError>>()?;
+    let traced = stack_emulator::run(&program, &drawn.bounds, shape, true)?;
+
+    let run = RunDir::create(Some(&args.output), "emulate")?;
+    emulation::write_counts(&run, &counts)?;
+    emulation::write_trace(&run, &traced.steps)?;
+    let stack_text = match args.depth {
+        Some(depth) => format!("{depth}-entry stack, spilled {} at a time", args.chunk),
+        None => "unbounded stack".to_string(),
+    };
+    let title = format!("{name} loop, {pattern} M = {m}, {stack_text}");
+    run.write_with("stack.png", |path| {
+        emulation::draw_stack(path, &title, &traced.steps)
+    })?;
+    run.write_with("mask.png", |path| {
+        emulation::draw_mask(path, &title, &traced.steps)
+    })?;
+    let c = traced.counts;
+    run.write_json(
+        "emulation.json",
+        &json!({
+            "kernel": name,
+            "pattern": pattern.to_string(),
+            "max_bound": args.max_bound,
+            "stack": shape,
+            "m": m,
+            "bounds": drawn.bounds,
+            "counts": c,
+        }),
+    )?;
+    println!(
+        "{title}: {} pushes ({} divergent), {} pops, {} spills, {} refills, max depth {}, {} instructions executed",
+        c.pushes(),
+        c.div_pushes,
+        c.pops,
+        c.spills,
+        c.refills,
+        c.max_depth,
+        c.instructions
+    );
+    println!("written to {}", run.path().display());
+    Ok(())
+}

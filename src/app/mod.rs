@@ -1,0 +1,23 @@
+//! What each subcommand does, in pipeline order: validate, open the GPU where one is needed,
+//! run the experiment, analyse, report.
+
+mod divergence;
+mod emulate;
+mod info;
+
+pub use divergence::{DivergenceResult, analyze_and_write};
+
+use anyhow::Result;
+
+use crate::cli::{AnalyzeTarget, Command, Opts};
+
+pub fn run(opts: Opts) -> Result<()> {
+    match opts.command {
+        Command::Info(args) => info::run(&args),
+        Command::Divergence(args) => divergence::measure(&args),
+        Command::Analyze {
+            target: AnalyzeTarget::Divergence(args),
+        } => divergence::analyze_saved(&args),
+        Command::Emulate(args) => emulate::run(&args),
+    }
+}

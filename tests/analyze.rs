@@ -1,0 +1,175 @@
+//! `gpubench analyze divergence` and `gpubench emulate` end to end, with no GPU: curves that
+//! the paper's stack model generates (Kepler: 32 cycles per divergent branch, a 16-entry stack
+//! spilled 4 at a time, 84 cycles per spill and refill) and a pure line (no spill).
+
+use assert_cmd::Command;
+use gpubench::analysis::stack_emulator::{self, StackShape};
+use gpubench::experiments::divergence::patterns::Pattern;
+
+const KEPLER: StackShape = StackShape {
+    depth: Some(16),
+    chunk: 4,
+};
+
+/// Per-sample rows `kernel,m,sample,cycles`, four samples per level with a deterministic
+/// ±2-cycle wobble, for both loops.
+fn model_csv(shape: StackShape, cost: f64, penalty: f64) -> String {
+    let mut csv = String::from("kernel,m,sample,cycles\n");
+    for (kernel, program, base) in [
+        ("single", stack_emulator::single_loop(), 1200.0),
+        ("double", stack_emulator::double_loop(), 40_000.0),
+    ] {
+        for row in Pattern::Staircase.rows(32, 0) {
+            let counts = stack_emulator::run(&program, &row.bounds, shape, false)
+                .unwrap()
+                .counts;
+            let clean = base + cost * counts.div_pushes as f64 + penalty * counts.spills as f64;
+            for (sample, wobble) in [-2.0, 1.0, 0.0, 2.0].iter().enumerate() {
+                let wobble = wobble * if row.m % 2 == 0 { 1.0 } else { -1.0 };
+                csv += &format!("{kernel},{},{sample},{}\n", row.m, clean + wobble);
+            }
+        }
+    }
+    csv
+}
+
+fn analyze_json(csv: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data.csv");
+    std::fs::write(&file, csv).unwrap();
+    let output = Command::cargo_bin("gpubench")
+        .unwrap()
+        .args(["analyze", "divergence", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn recovers_the_kepler_figures_through_the_cli() {
+    let report = analyze_json(&model_csv(KEPLER, 32.0, 84.0));
+    assert_eq!(report["model"], "stack");
+    assert_eq!(report["stack_depth"], 16);
+    assert_eq!(report["spill_chunk"], 4);
+    let cost = &report["cost_per_divergence_cycles"];
+    assert!(
+        (cost["estimate"].as_f64().unwrap() - 32.0).abs() < 0.5,
+        "{cost}"
+    );
+    assert!(cost["ci95_low"].as_f64().unwrap() <= cost["ci95_high"].as_f64().unwrap());
+    let penalty = &report["spill_penalty_cycles"];
+    assert!(
+        (penalty["estimate"].as_f64().unwrap() - 84.0).abs() < 3.0,
+        "{penalty}"
+    );
+    assert_eq!(
+        report["step_positions_m"],
+        serde_json::json!([16, 20, 24, 28])
+    );
+    let prediction = &report["double_loop_prediction"];
+    assert!(
+        prediction["max_abs_error_cycles"].as_f64().unwrap() < 30.0,
+        "{prediction}"
+    );
+    assert!(prediction["mean_abs_error_cycles"].is_number());
+}
+
+#[test]
+fn a_pure_line_is_linear_with_no_spill_through_the_cli() {
+    let report = analyze_json(&model_csv(StackShape::UNBOUNDED, 13.0, 0.0));
+    assert_eq!(report["model"], "linear");
+    assert!(report["stack_depth"].is_null());
+    assert!(report["spill_chunk"].is_null());
+    assert!(report["spill_penalty_cycles"].is_null());
+    assert_eq!(report["step_positions_m"], serde_json::json!([]));
+    let cost = report["cost_per_divergence_cycles"]["estimate"]
+        .as_f64()
+        .unwrap();
+    assert!((cost - 13.0).abs() < 0.2);
+}
+
+#[test]
+fn analyze_writes_model_files_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data.csv");
+    std::fs::write(&file, model_csv(KEPLER, 32.0, 84.0)).unwrap();
+    let out = dir.path().join("model");
+    Command::cargo_bin("gpubench")
+        .unwrap()
+        .args(["analyze", "divergence"])
+        .arg(&file)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "stack of 16 on-chip entries spilled 4 at a time",
+        ));
+    for name in ["model.json", "model.png", "prediction.png"] {
+        assert!(out.join(name).is_file(), "{name}");
+    }
+}
+
+#[test]
+fn a_missing_or_malformed_file_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    Command::cargo_bin("gpubench")
+        .unwrap()
+        .args(["analyze", "divergence", "no-such.csv"])
+        .current_dir(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("columns kernel, m, cycles"));
+    let file = dir.path().join("bad.csv");
+    std::fs::write(&file, "kernel,m,cycles\nsingle,0,1\nsingle,1,2\n").unwrap();
+    Command::cargo_bin("gpubench")
+        .unwrap()
+        .args(["analyze", "divergence"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("at least 4"));
+}
+
+#[test]
+fn emulate_draws_the_stack_and_the_masks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("emulated");
+    Command::cargo_bin("gpubench")
+        .unwrap()
+        .args([
+            "emulate", "--kernel", "single", "--m", "20", "--depth", "16", "--chunk", "4",
+            "--output",
+        ])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "21 pushes (20 divergent), 21 pops, 2 spills",
+        ));
+    for name in [
+        "counts.csv",
+        "trace.csv",
+        "stack.png",
+        "mask.png",
+        "emulation.json",
+    ] {
+        assert!(out.join(name).is_file(), "{name}");
+    }
+    let counts = std::fs::read_to_string(out.join("counts.csv")).unwrap();
+    assert_eq!(counts.lines().count(), 33);
+    Command::cargo_bin("gpubench")
+        .unwrap()
+        .args(["emulate", "--m", "40", "--output"])
+        .arg(dir.path().join("never"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no level M = 40"));
+    assert!(!dir.path().join("never").exists());
+}
