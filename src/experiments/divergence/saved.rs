@@ -22,6 +22,9 @@ pub struct SavedLevels {
     pub bounds_source: String,
 }
 
+/// The cycles of one kernel and level, and the lane bounds given for it, if any.
+type Group = (Vec<f64>, Option<[i32; WARP_LANES]>);
+
 fn column(headers: &csv::StringRecord, names: &[&str]) -> Option<usize> {
     headers.iter().position(|h| names.contains(&h.trim()))
 }
@@ -51,8 +54,7 @@ pub fn parse(text: &str, max_bound: i32) -> Result<SavedLevels, String> {
         column(&headers, &["cycles", "median_cycles"]).ok_or_else(|| missing("cycles"))?;
     let bounds_at = column(&headers, &["bounds"]);
 
-    let mut groups: BTreeMap<(String, u32), (Vec<f64>, Option<[i32; WARP_LANES]>)> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<(String, u32), Group> = BTreeMap::new();
     for (index, record) in reader.records().enumerate() {
         let line = index + 2;
         let record = record.map_err(|e| format!("line {line}: {e}"))?;
