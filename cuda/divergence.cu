@@ -94,3 +94,36 @@ extern "C" __global__ void divergence_double(const int *bounds, long long *cycle
     }
     sink[lane] = acc;
 }
+
+// Push/pop split after Listing 5 of the paper: the single loop with a timestamp after every
+// iteration and a __syncthreads() before the final one, so that the last stamp is taken after
+// the warp has reconverged. Per sample and lane, `stamps` holds `stride` values:
+//   [0]            clock64 before the loop
+//   [1 + i]        clock64 after iteration i (i < bound)
+//   [stride - 1]   clock64 after __syncthreads()
+// The host sets stride = max(bounds) + 2. Launched as one warp, so the barrier waits only for
+// lanes of this warp, all of which reach it once their loop ends: it cannot deadlock.
+extern "C" __global__ void divergence_split(const int *bounds, long long *stamps, int *sink,
+                                            int samples, int preheat, int stride)
+{
+    const int lane = threadIdx.x % WARP_LANES;
+    const int bound = bounds[lane];
+    int acc = lane;
+#pragma unroll 1
+    for (int s = 0; s < samples; ++s) {
+#pragma unroll 1
+        for (int p = 0; p < preheat; ++p) {
+            acc = single_loop(bound, acc);
+        }
+        long long *row = stamps + ((long long)s * WARP_LANES + lane) * stride;
+        row[0] = read_clock64();
+#pragma unroll 1
+        for (int i = 0; i < bound; ++i) {
+            acc = acc * 3 + i;
+            row[1 + i] = read_clock64();
+        }
+        __syncthreads();
+        row[stride - 1] = read_clock64();
+    }
+    sink[lane] = acc;
+}

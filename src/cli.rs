@@ -130,6 +130,9 @@ pub struct DivergenceArgs {
     /// Seed for the random pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Skip the push/pop split kernel (Listing 5), which runs with the single loop.
+    #[arg(long)]
+    pub no_split: bool,
     /// CUDA device index.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
@@ -140,19 +143,20 @@ pub struct DivergenceArgs {
 
 impl DivergenceArgs {
     pub fn to_config(&self) -> Result<DivergenceConfig, UsageError> {
-        let kernels = match self.kernel {
+        let kernels: Vec<LoopKernel> = match self.kernel {
             KernelChoice::Single => vec![LoopKernel::Single],
             KernelChoice::Double => vec![LoopKernel::Double],
             KernelChoice::Both => vec![LoopKernel::Single, LoopKernel::Double],
         };
         let config = DivergenceConfig {
-            kernels,
+            kernels: kernels.clone(),
             pattern: self.pattern.parse()?,
             samples: self.samples,
             preheat: self.preheat,
             unroll: self.unroll,
             max_bound: self.max_bound,
             seed: self.seed,
+            split: !self.no_split && kernels.contains(&LoopKernel::Single),
         };
         config.validate()?;
         Ok(config)

@@ -3,6 +3,7 @@
 pub mod clock;
 pub mod divergence;
 pub mod divergence_model;
+pub mod divergence_split;
 pub mod linear_fit;
 pub mod stack_emulator;
 pub mod stats;

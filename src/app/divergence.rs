@@ -11,6 +11,7 @@ use crate::analysis::divergence::{
     self as divergence_analysis, CostFit, LevelSamples, LevelSummary,
 };
 use crate::analysis::divergence_model::{self, Level, ModelReport};
+use crate::analysis::divergence_split::{self, SplitLevel, SplitReport};
 use crate::cli::{AnalyzeDivergenceArgs, DivergenceArgs};
 use crate::error::UsageError;
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
@@ -19,6 +20,7 @@ use crate::experiments::divergence::{self, DivergenceConfig, GpuLoopSampler, Lev
 use crate::gpu::Gpu;
 use crate::report::divergence as divergence_report;
 use crate::report::divergence_model as model_report;
+use crate::report::divergence_split as split_report;
 use crate::report::metadata::{BuildRecord, RunMetadata, Status, utc_now};
 use crate::report::run_dir::{self, RunDir};
 
@@ -61,13 +63,18 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
         let measured = divergence::measure(&config, &mut sampler, |so_far| {
             divergence_report::write_samples(&run, &pattern, so_far, timer_overhead(so_far))
         })?;
+        let split = if config.split {
+            divergence::measure_split(&config, &mut sampler)?
+        } else {
+            Vec::new()
+        };
         metadata.gpu_busy_seconds = Some(sampler.busy.as_secs_f64());
         metadata.sm_clock_after = Some(measure_sm_clock(&mut gpu)?);
         let title = format!(
             "Loop divergence on {} (CC {}), SM clock {:.0} MHz",
             metadata.device.name, metadata.device.compute_capability, metadata.sm_clock_before.mhz
         );
-        let result = analyze_and_write(&config, &measured, &run, &title)?;
+        let result = analyze_and_write(&config, &measured, &split, &run, &title)?;
         metadata.settings["timer_overhead_subtracted_cycles"] = json!(result.timer_overhead_cycles);
         print!("{}", describe(&result, metadata.gpu_busy_seconds));
         Ok(())
@@ -113,6 +120,7 @@ pub struct DivergenceResult {
     pub fits: Vec<CostFit>,
     /// The stack model, or why it could not be fitted (e.g. only the double loop was run).
     pub model: Result<ModelReport, String>,
+    pub split: Option<SplitReport>,
 }
 
 /// Writes `model.json`, `model.png` and (with double-loop levels) `prediction.png`. The live
@@ -199,6 +207,7 @@ fn model_levels(
 pub fn analyze_and_write(
     config: &DivergenceConfig,
     measured: &[LevelMeasurement],
+    split: &[SplitLevel],
     run: &RunDir,
     title: &str,
 ) -> Result<DivergenceResult> {
@@ -234,11 +243,30 @@ pub fn analyze_and_write(
         }
         Err(reason) => Err(reason.to_string()),
     };
+    let split = if split.is_empty() {
+        None
+    } else {
+        let report = divergence_split::summarize(split);
+        let timeline: Vec<_> = split.iter().flat_map(divergence_split::timeline).collect();
+        split_report::write(run, &report, &timeline)?;
+        let last = split.iter().map(|level| level.m).max().unwrap_or(0);
+        let shown: Vec<u32> = [last / 2, last].into_iter().filter(|&m| m > 0).collect();
+        run.write_with("timeline.png", |path| {
+            split_report::draw_timelines(
+                path,
+                &format!("{title}: per-lane timelines (Listing 5)"),
+                &timeline,
+                &shown,
+            )
+        })?;
+        Some(report)
+    };
     Ok(DivergenceResult {
         timer_overhead_cycles: overhead,
         summaries,
         fits,
         model,
+        split,
     })
 }
 
@@ -269,6 +297,21 @@ fn describe(result: &DivergenceResult, busy_seconds: Option<f64>) -> String {
         Ok(model) => text += &model_report::render_text(model, "the measured lane bounds"),
         Err(reason) => text += &format!("model: not fitted ({reason})\n"),
     }
+    if let Some(split) = &result.split {
+        let show = |slope: Option<crate::analysis::linear_fit::Interval>| {
+            slope.map_or("not fitted".to_string(), |s| {
+                format!(
+                    "{:.2} (95% CI {:.2} to {:.2})",
+                    s.estimate, s.ci95_low, s.ci95_high
+                )
+            })
+        };
+        text += &format!(
+            "push/pop split (Listing 5), cycles per divergent lane: branch {}, reconvergence {}\n",
+            show(split.branch_cycles_per_divergent_lane),
+            show(split.reconvergence_cycles_per_divergent_lane)
+        );
+    }
     if let Some(seconds) = busy_seconds {
         text += &format!("GPU busy: {seconds:.3} s (launch to completion, copies included)\n");
     }
@@ -297,13 +340,48 @@ mod tests {
         let measured = divergence::measure(&config, &mut sampler, |_| Ok(())).unwrap();
         let root = tempfile::tempdir().unwrap();
         let run = RunDir::create(Some(&root.path().join("run")), "divergence").unwrap();
-        let result = analyze_and_write(&config, &measured, &run, "model").unwrap();
+        let split = divergence::measure_split(&config, &mut sampler).unwrap();
+        let result = analyze_and_write(&config, &measured, &split, &run, "model").unwrap();
         assert_eq!(result.timer_overhead_cycles, 3);
         let single = &result.fits[0];
         assert_eq!(single.kernel, "single");
         assert!((single.cycles_per_divergent_lane.estimate - 27.0).abs() < 1e-9);
         assert!((single.intercept_cycles.estimate - 32.0 * 9.0).abs() < 1e-9);
-        for name in ["samples.csv", "summary.csv", "fit.json", "divergence.png"] {
+        let split = result.split.as_ref().unwrap();
+        let reconvergence = split.reconvergence_cycles_per_divergent_lane.unwrap();
+        assert!(
+            (reconvergence.estimate - 27.0).abs() < 1e-9,
+            "{reconvergence:?}"
+        );
+        assert!(
+            split
+                .branch_cycles_per_divergent_lane
+                .unwrap()
+                .estimate
+                .abs()
+                < 1e-9
+        );
+        let model = result.model.as_ref().unwrap();
+        assert!((model.cost_per_divergence_cycles.estimate - 27.0).abs() < 1e-9);
+        // The stand-in warp charges the double loop per distinct bound, not per branch as the
+        // emulator counts, so only the prediction's presence is checked here.
+        assert_eq!(
+            model.double_loop_prediction.as_ref().unwrap().levels.len(),
+            32
+        );
+        for name in [
+            "samples.csv",
+            "summary.csv",
+            "fit.json",
+            "divergence.png",
+            "model.json",
+            "model.png",
+            "prediction.png",
+            "split.csv",
+            "split.json",
+            "timeline.csv",
+            "timeline.png",
+        ] {
             assert!(run.path().join(name).is_file(), "{name} missing");
         }
         let samples = std::fs::read_to_string(run.path().join("samples.csv")).unwrap();

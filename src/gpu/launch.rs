@@ -93,6 +93,52 @@ pub fn divergence_loop(
     })
 }
 
+/// Runs `divergence_split` (cuda/divergence.cu) as one warp and returns its stamps,
+/// `samples × 32 × stride` with `stride = max(bounds) + 2`, row-major.
+///
+/// Kernel signature: `(const int *bounds[32], long long *stamps[samples*32*stride],
+/// int *sink[32], int samples, int preheat, int stride)`.
+pub fn divergence_split(
+    gpu: &mut Gpu,
+    bounds: &[i32; WARP_LANES],
+    samples: u32,
+    preheat: u32,
+    deadline: Duration,
+) -> Result<(Vec<i64>, usize), GpuError> {
+    let function = gpu.function("divergence", "divergence_split")?;
+    let stream = gpu.stream().clone();
+    let stride = bounds.iter().copied().max().unwrap_or(0).max(0) as usize + 2;
+    let device_bounds = stream
+        .clone_htod(bounds.as_slice())
+        .map_err(driver_error("copying the lane bounds"))?;
+    let mut stamps = stream
+        .alloc_zeros::<i64>(samples as usize * WARP_LANES * stride)
+        .map_err(driver_error("allocating the stamp buffer"))?;
+    let mut sink = stream
+        .alloc_zeros::<i32>(WARP_LANES)
+        .map_err(driver_error("allocating the sink buffer"))?;
+    let (samples, preheat) = (as_i32(samples, "--samples")?, as_i32(preheat, "--preheat")?);
+    let stride_arg = as_i32(stride as u32, "the stamp stride")?;
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_bounds)
+        .arg(&mut stamps)
+        .arg(&mut sink)
+        .arg(&samples)
+        .arg(&preheat)
+        .arg(&stride_arg);
+    // SAFETY: the arguments match the kernel signature above in order and type; `stamps`
+    // holds samples*32*stride elements and no lane writes past index stride-1 of its row,
+    // because stride is the largest bound plus 2; `sink` holds 32.
+    unsafe { launch.launch(one_block(WARP_LANES as u32)) }
+        .map_err(driver_error("launching the push/pop split kernel"))?;
+    gpu.wait("divergence_split", deadline)?;
+    let stamps = stream
+        .clone_dtoh(&stamps)
+        .map_err(driver_error("reading the push/pop stamps"))?;
+    Ok((stamps, stride))
+}
+
 /// Raw stamps of `clock_rate` (cuda/clock.cu): globaltimer and clock64 at start and end.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClockStamps {

@@ -2,6 +2,7 @@
 
 pub mod divergence;
 pub mod divergence_model;
+pub mod divergence_split;
 pub mod emulation;
 pub mod info;
 pub mod metadata;

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use self::patterns::{Pattern, PatternRow};
+use crate::analysis::divergence_split::SplitLevel;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, LoopTimings};
@@ -76,6 +77,8 @@ pub struct DivergenceConfig {
     pub unroll: u32,
     pub max_bound: i32,
     pub seed: u64,
+    /// Also run the push/pop split kernel (Listing 5) at every level.
+    pub split: bool,
 }
 
 impl Default for DivergenceConfig {
@@ -88,6 +91,7 @@ impl Default for DivergenceConfig {
             unroll: 1,
             max_bound: 32,
             seed: 1,
+            split: true,
         }
     }
 }
@@ -143,6 +147,13 @@ pub trait LoopSampler {
         bounds: &[i32; patterns::WARP_LANES],
         config: &DivergenceConfig,
     ) -> Result<LoopTimings>;
+
+    /// The push/pop split kernel's stamps (`samples × 32 × stride`) and the stride.
+    fn sample_split(
+        &mut self,
+        bounds: &[i32; patterns::WARP_LANES],
+        config: &DivergenceConfig,
+    ) -> Result<(Vec<i64>, usize)>;
 }
 
 pub struct GpuLoopSampler<'a> {
@@ -179,6 +190,23 @@ impl LoopSampler for GpuLoopSampler<'_> {
         )?;
         self.busy += started.elapsed();
         Ok(timings)
+    }
+
+    fn sample_split(
+        &mut self,
+        bounds: &[i32; patterns::WARP_LANES],
+        config: &DivergenceConfig,
+    ) -> Result<(Vec<i64>, usize)> {
+        let started = Instant::now();
+        let stamps = launch::divergence_split(
+            self.gpu,
+            bounds,
+            config.samples,
+            config.preheat,
+            config.launch_deadline(LoopKernel::Single),
+        )?;
+        self.busy += started.elapsed();
+        Ok(stamps)
     }
 }
 
@@ -219,6 +247,33 @@ pub fn measure(
     Ok(measured)
 }
 
+/// The push/pop split kernel at every level of the pattern (section IV-A).
+pub fn measure_split(
+    config: &DivergenceConfig,
+    sampler: &mut dyn LoopSampler,
+) -> Result<Vec<SplitLevel>> {
+    config
+        .pattern
+        .rows(config.max_bound, config.seed)
+        .into_iter()
+        .map(|row| {
+            let (stamps, stride) = sampler.sample_split(&row.bounds, config)?;
+            anyhow::ensure!(
+                stamps.len() == config.samples as usize * patterns::WARP_LANES * stride,
+                "the split kernel returned {} stamps where {} were expected",
+                stamps.len(),
+                config.samples as usize * patterns::WARP_LANES * stride
+            );
+            Ok(SplitLevel {
+                m: row.m,
+                bounds: row.bounds,
+                stamps,
+                stride,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 pub mod tests {
     use super::*;
@@ -252,6 +307,34 @@ pub mod tests {
                 cycles: vec![cycles; cells],
                 overhead: vec![self.overhead; cells],
             })
+        }
+
+        /// Each iteration costs `per_iteration`; every divergent branch `per_divergence`,
+        /// charged to the reconvergence.
+        fn sample_split(
+            &mut self,
+            bounds: &[i32; patterns::WARP_LANES],
+            config: &DivergenceConfig,
+        ) -> Result<(Vec<i64>, usize)> {
+            let longest = *bounds.iter().max().unwrap();
+            let stride = longest as usize + 2;
+            let mut distinct = bounds.to_vec();
+            distinct.sort_unstable();
+            distinct.dedup();
+            let events = distinct.len() as i64 - 1;
+            let mut stamps = Vec::new();
+            for _ in 0..config.samples {
+                for &bound in bounds {
+                    let mut row = vec![0_i64; stride];
+                    for i in 0..bound as usize {
+                        row[1 + i] = (i as i64 + 1) * self.per_iteration;
+                    }
+                    row[stride - 1] =
+                        i64::from(longest) * self.per_iteration + events * self.per_divergence;
+                    stamps.extend(row);
+                }
+            }
+            Ok((stamps, stride))
         }
     }
 

@@ -1,0 +1,121 @@
+//! Files of the push/pop split (Listing 5): `split.csv` (per level, for the longest-running
+//! lane: branch part and reconvergence part, min / median / max over samples), `split.json`
+//! (their slopes against M with 95 % intervals), `timeline.csv` (every lane's stamps, median
+//! over samples, cycles since the warp started) and `timeline.png` (per-lane timelines).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::plot::{self, FONT};
+use super::run_dir::RunDir;
+use crate::analysis::divergence_split::{SplitReport, TimelinePoint, WARP_LANES};
+
+#[derive(Debug, Serialize)]
+struct SplitRow {
+    m: u32,
+    lane: usize,
+    n: usize,
+    branch_min_cycles: f64,
+    branch_median_cycles: f64,
+    branch_max_cycles: f64,
+    reconvergence_min_cycles: f64,
+    reconvergence_median_cycles: f64,
+    reconvergence_max_cycles: f64,
+}
+
+pub fn write(run: &RunDir, report: &SplitReport, timeline: &[TimelinePoint]) -> Result<()> {
+    run.write_csv(
+        "split.csv",
+        report.levels.iter().map(|level| SplitRow {
+            m: level.m,
+            lane: level.lane,
+            n: level.branch_cycles.n,
+            branch_min_cycles: level.branch_cycles.min,
+            branch_median_cycles: level.branch_cycles.median,
+            branch_max_cycles: level.branch_cycles.max,
+            reconvergence_min_cycles: level.reconvergence_cycles.min,
+            reconvergence_median_cycles: level.reconvergence_cycles.median,
+            reconvergence_max_cycles: level.reconvergence_cycles.max,
+        }),
+    )?;
+    run.write_json(
+        "split.json",
+        &serde_json::json!({
+            "method": "single loop with a clock64 stamp after every iteration and __syncthreads() before the last stamp (Listing 5); for the longest-running lane, branch = start to its last in-loop stamp, reconvergence = last in-loop stamp to the stamp after the barrier; slopes are OLS on per-M medians",
+            "branch_cycles_per_divergent_lane": report.branch_cycles_per_divergent_lane,
+            "reconvergence_cycles_per_divergent_lane": report.reconvergence_cycles_per_divergent_lane,
+        }),
+    )?;
+    run.write_csv("timeline.csv", timeline)
+}
+
+/// `timeline.png`: one panel per chosen level; a bar per lane from its start to its last
+/// iteration, a tick per iteration, and a red mark where it passed the barrier.
+pub fn draw_timelines(
+    path: &Path,
+    title: &str,
+    timeline: &[TimelinePoint],
+    levels: &[u32],
+) -> Result<()> {
+    plot::ensure_font();
+    let root = BitMapBackend::new(path, (1600, 760)).into_drawing_area();
+    (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+        root.fill(&WHITE)?;
+        let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
+        let panels = root.split_evenly((1, levels.len().max(1)));
+        let x_max = timeline.iter().map(|p| p.cycles).fold(1.0, f64::max) * 1.03;
+        for (panel, &m) in panels.iter().zip(levels) {
+            let points: Vec<&TimelinePoint> = timeline.iter().filter(|p| p.m == m).collect();
+            let mut chart = ChartBuilder::on(panel)
+                .caption(format!("M = {m}"), (FONT, plot::LABEL_SIZE))
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(70)
+                .build_cartesian_2d(0.0..x_max, -0.5..WARP_LANES as f64 - 0.5)?;
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .x_desc("cycles since the warp started")
+                .y_desc("lane")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .draw()?;
+            for lane in 0..WARP_LANES {
+                let y = lane as f64;
+                let mine: Vec<&&TimelinePoint> = points.iter().filter(|p| p.lane == lane).collect();
+                let start = mine.iter().find(|p| p.kind == "start").map(|p| p.cycles);
+                let last = mine
+                    .iter()
+                    .filter(|p| p.kind == "iteration")
+                    .map(|p| p.cycles)
+                    .fold(None, |a: Option<f64>, c| Some(a.map_or(c, |a| a.max(c))));
+                if let (Some(start), Some(last)) = (start, last) {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(start, y - 0.3), (last, y + 0.3)],
+                        BLUE.mix(0.35).filled(),
+                    )))?;
+                }
+                chart.draw_series(mine.iter().filter(|p| p.kind == "iteration").map(|p| {
+                    PathElement::new(
+                        vec![(p.cycles, y - 0.3), (p.cycles, y + 0.3)],
+                        BLUE.stroke_width(1),
+                    )
+                }))?;
+                chart.draw_series(
+                    mine.iter()
+                        .filter(|p| p.kind == "after_barrier")
+                        .map(|p| Circle::new((p.cycles, y), 4, RED.filled())),
+                )?;
+            }
+        }
+        root.present()?;
+        Ok(())
+    })()
+    .map_err(|e| anyhow::anyhow!("{e}"))
+    .context("drawing timeline.png")
+}
