@@ -17,7 +17,9 @@ use crate::error::UsageError;
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::experiments::divergence::saved;
 use crate::experiments::divergence::{self, DivergenceConfig, GpuLoopSampler, LevelMeasurement};
+use crate::experiments::sass;
 use crate::gpu::Gpu;
+use crate::kernels;
 use crate::report::divergence as divergence_report;
 use crate::report::divergence_model as model_report;
 use crate::report::divergence_split as split_report;
@@ -75,6 +77,12 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
             metadata.device.name, metadata.device.compute_capability, metadata.sm_clock_before.mhz
         );
         let result = analyze_and_write(&config, &measured, &split, &run, &title)?;
+        let module = kernels::module("divergence").expect("divergence.cu is embedded");
+        let (text, record) = sass::disassemble(module, &metadata.device.compute_capability);
+        if let Some(text) = text {
+            run.write(&format!("divergence.{}.sass", record.arch), text.as_bytes())?;
+        }
+        metadata.settings["sass"] = serde_json::to_value(&record)?;
         metadata.settings["timer_overhead_subtracted_cycles"] = json!(result.timer_overhead_cycles);
         print!("{}", describe(&result, metadata.gpu_busy_seconds));
         Ok(())

@@ -1,0 +1,182 @@
+//! Marks the timed region of each kernel in `cuobjdump -sass` output and counts the
+//! control instructions there (SSY / .S pops on Kepler–Pascal; BSSY / BSYNC convergence
+//! barriers on Volta and later; branches, warp syncs, breaks).
+//!
+//! The timed region of a kernel is the code between two of its clock reads (`SR_CLOCKLO`),
+//! named by their order: `divergence_single` and `divergence_double` read the clock four
+//! times (two for the overhead pair, then start and stop), so their region is reads 3 → 4.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// Opcodes (before the first '.') that steer control flow or reconvergence.
+const CONTROL: &[&str] = &[
+    "SSY",
+    "SYNC",
+    "BSSY",
+    "BSYNC",
+    "BRA",
+    "BRX",
+    "JMP",
+    "JMX",
+    "CALL",
+    "RET",
+    "EXIT",
+    "BREAK",
+    "BRK",
+    "PBK",
+    "CONT",
+    "PCNT",
+    "WARPSYNC",
+    "BAR",
+    "BMOV",
+    "YIELD",
+    "KILL",
+    "NANOSLEEP",
+];
+
+/// Which clock reads (1-based) open and close the timed region of a kernel.
+pub fn timed_reads(kernel: &str) -> Option<(usize, usize)> {
+    match kernel {
+        "divergence_single" | "divergence_double" => Some((3, 4)),
+        _ => None,
+    }
+}
+
+/// The opcode of one SASS line (`/*0170*/ @!P0 BRA 0x540 ;` → "BRA"), if it holds one.
+fn opcode(line: &str) -> Option<&str> {
+    let after_address = line.trim_start().strip_prefix("/*")?.split_once("*/")?.1;
+    let instruction = after_address.split(';').next()?.trim();
+    let mut words = instruction.split_whitespace();
+    let first = words.next()?;
+    if first.starts_with('@') {
+        words.next()
+    } else {
+        Some(first)
+    }
+}
+
+fn is_control(opcode: &str) -> bool {
+    let base = opcode.split('.').next().unwrap_or(opcode);
+    CONTROL.contains(&base) || opcode.ends_with(".S")
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelSass {
+    pub kernel: String,
+    /// Control opcodes in the timed region and how often each appears (static count).
+    pub timed_region_control: BTreeMap<String, usize>,
+    pub timed_region_instructions: usize,
+}
+
+/// The kernel being read: its counts so far, its timed region, and the clock reads seen.
+struct Reading {
+    kernel: KernelSass,
+    region: Option<(usize, usize)>,
+    clock_reads: usize,
+}
+
+impl Reading {
+    /// The two-character mark of one line, counting it where it falls in the region.
+    fn mark(&mut self, line: &str) -> &'static str {
+        let (Some((open, close)), Some(op)) = (self.region, opcode(line)) else {
+            return "  ";
+        };
+        let is_clock = line.contains("SR_CLOCKLO");
+        if is_clock {
+            self.clock_reads += 1;
+        }
+        let reads = self.clock_reads;
+        if reads < open || reads >= close || (is_clock && reads == open) {
+            return "  ";
+        }
+        self.kernel.timed_region_instructions += 1;
+        if is_control(op) {
+            *self
+                .kernel
+                .timed_region_control
+                .entry(op.to_string())
+                .or_default() += 1;
+            "T*"
+        } else {
+            "T "
+        }
+    }
+}
+
+/// Annotates `sass`: every line gets a two-character prefix, "T " inside a timed region,
+/// "T*" for a control instruction there, "  " elsewhere; a header explains the marks.
+pub fn annotate(sass: &str) -> (String, Vec<KernelSass>) {
+    let mut out = String::from(
+        "// gpubench: 'T ' marks the timed region (between the clock reads that start and stop\n// the measurement), 'T*' a control instruction there (branch, convergence barrier, sync).\n",
+    );
+    let mut kernels = Vec::new();
+    let mut current: Option<Reading> = None;
+    for line in sass.lines() {
+        if let Some(name) = line.trim().strip_prefix("Function : ") {
+            kernels.extend(current.take().map(|r| r.kernel));
+            let name = name.trim().to_string();
+            current = Some(Reading {
+                region: timed_reads(&name),
+                kernel: KernelSass {
+                    kernel: name,
+                    timed_region_control: BTreeMap::new(),
+                    timed_region_instructions: 0,
+                },
+                clock_reads: 0,
+            });
+            out += &format!("  {line}\n");
+            continue;
+        }
+        let mark = current.as_mut().map_or("  ", |reading| reading.mark(line));
+        out += &format!("{mark}{line}\n");
+    }
+    kernels.extend(current.map(|r| r.kernel));
+    (out, kernels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_opcodes_with_and_without_predicates() {
+        assert_eq!(
+            opcode("        /*0290*/              @!P0 BRA 0x140 ;   /* 0x */"),
+            Some("BRA")
+        );
+        assert_eq!(
+            opcode("        /*0240*/                   BSYNC B1 ;  /* 0x */"),
+            Some("BSYNC")
+        );
+        assert_eq!(
+            opcode("                                   /* 0x000fe20000000800 */"),
+            None
+        );
+        assert!(is_control("BSSY") && is_control("NOP.S") && is_control("BRA.U"));
+        assert!(!is_control("IMAD.MOV.U32") && !is_control("CS2R"));
+    }
+
+    /// The H100 SASS of divergence_single (cuobjdump of ptxas -arch=sm_90 output).
+    #[test]
+    fn marks_the_timed_loop_of_the_h100_single_loop() {
+        let sass = include_str!("../../tests/fixtures/divergence_single.sm_90.sass");
+        let (text, kernels) = annotate(sass);
+        assert_eq!(kernels.len(), 1);
+        let single = &kernels[0];
+        assert_eq!(single.kernel, "divergence_single");
+        assert_eq!(single.timed_region_control.get("BSSY"), Some(&1));
+        assert_eq!(single.timed_region_control.get("BSYNC"), Some(&1));
+        assert!(single.timed_region_control.get("BRA").copied().unwrap_or(0) >= 2);
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("T*") && l.contains("BSYNC"))
+        );
+        // The stop read closes the region and is not inside it.
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("  ") && l.contains("CS2R R12, SR_CLOCKLO"))
+        );
+    }
+}
