@@ -64,6 +64,18 @@ fn divergence_writes_a_complete_run() {
     let metadata = json(&run.join("metadata.json"));
     assert_eq!(metadata["status"], "complete");
     assert!(metadata["sm_clock_after"]["mhz"].as_f64().unwrap() > 0.0);
+    let model = json(&run.join("model.json"));
+    assert!(model["model"] == "linear" || model["model"] == "stack");
+    assert!(model["double_loop_prediction"]["max_abs_error_cycles"].is_number());
+    // SASS is written where the toolkit is installed, and the metadata says which.
+    let sass = &metadata["settings"]["sass"];
+    let arch = sass["arch"].as_str().unwrap();
+    let written = run.join(format!("divergence.{arch}.sass")).is_file();
+    assert_eq!(
+        written,
+        !sass["kernels"].as_array().unwrap().is_empty(),
+        "{sass}"
+    );
     let fit = json(&run.join("fit.json"));
     assert_eq!(fit["fits"].as_array().unwrap().len(), 2);
     let samples = std::fs::read_to_string(run.join("samples.csv")).unwrap();
