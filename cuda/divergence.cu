@@ -97,15 +97,21 @@ extern "C" __global__ void divergence_double(const int *bounds, long long *cycle
 
 // Push/pop split after Listing 5 of the paper: the single loop with a timestamp after every
 // iteration and a __syncthreads() before the final one, so that the last stamp is taken after
-// the warp has reconverged. Per sample and lane, `stamps` holds `stride` values:
+// the warp has reconverged. Per sample and lane, `stamps` receives `stride` values:
 //   [0]            clock64 before the loop
 //   [1 + i]        clock64 after iteration i (i < bound)
 //   [stride - 1]   clock64 after __syncthreads()
-// The host sets stride = max(bounds) + 2. Launched as one warp, so the barrier waits only for
-// lanes of this warp, all of which reach it once their loop ends: it cannot deadlock.
+// The host sets stride = max(bounds) + 2 and gives stride * 32 * 8 bytes of dynamic shared
+// memory. Inside the timed loop the stamps go to shared memory, laid out stamp-major so the
+// lanes of one store hit consecutive words (no bank conflicts): scattered global stores there
+// would make the loop's speed depend on how many lanes are still storing. They are copied
+// out after the last stamp, and __threadfence() drains those stores before the next sample.
+// Launched as one warp, so the barrier waits only for lanes of this warp, all of which reach
+// it once their loop ends: it cannot deadlock.
 extern "C" __global__ void divergence_split(const int *bounds, long long *stamps, int *sink,
                                             int samples, int preheat, int stride)
 {
+    extern __shared__ long long shared_stamps[];
     const int lane = threadIdx.x % WARP_LANES;
     const int bound = bounds[lane];
     int acc = lane;
@@ -115,15 +121,23 @@ extern "C" __global__ void divergence_split(const int *bounds, long long *stamps
         for (int p = 0; p < preheat; ++p) {
             acc = single_loop(bound, acc);
         }
-        long long *row = stamps + ((long long)s * WARP_LANES + lane) * stride;
-        row[0] = read_clock64();
+        shared_stamps[lane] = read_clock64();
 #pragma unroll 1
         for (int i = 0; i < bound; ++i) {
             acc = acc * 3 + i;
-            row[1 + i] = read_clock64();
+            shared_stamps[(1 + i) * WARP_LANES + lane] = read_clock64();
         }
         __syncthreads();
-        row[stride - 1] = read_clock64();
+        shared_stamps[(stride - 1) * WARP_LANES + lane] = read_clock64();
+        long long *row = stamps + ((long long)s * WARP_LANES + lane) * stride;
+#pragma unroll 1
+        for (int k = 0; k < stride; ++k) {
+            if (k <= bound || k == stride - 1) {
+                row[k] = shared_stamps[k * WARP_LANES + lane];
+            }
+        }
+        __threadfence();
+        __syncthreads();
     }
     sink[lane] = acc;
 }

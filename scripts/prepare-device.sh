@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds what scripts/device-run.sh needs into target/device/ (git-ignored, so the device
-# tool can carry it): the release binary, the ignored GPU test binary, and the embedded PTX.
+# tool can carry it): the release binary and the ignored GPU test binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release
@@ -13,6 +13,4 @@ for line in sys.stdin:
 rm -rf target/device && mkdir -p target/device
 cp target/release/gpubench target/device/gpubench
 cp "$tests" target/device/gpu-tests
-out=$(ls -td target/release/build/gpubench-*/out | head -1)
-cp "$out"/*.ptx target/device/
 ls -la target/device

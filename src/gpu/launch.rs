@@ -93,6 +93,11 @@ pub fn divergence_loop(
     })
 }
 
+/// Dynamic shared memory the split kernel needs for `stride` stamps per lane.
+pub fn split_shared_bytes(stride: usize) -> usize {
+    stride * WARP_LANES * std::mem::size_of::<i64>()
+}
+
 /// Runs `divergence_split` (cuda/divergence.cu) as one warp and returns its stamps,
 /// `samples × 32 × stride` with `stride = max(bounds) + 2`, row-major.
 ///
@@ -127,10 +132,17 @@ pub fn divergence_split(
         .arg(&samples)
         .arg(&preheat)
         .arg(&stride_arg);
+    let mut config = one_block(WARP_LANES as u32);
+    config.shared_mem_bytes =
+        u32::try_from(split_shared_bytes(stride)).map_err(|_| GpuError::Driver {
+            action: "sizing the split kernel's shared memory".into(),
+            detail: format!("{stride} stamps per lane is too many"),
+        })?;
     // SAFETY: the arguments match the kernel signature above in order and type; `stamps`
     // holds samples*32*stride elements and no lane writes past index stride-1 of its row,
-    // because stride is the largest bound plus 2; `sink` holds 32.
-    unsafe { launch.launch(one_block(WARP_LANES as u32)) }
+    // because stride is the largest bound plus 2; the dynamic shared memory holds
+    // stride*32 stamps, all the kernel indexes; `sink` holds 32.
+    unsafe { launch.launch(config) }
         .map_err(driver_error("launching the push/pop split kernel"))?;
     gpu.wait("divergence_split", deadline)?;
     let stamps = stream

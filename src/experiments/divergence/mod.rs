@@ -122,6 +122,13 @@ impl DivergenceConfig {
                 self.max_bound
             )));
         }
+        // Without opting in to more, a block may use 48 KiB of shared memory.
+        let split_limit = 48 * 1024 / launch::split_shared_bytes(1) as i32 - 2;
+        if self.split && self.max_bound > split_limit {
+            return Err(UsageError::new(format!(
+                "the push/pop split keeps every stamp in shared memory, which holds bounds up to {split_limit}; pass --no-split or a --max-bound of at most {split_limit}"
+            )));
+        }
         if self.kernels.is_empty() {
             return Err(UsageError::new(
                 "choose a kernel: --kernel single, double or both",
