@@ -4,7 +4,8 @@
 //!
 //! The timed region of a kernel is the code between two of its clock reads (`SR_CLOCKLO`),
 //! named by their order: `divergence_single` and `divergence_double` read the clock four
-//! times (two for the overhead pair, then start and stop), so their region is reads 3 → 4.
+//! times (two for the overhead pair, then start and stop), so their region is reads 3 → 4;
+//! `divergence_split` reads it before the loop, inside it and after the barrier: 1 → 3.
 
 use std::collections::BTreeMap;
 
@@ -40,6 +41,7 @@ const CONTROL: &[&str] = &[
 pub fn timed_reads(kernel: &str) -> Option<(usize, usize)> {
     match kernel {
         "divergence_single" | "divergence_double" => Some((3, 4)),
+        "divergence_split" => Some((1, 3)),
         _ => None,
     }
 }
