@@ -14,87 +14,63 @@ use crate::analysis::divergence_model::{self, Level, ModelReport};
 use crate::analysis::divergence_split::{self, SplitLevel, SplitReport};
 use crate::cli::{AnalyzeDivergenceArgs, DivergenceArgs};
 use crate::error::UsageError;
-use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::experiments::divergence::saved;
 use crate::experiments::divergence::{self, DivergenceConfig, GpuLoopSampler, LevelMeasurement};
 use crate::experiments::sass;
-use crate::gpu::Gpu;
 use crate::kernels;
 use crate::report::divergence as divergence_report;
 use crate::report::divergence_model as model_report;
 use crate::report::divergence_split as split_report;
-use crate::report::metadata::{BuildRecord, RunMetadata, Status, utc_now};
 use crate::report::run_dir::{self, RunDir};
+
+use super::suite;
 
 pub fn measure(args: &DivergenceArgs) -> Result<()> {
     // Everything that can be refused is refused before a directory exists.
     let config = args.to_config()?;
-    if let Some(output) = &args.output {
-        run_dir::check_new(output)?;
-    }
-    let mut gpu = Gpu::open(args.device)?;
-    for kernel in &config.kernels {
-        gpu.function("divergence", kernel.entry())?;
-    }
-    let device = gpu.properties()?;
-    let sm_clock_before = measure_sm_clock(&mut gpu)?;
-    let read_overhead = measure_read_overhead(&mut gpu)?;
-
-    let run = RunDir::create(args.output.as_deref(), "divergence")?;
-    eprintln!("writing to {}", run.path().display());
-    let mut metadata = RunMetadata {
-        suite: "divergence",
-        status: Status::Running,
-        error: None,
-        command_line: std::env::args().collect(),
-        started_utc: utc_now(),
-        finished_utc: None,
-        build: BuildRecord::current(&["divergence", "clock"]),
-        device,
-        sm_clock_before,
-        sm_clock_after: None,
-        clock64_read_overhead_cycles: read_overhead,
-        gpu_busy_seconds: None,
-        settings: settings_json(&config),
-    };
-    run.write_json("metadata.json", &metadata)?;
-
+    let entries: Vec<(&str, &str)> = config
+        .kernels
+        .iter()
+        .map(|kernel| ("divergence", kernel.entry()))
+        .chain(config.split.then_some(("divergence", "divergence_split")))
+        .collect();
+    let mut gpu = suite::open(args.device, args.output.as_deref(), &entries)?;
+    let mut suite = suite::start(
+        &mut gpu,
+        "divergence",
+        args.output.as_deref(),
+        &["divergence"],
+        settings_json(&config),
+    )?;
     let outcome = (|| -> Result<()> {
+        let run = &suite.run;
         let pattern = config.pattern.to_string();
         let mut sampler = GpuLoopSampler::new(&mut gpu);
         let measured = divergence::measure(&config, &mut sampler, |so_far| {
-            divergence_report::write_samples(&run, &pattern, so_far, timer_overhead(so_far))
+            divergence_report::write_samples(run, &pattern, so_far, timer_overhead(so_far))
         })?;
         let split = if config.split {
             divergence::measure_split(&config, &mut sampler)?
         } else {
             Vec::new()
         };
-        metadata.gpu_busy_seconds = Some(sampler.busy.as_secs_f64());
-        metadata.sm_clock_after = Some(measure_sm_clock(&mut gpu)?);
-        let title = format!(
-            "Loop divergence on {} (CC {}), SM clock {:.0} MHz",
-            metadata.device.name, metadata.device.compute_capability, metadata.sm_clock_before.mhz
-        );
-        let result = analyze_and_write(&config, &measured, &split, &run, &title)?;
+        suite.metadata.gpu_busy_seconds = Some(sampler.busy.as_secs_f64());
+        let title = suite.title("Loop divergence");
+        let result = analyze_and_write(&config, &measured, &split, &suite.run, &title)?;
         let module = kernels::module("divergence").expect("divergence.cu is embedded");
-        let (text, record) = sass::disassemble(module, &metadata.device.compute_capability);
+        let (text, record) = sass::disassemble(module, &suite.metadata.device.compute_capability);
         if let Some(text) = text {
-            run.write(&format!("divergence.{}.sass", record.arch), text.as_bytes())?;
+            suite
+                .run
+                .write(&format!("divergence.{}.sass", record.arch), text.as_bytes())?;
         }
-        metadata.settings["sass"] = serde_json::to_value(&record)?;
-        metadata.settings["timer_overhead_subtracted_cycles"] = json!(result.timer_overhead_cycles);
-        print!("{}", describe(&result, metadata.gpu_busy_seconds));
+        let settings = &mut suite.metadata.settings;
+        settings["sass"] = serde_json::to_value(&record)?;
+        settings["timer_overhead_subtracted_cycles"] = json!(result.timer_overhead_cycles);
+        print!("{}", describe(&result, suite.metadata.gpu_busy_seconds));
         Ok(())
     })();
-    match outcome {
-        Ok(()) => metadata.finish(Status::Complete, None),
-        Err(ref error) => metadata.finish(Status::Failed, Some(format!("{error:#}"))),
-    }
-    run.write_json("metadata.json", &metadata)?;
-    outcome?;
-    println!("run written to {}", run.path().display());
-    Ok(())
+    suite.finish(&mut gpu, outcome)
 }
 
 fn settings_json(config: &DivergenceConfig) -> serde_json::Value {

@@ -4,6 +4,7 @@
 mod divergence;
 mod emulate;
 mod info;
+mod suite;
 
 pub use divergence::{DivergenceResult, analyze_and_write};
 

@@ -1,0 +1,103 @@
+//! What every GPU suite does around its own measurement: refuse what can be refused before
+//! touching anything, open the device and load the kernels, record the SM clock and clock64
+//! overhead, create the run directory with `metadata.json` ("running"), and at the end record
+//! the clock again and how the run ended.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
+use crate::gpu::Gpu;
+use crate::report::metadata::{BuildRecord, RunMetadata, Status, utc_now};
+use crate::report::run_dir::{self, RunDir};
+
+/// Checks `output`, opens device `device` and loads every `(module, entry)` so that a bad
+/// PTX or a missing kernel fails before a run directory exists.
+pub fn open(device: usize, output: Option<&Path>, entries: &[(&str, &str)]) -> Result<Gpu> {
+    if let Some(output) = output {
+        run_dir::check_new(output)?;
+    }
+    let mut gpu = Gpu::open(device)?;
+    for (module, entry) in entries {
+        gpu.function(module, entry)?;
+    }
+    Ok(gpu)
+}
+
+pub struct Suite {
+    pub run: RunDir,
+    pub metadata: RunMetadata,
+    started: Instant,
+}
+
+pub fn start(
+    gpu: &mut Gpu,
+    suite: &'static str,
+    output: Option<&Path>,
+    modules: &[&str],
+    settings: serde_json::Value,
+) -> Result<Suite> {
+    let device = gpu.properties()?;
+    let sm_clock_before = measure_sm_clock(gpu)?;
+    let read_overhead = measure_read_overhead(gpu)?;
+    let run = RunDir::create(output, suite)?;
+    eprintln!("writing to {}", run.path().display());
+    let mut with_clock = modules.to_vec();
+    with_clock.push("clock");
+    let metadata = RunMetadata {
+        suite,
+        status: Status::Running,
+        error: None,
+        command_line: std::env::args().collect(),
+        started_utc: utc_now(),
+        finished_utc: None,
+        build: BuildRecord::current(&with_clock),
+        device,
+        sm_clock_before,
+        sm_clock_after: None,
+        clock64_read_overhead_cycles: read_overhead,
+        gpu_busy_seconds: None,
+        settings,
+    };
+    run.write_json("metadata.json", &metadata)?;
+    Ok(Suite {
+        run,
+        metadata,
+        started: Instant::now(),
+    })
+}
+
+impl Suite {
+    /// A plot title naming the experiment, the device and the clock it ran at.
+    pub fn title(&self, what: &str) -> String {
+        format!(
+            "{what} on {} (CC {}), SM clock {:.0} MHz",
+            self.metadata.device.name,
+            self.metadata.device.compute_capability,
+            self.metadata.sm_clock_before.mhz
+        )
+    }
+
+    /// Records the clock after the measurement and how it ended, then returns the outcome.
+    pub fn finish(mut self, gpu: &mut Gpu, outcome: Result<()>) -> Result<()> {
+        if self.metadata.gpu_busy_seconds.is_none() {
+            self.metadata.gpu_busy_seconds = Some(self.started.elapsed().as_secs_f64());
+        }
+        let outcome = outcome.and_then(|()| {
+            self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
+            Ok(())
+        });
+        match &outcome {
+            Ok(()) => self.metadata.finish(Status::Complete, None),
+            Err(error) => self
+                .metadata
+                .finish(Status::Failed, Some(format!("{error:#}"))),
+        }
+        self.run.write_json("metadata.json", &self.metadata)?;
+        outcome?;
+        println!("run written to {}", self.run.path().display());
+        Ok(())
+    }
+}
