@@ -25,6 +25,10 @@ pub enum Command {
     Info(InfoArgs),
     /// Cost of thread divergence in single and double loops (Białas & Strzelecki).
     Divergence(DivergenceArgs),
+    /// Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5).
+    Clock(ClockArgs),
+    /// Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes).
+    Shared(SharedArgs),
     /// Re-run an analysis on saved data, with no GPU.
     Analyze {
         #[command(subcommand)]
@@ -33,6 +37,41 @@ pub enum Command {
     /// Run a loop kernel on the reconvergence-stack emulator (no GPU) and draw its stack and
     /// execution-mask history.
     Emulate(EmulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ClockArgs {
+    /// Back-to-back read pairs per timer.
+    #[arg(long, default_value_t = 256)]
+    pub pairs: u32,
+    /// Blocks per SM in the counter-scope probe.
+    #[arg(long, default_value_t = 2)]
+    pub blocks_per_sm: u32,
+    /// Busy-wait of each block in the counter-scope probe, in microseconds.
+    #[arg(long, default_value_t = 20)]
+    pub spin_us: u64,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-clock); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SharedArgs {
+    /// Largest stride, in elements.
+    #[arg(long, default_value_t = 33)]
+    pub max_stride: u32,
+    /// Dependent loads per timed chain (a multiple of 32).
+    #[arg(long, default_value_t = 1024)]
+    pub iterations: u32,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-shared); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

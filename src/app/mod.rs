@@ -1,9 +1,11 @@
 //! What each subcommand does, in pipeline order: validate, open the GPU where one is needed,
 //! run the experiment, analyse, report.
 
+mod clock;
 mod divergence;
 mod emulate;
 mod info;
+mod shared;
 mod suite;
 
 pub use divergence::{DivergenceResult, analyze_and_write};
@@ -20,5 +22,7 @@ pub fn run(opts: Opts) -> Result<()> {
             target: AnalyzeTarget::Divergence(args),
         } => divergence::analyze_saved(&args),
         Command::Emulate(args) => emulate::run(&args),
+        Command::Shared(args) => shared::run(&args),
+        Command::Clock(args) => clock::run(&args),
     }
 }

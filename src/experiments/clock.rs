@@ -30,3 +30,46 @@ pub fn measure_read_overhead(gpu: &mut Gpu) -> Result<Summary> {
     let differences = launch::clock_overhead(gpu, OVERHEAD_PAIRS)?;
     clock::read_overhead(&differences).context("the clock overhead probe returned no samples")
 }
+
+/// Back-to-back overhead of clock64, clock and %globaltimer (Wong et al., clock overhead).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TimerOverheads {
+    pub clock64_cycles: Summary,
+    pub clock32_cycles: Summary,
+    pub globaltimer_ns: Summary,
+}
+
+pub fn measure_timer_overheads(gpu: &mut Gpu, pairs: u32) -> Result<TimerOverheads> {
+    let raw = launch::timer_overheads(gpu, pairs)?;
+    let summary = |part: &[i64]| {
+        let values: Vec<f64> = part.iter().map(|&v| v as f64).collect();
+        Summary::of(&values).context("the timer probe returned no samples")
+    };
+    let pairs = pairs as usize;
+    Ok(TimerOverheads {
+        clock64_cycles: summary(&raw[..pairs])?,
+        clock32_cycles: summary(&raw[pairs..2 * pairs])?,
+        globaltimer_ns: summary(&raw[2 * pairs..])?,
+    })
+}
+
+/// Stamps of `blocks` blocks that each busy-wait `spin` (Wong et al., Fig. 5).
+pub fn measure_counter_scope(
+    gpu: &mut Gpu,
+    blocks: u32,
+    spin: Duration,
+) -> Result<Vec<clock::BlockStamp>> {
+    let raw = launch::clock_scope(gpu, blocks, spin)?;
+    Ok(raw
+        .chunks(6)
+        .enumerate()
+        .map(|(block, row)| clock::BlockStamp {
+            block,
+            smid: row[0],
+            start_cycles: row[1],
+            start_ns: row[2],
+            end_cycles: row[3],
+            end_ns: row[4],
+        })
+        .collect())
+}

@@ -4,3 +4,4 @@
 pub mod clock;
 pub mod divergence;
 pub mod sass;
+pub mod shared;

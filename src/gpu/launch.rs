@@ -205,3 +205,101 @@ pub fn clock_overhead(gpu: &mut Gpu, pairs: u32) -> Result<Vec<i64>, GpuError> {
         .clone_dtoh(&out)
         .map_err(driver_error("reading clock overhead samples"))
 }
+
+/// Runs `shared_stride_{4,8,16}` (cuda/shared.cu) as one warp: each lane times `iterations`
+/// dependent shared loads at element index lane * stride. Returns each lane's cycles.
+///
+/// Kernel signature: `(long long *out[32], unsigned *sink[32], int stride, int iterations)`,
+/// with `32 * stride * element_bytes` bytes of dynamic shared memory.
+pub fn shared_stride(
+    gpu: &mut Gpu,
+    element_bytes: u32,
+    stride: u32,
+    iterations: u32,
+) -> Result<Vec<i64>, GpuError> {
+    let entry = match element_bytes {
+        4 => "shared_stride_4",
+        8 => "shared_stride_8",
+        16 => "shared_stride_16",
+        other => {
+            return Err(GpuError::Driver {
+                action: "choosing a shared-memory kernel".into(),
+                detail: format!("no kernel loads {other}-byte elements"),
+            });
+        }
+    };
+    let function = gpu.function("shared", entry)?;
+    let stream = gpu.stream().clone();
+    let mut out = stream
+        .alloc_zeros::<i64>(WARP_LANES)
+        .map_err(driver_error("allocating shared-memory timings"))?;
+    let mut sink = stream
+        .alloc_zeros::<u32>(WARP_LANES)
+        .map_err(driver_error("allocating the sink buffer"))?;
+    let (stride_arg, iterations_arg) = (
+        as_i32(stride, "the stride")?,
+        as_i32(iterations, "the iteration count")?,
+    );
+    let mut config = one_block(WARP_LANES as u32);
+    config.shared_mem_bytes = WARP_LANES as u32 * stride * element_bytes;
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&mut out)
+        .arg(&mut sink)
+        .arg(&stride_arg)
+        .arg(&iterations_arg);
+    // SAFETY: the arguments match the kernel signature above in order and type; the dynamic
+    // shared memory holds the 32 * stride elements the kernel indexes; out and sink hold 32.
+    unsafe { launch.launch(config) }.map_err(driver_error("launching the shared-memory kernel"))?;
+    gpu.wait(entry, Duration::from_secs(10))?;
+    stream
+        .clone_dtoh(&out)
+        .map_err(driver_error("reading shared-memory timings"))
+}
+
+/// Runs `timer_overheads` (cuda/clock.cu) on one thread: `pairs` back-to-back differences of
+/// clock64, clock and %globaltimer (ns), in that order.
+///
+/// Kernel signature: `(long long *out[3*pairs], int pairs)`.
+pub fn timer_overheads(gpu: &mut Gpu, pairs: u32) -> Result<Vec<i64>, GpuError> {
+    let function = gpu.function("clock", "timer_overheads")?;
+    let stream = gpu.stream().clone();
+    let mut out = stream
+        .alloc_zeros::<i64>(3 * pairs as usize)
+        .map_err(driver_error("allocating timer overhead samples"))?;
+    let count = as_i32(pairs, "the pair count")?;
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&mut out).arg(&count);
+    // SAFETY: argument order and types match the signature above; `out` holds 3*pairs.
+    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching timer_overheads"))?;
+    gpu.wait("timer_overheads", Duration::from_secs(10))?;
+    stream
+        .clone_dtoh(&out)
+        .map_err(driver_error("reading timer overhead samples"))
+}
+
+/// Runs `clock_scope` (cuda/clock.cu) with `blocks` blocks of 32 threads; returns six values
+/// per block: smid, clock64 start, globaltimer start, clock64 end, globaltimer end, 0.
+///
+/// Kernel signature: `(unsigned long long spin_ns, long long *out[blocks*6])`.
+pub fn clock_scope(gpu: &mut Gpu, blocks: u32, spin: Duration) -> Result<Vec<i64>, GpuError> {
+    let function = gpu.function("clock", "clock_scope")?;
+    let stream = gpu.stream().clone();
+    let mut out = stream
+        .alloc_zeros::<i64>(blocks as usize * 6)
+        .map_err(driver_error("allocating clock scope stamps"))?;
+    let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&spin_ns).arg(&mut out);
+    let config = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (WARP_LANES as u32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: argument order and types match the signature above; `out` holds 6 per block.
+    unsafe { launch.launch(config) }.map_err(driver_error("launching clock_scope"))?;
+    gpu.wait("clock_scope", spin * blocks + Duration::from_secs(10))?;
+    stream
+        .clone_dtoh(&out)
+        .map_err(driver_error("reading clock scope stamps"))
+}

@@ -1,5 +1,6 @@
 //! Reporters: they write what experiments measured and analysis computed, and compute nothing.
 
+pub mod clock;
 pub mod divergence;
 pub mod divergence_model;
 pub mod divergence_split;
@@ -8,3 +9,4 @@ pub mod info;
 pub mod metadata;
 pub mod plot;
 pub mod run_dir;
+pub mod shared;

@@ -1,0 +1,67 @@
+//! `gpubench clock`: timer overheads, the SM clock, and whether SMs share a cycle counter.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use super::suite;
+use crate::analysis::clock::counter_scope;
+use crate::cli::ClockArgs;
+use crate::error::UsageError;
+use crate::experiments::clock::{measure_counter_scope, measure_sm_clock, measure_timer_overheads};
+use crate::report::clock as clock_report;
+
+pub fn run(args: &ClockArgs) -> Result<()> {
+    if args.pairs == 0 || args.pairs > 1 << 20 {
+        return Err(UsageError::new("--pairs must be between 1 and 1048576").into());
+    }
+    if args.spin_us > 1_000_000 {
+        return Err(UsageError::new("--spin-us must be at most 1000000 (one second)").into());
+    }
+    if args.blocks_per_sm == 0 || args.blocks_per_sm > 64 {
+        return Err(UsageError::new("--blocks-per-sm must be between 1 and 64").into());
+    }
+    let entries = [("clock", "timer_overheads"), ("clock", "clock_scope")];
+    let mut gpu = suite::open(args.device, args.output.as_deref(), &entries)?;
+    let settings = json!({
+        "pairs": args.pairs,
+        "blocks_per_sm": args.blocks_per_sm,
+        "spin_us": args.spin_us,
+        "method": "overheads: back-to-back reads in one thread; scope: thread 0 of each block stamps clock64 and %globaltimer around a busy-wait, and the SMs' clock64 − f·globaltimer offsets are compared",
+    });
+    let suite = suite::start(&mut gpu, "clock", args.output.as_deref(), &[], settings)?;
+    let outcome = (|| -> Result<()> {
+        let overheads = measure_timer_overheads(&mut gpu, args.pairs)?;
+        let sm_clock = measure_sm_clock(&mut gpu)?;
+        let blocks = u32::try_from(suite.metadata.device.multiprocessors)
+            .context("the device reports a negative SM count")?
+            * args.blocks_per_sm;
+        let stamps = measure_counter_scope(&mut gpu, blocks, Duration::from_micros(args.spin_us))?;
+        let scope = counter_scope(&stamps, sm_clock.mhz);
+        clock_report::write(&suite.run, &overheads, &sm_clock, &stamps, scope.as_ref())?;
+        let title = suite.title("Cycle counters");
+        suite.run.write_with("clock.png", |path| {
+            clock_report::draw(path, &title, &stamps, scope.as_ref())
+        })?;
+        let show = |name: &str, s: &crate::analysis::stats::Summary, unit: &str| {
+            println!(
+                "{name} back-to-back: min {} / median {} / max {} {unit} over {} pairs",
+                s.min, s.median, s.max, s.n
+            )
+        };
+        show("clock64", &overheads.clock64_cycles, "cycles");
+        show("clock (32-bit)", &overheads.clock32_cycles, "cycles");
+        show("%globaltimer", &overheads.globaltimer_ns, "ns");
+        println!(
+            "SM clock: {:.1} MHz (clock64 over {:.1} ms of %globaltimer)",
+            sm_clock.mhz,
+            sm_clock.interval_ns as f64 / 1e6
+        );
+        if let Some(scope) = &scope {
+            println!("cycle counter: {} ({})", scope.verdict, scope.explanation);
+        }
+        Ok(())
+    })();
+    suite.finish(&mut gpu, outcome)
+}

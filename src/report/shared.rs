@@ -1,0 +1,141 @@
+//! Files of `gpubench shared`: `shared.csv` (element bytes, stride, predicted wavefronts,
+//! cycles per dependent load), `shared.json` (the fitted cost per extra way, conflict-free
+//! latencies) and `shared.png` (cycles per load against stride, and against wavefronts with
+//! the fit).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::plot::{self, FONT};
+use super::run_dir::RunDir;
+use crate::analysis::bank_conflicts::{self, ConflictFit, StridePoint};
+
+#[derive(Debug, Serialize)]
+struct Row {
+    element_bytes: u32,
+    stride_elements: u32,
+    wavefronts: u32,
+    cycles_per_load: f64,
+}
+
+pub fn write(run: &RunDir, points: &[StridePoint], fit: Option<&ConflictFit>) -> Result<()> {
+    run.write_csv(
+        "shared.csv",
+        points.iter().map(|p| Row {
+            element_bytes: p.element_bytes,
+            stride_elements: p.stride,
+            wavefronts: bank_conflicts::wavefronts(p.element_bytes, p.stride),
+            cycles_per_load: p.cycles_per_load,
+        }),
+    )?;
+    run.write_json(
+        "shared.json",
+        &serde_json::json!({
+            "load_latency_cycles": points
+                .iter()
+                .find(|p| p.element_bytes == 4 && p.stride == 1)
+                .map(|p| p.cycles_per_load),
+            "load_latency_note": "4-byte dependent load, stride 1 (no conflict), cycles per load with the loop unrolled 32 times",
+            "fit": fit,
+        }),
+    )
+}
+
+const COLORS: [RGBColor; 3] = [BLUE, RED, GREEN];
+
+pub fn draw(
+    path: &Path,
+    title: &str,
+    points: &[StridePoint],
+    fit: Option<&ConflictFit>,
+) -> Result<()> {
+    plot::ensure_font();
+    let root = BitMapBackend::new(path, (1600, 700)).into_drawing_area();
+    (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+        root.fill(&WHITE)?;
+        let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
+        let panels = root.split_evenly((1, 2));
+        let y_max = points.iter().map(|p| p.cycles_per_load).fold(1.0, f64::max) * 1.08;
+        let x_max = points.iter().map(|p| p.stride).max().unwrap_or(1);
+        let mut by_stride = ChartBuilder::on(&panels[0])
+            .caption("against stride", (FONT, plot::LABEL_SIZE))
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0u32..x_max + 1, 0.0..y_max)?;
+        by_stride
+            .configure_mesh()
+            .x_desc("stride (elements)")
+            .y_desc("cycles per dependent load")
+            .axis_desc_style((FONT, plot::LABEL_SIZE))
+            .label_style((FONT, plot::TICK_SIZE))
+            .draw()?;
+        let w_max = points
+            .iter()
+            .map(|p| bank_conflicts::wavefronts(p.element_bytes, p.stride))
+            .max()
+            .unwrap_or(1);
+        let mut by_ways = ChartBuilder::on(&panels[1])
+            .caption("against wavefronts (bank model)", (FONT, plot::LABEL_SIZE))
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0u32..w_max + 1, 0.0..y_max)?;
+        by_ways
+            .configure_mesh()
+            .x_desc("wavefronts per warp load")
+            .y_desc("cycles per dependent load")
+            .axis_desc_style((FONT, plot::LABEL_SIZE))
+            .label_style((FONT, plot::TICK_SIZE))
+            .draw()?;
+        for (color, bytes) in COLORS.iter().zip(crate::experiments::shared::ELEMENT_BYTES) {
+            let mine: Vec<&StridePoint> =
+                points.iter().filter(|p| p.element_bytes == bytes).collect();
+            by_stride
+                .draw_series(LineSeries::new(
+                    mine.iter().map(|p| (p.stride, p.cycles_per_load)),
+                    color.stroke_width(2),
+                ))?
+                .label(format!("{bytes}-byte elements"))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            by_ways.draw_series(mine.iter().map(|p| {
+                Circle::new(
+                    (
+                        bank_conflicts::wavefronts(p.element_bytes, p.stride),
+                        p.cycles_per_load,
+                    ),
+                    5,
+                    color.filled(),
+                )
+            }))?;
+            if let (Some(fit), Some(base)) =
+                (fit, fit.and_then(|f| f.conflict_free_cycles.get(&bytes)))
+            {
+                let minimum = bank_conflicts::minimum_wavefronts(bytes);
+                let line = |w: u32| {
+                    base.estimate + fit.cycles_per_extra_way.estimate * f64::from(w - minimum)
+                };
+                by_ways.draw_series(LineSeries::new(
+                    [(minimum, line(minimum)), (w_max, line(w_max))],
+                    color.mix(0.6).stroke_width(1),
+                ))?;
+            }
+        }
+        by_stride
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, plot::TICK_SIZE))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    })()
+    .map_err(|e| anyhow::anyhow!("{e}"))
+    .context("drawing shared.png")
+}
