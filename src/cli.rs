@@ -27,6 +27,8 @@ pub enum Command {
     Divergence(DivergenceArgs),
     /// Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5).
     Clock(ClockArgs),
+    /// Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline.
+    Sync(SyncArgs),
     /// Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes).
     Shared(SharedArgs),
     /// Re-run an analysis on saved data, with no GPU.
@@ -56,6 +58,28 @@ pub struct ClockArgs {
     /// New run directory (default: results/runs/<UTC time>-clock); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Seconds a probe may run before the host kills it and records a hang.
+    #[arg(long, default_value_t = 5.0)]
+    pub timeout_seconds: f64,
+    /// In-kernel watchdog of spinning loops, in milliseconds of SM clock.
+    #[arg(long, default_value_t = 100)]
+    pub watchdog_ms: u64,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-sync); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    #[arg(long, hide = true)]
+    pub child_probe: Option<String>,
+    #[arg(long, hide = true)]
+    pub child_output: Option<PathBuf>,
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub child_budget_cycles: i64,
 }
 
 #[derive(Debug, Args)]

@@ -105,3 +105,37 @@ fn help_lists_the_subcommands() {
         .success()
         .stdout(predicate::str::contains("divergence").and(predicate::str::contains("info")));
 }
+
+#[test]
+fn probe_settings_are_checked_before_the_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (vec!["shared", "--iterations", "33"], "multiple of 32"),
+        (vec!["sync", "--timeout-seconds", "0"], "--timeout-seconds"),
+        (vec!["clock", "--pairs", "0"], "--pairs"),
+    ] {
+        gpubench(dir.path())
+            .args(&args)
+            .assert()
+            .code(USAGE)
+            .stderr(one_sentence().and(predicate::str::contains(needle)));
+    }
+    assert_no_run_written(dir.path());
+}
+
+#[test]
+fn without_a_gpu_every_probe_says_so() {
+    if has_cuda_driver() {
+        eprintln!("skipped: this machine has a CUDA driver");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for suite in ["clock", "shared", "sync"] {
+        gpubench(dir.path())
+            .arg(suite)
+            .assert()
+            .code(NO_USABLE_GPU)
+            .stderr(one_sentence());
+    }
+    assert_no_run_written(dir.path());
+}

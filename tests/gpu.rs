@@ -101,3 +101,63 @@ fn a_device_index_out_of_range_is_refused() {
     assert!(stderr.contains("there is no CUDA device 7"), "{stderr}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+fn run_suite(args: &[&str]) -> (tempfile::TempDir, PathBuf, std::time::Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let started = std::time::Instant::now();
+    let output = gpubench()
+        .args(args)
+        .arg("--output")
+        .arg(&run)
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(json(&run.join("metadata.json"))["status"], "complete");
+    (dir, run, elapsed)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn clock_reports_overheads_and_a_counter_scope() {
+    let (_dir, run, _) = run_suite(&["clock"]);
+    let clock = json(&run.join("clock.json"));
+    assert!(
+        clock["timer_overheads"]["clock64_cycles"]["median"]
+            .as_f64()
+            .unwrap()
+            >= 0.0
+    );
+    let verdict = clock["counter_scope"]["verdict"].as_str().unwrap();
+    assert!(verdict == "shared" || verdict == "per-SM");
+    assert!(run.join("clock.png").is_file() && run.join("clock_scope.csv").is_file());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn shared_fits_a_cost_per_conflict_way() {
+    let (_dir, run, _) = run_suite(&["shared", "--max-stride", "8"]);
+    let shared = json(&run.join("shared.json"));
+    assert!(shared["load_latency_cycles"].as_f64().unwrap() > 0.0);
+    assert!(shared["fit"]["cycles_per_extra_way"]["estimate"].is_number());
+    let rows = std::fs::read_to_string(run.join("shared.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 1 + 3 * 8);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sync_returns_within_seconds_with_a_verdict_for_every_probe() {
+    let (_dir, run, elapsed) = run_suite(&["sync", "--timeout-seconds", "3"]);
+    // Five probes, each killed after 3 s at worst, plus start-up.
+    assert!(elapsed.as_secs_f64() < 5.0 * 3.0 + 20.0, "took {elapsed:?}");
+    let verdicts = json(&run.join("sync.json"));
+    assert_eq!(verdicts.as_array().unwrap().len(), 5);
+    for verdict in verdicts.as_array().unwrap() {
+        assert_ne!(verdict["outcome"], "failed", "{verdict}");
+    }
+}

@@ -9,3 +9,4 @@ pub mod linear_fit;
 pub mod sass;
 pub mod stack_emulator;
 pub mod stats;
+pub mod sync;

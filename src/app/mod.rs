@@ -7,6 +7,7 @@ mod emulate;
 mod info;
 mod shared;
 mod suite;
+mod sync;
 
 pub use divergence::{DivergenceResult, analyze_and_write};
 
@@ -24,5 +25,6 @@ pub fn run(opts: Opts) -> Result<()> {
         Command::Emulate(args) => emulate::run(&args),
         Command::Shared(args) => shared::run(&args),
         Command::Clock(args) => clock::run(&args),
+        Command::Sync(args) => sync::run(&args),
     }
 }

@@ -5,3 +5,4 @@ pub mod clock;
 pub mod divergence;
 pub mod sass;
 pub mod shared;
+pub mod sync;

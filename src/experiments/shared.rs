@@ -32,7 +32,8 @@ impl Default for SharedConfig {
 
 impl SharedConfig {
     pub fn validate(&self) -> Result<(), UsageError> {
-        if self.iterations == 0 || !self.iterations.is_multiple_of(32) || self.iterations > 1 << 20 {
+        if self.iterations == 0 || !self.iterations.is_multiple_of(32) || self.iterations > 1 << 20
+        {
             return Err(UsageError::new(format!(
                 "--iterations must be a multiple of 32 between 32 and 1048576, not {}",
                 self.iterations

@@ -10,3 +10,4 @@ pub mod metadata;
 pub mod plot;
 pub mod run_dir;
 pub mod shared;
+pub mod sync;

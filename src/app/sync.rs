@@ -1,0 +1,92 @@
+//! `gpubench sync`: every probe in a child process with a deadline; verdicts in a table.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::suite;
+use crate::analysis::sync as verdicts;
+use crate::cli::SyncArgs;
+use crate::error::UsageError;
+use crate::experiments::sync::{self, ChildOutcome, PROBES};
+use crate::gpu::Gpu;
+use crate::report::run_dir::write_atomically;
+use crate::report::sync as sync_report;
+
+pub fn run(args: &SyncArgs) -> Result<()> {
+    if let Some(name) = &args.child_probe {
+        return child(args, name);
+    }
+    if !(0.1..=600.0).contains(&args.timeout_seconds) {
+        return Err(UsageError::new("--timeout-seconds must be between 0.1 and 600").into());
+    }
+    if !(1..=10_000).contains(&args.watchdog_ms) {
+        return Err(UsageError::new("--watchdog-ms must be between 1 and 10000").into());
+    }
+    let entries: Vec<(&str, &str)> = PROBES.iter().map(|p| ("sync", p.entry)).collect();
+    let mut gpu = suite::open(args.device, args.output.as_deref(), &entries)?;
+    let settings = json!({
+        "timeout_seconds": args.timeout_seconds,
+        "watchdog_ms": args.watchdog_ms,
+        "method": "each probe runs in a child process killed at the timeout; spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock",
+    });
+    let suite = suite::start(
+        &mut gpu,
+        "sync",
+        args.output.as_deref(),
+        &["sync"],
+        settings,
+    )?;
+    let outcome = (|| -> Result<()> {
+        let mhz = suite.metadata.sm_clock_before.mhz;
+        let budget_cycles = (args.watchdog_ms as f64 * mhz * 1000.0) as i64;
+        let deadline = Duration::from_secs_f64(args.timeout_seconds);
+        let mut results = Vec::new();
+        let mut pairing_stamps = None;
+        for probe in &PROBES {
+            let file = suite
+                .run
+                .path()
+                .join(format!("probe-{}.json", probe.info.name));
+            let verdict =
+                match sync::run_in_child(probe, args.device, budget_cycles, deadline, &file)? {
+                    ChildOutcome::Values(values) => {
+                        if probe.info.name == "barrier-pairing" {
+                            pairing_stamps = Some(values.clone());
+                        }
+                        sync::judge(probe, &values, mhz)
+                    }
+                    ChildOutcome::Hung { seconds } => verdicts::hung(&probe.info, seconds),
+                    ChildOutcome::Failed(error) => verdicts::failed(&probe.info, &error),
+                };
+            eprintln!("{}: {}", probe.info.name, verdict.outcome.label());
+            results.push((probe.listing, verdict));
+        }
+        sync_report::write(&suite.run, &results)?;
+        if let Some(stamps) = pairing_stamps.filter(|s| s.len() == 96) {
+            let title = suite.title("Listing 7 barrier departures");
+            suite.run.write_with("sync.png", |path| {
+                sync_report::draw_pairing(path, &title, &stamps)
+            })?;
+        }
+        print!("{}", sync_report::render_table(&results));
+        Ok(())
+    })();
+    suite.finish(&mut gpu, outcome)
+}
+
+/// The child side: one probe, its raw values written atomically to `--child-output`.
+fn child(args: &SyncArgs, name: &str) -> Result<()> {
+    let probe = sync::probe(name)
+        .ok_or_else(|| UsageError::new(format!("there is no sync probe named {name}")))?;
+    let output = args
+        .child_output
+        .as_deref()
+        .ok_or_else(|| UsageError::new("--child-probe needs --child-output"))?;
+    let mut gpu = Gpu::open(args.device)?;
+    let deadline = Duration::from_secs_f64(args.timeout_seconds + 10.0);
+    let values = sync::run_probe(&mut gpu, probe, args.child_budget_cycles, deadline)?;
+    let text = serde_json::to_vec_pretty(&json!({ "probe": name, "values": values }))?;
+    write_atomically(output, &text)
+}

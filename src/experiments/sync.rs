@@ -1,0 +1,195 @@
+//! Barrier and SIMT-deadlock probes (cuda/sync.cu), after Wong et al., section IV-D,
+//! Listings 4–7, plus a __syncwarp() variant of Listing 5.
+//!
+//! A probe can hang the GPU in a way no in-kernel watchdog can end (lanes waiting in a barrier
+//! never reach a watchdog check), and a hung kernel cannot be stopped from inside its own
+//! process. So every probe runs in a child process (`gpubench sync --child-probe NAME`) that
+//! the parent kills at a deadline; a kill is a verdict, "hung". Spinning loops also carry an
+//! in-kernel clock64 watchdog, so a deadlock that can be caught is caught and reported with
+//! what each lane saw.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::analysis::sync::{self, Outcome, ProbeInfo, Verdict};
+use crate::gpu::{Gpu, launch};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Probe {
+    pub info: ProbeInfo,
+    pub entry: &'static str,
+    pub listing: &'static str,
+    pub threads: u32,
+    pub out_len: usize,
+}
+
+pub const PROBES: [Probe; 5] = [
+    Probe {
+        info: ProbeInfo {
+            name: "simt-spin",
+            pre_volta: "deadlock: the lane whose turn it is waits at the loop's reconvergence point for lanes that can never leave",
+            pre_volta_outcome: Some(Outcome::DeadlockedWatchdog),
+        },
+        entry: "sync_simt_spin",
+        listing: "Listing 4",
+        threads: 32,
+        out_len: 65,
+    },
+    Probe {
+        info: ProbeInfo {
+            name: "divergent-syncthreads",
+            pre_volta: "no deadlock; the consumers read the old values: __syncthreads() works per warp and the else branch ran first",
+            pre_volta_outcome: Some(Outcome::Completed),
+        },
+        entry: "sync_divergent_syncthreads",
+        listing: "Listing 5",
+        threads: 32,
+        out_len: 32,
+    },
+    Probe {
+        info: ProbeInfo {
+            name: "divergent-syncwarp",
+            pre_volta: "not in the paper: __syncwarp() arrived with Volta",
+            pre_volta_outcome: None,
+        },
+        entry: "sync_divergent_syncwarp",
+        listing: "Listing 5 with __syncwarp()",
+        threads: 32,
+        out_len: 32,
+    },
+    Probe {
+        info: ProbeInfo {
+            name: "two-warp-spin",
+            pre_volta: "deadlock: __syncthreads() has no timeout, so warp 0 waits for ever on a warp that spins instead of arriving",
+            pre_volta_outcome: Some(Outcome::DeadlockedWatchdog),
+        },
+        entry: "sync_two_warp_spin",
+        listing: "Listing 6",
+        threads: 64,
+        out_len: 3,
+    },
+    Probe {
+        info: ProbeInfo {
+            name: "barrier-pairing",
+            pre_volta: "block 2 (the taken path, run first) met warp 1's first __syncthreads(), block 1 its second",
+            pre_volta_outcome: Some(Outcome::Completed),
+        },
+        entry: "sync_barrier_pairing",
+        listing: "Listing 7",
+        threads: 64,
+        out_len: 96,
+    },
+];
+
+pub fn probe(name: &str) -> Option<&'static Probe> {
+    PROBES.iter().find(|p| p.info.name == name)
+}
+
+/// In the child process: run one probe and return what its kernel wrote.
+pub fn run_probe(
+    gpu: &mut Gpu,
+    probe: &Probe,
+    budget_cycles: i64,
+    deadline: Duration,
+) -> Result<Vec<i64>> {
+    Ok(launch::sync_probe(
+        gpu,
+        probe.entry,
+        probe.threads,
+        probe.out_len,
+        budget_cycles,
+        deadline,
+    )?)
+}
+
+/// The verdict on a probe's raw values.
+pub fn judge(probe: &Probe, values: &[i64], mhz: f64) -> Verdict {
+    if values.len() != probe.out_len {
+        return sync::failed(
+            &probe.info,
+            &format!(
+                "{} values where {} were expected",
+                values.len(),
+                probe.out_len
+            ),
+        );
+    }
+    match probe.info.name {
+        "simt-spin" => sync::simt_spin(&probe.info, values),
+        "divergent-syncthreads" | "divergent-syncwarp" => {
+            sync::divergent_barrier(&probe.info, values)
+        }
+        "two-warp-spin" => sync::two_warp_spin(&probe.info, values, mhz),
+        _ => sync::barrier_pairing(&probe.info, values),
+    }
+}
+
+/// How a child run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChildOutcome {
+    Values(Vec<i64>),
+    Hung { seconds: f64 },
+    Failed(String),
+}
+
+/// In the parent: runs `probe` in a child process of this executable, which writes its values
+/// as JSON to `result_file`, and kills the child at `deadline`.
+pub fn run_in_child(
+    probe: &Probe,
+    device: usize,
+    budget_cycles: i64,
+    deadline: Duration,
+    result_file: &Path,
+) -> Result<ChildOutcome> {
+    let exe = std::env::current_exe().context("cannot find this executable to start a probe")?;
+    let mut child = Command::new(exe)
+        .args(["sync", "--device", &device.to_string()])
+        .args(["--child-probe", probe.info.name])
+        .args(["--child-budget-cycles", &budget_cycles.to_string()])
+        .arg("--child-output")
+        .arg(result_file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot start a probe's child process")?;
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child
+            .try_wait()
+            .context("waiting for a probe's child process")?
+        {
+            if !status.success() {
+                let mut message = String::new();
+                if let Some(mut stderr) = child.stderr.take() {
+                    use std::io::Read;
+                    let _ = stderr.read_to_string(&mut message);
+                }
+                return Ok(ChildOutcome::Failed(format!(
+                    "{status}: {}",
+                    message.trim()
+                )));
+            }
+            let text = std::fs::read_to_string(result_file).with_context(|| {
+                format!("the probe wrote no result to {}", result_file.display())
+            })?;
+            let values: Vec<i64> = serde_json::from_str::<serde_json::Value>(&text)?["values"]
+                .as_array()
+                .context("a probe result without values")?
+                .iter()
+                .map(|v| v.as_i64().unwrap_or(i64::MIN))
+                .collect();
+            return Ok(ChildOutcome::Values(values));
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(ChildOutcome::Hung {
+                seconds: started.elapsed().as_secs_f64(),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
