@@ -48,13 +48,13 @@ extern "C" __global__ void sync_simt_spin(long long *out, long long budget)
 
 // Listing 5 (one warp): lanes 0-15 produce into shared memory and call __syncthreads(); lanes
 // 16-31 call __syncthreads() on the other branch and then read. out[lane] for lanes 16-31 =
-// the value read (producers write 100 + lane; -1 means the old value).
+// the value read (producers write 100 + lane; -7 is the old value; -1 means never stored).
 extern "C" __global__ void sync_divergent_syncthreads(long long *out)
 {
     __shared__ int shared_array[16];
     const int lane = threadIdx.x;
     if (lane < 16) {
-        shared_array[lane] = -1;
+        shared_array[lane] = -7;
     }
     __syncthreads();
     if (lane < 16) {
@@ -72,7 +72,7 @@ extern "C" __global__ void sync_divergent_syncwarp(long long *out)
     __shared__ int shared_array[16];
     const int lane = threadIdx.x;
     if (lane < 16) {
-        shared_array[lane] = -1;
+        shared_array[lane] = -7;
     }
     __syncwarp();
     if (lane < 16) {

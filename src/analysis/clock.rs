@@ -53,8 +53,10 @@ pub struct SmOffset {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CounterScope {
-    /// "shared" or "per-SM".
+    /// "shared" (one group), "per-SM" (every SM alone) or "per-group".
     pub verdict: &'static str,
+    /// SMs whose offsets agree within 3× the noise, each list sorted; largest group first.
+    pub groups: Vec<Vec<i64>>,
     pub explanation: String,
     pub sms: Vec<SmOffset>,
     /// Range of the per-SM offsets.
@@ -109,21 +111,50 @@ pub fn counter_scope(stamps: &[BlockStamp], mhz: f64) -> Option<CounterScope> {
             (l.min(s.offset_cycles), h.max(s.offset_cycles))
         });
     let across = high - low;
-    let shared = across <= 3.0 * noise;
-    Some(CounterScope {
-        verdict: if shared { "shared" } else { "per-SM" },
-        explanation: if shared {
+    // Counters kept in step show the same offset: cut the sorted offsets at gaps wider than
+    // 3× the noise.
+    let mut sorted: Vec<&SmOffset> = sms.iter().collect();
+    sorted.sort_by(|a, b| a.offset_cycles.total_cmp(&b.offset_cycles));
+    let mut groups: Vec<Vec<i64>> = Vec::new();
+    let mut previous = f64::NEG_INFINITY;
+    for sm in sorted {
+        if sm.offset_cycles - previous > 3.0 * noise || groups.is_empty() {
+            groups.push(Vec::new());
+        }
+        groups.last_mut().expect("pushed above").push(sm.smid);
+        previous = sm.offset_cycles;
+    }
+    for group in &mut groups {
+        group.sort_unstable();
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
+    let (verdict, explanation) = match groups.len() {
+        1 => (
+            "shared",
             format!(
                 "the {} SMs' counters agree to within {across:.0} cycles, no more than 3× the method's noise of {noise:.0} cycles: one counter, or counters kept in step",
                 sms.len()
-            )
-        } else {
+            ),
+        ),
+        n if n == sms.len() => (
+            "per-SM",
             format!(
-                "the {} SMs' counters differ by up to {across:.0} cycles, {:.0}× the method's noise of {noise:.0} cycles: each SM (or cluster) counts on its own",
-                sms.len(),
+                "each of the {n} SMs' counters has its own offset (up to {across:.0} cycles apart, noise {noise:.0} cycles)"
+            ),
+        ),
+        n => (
+            "per-group",
+            format!(
+                "{n} groups of SMs each share a counter offset (group sizes {:?}); groups differ by up to {across:.0} cycles, {:.0}× the method's noise of {noise:.0} cycles",
+                groups.iter().map(Vec::len).collect::<Vec<_>>(),
                 across / noise
-            )
-        },
+            ),
+        ),
+    };
+    Some(CounterScope {
+        verdict,
+        groups,
+        explanation,
         sms,
         across_sm_range_cycles: across,
         noise_cycles: noise,
@@ -168,8 +199,11 @@ mod tests {
     #[test]
     fn offset_counters_are_per_sm() {
         let scope = counter_scope(&stamps(&[0, 250_000, -90_000, 7]), 2000.0).unwrap();
-        assert_eq!(scope.verdict, "per-SM");
+        assert_eq!(scope.verdict, "per-group");
+        assert_eq!(scope.groups, vec![vec![0, 3], vec![2], vec![1]]);
         assert!((scope.across_sm_range_cycles - 340_000.0).abs() < 1.0);
+        let alone = counter_scope(&stamps(&[0, 250_000, -90_000]), 2000.0).unwrap();
+        assert_eq!(alone.verdict, "per-SM");
     }
 
     #[test]

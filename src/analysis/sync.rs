@@ -108,11 +108,12 @@ pub fn simt_spin(info: &ProbeInfo, out: &[i64]) -> Verdict {
     }
 }
 
-/// Listing 5 and its __syncwarp variant: out[16..32] = values the consumers read.
+/// Listing 5 and its __syncwarp variant: out[16..32] = values the consumers read (100 + i
+/// new, -7 old, -1 never stored).
 pub fn divergent_barrier(info: &ProbeInfo, out: &[i64]) -> Verdict {
     let read = &out[16..32];
     let fresh = (0..16).filter(|&i| read[i] == 100 + i as i64).count();
-    let stale = read.iter().filter(|&&v| v == -1).count();
+    let stale = read.iter().filter(|&&v| v == -7).count();
     let (outcome, observed, matches) = if fresh == 16 {
         (
             Outcome::Completed,
@@ -238,7 +239,7 @@ mod tests {
 
     #[test]
     fn divergent_barrier_verdicts() {
-        let mut out = vec![-1_i64; 32];
+        let mut out = vec![-7_i64; 32];
         assert_eq!(
             divergent_barrier(&INFO, &out).matches_pre_volta,
             Some(true),
