@@ -27,6 +27,8 @@ pub enum Command {
     Divergence(DivergenceArgs),
     /// Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5).
     Clock(ClockArgs),
+    /// Which path of a 32-way divergent branch runs first (Wong Listing 3), and warp overlap.
+    Branch(BranchArgs),
     /// Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline.
     Sync(SyncArgs),
     /// Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes).
@@ -56,6 +58,22 @@ pub struct ClockArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-clock); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BranchArgs {
+    /// Busy-loop iterations inside each path.
+    #[arg(long, default_value_t = 32)]
+    pub work: u32,
+    /// Seed of the random clause order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-branch); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

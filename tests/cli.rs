@@ -113,6 +113,7 @@ fn probe_settings_are_checked_before_the_gpu() {
         (vec!["shared", "--iterations", "33"], "multiple of 32"),
         (vec!["sync", "--timeout-seconds", "0"], "--timeout-seconds"),
         (vec!["clock", "--pairs", "0"], "--pairs"),
+        (vec!["branch", "--work", "0"], "--work"),
     ] {
         gpubench(dir.path())
             .args(&args)
@@ -130,7 +131,7 @@ fn without_a_gpu_every_probe_says_so() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    for suite in ["clock", "shared", "sync"] {
+    for suite in ["clock", "shared", "sync", "branch"] {
         gpubench(dir.path())
             .arg(suite)
             .assert()

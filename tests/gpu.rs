@@ -161,3 +161,17 @@ fn sync_returns_within_seconds_with_a_verdict_for_every_probe() {
         assert_ne!(verdict["outcome"], "failed", "{verdict}");
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn branch_records_every_path_of_every_order() {
+    let (_dir, run, _) = run_suite(&["branch"]);
+    let summary = json(&run.join("branch.json"));
+    for order in ["ascending", "descending", "random", "two warps"] {
+        let clauses = summary[order]["report"]["clause_order"].as_array().unwrap();
+        assert_eq!(clauses.len(), 32, "{order}");
+    }
+    assert!(summary["two warps"]["warp_overlap"].is_number());
+    let rows = std::fs::read_to_string(run.join("branch.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 1 + 32 * 3 + 64);
+}

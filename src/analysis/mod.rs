@@ -1,6 +1,7 @@
 //! Pure statistics and fits: functions over plain numbers, no GPU and no I/O.
 
 pub mod bank_conflicts;
+pub mod branch;
 pub mod clock;
 pub mod divergence;
 pub mod divergence_model;

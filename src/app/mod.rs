@@ -1,6 +1,7 @@
 //! What each subcommand does, in pipeline order: validate, open the GPU where one is needed,
 //! run the experiment, analyse, report.
 
+mod branch;
 mod clock;
 mod divergence;
 mod emulate;
@@ -26,5 +27,6 @@ pub fn run(opts: Opts) -> Result<()> {
         Command::Shared(args) => shared::run(&args),
         Command::Clock(args) => clock::run(&args),
         Command::Sync(args) => sync::run(&args),
+        Command::Branch(args) => branch::run(&args),
     }
 }

@@ -347,3 +347,37 @@ pub fn sync_probe(
         .clone_dtoh(&out)
         .map_err(driver_error("reading a sync probe's output"))
 }
+
+/// Runs `branch_order` (cuda/branch.cu) as one block of `threads` (32 or 64) threads; lane l
+/// takes the clause k with c[k] == l. Returns start and end stamps per thread.
+///
+/// Kernel signature: `(const int *c[32], long long *stamps[threads*2], unsigned *sink[threads],
+/// int work)`.
+pub fn branch_order(
+    gpu: &mut Gpu,
+    order: &[i32; WARP_LANES],
+    threads: u32,
+    work: u32,
+) -> Result<Vec<i64>, GpuError> {
+    let function = gpu.function("branch", "branch_order")?;
+    let stream = gpu.stream().clone();
+    let c = stream
+        .clone_htod(order.as_slice())
+        .map_err(driver_error("copying the clause order"))?;
+    let mut stamps = stream
+        .alloc_zeros::<i64>(threads as usize * 2)
+        .map_err(driver_error("allocating branch stamps"))?;
+    let mut sink = stream
+        .alloc_zeros::<u32>(threads as usize)
+        .map_err(driver_error("allocating the sink buffer"))?;
+    let work = as_i32(work, "--work")?;
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&c).arg(&mut stamps).arg(&mut sink).arg(&work);
+    // SAFETY: the arguments match the kernel signature above in order and type; stamps holds
+    // two per thread and sink one per thread for the `threads` launched.
+    unsafe { launch.launch(one_block(threads)) }.map_err(driver_error("launching branch_order"))?;
+    gpu.wait("branch_order", Duration::from_secs(10))?;
+    stream
+        .clone_dtoh(&stamps)
+        .map_err(driver_error("reading branch stamps"))
+}

@@ -1,5 +1,6 @@
 //! Reporters: they write what experiments measured and analysis computed, and compute nothing.
 
+pub mod branch;
 pub mod clock;
 pub mod divergence;
 pub mod divergence_model;

@@ -1,0 +1,82 @@
+//! `gpubench branch`: which path of a divergent branch runs first, and whether warps overlap.
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::suite;
+use crate::analysis::branch::{order_report, warp_overlap};
+use crate::cli::BranchArgs;
+use crate::error::UsageError;
+use crate::experiments::branch;
+use crate::report::branch as branch_report;
+
+pub fn run(args: &BranchArgs) -> Result<()> {
+    if args.work == 0 || args.work > 100_000 {
+        return Err(UsageError::new(
+            "--work must be between 1 and 100000 loop iterations per path",
+        )
+        .into());
+    }
+    let mut gpu = suite::open(
+        args.device,
+        args.output.as_deref(),
+        &[("branch", "branch_order")],
+    )?;
+    let settings = json!({
+        "work": args.work,
+        "seed": args.seed,
+        "method": "32-way if / else-if chain (Listing 3); lane c[k] takes clause k; each clause stamps clock64 around `work` dependent multiply-adds; one untimed launch before each timed one",
+    });
+    let suite = suite::start(
+        &mut gpu,
+        "branch",
+        args.output.as_deref(),
+        &["branch"],
+        settings,
+    )?;
+    let outcome = (|| -> Result<()> {
+        let runs = branch::measure(&mut gpu, args.seed, args.work)?;
+        let mut summary = serde_json::Map::new();
+        for run in &runs {
+            let report = order_report(&run.paths);
+            let overlap = warp_overlap(&run.paths);
+            if let Some(report) = &report {
+                println!(
+                    "{}: first lane {} (clause {}); {}{}",
+                    run.name,
+                    report.first_lane,
+                    report.first_clause,
+                    report.verdict,
+                    if report.serialized {
+                        "; paths of a warp never overlap"
+                    } else {
+                        "; some paths of a warp overlapped"
+                    }
+                );
+            }
+            if let Some(overlap) = overlap {
+                println!(
+                    "{}: the warps' busy spans overlap by {:.0}% of the shorter one: {}",
+                    run.name,
+                    overlap * 100.0,
+                    if overlap > 0.5 {
+                        "warps run concurrently while each serialises its own paths"
+                    } else {
+                        "warps ran one after the other"
+                    }
+                );
+            }
+            summary.insert(
+                run.name.to_string(),
+                json!({ "order": run.order, "warps": run.warps, "report": report, "warp_overlap": overlap }),
+            );
+        }
+        branch_report::write(&suite.run, &runs, &serde_json::Value::Object(summary))?;
+        let title = suite.title("Branch order");
+        suite.run.write_with("branch.png", |path| {
+            branch_report::draw(path, &title, &runs)
+        })?;
+        Ok(())
+    })();
+    suite.finish(&mut gpu, outcome)
+}
