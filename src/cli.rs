@@ -29,6 +29,8 @@ pub enum Command {
     Clock(ClockArgs),
     /// Which path of a 32-way divergent branch runs first (Wong Listing 3), and warp overlap.
     Branch(BranchArgs),
+    /// Largest block per register count and the register allocation unit (Wong Fig. 9).
+    Regs(RegsArgs),
     /// Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline.
     Sync(SyncArgs),
     /// Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes).
@@ -74,6 +76,22 @@ pub struct BranchArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-branch); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RegsArgs {
+    /// Smallest register cap.
+    #[arg(long, default_value_t = 16)]
+    pub min_registers: u32,
+    /// Step between caps (255 is always included).
+    #[arg(long, default_value_t = 3)]
+    pub step: u32,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-regs); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

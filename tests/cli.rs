@@ -114,6 +114,7 @@ fn probe_settings_are_checked_before_the_gpu() {
         (vec!["sync", "--timeout-seconds", "0"], "--timeout-seconds"),
         (vec!["clock", "--pairs", "0"], "--pairs"),
         (vec!["branch", "--work", "0"], "--work"),
+        (vec!["regs", "--min-registers", "8"], "--min-registers"),
     ] {
         gpubench(dir.path())
             .args(&args)
@@ -131,7 +132,7 @@ fn without_a_gpu_every_probe_says_so() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    for suite in ["clock", "shared", "sync", "branch"] {
+    for suite in ["clock", "shared", "sync", "branch", "regs"] {
         gpubench(dir.path())
             .arg(suite)
             .assert()

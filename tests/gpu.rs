@@ -175,3 +175,19 @@ fn branch_records_every_path_of_every_order() {
     let rows = std::fs::read_to_string(run.join("branch.csv")).unwrap();
     assert_eq!(rows.lines().count(), 1 + 32 * 3 + 64);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn regs_finds_the_largest_block_per_register_count() {
+    let (_dir, run, _) = run_suite(&["regs", "--min-registers", "64", "--step", "29"]);
+    let rows = std::fs::read_to_string(run.join("regs.csv")).unwrap();
+    // caps 64, 93, ..., 238, and 255
+    assert_eq!(rows.lines().count(), 1 + 7 + 1);
+    let regs = json(&run.join("regs.json"));
+    assert!(
+        regs["allocation"]["largest_block_registers"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}

@@ -6,6 +6,7 @@ mod clock;
 mod divergence;
 mod emulate;
 mod info;
+mod regs;
 mod shared;
 mod suite;
 mod sync;
@@ -28,5 +29,6 @@ pub fn run(opts: Opts) -> Result<()> {
         Command::Clock(args) => clock::run(&args),
         Command::Sync(args) => sync::run(&args),
         Command::Branch(args) => branch::run(&args),
+        Command::Regs(args) => regs::run(&args),
     }
 }

@@ -2,6 +2,7 @@
 //! PTX, launching and waiting with a deadline, and turning every driver failure into a
 //! [`GpuError`] that says what to do. Typed launches (the only `unsafe`) are in [`launch`].
 
+pub mod jit;
 pub mod launch;
 
 use std::collections::HashMap;
@@ -40,7 +41,7 @@ pub struct DeviceProperties {
 }
 
 pub struct Gpu {
-    context: Arc<CudaContext>,
+    pub(crate) context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     modules: HashMap<&'static str, Arc<CudaModule>>,
 }

@@ -9,6 +9,7 @@ pub mod emulation;
 pub mod info;
 pub mod metadata;
 pub mod plot;
+pub mod regs;
 pub mod run_dir;
 pub mod shared;
 pub mod sync;

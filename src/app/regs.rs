@@ -1,0 +1,78 @@
+//! `gpubench regs`: the largest block per register count, and the allocation unit.
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::suite;
+use crate::analysis::registers;
+use crate::cli::RegsArgs;
+use crate::error::UsageError;
+use crate::experiments::regs;
+use crate::report::regs as regs_report;
+
+pub fn run(args: &RegsArgs) -> Result<()> {
+    if args.step == 0 || args.min_registers < 16 || args.min_registers > 255 {
+        return Err(UsageError::new(
+            "--min-registers must be between 16 and 255 and --step at least 1",
+        )
+        .into());
+    }
+    let caps = regs::caps(args.min_registers, 255, args.step);
+    let mut gpu = suite::open(
+        args.device,
+        args.output.as_deref(),
+        &[("regs", "regs_pressure")],
+    )?;
+    let settings = json!({
+        "caps": caps,
+        "method": "regs_pressure JIT-compiled with CU_JIT_MAX_REGISTERS = cap; largest launching block found by bisection over multiples of 32 threads",
+    });
+    let suite = suite::start(
+        &mut gpu,
+        "regs",
+        args.output.as_deref(),
+        &["regs"],
+        settings,
+    )?;
+    let outcome = (|| -> Result<()> {
+        let device = &suite.metadata.device;
+        let register_file = u32::try_from(device.registers_per_block).unwrap_or(65_536);
+        let max_threads = 1024;
+        let points = regs::measure(&mut gpu, &caps, max_threads)?;
+        let allocation = registers::infer(&points, register_file, max_threads);
+        regs_report::write(&suite.run, &points, &allocation, register_file)?;
+        let title = suite.title("Register allocation");
+        suite.run.write_with("regs.png", |path| {
+            regs_report::draw(
+                path,
+                &title,
+                &points,
+                &allocation,
+                register_file,
+                max_threads,
+            )
+        })?;
+        match allocation.unit_registers_per_warp {
+            Some(unit) => println!(
+                "register allocation unit: {unit} registers per warp ({} per thread); every measured block size matches a {register_file}-register file per block",
+                unit / registers::WARP
+            ),
+            None => println!(
+                "no allocation unit in {:?} predicts every measured block size; see regs.csv",
+                registers::UNITS
+            ),
+        }
+        if allocation.consistent_units.len() > 1 {
+            println!("  (also consistent: {:?})", allocation.consistent_units);
+        }
+        if let Some(quantum) = allocation.register_limited_thread_quantum {
+            println!("register-limited block sizes are multiples of {quantum} threads");
+        }
+        println!(
+            "largest block register use measured: {} registers; driver attribute disagrees at caps {:?}",
+            allocation.largest_block_registers, allocation.attribute_mismatches
+        );
+        Ok(())
+    })();
+    suite.finish(&mut gpu, outcome)
+}

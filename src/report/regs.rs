@@ -1,0 +1,102 @@
+//! Files of `gpubench regs`: `regs.csv` (cap, registers per thread, largest block measured and
+//! per the driver, registers that block holds), `regs.json` (the inferred allocation unit) and
+//! `regs.png` (largest block against registers per thread, with the fitted allocator).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::plot::{self, FONT};
+use super::run_dir::RunDir;
+use crate::analysis::registers::{Allocation, RegisterPoint, predicted_threads};
+
+#[derive(Debug, Serialize)]
+struct Row {
+    cap: u32,
+    registers_per_thread: u32,
+    max_threads: u32,
+    max_threads_attribute: u32,
+    block_registers: u32,
+}
+
+pub fn write(
+    run: &RunDir,
+    points: &[RegisterPoint],
+    allocation: &Allocation,
+    register_file: u32,
+) -> Result<()> {
+    run.write_csv(
+        "regs.csv",
+        points.iter().map(|p| Row {
+            cap: p.cap,
+            registers_per_thread: p.registers,
+            max_threads: p.max_threads,
+            max_threads_attribute: p.max_threads_attribute,
+            block_registers: p.registers * p.max_threads,
+        }),
+    )?;
+    run.write_json(
+        "regs.json",
+        &serde_json::json!({ "register_file_per_block": register_file, "allocation": allocation }),
+    )
+}
+
+pub fn draw(
+    path: &Path,
+    title: &str,
+    points: &[RegisterPoint],
+    allocation: &Allocation,
+    register_file: u32,
+    max_threads: u32,
+) -> Result<()> {
+    plot::ensure_font();
+    let root = BitMapBackend::new(path, (1200, 700)).into_drawing_area();
+    (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, plot::LABEL_SIZE))
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0u32..260, 0u32..max_threads + 64)?;
+        chart
+            .configure_mesh()
+            .x_desc("registers per thread")
+            .y_desc("largest block (threads)")
+            .axis_desc_style((FONT, plot::LABEL_SIZE))
+            .label_style((FONT, plot::TICK_SIZE))
+            .draw()?;
+        if let Some(unit) = allocation.unit_registers_per_warp {
+            chart
+                .draw_series(LineSeries::new(
+                    (1..=255).map(|r| (r, predicted_threads(r, unit, register_file, max_threads))),
+                    RED.stroke_width(2),
+                ))?
+                .label(format!(
+                    "allocator: {unit} registers per warp unit, {register_file} per block"
+                ))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+        }
+        chart
+            .draw_series(
+                points
+                    .iter()
+                    .map(|p| Circle::new((p.registers, p.max_threads), 5, BLUE.filled())),
+            )?
+            .label("measured (largest block that launched)")
+            .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font((FONT, plot::TICK_SIZE))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    })()
+    .map_err(|e| anyhow::anyhow!("{e}"))
+    .context("drawing regs.png")
+}
