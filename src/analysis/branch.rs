@@ -62,12 +62,21 @@ pub fn order_report(paths: &[PathInterval]) -> Option<OrderReport> {
         .enumerate()
         .all(|(i, &c)| c == n - 1 - i);
     let ascending = clause_order.iter().enumerate().all(|(i, &c)| c == i);
-    let verdict = if descending {
-        "the last else-if clause ran first and the first clause last: the taken (else) path runs first and the fall-through waits, as on GT200".to_string()
-    } else if ascending {
-        "the first clause ran first, then each else-if in order: the fall-through (then) path runs first, unlike GT200".to_string()
+    let exact = if descending || ascending {
+        String::new()
     } else {
-        format!("clauses ran in the order {clause_order:?}")
+        format!(" (clause order {clause_order:?})")
+    };
+    let verdict = if first.clause == n - 1 {
+        format!(
+            "the last else-if clause ran first: the taken (else) path runs first and the fall-through waits, as on GT200{exact}"
+        )
+    } else if first.clause == 0 {
+        format!(
+            "the first clause ran first: the then path runs before the else chain, unlike GT200{exact}"
+        )
+    } else {
+        format!("clause {} ran first{exact}", first.clause)
     };
     Some(OrderReport {
         first_lane: first.lane,

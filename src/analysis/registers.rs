@@ -2,15 +2,18 @@
 //! launches at each register count, infer the allocation unit per warp and check it against
 //! the register file the device reports.
 //!
-//! Model: a warp gets `ceil(registers × 32 / G) × G` registers, G the allocation unit; a
-//! block fits while its warps' registers total at most the register file per block R, and it
-//! has at most `max_threads` threads. Every G in a list of powers of two is tried; the ones that
-//! predict every measured block size are consistent.
+//! Model: a warp gets `ceil(registers × 32 / G) × G` registers, G the allocation unit; the
+//! register file of R registers is split evenly over P partitions (the SM's sub-partitions,
+//! each with its own warp scheduler), a warp lives in one of them, and a block's warps are
+//! dealt round-robin, so a block fits while `ceil(warps / P)` warps fit in R / P registers; it
+//! has at most `max_threads` threads. Every G and P in lists of powers of two is tried; the
+//! pairs that predict every measured block size are consistent.
 
 use serde::Serialize;
 
 pub const WARP: u32 = 32;
 pub const UNITS: [u32; 7] = [32, 64, 128, 256, 512, 1024, 2048];
+pub const PARTITIONS: [u32; 4] = [1, 2, 4, 8];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RegisterPoint {
@@ -24,21 +27,35 @@ pub struct RegisterPoint {
     pub max_threads_attribute: u32,
 }
 
+/// The allocator: unit G registers per warp, register file split over P partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Allocator {
+    pub unit_registers_per_warp: u32,
+    pub partitions: u32,
+}
+
 /// Largest block the model allows.
-pub fn predicted_threads(registers: u32, unit: u32, register_file: u32, max_threads: u32) -> u32 {
+pub fn predicted_threads(
+    registers: u32,
+    allocator: Allocator,
+    register_file: u32,
+    max_threads: u32,
+) -> u32 {
+    let unit = allocator.unit_registers_per_warp;
     let per_warp = (registers * WARP).div_ceil(unit) * unit;
-    let warps = register_file
+    let per_partition = (register_file / allocator.partitions)
         .checked_div(per_warp)
-        .unwrap_or(u32::MAX / WARP);
-    (warps * WARP).min(max_threads)
+        .unwrap_or(u32::MAX / WARP / 8);
+    (per_partition * allocator.partitions * WARP).min(max_threads)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Allocation {
-    /// Allocation units (registers per warp) that predict every point.
-    pub consistent_units: Vec<u32>,
-    /// The coarsest consistent unit (the others then differ on no measured point).
-    pub unit_registers_per_warp: Option<u32>,
+    /// Allocators that predict every point.
+    pub consistent: Vec<Allocator>,
+    /// The coarsest consistent unit, with the fewest partitions among those (the other
+    /// consistent allocators differ from it on no measured point).
+    pub allocator: Option<Allocator>,
     pub unit_registers_per_thread: Option<f64>,
     /// The most registers any measured block held: registers × threads, before rounding.
     pub largest_block_registers: u32,
@@ -53,25 +70,35 @@ fn gcd(a: u32, b: u32) -> u32 {
 }
 
 pub fn infer(points: &[RegisterPoint], register_file: u32, max_threads: u32) -> Allocation {
-    let consistent_units: Vec<u32> = UNITS
+    let consistent: Vec<Allocator> = UNITS
         .iter()
-        .copied()
-        .filter(|&unit| {
+        .flat_map(|&unit| {
+            PARTITIONS.iter().map(move |&partitions| Allocator {
+                unit_registers_per_warp: unit,
+                partitions,
+            })
+        })
+        .filter(|&allocator| {
             points.iter().all(|p| {
-                predicted_threads(p.registers, unit, register_file, max_threads) == p.max_threads
+                predicted_threads(p.registers, allocator, register_file, max_threads)
+                    == p.max_threads
             })
         })
         .collect();
-    let unit = consistent_units.last().copied();
+    let allocator = consistent
+        .iter()
+        .copied()
+        .max_by_key(|a| (a.unit_registers_per_warp, std::cmp::Reverse(a.partitions)));
     let limited: Vec<u32> = points
         .iter()
         .filter(|p| p.max_threads < max_threads)
         .map(|p| p.max_threads)
         .collect();
     Allocation {
-        unit_registers_per_thread: unit.map(|u| f64::from(u) / f64::from(WARP)),
-        unit_registers_per_warp: unit,
-        consistent_units,
+        unit_registers_per_thread: allocator
+            .map(|a| f64::from(a.unit_registers_per_warp) / f64::from(WARP)),
+        allocator,
+        consistent,
         largest_block_registers: points
             .iter()
             .map(|p| p.registers * p.max_threads)
@@ -91,11 +118,11 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn simulated(unit: u32, register_file: u32) -> Vec<RegisterPoint> {
+    fn simulated(allocator: Allocator, register_file: u32) -> Vec<RegisterPoint> {
         (16..=255)
             .step_by(3)
             .map(|registers| {
-                let threads = predicted_threads(registers, unit, register_file, 1024);
+                let threads = predicted_threads(registers, allocator, register_file, 1024);
                 RegisterPoint {
                     cap: registers,
                     registers,
@@ -106,33 +133,44 @@ mod tests {
             .collect()
     }
 
+    const HOPPER_LIKE: Allocator = Allocator {
+        unit_registers_per_warp: 256,
+        partitions: 4,
+    };
+
     #[test]
-    fn recovers_the_unit_of_a_simulated_allocator() {
-        let allocation = infer(&simulated(256, 65_536), 65_536, 1024);
-        assert_eq!(allocation.unit_registers_per_warp, Some(256));
+    fn recovers_a_partitioned_allocator() {
+        let allocation = infer(&simulated(HOPPER_LIKE, 65_536), 65_536, 1024);
+        assert_eq!(allocation.allocator, Some(HOPPER_LIKE));
         assert_eq!(allocation.unit_registers_per_thread, Some(8.0));
-        assert_eq!(allocation.consistent_units, vec![256]);
-        assert_eq!(allocation.register_limited_thread_quantum, Some(32));
+        assert_eq!(allocation.consistent, vec![HOPPER_LIKE]);
+        assert_eq!(allocation.register_limited_thread_quantum, Some(128));
         assert!(allocation.attribute_mismatches.is_empty());
     }
 
     #[test]
-    fn an_inconsistent_measurement_leaves_no_unit() {
-        let mut points = simulated(256, 65_536);
+    fn an_inconsistent_measurement_leaves_no_allocator() {
+        let mut points = simulated(HOPPER_LIKE, 65_536);
         points[40].max_threads -= 32;
         let allocation = infer(&points, 65_536, 1024);
-        assert!(allocation.consistent_units.is_empty());
-        assert_eq!(allocation.unit_registers_per_warp, None);
+        assert!(allocation.consistent.is_empty());
+        assert_eq!(allocation.allocator, None);
         assert_eq!(allocation.attribute_mismatches, vec![points[40].cap]);
     }
 
     proptest! {
+        /// Any allocator is recovered, or one that predicts the very same block sizes.
         #[test]
-        fn any_unit_and_register_file_is_recovered(unit_index in 0usize..6, file_kib in 16u32..=64) {
-            let unit = UNITS[unit_index];
+        fn any_allocator_is_recovered(unit_index in 0usize..6, partition_index in 0usize..3, file_kib in 16u32..=64) {
+            let truth = Allocator { unit_registers_per_warp: UNITS[unit_index], partitions: PARTITIONS[partition_index] };
             let register_file = file_kib * 1024;
-            let allocation = infer(&simulated(unit, register_file), register_file, 1024);
-            prop_assert_eq!(allocation.unit_registers_per_warp, Some(unit));
+            let points = simulated(truth, register_file);
+            let allocation = infer(&points, register_file, 1024);
+            prop_assert!(allocation.consistent.contains(&truth));
+            let chosen = allocation.allocator.unwrap();
+            for p in &points {
+                prop_assert_eq!(predicted_threads(p.registers, chosen, register_file, 1024), p.max_threads);
+            }
         }
     }
 }

@@ -52,18 +52,21 @@ pub fn run(args: &RegsArgs) -> Result<()> {
                 max_threads,
             )
         })?;
-        match allocation.unit_registers_per_warp {
-            Some(unit) => println!(
-                "register allocation unit: {unit} registers per warp ({} per thread); every measured block size matches a {register_file}-register file per block",
-                unit / registers::WARP
+        match allocation.allocator {
+            Some(allocator) => println!(
+                "register allocation unit: {} registers per warp ({} per thread), the {register_file}-register file split over {} partitions: this predicts every measured block size",
+                allocator.unit_registers_per_warp,
+                allocator.unit_registers_per_warp / registers::WARP,
+                allocator.partitions
             ),
             None => println!(
-                "no allocation unit in {:?} predicts every measured block size; see regs.csv",
-                registers::UNITS
+                "no allocator with a unit in {:?} and {:?} partitions predicts every measured block size; see regs.csv",
+                registers::UNITS,
+                registers::PARTITIONS
             ),
         }
-        if allocation.consistent_units.len() > 1 {
-            println!("  (also consistent: {:?})", allocation.consistent_units);
+        if allocation.consistent.len() > 1 {
+            println!("  (also consistent: {:?})", allocation.consistent);
         }
         if let Some(quantum) = allocation.register_limited_thread_quantum {
             println!("register-limited block sizes are multiples of {quantum} threads");

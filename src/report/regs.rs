@@ -68,14 +68,20 @@ pub fn draw(
             .axis_desc_style((FONT, plot::LABEL_SIZE))
             .label_style((FONT, plot::TICK_SIZE))
             .draw()?;
-        if let Some(unit) = allocation.unit_registers_per_warp {
+        if let Some(allocator) = allocation.allocator {
             chart
                 .draw_series(LineSeries::new(
-                    (1..=255).map(|r| (r, predicted_threads(r, unit, register_file, max_threads))),
+                    (1..=255).map(|r| {
+                        (
+                            r,
+                            predicted_threads(r, allocator, register_file, max_threads),
+                        )
+                    }),
                     RED.stroke_width(2),
                 ))?
                 .label(format!(
-                    "allocator: {unit} registers per warp unit, {register_file} per block"
+                    "model: {} registers per warp unit, {register_file} registers in {} partitions",
+                    allocator.unit_registers_per_warp, allocator.partitions
                 ))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
         }
