@@ -31,6 +31,8 @@ pub enum Command {
     Branch(BranchArgs),
     /// Largest block per register count and the register allocation unit (Wong Fig. 9).
     Regs(RegsArgs),
+    /// Latency and throughput of arithmetic operations (Wong Tables III-IV, Fig. 6).
+    Pipeline(PipelineArgs),
     /// Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline.
     Sync(SyncArgs),
     /// Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes).
@@ -92,6 +94,22 @@ pub struct RegsArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-regs); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PipelineArgs {
+    /// Loop trips per chain (each trip runs the operation 32 or 4 times).
+    #[arg(long, default_value_t = 256)]
+    pub iterations: u32,
+    /// The operation whose throughput is swept over 1..=32 warps.
+    #[arg(long, default_value = "f32_fma")]
+    pub sweep_op: String,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-pipeline); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

@@ -115,6 +115,7 @@ fn probe_settings_are_checked_before_the_gpu() {
         (vec!["clock", "--pairs", "0"], "--pairs"),
         (vec!["branch", "--work", "0"], "--work"),
         (vec!["regs", "--min-registers", "8"], "--min-registers"),
+        (vec!["pipeline", "--sweep-op", "f128_fma"], "--sweep-op"),
     ] {
         gpubench(dir.path())
             .args(&args)
@@ -132,7 +133,7 @@ fn without_a_gpu_every_probe_says_so() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    for suite in ["clock", "shared", "sync", "branch", "regs"] {
+    for suite in ["clock", "shared", "sync", "branch", "regs", "pipeline"] {
         gpubench(dir.path())
             .arg(suite)
             .assert()

@@ -194,3 +194,17 @@ fn regs_finds_the_largest_block_per_register_count() {
             > 0
     );
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pipeline_measures_every_operation() {
+    let (_dir, run, _) = run_suite(&["pipeline", "--iterations", "16"]);
+    let table = json(&run.join("pipeline.json"));
+    let operations = table["operations"].as_array().unwrap();
+    assert_eq!(operations.len(), 28);
+    for op in operations {
+        assert!(op["latency_cycles"].as_f64().unwrap() > 0.0, "{op}");
+        assert!(op["ops_per_clock_per_sm"].as_f64().unwrap() > 0.0, "{op}");
+    }
+    assert_eq!(table["warp_sweep"]["points"].as_array().unwrap().len(), 32);
+}

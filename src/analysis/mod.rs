@@ -7,6 +7,7 @@ pub mod divergence;
 pub mod divergence_model;
 pub mod divergence_split;
 pub mod linear_fit;
+pub mod pipeline;
 pub mod registers;
 pub mod sass;
 pub mod stack_emulator;

@@ -6,6 +6,7 @@ mod clock;
 mod divergence;
 mod emulate;
 mod info;
+mod pipeline;
 mod regs;
 mod shared;
 mod suite;
@@ -30,5 +31,6 @@ pub fn run(opts: Opts) -> Result<()> {
         Command::Sync(args) => sync::run(&args),
         Command::Branch(args) => branch::run(&args),
         Command::Regs(args) => regs::run(&args),
+        Command::Pipeline(args) => pipeline::run(&args),
     }
 }

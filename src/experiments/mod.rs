@@ -4,6 +4,7 @@
 pub mod branch;
 pub mod clock;
 pub mod divergence;
+pub mod pipeline;
 pub mod regs;
 pub mod sass;
 pub mod shared;

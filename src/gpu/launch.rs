@@ -381,3 +381,35 @@ pub fn branch_order(
         .clone_dtoh(&stamps)
         .map_err(driver_error("reading branch stamps"))
 }
+
+/// Runs `lat_NAME` or `thr_NAME` (cuda/pipeline.cu) as one block of `threads` threads and
+/// returns lane 0's start and end stamps of every warp.
+///
+/// Kernel signature: `(long long *stamps[2*warps], unsigned *sink[threads], int iterations)`.
+pub fn pipeline(
+    gpu: &mut Gpu,
+    entry: &str,
+    threads: u32,
+    iterations: u32,
+) -> Result<Vec<i64>, GpuError> {
+    let function = gpu.function("pipeline", entry)?;
+    let stream = gpu.stream().clone();
+    let warps = threads.div_ceil(WARP_LANES as u32) as usize;
+    let mut stamps = stream
+        .alloc_zeros::<i64>(2 * warps)
+        .map_err(driver_error("allocating pipeline stamps"))?;
+    let mut sink = stream
+        .alloc_zeros::<u32>(threads as usize)
+        .map_err(driver_error("allocating the sink buffer"))?;
+    let iterations = as_i32(iterations, "--iterations")?;
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&mut stamps).arg(&mut sink).arg(&iterations);
+    // SAFETY: the arguments match the kernel signature above in order and type; stamps holds
+    // two per warp and sink one per thread of the single block.
+    unsafe { launch.launch(one_block(threads)) }
+        .map_err(driver_error("launching a pipeline kernel"))?;
+    gpu.wait(entry, Duration::from_secs(30))?;
+    stream
+        .clone_dtoh(&stamps)
+        .map_err(driver_error("reading pipeline stamps"))
+}

@@ -8,6 +8,7 @@ pub mod divergence_split;
 pub mod emulation;
 pub mod info;
 pub mod metadata;
+pub mod pipeline;
 pub mod plot;
 pub mod regs;
 pub mod run_dir;

@@ -1,0 +1,77 @@
+//! `gpubench pipeline`: latency and throughput of arithmetic operations, and Fig. 6's sweep.
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::suite;
+use crate::analysis::pipeline::saturation_warps;
+use crate::cli::PipelineArgs;
+use crate::error::UsageError;
+use crate::experiments::pipeline::{self, OPERATIONS};
+use crate::report::pipeline as pipeline_report;
+
+pub fn run(args: &PipelineArgs) -> Result<()> {
+    if args.iterations == 0 || args.iterations > 100_000 {
+        return Err(UsageError::new("--iterations must be between 1 and 100000 loop trips").into());
+    }
+    let Some(swept) = OPERATIONS.iter().find(|o| o.name == args.sweep_op) else {
+        let names: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();
+        return Err(UsageError::new(format!(
+            "--sweep-op {} is not one of {}",
+            args.sweep_op,
+            names.join(", ")
+        ))
+        .into());
+    };
+    let entries: Vec<(&str, String)> = OPERATIONS
+        .iter()
+        .flat_map(|o| {
+            [
+                ("pipeline", format!("lat_{}", o.name)),
+                ("pipeline", format!("thr_{}", o.name)),
+            ]
+        })
+        .collect();
+    let entries: Vec<(&str, &str)> = entries.iter().map(|(m, e)| (*m, e.as_str())).collect();
+    let mut gpu = suite::open(args.device, args.output.as_deref(), &entries)?;
+    let settings = json!({
+        "iterations": args.iterations,
+        "sweep_op": args.sweep_op,
+        "latency_warps": 1,
+        "throughput_threads": pipeline::THROUGHPUT_THREADS,
+        "throughput_chains_per_thread": pipeline::THROUGHPUT_CHAINS,
+        "method": "clock64 stamps by lane 0 of every warp around the op loop; one untimed launch before each timed one",
+    });
+    let suite = suite::start(
+        &mut gpu,
+        "pipeline",
+        args.output.as_deref(),
+        &["pipeline"],
+        settings,
+    )?;
+    let outcome = (|| -> Result<()> {
+        let results = pipeline::measure(&mut gpu, args.iterations)?;
+        let sweep = pipeline::warp_sweep(&mut gpu, swept, args.iterations, 32)?;
+        let saturation = saturation_warps(&sweep, 0.95);
+        pipeline_report::write(&suite.run, &results, &sweep, saturation, swept.name)?;
+        let title = suite.title(&format!(
+            "Pipeline: {} {} against warps",
+            swept.kind, swept.label
+        ));
+        suite.run.write_with("pipeline.png", |path| {
+            pipeline_report::draw(path, &title, &sweep, saturation)
+        })?;
+        print!("{}", pipeline_report::render_table(&results));
+        if let (Some(knee), Some(best)) = (
+            saturation,
+            sweep.iter().map(|p| p.ops_per_clock).reduce(f64::max),
+        ) {
+            println!(
+                "{} {}: throughput reaches 95% of its peak ({best:.1} ops/clock/SM) at {knee} warps",
+                swept.kind, swept.label
+            );
+        }
+        Ok(())
+    })();
+    suite.finish(&mut gpu, outcome)
+}
