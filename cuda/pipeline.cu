@@ -20,7 +20,7 @@ __device__ __forceinline__ long long read_clock64()
 }
 
 #define PIPELINE_KERNELS(NAME, UNROLL, TYPE, INIT_X, INIT_Y, INIT_Z, STEP, FOLD)                        \
-    extern "C" __global__ void lat_##NAME(long long *stamps, unsigned *sink, int iterations)    \
+    extern "C" __global__ void lat_##NAME(long long *stamps, unsigned *sink, int iterations, unsigned seed)    \
     {                                                                                           \
         const int lane = threadIdx.x % WARP_LANES;                                              \
         const int warp = threadIdx.x / WARP_LANES;                                              \
@@ -29,6 +29,7 @@ __device__ __forceinline__ long long read_clock64()
         const TYPE z = INIT_Z;                                                                  \
         (void)y;                                                                                \
         (void)z;                                                                                \
+        (void)seed;                                                                             \
         __syncthreads();                                                                        \
         const long long start = read_clock64();                                                 \
         _Pragma("unroll 1") for (int i = 0; i < iterations; ++i)                                \
@@ -42,7 +43,7 @@ __device__ __forceinline__ long long read_clock64()
         }                                                                                       \
         sink[threadIdx.x] = FOLD(x);                                                            \
     }                                                                                           \
-    extern "C" __global__ void thr_##NAME(long long *stamps, unsigned *sink, int iterations)    \
+    extern "C" __global__ void thr_##NAME(long long *stamps, unsigned *sink, int iterations, unsigned seed)    \
     {                                                                                           \
         const int lane = threadIdx.x % WARP_LANES;                                              \
         const int warp = threadIdx.x / WARP_LANES;                                              \
@@ -54,6 +55,7 @@ __device__ __forceinline__ long long read_clock64()
         const TYPE z = INIT_Z;                                                                  \
         (void)y;                                                                                \
         (void)z;                                                                                \
+        (void)seed;                                                                             \
         __syncthreads();                                                                        \
         const long long start = read_clock64();                                                 \
         _Pragma("unroll 1") for (int i = 0; i < iterations; ++i)                                \
@@ -78,8 +80,9 @@ __device__ __forceinline__ long long read_clock64()
 #define F(v) (__float_as_uint(v))
 #define D(v) ((unsigned)__double_as_longlong(v))
 
-// Integer steps go through PTX directly: written in C, a chain of `x + y` would be folded
-// into one `x + 32 * y`, measuring nothing.
+// Integer steps go through PTX directly, and their operands come from the kernel argument
+// `seed` (the host passes 3): written in C with constants, a chain of `x + 3` is folded into
+// one `x + 96` by the compiler, or by ptxas, measuring nothing.
 __device__ __forceinline__ unsigned ptx_add(unsigned a, unsigned b)
 {
     unsigned d;
@@ -113,15 +116,15 @@ __device__ __forceinline__ unsigned ptx_mul24(unsigned a, unsigned b)
 #define POPC(v) (__popc(v) + y)
 #define CLZ(v) (__clz(v) + y)
 #define SHFL(v) (__shfl_sync(0xffffffffu, (v), (lane + 1) % WARP_LANES))
-PIPELINE_KERNELS(int_add, 32, unsigned, threadIdx.x + 1u, 3u, 5u, IADD, U)
-PIPELINE_KERNELS(int_mul, 32, unsigned, threadIdx.x + 1u, 3u, 5u, IMUL, U)
-PIPELINE_KERNELS(int_mad, 32, unsigned, threadIdx.x + 1u, 3u, 5u, IMAD, U)
-PIPELINE_KERNELS(int_mul24, 32, unsigned, threadIdx.x + 1u, 3u, 5u, IMUL24, U)
-PIPELINE_KERNELS(int_div, 4, unsigned, threadIdx.x + 100000u, 3u, 100000u, IDIV, U)
-PIPELINE_KERNELS(int_rem, 4, unsigned, threadIdx.x + 100000u, 7u, 100000u, IREM, U)
-PIPELINE_KERNELS(popc, 32, unsigned, threadIdx.x + 1u, 3u, 5u, POPC, U)
-PIPELINE_KERNELS(clz, 32, unsigned, threadIdx.x + 1u, 3u, 5u, CLZ, U)
-PIPELINE_KERNELS(shfl, 32, unsigned, threadIdx.x + 1u, 3u, 5u, SHFL, U)
+PIPELINE_KERNELS(int_add, 32, unsigned, threadIdx.x + 1u, seed, seed + 2u, IADD, U)
+PIPELINE_KERNELS(int_mul, 32, unsigned, threadIdx.x + 1u, seed, seed + 2u, IMUL, U)
+PIPELINE_KERNELS(int_mad, 32, unsigned, threadIdx.x + 1u, seed, seed + 2u, IMAD, U)
+PIPELINE_KERNELS(int_mul24, 32, unsigned, threadIdx.x + 1u, seed, seed + 2u, IMUL24, U)
+PIPELINE_KERNELS(int_div, 4, unsigned, threadIdx.x + 100000u, seed, 100000u, IDIV, U)
+PIPELINE_KERNELS(int_rem, 4, unsigned, threadIdx.x + 100000u, 2u * seed + 1u, 100000u, IREM, U)
+PIPELINE_KERNELS(popc, 32, unsigned, threadIdx.x + 1u, seed, seed + 2u, POPC, U)
+PIPELINE_KERNELS(clz, 32, unsigned, threadIdx.x + 1u, seed, seed + 2u, CLZ, U)
+PIPELINE_KERNELS(shfl, 32, unsigned, threadIdx.x + 1u, seed, seed + 2u, SHFL, U)
 
 #define FADD(v) ((v) + y)
 #define FMUL(v) ((v) * y)

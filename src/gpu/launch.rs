@@ -385,7 +385,8 @@ pub fn branch_order(
 /// Runs `lat_NAME` or `thr_NAME` (cuda/pipeline.cu) as one block of `threads` threads and
 /// returns lane 0's start and end stamps of every warp.
 ///
-/// Kernel signature: `(long long *stamps[2*warps], unsigned *sink[threads], int iterations)`.
+/// Kernel signature: `(long long *stamps[2*warps], unsigned *sink[threads], int iterations,
+/// unsigned seed)`; integer chains take their operands from `seed`, which is 3.
 pub fn pipeline(
     gpu: &mut Gpu,
     entry: &str,
@@ -402,8 +403,13 @@ pub fn pipeline(
         .alloc_zeros::<u32>(threads as usize)
         .map_err(driver_error("allocating the sink buffer"))?;
     let iterations = as_i32(iterations, "--iterations")?;
+    let seed: u32 = 3;
     let mut launch = stream.launch_builder(&function);
-    launch.arg(&mut stamps).arg(&mut sink).arg(&iterations);
+    launch
+        .arg(&mut stamps)
+        .arg(&mut sink)
+        .arg(&iterations)
+        .arg(&seed);
     // SAFETY: the arguments match the kernel signature above in order and type; stamps holds
     // two per warp and sink one per thread of the single block.
     unsafe { launch.launch(one_block(threads)) }
