@@ -144,3 +144,16 @@ extern "C" __global__ void sync_barrier_pairing(long long *out, long long *scrat
         out[64 + lane] = read_clock64();
     }
 }
+
+// __syncwarp() whose mask names lanes that have already exited: lanes 16-31 return at once,
+// lanes 0-15 then call __syncwarp(0xffffffff). The PTX manual leaves this undefined; the probe
+// records whether the waiting lanes come back. out[lane] = 1 for every lane 0-15 that got past.
+extern "C" __global__ void sync_syncwarp_exited(long long *out)
+{
+    const int lane = threadIdx.x;
+    if (lane >= 16) {
+        return;
+    }
+    __syncwarp(0xffffffffu);
+    out[lane] = 1;
+}

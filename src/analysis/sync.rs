@@ -138,6 +138,26 @@ pub fn divergent_barrier(info: &ProbeInfo, out: &[i64]) -> Verdict {
     verdict(info, outcome, observed, matches)
 }
 
+/// __syncwarp() naming exited lanes: out[lane] = 1 for every lane 0-15 that got past it.
+pub fn syncwarp_exited(info: &ProbeInfo, out: &[i64]) -> Verdict {
+    let passed = out[..16].iter().filter(|&&v| v == 1).count();
+    if passed == 16 {
+        verdict(
+            info,
+            Outcome::Completed,
+            "all 16 waiting lanes got past __syncwarp(0xffffffff) although lanes 16-31 had exited: exited lanes count as arrived".into(),
+            None,
+        )
+    } else {
+        verdict(
+            info,
+            Outcome::CompletedUnexpected,
+            format!("only {passed} of the 16 waiting lanes recorded getting past __syncwarp()"),
+            None,
+        )
+    }
+}
+
 /// Listing 6: out[0] warp 0 passed its barrier, out[1] warp 1's watchdog fired, out[2] spin.
 pub fn two_warp_spin(info: &ProbeInfo, out: &[i64], mhz: f64) -> Verdict {
     let warp0_passed = out[0] == 1;
@@ -254,6 +274,18 @@ mod tests {
         out[20] = -1;
         assert_eq!(
             divergent_barrier(&INFO, &out).outcome,
+            Outcome::CompletedUnexpected
+        );
+    }
+
+    #[test]
+    fn syncwarp_exited_verdicts() {
+        let mut out = vec![-1_i64; 32];
+        out[..16].fill(1);
+        assert_eq!(syncwarp_exited(&INFO, &out).outcome, Outcome::Completed);
+        out[3] = -1;
+        assert_eq!(
+            syncwarp_exited(&INFO, &out).outcome,
             Outcome::CompletedUnexpected
         );
     }

@@ -26,7 +26,7 @@ pub struct Probe {
     pub out_len: usize,
 }
 
-pub const PROBES: [Probe; 5] = [
+pub const PROBES: [Probe; 6] = [
     Probe {
         info: ProbeInfo {
             name: "simt-spin",
@@ -57,6 +57,17 @@ pub const PROBES: [Probe; 5] = [
         },
         entry: "sync_divergent_syncwarp",
         listing: "Listing 5 with __syncwarp()",
+        threads: 32,
+        out_len: 32,
+    },
+    Probe {
+        info: ProbeInfo {
+            name: "syncwarp-exited",
+            pre_volta: "not in the paper: __syncwarp() arrived with Volta",
+            pre_volta_outcome: None,
+        },
+        entry: "sync_syncwarp_exited",
+        listing: "__syncwarp() naming exited lanes",
         threads: 32,
         out_len: 32,
     },
@@ -123,6 +134,7 @@ pub fn judge(probe: &Probe, values: &[i64], mhz: f64) -> Verdict {
             sync::divergent_barrier(&probe.info, values)
         }
         "two-warp-spin" => sync::two_warp_spin(&probe.info, values, mhz),
+        "syncwarp-exited" => sync::syncwarp_exited(&probe.info, values),
         _ => sync::barrier_pairing(&probe.info, values),
     }
 }

@@ -309,7 +309,8 @@ pub fn clock_scope(gpu: &mut Gpu, blocks: u32, spin: Duration) -> Result<Vec<i64
 ///
 /// Kernel signatures, by entry:
 /// - `sync_simt_spin`, `sync_two_warp_spin`: `(long long *out[out_len], long long budget)`
-/// - `sync_divergent_syncthreads`, `sync_divergent_syncwarp`: `(long long *out[out_len])`
+/// - `sync_divergent_syncthreads`, `sync_divergent_syncwarp`, `sync_syncwarp_exited`:
+///   `(long long *out[out_len])`
 /// - `sync_barrier_pairing`: `(long long *out[out_len], long long *scratch[128])`
 pub fn sync_probe(
     gpu: &mut Gpu,
