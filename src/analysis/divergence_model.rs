@@ -59,13 +59,7 @@ pub struct ModelFit {
 
 impl ModelFit {
     pub fn shape(&self) -> StackShape {
-        match (self.stack_depth, self.spill_chunk) {
-            (Some(depth), Some(chunk)) => StackShape {
-                depth: Some(depth),
-                chunk,
-            },
-            _ => StackShape::UNBOUNDED,
-        }
+        shape_of(self.stack_depth, self.spill_chunk)
     }
 
     pub fn label(&self) -> String {
@@ -73,6 +67,17 @@ impl ModelFit {
             (Some(depth), Some(chunk)) => format!("stack D={depth} K={chunk}"),
             _ => "linear".to_string(),
         }
+    }
+}
+
+/// The stack a fitted depth and chunk describe; unbounded for the linear model.
+fn shape_of(depth: Option<usize>, chunk: Option<usize>) -> StackShape {
+    match (depth, chunk) {
+        (Some(depth), Some(chunk)) => StackShape {
+            depth: Some(depth),
+            chunk,
+        },
+        _ => StackShape::UNBOUNDED,
     }
 }
 
@@ -472,13 +477,7 @@ pub fn analyze(single: &[Level], double: &[Level]) -> Result<ModelReport, ModelE
 impl ModelReport {
     /// The single-loop cycles the chosen model gives for `levels`.
     pub fn single_loop_curve(&self, levels: &[Level]) -> Result<Vec<(u32, f64)>, ModelError> {
-        let shape = match (self.stack_depth, self.spill_chunk) {
-            (Some(depth), Some(chunk)) => StackShape {
-                depth: Some(depth),
-                chunk,
-            },
-            _ => StackShape::UNBOUNDED,
-        };
+        let shape = shape_of(self.stack_depth, self.spill_chunk);
         let program = stack_emulator::single_loop();
         levels
             .iter()

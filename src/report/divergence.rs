@@ -210,13 +210,7 @@ fn draw<DB: DrawingBackend>(
                 ))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, plot::TICK_SIZE))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     }
     Ok(())
 }

@@ -143,13 +143,7 @@ pub fn draw_model_plot(
             ))?
             .label(label)
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, plot::TICK_SIZE))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         root.present()?;
         Ok(())
     })()
@@ -209,13 +203,7 @@ pub fn draw_prediction_plot(path: &Path, title: &str, prediction: &Prediction) -
             ))?
             .label("predicted from the single loop")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, plot::TICK_SIZE))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
 
         let residual_range = range(levels.iter().map(|l| l.residual_cycles).chain([0.0]));
         let mut residuals = ChartBuilder::on(&panels[1])

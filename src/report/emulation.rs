@@ -115,14 +115,7 @@ pub fn draw_stack(path: &Path, title: &str, steps: &[Step]) -> Result<()> {
             .label("on chip")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font((FONT, plot::TICK_SIZE))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(boxed)?;
+    plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft).map_err(boxed)?;
     root.present().map_err(boxed).context("writing stack.png")
 }
 

@@ -3,6 +3,9 @@
 
 use std::sync::Once;
 
+use plotters::chart::{ChartContext, SeriesLabelPosition};
+use plotters::coord::CoordTranslate;
+use plotters::prelude::{BLACK, Color, DrawingAreaErrorKind, DrawingBackend, WHITE};
 use plotters::style::{FontStyle, register_font};
 
 pub const FONT: &str = "sans-serif";
@@ -20,4 +23,18 @@ pub fn ensure_font() {
         // which the plot tests catch, so there is nothing better to do with the error here.
         let _ = register_font(FONT, FontStyle::Normal, FONT_BYTES);
     });
+}
+
+/// The legend every gpubench plot uses: small labels on a translucent white box.
+pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((FONT, TICK_SIZE))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
 }

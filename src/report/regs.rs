@@ -93,13 +93,7 @@ pub fn draw(
             )?
             .label("measured (largest block that launched)")
             .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, plot::TICK_SIZE))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present()?;
         Ok(())
     })()

@@ -126,13 +126,7 @@ pub fn draw(
                 ))?;
             }
         }
-        by_stride
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, plot::TICK_SIZE))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        plot::draw_legend(&mut by_stride, SeriesLabelPosition::UpperLeft)?;
         root.present()?;
         Ok(())
     })()
