@@ -156,6 +156,17 @@ pub struct SharedArgs {
 pub enum AnalyzeTarget {
     /// Fit the stack model to a CSV with columns kernel, m, cycles and predict the double loop.
     Divergence(AnalyzeDivergenceArgs),
+    /// Read cache levels from a chase curve: a CSV with footprint_bytes, stride_bytes, cycles.
+    Cache(AnalyzeCacheArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AnalyzeCacheArgs {
+    /// CSV with columns footprint_bytes, stride_bytes, cycles (cycles per load).
+    pub file: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

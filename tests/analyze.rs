@@ -173,3 +173,58 @@ fn emulate_draws_the_stack_and_the_masks() {
         .stderr(predicates::str::contains("no level M = 40"));
     assert!(!dir.path().join("never").exists());
 }
+
+/// Wong et al.'s Fig. 4 cache (384 B, 3 ways, 32 B lines), simulated and read back through
+/// the CLI.
+#[test]
+fn analyze_cache_reads_the_papers_example() {
+    use gpubench::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+    let cache = Geometry {
+        size_bytes: 384,
+        line_bytes: 32,
+        ways: 3,
+    };
+    let hierarchy = Hierarchy {
+        levels: vec![(cache, 12.0)],
+        memory_latency: 200.0,
+    };
+    let mut csv = String::from("footprint_bytes,stride_bytes,cycles,samples\n");
+    for footprint in (8..=2048).step_by(8) {
+        csv += &format!(
+            "{footprint},8,{},1\n",
+            chase_latency(&hierarchy, footprint, 8)
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("chase.csv");
+    std::fs::write(&file, csv).unwrap();
+    let output = Command::cargo_bin("gpubench")
+        .unwrap()
+        .args(["analyze", "cache", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let levels = report["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2);
+    assert_eq!(levels[0]["size_bytes"], 384);
+    assert_eq!(levels[0]["line_bytes"], 32);
+    assert_eq!(levels[0]["ways"], 3);
+    assert_eq!(levels[0]["sets"], 4);
+    assert_eq!(levels[0]["latency_cycles"], 12.0);
+    assert!(levels[0]["confidence"].as_f64().unwrap() > 0.9);
+    assert!(levels[1]["size_bytes"].is_null());
+    assert!(levels[1]["ways"].is_null());
+    Command::cargo_bin("gpubench")
+        .unwrap()
+        .args(["analyze", "cache"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("memory"));
+}

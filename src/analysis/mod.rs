@@ -2,6 +2,8 @@
 
 pub mod bank_conflicts;
 pub mod branch;
+pub mod cache_inference;
+pub mod cache_model;
 pub mod clock;
 pub mod divergence;
 pub mod divergence_model;

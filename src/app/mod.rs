@@ -2,6 +2,7 @@
 //! run the experiment, analyse, report.
 
 mod branch;
+mod cache;
 mod clock;
 mod divergence;
 mod emulate;
@@ -25,6 +26,9 @@ pub fn run(opts: Opts) -> Result<()> {
         Command::Analyze {
             target: AnalyzeTarget::Divergence(args),
         } => divergence::analyze_saved(&args),
+        Command::Analyze {
+            target: AnalyzeTarget::Cache(args),
+        } => cache::analyze_saved(&args),
         Command::Emulate(args) => emulate::run(&args),
         Command::Shared(args) => shared::run(&args),
         Command::Clock(args) => clock::run(&args),

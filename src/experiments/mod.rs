@@ -2,6 +2,7 @@
 //! beside its kernel source in `cuda/` and states its method and the paper section it follows.
 
 pub mod branch;
+pub mod cache;
 pub mod clock;
 pub mod divergence;
 pub mod pipeline;

@@ -1,6 +1,7 @@
 //! Reporters: they write what experiments measured and analysis computed, and compute nothing.
 
 pub mod branch;
+pub mod cache;
 pub mod clock;
 pub mod divergence;
 pub mod divergence_model;

@@ -1,0 +1,479 @@
+//! Cache geometry from a latency-against-footprint curve (Wong et al., "Inferring cache
+//! characteristics from latency plots", Fig. 4).
+//!
+//! For an LRU, set-associative cache of size C, W bytes a way (C / ways) and lines of b bytes,
+//! a chase at a stride s < b is flat while the footprint fits; past C the sets overflow one
+//! after another, each adding a step to the latency, one step every b bytes of footprint; after
+//! C + W every set has overflowed and the curve is flat again, at the next level.
+//!
+//! Method, on the points of the finest stride, in footprint order:
+//! 1. Plateaus: maximal runs of points whose latencies stay within a tolerance and that span at
+//!    least 25 % more footprint from first to last (the flat stretches between a rise's steps
+//!    span far less).
+//! 2. Between consecutive plateaus lies a rise. Its size C is the last footprint of the lower
+//!    plateau. Its steps are rises between neighbouring points above a jump threshold.
+//! 3. When the steps are resolved (two or more, evenly spaced by at least two sweep steps), the
+//!    spacing is the line size b, their count the number of sets S, W = S × b and the ways are
+//!    C / W; C = S × b × ways is then checked. Otherwise W is the rise's width (to within a line)
+//!    and line and sets are left null.
+//! 4. Confidence starts at 1 and drops, with a note, for unresolved or uneven steps (replacement
+//!    that is not LRU, hashed set indexing, sectors) and for a size that is not a whole number of
+//!    ways.
+//!
+//! The sweep wants a stride of at most a quarter line, so that steps are a minority of the
+//! neighbour differences; a cache of at least 16 lines; and a first plateau of three points.
+//!
+//! The slowest plateau is memory: its size is null. Latencies are plateau medians; at strides
+//! below the line size a plateau above the first mixes one miss per line with hits, which the
+//! level's note says.
+
+use serde::Serialize;
+
+use super::stats;
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ChasePoint {
+    pub footprint_bytes: u64,
+    pub stride_bytes: u64,
+    pub cycles: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CacheLevel {
+    pub latency_cycles: f64,
+    pub size_bytes: Option<u64>,
+    pub line_bytes: Option<u64>,
+    pub way_bytes: Option<u64>,
+    pub ways: Option<u64>,
+    pub sets: Option<u64>,
+    pub confidence: f64,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CacheReport {
+    pub levels: Vec<CacheLevel>,
+    /// The stride whose points the geometry was read from.
+    pub stride_bytes: u64,
+    pub jump_threshold_cycles: f64,
+    /// The first plateau's tolerance: max(5σ, 0.25 cycles); higher plateaus also allow 5 % of
+    /// their height above the fastest level.
+    pub plateau_tolerance_cycles: f64,
+}
+
+/// A plateau must span this ratio of footprints from its first to its last point.
+const PLATEAU_SPAN: f64 = 1.25;
+
+struct Plateau {
+    first: usize,
+    last: usize,
+    latency: f64,
+}
+
+/// `tolerance` gives the allowed spread for a run starting at a latency.
+fn plateaus(points: &[ChasePoint], tolerance: impl Fn(f64) -> f64) -> Vec<Plateau> {
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < points.len() {
+        let tolerance = tolerance(points[i].cycles);
+        let (mut low, mut high) = (points[i].cycles, points[i].cycles);
+        let mut j = i;
+        while j + 1 < points.len() {
+            let next = points[j + 1].cycles;
+            if next.max(high) - next.min(low) > tolerance {
+                break;
+            }
+            low = low.min(next);
+            high = high.max(next);
+            j += 1;
+        }
+        let span = points[j].footprint_bytes as f64 / points[i].footprint_bytes.max(1) as f64;
+        if j >= i + 2 && span >= PLATEAU_SPAN {
+            let values: Vec<f64> = points[i..=j].iter().map(|p| p.cycles).collect();
+            found.push(Plateau {
+                first: i,
+                last: j,
+                latency: stats::median(&values).unwrap_or(low),
+            });
+            i = j + 1;
+        } else {
+            i += 1;
+        }
+    }
+    found
+}
+
+/// Reads the cache levels from `points`; `None` without at least three points of one stride.
+pub fn infer(points: &[ChasePoint]) -> Option<CacheReport> {
+    let stride = points.iter().map(|p| p.stride_bytes).min()?;
+    let mut curve: Vec<ChasePoint> = points
+        .iter()
+        .copied()
+        .filter(|p| p.stride_bytes == stride)
+        .collect();
+    curve.sort_by_key(|p| p.footprint_bytes);
+    curve.dedup_by_key(|p| p.footprint_bytes);
+    if curve.len() < 3 {
+        return None;
+    }
+    // Noise: robust spread of neighbour differences; most neighbours differ by noise alone.
+    let differences: Vec<f64> = curve
+        .windows(2)
+        .map(|w| w[1].cycles - w[0].cycles)
+        .collect();
+    let center = stats::median(&differences).unwrap_or(0.0);
+    let deviations: Vec<f64> = differences.iter().map(|d| (d - center).abs()).collect();
+    let sigma = 1.4826 * stats::median(&deviations).unwrap_or(0.0);
+    let jump = (5.0 * sigma).max(0.25);
+    // Flat within the noise: a step (one set overflowing) can be under a cycle in a big
+    // cache, so the first plateau's tolerance is no wider than the noise demands. Higher
+    // plateaus wobble as partial lines come and go (each costs the level's extra latency over
+    // the loads averaged), so their tolerance grows with their height above the fastest level.
+    let fastest = curve.iter().map(|p| p.cycles).fold(f64::INFINITY, f64::min);
+    let plateau_tolerance = |latency: f64| (5.0 * sigma).max(0.25).max(0.05 * (latency - fastest));
+    let tolerance = plateau_tolerance(curve[0].cycles);
+    let flats = plateaus(&curve, plateau_tolerance);
+    if flats.is_empty() {
+        return Some(CacheReport {
+            levels: Vec::new(),
+            stride_bytes: stride,
+            jump_threshold_cycles: jump,
+            plateau_tolerance_cycles: tolerance,
+        });
+    }
+    let mut levels = Vec::new();
+    for (k, plateau) in flats.iter().enumerate() {
+        let Some(next) = flats.get(k + 1) else {
+            levels.push(CacheLevel {
+                latency_cycles: plateau.latency,
+                size_bytes: None,
+                line_bytes: None,
+                way_bytes: None,
+                ways: None,
+                sets: None,
+                confidence: 1.0,
+                notes: vec![
+                    "the slowest level seen: memory, or a cache larger than the sweep".into(),
+                ],
+            });
+            break;
+        };
+        levels.push(rise(&curve, plateau, next, stride, jump));
+    }
+    // Plateaus above the first mix misses with hits when the stride is below the line size.
+    if let Some(line) = levels
+        .first()
+        .and_then(|l| l.line_bytes)
+        .filter(|&b| stride < b)
+    {
+        for level in levels.iter_mut().skip(1) {
+            level.notes.push(format!(
+                "latency measured at a {stride}-byte stride inside {line}-byte lines: one load in {} pays this level's latency, the rest hit a faster level",
+                line / stride
+            ));
+        }
+    }
+    Some(CacheReport {
+        levels,
+        stride_bytes: stride,
+        jump_threshold_cycles: jump,
+        plateau_tolerance_cycles: tolerance,
+    })
+}
+
+/// The cache level whose plateau is `lower`, read from the rise up to `upper`.
+fn rise(
+    curve: &[ChasePoint],
+    lower: &Plateau,
+    upper: &Plateau,
+    stride: u64,
+    jump: f64,
+) -> CacheLevel {
+    let size = curve[lower.last].footprint_bytes;
+    // A step is a rise between neighbours above the jump threshold. A set that overflows adds
+    // ways + 1 missing lines; once every set has overflowed, each further line adds one, and
+    // the average wobbles. Scaled by the footprint (the number of loads it is averaged over),
+    // a step is at least twice any wobble: the rise's steps are the leading jumps that reach
+    // half the first one's scaled height.
+    // The upper plateau's tolerance may swallow the last small steps, so look across it too.
+    let jumps_with_height: Vec<(usize, f64)> = (lower.last + 1..=upper.last)
+        .filter(|&i| curve[i].cycles - curve[i - 1].cycles > jump)
+        .map(|i| {
+            (
+                i,
+                (curve[i].cycles - curve[i - 1].cycles) * curve[i].footprint_bytes as f64,
+            )
+        })
+        .collect();
+    let first_height = jumps_with_height.first().map_or(0.0, |j| j.1);
+    let steps: Vec<usize> = jumps_with_height
+        .iter()
+        .take_while(|j| j.1 >= 0.5 * first_height)
+        .map(|j| j.0)
+        .collect();
+    let margin = jump.max(0.05 * (upper.latency - lower.latency));
+    let end_index = (lower.last + 1..=upper.first)
+        .find(|&i| curve[i].cycles >= upper.latency - margin)
+        .unwrap_or(upper.first)
+        .max(steps.last().copied().unwrap_or(0));
+    let end = curve[end_index].footprint_bytes;
+    let jumps: Vec<u64> = steps.iter().map(|&i| curve[i].footprint_bytes).collect();
+    let spacings: Vec<u64> = jumps.windows(2).map(|w| w[1] - w[0]).collect();
+    let fine = (lower.last + 1..=end_index)
+        .all(|i| curve[i].footprint_bytes - curve[i - 1].footprint_bytes == stride);
+    let even = spacings.windows(2).all(|w| w[0] == w[1]);
+    let mut notes = Vec::new();
+    let mut confidence = 1.0;
+    let resolved =
+        fine && jumps.len() >= 2 && even && spacings.first().is_some_and(|&d| d >= 2 * stride);
+    let (line, sets, way) = if resolved {
+        let line = spacings[0];
+        let sets = jumps.len() as u64;
+        (Some(line), Some(sets), sets * line)
+    } else {
+        if !fine {
+            notes.push(
+                "the sweep is coarser than the stride across the rise: steps cannot be resolved"
+                    .into(),
+            );
+            confidence *= 0.5;
+        } else if jumps.len() >= 2 && !even {
+            notes.push("the rise's steps are unevenly spaced: replacement is not LRU, sets are hashed, or lines are sectored".into());
+            confidence *= 0.3;
+        } else {
+            notes.push("the rise shows no separate steps (one per set), so line size and sets stay unknown; a stride sweep or a finer stride would tell".into());
+            confidence *= 0.5;
+        }
+        (None, None, end - size)
+    };
+    // Unresolved, the rise's width is the way size only to within a line: too short a rise
+    // would give the ways by a wide margin, so none is given.
+    let way = if !resolved && way < 8 * stride {
+        notes.push(format!(
+            "the rise spans only {way} B ({} sweep steps): too short to size a way",
+            way / stride
+        ));
+        0
+    } else {
+        way
+    };
+    let ways = (way > 0)
+        .then(|| (size as f64 / way as f64).round() as u64)
+        .filter(|&w| w >= 1);
+    if let (Some(ways), Some(line), Some(sets)) = (ways, line, sets) {
+        if sets * line * ways != size {
+            notes.push(format!(
+                "sets × line × ways = {sets} × {line} × {ways} = {} B, not the {size} B the rise starts at",
+                sets * line * ways
+            ));
+            confidence *= 0.5;
+        }
+    } else if let Some(ways) = ways {
+        let ratio = size as f64 / way as f64;
+        if (ratio - ways as f64).abs() > 0.1 {
+            notes.push(format!(
+                "size / way size = {ratio:.2}, not a whole number of ways"
+            ));
+            confidence *= 0.5;
+        }
+    }
+    CacheLevel {
+        latency_cycles: lower.latency,
+        size_bytes: Some(size),
+        line_bytes: line,
+        way_bytes: (way > 0).then_some(way),
+        ways,
+        sets,
+        confidence,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+    use proptest::prelude::*;
+
+    fn sweep(hierarchy: &Hierarchy, stride: u64, up_to: u64) -> Vec<ChasePoint> {
+        (1..=up_to / stride)
+            .map(|k| k * stride)
+            .map(|footprint| ChasePoint {
+                footprint_bytes: footprint,
+                stride_bytes: stride,
+                cycles: chase_latency(hierarchy, footprint, stride),
+            })
+            .collect()
+    }
+
+    fn check(level: &CacheLevel, geometry: Geometry, stride: u64) {
+        let size = level.size_bytes.unwrap();
+        assert!(
+            size.abs_diff(geometry.size_bytes) <= stride,
+            "{level:?} vs {geometry:?}"
+        );
+        assert_eq!(level.line_bytes, Some(geometry.line_bytes), "{level:?}");
+        assert_eq!(level.ways, Some(geometry.ways), "{level:?}");
+        assert_eq!(level.sets, Some(geometry.sets()), "{level:?}");
+        assert_eq!(level.way_bytes, Some(geometry.way_bytes()));
+        assert!(level.confidence > 0.9, "{level:?}");
+    }
+
+    #[test]
+    fn reads_the_papers_fig_4_cache() {
+        let cache = Geometry {
+            size_bytes: 384,
+            line_bytes: 32,
+            ways: 3,
+        };
+        let hierarchy = Hierarchy {
+            levels: vec![(cache, 10.0)],
+            memory_latency: 100.0,
+        };
+        let report = infer(&sweep(&hierarchy, 8, 2048)).unwrap();
+        assert_eq!(report.levels.len(), 2, "{report:?}");
+        check(&report.levels[0], cache, 8);
+        assert_eq!(report.levels[0].latency_cycles, 10.0);
+        assert_eq!(report.levels[1].size_bytes, None);
+        assert!(
+            report.levels[1]
+                .notes
+                .iter()
+                .any(|n| n.contains("one load in 4"))
+        );
+    }
+
+    #[test]
+    fn reads_the_gt200_texture_l1() {
+        let l1 = Geometry {
+            size_bytes: 5 * 1024,
+            line_bytes: 32,
+            ways: 20,
+        };
+        let hierarchy = Hierarchy {
+            levels: vec![(l1, 260.0)],
+            memory_latency: 500.0,
+        };
+        let report = infer(&sweep(&hierarchy, 8, 16 * 1024)).unwrap();
+        check(&report.levels[0], l1, 8);
+    }
+
+    #[test]
+    fn reads_two_levels() {
+        let l1 = Geometry {
+            size_bytes: 1024,
+            line_bytes: 32,
+            ways: 4,
+        };
+        let l2 = Geometry {
+            size_bytes: 8192,
+            line_bytes: 64,
+            ways: 16,
+        };
+        let hierarchy = Hierarchy {
+            levels: vec![(l1, 20.0), (l2, 120.0)],
+            memory_latency: 600.0,
+        };
+        let report = infer(&sweep(&hierarchy, 16, 32 * 1024)).unwrap();
+        assert_eq!(report.levels.len(), 3, "{report:?}");
+        check(&report.levels[0], l1, 16);
+        let l2_size = report.levels[1].size_bytes.unwrap();
+        assert!(l2_size.abs_diff(8192) <= 16, "{report:?}");
+        assert_eq!(report.levels[2].size_bytes, None);
+    }
+
+    #[test]
+    fn a_smooth_rise_is_not_read_with_confidence() {
+        // A curve that climbs a little at every point, as random replacement would.
+        let points: Vec<ChasePoint> = (1..=400_u64)
+            .map(|k| {
+                let footprint = k * 16;
+                let cycles = if footprint <= 2048 {
+                    30.0
+                } else if footprint >= 4096 {
+                    300.0
+                } else {
+                    30.0 + 270.0 * (footprint - 2048) as f64 / 2048.0
+                };
+                ChasePoint {
+                    footprint_bytes: footprint,
+                    stride_bytes: 16,
+                    cycles,
+                }
+            })
+            .collect();
+        let report = infer(&points).unwrap();
+        let level = &report.levels[0];
+        assert_eq!(level.size_bytes, Some(2048));
+        assert_eq!(level.line_bytes, None);
+        assert!(level.confidence <= 0.5, "{level:?}");
+        assert!(!level.notes.is_empty());
+    }
+
+    #[test]
+    fn one_set_gives_no_line_and_no_guessed_ways() {
+        let cache = Geometry {
+            size_bytes: 32,
+            line_bytes: 16,
+            ways: 2,
+        };
+        let hierarchy = Hierarchy {
+            levels: vec![(cache, 5.0)],
+            memory_latency: 85.0,
+        };
+        let report = infer(&sweep(&hierarchy, 8, 512)).unwrap();
+        let level = &report.levels[0];
+        assert_eq!(level.size_bytes, Some(32));
+        assert_eq!(
+            (level.line_bytes, level.ways, level.sets),
+            (None, None, None),
+            "{level:?}"
+        );
+        assert!(level.confidence <= 0.5);
+    }
+
+    #[test]
+    fn too_few_points_give_no_report() {
+        let point = ChasePoint {
+            footprint_bytes: 64,
+            stride_bytes: 8,
+            cycles: 1.0,
+        };
+        assert!(infer(&[point, point]).is_none());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Any LRU cache with 2 to 16 sets (two steps at least, each visible): size
+        /// within one sweep step, line, ways and sets exact.
+        #[test]
+        fn reads_random_lru_caches(
+            line_log in 4u32..=7,
+            sets in 2u64..=16,
+            ways in 1u64..=16,
+            hit in 5.0f64..60.0,
+            extra in 80.0f64..600.0,
+            stride_divisor_log in 2u32..=3,
+        ) {
+            let line = 1u64 << line_log;
+            let stride = (line >> stride_divisor_log).max(4);
+            // At least four loads per line: then steps are at most a quarter of the neighbour
+            // differences and the robust noise estimate does not swallow them.
+            prop_assume!(line / stride >= 4);
+            let geometry = Geometry { size_bytes: sets * ways * line, line_bytes: line, ways };
+            // The method needs a first plateau (three sweep points spanning 25 % of footprint),
+            // and a cache of at least 16 lines: in tinier ones every partial line past the rise
+            // moves the average by a step's height, and the noise estimate then hides the steps.
+            prop_assume!(geometry.size_bytes >= 4 * stride && sets * ways >= 16);
+            let hierarchy = Hierarchy { levels: vec![(geometry, hit)], memory_latency: hit + extra };
+            let up_to = 2 * (geometry.size_bytes + geometry.way_bytes());
+            let report = infer(&sweep(&hierarchy, stride, up_to)).unwrap();
+            prop_assert!(report.levels.len() >= 2, "{:?}", report);
+            let level = &report.levels[0];
+            prop_assert!(level.size_bytes.unwrap().abs_diff(geometry.size_bytes) <= stride, "{:?} {:?}", level, geometry);
+            prop_assert_eq!(level.line_bytes, Some(line), "{:?} {:?}", level, geometry);
+            prop_assert_eq!(level.ways, Some(ways), "{:?} {:?}", level, geometry);
+            prop_assert_eq!(level.sets, Some(sets));
+        }
+    }
+}

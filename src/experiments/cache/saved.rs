@@ -1,0 +1,107 @@
+//! A chase curve saved as CSV: columns `footprint_bytes`, `stride_bytes` and `cycles` (cycles
+//! per load), one row per point; other columns are ignored.
+
+use std::path::Path;
+
+use crate::analysis::cache_inference::ChasePoint;
+use crate::error::UsageError;
+
+pub fn load(path: &Path) -> Result<Vec<ChasePoint>, UsageError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        UsageError::new(format!(
+            "cannot read {}: {e}; pass a CSV file with columns footprint_bytes, stride_bytes, cycles",
+            path.display()
+        ))
+    })?;
+    parse(&text).map_err(|message| UsageError::new(format!("{}: {message}", path.display())))
+}
+
+pub fn parse(text: &str) -> Result<Vec<ChasePoint>, String> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| format!("unreadable CSV header ({e})"))?
+        .clone();
+    let column = |name: &str| {
+        headers.iter().position(|h| h.trim() == name).ok_or_else(|| {
+            format!("no '{name}' column; the file needs columns footprint_bytes, stride_bytes, cycles")
+        })
+    };
+    let (footprint_at, stride_at, cycles_at) = (
+        column("footprint_bytes")?,
+        column("stride_bytes")?,
+        column("cycles")?,
+    );
+    let mut points = Vec::new();
+    for (index, record) in reader.records().enumerate() {
+        let line = index + 2;
+        let record = record.map_err(|e| format!("line {line}: {e}"))?;
+        let field = |at: usize| record.get(at).unwrap_or("").trim();
+        let whole = |at: usize, name: &str| {
+            field(at)
+                .parse::<u64>()
+                .ok()
+                .filter(|&v| v > 0)
+                .ok_or_else(|| {
+                    format!(
+                        "line {line}: {name} '{}' is not a positive whole number",
+                        field(at)
+                    )
+                })
+        };
+        let cycles = field(cycles_at)
+            .parse::<f64>()
+            .ok()
+            .filter(|c| c.is_finite())
+            .ok_or_else(|| format!("line {line}: cycles '{}' is not a number", field(cycles_at)))?;
+        points.push(ChasePoint {
+            footprint_bytes: whole(footprint_at, "footprint_bytes")?,
+            stride_bytes: whole(stride_at, "stride_bytes")?,
+            cycles,
+        });
+    }
+    if points.len() < 3 {
+        return Err(format!(
+            "{} data rows; a curve needs at least 3",
+            points.len()
+        ));
+    }
+    Ok(points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_points_and_ignores_other_columns() {
+        let text =
+            "footprint_bytes,stride_bytes,cycles,samples\n64,8,10.5,3\n128,8,10.5,3\n256,8,40,3\n";
+        let points = parse(text).unwrap();
+        assert_eq!(points.len(), 3);
+        assert_eq!(
+            points[2],
+            ChasePoint {
+                footprint_bytes: 256,
+                stride_bytes: 8,
+                cycles: 40.0
+            }
+        );
+    }
+
+    #[test]
+    fn bad_rows_name_the_line() {
+        assert!(
+            parse("footprint_bytes,cycles\n1,2\n")
+                .unwrap_err()
+                .contains("stride_bytes")
+        );
+        let text = "footprint_bytes,stride_bytes,cycles\n64,8,1\n0,8,1\n64,8,1\n";
+        assert!(parse(text).unwrap_err().contains("line 3"));
+        assert!(
+            parse("footprint_bytes,stride_bytes,cycles\n64,8,1\n")
+                .unwrap_err()
+                .contains("at least 3")
+        );
+    }
+}
