@@ -2,7 +2,7 @@
 # Runs gpubench's GPU work on a machine with a GPU but no Rust toolchain, from binaries built
 # elsewhere (scripts/prepare-device.sh puts them under target/device/). Writes everything into
 # $OUT (default ./device-out) and tars the run directories into one file.
-#   usage: scripts/device-run.sh [info] [tests] [divergence] [clock] [shared] [sync] [branch] [regs] [pipeline] [errors]
+#   usage: scripts/device-run.sh [info] [tests] [divergence] [clock] [shared] [sync] [branch] [regs] [pipeline] [cache] [errors]
 #   (no argument: all of them)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +10,7 @@ OUT=${OUT:-device-out}
 mkdir -p "$OUT/runs"
 BIN=target/device/gpubench
 log() { echo "=== $*"; }
-steps=${*:-info tests divergence clock shared sync branch regs pipeline errors}
+steps=${*:-info tests divergence clock shared sync branch regs pipeline cache errors}
 
 for step in $steps; do
   case $step in
@@ -36,6 +36,12 @@ for step in $steps; do
   clock | shared | sync | branch | regs | pipeline)
     log "gpubench $step"
     /usr/bin/time -f "wall %e s" $BIN "$step" --output "$OUT/runs/$step"
+    ;;
+  cache)
+    for space in global l2 readonly shared; do
+      log "gpubench cache --space $space"
+      /usr/bin/time -f "wall %e s" $BIN cache --space "$space" --output "$OUT/runs/cache-$space"
+    done
     ;;
   errors)
     log "bad input and a missing device: each must exit non-zero with one sentence"

@@ -33,6 +33,8 @@ pub enum Command {
     Regs(RegsArgs),
     /// Latency and throughput of arithmetic operations (Wong Tables III-IV, Fig. 6).
     Pipeline(PipelineArgs),
+    /// Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4).
+    Cache(CacheArgs),
     /// Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline.
     Sync(SyncArgs),
     /// Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes).
@@ -110,6 +112,39 @@ pub struct PipelineArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-pipeline); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SpaceChoice {
+    Global,
+    L2,
+    Readonly,
+    Shared,
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// Memory space: global (default loads), l2 (ld.global.cg), readonly (ld.global.nc), shared.
+    #[arg(long, value_enum, default_value_t = SpaceChoice::Global)]
+    pub space: SpaceChoice,
+    /// Chain stride in bytes (default: 32, or 128 for l2, 4 for shared).
+    #[arg(long)]
+    pub stride: Option<u64>,
+    /// Smallest footprint in bytes.
+    #[arg(long)]
+    pub min_bytes: Option<u64>,
+    /// Largest footprint in bytes.
+    #[arg(long)]
+    pub max_bytes: Option<u64>,
+    /// Points of the fine sweep after each rise.
+    #[arg(long, default_value_t = 160)]
+    pub fine_points: u64,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-cache); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

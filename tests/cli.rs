@@ -116,6 +116,11 @@ fn probe_settings_are_checked_before_the_gpu() {
         (vec!["branch", "--work", "0"], "--work"),
         (vec!["regs", "--min-registers", "8"], "--min-registers"),
         (vec!["pipeline", "--sweep-op", "f128_fma"], "--sweep-op"),
+        (vec!["cache", "--stride", "6"], "--stride"),
+        (
+            vec!["cache", "--space", "shared", "--max-bytes", "1000000"],
+            "48 KiB",
+        ),
     ] {
         gpubench(dir.path())
             .args(&args)
@@ -133,7 +138,9 @@ fn without_a_gpu_every_probe_says_so() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    for suite in ["clock", "shared", "sync", "branch", "regs", "pipeline"] {
+    for suite in [
+        "clock", "shared", "sync", "branch", "regs", "pipeline", "cache",
+    ] {
         gpubench(dir.path())
             .arg(suite)
             .assert()

@@ -208,3 +208,15 @@ fn pipeline_measures_every_operation() {
     }
     assert_eq!(table["warp_sweep"]["points"].as_array().unwrap().len(), 32);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cache_sweeps_shared_memory_flat() {
+    let (_dir, run, _) = run_suite(&["cache", "--space", "shared", "--max-bytes", "16384"]);
+    let cache = json(&run.join("cache.json"));
+    // Shared memory has no cache in front of it: one level, no size.
+    let levels = cache["report"]["levels"].as_array().unwrap();
+    assert!(!levels.is_empty());
+    assert!(levels.last().unwrap()["size_bytes"].is_null());
+    assert!(run.join("chase.csv").is_file() && run.join("cache.png").is_file());
+}

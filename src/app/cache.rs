@@ -23,3 +23,110 @@ pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// `gpubench cache --space …`: sweep one space and read its levels.
+pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
+    use crate::cli::SpaceChoice;
+    use crate::experiments::cache::{self, Space};
+    use serde_json::json;
+
+    let space = match args.space {
+        SpaceChoice::Global => Space::Global,
+        SpaceChoice::L2 => Space::L2,
+        SpaceChoice::Readonly => Space::Readonly,
+        SpaceChoice::Shared => Space::Shared,
+    };
+    // Defaults per space: where each sweep starts on its fastest plateau and ends past the
+    // caches in front of memory.
+    let (stride, smallest, largest) = match space {
+        Space::Global | Space::Readonly => (32, 4 << 10, 4 << 20),
+        Space::L2 => (128, 256 << 10, 128 << 20),
+        Space::Shared => (4, 1 << 10, 48 << 10),
+    };
+    let stride = args.stride.unwrap_or(stride);
+    let smallest = args.min_bytes.unwrap_or(smallest);
+    let largest = args.max_bytes.unwrap_or(largest);
+    if stride == 0
+        || !stride.is_multiple_of(4)
+        || smallest < 4 * stride
+        || !smallest.is_multiple_of(stride)
+        || largest < smallest
+    {
+        return Err(UsageError::new(
+            "--stride must be a positive multiple of 4, and --min-bytes a multiple of it at least 4 strides, no larger than --max-bytes",
+        )
+        .into());
+    }
+    if space == Space::Shared && largest > 48 << 10 {
+        return Err(UsageError::new(
+            "the shared space holds at most 48 KiB per block here; pass --max-bytes 49152 or less",
+        )
+        .into());
+    }
+    if largest > 8 << 30 || args.fine_points == 0 {
+        return Err(UsageError::new(
+            "--max-bytes must be at most 8 GiB and --fine-points at least 1",
+        )
+        .into());
+    }
+    let mut gpu = super::suite::open(
+        args.device,
+        args.output.as_deref(),
+        &[("cache", space.entry())],
+    )?;
+    let settings = json!({
+        "space": space.name(),
+        "stride_bytes": stride,
+        "min_bytes": smallest,
+        "max_bytes": largest,
+        "fine_points": args.fine_points,
+        "threads": 1,
+        "chain": "fixed stride",
+        "preferred_shared_carveout_percent": (space != Space::Shared).then_some(crate::gpu::launch::CHASE_CARVEOUT_PERCENT),
+        "method": "one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; coarse doubling, bisection at each rise, fine sweep after it",
+    });
+    let suite = super::suite::start(
+        &mut gpu,
+        "cache",
+        args.output.as_deref(),
+        &["cache"],
+        settings,
+    )?;
+    let outcome = (|| -> Result<()> {
+        let sweep = cache::sweep(&mut gpu, space, stride, smallest, largest, args.fine_points)?;
+        suite.run.write_csv("chase.csv", &sweep.points)?;
+        let report = cache_inference::infer(&sweep.points)
+            .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+        let device = &suite.metadata.device;
+        suite.run.write_json(
+            "cache.json",
+            &json!({
+                "space": space.name(),
+                "report": report,
+                "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds },
+                "device_attributes": {
+                    "l2_cache_bytes": device.l2_cache_bytes,
+                    "shared_memory_per_multiprocessor_bytes": device.shared_memory_per_multiprocessor_bytes,
+                },
+            }),
+        )?;
+        let title = suite.title(&format!(
+            "Pointer chase, {} space, {stride}-byte stride",
+            space.name()
+        ));
+        suite.run.write_with("cache.png", |path| {
+            crate::report::cache_plot::draw(path, &title, &sweep.points, &report)
+        })?;
+        print!("{}", cache_report::render_text(&report));
+        println!(
+            "{} space: {} points ({} launches) in {:.1} s; the driver reports an L2 of {} KiB",
+            space.name(),
+            sweep.points.len(),
+            sweep.launches,
+            sweep.seconds,
+            device.l2_cache_bytes / 1024
+        );
+        Ok(())
+    })();
+    suite.finish(&mut gpu, outcome)
+}

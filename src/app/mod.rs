@@ -36,5 +36,6 @@ pub fn run(opts: Opts) -> Result<()> {
         Command::Branch(args) => branch::run(&args),
         Command::Regs(args) => regs::run(&args),
         Command::Pipeline(args) => pipeline::run(&args),
+        Command::Cache(args) => cache::run(&args),
     }
 }

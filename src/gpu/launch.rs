@@ -420,3 +420,98 @@ pub fn pipeline(
         .clone_dtoh(&stamps)
         .map_err(driver_error("reading pipeline stamps"))
 }
+
+/// The shared-memory carveout the global-memory chases ask for: 0 % shared, the most L1.
+pub const CHASE_CARVEOUT_PERCENT: i32 = 0;
+
+/// Runs `chase_global`, `chase_l2` or `chase_readonly` (cuda/cache.cu) on one thread over
+/// `chain`; returns (cycles of the timed loads, final index).
+///
+/// Kernel signature: `(const unsigned *chain[len], int warm, int steps, long long *out[2])`;
+/// every element of `chain` is an index into it, so the chase stays inside the buffer.
+pub fn chase(
+    gpu: &mut Gpu,
+    entry: &str,
+    chain: &[u32],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    let function = gpu.function("cache", entry)?;
+    // Favour L1 over shared memory: the carveout is a preference the driver may round.
+    function
+        .set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            CHASE_CARVEOUT_PERCENT,
+        )
+        .map_err(driver_error("preferring L1 for the chase"))?;
+    let stream = gpu.stream().clone();
+    let device_chain = stream
+        .clone_htod(chain)
+        .map_err(driver_error("copying the chase chain"))?;
+    let mut out = stream
+        .alloc_zeros::<i64>(2)
+        .map_err(driver_error("allocating the chase result"))?;
+    let (warm, steps) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    );
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_chain)
+        .arg(&warm)
+        .arg(&steps)
+        .arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; every index in `chain` is below
+    // its length (the caller builds it so), and `out` holds 2.
+    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a chase"))?;
+    gpu.wait(entry, deadline)?;
+    let result = stream
+        .clone_dtoh(&out)
+        .map_err(driver_error("reading a chase result"))?;
+    Ok((result[0], result[1]))
+}
+
+/// Runs `chase_shared` (cuda/cache.cu): 256 threads copy `chain` into dynamic shared memory,
+/// thread 0 chases it. Returns (cycles of the timed loads, final index).
+///
+/// Kernel signature: `(const unsigned *chain[words], int words, int warm, int steps,
+/// long long *out[2])`, with words * 4 bytes of dynamic shared memory (at most 48 KiB).
+pub fn chase_shared(
+    gpu: &mut Gpu,
+    chain: &[u32],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    let function = gpu.function("cache", "chase_shared")?;
+    let stream = gpu.stream().clone();
+    let device_chain = stream
+        .clone_htod(chain)
+        .map_err(driver_error("copying the chase chain"))?;
+    let mut out = stream
+        .alloc_zeros::<i64>(2)
+        .map_err(driver_error("allocating the chase result"))?;
+    let words = as_i32(chain.len() as u32, "the chain length")?;
+    let (warm, steps) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    );
+    let mut config = one_block(256);
+    config.shared_mem_bytes = u32::try_from(chain.len() * 4).unwrap_or(u32::MAX);
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_chain)
+        .arg(&words)
+        .arg(&warm)
+        .arg(&steps)
+        .arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; the dynamic shared memory holds
+    // the `words` elements copied, every index in `chain` is below `words`, `out` holds 2.
+    unsafe { launch.launch(config) }.map_err(driver_error("launching a shared-memory chase"))?;
+    gpu.wait("chase_shared", deadline)?;
+    let result = stream
+        .clone_dtoh(&out)
+        .map_err(driver_error("reading a chase result"))?;
+    Ok((result[0], result[1]))
+}

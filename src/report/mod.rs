@@ -2,6 +2,7 @@
 
 pub mod branch;
 pub mod cache;
+pub mod cache_plot;
 pub mod clock;
 pub mod divergence;
 pub mod divergence_model;
