@@ -56,7 +56,7 @@ pub struct CacheReport {
     /// The stride whose points the geometry was read from.
     pub stride_bytes: u64,
     pub jump_threshold_cycles: f64,
-    /// The first plateau's tolerance: max(5σ, 0.25 cycles); higher plateaus also allow 5 % of
+    /// The first plateau's tolerance: max(5σ, 0.25 cycles); higher plateaus also allow 10 % of
     /// their height above the fastest level.
     pub plateau_tolerance_cycles: f64,
 }
@@ -128,9 +128,10 @@ pub fn infer(points: &[ChasePoint]) -> Option<CacheReport> {
     // Flat within the noise: a step (one set overflowing) can be under a cycle in a big
     // cache, so the first plateau's tolerance is no wider than the noise demands. Higher
     // plateaus wobble as partial lines come and go (each costs the level's extra latency over
-    // the loads averaged), so their tolerance grows with their height above the fastest level.
+    // the loads averaged), and real ones drift as TLB misses set in, so their tolerance grows
+    // with their height above the fastest level.
     let fastest = curve.iter().map(|p| p.cycles).fold(f64::INFINITY, f64::min);
-    let plateau_tolerance = |latency: f64| (5.0 * sigma).max(0.25).max(0.05 * (latency - fastest));
+    let plateau_tolerance = |latency: f64| (5.0 * sigma).max(0.25).max(0.1 * (latency - fastest));
     let tolerance = plateau_tolerance(curve[0].cycles);
     let flats = plateaus(&curve, plateau_tolerance);
     if flats.is_empty() {
@@ -268,14 +269,26 @@ fn rise(
             ));
             confidence *= 0.5;
         }
-    } else if let Some(ways) = ways {
+    } else if let Some(whole) = ways {
         let ratio = size as f64 / way as f64;
-        if (ratio - ways as f64).abs() > 0.1 {
+        if (ratio - whole as f64).abs() > 0.1 {
             notes.push(format!(
-                "size / way size = {ratio:.2}, not a whole number of ways"
+                "size / way size = {ratio:.2}, not a whole number of ways, so no way count is given"
             ));
             confidence *= 0.5;
         }
+    }
+    // A way count that the size does not divide into is not a way count.
+    let ways = ways
+        .filter(|&w| line.is_some() || (size as f64 / way.max(1) as f64 - w as f64).abs() <= 0.1);
+    // The sweep may jump over the edge: the size is then known only to within that gap.
+    let gap = curve[lower.last + 1].footprint_bytes - size;
+    if gap > 16 * stride {
+        notes.push(format!(
+            "the sweep has no point between {size} B and {} B: the size lies in that gap",
+            size + gap
+        ));
+        confidence *= 0.5;
     }
     CacheLevel {
         latency_cycles: lower.latency,
