@@ -82,3 +82,27 @@ extern "C" __global__ void chase_shared(const unsigned *chain, int words, int wa
     out[0] = stop - start;
     out[1] = j;
 }
+
+// The whole 64 KiB of user constant memory, chased with dynamic indices (the constant cache
+// path; uniform across the warp, as one thread runs). The host writes the chain into it.
+__constant__ unsigned const_chain[16384];
+
+extern "C" __global__ void chase_constant(int warm, int steps, long long *out)
+{
+    unsigned j = 0;
+#pragma unroll 1
+    for (int i = 0; i < warm; ++i) {
+        j = const_chain[j];
+    }
+    const long long start = read_clock64();
+#pragma unroll 1
+    for (int i = 0; i < steps; i += 16) {
+#pragma unroll
+        for (int u = 0; u < 16; ++u) {
+            j = const_chain[j];
+        }
+    }
+    const long long stop = read_clock64();
+    out[0] = stop - start;
+    out[1] = j;
+}

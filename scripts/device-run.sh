@@ -37,11 +37,19 @@ for step in $steps; do
     log "gpubench $step"
     /usr/bin/time -f "wall %e s" $BIN "$step" --output "$OUT/runs/$step"
     ;;
+  cache-extra)
+    log "gpubench cache --space constant"
+    /usr/bin/time -f "wall %e s" $BIN cache --space constant --output "$OUT/runs/cache-constant"
+    log "gpubench cache --space global --chain random"
+    /usr/bin/time -f "wall %e s" $BIN cache --space global --chain random --output "$OUT/runs/cache-global-random"
+    ;;
   cache)
-    for space in global l2 readonly shared; do
+    for space in global l2 readonly shared constant; do
       log "gpubench cache --space $space"
       /usr/bin/time -f "wall %e s" $BIN cache --space "$space" --output "$OUT/runs/cache-$space"
     done
+    log "gpubench cache --space global --chain random"
+    /usr/bin/time -f "wall %e s" $BIN cache --space global --chain random --output "$OUT/runs/cache-global-random"
     ;;
   errors)
     log "bad input and a missing device: each must exit non-zero with one sentence"

@@ -122,14 +122,28 @@ pub enum SpaceChoice {
     L2,
     Readonly,
     Shared,
+    Constant,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChainChoice {
+    Stride,
+    Random,
 }
 
 #[derive(Debug, Args)]
 pub struct CacheArgs {
-    /// Memory space: global (default loads), l2 (ld.global.cg), readonly (ld.global.nc), shared.
+    /// Memory space: global (default loads), l2 (ld.global.cg), readonly (ld.global.nc),
+    /// shared, constant.
     #[arg(long, value_enum, default_value_t = SpaceChoice::Global)]
     pub space: SpaceChoice,
-    /// Chain stride in bytes (default: 32, or 128 for l2, 4 for shared).
+    /// Visiting order: stride (address order, as Wong) or random (defeats prefetching).
+    #[arg(long, value_enum, default_value_t = ChainChoice::Stride)]
+    pub chain: ChainChoice,
+    /// Seed of the random order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Chain stride in bytes (default: 32; 128 for l2, 4 for shared, 64 for constant).
     #[arg(long)]
     pub stride: Option<u64>,
     /// Smallest footprint in bytes.

@@ -220,3 +220,26 @@ fn cache_sweeps_shared_memory_flat() {
     assert!(levels.last().unwrap()["size_bytes"].is_null());
     assert!(run.join("chase.csv").is_file() && run.join("cache.png").is_file());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cache_chases_constant_memory_in_random_order() {
+    let (_dir, run, _) = run_suite(&[
+        "cache",
+        "--space",
+        "constant",
+        "--chain",
+        "random",
+        "--max-bytes",
+        "8192",
+    ]);
+    let cache = json(&run.join("cache.json"));
+    assert!(!cache["report"]["levels"].as_array().unwrap().is_empty());
+    let metadata = json(&run.join("metadata.json"));
+    assert!(
+        metadata["settings"]["chain"]
+            .as_str()
+            .unwrap()
+            .contains("random")
+    );
+}

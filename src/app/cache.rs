@@ -26,8 +26,8 @@ pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
 
 /// `gpubench cache --space …`: sweep one space and read its levels.
 pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
-    use crate::cli::SpaceChoice;
-    use crate::experiments::cache::{self, Space};
+    use crate::cli::{ChainChoice, SpaceChoice};
+    use crate::experiments::cache::{self, Order, Space};
     use serde_json::json;
 
     let space = match args.space {
@@ -35,6 +35,11 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         SpaceChoice::L2 => Space::L2,
         SpaceChoice::Readonly => Space::Readonly,
         SpaceChoice::Shared => Space::Shared,
+        SpaceChoice::Constant => Space::Constant,
+    };
+    let order = match args.chain {
+        ChainChoice::Stride => Order::Stride,
+        ChainChoice::Random => Order::Random(args.seed),
     };
     // Defaults per space: where each sweep starts on its fastest plateau and ends past the
     // caches in front of memory.
@@ -42,6 +47,7 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         Space::Global | Space::Readonly => (32, 4 << 10, 4 << 20),
         Space::L2 => (128, 256 << 10, 128 << 20),
         Space::Shared => (4, 1 << 10, 48 << 10),
+        Space::Constant => (64, 256, 64 << 10),
     };
     let stride = args.stride.unwrap_or(stride);
     let smallest = args.min_bytes.unwrap_or(smallest);
@@ -81,8 +87,8 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         "max_bytes": largest,
         "fine_points": args.fine_points,
         "threads": 1,
-        "chain": "fixed stride",
-        "preferred_shared_carveout_percent": (space != Space::Shared).then_some(crate::gpu::launch::CHASE_CARVEOUT_PERCENT),
+        "chain": match order { Order::Stride => "fixed stride, address order".to_string(), Order::Random(seed) => format!("fixed stride, random order (seed {seed})") },
+        "preferred_shared_carveout_percent": matches!(space, Space::Global | Space::L2 | Space::Readonly).then_some(crate::gpu::launch::CHASE_CARVEOUT_PERCENT),
         "method": "one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; coarse doubling, bisection at each rise, fine sweep after it",
     });
     let suite = super::suite::start(
@@ -93,7 +99,15 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         settings,
     )?;
     let outcome = (|| -> Result<()> {
-        let sweep = cache::sweep(&mut gpu, space, stride, smallest, largest, args.fine_points)?;
+        let sweep = cache::sweep(
+            &mut gpu,
+            space,
+            order,
+            stride,
+            smallest,
+            largest,
+            args.fine_points,
+        )?;
         suite.run.write_csv("chase.csv", &sweep.points)?;
         let report = cache_inference::infer(&sweep.points)
             .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;

@@ -515,3 +515,55 @@ pub fn chase_shared(
         .map_err(driver_error("reading a chase result"))?;
     Ok((result[0], result[1]))
 }
+
+/// Runs `chase_constant` (cuda/cache.cu) on one thread after writing `chain` (at most 16384
+/// words) into the module's `__constant__ unsigned const_chain[16384]`.
+///
+/// Kernel signature: `(int warm, int steps, long long *out[2])`.
+pub fn chase_constant(
+    gpu: &mut Gpu,
+    chain: &[u32],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    let module = gpu.module("cache")?;
+    let function = gpu.function("cache", "chase_constant")?;
+    let stream = gpu.stream().clone();
+    let mut symbol = module
+        .get_global("const_chain", &stream)
+        .map_err(driver_error("finding const_chain"))?;
+    let bytes: Vec<u8> = chain.iter().flat_map(|w| w.to_le_bytes()).collect();
+    if bytes.len() > symbol.len() {
+        return Err(GpuError::Driver {
+            action: "writing the constant-memory chain".into(),
+            detail: format!(
+                "{} bytes do not fit the {}-byte array",
+                bytes.len(),
+                symbol.len()
+            ),
+        });
+    }
+    let mut target = symbol.slice_mut(..bytes.len());
+    stream
+        .memcpy_htod(&bytes, &mut target)
+        .map_err(driver_error("writing the constant-memory chain"))?;
+    let mut out = stream
+        .alloc_zeros::<i64>(2)
+        .map_err(driver_error("allocating the chase result"))?;
+    let (warm, steps) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    );
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&warm).arg(&steps).arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; every index in the chain
+    // written to const_chain is below its length, which is at most the array's 16384 words.
+    unsafe { launch.launch(one_block(1)) }
+        .map_err(driver_error("launching a constant-memory chase"))?;
+    gpu.wait("chase_constant", deadline)?;
+    let result = stream
+        .clone_dtoh(&out)
+        .map_err(driver_error("reading a chase result"))?;
+    Ok((result[0], result[1]))
+}

@@ -154,34 +154,35 @@ impl Gpu {
 
     /// Loads `cuda/<name>.cu` (once) and returns `entry` from it.
     pub fn function(&mut self, module: &str, entry: &str) -> Result<CudaFunction, GpuError> {
+        self.module(module)?
+            .load_function(entry)
+            .map_err(driver_error("finding a kernel entry point"))
+    }
+
+    /// Loads `cuda/<name>.cu` once and keeps it.
+    pub fn module(&mut self, module: &str) -> Result<Arc<CudaModule>, GpuError> {
         let embedded = kernels::module(module).ok_or_else(|| GpuError::Driver {
             action: format!("looking up kernel module {module}"),
             detail: "not embedded in this binary".into(),
         })?;
-        let loaded = match self.modules.get(embedded.name) {
-            Some(loaded) => loaded.clone(),
-            None => {
-                let loaded = self
-                    .context
-                    .load_module(Ptx::from_src(embedded.ptx))
-                    .map_err(|e| match e.0 {
-                        cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => GpuError::PtxTooNew {
-                            nvcc: kernels::NVCC_VERSION.to_string(),
-                            driver_cuda: Gpu::driver_cuda_version()
-                                .unwrap_or_else(|_| "unknown".into()),
-                        },
-                        _ => GpuError::Driver {
-                            action: format!("loading the PTX of cuda/{module}.cu"),
-                            detail: driver_detail(e),
-                        },
-                    })?;
-                self.modules.insert(embedded.name, loaded.clone());
-                loaded
-            }
-        };
-        loaded
-            .load_function(entry)
-            .map_err(driver_error("finding a kernel entry point"))
+        if let Some(loaded) = self.modules.get(embedded.name) {
+            return Ok(loaded.clone());
+        }
+        let loaded = self
+            .context
+            .load_module(Ptx::from_src(embedded.ptx))
+            .map_err(|e| match e.0 {
+                cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => GpuError::PtxTooNew {
+                    nvcc: kernels::NVCC_VERSION.to_string(),
+                    driver_cuda: Gpu::driver_cuda_version().unwrap_or_else(|_| "unknown".into()),
+                },
+                _ => GpuError::Driver {
+                    action: format!("loading the PTX of cuda/{module}.cu"),
+                    detail: driver_detail(e),
+                },
+            })?;
+        self.modules.insert(embedded.name, loaded.clone());
+        Ok(loaded)
     }
 
     /// Waits for all work queued on the stream, giving up after `deadline`. A kernel that

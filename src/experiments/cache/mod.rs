@@ -9,7 +9,9 @@
 //! covers the rise after it. `analysis::cache_inference` reads the levels from the result.
 //!
 //! Spaces so far: `global` (default loads), `l2` (`ld.global.cg`), `readonly`
-//! (`ld.global.nc`) and `shared`. [`saved`] reads a curve back for `gpubench analyze cache`.
+//! (`ld.global.nc`), `shared` and `constant` (the 64 KiB `__constant__` array). Chains visit
+//! the footprint's elements in address order (Wong), or in a seeded random order that defeats
+//! prefetching. [`saved`] reads a curve back for `gpubench analyze cache`.
 
 pub mod saved;
 
@@ -26,6 +28,7 @@ pub enum Space {
     L2,
     Readonly,
     Shared,
+    Constant,
 }
 
 impl Space {
@@ -35,6 +38,7 @@ impl Space {
             Space::L2 => "l2",
             Space::Readonly => "readonly",
             Space::Shared => "shared",
+            Space::Constant => "constant",
         }
     }
 
@@ -44,48 +48,66 @@ impl Space {
             Space::L2 => "chase_l2",
             Space::Readonly => "chase_readonly",
             Space::Shared => "chase_shared",
+            Space::Constant => "chase_constant",
         }
     }
 }
 
-/// A chain over `footprint_bytes` at `stride_bytes` (both multiples of 4): element i·k holds
-/// (i + 1)·k mod n·k, k = stride / 4 words, n = footprint / stride elements; others are 0.
-pub fn chain(footprint_bytes: u64, stride_bytes: u64) -> Vec<u32> {
+/// The order a chain visits its elements in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Address order, one element per stride (Wong et al.).
+    Stride,
+    /// A seeded random order of the same elements, starting at element 0.
+    Random(u64),
+}
+
+/// A chain over `footprint_bytes` with one element every `stride_bytes` (both multiples of
+/// 4), visited in `order`; k = stride / 4 words, n = footprint / stride elements; words between
+/// elements are 0. Returns the words and the visiting order (element numbers, starting at 0).
+pub fn chain(footprint_bytes: u64, stride_bytes: u64, order: Order) -> (Vec<u32>, Vec<usize>) {
+    use rand::seq::SliceRandom;
+    use rand::{SeedableRng, rngs::StdRng};
     let words = (footprint_bytes / 4) as usize;
     let k = (stride_bytes / 4).max(1) as usize;
     let n = (words / k).max(1);
+    let mut visit: Vec<usize> = (0..n).collect();
+    if let Order::Random(seed) = order {
+        visit[1..].shuffle(&mut StdRng::seed_from_u64(seed));
+    }
     let mut chain = vec![0_u32; words.max(1)];
     for i in 0..n {
-        chain[i * k] = (((i + 1) % n) * k) as u32;
+        chain[visit[i] * k] = (visit[(i + 1) % n] * k) as u32;
     }
-    chain
+    (chain, visit)
 }
 
 /// The index a chase from 0 reaches after `loads` loads.
-pub fn expected_index(footprint_bytes: u64, stride_bytes: u64, loads: u64) -> i64 {
-    let k = (stride_bytes / 4).max(1);
-    let n = (footprint_bytes / 4 / k).max(1);
-    ((loads % n) * k) as i64
+pub fn expected_index(visit: &[usize], stride_bytes: u64, loads: u64) -> i64 {
+    let k = (stride_bytes / 4).max(1) as usize;
+    (visit[(loads % visit.len() as u64) as usize] * k) as i64
 }
 
 /// Cycles per load at one footprint: a full warm pass, then at least one full timed pass.
 pub fn measure_point(
     gpu: &mut Gpu,
     space: Space,
+    order: Order,
     footprint_bytes: u64,
     stride_bytes: u64,
 ) -> Result<f64> {
-    let chain = chain(footprint_bytes, stride_bytes);
-    let n = (footprint_bytes / stride_bytes).max(1) as u32;
+    let (chain, visit) = chain(footprint_bytes, stride_bytes, order);
+    let n = visit.len() as u32;
     let warm = n;
     let steps = n.max(2048).div_ceil(16) * 16;
     let deadline =
         Duration::from_secs(10) + Duration::from_secs_f64(f64::from(warm + steps) * 2000.0 / 1e9);
     let (cycles, index) = match space {
         Space::Shared => launch::chase_shared(gpu, &chain, warm, steps, deadline)?,
+        Space::Constant => launch::chase_constant(gpu, &chain, warm, steps, deadline)?,
         _ => launch::chase(gpu, space.entry(), &chain, warm, steps, deadline)?,
     };
-    let expected = expected_index(footprint_bytes, stride_bytes, u64::from(warm + steps));
+    let expected = expected_index(&visit, stride_bytes, u64::from(warm + steps));
     if index != expected {
         bail!(
             "the {} chase over {footprint_bytes} B ended at index {index}, not {expected}: the loads were not all made",
@@ -106,6 +128,7 @@ pub struct SweepResult {
 pub fn sweep(
     gpu: &mut Gpu,
     space: Space,
+    order: Order,
     stride: u64,
     smallest: u64,
     largest: u64,
@@ -117,7 +140,7 @@ pub fn sweep(
         if let Some(p) = points.iter().find(|p| p.footprint_bytes == footprint) {
             return Ok(p.cycles);
         }
-        let cycles = measure_point(gpu, space, footprint, stride)?;
+        let cycles = measure_point(gpu, space, order, footprint, stride)?;
         points.push(ChasePoint {
             footprint_bytes: footprint,
             stride_bytes: stride,
@@ -170,7 +193,7 @@ mod tests {
 
     #[test]
     fn chains_visit_every_element_once_per_pass() {
-        let chain = chain(256, 32);
+        let (chain, visit) = chain(256, 32, Order::Stride);
         assert_eq!(chain.len(), 64);
         let mut seen = vec![];
         let mut j = 0_usize;
@@ -180,8 +203,29 @@ mod tests {
         }
         assert_eq!(seen, vec![0, 8, 16, 24, 32, 40, 48, 56]);
         assert_eq!(j, 0, "back to the start after one pass");
-        assert_eq!(expected_index(256, 32, 8), 0);
-        assert_eq!(expected_index(256, 32, 11), 24);
+        assert_eq!(expected_index(&visit, 32, 8), 0);
+        assert_eq!(expected_index(&visit, 32, 11), 24);
         assert!(chain.iter().all(|&i| (i as usize) < chain.len()));
+    }
+
+    #[test]
+    fn random_chains_are_one_cycle_through_every_element() {
+        let (chain, visit) = chain(4096, 64, Order::Random(7));
+        let n = visit.len();
+        assert_eq!(n, 64);
+        let mut seen = std::collections::BTreeSet::new();
+        let mut j = 0_usize;
+        for step in 0..n {
+            assert_eq!(j as i64, expected_index(&visit, 64, step as u64));
+            assert!(seen.insert(j), "element {j} visited twice");
+            j = chain[j] as usize;
+        }
+        assert_eq!(j, 0);
+        assert_ne!(visit, (0..n).collect::<Vec<_>>(), "the order is shuffled");
+        assert_eq!(
+            super::chain(4096, 64, Order::Random(7)).1,
+            visit,
+            "and repeatable"
+        );
     }
 }
