@@ -125,6 +125,12 @@ pub struct OperationResult {
     pub ops_per_clock_per_sm: f64,
 }
 
+/// One untimed launch, so the code is in the instruction cache, then the timed one.
+fn warm_then_time(gpu: &mut Gpu, entry: &str, threads: u32, iterations: u32) -> Result<Vec<i64>> {
+    launch::pipeline(gpu, entry, threads, iterations)?;
+    Ok(launch::pipeline(gpu, entry, threads, iterations)?)
+}
+
 pub fn measure(gpu: &mut Gpu, iterations: u32) -> Result<Vec<OperationResult>> {
     OPERATIONS
         .iter()
@@ -166,8 +172,7 @@ pub fn warp_sweep(
     (1..=max_warps)
         .map(|warps| {
             let threads = warps * 32;
-            launch::pipeline(gpu, &entry, threads, iterations)?;
-            let stamps = launch::pipeline(gpu, &entry, threads, iterations)?;
+            let stamps = warm_then_time(gpu, &entry, threads, iterations)?;
             Ok(WarpPoint {
                 warps,
                 ops_per_clock: pipeline::ops_per_clock(&stamps, threads, 1, ops)

@@ -465,11 +465,7 @@ pub fn chase(
     // SAFETY: the arguments match the kernel signature above; every index in `chain` is below
     // its length (the caller builds it so), and `out` holds 2.
     unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a chase"))?;
-    gpu.wait(entry, deadline)?;
-    let result = stream
-        .clone_dtoh(&out)
-        .map_err(driver_error("reading a chase result"))?;
-    Ok((result[0], result[1]))
+    chase_result(gpu, entry, &out, deadline)
 }
 
 /// Runs `chase_shared` (cuda/cache.cu): 256 threads copy `chain` into dynamic shared memory,
@@ -509,11 +505,7 @@ pub fn chase_shared(
     // SAFETY: the arguments match the kernel signature above; the dynamic shared memory holds
     // the `words` elements copied, every index in `chain` is below `words`, `out` holds 2.
     unsafe { launch.launch(config) }.map_err(driver_error("launching a shared-memory chase"))?;
-    gpu.wait("chase_shared", deadline)?;
-    let result = stream
-        .clone_dtoh(&out)
-        .map_err(driver_error("reading a chase result"))?;
-    Ok((result[0], result[1]))
+    chase_result(gpu, "chase_shared", &out, deadline)
 }
 
 /// Runs `chase_constant` (cuda/cache.cu) on one thread after writing `chain` (at most 16384
@@ -561,9 +553,20 @@ pub fn chase_constant(
     // written to const_chain is below its length, which is at most the array's 16384 words.
     unsafe { launch.launch(one_block(1)) }
         .map_err(driver_error("launching a constant-memory chase"))?;
-    gpu.wait("chase_constant", deadline)?;
-    let result = stream
-        .clone_dtoh(&out)
+    chase_result(gpu, "chase_constant", &out, deadline)
+}
+
+/// Waits for a chase and returns its (cycles, final index).
+fn chase_result(
+    gpu: &Gpu,
+    entry: &str,
+    out: &cudarc::driver::CudaSlice<i64>,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    gpu.wait(entry, deadline)?;
+    let result = gpu
+        .stream()
+        .clone_dtoh(out)
         .map_err(driver_error("reading a chase result"))?;
     Ok((result[0], result[1]))
 }
