@@ -123,6 +123,7 @@ pub enum SpaceChoice {
     Readonly,
     Shared,
     Constant,
+    Tlb,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -134,7 +135,7 @@ pub enum ChainChoice {
 #[derive(Debug, Args)]
 pub struct CacheArgs {
     /// Memory space: global (default loads), l2 (ld.global.cg), readonly (ld.global.nc),
-    /// shared, constant.
+    /// shared, constant, tlb (page strides, footprints up to many GiB).
     #[arg(long, value_enum, default_value_t = SpaceChoice::Global)]
     pub space: SpaceChoice,
     /// Visiting order: stride (address order, as Wong) or random (defeats prefetching).
@@ -143,7 +144,8 @@ pub struct CacheArgs {
     /// Seed of the random order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Chain stride in bytes (default: 32; 128 for l2, 4 for shared, 64 for constant).
+    /// Chain stride in bytes (default: 32; 128 for l2, 4 for shared, 64 for constant, 2 MiB
+    /// for tlb).
     #[arg(long)]
     pub stride: Option<u64>,
     /// Smallest footprint in bytes.

@@ -570,3 +570,54 @@ fn chase_result(
         .map_err(driver_error("reading a chase result"))?;
     Ok((result[0], result[1]))
 }
+
+/// Allocates `footprint_bytes` (zeroed), writes a 64-bit chain of `footprint / stride`
+/// elements into it on the device (`init_chain_u64`), and chases it on one thread
+/// (`chase_tlb`); returns (cycles of the timed loads, final index in 8-byte words).
+///
+/// Kernel signatures: `init_chain_u64(unsigned long long *chain[words],
+/// unsigned long long n, unsigned long long k)` with n * k <= words, and
+/// `chase_tlb(const unsigned long long *chain[words], int warm, int steps, long long *out[2])`.
+pub fn chase_tlb(
+    gpu: &mut Gpu,
+    footprint_bytes: u64,
+    stride_bytes: u64,
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    let init = gpu.function("cache", "init_chain_u64")?;
+    let chase = gpu.function("cache", "chase_tlb")?;
+    let stream = gpu.stream().clone();
+    let words = (footprint_bytes / 8) as usize;
+    let k = (stride_bytes / 8).max(1);
+    let n = (words as u64 / k).max(1);
+    let mut chain = stream
+        .alloc_zeros::<u64>(words.max(1))
+        .map_err(driver_error(
+            "allocating the TLB chain (is the footprint larger than free memory?)",
+        ))?;
+    let mut launch = stream.launch_builder(&init);
+    launch.arg(&mut chain).arg(&n).arg(&k);
+    let config = LaunchConfig {
+        grid_dim: (n.div_ceil(256).clamp(1, 4096) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the arguments match init_chain_u64's signature; it writes indices i * k < n * k
+    // <= words, inside `chain`.
+    unsafe { launch.launch(config) }.map_err(driver_error("writing the TLB chain"))?;
+    let mut out = stream
+        .alloc_zeros::<i64>(2)
+        .map_err(driver_error("allocating the chase result"))?;
+    let (warm, steps) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    );
+    let mut launch = stream.launch_builder(&chase);
+    launch.arg(&chain).arg(&warm).arg(&steps).arg(&mut out);
+    // SAFETY: the arguments match chase_tlb's signature; every value in the chain is an index
+    // below n * k <= words, and `out` holds 2.
+    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a TLB chase"))?;
+    chase_result(gpu, "chase_tlb", &out, deadline)
+}
