@@ -71,21 +71,9 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         )
         .into());
     }
-    let limit: u64 = if space == Space::Tlb {
-        64 << 30
-    } else {
-        8 << 30
-    };
-    if largest > limit || args.fine_points == 0 {
-        return Err(UsageError::new(format!(
-            "--max-bytes must be at most {} GiB for this space and --fine-points at least 1",
-            limit >> 30
-        ))
-        .into());
-    }
-    if space == Space::Tlb && order != Order::Stride {
+    if largest > 8 << 30 || args.fine_points == 0 {
         return Err(UsageError::new(
-            "the tlb space builds its chain on the device in address order; drop --chain random",
+            "--max-bytes must be at most 8 GiB and --fine-points at least 1",
         )
         .into());
     }
@@ -94,15 +82,6 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         args.output.as_deref(),
         &[("cache", space.entry())],
     )?;
-    if space == Space::Tlb {
-        let (free, _) = gpu.memory_info()?;
-        if largest > free as u64 / 10 * 9 {
-            return Err(UsageError::new(format!(
-                "--max-bytes {largest} is more than 90% of the {free} bytes free on the device; pass a smaller --max-bytes"
-            ))
-            .into());
-        }
-    }
     let settings = json!({
         "space": space.name(),
         "stride_bytes": stride,
