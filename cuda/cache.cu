@@ -106,36 +106,3 @@ extern "C" __global__ void chase_constant(int warm, int steps, long long *out)
     out[0] = stop - start;
     out[1] = j;
 }
-
-// TLB study: footprints of many GiB at page-scale strides, too large to build on the host.
-// init_chain_u64 writes element i * k = ((i + 1) mod n) * k for i < n (grid-stride);
-// chase_tlb follows it with 64-bit indices, as chase_global does with 32-bit ones.
-extern "C" __global__ void init_chain_u64(unsigned long long *chain, unsigned long long n,
-                                          unsigned long long k)
-{
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        chain[i * k] = ((i + 1) % n) * k;
-    }
-}
-
-extern "C" __global__ void chase_tlb(const unsigned long long *chain, int warm, int steps,
-                                     long long *out)
-{
-    unsigned long long j = 0;
-#pragma unroll 1
-    for (int i = 0; i < warm; ++i) {
-        asm volatile("ld.global.u64 %0, [%1];" : "=l"(j) : "l"(chain + j) : "memory");
-    }
-    const long long start = read_clock64();
-#pragma unroll 1
-    for (int i = 0; i < steps; i += 16) {
-#pragma unroll
-        for (int u = 0; u < 16; ++u) {
-            asm volatile("ld.global.u64 %0, [%1];" : "=l"(j) : "l"(chain + j) : "memory");
-        }
-    }
-    const long long stop = read_clock64();
-    out[0] = stop - start;
-    out[1] = (long long)j;
-}

@@ -37,10 +37,6 @@ for step in $steps; do
     log "gpubench $step"
     /usr/bin/time -f "wall %e s" $BIN "$step" --output "$OUT/runs/$step"
     ;;
-  tlb)
-    log "gpubench cache --space tlb"
-    /usr/bin/time -f "wall %e s" $BIN cache --space tlb --output "$OUT/runs/cache-tlb"
-    ;;
   cache-extra)
     log "gpubench cache --space constant"
     /usr/bin/time -f "wall %e s" $BIN cache --space constant --output "$OUT/runs/cache-constant"

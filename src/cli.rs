@@ -123,7 +123,6 @@ pub enum SpaceChoice {
     Readonly,
     Shared,
     Constant,
-    Tlb,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -135,7 +134,7 @@ pub enum ChainChoice {
 #[derive(Debug, Args)]
 pub struct CacheArgs {
     /// Memory space: global (default loads), l2 (ld.global.cg), readonly (ld.global.nc),
-    /// shared, constant, tlb (page strides, footprints up to many GiB).
+    /// shared, constant.
     #[arg(long, value_enum, default_value_t = SpaceChoice::Global)]
     pub space: SpaceChoice,
     /// Visiting order: stride (address order, as Wong) or random (defeats prefetching).
@@ -144,8 +143,7 @@ pub struct CacheArgs {
     /// Seed of the random order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Chain stride in bytes (default: 32; 128 for l2, 4 for shared, 64 for constant, 2 MiB
-    /// for tlb).
+    /// Chain stride in bytes (default: 32; 128 for l2, 4 for shared, 64 for constant).
     #[arg(long)]
     pub stride: Option<u64>,
     /// Smallest footprint in bytes.

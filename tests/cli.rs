@@ -118,10 +118,6 @@ fn probe_settings_are_checked_before_the_gpu() {
         (vec!["pipeline", "--sweep-op", "f128_fma"], "--sweep-op"),
         (vec!["cache", "--stride", "6"], "--stride"),
         (
-            vec!["cache", "--space", "tlb", "--chain", "random"],
-            "address order",
-        ),
-        (
             vec!["cache", "--space", "shared", "--max-bytes", "1000000"],
             "48 KiB",
         ),

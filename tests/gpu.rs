@@ -243,17 +243,3 @@ fn cache_chases_constant_memory_in_random_order() {
             .contains("random")
     );
 }
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn cache_chases_page_strides_for_the_tlb() {
-    let (_dir, run, _) = run_suite(&["cache", "--space", "tlb", "--max-bytes", "536870912"]);
-    let cache = json(&run.join("cache.json"));
-    assert!(!cache["report"]["levels"].as_array().unwrap().is_empty());
-    let rows = std::fs::read_to_string(run.join("chase.csv")).unwrap();
-    assert!(
-        rows.lines()
-            .skip(1)
-            .all(|row| row.split(',').nth(1) == Some("2097152"))
-    );
-}

@@ -36,7 +36,6 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         SpaceChoice::Readonly => Space::Readonly,
         SpaceChoice::Shared => Space::Shared,
         SpaceChoice::Constant => Space::Constant,
-        SpaceChoice::Tlb => Space::Tlb,
     };
     let order = match args.chain {
         ChainChoice::Stride => Order::Stride,
@@ -49,7 +48,6 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         Space::L2 => (128, 256 << 10, 128 << 20),
         Space::Shared => (4, 1 << 10, 48 << 10),
         Space::Constant => (64, 256, 64 << 10),
-        Space::Tlb => (2 << 20, 8 << 20, 32 << 30),
     };
     let stride = args.stride.unwrap_or(stride);
     let smallest = args.min_bytes.unwrap_or(smallest);

@@ -152,13 +152,6 @@ impl Gpu {
         })
     }
 
-    /// Free and total device memory in bytes.
-    pub fn memory_info(&self) -> Result<(usize, usize), GpuError> {
-        self.context
-            .mem_get_info()
-            .map_err(driver_error("reading free device memory"))
-    }
-
     /// Loads `cuda/<name>.cu` (once) and returns `entry` from it.
     pub fn function(&mut self, module: &str, entry: &str) -> Result<CudaFunction, GpuError> {
         self.module(module)?

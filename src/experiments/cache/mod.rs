@@ -9,9 +9,7 @@
 //! covers the rise after it. `analysis::cache_inference` reads the levels from the result.
 //!
 //! Spaces so far: `global` (default loads), `l2` (`ld.global.cg`), `readonly`
-//! (`ld.global.nc`), `shared`, `constant` (the 64 KiB `__constant__` array) and `tlb`
-//! (page-scale strides over footprints of many GiB, the chain written on the device; the
-//! levels' sizes are then TLB reaches). Chains visit
+//! (`ld.global.nc`), `shared` and `constant` (the 64 KiB `__constant__` array). Chains visit
 //! the footprint's elements in address order (Wong), or in a seeded random order that defeats
 //! prefetching. [`saved`] reads a curve back for `gpubench analyze cache`.
 
@@ -31,8 +29,6 @@ pub enum Space {
     Readonly,
     Shared,
     Constant,
-    /// Page-scale strides over footprints of many GiB; the chain is built on the device.
-    Tlb,
 }
 
 impl Space {
@@ -43,7 +39,6 @@ impl Space {
             Space::Readonly => "readonly",
             Space::Shared => "shared",
             Space::Constant => "constant",
-            Space::Tlb => "tlb",
         }
     }
 
@@ -54,7 +49,6 @@ impl Space {
             Space::Readonly => "chase_readonly",
             Space::Shared => "chase_shared",
             Space::Constant => "chase_constant",
-            Space::Tlb => "chase_tlb",
         }
     }
 }
