@@ -106,3 +106,40 @@ extern "C" __global__ void chase_constant(int warm, int steps, long long *out)
     out[0] = stop - start;
     out[1] = j;
 }
+
+// Texture path: tex1Dfetch through a texture object over linear memory, written as PTX
+// (`tex.1d`) because the texture headers need more of the toolkit than the pinned compiler
+// has. The handle is the CUtexObject the host created (unified texture mode).
+__device__ __forceinline__ unsigned texture_fetch(unsigned long long texture, unsigned index)
+{
+    unsigned x, y, z, w;
+    asm volatile("tex.1d.v4.u32.s32 {%0, %1, %2, %3}, [%4, {%5}];"
+                 : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
+                 : "l"(texture), "r"(index)
+                 : "memory");
+    (void)y;
+    (void)z;
+    (void)w;
+    return x;
+}
+
+extern "C" __global__ void chase_texture(unsigned long long texture, int warm, int steps,
+                                         long long *out)
+{
+    unsigned j = 0;
+#pragma unroll 1
+    for (int i = 0; i < warm; ++i) {
+        j = texture_fetch(texture, j);
+    }
+    const long long start = read_clock64();
+#pragma unroll 1
+    for (int i = 0; i < steps; i += 16) {
+#pragma unroll
+        for (int u = 0; u < 16; ++u) {
+            j = texture_fetch(texture, j);
+        }
+    }
+    const long long stop = read_clock64();
+    out[0] = stop - start;
+    out[1] = j;
+}

@@ -37,6 +37,10 @@ for step in $steps; do
     log "gpubench $step"
     /usr/bin/time -f "wall %e s" $BIN "$step" --output "$OUT/runs/$step"
     ;;
+  texture)
+    log "gpubench cache --space texture"
+    /usr/bin/time -f "wall %e s" $BIN cache --space texture --output "$OUT/runs/cache-texture"
+    ;;
   cache-extra)
     log "gpubench cache --space constant"
     /usr/bin/time -f "wall %e s" $BIN cache --space constant --output "$OUT/runs/cache-constant"
@@ -44,7 +48,7 @@ for step in $steps; do
     /usr/bin/time -f "wall %e s" $BIN cache --space global --chain random --output "$OUT/runs/cache-global-random"
     ;;
   cache)
-    for space in global l2 readonly shared constant; do
+    for space in global l2 readonly shared constant texture; do
       log "gpubench cache --space $space"
       /usr/bin/time -f "wall %e s" $BIN cache --space "$space" --output "$OUT/runs/cache-$space"
     done

@@ -123,6 +123,7 @@ pub enum SpaceChoice {
     Readonly,
     Shared,
     Constant,
+    Texture,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -134,7 +135,7 @@ pub enum ChainChoice {
 #[derive(Debug, Args)]
 pub struct CacheArgs {
     /// Memory space: global (default loads), l2 (ld.global.cg), readonly (ld.global.nc),
-    /// shared, constant.
+    /// shared, constant, texture (tex1Dfetch through a texture object).
     #[arg(long, value_enum, default_value_t = SpaceChoice::Global)]
     pub space: SpaceChoice,
     /// Visiting order: stride (address order, as Wong) or random (defeats prefetching).

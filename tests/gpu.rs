@@ -243,3 +243,12 @@ fn cache_chases_constant_memory_in_random_order() {
             .contains("random")
     );
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cache_chases_through_a_texture_object() {
+    let (_dir, run, _) = run_suite(&["cache", "--space", "texture", "--max-bytes", "65536"]);
+    let cache = json(&run.join("cache.json"));
+    let levels = cache["report"]["levels"].as_array().unwrap();
+    assert!(levels[0]["latency_cycles"].as_f64().unwrap() > 0.0);
+}

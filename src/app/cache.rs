@@ -36,6 +36,7 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         SpaceChoice::Readonly => Space::Readonly,
         SpaceChoice::Shared => Space::Shared,
         SpaceChoice::Constant => Space::Constant,
+        SpaceChoice::Texture => Space::Texture,
     };
     let order = match args.chain {
         ChainChoice::Stride => Order::Stride,
@@ -44,7 +45,7 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
     // Defaults per space: where each sweep starts on its fastest plateau and ends past the
     // caches in front of memory.
     let (stride, smallest, largest) = match space {
-        Space::Global | Space::Readonly => (32, 4 << 10, 4 << 20),
+        Space::Global | Space::Readonly | Space::Texture => (32, 4 << 10, 4 << 20),
         Space::L2 => (128, 256 << 10, 128 << 20),
         Space::Shared => (4, 1 << 10, 48 << 10),
         Space::Constant => (64, 256, 64 << 10),

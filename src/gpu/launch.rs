@@ -556,6 +556,37 @@ pub fn chase_constant(
     chase_result(gpu, "chase_constant", &out, deadline)
 }
 
+/// Runs `chase_texture` (cuda/cache.cu) on one thread through a texture object over `chain`.
+///
+/// Kernel signature: `(unsigned long long texture, int warm, int steps, long long *out[2])`.
+pub fn chase_texture(
+    gpu: &mut Gpu,
+    chain: &[u32],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    let function = gpu.function("cache", "chase_texture")?;
+    let texture = super::texture::LinearTexture::new(gpu, chain)?;
+    let stream = gpu.stream().clone();
+    let mut out = stream
+        .alloc_zeros::<i64>(2)
+        .map_err(driver_error("allocating the chase result"))?;
+    let handle = texture.handle();
+    let (warm, steps) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    );
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&handle).arg(&warm).arg(&steps).arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; the texture object stays alive
+    // until after the wait below, every index in `chain` is below its length, `out` holds 2.
+    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a texture chase"))?;
+    let result = chase_result(gpu, "chase_texture", &out, deadline);
+    drop(texture);
+    result
+}
+
 /// Waits for a chase and returns its (cycles, final index).
 fn chase_result(
     gpu: &Gpu,

@@ -9,7 +9,8 @@
 //! covers the rise after it. `analysis::cache_inference` reads the levels from the result.
 //!
 //! Spaces so far: `global` (default loads), `l2` (`ld.global.cg`), `readonly`
-//! (`ld.global.nc`), `shared` and `constant` (the 64 KiB `__constant__` array). Chains visit
+//! (`ld.global.nc`), `shared`, `constant` (the 64 KiB `__constant__` array) and `texture`
+//! (`tex1Dfetch` through a texture object over linear memory). Chains visit
 //! the footprint's elements in address order (Wong), or in a seeded random order that defeats
 //! prefetching. [`saved`] reads a curve back for `gpubench analyze cache`.
 
@@ -29,6 +30,8 @@ pub enum Space {
     Readonly,
     Shared,
     Constant,
+    /// `tex1Dfetch` through a texture object over linear memory.
+    Texture,
 }
 
 impl Space {
@@ -39,6 +42,7 @@ impl Space {
             Space::Readonly => "readonly",
             Space::Shared => "shared",
             Space::Constant => "constant",
+            Space::Texture => "texture",
         }
     }
 
@@ -49,6 +53,7 @@ impl Space {
             Space::Readonly => "chase_readonly",
             Space::Shared => "chase_shared",
             Space::Constant => "chase_constant",
+            Space::Texture => "chase_texture",
         }
     }
 }
@@ -105,6 +110,7 @@ pub fn measure_point(
     let (cycles, index) = match space {
         Space::Shared => launch::chase_shared(gpu, &chain, warm, steps, deadline)?,
         Space::Constant => launch::chase_constant(gpu, &chain, warm, steps, deadline)?,
+        Space::Texture => launch::chase_texture(gpu, &chain, warm, steps, deadline)?,
         _ => launch::chase(gpu, space.entry(), &chain, warm, steps, deadline)?,
     };
     let expected = expected_index(&visit, stride_bytes, u64::from(warm + steps));
