@@ -1,12 +1,16 @@
-//! `gpubench analyze cache FILE.csv`: cache levels from a saved chase curve, no GPU.
+//! `gpubench cache --space …` (sweep one memory space and read its levels) and
+//! `gpubench analyze cache FILE.csv` (the same inference on a saved curve, no GPU).
 
 use anyhow::Result;
+use serde_json::json;
 
+use super::suite;
 use crate::analysis::cache_inference;
-use crate::cli::AnalyzeCacheArgs;
+use crate::cli::{AnalyzeCacheArgs, CacheArgs, ChainChoice, SpaceChoice};
 use crate::error::UsageError;
-use crate::experiments::cache::saved;
+use crate::experiments::cache::{self, Order, Space, saved};
 use crate::report::cache as cache_report;
+use crate::report::cache_plot;
 
 pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
     let points = saved::load(&args.file)?;
@@ -25,11 +29,7 @@ pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
 }
 
 /// `gpubench cache --space …`: sweep one space and read its levels.
-pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
-    use crate::cli::{ChainChoice, SpaceChoice};
-    use crate::experiments::cache::{self, Order, Space};
-    use serde_json::json;
-
+pub fn run(args: &CacheArgs) -> Result<()> {
     let space = match args.space {
         SpaceChoice::Global => Space::Global,
         SpaceChoice::L2 => Space::L2,
@@ -76,7 +76,7 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         )
         .into());
     }
-    let mut gpu = super::suite::open(
+    let mut gpu = suite::open(
         args.device,
         args.output.as_deref(),
         &[("cache", space.entry())],
@@ -92,7 +92,7 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
         "preferred_shared_carveout_percent": matches!(space, Space::Global | Space::L2 | Space::Readonly).then_some(crate::gpu::launch::CHASE_CARVEOUT_PERCENT),
         "method": "one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; coarse doubling, bisection at each rise, fine sweep after it",
     });
-    let suite = super::suite::start(
+    let suite = suite::start(
         &mut gpu,
         "cache",
         args.output.as_deref(),
@@ -130,7 +130,7 @@ pub fn run(args: &crate::cli::CacheArgs) -> Result<()> {
             space.name()
         ));
         suite.run.write_with("cache.png", |path| {
-            crate::report::cache_plot::draw(path, &title, &sweep.points, &report)
+            cache_plot::draw(path, &title, &sweep.points, &report)
         })?;
         print!("{}", cache_report::render_text(&report));
         println!(
