@@ -16,6 +16,12 @@ impl UsageError {
     }
 }
 
+/// Marks an error raised while a suite was measuring on a working GPU (a chase that ended at
+/// the wrong index, a timeout, a result that could not be written), so it exits with 4.
+#[derive(Debug, thiserror::Error)]
+#[error("the measurement failed")]
+pub struct MeasurementFailed;
+
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
     #[error(
@@ -71,6 +77,10 @@ pub enum Exit {
 impl Exit {
     /// Picks the exit code from the first domain error in the chain.
     pub fn for_error(error: &anyhow::Error) -> Exit {
+        // A context is found by downcasting the error itself, not by walking its chain.
+        if error.downcast_ref::<MeasurementFailed>().is_some() {
+            return Exit::MeasurementFailed;
+        }
         for cause in error.chain() {
             if cause.downcast_ref::<UsageError>().is_some() {
                 return Exit::Usage;
@@ -115,5 +125,10 @@ mod tests {
 
         let io = anyhow::Error::from(std::io::Error::other("disk full"));
         assert_eq!(Exit::for_error(&io), Exit::Failure);
+
+        let wrong_index =
+            anyhow::anyhow!("the chase ended at index 3, not 0").context(MeasurementFailed);
+        assert_eq!(Exit::for_error(&wrong_index), Exit::MeasurementFailed);
+        assert!(format!("{wrong_index:#}").starts_with("the measurement failed: the chase"));
     }
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use crate::error::MeasurementFailed;
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::gpu::Gpu;
 use crate::report::metadata::{BuildRecord, RunMetadata, Status, utc_now};
@@ -80,8 +81,10 @@ impl Suite {
         )
     }
 
-    /// Records the clock after the measurement and how it ended, then returns the outcome.
+    /// Records the clock after the measurement and how it ended, then returns the outcome,
+    /// marked as a failed measurement (exit code 4) if it is an error.
     pub fn finish(mut self, gpu: &mut Gpu, outcome: Result<()>) -> Result<()> {
+        let outcome = outcome.map_err(|error| error.context(MeasurementFailed));
         if self.metadata.gpu_busy_seconds.is_none() {
             self.metadata.gpu_busy_seconds = Some(self.started.elapsed().as_secs_f64());
         }
