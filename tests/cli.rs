@@ -118,6 +118,10 @@ fn probe_settings_are_checked_before_the_gpu() {
         (vec!["pipeline", "--sweep-op", "f128_fma"], "--sweep-op"),
         (vec!["cache", "--stride", "6"], "--stride"),
         (
+            vec!["cache", "--min-bytes", "4096", "--max-bytes", "8192"],
+            "4 times",
+        ),
+        (
             vec!["cache", "--space", "shared", "--max-bytes", "1000000"],
             "48 KiB",
         ),

@@ -57,10 +57,10 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         || !stride.is_multiple_of(4)
         || smallest < 4 * stride
         || !smallest.is_multiple_of(stride)
-        || largest < smallest
+        || largest < 4 * smallest
     {
         return Err(UsageError::new(
-            "--stride must be a positive multiple of 4, and --min-bytes a multiple of it at least 4 strides, no larger than --max-bytes",
+            "--stride must be a positive multiple of 4, --min-bytes a multiple of it and at least 4 strides, and --max-bytes at least 4 times --min-bytes (three doublings at least)",
         )
         .into());
     }
