@@ -33,16 +33,22 @@ fn model_csv(shape: StackShape, cost: f64, penalty: f64) -> String {
     csv
 }
 
-fn analyze_json(csv: &str) -> serde_json::Value {
+/// Writes `csv` to a file and runs `gpubench analyze KIND FILE` with `extra` arguments.
+fn analyze(kind: &str, csv: &str, extra: &[&str]) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("data.csv");
     std::fs::write(&file, csv).unwrap();
-    let output = Command::cargo_bin("gpubench")
+    Command::cargo_bin("gpubench")
         .unwrap()
-        .args(["analyze", "divergence", "--json"])
+        .args(["analyze", kind])
         .arg(&file)
+        .args(extra)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn analyze_json(kind: &str, csv: &str) -> serde_json::Value {
+    let output = analyze(kind, csv, &["--json"]);
     assert!(
         output.status.success(),
         "{}",
@@ -53,7 +59,7 @@ fn analyze_json(csv: &str) -> serde_json::Value {
 
 #[test]
 fn recovers_the_kepler_figures_through_the_cli() {
-    let report = analyze_json(&model_csv(KEPLER, 32.0, 84.0));
+    let report = analyze_json("divergence", &model_csv(KEPLER, 32.0, 84.0));
     assert_eq!(report["model"], "stack");
     assert_eq!(report["stack_depth"], 16);
     assert_eq!(report["spill_chunk"], 4);
@@ -82,7 +88,7 @@ fn recovers_the_kepler_figures_through_the_cli() {
 
 #[test]
 fn a_pure_line_is_linear_with_no_spill_through_the_cli() {
-    let report = analyze_json(&model_csv(StackShape::UNBOUNDED, 13.0, 0.0));
+    let report = analyze_json("divergence", &model_csv(StackShape::UNBOUNDED, 13.0, 0.0));
     assert_eq!(report["model"], "linear");
     assert!(report["stack_depth"].is_null());
     assert!(report["spill_chunk"].is_null());
@@ -178,7 +184,7 @@ fn emulate_draws_the_stack_and_the_masks() {
 /// the CLI.
 #[test]
 fn analyze_cache_reads_the_papers_example() {
-    use gpubench::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+    use gpubench::analysis::cache_model::{Geometry, Hierarchy, sweep};
     let cache = Geometry {
         size_bytes: 384,
         line_bytes: 32,
@@ -189,27 +195,10 @@ fn analyze_cache_reads_the_papers_example() {
         memory_latency: 200.0,
     };
     let mut csv = String::from("footprint_bytes,stride_bytes,cycles,samples\n");
-    for footprint in (8..=2048).step_by(8) {
-        csv += &format!(
-            "{footprint},8,{},1\n",
-            chase_latency(&hierarchy, footprint, 8)
-        );
+    for point in sweep(&hierarchy, 8, 2048) {
+        csv += &format!("{},8,{},1\n", point.footprint_bytes, point.cycles);
     }
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("chase.csv");
-    std::fs::write(&file, csv).unwrap();
-    let output = Command::cargo_bin("gpubench")
-        .unwrap()
-        .args(["analyze", "cache", "--json"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report = analyze_json("cache", &csv);
     let levels = report["levels"].as_array().unwrap();
     assert_eq!(levels.len(), 2);
     assert_eq!(levels[0]["size_bytes"], 384);
@@ -220,11 +209,7 @@ fn analyze_cache_reads_the_papers_example() {
     assert!(levels[0]["confidence"].as_f64().unwrap() > 0.9);
     assert!(levels[1]["size_bytes"].is_null());
     assert!(levels[1]["ways"].is_null());
-    Command::cargo_bin("gpubench")
-        .unwrap()
-        .args(["analyze", "cache"])
-        .arg(&file)
-        .assert()
-        .success()
-        .stdout(predicates::str::contains("memory"));
+    let text = analyze("cache", &csv, &[]);
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains("memory"));
 }

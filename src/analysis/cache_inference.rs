@@ -305,19 +305,8 @@ fn rise(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+    use crate::analysis::cache_model::{Geometry, Hierarchy, sweep};
     use proptest::prelude::*;
-
-    fn sweep(hierarchy: &Hierarchy, stride: u64, up_to: u64) -> Vec<ChasePoint> {
-        (1..=up_to / stride)
-            .map(|k| k * stride)
-            .map(|footprint| ChasePoint {
-                footprint_bytes: footprint,
-                stride_bytes: stride,
-                cycles: chase_latency(hierarchy, footprint, stride),
-            })
-            .collect()
-    }
 
     fn check(level: &CacheLevel, geometry: Geometry, stride: u64) {
         let size = level.size_bytes.unwrap();

@@ -5,6 +5,8 @@
 
 use std::collections::VecDeque;
 
+use super::cache_inference::ChasePoint;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
     pub size_bytes: u64,
@@ -89,6 +91,19 @@ pub fn chase_latency(hierarchy: &Hierarchy, footprint_bytes: u64, stride_bytes: 
         }
     }
     total / addresses.len() as f64
+}
+
+/// The chase curve over every multiple of `stride_bytes` up to `up_to_bytes`, as a GPU sweep
+/// at the finest step would give it.
+pub fn sweep(hierarchy: &Hierarchy, stride_bytes: u64, up_to_bytes: u64) -> Vec<ChasePoint> {
+    (1..=up_to_bytes / stride_bytes)
+        .map(|k| k * stride_bytes)
+        .map(|footprint| ChasePoint {
+            footprint_bytes: footprint,
+            stride_bytes,
+            cycles: chase_latency(hierarchy, footprint, stride_bytes),
+        })
+        .collect()
 }
 
 #[cfg(test)]

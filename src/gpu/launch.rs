@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::{Gpu, driver_error};
 use crate::error::GpuError;
@@ -144,10 +144,13 @@ pub fn divergence_split(
     // stride*32 stamps, all the kernel indexes; `sink` holds 32.
     unsafe { launch.launch(config) }
         .map_err(driver_error("launching the push/pop split kernel"))?;
-    gpu.wait("divergence_split", deadline)?;
-    let stamps = stream
-        .clone_dtoh(&stamps)
-        .map_err(driver_error("reading the push/pop stamps"))?;
+    let stamps = wait_and_read(
+        gpu,
+        "divergence_split",
+        deadline,
+        &stamps,
+        "reading the push/pop stamps",
+    )?;
     Ok((stamps, stride))
 }
 
@@ -174,10 +177,8 @@ pub fn clock_rate(gpu: &mut Gpu, spin: Duration) -> Result<ClockStamps, GpuError
     launch.arg(&spin_ns).arg(&mut out);
     // SAFETY: argument order and types match the signature above; `out` holds 4 elements.
     unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching clock_rate"))?;
-    gpu.wait("clock_rate", spin + Duration::from_secs(10))?;
-    let stamps = stream
-        .clone_dtoh(&out)
-        .map_err(driver_error("reading clock stamps"))?;
+    let deadline = spin + Duration::from_secs(10);
+    let stamps = wait_and_read(gpu, "clock_rate", deadline, &out, "reading clock stamps")?;
     Ok(ClockStamps {
         start_ns: stamps[0],
         start_cycles: stamps[1],
@@ -200,10 +201,13 @@ pub fn clock_overhead(gpu: &mut Gpu, pairs: u32) -> Result<Vec<i64>, GpuError> {
     launch.arg(&mut out).arg(&count);
     // SAFETY: argument order and types match the signature above; `out` holds `pairs` elements.
     unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching clock_overhead"))?;
-    gpu.wait("clock_overhead", Duration::from_secs(10))?;
-    stream
-        .clone_dtoh(&out)
-        .map_err(driver_error("reading clock overhead samples"))
+    wait_and_read(
+        gpu,
+        "clock_overhead",
+        Duration::from_secs(10),
+        &out,
+        "reading clock overhead samples",
+    )
 }
 
 /// Runs `shared_stride_{4,8,16}` (cuda/shared.cu) as one warp: each lane times `iterations`
@@ -251,10 +255,13 @@ pub fn shared_stride(
     // SAFETY: the arguments match the kernel signature above in order and type; the dynamic
     // shared memory holds the 32 * stride elements the kernel indexes; out and sink hold 32.
     unsafe { launch.launch(config) }.map_err(driver_error("launching the shared-memory kernel"))?;
-    gpu.wait(entry, Duration::from_secs(10))?;
-    stream
-        .clone_dtoh(&out)
-        .map_err(driver_error("reading shared-memory timings"))
+    wait_and_read(
+        gpu,
+        entry,
+        Duration::from_secs(10),
+        &out,
+        "reading shared-memory timings",
+    )
 }
 
 /// Runs `timer_overheads` (cuda/clock.cu) on one thread: `pairs` back-to-back differences of
@@ -272,10 +279,13 @@ pub fn timer_overheads(gpu: &mut Gpu, pairs: u32) -> Result<Vec<i64>, GpuError> 
     launch.arg(&mut out).arg(&count);
     // SAFETY: argument order and types match the signature above; `out` holds 3*pairs.
     unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching timer_overheads"))?;
-    gpu.wait("timer_overheads", Duration::from_secs(10))?;
-    stream
-        .clone_dtoh(&out)
-        .map_err(driver_error("reading timer overhead samples"))
+    wait_and_read(
+        gpu,
+        "timer_overheads",
+        Duration::from_secs(10),
+        &out,
+        "reading timer overhead samples",
+    )
 }
 
 /// Runs `clock_scope` (cuda/clock.cu) with `blocks` blocks of 32 threads; returns six values
@@ -298,10 +308,13 @@ pub fn clock_scope(gpu: &mut Gpu, blocks: u32, spin: Duration) -> Result<Vec<i64
     };
     // SAFETY: argument order and types match the signature above; `out` holds 6 per block.
     unsafe { launch.launch(config) }.map_err(driver_error("launching clock_scope"))?;
-    gpu.wait("clock_scope", spin * blocks + Duration::from_secs(10))?;
-    stream
-        .clone_dtoh(&out)
-        .map_err(driver_error("reading clock scope stamps"))
+    wait_and_read(
+        gpu,
+        "clock_scope",
+        spin * blocks + Duration::from_secs(10),
+        &out,
+        "reading clock scope stamps",
+    )
 }
 
 /// Runs one probe of cuda/sync.cu as a single block of `threads` threads and returns its
@@ -343,10 +356,7 @@ pub fn sync_probe(
     // function's documentation; `out` holds out_len elements, which covers every index the
     // probes write for the thread counts the caller passes, and `scratch` holds 128.
     unsafe { launch.launch(one_block(threads)) }.map_err(driver_error("launching a sync probe"))?;
-    gpu.wait(entry, deadline)?;
-    stream
-        .clone_dtoh(&out)
-        .map_err(driver_error("reading a sync probe's output"))
+    wait_and_read(gpu, entry, deadline, &out, "reading a sync probe's output")
 }
 
 /// Runs `branch_order` (cuda/branch.cu) as one block of `threads` (32 or 64) threads; lane l
@@ -377,10 +387,13 @@ pub fn branch_order(
     // SAFETY: the arguments match the kernel signature above in order and type; stamps holds
     // two per thread and sink one per thread for the `threads` launched.
     unsafe { launch.launch(one_block(threads)) }.map_err(driver_error("launching branch_order"))?;
-    gpu.wait("branch_order", Duration::from_secs(10))?;
-    stream
-        .clone_dtoh(&stamps)
-        .map_err(driver_error("reading branch stamps"))
+    wait_and_read(
+        gpu,
+        "branch_order",
+        Duration::from_secs(10),
+        &stamps,
+        "reading branch stamps",
+    )
 }
 
 /// Runs `lat_NAME` or `thr_NAME` (cuda/pipeline.cu) as one block of `threads` threads and
@@ -415,10 +428,13 @@ pub fn pipeline(
     // two per warp and sink one per thread of the single block.
     unsafe { launch.launch(one_block(threads)) }
         .map_err(driver_error("launching a pipeline kernel"))?;
-    gpu.wait(entry, Duration::from_secs(30))?;
-    stream
-        .clone_dtoh(&stamps)
-        .map_err(driver_error("reading pipeline stamps"))
+    wait_and_read(
+        gpu,
+        entry,
+        Duration::from_secs(30),
+        &stamps,
+        "reading pipeline stamps",
+    )
 }
 
 /// The shared-memory carveout the global-memory chases ask for: 0 % shared, the most L1.
@@ -591,13 +607,23 @@ pub fn chase_texture(
 fn chase_result(
     gpu: &Gpu,
     entry: &str,
-    out: &cudarc::driver::CudaSlice<i64>,
+    out: &CudaSlice<i64>,
     deadline: Duration,
 ) -> Result<(i64, i64), GpuError> {
-    gpu.wait(entry, deadline)?;
-    let result = gpu
-        .stream()
-        .clone_dtoh(out)
-        .map_err(driver_error("reading a chase result"))?;
+    let result = wait_and_read(gpu, entry, deadline, out, "reading a chase result")?;
     Ok((result[0], result[1]))
+}
+
+/// Waits (up to `deadline`) for the kernel just launched, then copies `buffer` back.
+fn wait_and_read<T: DeviceRepr>(
+    gpu: &Gpu,
+    entry: &str,
+    deadline: Duration,
+    buffer: &CudaSlice<T>,
+    action: &str,
+) -> Result<Vec<T>, GpuError> {
+    gpu.wait(entry, deadline)?;
+    gpu.stream()
+        .clone_dtoh(buffer)
+        .map_err(driver_error(action))
 }
