@@ -47,13 +47,23 @@ for step in $steps; do
     log "gpubench cache --space global --chain random"
     /usr/bin/time -f "wall %e s" $BIN cache --space global --chain random --output "$OUT/runs/cache-global-random"
     ;;
-  cache)
-    for space in global l2 readonly shared constant texture; do
+  cache-new)
+    for space in instruction tlb; do
       log "gpubench cache --space $space"
       /usr/bin/time -f "wall %e s" $BIN cache --space "$space" --output "$OUT/runs/cache-$space"
     done
-    log "gpubench cache --space global --chain random"
-    /usr/bin/time -f "wall %e s" $BIN cache --space global --chain random --output "$OUT/runs/cache-global-random"
+    log "gpubench cache --space global --threads 32 --per-load"
+    /usr/bin/time -f "wall %e s" $BIN cache --space global --threads 32 --per-load --output "$OUT/runs/cache-global-threads32"
+    ;;
+  cache)
+    for space in global l2 readonly shared constant texture instruction tlb; do
+      log "gpubench cache --space $space"
+      /usr/bin/time -f "wall %e s" $BIN cache --space "$space" --output "$OUT/runs/cache-$space"
+    done
+    log "gpubench cache --space global --chain random --per-load"
+    /usr/bin/time -f "wall %e s" $BIN cache --space global --chain random --per-load --output "$OUT/runs/cache-global-random"
+    log "gpubench cache --space l2 --threads 32"
+    /usr/bin/time -f "wall %e s" $BIN cache --space l2 --threads 32 --output "$OUT/runs/cache-l2-threads32"
     ;;
   errors)
     log "bad input and a missing device: each must exit non-zero with one sentence"

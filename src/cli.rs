@@ -124,6 +124,8 @@ pub enum SpaceChoice {
     Shared,
     Constant,
     Texture,
+    Instruction,
+    Tlb,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -135,7 +137,8 @@ pub enum ChainChoice {
 #[derive(Debug, Args)]
 pub struct CacheArgs {
     /// Memory space: global (default loads), l2 (ld.global.cg), readonly (ld.global.nc),
-    /// shared, constant, texture (tex1Dfetch through a texture object).
+    /// shared, constant, texture (tex1Dfetch through a texture object), instruction
+    /// (straight-line code of growing size) or tlb (page-scale strides over GiBs).
     #[arg(long, value_enum, default_value_t = SpaceChoice::Global)]
     pub space: SpaceChoice,
     /// Visiting order: stride (address order, as Wong) or random (defeats prefetching).
@@ -144,7 +147,8 @@ pub struct CacheArgs {
     /// Seed of the random order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Chain stride in bytes (default: 32; 128 for l2, 4 for shared, 64 for constant).
+    /// Chain stride in bytes (default: 32; 128 for l2, 4 for shared, 64 for constant, 16 (one
+    /// instruction) for instruction, 2 MiB for tlb).
     #[arg(long)]
     pub stride: Option<u64>,
     /// Smallest footprint in bytes.
@@ -153,9 +157,17 @@ pub struct CacheArgs {
     /// Largest footprint in bytes.
     #[arg(long)]
     pub max_bytes: Option<u64>,
-    /// Points of the fine sweep after each rise.
-    #[arg(long, default_value_t = 160)]
-    pub fine_points: u64,
+    /// Points of the fine sweep after each rise (default: 160; 32 for instruction and tlb,
+    /// whose points cost a compile or a GiB-scale chain).
+    #[arg(long)]
+    pub fine_points: Option<u64>,
+    /// Threads chasing at once, each from its own place in the chain (global, l2, readonly).
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// Also time loads one by one (1024 per doubling footprint) into loads.csv (global, l2,
+    /// readonly).
+    #[arg(long)]
+    pub per_load: bool,
     /// CUDA device index.
     #[arg(long, default_value_t = 0)]
     pub device: usize,

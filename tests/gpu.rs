@@ -252,3 +252,56 @@ fn cache_chases_through_a_texture_object() {
     let levels = cache["report"]["levels"].as_array().unwrap();
     assert!(levels[0]["latency_cycles"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cache_times_generated_straight_line_code() {
+    let (_dir, run, _) = run_suite(&[
+        "cache",
+        "--space",
+        "instruction",
+        "--max-bytes",
+        "8192",
+        "--fine-points",
+        "4",
+    ]);
+    let points = std::fs::read_to_string(run.join("chase.csv")).unwrap();
+    // Cycles per instruction: a warp issues at most one instruction a cycle.
+    for line in points.lines().skip(1) {
+        let cycles: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        assert!(cycles >= 0.9, "{line}: code was shortened");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cache_chases_pages_for_the_tlb_and_reads_a_page_size() {
+    let (_dir, run, _) = run_suite(&[
+        "cache",
+        "--space",
+        "tlb",
+        "--max-bytes",
+        "1073741824",
+        "--fine-points",
+        "4",
+    ]);
+    let cache = json(&run.join("cache.json"));
+    assert!(cache["tlb"]["levels"].as_array().is_some_and(|l| !l.is_empty()));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cache_runs_many_threads_and_times_single_loads() {
+    let (_dir, run, _) = run_suite(&[
+        "cache",
+        "--max-bytes",
+        "65536",
+        "--threads",
+        "32",
+        "--per-load",
+    ]);
+    let cache = json(&run.join("cache.json"));
+    let per_load = cache["per_load"].as_array().unwrap();
+    assert_eq!(per_load.len(), 5, "4, 8, 16, 32 and 64 KiB");
+    assert!(run.join("loads.csv").is_file());
+}

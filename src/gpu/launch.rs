@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::{Gpu, driver_error};
 use crate::error::GpuError;
@@ -440,33 +440,32 @@ pub fn pipeline(
 /// The shared-memory carveout the global-memory chases ask for: 0 % shared, the most L1.
 pub const CHASE_CARVEOUT_PERCENT: i32 = 0;
 
-/// Runs `chase_global`, `chase_l2` or `chase_readonly` (cuda/cache.cu) on one thread over
-/// `chain`; returns (cycles of the timed loads, final index).
+/// Runs `chase_global`, `chase_l2` or `chase_readonly` (cuda/cache.cu) over `chain` on one
+/// block of `starts.len()` threads, thread t starting at `starts[t]`; returns each thread's
+/// (cycles of the timed loads, final index).
 ///
-/// Kernel signature: `(const unsigned *chain[len], int warm, int steps, long long *out[2])`;
-/// every element of `chain` is an index into it, so the chase stays inside the buffer.
+/// Kernel signature: `(const unsigned *chain[len], const unsigned *starts[threads], int warm,
+/// int steps, long long *out[2 * threads])`; every element of `chain` (and of `starts`) is an
+/// index into it, so the chase stays inside the buffer.
 pub fn chase(
     gpu: &mut Gpu,
     entry: &str,
     chain: &[u32],
+    starts: &[u32],
     warm: u32,
     steps: u32,
     deadline: Duration,
-) -> Result<(i64, i64), GpuError> {
-    let function = gpu.function("cache", entry)?;
-    // Favour L1 over shared memory: the carveout is a preference the driver may round.
-    function
-        .set_attribute(
-            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-            CHASE_CARVEOUT_PERCENT,
-        )
-        .map_err(driver_error("preferring L1 for the chase"))?;
+) -> Result<Vec<(i64, i64)>, GpuError> {
+    let function = l1_preferring(gpu, entry)?;
     let stream = gpu.stream().clone();
     let device_chain = stream
         .clone_htod(chain)
         .map_err(driver_error("copying the chase chain"))?;
+    let device_starts = stream
+        .clone_htod(starts)
+        .map_err(driver_error("copying the chase starts"))?;
     let mut out = stream
-        .alloc_zeros::<i64>(2)
+        .alloc_zeros::<i64>(2 * starts.len())
         .map_err(driver_error("allocating the chase result"))?;
     let (warm, steps) = (
         as_i32(warm, "the warm-up length")?,
@@ -475,13 +474,153 @@ pub fn chase(
     let mut launch = stream.launch_builder(&function);
     launch
         .arg(&device_chain)
+        .arg(&device_starts)
         .arg(&warm)
         .arg(&steps)
         .arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; every index in `chain` and
+    // `starts` is below the chain's length (the caller builds them so), there is one start per
+    // thread and `out` holds two values per thread.
+    unsafe { launch.launch(one_block(starts.len() as u32)) }
+        .map_err(driver_error("launching a chase"))?;
+    let out = wait_and_read(gpu, entry, deadline, &out, "reading a chase result")?;
+    Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
+}
+
+/// The most loads `per_load_*` records (its shared-memory arrays).
+pub const PER_LOAD_LIMIT: u32 = 4096;
+
+/// Runs `per_load_global`, `per_load_l2` or `per_load_readonly` (cuda/cache.cu): one thread,
+/// `warm` untimed loads, then `loads` (at most [`PER_LOAD_LIMIT`]) each timed on its own.
+/// Returns (cycles, index read) per load.
+///
+/// Kernel signature: `(const unsigned *chain[len], int warm, int loads,
+/// long long *out[2 * loads])`.
+pub fn chase_per_load(
+    gpu: &mut Gpu,
+    entry: &str,
+    chain: &[u32],
+    warm: u32,
+    loads: u32,
+    deadline: Duration,
+) -> Result<Vec<(i64, i64)>, GpuError> {
+    let loads = loads.min(PER_LOAD_LIMIT);
+    let function = l1_preferring(gpu, entry)?;
+    let stream = gpu.stream().clone();
+    let device_chain = stream
+        .clone_htod(chain)
+        .map_err(driver_error("copying the chase chain"))?;
+    let mut out = stream
+        .alloc_zeros::<i64>(2 * loads as usize)
+        .map_err(driver_error("allocating the per-load result"))?;
+    let (warm, count) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(loads, "the number of loads")?,
+    );
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_chain)
+        .arg(&warm)
+        .arg(&count)
+        .arg(&mut out);
     // SAFETY: the arguments match the kernel signature above; every index in `chain` is below
-    // its length (the caller builds it so), and `out` holds 2.
-    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a chase"))?;
-    chase_result(gpu, entry, &out, deadline)
+    // its length, `loads` is at most the kernel's limit and `out` holds two values per load.
+    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a per-load chase"))?;
+    let out = wait_and_read(gpu, entry, deadline, &out, "reading per-load latencies")?;
+    Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
+}
+
+/// The chase function `entry`, asked to favour L1 over shared memory (a preference the
+/// driver may round).
+fn l1_preferring(gpu: &mut Gpu, entry: &str) -> Result<CudaFunction, GpuError> {
+    let function = gpu.function("cache", entry)?;
+    function
+        .set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            CHASE_CARVEOUT_PERCENT,
+        )
+        .map_err(driver_error("preferring L1 for the chase"))?;
+    Ok(function)
+}
+
+/// One device buffer for TLB chases (cuda/cache.cu `tlb_chain_init`, `chase_tlb`), allocated
+/// once at the sweep's largest footprint so every point chases the same virtual addresses.
+pub struct TlbBuffer {
+    buffer: CudaSlice<u8>,
+}
+
+impl TlbBuffer {
+    pub fn new(gpu: &Gpu, bytes: u64) -> Result<TlbBuffer, GpuError> {
+        let stream = gpu.stream().clone();
+        // SAFETY: uninitialised device memory is only read where tlb_chain_init wrote first.
+        let buffer = unsafe { stream.alloc::<u8>(bytes as usize) }.map_err(driver_error(
+            "allocating the TLB buffer (pass a smaller --max-bytes)",
+        ))?;
+        Ok(TlbBuffer { buffer })
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.buffer.len() as u64
+    }
+
+    /// Writes element i (at i × stride) = next[i], then chases from element 0. Returns
+    /// (cycles of the timed loads, final element number).
+    ///
+    /// Kernel signatures: `tlb_chain_init(unsigned char *base, unsigned long long stride,
+    /// const unsigned *next[n], unsigned n)`, `chase_tlb(const unsigned char *base,
+    /// unsigned long long stride, int warm, int steps, long long *out[2])`.
+    pub fn chase(
+        &mut self,
+        gpu: &mut Gpu,
+        stride: u64,
+        next: &[u32],
+        warm: u32,
+        steps: u32,
+        deadline: Duration,
+    ) -> Result<(i64, i64), GpuError> {
+        let n = next.len() as u64;
+        if n == 0 || (n - 1) * stride + 4 > self.bytes() {
+            return Err(GpuError::Driver {
+                action: "building a TLB chain".into(),
+                detail: format!("{n} elements {stride} B apart do not fit the buffer"),
+            });
+        }
+        let init = gpu.function("cache", "tlb_chain_init")?;
+        let chase = gpu.function("cache", "chase_tlb")?;
+        let stream = gpu.stream().clone();
+        let device_next = stream
+            .clone_htod(next)
+            .map_err(driver_error("copying the TLB chain order"))?;
+        let count = n as u32;
+        let mut launch = stream.launch_builder(&init);
+        launch
+            .arg(&mut self.buffer)
+            .arg(&stride)
+            .arg(&device_next)
+            .arg(&count);
+        // SAFETY: the arguments match tlb_chain_init's signature; the check above keeps every
+        // element written (i < n, at i × stride, 4 bytes) inside the buffer.
+        unsafe { launch.launch(LaunchConfig::for_num_elems(count)) }
+            .map_err(driver_error("launching tlb_chain_init"))?;
+        let mut out = stream
+            .alloc_zeros::<i64>(2)
+            .map_err(driver_error("allocating the chase result"))?;
+        let (warm, steps) = (
+            as_i32(warm, "the warm-up length")?,
+            as_i32(steps, "the chase length")?,
+        );
+        let mut launch = stream.launch_builder(&chase);
+        launch
+            .arg(&self.buffer)
+            .arg(&stride)
+            .arg(&warm)
+            .arg(&steps)
+            .arg(&mut out);
+        // SAFETY: the arguments match chase_tlb's signature; every element number written by
+        // the init launch (same stream, so it runs first) is below n, which fits the buffer.
+        unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a TLB chase"))?;
+        chase_result(gpu, "chase_tlb", &out, deadline)
+    }
 }
 
 /// Runs `chase_shared` (cuda/cache.cu): 256 threads copy `chain` into dynamic shared memory,
@@ -626,4 +765,38 @@ fn wait_and_read<T: DeviceRepr>(
     gpu.stream()
         .clone_dtoh(buffer)
         .map_err(driver_error(action))
+}
+
+/// JIT-compiles generated PTX (the instruction-cache space) and runs `entry` on one thread
+/// with `passes` passes over its code; returns the cycles of the last pass. The module is
+/// unloaded when this returns.
+///
+/// Kernel signature: `(unsigned long long *out[2], float m, unsigned passes)`.
+pub fn straight_line(
+    gpu: &mut Gpu,
+    ptx: String,
+    entry: &str,
+    passes: u32,
+    deadline: Duration,
+) -> Result<i64, GpuError> {
+    let module = gpu
+        .context
+        .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+        .map_err(driver_error("JIT-compiling generated straight-line code"))?;
+    let function = module
+        .load_function(entry)
+        .map_err(driver_error("finding the generated kernel"))?;
+    let stream = gpu.stream().clone();
+    let mut out = stream
+        .alloc_zeros::<i64>(2)
+        .map_err(driver_error("allocating the straight-line result"))?;
+    // A multiplier just below one keeps the chains finite for any length.
+    let multiplier = 0.999_f32;
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&mut out).arg(&multiplier).arg(&passes);
+    // SAFETY: the arguments match the generated kernel's signature above; `out` holds 2.
+    unsafe { launch.launch(one_block(1)) }
+        .map_err(driver_error("launching generated straight-line code"))?;
+    let result = wait_and_read(gpu, entry, deadline, &out, "reading a straight-line result")?;
+    Ok(result[0])
 }

@@ -8,13 +8,19 @@
 //! fine sweep (the stride as step, or wider for big caches, at most `fine_points` points)
 //! covers the rise after it. `analysis::cache_inference` reads the levels from the result.
 //!
-//! Spaces so far: `global` (default loads), `l2` (`ld.global.cg`), `readonly`
-//! (`ld.global.nc`), `shared`, `constant` (the 64 KiB `__constant__` array) and `texture`
-//! (`tex1Dfetch` through a texture object over linear memory). Chains visit
-//! the footprint's elements in address order (Wong), or in a seeded random order that defeats
-//! prefetching. [`saved`] reads a curve back for `gpubench analyze cache`.
+//! Spaces: `global` (default loads), `l2` (`ld.global.cg`), `readonly` (`ld.global.nc`),
+//! `shared`, `constant` (the 64 KiB `__constant__` array), `texture` (`tex1Dfetch` through a
+//! texture object over linear memory), `instruction` ([`instruction`]: straight-line code of
+//! growing size) and `tlb` ([`tlb`]: page-scale strides over GiBs). Chains visit the
+//! footprint's elements in address order (Wong), or in a seeded random order that defeats
+//! prefetching. The global spaces also run with several threads at once (contention) and per
+//! load ([`per_load`], after Mei & Chu). [`saved`] reads a curve back for `gpubench analyze
+//! cache`.
 
+pub mod instruction;
+pub mod per_load;
 pub mod saved;
+pub mod tlb;
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +38,10 @@ pub enum Space {
     Constant,
     /// `tex1Dfetch` through a texture object over linear memory.
     Texture,
+    /// Instruction fetch: straight-line kernels of growing code size.
+    Instruction,
+    /// Address translation: one element per page-scale stride, footprints of GiBs.
+    Tlb,
 }
 
 impl Space {
@@ -43,7 +53,14 @@ impl Space {
             Space::Shared => "shared",
             Space::Constant => "constant",
             Space::Texture => "texture",
+            Space::Instruction => "instruction",
+            Space::Tlb => "tlb",
         }
+    }
+
+    /// Whether the space's chase kernel runs on several threads (`--threads`) and per load.
+    pub fn global_loads(self) -> bool {
+        matches!(self, Space::Global | Space::L2 | Space::Readonly)
     }
 
     pub fn entry(self) -> &'static str {
@@ -54,6 +71,8 @@ impl Space {
             Space::Shared => "chase_shared",
             Space::Constant => "chase_constant",
             Space::Texture => "chase_texture",
+            Space::Instruction => instruction::ENTRY,
+            Space::Tlb => "chase_tlb",
         }
     }
 }
@@ -94,10 +113,13 @@ pub fn expected_index(visit: &[usize], stride_bytes: u64, loads: u64) -> i64 {
 }
 
 /// Cycles per load at one footprint: a full warm pass, then at least one full timed pass.
+/// With `threads` > 1 (global spaces only) thread t starts t/threads of the way round the chain
+/// and the result is the mean over threads.
 pub fn measure_point(
     gpu: &mut Gpu,
     space: Space,
     order: Order,
+    threads: u32,
     footprint_bytes: u64,
     stride_bytes: u64,
 ) -> Result<f64> {
@@ -107,20 +129,34 @@ pub fn measure_point(
     let steps = n.max(2048).div_ceil(16) * 16;
     let deadline =
         Duration::from_secs(10) + Duration::from_secs_f64(f64::from(warm + steps) * 2000.0 / 1e9);
-    let (cycles, index) = match space {
-        Space::Shared => launch::chase_shared(gpu, &chain, warm, steps, deadline)?,
-        Space::Constant => launch::chase_constant(gpu, &chain, warm, steps, deadline)?,
-        Space::Texture => launch::chase_texture(gpu, &chain, warm, steps, deadline)?,
-        _ => launch::chase(gpu, space.entry(), &chain, warm, steps, deadline)?,
+    let loads = u64::from(warm + steps);
+    let positions: Vec<u64> = (0..u64::from(threads))
+        .map(|t| t * u64::from(n) / u64::from(threads))
+        .collect();
+    let results = match space {
+        Space::Shared => vec![launch::chase_shared(gpu, &chain, warm, steps, deadline)?],
+        Space::Constant => vec![launch::chase_constant(gpu, &chain, warm, steps, deadline)?],
+        Space::Texture => vec![launch::chase_texture(gpu, &chain, warm, steps, deadline)?],
+        Space::Global | Space::L2 | Space::Readonly => {
+            let starts: Vec<u32> = positions
+                .iter()
+                .map(|&p| expected_index(&visit, stride_bytes, p) as u32)
+                .collect();
+            launch::chase(gpu, space.entry(), &chain, &starts, warm, steps, deadline)?
+        }
+        Space::Instruction | Space::Tlb => bail!("the {} space has its own sweep", space.name()),
     };
-    let expected = expected_index(&visit, stride_bytes, u64::from(warm + steps));
-    if index != expected {
-        bail!(
-            "the {} chase over {footprint_bytes} B ended at index {index}, not {expected}: the loads were not all made",
-            space.name()
-        );
+    for (&(_, index), &position) in results.iter().zip(&positions) {
+        let expected = expected_index(&visit, stride_bytes, position + loads);
+        if index != expected {
+            bail!(
+                "the {} chase over {footprint_bytes} B ended at index {index}, not {expected}: the loads were not all made",
+                space.name()
+            );
+        }
     }
-    Ok(cycles as f64 / f64::from(steps))
+    let total: i64 = results.iter().map(|&(cycles, _)| cycles).sum();
+    Ok(total as f64 / results.len() as f64 / f64::from(steps))
 }
 
 #[derive(Debug, Clone)]
@@ -130,23 +166,22 @@ pub struct SweepResult {
     pub seconds: f64,
 }
 
-/// Coarse doubling, bisection at each rise, fine sweep after it.
+/// Coarse doubling, bisection at each rise, fine sweep after it, measuring each footprint
+/// (a multiple of `stride`) once with `measure`, which returns cycles per load.
 pub fn sweep(
-    gpu: &mut Gpu,
-    space: Space,
-    order: Order,
     stride: u64,
     smallest: u64,
     largest: u64,
     fine_points: u64,
+    mut measure_footprint: impl FnMut(u64) -> Result<f64>,
 ) -> Result<SweepResult> {
     let started = Instant::now();
     let mut points: Vec<ChasePoint> = Vec::new();
-    let measure = |gpu: &mut Gpu, footprint: u64, points: &mut Vec<ChasePoint>| -> Result<f64> {
+    let mut measure = |footprint: u64, points: &mut Vec<ChasePoint>| -> Result<f64> {
         if let Some(p) = points.iter().find(|p| p.footprint_bytes == footprint) {
             return Ok(p.cycles);
         }
-        let cycles = measure_point(gpu, space, order, footprint, stride)?;
+        let cycles = measure_footprint(footprint)?;
         points.push(ChasePoint {
             footprint_bytes: footprint,
             stride_bytes: stride,
@@ -157,7 +192,7 @@ pub fn sweep(
     let mut coarse = Vec::new();
     let mut footprint = smallest;
     while footprint <= largest {
-        coarse.push((footprint, measure(gpu, footprint, &mut points)?));
+        coarse.push((footprint, measure(footprint, &mut points)?));
         footprint *= 2;
     }
     let rises = |a: f64, b: f64| b > a * 1.05 + 2.0;
@@ -170,7 +205,7 @@ pub fn sweep(
         let (mut good, mut bad) = (low_f / stride, high_f / stride);
         while bad - good > 1 {
             let middle = (good + bad) / 2;
-            if rises(low_y, measure(gpu, middle * stride, &mut points)?) {
+            if rises(low_y, measure(middle * stride, &mut points)?) {
                 bad = middle;
             } else {
                 good = middle;
@@ -181,7 +216,7 @@ pub fn sweep(
         let step = (span / fine_points).div_ceil(stride).max(1) * stride;
         let mut f = edge.saturating_sub(4 * step).max(stride);
         while f <= (edge + span).min(high_f) {
-            measure(gpu, f, &mut points)?;
+            measure(f, &mut points)?;
             f += step;
         }
     }

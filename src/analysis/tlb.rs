@@ -1,0 +1,135 @@
+//! Page size from a stride sweep at a footprint past a TLB's reach (Wong et al., "TLB").
+//!
+//! With a fixed footprint F beyond the reach, every page the chase enters misses in the TLB,
+//! and consecutive loads within one page share its translation. At stride s below the page size
+//! P one load in P / s misses, so cycles per load = hit + penalty × s / P: the latency rises
+//! with the stride until s = P and is flat after. The page size is the first stride of that
+//! final plateau. The reading is confident when the rise before it is large against the
+//! plateau's spread and the rise roughly doubles per doubling of the stride, as the model says.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PageEstimate {
+    pub page_bytes: u64,
+    pub confidence: f64,
+    pub notes: Vec<String>,
+}
+
+/// `points`: (stride in bytes, cycles per load), any order, strides distinct.
+pub fn page_size(points: &[(u64, f64)]) -> Option<PageEstimate> {
+    let mut points = points.to_vec();
+    points.sort_by_key(|&(s, _)| s);
+    if points.len() < 3 {
+        return None;
+    }
+    let (_, low) = points[0];
+    let high = points.iter().map(|&(_, y)| y).fold(f64::MIN, f64::max);
+    let rise = high - low;
+    if rise <= 0.0 {
+        return None;
+    }
+    // The final plateau: the longest suffix whose points lie within 10 % of the rise of the
+    // largest latency seen.
+    let tolerance = 0.1 * rise;
+    let mut first = points.len() - 1;
+    while first > 0 && (high - points[first - 1].1).abs() <= tolerance {
+        first -= 1;
+    }
+    if first == 0 {
+        return None; // flat throughout: the strides never went below a page.
+    }
+    let mut notes = Vec::new();
+    let mut confidence: f64 = 1.0;
+    if first == points.len() - 1 {
+        confidence *= 0.5;
+        notes.push("only the largest stride is on the plateau: the page may be larger".into());
+    }
+    // Below the page, latency above the first point should about double per stride doubling.
+    let excess: Vec<f64> = points[..first].iter().map(|&(_, y)| y - low).collect();
+    let below = &points[..=first];
+    let mut ratios = Vec::new();
+    for pair in below.windows(2).skip(1) {
+        let (a, b) = (pair[0].1 - low, pair[1].1 - low);
+        let stride_ratio = pair[1].0 as f64 / pair[0].0 as f64;
+        if a > 0.05 * rise {
+            ratios.push((b / a) / stride_ratio);
+        }
+    }
+    if ratios.iter().any(|r| !(0.6..=1.6).contains(r)) {
+        confidence *= 0.6;
+        notes.push(
+            "the rise below the page is not proportional to the stride (several page sizes, or a second level)".into(),
+        );
+    }
+    if excess.len() < 2 {
+        confidence *= 0.7;
+        notes.push("fewer than two strides below the page".into());
+    }
+    Some(PageEstimate {
+        page_bytes: points[first].0,
+        confidence,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn model(page: u64, hit: f64, penalty: f64, strides: &[u64]) -> Vec<(u64, f64)> {
+        strides
+            .iter()
+            .map(|&s| (s, hit + penalty * (s as f64 / page as f64).min(1.0)))
+            .collect()
+    }
+
+    fn doublings(from: u64, count: u32) -> Vec<u64> {
+        (0..count).map(|k| from << k).collect()
+    }
+
+    #[test]
+    fn a_two_mib_page_is_read_from_a_stride_sweep() {
+        let points = model(2 << 20, 300.0, 400.0, &doublings(4 << 10, 12));
+        let page = page_size(&points).unwrap();
+        assert_eq!(page.page_bytes, 2 << 20);
+        assert_eq!(page.confidence, 1.0, "{:?}", page.notes);
+    }
+
+    #[test]
+    fn a_flat_sweep_gives_no_page() {
+        let points = model(4 << 10, 300.0, 400.0, &doublings(64 << 10, 6));
+        assert_eq!(page_size(&points), None);
+    }
+
+    #[test]
+    fn a_page_at_the_largest_stride_is_only_a_lower_bound() {
+        let points = model(1 << 20, 300.0, 400.0, &doublings(4 << 10, 9));
+        let page = page_size(&points).unwrap();
+        assert_eq!(page.page_bytes, 1 << 20);
+        assert!(page.confidence <= 0.5);
+    }
+
+    proptest! {
+        #[test]
+        fn pages_are_found_exactly_under_noise(
+            page_log in 14_u32..22,
+            hit in 100.0_f64..600.0,
+            penalty in 100.0_f64..1000.0,
+            noise in 0.0_f64..0.02,
+            seed in any::<u64>(),
+        ) {
+            use rand::{RngExt, SeedableRng, rngs::StdRng};
+            let mut rng = StdRng::seed_from_u64(seed);
+            let page = 1_u64 << page_log;
+            let mut points = model(page, hit, penalty, &doublings(4 << 10, 14));
+            for p in &mut points {
+                p.1 += penalty * noise * (rng.random::<f64>() - 0.5);
+            }
+            let estimate = page_size(&points).unwrap();
+            prop_assert_eq!(estimate.page_bytes, page);
+            prop_assert!(estimate.confidence > 0.5);
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Instruction-cache space (Wong et al., "Instruction cache"): the footprint is code. For each
+//! size a kernel of straight-line code is generated as PTX and JIT-compiled by the driver; it
+//! runs the code twice (the pass count is a kernel argument, so ptxas cannot unroll the loop
+//! and double the code) and times the second pass with clock64. The latency is cycles per
+//! instruction: flat while the code fits a cache level, higher once each pass refetches from
+//! the next.
+//!
+//! The code is eight independent chains of `fma.rn.f32` with distinct immediates: one SASS
+//! instruction per PTX instruction, nothing the compiler may fold (floating-point
+//! multiply-add does not reassociate), and enough independent chains that issue, not
+//! latency, paces a warp. Code bytes are counted as 16 per instruction, the fixed SASS
+//! encoding since Volta (a unit test checks the count against ptxas where one is installed).
+//! Generating at run time rather than build time keeps nvcc out of it and lets the sweep
+//! choose sizes.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use crate::gpu::{Gpu, launch};
+
+pub const ENTRY: &str = "straight_line";
+
+/// Bytes of one SASS instruction (sm_70 and later).
+pub const INSTRUCTION_BYTES: u64 = 16;
+
+const CHAINS: u32 = 8;
+
+/// PTX (ISA `isa`, e.g. "8.8") of a kernel `straight_line(u64 out, f32 m, u32 passes)` whose
+/// loop body is `instructions` fma instructions over eight independent chains. It writes
+/// out[0] = cycles of the last pass, out[1] = the chains' sum (so nothing is dead).
+pub fn straight_line_ptx(isa: &str, instructions: u32) -> String {
+    let mut ptx = String::with_capacity(instructions as usize * 48 + 2048);
+    let _ = write!(
+        ptx,
+        ".version {isa}\n.target sm_75\n.address_size 64\n\n\
+         .visible .entry {ENTRY}(.param .u64 out, .param .f32 m, .param .u32 passes)\n{{\n\
+         .reg .pred %p;\n.reg .b32 %r<4>;\n.reg .f32 %f<{}>;\n.reg .b64 %rd<8>;\n\
+         ld.param.u64 %rd1, [out];\ncvta.to.global.u64 %rd1, %rd1;\n\
+         ld.param.f32 %f0, [m];\nld.param.u32 %r1, [passes];\nmov.u32 %r2, 0;\nmov.u64 %rd2, 0;\n",
+        CHAINS + 2
+    );
+    for c in 1..=CHAINS {
+        let _ = writeln!(ptx, "cvt.rn.f32.u32 %f{c}, %r1;");
+    }
+    ptx.push_str("PASS:\nmov.u64 %rd3, %clock64;\n");
+    for i in 0..instructions {
+        let c = 1 + i % CHAINS;
+        // Immediates 1 + i / 2^20: distinct, exact in f32, never zero.
+        let constant = 1.0_f32 + (i as f32) * (1.0 / 1_048_576.0);
+        let _ = writeln!(
+            ptx,
+            "fma.rn.f32 %f{c}, %f{c}, %f0, 0f{:08X};",
+            constant.to_bits()
+        );
+    }
+    ptx.push_str(
+        "mov.u64 %rd4, %clock64;\nsub.s64 %rd2, %rd4, %rd3;\nadd.u32 %r2, %r2, 1;\n\
+         setp.lt.u32 %p, %r2, %r1;\n@%p bra PASS;\n",
+    );
+    let sink = CHAINS + 1;
+    let _ = writeln!(ptx, "mov.f32 %f{sink}, %f1;");
+    for c in 2..=CHAINS {
+        let _ = writeln!(ptx, "add.f32 %f{sink}, %f{sink}, %f{c};");
+    }
+    let _ = write!(
+        ptx,
+        "st.global.u64 [%rd1], %rd2;\nst.global.f32 [%rd1+8], %f{sink};\nret;\n}}\n"
+    );
+    ptx
+}
+
+/// Cycles per instruction of straight-line code of `code_bytes` (a multiple of 16).
+pub fn measure(gpu: &mut Gpu, isa: &str, code_bytes: u64) -> Result<f64> {
+    let instructions = u32::try_from(code_bytes / INSTRUCTION_BYTES)?;
+    if instructions == 0 {
+        bail!("the instruction space needs code of at least 16 bytes");
+    }
+    let ptx = straight_line_ptx(isa, instructions);
+    let deadline = Duration::from_secs(10);
+    let cycles = launch::straight_line(gpu, ptx, ENTRY, 2, deadline)?;
+    Ok(cycles as f64 / f64::from(instructions))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_body_has_one_fma_per_instruction_over_eight_chains() {
+        let ptx = straight_line_ptx("8.8", 20);
+        assert_eq!(ptx.matches("fma.rn.f32").count(), 20);
+        assert!(ptx.starts_with(".version 8.8\n.target sm_75"));
+        assert!(ptx.contains("fma.rn.f32 %f1, %f1, %f0, 0f3F800000;"));
+        assert!(ptx.contains("fma.rn.f32 %f8, %f8, %f0,"));
+        assert!(!ptx.contains("%f9, %f9, %f0"), "only eight chains");
+        let immediates: std::collections::BTreeSet<&str> = ptx
+            .lines()
+            .filter(|l| l.starts_with("fma"))
+            .map(|l| l.rsplit(' ').next().unwrap())
+            .collect();
+        assert_eq!(immediates.len(), 20, "every immediate distinct");
+    }
+
+    /// Where ptxas is on PATH (or in `$NVCC`'s folder), the generated kernel assembles and
+    /// its code grows by 16 bytes per instruction, as the sweep assumes.
+    #[test]
+    fn code_grows_sixteen_bytes_per_instruction_where_ptxas_is_installed() {
+        let Some(ptxas) = find_ptxas() else {
+            eprintln!("no ptxas here; the code-size check is skipped");
+            return;
+        };
+        let size = |n: u32| -> u64 {
+            let dir = tempfile::tempdir().unwrap();
+            let source = dir.path().join("k.ptx");
+            let cubin = dir.path().join("k.cubin");
+            std::fs::write(&source, straight_line_ptx("7.0", n)).unwrap();
+            let status = std::process::Command::new(&ptxas)
+                .args(["-arch=sm_90", "-O3", "-o"])
+                .arg(&cubin)
+                .arg(&source)
+                .status()
+                .unwrap();
+            assert!(status.success());
+            std::fs::metadata(&cubin).unwrap().len()
+        };
+        let grown = size(1024 + 512) - size(1024);
+        assert!(
+            (512 * 16..=512 * 16 + 256).contains(&grown),
+            "512 more instructions grew the cubin by {grown} bytes"
+        );
+    }
+
+    fn find_ptxas() -> Option<std::path::PathBuf> {
+        let mut candidates: Vec<std::path::PathBuf> = Vec::new();
+        if let Ok(nvcc) = std::env::var("NVCC") {
+            candidates.push(std::path::Path::new(&nvcc).with_file_name("ptxas"));
+        }
+        if let Some(path) = std::env::var_os("PATH") {
+            candidates.extend(std::env::split_paths(&path).map(|d| d.join("ptxas")));
+        }
+        candidates.push(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target/cuda-toolchain/nvidia/cu13/bin/ptxas"),
+        );
+        candidates.into_iter().find(|p| p.is_file())
+    }
+}

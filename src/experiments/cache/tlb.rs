@@ -1,0 +1,70 @@
+//! TLB space (Wong et al., "TLB"): one element per page-scale stride, footprints up to a large
+//! share of device memory. The buffer is allocated once at the largest footprint and each
+//! point's chain is scattered into it on the device (`tlb_chain_init`), so no GiB-sized chain
+//! is built on the host; elements hold element numbers, not word indices, so footprints past
+//! 16 GiB work. Loads bypass L1 (`ld.global.cg`): a few thousand elements stay in L2, and the
+//! latency grows with the translations that miss.
+//!
+//! The page size comes from a second sweep, over strides at one footprint past the first
+//! TLB's reach (`analysis::tlb::page_size`): below the page size several loads share a page
+//! and its one translation, so cycles per load grow with the stride until it reaches a page.
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use super::{Order, chain};
+use crate::gpu::{Gpu, launch::TlbBuffer};
+
+/// Cycles per load over `footprint` bytes with one element every `stride` bytes.
+pub fn measure(
+    gpu: &mut Gpu,
+    buffer: &mut TlbBuffer,
+    order: Order,
+    footprint: u64,
+    stride: u64,
+) -> Result<f64> {
+    let n = footprint / stride;
+    if n < 2 || n > u64::from(u32::MAX) {
+        bail!("a TLB chase needs 2 to 2^32 elements, not {n}");
+    }
+    // The visiting order of n elements, as the word-index chains use (element numbers here).
+    let (_, visit) = chain(n * 4, 4, order);
+    let mut next = vec![0_u32; visit.len()];
+    for i in 0..visit.len() {
+        next[visit[i]] = visit[(i + 1) % visit.len()] as u32;
+    }
+    let n = visit.len() as u32;
+    let warm = n;
+    let steps = n.max(2048).div_ceil(16) * 16;
+    let deadline =
+        Duration::from_secs(10) + Duration::from_secs_f64(f64::from(warm + steps) * 4000.0 / 1e9);
+    let (cycles, element) = buffer.chase(gpu, stride, &next, warm, steps, deadline)?;
+    let expected = visit[(u64::from(warm + steps) % u64::from(n)) as usize] as i64;
+    if element != expected {
+        bail!(
+            "the TLB chase over {footprint} B ended at element {element}, not {expected}: the loads were not all made"
+        );
+    }
+    Ok(cycles as f64 / f64::from(steps))
+}
+
+/// Cycles per load at `footprint` for each stride of `strides` that leaves at least 8
+/// elements, as (stride, cycles).
+pub fn stride_sweep(
+    gpu: &mut Gpu,
+    buffer: &mut TlbBuffer,
+    footprint: u64,
+    strides: &[u64],
+) -> Result<Vec<(u64, f64)>> {
+    let mut points = Vec::new();
+    for &stride in strides {
+        if footprint / stride >= 8 {
+            points.push((
+                stride,
+                measure(gpu, buffer, Order::Stride, footprint, stride)?,
+            ));
+        }
+    }
+    Ok(points)
+}
