@@ -286,7 +286,11 @@ fn cache_chases_pages_for_the_tlb_and_reads_a_page_size() {
         "4",
     ]);
     let cache = json(&run.join("cache.json"));
-    assert!(cache["tlb"]["levels"].as_array().is_some_and(|l| !l.is_empty()));
+    assert!(
+        cache["tlb"]["levels"]
+            .as_array()
+            .is_some_and(|l| !l.is_empty())
+    );
 }
 
 #[test]

@@ -45,10 +45,10 @@ fn defaults(space: Space) -> (u64, u64, Option<u64>, u64) {
     }
 }
 
-/// The TLB sweep's default end: the largest doubling of `smallest` within half the device's
-/// memory, and at most 32 GiB.
+/// The TLB sweep's default end: the largest doubling of `smallest` within 85 % of the
+/// device's memory.
 fn tlb_largest(smallest: u64, memory_bytes: u64) -> u64 {
-    let limit = (memory_bytes / 2).min(32 << 30);
+    let limit = memory_bytes / 20 * 17;
     let mut largest = smallest;
     while largest * 2 <= limit {
         largest *= 2;
@@ -170,15 +170,20 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             Space::Tlb => Some(TlbBuffer::new(&gpu, largest)?),
             _ => None,
         };
-        let sweep = cache::sweep(stride, smallest, largest, fine_points, |footprint| {
-            match (space, tlb_buffer.as_mut()) {
+        let sweep = cache::sweep(
+            cache::RiseThreshold::of(space),
+            stride,
+            smallest,
+            largest,
+            fine_points,
+            |footprint| match (space, tlb_buffer.as_mut()) {
                 (Space::Instruction, _) => instruction::measure(&mut gpu, isa, footprint),
                 (Space::Tlb, Some(buffer)) => {
                     tlb::measure(&mut gpu, buffer, order, footprint, stride)
                 }
                 _ => cache::measure_point(&mut gpu, space, order, args.threads, footprint, stride),
-            }
-        })?;
+            },
+        )?;
         suite.run.write_csv("chase.csv", &sweep.points)?;
         let report = cache_inference::infer(&sweep.points)
             .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
@@ -188,7 +193,9 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         };
         drop(tlb_buffer);
         let per_load = if args.per_load {
-            Some(per_load_sweep(&mut gpu, &suite, space, order, stride, smallest, largest)?)
+            Some(per_load_sweep(
+                &mut gpu, &suite, space, order, stride, smallest, largest,
+            )?)
         } else {
             None
         };
@@ -210,9 +217,17 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         )?;
         let title = suite.title(&format!(
             "{}, {} space, {stride}-byte stride{}",
-            if space == Space::Instruction { "Straight-line code" } else { "Pointer chase" },
+            if space == Space::Instruction {
+                "Straight-line code"
+            } else {
+                "Pointer chase"
+            },
             space.name(),
-            if args.threads > 1 { format!(", {} threads", args.threads) } else { String::new() }
+            if args.threads > 1 {
+                format!(", {} threads", args.threads)
+            } else {
+                String::new()
+            }
         ));
         suite.run.write_with("cache.png", |path| {
             cache_plot::draw(path, &title, &sweep.points, &report)
@@ -298,7 +313,9 @@ fn per_load_sweep(
     let mut samples = Vec::new();
     let mut footprint = smallest;
     while footprint <= largest {
-        samples.extend(per_load::record(gpu, space, order, footprint, stride, 1024)?);
+        samples.extend(per_load::record(
+            gpu, space, order, footprint, stride, 1024,
+        )?);
         footprint *= 2;
     }
     suite.run.write_csv("loads.csv", &samples)?;

@@ -166,9 +166,42 @@ pub struct SweepResult {
     pub seconds: f64,
 }
 
+/// What counts as a rise between two coarse points: more than `relative` × the lower latency
+/// plus `absolute` cycles. Caches in front of memory step by tens of percent; instruction fetch
+/// (about one cycle per instruction) and translation (a few cycles on a few hundred) by less.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RiseThreshold {
+    pub relative: f64,
+    pub absolute: f64,
+}
+
+impl RiseThreshold {
+    pub fn of(space: Space) -> RiseThreshold {
+        match space {
+            Space::Instruction => RiseThreshold {
+                relative: 0.05,
+                absolute: 0.05,
+            },
+            Space::Tlb => RiseThreshold {
+                relative: 0.0,
+                absolute: 2.5,
+            },
+            _ => RiseThreshold {
+                relative: 0.05,
+                absolute: 2.0,
+            },
+        }
+    }
+
+    fn rises(self, low: f64, high: f64) -> bool {
+        high > low * (1.0 + self.relative) + self.absolute
+    }
+}
+
 /// Coarse doubling, bisection at each rise, fine sweep after it, measuring each footprint
 /// (a multiple of `stride`) once with `measure`, which returns cycles per load.
 pub fn sweep(
+    threshold: RiseThreshold,
     stride: u64,
     smallest: u64,
     largest: u64,
@@ -195,7 +228,7 @@ pub fn sweep(
         coarse.push((footprint, measure(footprint, &mut points)?));
         footprint *= 2;
     }
-    let rises = |a: f64, b: f64| b > a * 1.05 + 2.0;
+    let rises = |a: f64, b: f64| threshold.rises(a, b);
     for pair in coarse.windows(2) {
         let ((low_f, low_y), (high_f, high_y)) = (pair[0], pair[1]);
         if !rises(low_y, high_y) {
