@@ -247,7 +247,7 @@ pub fn sweep(
         let edge = good * stride;
         let span = (edge / 2).max(16 * stride);
         let step = (span / fine_points).div_ceil(stride).max(1) * stride;
-        let mut f = edge.saturating_sub(4 * step).max(stride);
+        let mut f = edge.saturating_sub(4 * step).max(smallest);
         while f <= (edge + span).min(high_f) {
             measure(f, &mut points)?;
             f += step;
