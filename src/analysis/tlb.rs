@@ -30,8 +30,15 @@ pub fn page_size(points: &[(u64, f64)]) -> Option<PageEstimate> {
         return None;
     }
     // The final plateau: the longest suffix whose points lie within 10 % of the rise of the
-    // largest latency seen.
+    // largest latency seen. A curve that does not end there, or that falls anywhere by more
+    // than that, is not the model's rise to a plateau (on the H100, L2 misses at the smallest
+    // strides are one such confound): no page size is read from it.
     let tolerance = 0.1 * rise;
+    if high - points[points.len() - 1].1 > tolerance
+        || points.windows(2).any(|w| w[0].1 - w[1].1 > tolerance)
+    {
+        return None;
+    }
     let mut first = points.len() - 1;
     while first > 0 && (high - points[first - 1].1).abs() <= tolerance {
         first -= 1;
@@ -100,6 +107,20 @@ mod tests {
     #[test]
     fn a_flat_sweep_gives_no_page() {
         let points = model(4 << 10, 300.0, 400.0, &doublings(64 << 10, 6));
+        assert_eq!(page_size(&points), None);
+    }
+
+    #[test]
+    fn a_curve_that_falls_gives_no_page() {
+        // L2 misses at the smallest strides, then a bump: not a rise to a plateau.
+        let points = [
+            (4096, 505.0),
+            (8192, 304.0),
+            (16384, 294.7),
+            (32768, 294.7),
+            (65536, 307.0),
+            (131072, 296.0),
+        ];
         assert_eq!(page_size(&points), None);
     }
 

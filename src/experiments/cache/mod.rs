@@ -302,4 +302,36 @@ mod tests {
             "and repeatable"
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(16))]
+        /// The adaptive sweep over a simulated LRU cache (no GPU) lands a point on the cache's
+        /// last fitting footprint, so the inferred size is exact to a stride, with far fewer
+        /// points than a linear scan.
+        #[test]
+        fn the_adaptive_sweep_finds_a_simulated_cache_to_a_stride(
+            line_log in 5_u32..=7,
+            sets_log in 2_u32..=8,
+            ways in 1_u64..=16,
+            hit in 20.0_f64..60.0,
+            extra in 100.0_f64..500.0,
+        ) {
+            use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+            let line = 1_u64 << line_log;
+            let geometry = Geometry { size_bytes: (1 << sets_log) * ways * line, line_bytes: line, ways };
+            let hierarchy = Hierarchy { levels: vec![(geometry, hit)], memory_latency: hit + extra };
+            let stride = 32;
+            let smallest = (geometry.size_bytes / 8).max(4 * stride).next_power_of_two();
+            let largest = smallest << 6;
+            let threshold = RiseThreshold::of(Space::Global);
+            let result = sweep(threshold, stride, smallest, largest, 160, |footprint| {
+                Ok(chase_latency(&hierarchy, footprint, stride))
+            })
+            .unwrap();
+            let report = crate::analysis::cache_inference::infer(&result.points).unwrap();
+            let size = report.levels[0].size_bytes.unwrap();
+            proptest::prop_assert!(size.abs_diff(geometry.size_bytes) <= stride, "{size} vs {geometry:?}");
+            proptest::prop_assert!(result.launches < (largest / stride / 4) as usize);
+        }
+    }
 }
