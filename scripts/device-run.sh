@@ -2,7 +2,7 @@
 # Runs gpubench's GPU work on a machine with a GPU but no Rust toolchain, from binaries built
 # elsewhere (scripts/prepare-device.sh puts them under target/device/). Writes everything into
 # $OUT (default ./device-out) and tars the run directories into one file.
-#   usage: scripts/device-run.sh [info] [tests] [divergence] [clock] [shared] [sync] [branch] [regs] [pipeline] [cache] [errors]
+#   usage: scripts/device-run.sh [info] [tests] [divergence] [clock] [shared] [sync] [branch] [regs] [pipeline] [cache] [cache-new] [slots] [errors]
 #   (no argument: all of them)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +10,7 @@ OUT=${OUT:-device-out}
 mkdir -p "$OUT/runs"
 BIN=target/device/gpubench
 log() { echo "=== $*"; }
-steps=${*:-info tests divergence clock shared sync branch regs pipeline cache errors}
+steps=${*:-info tests divergence clock shared sync branch regs pipeline cache slots errors}
 
 for step in $steps; do
   case $step in
@@ -36,6 +36,10 @@ for step in $steps; do
   clock | shared | sync | branch | regs | pipeline)
     log "gpubench $step"
     /usr/bin/time -f "wall %e s" $BIN "$step" --output "$OUT/runs/$step"
+    ;;
+  slots)
+    log "gpubench slots (ncu cross-check included where ncu is on PATH)"
+    /usr/bin/time -f "wall %e s" $BIN slots --output "$OUT/runs/slots"
     ;;
   texture)
     log "gpubench cache --space texture"

@@ -39,6 +39,9 @@ pub enum Command {
     Sync(SyncArgs),
     /// Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes).
     Shared(SharedArgs),
+    /// Lane slots left idle by intrinsic and extrinsic branches in six tagged workloads
+    /// (Gupta & Datta Figs 6-8), with the tags' cost and an ncu cross-check.
+    Slots(SlotsArgs),
     /// Re-run an analysis on saved data, with no GPU.
     Analyze {
         #[command(subcommand)]
@@ -82,6 +85,31 @@ pub struct BranchArgs {
     /// New run directory (default: results/runs/<UTC time>-branch); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SlotsArgs {
+    /// Timed runs of each variant (tagged, plain) per workload, for the tags' cost.
+    #[arg(long, default_value_t = 7)]
+    pub repeats: usize,
+    /// Comma-separated workloads to run (dot, bfs, gaussian, backprop, lud, btree; default all).
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Seed of the workloads' generated inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Skip the Nsight Compute cross-check even where ncu is installed.
+    #[arg(long)]
+    pub no_ncu: bool,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-slots); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Run the plain kernels once and exit (what ncu profiles).
+    #[arg(long, hide = true)]
+    pub child_plain: bool,
 }
 
 #[derive(Debug, Args)]

@@ -153,3 +153,25 @@ fn without_a_gpu_every_probe_says_so() {
     }
     assert_no_run_written(dir.path());
 }
+
+#[test]
+fn an_unknown_slots_workload_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    gpubench(dir.path())
+        .args(["slots", "--only", "dot,quicksort"])
+        .assert()
+        .code(USAGE)
+        .stderr(one_sentence().and(predicate::str::contains("quicksort")));
+    assert_no_run_written(dir.path());
+}
+
+#[test]
+fn threads_on_a_space_without_them_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    gpubench(dir.path())
+        .args(["cache", "--space", "texture", "--threads", "4"])
+        .assert()
+        .code(USAGE)
+        .stderr(one_sentence().and(predicate::str::contains("--threads")));
+    assert_no_run_written(dir.path());
+}

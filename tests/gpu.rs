@@ -309,3 +309,24 @@ fn cache_runs_many_threads_and_times_single_loads() {
     assert_eq!(per_load.len(), 5, "4, 8, 16, 32 and 64 KiB");
     assert!(run.join("loads.csv").is_file());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn slots_checks_every_workload_and_accounts_every_slot() {
+    let (_dir, run, _) = run_suite(&["slots", "--repeats", "2", "--no-ncu"]);
+    let slots = json(&run.join("slots.json"));
+    let rows = slots["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for row in rows {
+        let sum: f64 = ["f_active", "f_extrinsic", "f_intrinsic", "f_untagged"]
+            .iter()
+            .map(|k| row[k].as_f64().unwrap())
+            .sum();
+        assert!((sum - 1.0).abs() < 1e-9, "{row}");
+    }
+    // The paper's dot product: thread 0's serial sum leaves 31 of 32 lanes idle, extrinsically.
+    let dot = &rows[0];
+    assert_eq!(dot["workload"], "dot");
+    assert!(dot["f_extrinsic"].as_f64().unwrap() > 0.5, "{dot}");
+    assert!(run.join("slots.png").is_file() && run.join("branches.csv").is_file());
+}

@@ -13,6 +13,7 @@ pub mod per_load;
 pub mod pipeline;
 pub mod registers;
 pub mod sass;
+pub mod slots;
 pub mod stack_emulator;
 pub mod stats;
 pub mod sync;

@@ -10,6 +10,7 @@ mod info;
 mod pipeline;
 mod regs;
 mod shared;
+mod slots;
 mod suite;
 mod sync;
 
@@ -37,5 +38,6 @@ pub fn run(opts: Opts) -> Result<()> {
         Command::Regs(args) => regs::run(&args),
         Command::Pipeline(args) => pipeline::run(&args),
         Command::Cache(args) => cache::run(&args),
+        Command::Slots(args) => slots::run(&args),
     }
 }

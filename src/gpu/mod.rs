@@ -4,6 +4,7 @@
 
 pub mod jit;
 pub mod launch;
+pub mod slots;
 pub mod texture;
 
 use std::collections::HashMap;

@@ -15,4 +15,5 @@ pub mod plot;
 pub mod regs;
 pub mod run_dir;
 pub mod shared;
+pub mod slots;
 pub mod sync;

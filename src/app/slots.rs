@@ -1,0 +1,104 @@
+//! `gpubench slots`: the six tagged workloads, their slot accounting, the tags' cost, and
+//! (where ncu is installed) Nsight Compute's warp execution efficiency beside it.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::suite;
+use crate::cli::SlotsArgs;
+use crate::error::UsageError;
+use crate::experiments::ncu::{self, Efficiency};
+use crate::experiments::slots::{self, WORKLOADS};
+use crate::gpu::Gpu;
+use crate::report::slots as report;
+
+fn workloads(only: Option<&str>) -> Result<Vec<&'static str>, UsageError> {
+    let Some(only) = only else {
+        return Ok(WORKLOADS.to_vec());
+    };
+    let mut chosen = Vec::new();
+    for name in only.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        match WORKLOADS.iter().find(|&&w| w == name) {
+            Some(&w) if !chosen.contains(&w) => chosen.push(w),
+            Some(_) => {}
+            None => {
+                return Err(UsageError::new(format!(
+                    "--only: no workload '{name}'; choose from {}",
+                    WORKLOADS.join(", ")
+                )));
+            }
+        }
+    }
+    if chosen.is_empty() {
+        return Err(UsageError::new(
+            "--only names no workload; pass e.g. --only dot,bfs",
+        ));
+    }
+    Ok(chosen)
+}
+
+pub fn run(args: &SlotsArgs) -> Result<()> {
+    let chosen = workloads(args.only.as_deref())?;
+    if args.child_plain {
+        let mut gpu = Gpu::open(args.device)?;
+        for workload in chosen {
+            slots::run_plain(&mut gpu, workload, args.seed)?;
+        }
+        return Ok(());
+    }
+    if !(1..=1000).contains(&args.repeats) {
+        return Err(UsageError::new("--repeats takes 1 to 1000").into());
+    }
+    let mut gpu = suite::open(
+        args.device,
+        args.output.as_deref(),
+        &[("slots", "dot_tagged")],
+    )?;
+    let settings = json!({
+        "workloads": chosen,
+        "repeats": args.repeats,
+        "seed": args.seed,
+        "ncu": !args.no_ncu,
+        "method": "tagged kernels count per branch (warp-vote + leader atomics) and one slot per lane per tagged region; tags compiled out in the plain variant; GPU time between events, median of the repeats",
+    });
+    let suite = suite::start(
+        &mut gpu,
+        "slots",
+        args.output.as_deref(),
+        &["slots"],
+        settings,
+    )?;
+    let outcome = (|| -> Result<()> {
+        let mut results = Vec::new();
+        for &workload in &chosen {
+            eprintln!("slots: {workload}");
+            results.push(slots::run(&mut gpu, workload, args.repeats, args.seed)?);
+        }
+        let ncu_outcome: Result<BTreeMap<&'static str, Efficiency>, String> = if args.no_ncu {
+            Err("skipped (--no-ncu)".into())
+        } else {
+            match ncu::find() {
+                None => Err("ncu is not on PATH".into()),
+                Some(path) => {
+                    eprintln!("slots: profiling the plain kernels with {}", path.display());
+                    ncu::profile(&path, args.device, &chosen, args.seed)
+                        .map_err(|e| format!("{e:#}"))
+                }
+            }
+        };
+        let rows = report::rows(&results, ncu_outcome.as_ref().ok());
+        report::write(&suite.run, &results, &rows, ncu_outcome.as_ref().err())?;
+        let title = suite.title("Lane slots by branch kind");
+        suite
+            .run
+            .write_with("slots.png", |path| report::draw(path, &title, &rows))?;
+        print!("{}", report::render_text(&rows));
+        if let Err(reason) = &ncu_outcome {
+            println!("ncu cross-check: {reason}");
+        }
+        Ok(())
+    })();
+    suite.finish(&mut gpu, outcome)
+}

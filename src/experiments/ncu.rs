@@ -1,0 +1,166 @@
+//! Nsight Compute as a cross-check of the slot accounting: `gpubench slots` re-runs itself
+//! under `ncu` (plain kernels only, clocks left as they are) and reads, per kernel launch,
+//! the threads executed and the warp instructions executed; their ratio over 32 is the warp
+//! execution efficiency the paper's active fraction corresponds to.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+pub const THREADS: &str = "smsp__thread_inst_executed.sum";
+pub const INSTRUCTIONS: &str = "smsp__inst_executed.sum";
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Efficiency {
+    pub launches: u64,
+    pub thread_instructions: f64,
+    pub warp_instructions: f64,
+}
+
+impl Efficiency {
+    /// Threads per warp instruction over 32.
+    pub fn warp_efficiency(&self) -> f64 {
+        self.thread_instructions / self.warp_instructions / 32.0
+    }
+}
+
+/// The workload a plain kernel belongs to (cuda/slots.cu names).
+pub fn workload_of(kernel: &str) -> Option<&'static str> {
+    let name = kernel.split('(').next()?.trim();
+    let base = name.strip_suffix("_plain")?;
+    Some(match base {
+        "dot" => "dot",
+        "bfs_expand" | "bfs_update" => "bfs",
+        "gauss_fan1" | "gauss_fan2" => "gaussian",
+        "backprop" => "backprop",
+        "lu" => "lud",
+        "btree" => "btree",
+        _ => return None,
+    })
+}
+
+/// Sums `ncu --csv` rows (one per launch and metric) per workload.
+pub fn parse(csv_text: &str) -> Result<BTreeMap<&'static str, Efficiency>> {
+    // ncu prints its own "==PROF==" lines and the program's output before the table.
+    let start = csv_text
+        .find("\"ID\"")
+        .context("no CSV table in ncu's output")?;
+    let mut reader = csv::Reader::from_reader(&csv_text.as_bytes()[start..]);
+    let headers = reader.headers()?.clone();
+    let column = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .with_context(|| format!("ncu's table has no '{name}' column"))
+    };
+    let (id_at, kernel_at, metric_at, value_at) = (
+        column("ID")?,
+        column("Kernel Name")?,
+        column("Metric Name")?,
+        column("Metric Value")?,
+    );
+    let mut sums: BTreeMap<&'static str, Efficiency> = BTreeMap::new();
+    let mut launches: BTreeMap<&'static str, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for record in reader.records() {
+        let record = record?;
+        let Some(workload) = workload_of(&record[kernel_at]) else {
+            continue;
+        };
+        let value: f64 = record[value_at]
+            .replace(',', "")
+            .parse()
+            .with_context(|| format!("unreadable metric value '{}'", &record[value_at]))?;
+        let entry = sums.entry(workload).or_insert(Efficiency {
+            launches: 0,
+            thread_instructions: 0.0,
+            warp_instructions: 0.0,
+        });
+        match &record[metric_at] {
+            THREADS => entry.thread_instructions += value,
+            INSTRUCTIONS => entry.warp_instructions += value,
+            _ => continue,
+        }
+        launches
+            .entry(workload)
+            .or_default()
+            .insert(record[id_at].to_string());
+    }
+    for (workload, ids) in launches {
+        if let Some(entry) = sums.get_mut(workload) {
+            entry.launches = ids.len() as u64;
+        }
+    }
+    Ok(sums)
+}
+
+pub fn find() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("ncu"))
+        .find(|p| p.is_file())
+}
+
+/// Runs `gpubench slots --child-plain …` under ncu and sums its table.
+pub fn profile(
+    ncu: &std::path::Path,
+    device: usize,
+    workloads: &[&str],
+    seed: u64,
+) -> Result<BTreeMap<&'static str, Efficiency>> {
+    let me = std::env::current_exe().context("finding gpubench's own path")?;
+    let output = Command::new(ncu)
+        .args(["--csv", "--clock-control", "none", "--metrics"])
+        .arg(format!("{THREADS},{INSTRUCTIONS}"))
+        .args(["--kernel-name", "regex:_plain$"])
+        .arg(me)
+        .args(["slots", "--child-plain", "--device"])
+        .arg(device.to_string())
+        .args(["--seed", &seed.to_string(), "--only", &workloads.join(",")])
+        .output()
+        .with_context(|| format!("running {}", ncu.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr
+            .lines()
+            .chain(stdout.lines())
+            .rfind(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        bail!("ncu exited with {}: {last}", output.status);
+    }
+    parse(&stdout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ncu_tables_are_summed_per_workload() {
+        let text = "==PROF== Connected to process 1\nsome program output\n\
+\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+\"0\",\"1\",\"gpubench\",\"h\",\"dot_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"inst\",\"1,000\"\n\
+\"0\",\"1\",\"gpubench\",\"h\",\"dot_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__thread_inst_executed.sum\",\"inst\",\"16000\"\n\
+\"1\",\"1\",\"gpubench\",\"h\",\"bfs_expand_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"inst\",\"10\"\n\
+\"1\",\"1\",\"gpubench\",\"h\",\"bfs_expand_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__thread_inst_executed.sum\",\"inst\",\"320\"\n\
+\"2\",\"1\",\"gpubench\",\"h\",\"bfs_update_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"inst\",\"10\"\n\
+\"2\",\"1\",\"gpubench\",\"h\",\"bfs_update_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__thread_inst_executed.sum\",\"inst\",\"0\"\n";
+        let sums = parse(text).unwrap();
+        assert_eq!(sums.len(), 2);
+        assert_eq!(sums["dot"].warp_efficiency(), 0.5);
+        assert_eq!(sums["bfs"].launches, 2);
+        assert_eq!(sums["bfs"].warp_efficiency(), 0.5);
+        assert!(parse("no table").is_err());
+    }
+
+    #[test]
+    fn kernels_map_to_their_workloads() {
+        assert_eq!(workload_of("gauss_fan2_plain"), Some("gaussian"));
+        assert_eq!(workload_of("lu_plain"), Some("lud"));
+        assert_eq!(workload_of("lu_tagged"), None);
+        assert_eq!(workload_of("chase_global"), None);
+    }
+}

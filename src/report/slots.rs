@@ -1,0 +1,277 @@
+//! Files of `gpubench slots`: `branches.csv` (the paper's Fig. 6 table for every workload),
+//! `slots.csv` (per workload: slot totals and fractions, Fig. 8; static and dynamic branch
+//! counts by kind, Fig. 7; the tags' cost; ncu's warp execution efficiency), `slots.json`
+//! (all of it, with each workload's CPU check), and `slots.png` (Fig. 8's stacked bars beside
+//! Fig. 7's intrinsic shares), drawn from the `slots.csv` rows alone.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::plot::{self, FONT};
+use super::run_dir::RunDir;
+use crate::experiments::ncu::Efficiency;
+use crate::experiments::slots::WorkloadResult;
+
+/// One line of `slots.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadRow {
+    pub workload: String,
+    pub slots: u64,
+    pub active: u64,
+    pub idle_extrinsic: u64,
+    pub idle_intrinsic: u64,
+    pub f_active: f64,
+    pub f_extrinsic: f64,
+    pub f_intrinsic: f64,
+    pub f_untagged: f64,
+    pub static_extrinsic: usize,
+    pub static_intrinsic: usize,
+    pub dynamic_extrinsic: u64,
+    pub dynamic_intrinsic: u64,
+    pub tagged_ms: f64,
+    pub plain_ms: f64,
+    pub overhead: f64,
+    pub ncu_warp_efficiency: Option<f64>,
+    pub ncu_launches: Option<u64>,
+}
+
+pub fn rows(
+    results: &[WorkloadResult],
+    ncu: Option<&BTreeMap<&'static str, Efficiency>>,
+) -> Vec<WorkloadRow> {
+    results
+        .iter()
+        .map(|r| {
+            let profiled = ncu.and_then(|m| m.get(r.workload));
+            WorkloadRow {
+                workload: r.workload.to_string(),
+                slots: r.totals.slots,
+                active: r.totals.active,
+                idle_extrinsic: r.totals.idle_extrinsic,
+                idle_intrinsic: r.totals.idle_intrinsic,
+                f_active: r.fractions.active,
+                f_extrinsic: r.fractions.extrinsic,
+                f_intrinsic: r.fractions.intrinsic,
+                f_untagged: r.fractions.untagged,
+                static_extrinsic: r.kinds.static_extrinsic,
+                static_intrinsic: r.kinds.static_intrinsic,
+                dynamic_extrinsic: r.kinds.dynamic_extrinsic,
+                dynamic_intrinsic: r.kinds.dynamic_intrinsic,
+                tagged_ms: r.tagged_ms,
+                plain_ms: r.plain_ms,
+                overhead: r.overhead(),
+                ncu_warp_efficiency: profiled.map(Efficiency::warp_efficiency),
+                ncu_launches: profiled.map(|p| p.launches),
+            }
+        })
+        .collect()
+}
+
+pub fn write(
+    run: &RunDir,
+    results: &[WorkloadResult],
+    rows: &[WorkloadRow],
+    ncu_failure: Option<&String>,
+) -> Result<()> {
+    run.write_csv(
+        "branches.csv",
+        results.iter().flat_map(|r| r.branches.iter()),
+    )?;
+    run.write_csv("slots.csv", rows)?;
+    run.write_json(
+        "slots.json",
+        &serde_json::json!({
+            "workloads": results,
+            "rows": rows,
+            "ncu": match ncu_failure {
+                None => serde_json::json!({"status": "profiled", "metric": "smsp__thread_inst_executed.sum / smsp__inst_executed.sum / 32 over every plain launch"}),
+                Some(reason) => serde_json::json!({"status": "not run", "reason": reason}),
+            },
+            "note": "gpubench counts one slot per lane per tagged region execution; ncu counts every executed instruction of the plain kernels, untagged straight-line code included, so it weights blocks by their instruction counts",
+        }),
+    )
+}
+
+pub fn render_text(rows: &[WorkloadRow]) -> String {
+    let mut text = format!(
+        "{:<9} {:>8} {:>8} {:>8} {:>8} {:>11} {:>10} {:>9} {:>9}\n",
+        "workload",
+        "active",
+        "idle ext",
+        "idle int",
+        "untagged",
+        "static e/i",
+        "tag cost",
+        "plain ms",
+        "ncu eff"
+    );
+    for r in rows {
+        text += &format!(
+            "{:<9} {:>7.1}% {:>7.1}% {:>7.1}% {:>7.1}% {:>11} {:>9.1}% {:>9.3} {:>9}\n",
+            r.workload,
+            100.0 * r.f_active,
+            100.0 * r.f_extrinsic,
+            100.0 * r.f_intrinsic,
+            100.0 * r.f_untagged,
+            format!("{}/{}", r.static_extrinsic, r.static_intrinsic),
+            100.0 * r.overhead,
+            r.plain_ms,
+            r.ncu_warp_efficiency
+                .map_or("-".to_string(), |e| format!("{:.1}%", 100.0 * e)),
+        );
+    }
+    text
+}
+
+/// One number of a row, for a bar.
+type Field = fn(&WorkloadRow) -> f64;
+
+pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
+    plot::ensure_font();
+    let root = BitMapBackend::new(path, (1800, 800)).into_drawing_area();
+    (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+        root.fill(&WHITE)?;
+        let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
+        let (left, right) = root.split_horizontally(1100);
+        let n = rows.len().max(1);
+        let name = |x: &f64| -> String {
+            let i = x.round() as isize;
+            if (x - x.round()).abs() < 1e-6 && i >= 0 && (i as usize) < rows.len() {
+                rows[i as usize].workload.clone()
+            } else {
+                String::new()
+            }
+        };
+        let mut chart = ChartBuilder::on(&left)
+            .caption(
+                "lane slots (Gupta & Datta Fig. 8)",
+                (FONT, plot::LABEL_SIZE),
+            )
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.0)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&name)
+            .y_desc("fraction of slots")
+            .axis_desc_style((FONT, plot::LABEL_SIZE))
+            .label_style((FONT, plot::TICK_SIZE))
+            .draw()?;
+        let segments: [(&str, RGBColor, Field); 4] = [
+            ("active", RGBColor(60, 160, 80), |r| r.f_active),
+            ("idle: extrinsic branch", RGBColor(210, 70, 60), |r| {
+                r.f_extrinsic
+            }),
+            ("idle: intrinsic branch", RGBColor(60, 100, 200), |r| {
+                r.f_intrinsic
+            }),
+            ("idle: untagged", RGBColor(160, 160, 160), |r| r.f_untagged),
+        ];
+        for (index, &(label, color, value)) in segments.iter().enumerate() {
+            let bars = rows.iter().enumerate().map(|(i, r)| {
+                let below: f64 = segments[..index].iter().map(|s| (s.2)(r)).sum();
+                let x = i as f64;
+                Rectangle::new(
+                    [(x - 0.35, below), (x + 0.35, below + value(r))],
+                    color.filled(),
+                )
+            });
+            chart.draw_series(bars)?.label(label).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled())
+            });
+        }
+        plot::draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+
+        let mut chart = ChartBuilder::on(&right)
+            .caption(
+                "intrinsic share of branches (Fig. 7)",
+                (FONT, plot::LABEL_SIZE),
+            )
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.0)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&name)
+            .y_desc("intrinsic / all tagged")
+            .axis_desc_style((FONT, plot::LABEL_SIZE))
+            .label_style((FONT, plot::TICK_SIZE))
+            .draw()?;
+        let kinds: [(&str, RGBColor, f64, Field); 2] = [
+            ("static", RGBColor(120, 120, 200), -0.2, |r| {
+                r.static_intrinsic as f64 / (r.static_intrinsic + r.static_extrinsic).max(1) as f64
+            }),
+            ("dynamic", RGBColor(30, 30, 120), 0.2, |r| {
+                r.dynamic_intrinsic as f64
+                    / (r.dynamic_intrinsic + r.dynamic_extrinsic).max(1) as f64
+            }),
+        ];
+        for (label, color, offset, value) in kinds {
+            chart
+                .draw_series(rows.iter().enumerate().map(|(i, r)| {
+                    let x = i as f64 + offset;
+                    Rectangle::new([(x - 0.18, 0.0), (x + 0.18, value(r))], color.filled())
+                }))?
+                .label(label)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled())
+                });
+        }
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        root.present()?;
+        Ok(())
+    })()
+    .map_err(|e| anyhow::anyhow!("{e}"))
+    .context("drawing slots.png")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(workload: &str) -> WorkloadRow {
+        WorkloadRow {
+            workload: workload.into(),
+            slots: 28,
+            active: 18,
+            idle_extrinsic: 7,
+            idle_intrinsic: 3,
+            f_active: 18.0 / 28.0,
+            f_extrinsic: 7.0 / 28.0,
+            f_intrinsic: 3.0 / 28.0,
+            f_untagged: 0.0,
+            static_extrinsic: 1,
+            static_intrinsic: 1,
+            dynamic_extrinsic: 1,
+            dynamic_intrinsic: 1,
+            tagged_ms: 1.1,
+            plain_ms: 1.0,
+            overhead: 0.1,
+            ncu_warp_efficiency: None,
+            ncu_launches: None,
+        }
+    }
+
+    #[test]
+    fn the_plot_is_drawn_from_rows_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("slots.png");
+        draw(&path, "test", &[row("dot"), row("bfs")]).unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > 1000);
+        let text = render_text(&[row("dot")]);
+        assert!(
+            text.contains("64.3%") && text.contains("25.0%") && text.contains("10.7%"),
+            "{text}"
+        );
+    }
+}
