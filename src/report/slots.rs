@@ -39,6 +39,20 @@ pub struct WorkloadRow {
     pub ncu_launches: Option<u64>,
 }
 
+/// One line of `branches.csv` (the paper's Fig. 6 columns).
+#[derive(Debug, Serialize)]
+struct BranchLine<'a> {
+    workload: &'a str,
+    id: usize,
+    name: &'a str,
+    kind: &'a str,
+    instances: u64,
+    taken_fraction: f64,
+    occupancy: f64,
+    dynamic_count: u64,
+    divergent_fraction: f64,
+}
+
 pub fn rows(
     results: &[WorkloadResult],
     ncu: Option<&BTreeMap<&'static str, Efficiency>>,
@@ -79,7 +93,17 @@ pub fn write(
 ) -> Result<()> {
     run.write_csv(
         "branches.csv",
-        results.iter().flat_map(|r| r.branches.iter()),
+        results.iter().flat_map(|r| r.branches.iter()).map(|b| BranchLine {
+            workload: b.workload,
+            id: b.row.id,
+            name: b.name,
+            kind: b.row.kind.short(),
+            instances: b.row.instances,
+            taken_fraction: b.row.taken_fraction,
+            occupancy: b.row.occupancy,
+            dynamic_count: b.row.dynamic_count,
+            divergent_fraction: b.row.divergent_fraction,
+        }),
     )?;
     run.write_csv("slots.csv", rows)?;
     run.write_json(
@@ -154,7 +178,7 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
             .margin(20)
             .x_label_area_size(50)
             .y_label_area_size(80)
-            .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.0)?;
+            .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.32)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -187,7 +211,7 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
                 Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled())
             });
         }
-        plot::draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
 
         let mut chart = ChartBuilder::on(&right)
             .caption(
@@ -197,7 +221,7 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
             .margin(20)
             .x_label_area_size(50)
             .y_label_area_size(80)
-            .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.0)?;
+            .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.32)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
