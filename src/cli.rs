@@ -42,6 +42,12 @@ pub enum Command {
     /// Lane slots left idle by intrinsic and extrinsic branches in six tagged workloads
     /// (Gupta & Datta Figs 6-8), with the tags' cost and an ncu cross-check.
     Slots(SlotsArgs),
+    /// Every suite into one run directory, with summary.md / .tex / .json and index.md.
+    All(AllArgs),
+    /// Re-make the tables and figures of a run directory from its files, with no GPU.
+    Report(ReportArgs),
+    /// Put the summaries of several runs side by side and flag what differs.
+    Compare(CompareArgs),
     /// Re-run an analysis on saved data, with no GPU.
     Analyze {
         #[command(subcommand)]
@@ -85,6 +91,56 @@ pub struct BranchArgs {
     /// New run directory (default: results/runs/<UTC time>-branch); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct AllArgs {
+    /// Fewer samples and sparser sweeps, for a first look.
+    #[arg(long)]
+    pub quick: bool,
+    /// Comma-separated suites to run (e.g. clock,divergence,cache-l2; "cache" = every space).
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Comma-separated suites to leave out.
+    #[arg(long)]
+    pub skip: Option<String>,
+    /// Seconds a suite may run before it is killed and recorded as timed out.
+    #[arg(long, default_value_t = 600)]
+    pub suite_timeout_seconds: u64,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-all); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FigureFormat {
+    Png,
+    Svg,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run directory of `gpubench all`, or of one suite.
+    pub dir: PathBuf,
+    /// Format of the re-drawn figures.
+    #[arg(long, value_enum, default_value_t = FigureFormat::Png)]
+    pub format: FigureFormat,
+    /// Where to write (default: DIR/report-<format>); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more run directories (each with a summary.json, or summarisable).
+    #[arg(required = true, num_args = 2..)]
+    pub dirs: Vec<PathBuf>,
+    /// Print LaTeX instead of Markdown.
+    #[arg(long)]
+    pub latex: bool,
 }
 
 #[derive(Debug, Args)]

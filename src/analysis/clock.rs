@@ -33,7 +33,7 @@ pub fn read_overhead(differences: &[i64]) -> Option<Summary> {
 }
 
 /// One block's stamps from the counter-scope probe (Wong et al., Fig. 5).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct BlockStamp {
     pub block: usize,
     pub smid: i64,

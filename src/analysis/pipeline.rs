@@ -24,7 +24,7 @@ pub fn latency_cycles(stamps: &[i64], ops_per_chain: u64) -> Option<f64> {
     (span > 0 && ops_per_chain > 0).then(|| span as f64 / ops_per_chain as f64)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct WarpPoint {
     pub warps: u32,
     pub ops_per_clock: f64,

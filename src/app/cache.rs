@@ -215,20 +215,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 },
             }),
         )?;
-        let title = suite.title(&format!(
-            "{}, {} space, {stride}-byte stride{}",
-            if space == Space::Instruction {
-                "Straight-line code"
-            } else {
-                "Pointer chase"
-            },
-            space.name(),
-            if args.threads > 1 {
-                format!(", {} threads", args.threads)
-            } else {
-                String::new()
-            }
-        ));
+        let title = suite.title(&cache_plot::title(space.name(), stride, args.threads));
         suite.run.write_with("cache.png", |path| {
             cache_plot::draw(path, &title, &sweep.points, &report)
         })?;

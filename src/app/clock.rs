@@ -40,7 +40,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
         let stamps = measure_counter_scope(&mut gpu, blocks, Duration::from_micros(args.spin_us))?;
         let scope = counter_scope(&stamps, sm_clock.mhz);
         clock_report::write(&suite.run, &overheads, &sm_clock, &stamps, scope.as_ref())?;
-        let title = suite.title("Cycle counters");
+        let title = suite.title(clock_report::TITLE);
         suite.run.write_with("clock.png", |path| {
             clock_report::draw(path, &title, &stamps, scope.as_ref())
         })?;

@@ -55,7 +55,7 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
             Vec::new()
         };
         suite.metadata.gpu_busy_seconds = Some(sampler.busy.as_secs_f64());
-        let title = suite.title("Loop divergence");
+        let title = suite.title(divergence_report::TITLE);
         let result = analyze_and_write(&config, &measured, &split, &suite.run, &title)?;
         let module = kernels::module("divergence").expect("divergence.cu is embedded");
         let (text, record) = sass::disassemble(module, &suite.metadata.device.compute_capability);

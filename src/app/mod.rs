@@ -1,6 +1,7 @@
 //! What each subcommand does, in pipeline order: validate, open the GPU where one is needed,
 //! run the experiment, analyse, report.
 
+mod all;
 mod branch;
 mod cache;
 mod clock;
@@ -9,6 +10,7 @@ mod emulate;
 mod info;
 mod pipeline;
 mod regs;
+mod report;
 mod shared;
 mod slots;
 mod suite;
@@ -39,5 +41,8 @@ pub fn run(opts: Opts) -> Result<()> {
         Command::Pipeline(args) => pipeline::run(&args),
         Command::Cache(args) => cache::run(&args),
         Command::Slots(args) => slots::run(&args),
+        Command::All(args) => all::run(&args),
+        Command::Report(args) => report::run(&args),
+        Command::Compare(args) => report::compare(&args),
     }
 }

@@ -54,10 +54,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
         let sweep = pipeline::warp_sweep(&mut gpu, swept, args.iterations, 32)?;
         let saturation = saturation_warps(&sweep, 0.95);
         pipeline_report::write(&suite.run, &results, &sweep, saturation, swept.name)?;
-        let title = suite.title(&format!(
-            "Pipeline: {} {} against warps",
-            swept.kind, swept.label
-        ));
+        let title = suite.title(&pipeline_report::title(swept));
         suite.run.write_with("pipeline.png", |path| {
             pipeline_report::draw(path, &title, &sweep, saturation)
         })?;

@@ -41,7 +41,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
         let points = regs::measure(&mut gpu, &caps, max_threads)?;
         let allocation = registers::infer(&points, register_file, max_threads);
         regs_report::write(&suite.run, &points, &allocation, register_file)?;
-        let title = suite.title("Register allocation");
+        let title = suite.title(regs_report::TITLE);
         suite.run.write_with("regs.png", |path| {
             regs_report::draw(
                 path,

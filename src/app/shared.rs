@@ -39,7 +39,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
         let points = shared::measure(&mut gpu, &config)?;
         let fit = bank_conflicts::fit(&points);
         shared_report::write(&suite.run, &points, fit.as_ref())?;
-        let title = suite.title("Shared-memory bank conflicts");
+        let title = suite.title(shared_report::TITLE);
         suite.run.write_with("shared.png", |path| {
             shared_report::draw(path, &title, &points, fit.as_ref())
         })?;

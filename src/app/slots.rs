@@ -90,7 +90,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         };
         let rows = report::rows(&results, ncu_outcome.as_ref().ok());
         report::write(&suite.run, &results, &rows, ncu_outcome.as_ref().err())?;
-        let title = suite.title("Lane slots by branch kind");
+        let title = suite.title(report::TITLE);
         suite
             .run
             .write_with("slots.png", |path| report::draw(path, &title, &rows))?;

@@ -73,11 +73,11 @@ pub fn start(
 impl Suite {
     /// A plot title naming the experiment, the device and the clock it ran at.
     pub fn title(&self, what: &str) -> String {
-        format!(
-            "{what} on {} (CC {}), SM clock {:.0} MHz",
-            self.metadata.device.name,
-            self.metadata.device.compute_capability,
-            self.metadata.sm_clock_before.mhz
+        crate::report::metadata::plot_title(
+            what,
+            &self.metadata.device.name,
+            &self.metadata.device.compute_capability,
+            self.metadata.sm_clock_before.mhz,
         )
     }
 

@@ -7,6 +7,7 @@ pub mod clock;
 pub mod divergence;
 pub mod ncu;
 pub mod pipeline;
+pub mod plan;
 pub mod regs;
 pub mod sass;
 pub mod shared;

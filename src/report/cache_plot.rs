@@ -17,72 +17,90 @@ fn kib(bytes: u64) -> String {
     }
 }
 
+/// The figure's title, before the device.
+pub fn title(space: &str, stride: u64, threads: u32) -> String {
+    format!(
+        "{}, {space} space, {stride}-byte stride{}",
+        if space == "instruction" {
+            "Straight-line code"
+        } else {
+            "Pointer chase"
+        },
+        if threads > 1 {
+            format!(", {threads} threads")
+        } else {
+            String::new()
+        }
+    )
+}
+
 pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheReport) -> Result<()> {
     plot::ensure_font();
-    let root = BitMapBackend::new(path, (1400, 800)).into_drawing_area();
-    (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-        root.fill(&WHITE)?;
-        let low = points
-            .iter()
-            .map(|p| p.footprint_bytes)
-            .min()
-            .unwrap_or(1)
-            .max(1) as f64;
-        let high = points
-            .iter()
-            .map(|p| p.footprint_bytes)
-            .max()
-            .unwrap_or(2)
-            .max(2) as f64;
-        let top = points.iter().map(|p| p.cycles).fold(1.0, f64::max) * 1.15;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
-            .build_cartesian_2d((low..high * 1.1).log_scale(), 0.0..top)?;
-        chart
-            .configure_mesh()
-            .x_desc("footprint (bytes, log scale)")
-            .y_desc("cycles per load")
-            .axis_desc_style((FONT, plot::LABEL_SIZE))
-            .label_style((FONT, plot::TICK_SIZE))
-            .x_label_formatter(&|v| kib(*v as u64))
-            .draw()?;
-        chart.draw_series(LineSeries::new(
-            points.iter().map(|p| (p.footprint_bytes as f64, p.cycles)),
-            BLUE.stroke_width(2),
-        ))?;
-        chart.draw_series(
-            points
+    plot::on_backend!(path, (1400, 800), |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let low = points
                 .iter()
-                .map(|p| Circle::new((p.footprint_bytes as f64, p.cycles), 2, BLUE.filled())),
-        )?;
-        for level in &report.levels {
-            let Some(size) = level.size_bytes else {
-                continue;
-            };
-            let x = size as f64;
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x, 0.0), (x, top)],
-                RED.mix(0.6).stroke_width(2),
-            )))?;
-            let mut label = format!("{} at {:.0} cycles", kib(size), level.latency_cycles);
-            if let (Some(line), Some(ways)) = (level.line_bytes, level.ways) {
-                label += &format!(", {line} B lines, {ways} ways");
-            } else if let Some(ways) = level.ways {
-                label += &format!(", ~{ways} ways");
+                .map(|p| p.footprint_bytes)
+                .min()
+                .unwrap_or(1)
+                .max(1) as f64;
+            let high = points
+                .iter()
+                .map(|p| p.footprint_bytes)
+                .max()
+                .unwrap_or(2)
+                .max(2) as f64;
+            let top = points.iter().map(|p| p.cycles).fold(1.0, f64::max) * 1.15;
+            let mut chart = ChartBuilder::on(&root)
+                .caption(title, (FONT, plot::LABEL_SIZE))
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d((low..high * 1.1).log_scale(), 0.0..top)?;
+            chart
+                .configure_mesh()
+                .x_desc("footprint (bytes, log scale)")
+                .y_desc("cycles per load")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .x_label_formatter(&|v| kib(*v as u64))
+                .draw()?;
+            chart.draw_series(LineSeries::new(
+                points.iter().map(|p| (p.footprint_bytes as f64, p.cycles)),
+                BLUE.stroke_width(2),
+            ))?;
+            chart.draw_series(
+                points
+                    .iter()
+                    .map(|p| Circle::new((p.footprint_bytes as f64, p.cycles), 2, BLUE.filled())),
+            )?;
+            for level in &report.levels {
+                let Some(size) = level.size_bytes else {
+                    continue;
+                };
+                let x = size as f64;
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x, 0.0), (x, top)],
+                    RED.mix(0.6).stroke_width(2),
+                )))?;
+                let mut label = format!("{} at {:.0} cycles", kib(size), level.latency_cycles);
+                if let (Some(line), Some(ways)) = (level.line_bytes, level.ways) {
+                    label += &format!(", {line} B lines, {ways} ways");
+                } else if let Some(ways) = level.ways {
+                    label += &format!(", ~{ways} ways");
+                }
+                label += &format!(" (confidence {:.2})", level.confidence);
+                chart.draw_series(std::iter::once(Text::new(
+                    label,
+                    (x * 1.02, level.latency_cycles + top * 0.04),
+                    (FONT, plot::TICK_SIZE),
+                )))?;
             }
-            label += &format!(" (confidence {:.2})", level.confidence);
-            chart.draw_series(std::iter::once(Text::new(
-                label,
-                (x * 1.02, level.latency_cycles + top * 0.04),
-                (FONT, plot::TICK_SIZE),
-            )))?;
-        }
-        root.present()?;
-        Ok(())
-    })()
-    .map_err(|e| anyhow::anyhow!("{e}"))
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
     .context("drawing cache.png")
 }

@@ -30,6 +30,9 @@ pub fn write(
     run.write_csv("clock_scope.csv", stamps)
 }
 
+/// The figure's title, before the device.
+pub const TITLE: &str = "Cycle counters";
+
 pub fn draw(
     path: &Path,
     title: &str,
@@ -37,89 +40,90 @@ pub fn draw(
     scope: Option<&CounterScope>,
 ) -> Result<()> {
     plot::ensure_font();
-    let root = BitMapBackend::new(path, (1600, 700)).into_drawing_area();
-    (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-        root.fill(&WHITE)?;
-        let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
-        let panels = root.split_evenly((1, 2));
-        let origin = stamps.iter().map(|s| s.start_cycles).min().unwrap_or(0);
-        let top = stamps
-            .iter()
-            .map(|s| s.end_cycles - origin)
-            .max()
-            .unwrap_or(1)
-            .max(1) as f64
-            / 1e3;
-        let mut chart = ChartBuilder::on(&panels[0])
-            .caption(
-                "block start (blue) and end (red) clock64",
-                (FONT, plot::LABEL_SIZE),
-            )
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(110)
-            .build_cartesian_2d(0..stamps.len().max(1), 0.0..top * 1.05)?;
-        chart
-            .configure_mesh()
-            .x_desc("block")
-            .y_desc("clock64 − earliest start (k cycles)")
-            .axis_desc_style((FONT, plot::LABEL_SIZE))
-            .label_style((FONT, plot::TICK_SIZE))
-            .draw()?;
-        chart.draw_series(stamps.iter().map(|s| {
-            Circle::new(
-                (s.block, (s.start_cycles - origin) as f64 / 1e3),
-                3,
-                BLUE.filled(),
-            )
-        }))?;
-        chart.draw_series(stamps.iter().map(|s| {
-            Circle::new(
-                (s.block, (s.end_cycles - origin) as f64 / 1e3),
-                3,
-                RED.filled(),
-            )
-        }))?;
-        if let Some(scope) = scope {
-            let sm_max = scope.sms.iter().map(|s| s.smid).max().unwrap_or(1) as i32;
-            let low = scope
-                .sms
+    plot::on_backend!(path, (1600, 700), |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
+            let panels = root.split_evenly((1, 2));
+            let origin = stamps.iter().map(|s| s.start_cycles).min().unwrap_or(0);
+            let top = stamps
                 .iter()
-                .map(|s| s.offset_cycles)
-                .fold(f64::INFINITY, f64::min);
-            let high = scope
-                .sms
-                .iter()
-                .map(|s| s.offset_cycles)
-                .fold(f64::NEG_INFINITY, f64::max);
-            let pad = ((high - low) * 0.1).max(scope.noise_cycles).max(1.0);
-            let mut offsets = ChartBuilder::on(&panels[1])
+                .map(|s| s.end_cycles - origin)
+                .max()
+                .unwrap_or(1)
+                .max(1) as f64
+                / 1e3;
+            let mut chart = ChartBuilder::on(&panels[0])
                 .caption(
-                    format!("counter offset per SM: {}", scope.verdict),
+                    "block start (blue) and end (red) clock64",
                     (FONT, plot::LABEL_SIZE),
                 )
                 .margin(20)
                 .x_label_area_size(60)
                 .y_label_area_size(110)
-                .build_cartesian_2d(-1..sm_max + 1, (low - pad)..(high + pad))?;
-            offsets
+                .build_cartesian_2d(0..stamps.len().max(1), 0.0..top * 1.05)?;
+            chart
                 .configure_mesh()
-                .x_desc("SM (%smid)")
-                .y_desc("clock64 − f·globaltimer (cycles)")
+                .x_desc("block")
+                .y_desc("clock64 − earliest start (k cycles)")
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
-                .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
-            offsets.draw_series(
-                scope
+            chart.draw_series(stamps.iter().map(|s| {
+                Circle::new(
+                    (s.block, (s.start_cycles - origin) as f64 / 1e3),
+                    3,
+                    BLUE.filled(),
+                )
+            }))?;
+            chart.draw_series(stamps.iter().map(|s| {
+                Circle::new(
+                    (s.block, (s.end_cycles - origin) as f64 / 1e3),
+                    3,
+                    RED.filled(),
+                )
+            }))?;
+            if let Some(scope) = scope {
+                let sm_max = scope.sms.iter().map(|s| s.smid).max().unwrap_or(1) as i32;
+                let low = scope
                     .sms
                     .iter()
-                    .map(|s| Circle::new((s.smid as i32, s.offset_cycles), 4, BLUE.filled())),
-            )?;
-        }
-        root.present()?;
-        Ok(())
-    })()
-    .map_err(|e| anyhow::anyhow!("{e}"))
+                    .map(|s| s.offset_cycles)
+                    .fold(f64::INFINITY, f64::min);
+                let high = scope
+                    .sms
+                    .iter()
+                    .map(|s| s.offset_cycles)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let pad = ((high - low) * 0.1).max(scope.noise_cycles).max(1.0);
+                let mut offsets = ChartBuilder::on(&panels[1])
+                    .caption(
+                        format!("counter offset per SM: {}", scope.verdict),
+                        (FONT, plot::LABEL_SIZE),
+                    )
+                    .margin(20)
+                    .x_label_area_size(60)
+                    .y_label_area_size(110)
+                    .build_cartesian_2d(-1..sm_max + 1, (low - pad)..(high + pad))?;
+                offsets
+                    .configure_mesh()
+                    .x_desc("SM (%smid)")
+                    .y_desc("clock64 − f·globaltimer (cycles)")
+                    .axis_desc_style((FONT, plot::LABEL_SIZE))
+                    .label_style((FONT, plot::TICK_SIZE))
+                    .y_label_formatter(&|v| format!("{v:.0}"))
+                    .draw()?;
+                offsets.draw_series(
+                    scope
+                        .sms
+                        .iter()
+                        .map(|s| Circle::new((s.smid as i32, s.offset_cycles), 4, BLUE.filled())),
+                )?;
+            }
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
     .context("drawing clock.png")
 }

@@ -117,6 +117,9 @@ pub fn write_fit(run: &RunDir, timer_overhead_cycles: i64, fits: &[CostFit]) -> 
     )
 }
 
+/// The figures' title, before the device.
+pub const TITLE: &str = "Loop divergence";
+
 const WIDTH: u32 = 1600;
 const HEIGHT: u32 = 700;
 
@@ -128,10 +131,10 @@ pub fn draw_plot(
     fits: &[CostFit],
 ) -> Result<()> {
     plot::ensure_font();
-    let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-    draw(&root, title, summaries, fits).context("drawing divergence.png")?;
-    root.present().context("writing divergence.png")?;
-    Ok(())
+    plot::on_backend!(path, (WIDTH, HEIGHT), |root| {
+        draw(&root, title, summaries, fits).context("drawing divergence.png")?;
+        root.present().context("writing divergence.png")
+    })
 }
 
 fn draw<DB: DrawingBackend>(

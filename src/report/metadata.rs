@@ -88,3 +88,22 @@ impl RunMetadata {
         self.finished_utc = Some(utc_now());
     }
 }
+
+/// A plot title naming the experiment, the device and the clock it ran at.
+pub fn plot_title(what: &str, device: &str, compute_capability: &str, mhz: f64) -> String {
+    format!("{what} on {device} (CC {compute_capability}), SM clock {mhz:.0} MHz")
+}
+
+/// [`plot_title`] from a saved metadata.json.
+pub fn plot_title_from(what: &str, metadata: &serde_json::Value) -> String {
+    plot_title(
+        what,
+        metadata["device"]["name"].as_str().unwrap_or("?"),
+        metadata["device"]["compute_capability"]
+            .as_str()
+            .unwrap_or("?"),
+        metadata["sm_clock_before"]["mhz"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+    )
+}

@@ -14,6 +14,8 @@ pub mod pipeline;
 pub mod plot;
 pub mod regs;
 pub mod run_dir;
+pub mod saved;
 pub mod shared;
 pub mod slots;
+pub mod summary;
 pub mod sync;

@@ -76,69 +76,75 @@ pub fn render_table(results: &[OperationResult]) -> String {
     text
 }
 
+/// The figure's title, before the device.
+pub fn title(swept: &crate::experiments::pipeline::Operation) -> String {
+    format!("Pipeline: {} {} against warps", swept.kind, swept.label)
+}
+
 pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u32>) -> Result<()> {
     plot::ensure_font();
-    let root = BitMapBackend::new(path, (1600, 700)).into_drawing_area();
-    (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-        root.fill(&WHITE)?;
-        let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
-        let panels = root.split_evenly((1, 2));
-        let max_warps = sweep.iter().map(|p| p.warps).max().unwrap_or(1);
-        let top = sweep.iter().map(|p| p.ops_per_clock).fold(1.0, f64::max) * 1.1;
-        let mut throughput = ChartBuilder::on(&panels[0])
-            .caption("throughput", (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
-            .build_cartesian_2d(0..max_warps + 1, 0.0..top)?;
-        throughput
-            .configure_mesh()
-            .x_desc("warps on the SM")
-            .y_desc("operations per clock")
-            .axis_desc_style((FONT, plot::LABEL_SIZE))
-            .label_style((FONT, plot::TICK_SIZE))
-            .draw()?;
-        throughput.draw_series(LineSeries::new(
-            sweep.iter().map(|p| (p.warps, p.ops_per_clock)),
-            BLUE.stroke_width(2),
-        ))?;
-        throughput.draw_series(
-            sweep
-                .iter()
-                .map(|p| Circle::new((p.warps, p.ops_per_clock), 4, BLUE.filled())),
-        )?;
-        if let Some(knee) = saturation {
-            throughput.draw_series(std::iter::once(PathElement::new(
-                vec![(knee, 0.0), (knee, top)],
+    plot::on_backend!(path, (1600, 700), |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
+            let panels = root.split_evenly((1, 2));
+            let max_warps = sweep.iter().map(|p| p.warps).max().unwrap_or(1);
+            let top = sweep.iter().map(|p| p.ops_per_clock).fold(1.0, f64::max) * 1.1;
+            let mut throughput = ChartBuilder::on(&panels[0])
+                .caption("throughput", (FONT, plot::LABEL_SIZE))
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(0..max_warps + 1, 0.0..top)?;
+            throughput
+                .configure_mesh()
+                .x_desc("warps on the SM")
+                .y_desc("operations per clock")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .draw()?;
+            throughput.draw_series(LineSeries::new(
+                sweep.iter().map(|p| (p.warps, p.ops_per_clock)),
+                BLUE.stroke_width(2),
+            ))?;
+            throughput.draw_series(
+                sweep
+                    .iter()
+                    .map(|p| Circle::new((p.warps, p.ops_per_clock), 4, BLUE.filled())),
+            )?;
+            if let Some(knee) = saturation {
+                throughput.draw_series(std::iter::once(PathElement::new(
+                    vec![(knee, 0.0), (knee, top)],
+                    RED.stroke_width(2),
+                )))?;
+            }
+            let latency_top = sweep.iter().map(|p| p.latency_cycles).fold(1.0, f64::max) * 1.1;
+            let mut latency = ChartBuilder::on(&panels[1])
+                .caption("latency seen by warp 0", (FONT, plot::LABEL_SIZE))
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(0..max_warps + 1, 0.0..latency_top)?;
+            latency
+                .configure_mesh()
+                .x_desc("warps on the SM")
+                .y_desc("cycles per dependent operation")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .draw()?;
+            latency.draw_series(LineSeries::new(
+                sweep.iter().map(|p| (p.warps, p.latency_cycles)),
                 RED.stroke_width(2),
-            )))?;
-        }
-        let latency_top = sweep.iter().map(|p| p.latency_cycles).fold(1.0, f64::max) * 1.1;
-        let mut latency = ChartBuilder::on(&panels[1])
-            .caption("latency seen by warp 0", (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
-            .build_cartesian_2d(0..max_warps + 1, 0.0..latency_top)?;
-        latency
-            .configure_mesh()
-            .x_desc("warps on the SM")
-            .y_desc("cycles per dependent operation")
-            .axis_desc_style((FONT, plot::LABEL_SIZE))
-            .label_style((FONT, plot::TICK_SIZE))
-            .draw()?;
-        latency.draw_series(LineSeries::new(
-            sweep.iter().map(|p| (p.warps, p.latency_cycles)),
-            RED.stroke_width(2),
-        ))?;
-        latency.draw_series(
-            sweep
-                .iter()
-                .map(|p| Circle::new((p.warps, p.latency_cycles), 4, RED.filled())),
-        )?;
-        root.present()?;
-        Ok(())
-    })()
-    .map_err(|e| anyhow::anyhow!("{e}"))
+            ))?;
+            latency.draw_series(
+                sweep
+                    .iter()
+                    .map(|p| Circle::new((p.warps, p.latency_cycles), 4, RED.filled())),
+            )?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
     .context("drawing pipeline.png")
 }

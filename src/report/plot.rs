@@ -38,3 +38,19 @@ pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
         .border_style(BLACK)
         .draw()
 }
+
+/// Binds `$root` to a drawing area over `$path` — SVG when the path ends in `.svg`, a bitmap
+/// (PNG) otherwise — and evaluates `$body` with it: one drawing routine, either format.
+macro_rules! on_backend {
+    ($path:expr, $size:expr, |$root:ident| $body:expr) => {{
+        let path: &std::path::Path = $path;
+        if path.extension().is_some_and(|e| e == "svg") {
+            let $root = plotters::prelude::SVGBackend::new(path, $size).into_drawing_area();
+            $body
+        } else {
+            let $root = plotters::prelude::BitMapBackend::new(path, $size).into_drawing_area();
+            $body
+        }
+    }};
+}
+pub(crate) use on_backend;

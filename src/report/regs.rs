@@ -12,6 +12,9 @@ use super::plot::{self, FONT};
 use super::run_dir::RunDir;
 use crate::analysis::registers::{Allocation, RegisterPoint, predicted_threads};
 
+/// The figure's title, before the device.
+pub const TITLE: &str = "Register allocation";
+
 #[derive(Debug, Serialize)]
 struct Row {
     cap: u32,
@@ -52,24 +55,24 @@ pub fn draw(
     max_threads: u32,
 ) -> Result<()> {
     plot::ensure_font();
-    let root = BitMapBackend::new(path, (1200, 700)).into_drawing_area();
-    (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
-            .build_cartesian_2d(0u32..260, 0u32..max_threads + 64)?;
-        chart
-            .configure_mesh()
-            .x_desc("registers per thread")
-            .y_desc("largest block (threads)")
-            .axis_desc_style((FONT, plot::LABEL_SIZE))
-            .label_style((FONT, plot::TICK_SIZE))
-            .draw()?;
-        if let Some(allocator) = allocation.allocator {
+    plot::on_backend!(path, (1200, 700), |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let mut chart = ChartBuilder::on(&root)
+                .caption(title, (FONT, plot::LABEL_SIZE))
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(0u32..260, 0u32..max_threads + 64)?;
             chart
+                .configure_mesh()
+                .x_desc("registers per thread")
+                .y_desc("largest block (threads)")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .draw()?;
+            if let Some(allocator) = allocation.allocator {
+                chart
                 .draw_series(LineSeries::new(
                     (1..=255).map(|r| {
                         (
@@ -84,19 +87,20 @@ pub fn draw(
                     allocator.unit_registers_per_warp, allocator.partitions
                 ))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
-        }
-        chart
-            .draw_series(
-                points
-                    .iter()
-                    .map(|p| Circle::new((p.registers, p.max_threads), 5, BLUE.filled())),
-            )?
-            .label("measured (largest block that launched)")
-            .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
-        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present()?;
-        Ok(())
-    })()
-    .map_err(|e| anyhow::anyhow!("{e}"))
+            }
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|p| Circle::new((p.registers, p.max_threads), 5, BLUE.filled())),
+                )?
+                .label("measured (largest block that launched)")
+                .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
+            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
     .context("drawing regs.png")
 }

@@ -44,6 +44,9 @@ pub fn write(run: &RunDir, points: &[StridePoint], fit: Option<&ConflictFit>) ->
     )
 }
 
+/// The figure's title, before the device.
+pub const TITLE: &str = "Shared-memory bank conflicts";
+
 const COLORS: [RGBColor; 3] = [BLUE, RED, GREEN];
 
 pub fn draw(
@@ -53,83 +56,84 @@ pub fn draw(
     fit: Option<&ConflictFit>,
 ) -> Result<()> {
     plot::ensure_font();
-    let root = BitMapBackend::new(path, (1600, 700)).into_drawing_area();
-    (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-        root.fill(&WHITE)?;
-        let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
-        let panels = root.split_evenly((1, 2));
-        let y_max = points.iter().map(|p| p.cycles_per_load).fold(1.0, f64::max) * 1.08;
-        let x_max = points.iter().map(|p| p.stride).max().unwrap_or(1);
-        let mut by_stride = ChartBuilder::on(&panels[0])
-            .caption("against stride", (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
-            .build_cartesian_2d(0u32..x_max + 1, 0.0..y_max)?;
-        by_stride
-            .configure_mesh()
-            .x_desc("stride (elements)")
-            .y_desc("cycles per dependent load")
-            .axis_desc_style((FONT, plot::LABEL_SIZE))
-            .label_style((FONT, plot::TICK_SIZE))
-            .draw()?;
-        let w_max = points
-            .iter()
-            .map(|p| bank_conflicts::wavefronts(p.element_bytes, p.stride))
-            .max()
-            .unwrap_or(1);
-        let mut by_ways = ChartBuilder::on(&panels[1])
-            .caption("against wavefronts (bank model)", (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
-            .build_cartesian_2d(0u32..w_max + 1, 0.0..y_max)?;
-        by_ways
-            .configure_mesh()
-            .x_desc("wavefronts per warp load")
-            .y_desc("cycles per dependent load")
-            .axis_desc_style((FONT, plot::LABEL_SIZE))
-            .label_style((FONT, plot::TICK_SIZE))
-            .draw()?;
-        for (color, bytes) in COLORS.iter().zip(crate::experiments::shared::ELEMENT_BYTES) {
-            let mine: Vec<&StridePoint> =
-                points.iter().filter(|p| p.element_bytes == bytes).collect();
+    plot::on_backend!(path, (1600, 700), |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
+            let panels = root.split_evenly((1, 2));
+            let y_max = points.iter().map(|p| p.cycles_per_load).fold(1.0, f64::max) * 1.08;
+            let x_max = points.iter().map(|p| p.stride).max().unwrap_or(1);
+            let mut by_stride = ChartBuilder::on(&panels[0])
+                .caption("against stride", (FONT, plot::LABEL_SIZE))
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(0u32..x_max + 1, 0.0..y_max)?;
             by_stride
-                .draw_series(LineSeries::new(
-                    mine.iter().map(|p| (p.stride, p.cycles_per_load)),
-                    color.stroke_width(2),
-                ))?
-                .label(format!("{bytes}-byte elements"))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
-            by_ways.draw_series(mine.iter().map(|p| {
-                Circle::new(
-                    (
-                        bank_conflicts::wavefronts(p.element_bytes, p.stride),
-                        p.cycles_per_load,
-                    ),
-                    5,
-                    color.filled(),
-                )
-            }))?;
-            if let (Some(fit), Some(base)) =
-                (fit, fit.and_then(|f| f.conflict_free_cycles.get(&bytes)))
-            {
-                let minimum = bank_conflicts::minimum_wavefronts(bytes);
-                let line = |w: u32| {
-                    base.estimate + fit.cycles_per_extra_way.estimate * f64::from(w - minimum)
-                };
-                by_ways.draw_series(LineSeries::new(
-                    [(minimum, line(minimum)), (w_max, line(w_max))],
-                    color.mix(0.6).stroke_width(1),
-                ))?;
+                .configure_mesh()
+                .x_desc("stride (elements)")
+                .y_desc("cycles per dependent load")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .draw()?;
+            let w_max = points
+                .iter()
+                .map(|p| bank_conflicts::wavefronts(p.element_bytes, p.stride))
+                .max()
+                .unwrap_or(1);
+            let mut by_ways = ChartBuilder::on(&panels[1])
+                .caption("against wavefronts (bank model)", (FONT, plot::LABEL_SIZE))
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(0u32..w_max + 1, 0.0..y_max)?;
+            by_ways
+                .configure_mesh()
+                .x_desc("wavefronts per warp load")
+                .y_desc("cycles per dependent load")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .draw()?;
+            for (color, bytes) in COLORS.iter().zip(crate::experiments::shared::ELEMENT_BYTES) {
+                let mine: Vec<&StridePoint> =
+                    points.iter().filter(|p| p.element_bytes == bytes).collect();
+                by_stride
+                    .draw_series(LineSeries::new(
+                        mine.iter().map(|p| (p.stride, p.cycles_per_load)),
+                        color.stroke_width(2),
+                    ))?
+                    .label(format!("{bytes}-byte elements"))
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    });
+                by_ways.draw_series(mine.iter().map(|p| {
+                    Circle::new(
+                        (
+                            bank_conflicts::wavefronts(p.element_bytes, p.stride),
+                            p.cycles_per_load,
+                        ),
+                        5,
+                        color.filled(),
+                    )
+                }))?;
+                if let (Some(fit), Some(base)) =
+                    (fit, fit.and_then(|f| f.conflict_free_cycles.get(&bytes)))
+                {
+                    let minimum = bank_conflicts::minimum_wavefronts(bytes);
+                    let line = |w: u32| {
+                        base.estimate + fit.cycles_per_extra_way.estimate * f64::from(w - minimum)
+                    };
+                    by_ways.draw_series(LineSeries::new(
+                        [(minimum, line(minimum)), (w_max, line(w_max))],
+                        color.mix(0.6).stroke_width(1),
+                    ))?;
+                }
             }
-        }
-        plot::draw_legend(&mut by_stride, SeriesLabelPosition::UpperLeft)?;
-        root.present()?;
-        Ok(())
-    })()
-    .map_err(|e| anyhow::anyhow!("{e}"))
+            plot::draw_legend(&mut by_stride, SeriesLabelPosition::UpperLeft)?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
     .context("drawing shared.png")
 }

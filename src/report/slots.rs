@@ -16,6 +16,9 @@ use super::run_dir::RunDir;
 use crate::experiments::ncu::Efficiency;
 use crate::experiments::slots::WorkloadResult;
 
+/// The figure's title, before the device.
+pub const TITLE: &str = "Lane slots by branch kind";
+
 /// One line of `slots.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadRow {
@@ -93,17 +96,20 @@ pub fn write(
 ) -> Result<()> {
     run.write_csv(
         "branches.csv",
-        results.iter().flat_map(|r| r.branches.iter()).map(|b| BranchLine {
-            workload: b.workload,
-            id: b.row.id,
-            name: b.name,
-            kind: b.row.kind.short(),
-            instances: b.row.instances,
-            taken_fraction: b.row.taken_fraction,
-            occupancy: b.row.occupancy,
-            dynamic_count: b.row.dynamic_count,
-            divergent_fraction: b.row.divergent_fraction,
-        }),
+        results
+            .iter()
+            .flat_map(|r| r.branches.iter())
+            .map(|b| BranchLine {
+                workload: b.workload,
+                id: b.row.id,
+                name: b.name,
+                kind: b.row.kind.short(),
+                instances: b.row.instances,
+                taken_fraction: b.row.taken_fraction,
+                occupancy: b.row.occupancy,
+                dynamic_count: b.row.dynamic_count,
+                divergent_fraction: b.row.divergent_fraction,
+            }),
     )?;
     run.write_csv("slots.csv", rows)?;
     run.write_json(
@@ -156,106 +162,108 @@ type Field = fn(&WorkloadRow) -> f64;
 
 pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
     plot::ensure_font();
-    let root = BitMapBackend::new(path, (1800, 800)).into_drawing_area();
-    (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-        root.fill(&WHITE)?;
-        let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
-        let (left, right) = root.split_horizontally(1100);
-        let n = rows.len().max(1);
-        let name = |x: &f64| -> String {
-            let i = x.round() as isize;
-            if (x - x.round()).abs() < 1e-6 && i >= 0 && (i as usize) < rows.len() {
-                rows[i as usize].workload.clone()
-            } else {
-                String::new()
-            }
-        };
-        let mut chart = ChartBuilder::on(&left)
-            .caption(
-                "lane slots (Gupta & Datta Fig. 8)",
-                (FONT, plot::LABEL_SIZE),
-            )
-            .margin(20)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
-            .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.32)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&name)
-            .y_desc("fraction of slots")
-            .axis_desc_style((FONT, plot::LABEL_SIZE))
-            .label_style((FONT, plot::TICK_SIZE))
-            .draw()?;
-        let segments: [(&str, RGBColor, Field); 4] = [
-            ("active", RGBColor(60, 160, 80), |r| r.f_active),
-            ("idle: extrinsic branch", RGBColor(210, 70, 60), |r| {
-                r.f_extrinsic
-            }),
-            ("idle: intrinsic branch", RGBColor(60, 100, 200), |r| {
-                r.f_intrinsic
-            }),
-            ("idle: untagged", RGBColor(160, 160, 160), |r| r.f_untagged),
-        ];
-        for (index, &(label, color, value)) in segments.iter().enumerate() {
-            let bars = rows.iter().enumerate().map(|(i, r)| {
-                let below: f64 = segments[..index].iter().map(|s| (s.2)(r)).sum();
-                let x = i as f64;
-                Rectangle::new(
-                    [(x - 0.35, below), (x + 0.35, below + value(r))],
-                    color.filled(),
+    plot::on_backend!(path, (1800, 800), |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
+            let (left, right) = root.split_horizontally(1100);
+            let n = rows.len().max(1);
+            let name = |x: &f64| -> String {
+                let i = x.round() as isize;
+                if (x - x.round()).abs() < 1e-6 && i >= 0 && (i as usize) < rows.len() {
+                    rows[i as usize].workload.clone()
+                } else {
+                    String::new()
+                }
+            };
+            let mut chart = ChartBuilder::on(&left)
+                .caption(
+                    "lane slots (Gupta & Datta Fig. 8)",
+                    (FONT, plot::LABEL_SIZE),
                 )
-            });
-            chart.draw_series(bars)?.label(label).legend(move |(x, y)| {
-                Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled())
-            });
-        }
-        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-
-        let mut chart = ChartBuilder::on(&right)
-            .caption(
-                "intrinsic share of branches (Fig. 7)",
-                (FONT, plot::LABEL_SIZE),
-            )
-            .margin(20)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
-            .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.32)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&name)
-            .y_desc("intrinsic / all tagged")
-            .axis_desc_style((FONT, plot::LABEL_SIZE))
-            .label_style((FONT, plot::TICK_SIZE))
-            .draw()?;
-        let kinds: [(&str, RGBColor, f64, Field); 2] = [
-            ("static", RGBColor(120, 120, 200), -0.2, |r| {
-                r.static_intrinsic as f64 / (r.static_intrinsic + r.static_extrinsic).max(1) as f64
-            }),
-            ("dynamic", RGBColor(30, 30, 120), 0.2, |r| {
-                r.dynamic_intrinsic as f64
-                    / (r.dynamic_intrinsic + r.dynamic_extrinsic).max(1) as f64
-            }),
-        ];
-        for (label, color, offset, value) in kinds {
+                .margin(20)
+                .x_label_area_size(50)
+                .y_label_area_size(80)
+                .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.32)?;
             chart
-                .draw_series(rows.iter().enumerate().map(|(i, r)| {
-                    let x = i as f64 + offset;
-                    Rectangle::new([(x - 0.18, 0.0), (x + 0.18, value(r))], color.filled())
-                }))?
-                .label(label)
-                .legend(move |(x, y)| {
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(n)
+                .x_label_formatter(&name)
+                .y_desc("fraction of slots")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .draw()?;
+            let segments: [(&str, RGBColor, Field); 4] = [
+                ("active", RGBColor(60, 160, 80), |r| r.f_active),
+                ("idle: extrinsic branch", RGBColor(210, 70, 60), |r| {
+                    r.f_extrinsic
+                }),
+                ("idle: intrinsic branch", RGBColor(60, 100, 200), |r| {
+                    r.f_intrinsic
+                }),
+                ("idle: untagged", RGBColor(160, 160, 160), |r| r.f_untagged),
+            ];
+            for (index, &(label, color, value)) in segments.iter().enumerate() {
+                let bars = rows.iter().enumerate().map(|(i, r)| {
+                    let below: f64 = segments[..index].iter().map(|s| (s.2)(r)).sum();
+                    let x = i as f64;
+                    Rectangle::new(
+                        [(x - 0.35, below), (x + 0.35, below + value(r))],
+                        color.filled(),
+                    )
+                });
+                chart.draw_series(bars)?.label(label).legend(move |(x, y)| {
                     Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled())
                 });
-        }
-        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present()?;
-        Ok(())
-    })()
-    .map_err(|e| anyhow::anyhow!("{e}"))
+            }
+            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+
+            let mut chart = ChartBuilder::on(&right)
+                .caption(
+                    "intrinsic share of branches (Fig. 7)",
+                    (FONT, plot::LABEL_SIZE),
+                )
+                .margin(20)
+                .x_label_area_size(50)
+                .y_label_area_size(80)
+                .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.32)?;
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(n)
+                .x_label_formatter(&name)
+                .y_desc("intrinsic / all tagged")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .draw()?;
+            let kinds: [(&str, RGBColor, f64, Field); 2] = [
+                ("static", RGBColor(120, 120, 200), -0.2, |r| {
+                    r.static_intrinsic as f64
+                        / (r.static_intrinsic + r.static_extrinsic).max(1) as f64
+                }),
+                ("dynamic", RGBColor(30, 30, 120), 0.2, |r| {
+                    r.dynamic_intrinsic as f64
+                        / (r.dynamic_intrinsic + r.dynamic_extrinsic).max(1) as f64
+                }),
+            ];
+            for (label, color, offset, value) in kinds {
+                chart
+                    .draw_series(rows.iter().enumerate().map(|(i, r)| {
+                        let x = i as f64 + offset;
+                        Rectangle::new([(x - 0.18, 0.0), (x + 0.18, value(r))], color.filled())
+                    }))?
+                    .label(label)
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled())
+                    });
+            }
+            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
     .context("drawing slots.png")
 }
 

@@ -1,0 +1,232 @@
+//! `gpubench all`: every suite, each as a child process of this binary (so a crash, a hang or
+//! a poisoned context stays in its suite), into one run directory with one sub-directory per
+//! suite; `all.json` records each suite's command, outcome and wall time as it finishes; at the
+//! end the summary tables and the figure index are written. A progress bar on stderr shows the
+//! suite, its step, the elapsed time and an estimate; it hides itself when stderr is not a
+//! terminal, where one plain line per finished suite is printed instead.
+
+use std::fs::File;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::cli::AllArgs;
+use crate::error::{MeasurementFailed, UsageError};
+use crate::experiments::plan::{self, PlannedSuite};
+use crate::gpu::Gpu;
+use crate::report::metadata::utc_now;
+use crate::report::run_dir::{self, RunDir};
+
+#[derive(Debug, Clone, Serialize)]
+struct SuiteOutcome {
+    name: String,
+    command: Vec<String>,
+    status: String,
+    error: Option<String>,
+    seconds: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct Manifest<'a> {
+    quick: bool,
+    started_utc: String,
+    finished_utc: Option<String>,
+    total_seconds: Option<f64>,
+    suites: &'a [SuiteOutcome],
+}
+
+/// The last non-empty line of a suite's log: its one-sentence error, where it failed.
+fn last_line(log: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(log).ok()?;
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().to_string())
+}
+
+pub fn run(args: &AllArgs) -> Result<()> {
+    let suites = plan::choose(args.quick, args.only.as_deref(), args.skip.as_deref())
+        .map_err(UsageError::new)?;
+    if let Some(output) = &args.output {
+        run_dir::check_new(output)?;
+    }
+    if args.suite_timeout_seconds == 0 {
+        return Err(UsageError::new("--suite-timeout-seconds must be at least 1").into());
+    }
+    // No usable GPU: say so before any directory exists.
+    drop(Gpu::open(args.device)?);
+    let run = RunDir::create(args.output.as_deref(), "all")?;
+    eprintln!("writing to {}", run.path().display());
+    let me = std::env::current_exe().context("finding gpubench's own path")?;
+    let logs = run.path().join("logs");
+    std::fs::create_dir(&logs).context("creating the logs directory")?;
+    let started = Instant::now();
+    let started_utc = utc_now();
+
+    let info = Command::new(&me)
+        .args(["info", "--json", "--device", &args.device.to_string()])
+        .output()
+        .context("running gpubench info")?;
+    if info.status.success() {
+        run.write("info.json", &info.stdout)?;
+    }
+
+    let total: f64 = suites.iter().map(|s| s.estimate_seconds).sum();
+    let terminal = std::io::stderr().is_terminal();
+    let bar = ProgressBar::new((total * 10.0) as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {msg} (about {eta} left)",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut outcomes: Vec<SuiteOutcome> = Vec::new();
+    let mut done_estimate = 0.0;
+    for (index, suite) in suites.iter().enumerate() {
+        bar.set_message(format!("{} ({}/{})", suite.name, index + 1, suites.len()));
+        let outcome = run_suite(&me, args, run.path(), &logs, suite, |elapsed| {
+            let within = elapsed.min(suite.estimate_seconds * 0.95);
+            bar.set_position(((done_estimate + within) * 10.0) as u64);
+            bar.tick();
+        })?;
+        done_estimate += suite.estimate_seconds;
+        bar.set_position((done_estimate * 10.0) as u64);
+        if !terminal {
+            eprintln!(
+                "[{}/{}] {}: {} in {:.1} s",
+                index + 1,
+                suites.len(),
+                outcome.name,
+                outcome.status,
+                outcome.seconds.unwrap_or(0.0)
+            );
+        }
+        outcomes.push(outcome);
+        run.write_json(
+            "all.json",
+            &Manifest {
+                quick: args.quick,
+                started_utc: started_utc.clone(),
+                finished_utc: None,
+                total_seconds: None,
+                suites: &outcomes,
+            },
+        )?;
+    }
+    bar.finish_and_clear();
+    let total_seconds = started.elapsed().as_secs_f64();
+    run.write_json(
+        "all.json",
+        &Manifest {
+            quick: args.quick,
+            started_utc,
+            finished_utc: Some(utc_now()),
+            total_seconds: Some(total_seconds),
+            suites: &outcomes,
+        },
+    )?;
+    super::report::write_tables(run.path(), &run, "png")?;
+    let slowest = outcomes.iter().max_by(|a, b| {
+        a.seconds
+            .unwrap_or(0.0)
+            .total_cmp(&b.seconds.unwrap_or(0.0))
+    });
+    let failed: Vec<&SuiteOutcome> = outcomes.iter().filter(|o| o.status != "complete").collect();
+    println!(
+        "{} suites in {total_seconds:.1} s (slowest: {}); summary in {}",
+        outcomes.len(),
+        slowest.map_or("-".to_string(), |s| format!(
+            "{} {:.1} s",
+            s.name,
+            s.seconds.unwrap_or(0.0)
+        )),
+        run.path().join("summary.md").display()
+    );
+    if failed.is_empty() {
+        return Ok(());
+    }
+    for f in &failed {
+        println!(
+            "{}: {} ({})",
+            f.name,
+            f.status,
+            f.error.as_deref().unwrap_or("no message")
+        );
+    }
+    Err(anyhow::anyhow!(
+        "{} of {} suites did not complete: {}",
+        failed.len(),
+        outcomes.len(),
+        failed
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+    .context(MeasurementFailed))
+}
+
+fn run_suite(
+    me: &Path,
+    args: &AllArgs,
+    parent: &Path,
+    logs: &Path,
+    suite: &PlannedSuite,
+    mut tick: impl FnMut(f64),
+) -> Result<SuiteOutcome> {
+    let mut command_line = suite.args.clone();
+    command_line.extend([
+        "--device".to_string(),
+        args.device.to_string(),
+        "--output".to_string(),
+        parent.join(&suite.name).to_string_lossy().into_owned(),
+    ]);
+    let log_path = logs.join(format!("{}.log", suite.name));
+    let log =
+        File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+    let started = Instant::now();
+    let mut child = Command::new(me)
+        .args(&command_line)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("starting the {} suite", suite.name))?;
+    let deadline = Duration::from_secs(args.suite_timeout_seconds);
+    let (status, error) = loop {
+        if let Some(exit) = child.try_wait()? {
+            break if exit.success() {
+                ("complete".to_string(), None)
+            } else {
+                (
+                    "failed".to_string(),
+                    last_line(&log_path).or(Some(format!("exited with {exit}"))),
+                )
+            };
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break (
+                "timed out".to_string(),
+                Some(format!("killed after {} s", args.suite_timeout_seconds)),
+            );
+        }
+        tick(started.elapsed().as_secs_f64());
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut shown = vec!["gpubench".to_string()];
+    shown.extend(command_line);
+    Ok(SuiteOutcome {
+        name: suite.name.clone(),
+        command: shown,
+        status,
+        error,
+        seconds: Some(started.elapsed().as_secs_f64()),
+    })
+}

@@ -1,0 +1,203 @@
+//! Reading a run directory's own files back, for `gpubench report`: each loader reads the CSV
+//! its suite's writer produced (plain, or gzip-compressed as committed results are) into the
+//! same types the live run handed to the analysis and the plots.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::analysis::branch::PathInterval;
+use crate::analysis::divergence::LevelSummary;
+use crate::analysis::divergence_split::TimelinePoint;
+use crate::analysis::registers::RegisterPoint;
+use crate::analysis::stats::Summary;
+use crate::experiments::branch::OrderRun;
+
+/// `dir/name`, or `dir/name.gz` where only the compressed copy exists.
+pub fn find(dir: &Path, name: &str) -> Option<PathBuf> {
+    let plain = dir.join(name);
+    let compressed = dir.join(format!("{name}.gz"));
+    [plain, compressed].into_iter().find(|p| p.is_file())
+}
+
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(bytes.as_slice())
+            .read_to_string(&mut text)
+            .with_context(|| format!("cannot decompress {}", path.display()))?;
+        Ok(text)
+    } else {
+        String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))
+    }
+}
+
+pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
+    let Some(path) = find(dir, name) else {
+        bail!("{} has no {name}", dir.display());
+    };
+    let text = read_text(&path)?;
+    csv::Reader::from_reader(text.as_bytes())
+        .deserialize()
+        .collect::<Result<Vec<T>, _>>()
+        .with_context(|| format!("unreadable row in {}", path.display()))
+}
+
+#[derive(Deserialize)]
+struct RegsRow {
+    cap: u32,
+    registers_per_thread: u32,
+    max_threads: u32,
+    max_threads_attribute: u32,
+}
+
+pub fn register_points(dir: &Path) -> Result<Vec<RegisterPoint>> {
+    Ok(read_csv::<RegsRow>(dir, "regs.csv")?
+        .into_iter()
+        .map(|r| RegisterPoint {
+            cap: r.cap,
+            registers: r.registers_per_thread,
+            max_threads: r.max_threads,
+            max_threads_attribute: r.max_threads_attribute,
+        })
+        .collect())
+}
+
+#[derive(Deserialize)]
+struct SharedRow {
+    element_bytes: u32,
+    stride_elements: u32,
+    cycles_per_load: f64,
+}
+
+pub fn stride_points(dir: &Path) -> Result<Vec<crate::analysis::bank_conflicts::StridePoint>> {
+    Ok(read_csv::<SharedRow>(dir, "shared.csv")?
+        .into_iter()
+        .map(|r| crate::analysis::bank_conflicts::StridePoint {
+            element_bytes: r.element_bytes,
+            stride: r.stride_elements,
+            cycles_per_load: r.cycles_per_load,
+        })
+        .collect())
+}
+
+#[derive(Deserialize)]
+struct BranchRow {
+    order: String,
+    thread: usize,
+    warp: usize,
+    lane: usize,
+    clause: usize,
+    start_cycles: i64,
+    end_cycles: i64,
+}
+
+/// The runs of branch.csv, in the order `experiments::branch::orders` gives their names.
+pub fn order_runs(dir: &Path, seed: u64) -> Result<Vec<OrderRun>> {
+    let rows = read_csv::<BranchRow>(dir, "branch.csv")?;
+    let mut runs = Vec::new();
+    for (name, order, warps) in crate::experiments::branch::orders(seed) {
+        let paths: Vec<PathInterval> = rows
+            .iter()
+            .filter(|r| r.order == name)
+            .map(|r| PathInterval {
+                thread: r.thread,
+                warp: r.warp,
+                lane: r.lane,
+                clause: r.clause,
+                start_cycles: r.start_cycles,
+                end_cycles: r.end_cycles,
+            })
+            .collect();
+        if !paths.is_empty() {
+            runs.push(OrderRun {
+                name,
+                order,
+                warps,
+                paths,
+            });
+        }
+    }
+    Ok(runs)
+}
+
+#[derive(Deserialize)]
+struct SummaryRow {
+    kernel: String,
+    m: u32,
+    n: usize,
+    min_cycles: f64,
+    median_cycles: f64,
+    mean_cycles: f64,
+    max_cycles: f64,
+    stdev_cycles: f64,
+}
+
+pub fn level_summaries(dir: &Path) -> Result<Vec<LevelSummary>> {
+    Ok(read_csv::<SummaryRow>(dir, "summary.csv")?
+        .into_iter()
+        .map(|r| LevelSummary {
+            kernel: r.kernel,
+            m: r.m,
+            cycles: Summary {
+                n: r.n,
+                min: r.min_cycles,
+                median: r.median_cycles,
+                mean: r.mean_cycles,
+                max: r.max_cycles,
+                stdev: r.stdev_cycles,
+            },
+        })
+        .collect())
+}
+
+#[derive(Deserialize)]
+struct TimelineRow {
+    m: u32,
+    lane: usize,
+    kind: String,
+    iteration: Option<usize>,
+    cycles: f64,
+}
+
+pub fn timeline(dir: &Path) -> Result<Vec<TimelinePoint>> {
+    read_csv::<TimelineRow>(dir, "timeline.csv")?
+        .into_iter()
+        .map(|r| {
+            let kind = match r.kind.as_str() {
+                "start" => "start",
+                "iteration" => "iteration",
+                "after_barrier" => "after_barrier",
+                other => bail!("timeline.csv: unknown stamp kind '{other}'"),
+            };
+            Ok(TimelinePoint {
+                m: r.m,
+                lane: r.lane,
+                kind,
+                iteration: r.iteration,
+                cycles: r.cycles,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn committed_runs_read_back_compressed_or_not() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100");
+        let summaries = level_summaries(&root.join("divergence")).unwrap();
+        assert_eq!(summaries.len(), 64, "32 levels of two kernels");
+        let timeline = timeline(&root.join("divergence")).unwrap();
+        assert!(timeline.iter().any(|p| p.kind == "after_barrier"));
+        assert!(!stride_points(&root.join("shared")).unwrap().is_empty());
+        assert!(!register_points(&root.join("regs")).unwrap().is_empty());
+        assert_eq!(order_runs(&root.join("branch"), 1).unwrap().len(), 4);
+    }
+}
