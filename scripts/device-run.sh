@@ -2,7 +2,7 @@
 # Runs gpubench's GPU work on a machine with a GPU but no Rust toolchain, from binaries built
 # elsewhere (scripts/prepare-device.sh puts them under target/device/). Writes everything into
 # $OUT (default ./device-out) and tars the run directories into one file.
-#   usage: scripts/device-run.sh [info] [tests] [divergence] [clock] [shared] [sync] [branch] [regs] [pipeline] [cache] [cache-new] [slots] [errors]
+#   usage: scripts/device-run.sh [info] [tests] [divergence] [clock] [shared] [sync] [branch] [regs] [pipeline] [cache] [cache-new] [slots] [all] [all-quick] [errors]
 #   (no argument: all of them)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +37,17 @@ for step in $steps; do
     log "gpubench $step"
     /usr/bin/time -f "wall %e s" $BIN "$step" --output "$OUT/runs/$step"
     ;;
+  all)
+    log "gpubench all"
+    /usr/bin/time -f "wall %e s" $BIN all --output "$OUT/runs/all"
+    log "gpubench report on its output (no GPU needed)"
+    $BIN report "$OUT/runs/all" --output "$OUT/runs/all-report" | tail -3
+    cmp "$OUT/runs/all/summary.md" "$OUT/runs/all-report/summary.md" && echo "summary.md byte-identical"
+    ;;
+  all-quick)
+    log "gpubench all --quick"
+    /usr/bin/time -f "wall %e s" $BIN all --quick --output "$OUT/runs/all-quick"
+    ;;
   slots)
     log "gpubench slots (ncu cross-check included where ncu is on PATH)"
     /usr/bin/time -f "wall %e s" $BIN slots --output "$OUT/runs/slots"
@@ -68,6 +79,8 @@ for step in $steps; do
     /usr/bin/time -f "wall %e s" $BIN cache --space global --chain random --per-load --output "$OUT/runs/cache-global-random"
     log "gpubench cache --space l2 --threads 32"
     /usr/bin/time -f "wall %e s" $BIN cache --space l2 --threads 32 --output "$OUT/runs/cache-l2-threads32"
+    log "gpubench cache --space global --threads 32"
+    /usr/bin/time -f "wall %e s" $BIN cache --space global --threads 32 --output "$OUT/runs/cache-global-threads32"
     ;;
   errors)
     log "bad input and a missing device: each must exit non-zero with one sentence"
