@@ -133,7 +133,17 @@ pub fn infer(points: &[ChasePoint]) -> Option<CacheReport> {
     let fastest = curve.iter().map(|p| p.cycles).fold(f64::INFINITY, f64::min);
     let plateau_tolerance = |latency: f64| (5.0 * sigma).max(0.25).max(0.1 * (latency - fastest));
     let tolerance = plateau_tolerance(curve[0].cycles);
-    let flats = plateaus(&curve, plateau_tolerance);
+    // Plateaus that are not clearly slower than the one before are the same level (noise, or
+    // a dip): a level is only read from a rise of more than the jump threshold.
+    let mut flats: Vec<Plateau> = Vec::new();
+    for plateau in plateaus(&curve, plateau_tolerance) {
+        match flats.last_mut() {
+            Some(previous) if plateau.latency - previous.latency <= jump => {
+                previous.last = plateau.last;
+            }
+            _ => flats.push(plateau),
+        }
+    }
     if flats.is_empty() {
         return Some(CacheReport {
             levels: Vec::new(),
@@ -442,6 +452,27 @@ mod tests {
             cycles: 1.0,
         };
         assert!(infer(&[point, point]).is_none());
+    }
+
+    #[test]
+    fn plateaus_that_do_not_rise_are_one_level() {
+        // A flat curve with a dip and a bump of a few cycles (the H100's TLB sweep): no level.
+        let cycles = [
+            286.1, 283.6, 282.7, 280.3, 281.8, 281.9, 282.3, 283.0, 281.8, 284.1, 284.5, 285.3,
+            287.0, 285.6, 283.2, 285.0, 285.8, 285.5, 285.7, 285.6, 285.4, 285.4,
+        ];
+        let points: Vec<ChasePoint> = cycles
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| ChasePoint {
+                footprint_bytes: (i as u64 + 4) << 21,
+                stride_bytes: 2 << 20,
+                cycles: c,
+            })
+            .collect();
+        let report = infer(&points).unwrap();
+        assert_eq!(report.levels.len(), 1, "{report:?}");
+        assert_eq!(report.levels[0].size_bytes, None);
     }
 
     proptest! {

@@ -54,11 +54,11 @@ pub fn plan(quick: bool) -> Vec<PlannedSuite> {
             suite("pipeline", &["pipeline"], 3.0)
         },
         suite("branch", &["branch"], 1.0),
-        suite("sync", &["sync"], 7.0),
+        suite("sync", &["sync"], 6.6),
         if quick {
             suite("regs", &["regs", "--step", "16"], 5.0)
         } else {
-            suite("regs", &["regs"], 18.0)
+            suite("regs", &["regs"], 22.0)
         },
         if quick {
             suite("slots", &["slots", "--repeats", "3"], 5.0)
@@ -68,27 +68,31 @@ pub fn plan(quick: bool) -> Vec<PlannedSuite> {
     ];
     for space in CACHE_SPACES {
         let mut args = vec!["cache", "--space", space];
+        // The L2 and instruction sweeps are the long ones (each L2 point chases tens of MiB,
+        // each instruction point is a JIT compile): coarser strides and fewer fine points
+        // keep their edges to within a stride at a fraction of the time.
         let estimate = match (space, quick) {
+            ("l2", true) => {
+                args.extend(["--stride", "1024", "--fine-points", "8"]);
+                6.0
+            }
+            ("l2", false) => {
+                args.extend(["--stride", "512", "--fine-points", "32"]);
+                15.0
+            }
             ("instruction", true) => {
-                args.extend([
-                    "--fine-points",
-                    "4",
-                    "--stride",
-                    "256",
-                    "--max-bytes",
-                    "262144",
-                ]);
+                args.extend(["--stride", "256", "--fine-points", "4"]);
                 8.0
             }
             ("instruction", false) => {
-                args.extend(["--fine-points", "8", "--stride", "64"]);
-                25.0
+                args.extend(["--stride", "64", "--fine-points", "8"]);
+                20.0
             }
             (_, true) => {
                 args.extend(["--fine-points", "16"]);
                 1.0
             }
-            _ => 1.5,
+            _ => 1.0,
         };
         suites.push(suite(&format!("cache-{space}"), &args, estimate));
     }
