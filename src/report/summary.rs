@@ -293,6 +293,12 @@ fn figures_of(suite: &str, name: &str, dir: &Path, figures: &mut Vec<Figure>) ->
                 "registers/warp",
                 None,
             );
+            let fitting = a["consistent"].as_array().map_or(0, Vec::len);
+            if fitting > 1
+                && let Some(last) = r.figures.last_mut()
+            {
+                last.uncertainty = format!("ambiguous: {fitting} units fit the caps measured");
+            }
             r.push(
                 "register-file partitions",
                 a["allocator"]["partitions"].as_f64(),

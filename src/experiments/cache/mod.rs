@@ -266,7 +266,7 @@ pub fn sweep(
         // One stride at a time across the end of the plateau and the start of the rise (as
         // many plateau points as rise points, so the noise read from neighbours is the
         // plateau's), then wider steps past it.
-        for k in 0..48 {
+        for k in 0..(2 * fine_points).min(48) {
             let f = (first + k * stride)
                 .saturating_sub(16 * stride)
                 .max(smallest);
