@@ -39,7 +39,7 @@ fn defaults(space: Space) -> (u64, u64, Option<u64>, u64) {
         Space::Global | Space::Readonly | Space::Texture => (32, 4 << 10, Some(4 << 20), 160),
         Space::L2 => (128, 256 << 10, Some(128 << 20), 160),
         Space::Shared => (4, 1 << 10, Some(48 << 10), 160),
-        Space::Constant => (64, 256, Some(64 << 10), 160),
+        Space::Constant => (16, 64, Some(64 << 10), 160),
         Space::Instruction => (16, 1 << 10, Some(512 << 10), 32),
         Space::Tlb => (2 << 20, 8 << 20, None, 32),
     }

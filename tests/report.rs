@@ -1,0 +1,116 @@
+//! `gpubench report` and `gpubench compare` on the committed H100 runs, with no GPU: the
+//! tables come back byte for byte, every figure is re-drawn, and bad input is refused.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn committed(run: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100").join(run)
+}
+
+fn gpubench() -> Command {
+    Command::cargo_bin("gpubench").unwrap()
+}
+
+#[test]
+fn report_regenerates_the_h100_tables_byte_for_byte_and_every_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let source = committed("all");
+    gpubench()
+        .arg("report")
+        .arg(&source)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    for table in ["summary.md", "summary.tex", "summary.json"] {
+        assert_eq!(
+            std::fs::read(out.join(table)).unwrap(),
+            std::fs::read(source.join(table)).unwrap(),
+            "{table} differs from the live run's"
+        );
+    }
+    // Every figure the live run drew is drawn again, under the same name.
+    let mut live = 0;
+    for suite in std::fs::read_dir(&source).unwrap() {
+        let suite = suite.unwrap().path();
+        if !suite.join("metadata.json").is_file() {
+            continue;
+        }
+        for file in std::fs::read_dir(&suite).unwrap() {
+            let name = file.unwrap().file_name();
+            if Path::new(&name).extension().is_some_and(|e| e == "png") {
+                live += 1;
+                let again = out.join(suite.file_name().unwrap()).join(&name);
+                assert!(
+                    std::fs::metadata(&again).is_ok_and(|m| m.len() > 1000),
+                    "{} was not re-drawn",
+                    again.display()
+                );
+            }
+        }
+    }
+    assert!(live >= 15, "only {live} figures in the committed run");
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    assert!(index.contains("cache-texture/cache.png"), "{index}");
+}
+
+#[test]
+fn report_draws_svg_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("svg");
+    gpubench()
+        .arg("report")
+        .arg(committed("slots"))
+        .args(["--format", "svg", "--output"])
+        .arg(&out)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(out.join("slots.svg")).unwrap();
+    assert!(svg.starts_with("<svg"));
+    gpubench()
+        .arg("report")
+        .arg(committed("slots"))
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("never overwrites"));
+}
+
+#[test]
+fn report_refuses_a_directory_without_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    gpubench()
+        .arg("report")
+        .arg(dir.path())
+        .arg("--output")
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("holds no gpubench run"));
+}
+
+#[test]
+fn compare_puts_runs_side_by_side_and_flags_differences() {
+    let output = gpubench()
+        .arg("compare")
+        .arg(committed("all"))
+        .arg(committed("divergence"))
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let table = String::from_utf8(output.stdout).unwrap();
+    let header = table.lines().next().unwrap();
+    assert!(header.starts_with("| Quantity |") && header.ends_with("| Flag |"), "{header}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("| Divergence: single loop: cost per divergent lane |"))
+        .expect("the divergence cost is in both runs");
+    assert!(row.contains("13 cycles (95% CI: 13 to 13) | 13 cycles (95% CI: 13 to 13) |  |"), "{row}");
+    // The clock suite ran only in the all run: "-" in the other column.
+    assert!(table.contains("| Clocks and timers: SM clock (measured) | 1980"), "{table}");
+}
