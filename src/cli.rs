@@ -231,7 +231,7 @@ pub struct CacheArgs {
     /// Seed of the random order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Chain stride in bytes (default: 32; 128 for l2, 4 for shared, 16 for constant, 16 (one
+    /// Chain stride in bytes (default: 32; 128 for l2, 4 for shared, 64 for constant, 16 (one
     /// instruction) for instruction, 2 MiB for tlb).
     #[arg(long)]
     pub stride: Option<u64>,

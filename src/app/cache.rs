@@ -39,7 +39,7 @@ fn defaults(space: Space) -> (u64, u64, Option<u64>, u64) {
         Space::Global | Space::Readonly | Space::Texture => (32, 4 << 10, Some(4 << 20), 160),
         Space::L2 => (128, 256 << 10, Some(128 << 20), 160),
         Space::Shared => (4, 1 << 10, Some(48 << 10), 160),
-        Space::Constant => (16, 64, Some(64 << 10), 160),
+        Space::Constant => (64, 64, Some(64 << 10), 160),
         Space::Instruction => (16, 1 << 10, Some(512 << 10), 32),
         Space::Tlb => (2 << 20, 8 << 20, None, 32),
     }
@@ -79,12 +79,13 @@ pub fn run(args: &CacheArgs) -> Result<()> {
     let unit = if space == Space::Instruction { 16 } else { 4 };
     if stride == 0
         || !stride.is_multiple_of(unit)
-        || smallest < 4 * stride
+        || smallest < stride
+        || (space == Space::Tlb && smallest < 2 * stride)
         || !smallest.is_multiple_of(stride)
         || args.max_bytes.is_some_and(|largest| largest < 4 * smallest)
     {
         return Err(UsageError::new(format!(
-            "--stride must be a positive multiple of {unit}, --min-bytes a multiple of it and at least 4 strides, and --max-bytes at least 4 times --min-bytes (three doublings at least)"
+            "--stride must be a positive multiple of {unit}, --min-bytes a multiple of it (two strides at least for tlb), and --max-bytes at least 4 times --min-bytes (three doublings at least)"
         ))
         .into());
     }
