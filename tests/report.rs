@@ -7,7 +7,9 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn committed(run: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100").join(run)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("results/h100")
+        .join(run)
 }
 
 fn gpubench() -> Command {
@@ -105,12 +107,21 @@ fn compare_puts_runs_side_by_side_and_flags_differences() {
     assert!(output.status.success());
     let table = String::from_utf8(output.stdout).unwrap();
     let header = table.lines().next().unwrap();
-    assert!(header.starts_with("| Quantity |") && header.ends_with("| Flag |"), "{header}");
+    assert!(
+        header.starts_with("| Quantity |") && header.ends_with("| Flag |"),
+        "{header}"
+    );
     let row = table
         .lines()
         .find(|l| l.starts_with("| Divergence: single loop: cost per divergent lane |"))
         .expect("the divergence cost is in both runs");
-    assert!(row.contains("13 cycles (95% CI: 13 to 13) | 13 cycles (95% CI: 13 to 13) |  |"), "{row}");
+    assert!(
+        row.contains("13 cycles (95% CI: 13 to 13) | 13 cycles (95% CI: 13 to 13) |  |"),
+        "{row}"
+    );
     // The clock suite ran only in the all run: "-" in the other column.
-    assert!(table.contains("| Clocks and timers: SM clock (measured) | 1980"), "{table}");
+    assert!(
+        table.contains("| Clocks and timers: SM clock (measured) | 1980"),
+        "{table}"
+    );
 }

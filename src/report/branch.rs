@@ -15,15 +15,16 @@ use crate::experiments::branch::OrderRun;
 /// The figure's title, before the device.
 pub const TITLE: &str = "Branch order";
 
-#[derive(Debug, Serialize)]
-struct Row<'a> {
-    order: &'a str,
-    thread: usize,
-    warp: usize,
-    lane: usize,
-    clause: usize,
-    start_cycles: i64,
-    end_cycles: i64,
+/// One line of `branch.csv` (read back by `report::saved`).
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct Row {
+    pub order: String,
+    pub thread: usize,
+    pub warp: usize,
+    pub lane: usize,
+    pub clause: usize,
+    pub start_cycles: i64,
+    pub end_cycles: i64,
 }
 
 pub fn write(run: &RunDir, runs: &[OrderRun], summary: &serde_json::Value) -> Result<()> {
@@ -31,7 +32,7 @@ pub fn write(run: &RunDir, runs: &[OrderRun], summary: &serde_json::Value) -> Re
         "branch.csv",
         runs.iter().flat_map(|r| {
             r.paths.iter().map(move |p| Row {
-                order: r.name,
+                order: r.name.to_string(),
                 thread: p.thread,
                 warp: p.warp,
                 lane: p.lane,

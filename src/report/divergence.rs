@@ -53,19 +53,20 @@ pub fn write_samples(
     run.write_csv("samples.csv", rows)
 }
 
-#[derive(Debug, Serialize)]
-struct SummaryRow<'a> {
-    kernel: &'a str,
-    pattern: &'a str,
-    m: u32,
-    n: usize,
-    min_cycles: f64,
-    median_cycles: f64,
-    mean_cycles: f64,
-    max_cycles: f64,
-    stdev_cycles: f64,
+/// One line of `summary.csv` (read back by `report::saved`).
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct SummaryRow {
+    pub kernel: String,
+    pub pattern: String,
+    pub m: u32,
+    pub n: usize,
+    pub min_cycles: f64,
+    pub median_cycles: f64,
+    pub mean_cycles: f64,
+    pub max_cycles: f64,
+    pub stdev_cycles: f64,
     /// The 32 lane bounds, space-separated, lane 0 first.
-    bounds: String,
+    pub bounds: String,
 }
 
 pub fn write_summary(
@@ -84,8 +85,8 @@ pub fn write_summary(
             })
             .unwrap_or_default();
         SummaryRow {
-            kernel: &summary.kernel,
-            pattern,
+            kernel: summary.kernel.clone(),
+            pattern: pattern.to_string(),
             m: summary.m,
             n: summary.cycles.n,
             min_cycles: summary.cycles.min,

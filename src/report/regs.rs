@@ -15,13 +15,14 @@ use crate::analysis::registers::{Allocation, RegisterPoint, predicted_threads};
 /// The figure's title, before the device.
 pub const TITLE: &str = "Register allocation";
 
-#[derive(Debug, Serialize)]
-struct Row {
-    cap: u32,
-    registers_per_thread: u32,
-    max_threads: u32,
-    max_threads_attribute: u32,
-    block_registers: u32,
+/// One line of `regs.csv` (read back by `report::saved`).
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct Row {
+    pub cap: u32,
+    pub registers_per_thread: u32,
+    pub max_threads: u32,
+    pub max_threads_attribute: u32,
+    pub block_registers: u32,
 }
 
 pub fn write(

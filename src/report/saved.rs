@@ -47,16 +47,8 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
         .with_context(|| format!("unreadable row in {}", path.display()))
 }
 
-#[derive(Deserialize)]
-struct RegsRow {
-    cap: u32,
-    registers_per_thread: u32,
-    max_threads: u32,
-    max_threads_attribute: u32,
-}
-
 pub fn register_points(dir: &Path) -> Result<Vec<RegisterPoint>> {
-    Ok(read_csv::<RegsRow>(dir, "regs.csv")?
+    Ok(read_csv::<super::regs::Row>(dir, "regs.csv")?
         .into_iter()
         .map(|r| RegisterPoint {
             cap: r.cap,
@@ -67,15 +59,8 @@ pub fn register_points(dir: &Path) -> Result<Vec<RegisterPoint>> {
         .collect())
 }
 
-#[derive(Deserialize)]
-struct SharedRow {
-    element_bytes: u32,
-    stride_elements: u32,
-    cycles_per_load: f64,
-}
-
 pub fn stride_points(dir: &Path) -> Result<Vec<crate::analysis::bank_conflicts::StridePoint>> {
-    Ok(read_csv::<SharedRow>(dir, "shared.csv")?
+    Ok(read_csv::<super::shared::Row>(dir, "shared.csv")?
         .into_iter()
         .map(|r| crate::analysis::bank_conflicts::StridePoint {
             element_bytes: r.element_bytes,
@@ -85,20 +70,9 @@ pub fn stride_points(dir: &Path) -> Result<Vec<crate::analysis::bank_conflicts::
         .collect())
 }
 
-#[derive(Deserialize)]
-struct BranchRow {
-    order: String,
-    thread: usize,
-    warp: usize,
-    lane: usize,
-    clause: usize,
-    start_cycles: i64,
-    end_cycles: i64,
-}
-
 /// The runs of branch.csv, in the order `experiments::branch::orders` gives their names.
 pub fn order_runs(dir: &Path, seed: u64) -> Result<Vec<OrderRun>> {
-    let rows = read_csv::<BranchRow>(dir, "branch.csv")?;
+    let rows = read_csv::<super::branch::Row>(dir, "branch.csv")?;
     let mut runs = Vec::new();
     for (name, order, warps) in crate::experiments::branch::orders(seed) {
         let paths: Vec<PathInterval> = rows
@@ -125,34 +99,24 @@ pub fn order_runs(dir: &Path, seed: u64) -> Result<Vec<OrderRun>> {
     Ok(runs)
 }
 
-#[derive(Deserialize)]
-struct SummaryRow {
-    kernel: String,
-    m: u32,
-    n: usize,
-    min_cycles: f64,
-    median_cycles: f64,
-    mean_cycles: f64,
-    max_cycles: f64,
-    stdev_cycles: f64,
-}
-
 pub fn level_summaries(dir: &Path) -> Result<Vec<LevelSummary>> {
-    Ok(read_csv::<SummaryRow>(dir, "summary.csv")?
-        .into_iter()
-        .map(|r| LevelSummary {
-            kernel: r.kernel,
-            m: r.m,
-            cycles: Summary {
-                n: r.n,
-                min: r.min_cycles,
-                median: r.median_cycles,
-                mean: r.mean_cycles,
-                max: r.max_cycles,
-                stdev: r.stdev_cycles,
-            },
-        })
-        .collect())
+    Ok(
+        read_csv::<super::divergence::SummaryRow>(dir, "summary.csv")?
+            .into_iter()
+            .map(|r| LevelSummary {
+                kernel: r.kernel,
+                m: r.m,
+                cycles: Summary {
+                    n: r.n,
+                    min: r.min_cycles,
+                    median: r.median_cycles,
+                    mean: r.mean_cycles,
+                    max: r.max_cycles,
+                    stdev: r.stdev_cycles,
+                },
+            })
+            .collect(),
+    )
 }
 
 #[derive(Deserialize)]

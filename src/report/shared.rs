@@ -13,12 +13,13 @@ use super::plot::{self, FONT};
 use super::run_dir::RunDir;
 use crate::analysis::bank_conflicts::{self, ConflictFit, StridePoint};
 
-#[derive(Debug, Serialize)]
-struct Row {
-    element_bytes: u32,
-    stride_elements: u32,
-    wavefronts: u32,
-    cycles_per_load: f64,
+/// One line of `shared.csv` (read back by `report::saved`).
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct Row {
+    pub element_bytes: u32,
+    pub stride_elements: u32,
+    pub wavefronts: u32,
+    pub cycles_per_load: f64,
 }
 
 pub fn write(run: &RunDir, points: &[StridePoint], fit: Option<&ConflictFit>) -> Result<()> {

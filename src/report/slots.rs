@@ -157,6 +157,48 @@ pub fn render_text(rows: &[WorkloadRow]) -> String {
     text
 }
 
+/// Axes of f64 against f64 on some backend.
+type BarChart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Axes with one bar position per workload (named on the x axis) and fractions up the y
+/// axis, with room above 1 for the legend.
+fn workload_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, plotters::coord::Shift>,
+    caption: &str,
+    y_desc: &str,
+    rows: &[WorkloadRow],
+) -> Result<BarChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let n = rows.len().max(1);
+    let name = |x: &f64| -> String {
+        let i = x.round() as isize;
+        if (x - x.round()).abs() < 1e-6 && i >= 0 && (i as usize) < rows.len() {
+            rows[i as usize].workload.clone()
+        } else {
+            String::new()
+        }
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, (FONT, plot::LABEL_SIZE))
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.32)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&name)
+        .y_desc(y_desc)
+        .axis_desc_style((FONT, plot::LABEL_SIZE))
+        .label_style((FONT, plot::TICK_SIZE))
+        .draw()?;
+    Ok(chart)
+}
+
 /// One number of a row, for a bar.
 type Field = fn(&WorkloadRow) -> f64;
 
@@ -167,33 +209,12 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
             root.fill(&WHITE)?;
             let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
             let (left, right) = root.split_horizontally(1100);
-            let n = rows.len().max(1);
-            let name = |x: &f64| -> String {
-                let i = x.round() as isize;
-                if (x - x.round()).abs() < 1e-6 && i >= 0 && (i as usize) < rows.len() {
-                    rows[i as usize].workload.clone()
-                } else {
-                    String::new()
-                }
-            };
-            let mut chart = ChartBuilder::on(&left)
-                .caption(
-                    "lane slots (Gupta & Datta Fig. 8)",
-                    (FONT, plot::LABEL_SIZE),
-                )
-                .margin(20)
-                .x_label_area_size(50)
-                .y_label_area_size(80)
-                .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.32)?;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_labels(n)
-                .x_label_formatter(&name)
-                .y_desc("fraction of slots")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
-                .draw()?;
+            let mut chart = workload_chart(
+                &left,
+                "lane slots (Gupta & Datta Fig. 8)",
+                "fraction of slots",
+                rows,
+            )?;
             let segments: [(&str, RGBColor, Field); 4] = [
                 ("active", RGBColor(60, 160, 80), |r| r.f_active),
                 ("idle: extrinsic branch", RGBColor(210, 70, 60), |r| {
@@ -219,24 +240,12 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
             }
             plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
 
-            let mut chart = ChartBuilder::on(&right)
-                .caption(
-                    "intrinsic share of branches (Fig. 7)",
-                    (FONT, plot::LABEL_SIZE),
-                )
-                .margin(20)
-                .x_label_area_size(50)
-                .y_label_area_size(80)
-                .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.32)?;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_labels(n)
-                .x_label_formatter(&name)
-                .y_desc("intrinsic / all tagged")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
-                .draw()?;
+            let mut chart = workload_chart(
+                &right,
+                "intrinsic share of branches (Fig. 7)",
+                "intrinsic / all tagged",
+                rows,
+            )?;
             let kinds: [(&str, RGBColor, f64, Field); 2] = [
                 ("static", RGBColor(120, 120, 200), -0.2, |r| {
                     r.static_intrinsic as f64
