@@ -330,3 +330,55 @@ fn slots_checks_every_workload_and_accounts_every_slot() {
     assert!(dot["f_extrinsic"].as_f64().unwrap() > 0.5, "{dot}");
     assert!(run.join("slots.png").is_file() && run.join("branches.csv").is_file());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn all_records_a_suite_that_overruns_and_still_runs_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("all");
+    // sync takes about 7 s (its last probe hangs until killed at 5 s): a 3-second limit kills
+    // it, with its probe processes, while clock completes.
+    let output = gpubench()
+        .args([
+            "all",
+            "--only",
+            "sync,clock",
+            "--suite-timeout-seconds",
+            "3",
+            "--output",
+        ])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let manifest = json(&run.join("all.json"));
+    let suites = manifest["suites"].as_array().unwrap();
+    let status = |name: &str| {
+        suites.iter().find(|s| s["name"] == name).unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(status("clock"), "complete");
+    assert_eq!(status("sync"), "timed out");
+    let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("| Clocks and timers | clock64 back-to-back |"),
+        "{summary}"
+    );
+    assert!(summary.contains("| sync | timed out"), "{summary}");
+    // No probe outlived the kill.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let survivors: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("--child-probe") && c.contains(&*run.to_string_lossy()))
+        .collect();
+    assert!(survivors.is_empty(), "{survivors:?}");
+}

@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::io::IsTerminal;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -190,7 +191,9 @@ fn run_suite(
     let log =
         File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
     let started = Instant::now();
+    // Its own process group, so a timeout kills the suite with every probe it started.
     let mut child = Command::new(me)
+        .process_group(0)
         .args(&command_line)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
@@ -210,6 +213,7 @@ fn run_suite(
             };
         }
         if started.elapsed() > deadline {
+            kill_group(child.id());
             let _ = child.kill();
             let _ = child.wait();
             break (
@@ -229,4 +233,17 @@ fn run_suite(
         error,
         seconds: Some(started.elapsed().as_secs_f64()),
     })
+}
+
+/// SIGKILL to the process group `leader` heads (a suite started with `process_group(0)`), so
+/// the probe processes a suite started (sync's) go with it.
+fn kill_group(leader: u32) {
+    let Ok(group) = i32::try_from(leader) else {
+        return;
+    };
+    // SAFETY: kill(2) with a negative pid signals that process group; it reads no memory of
+    // ours, and the group is the child's own, created for it by process_group(0).
+    unsafe {
+        libc::kill(-group, libc::SIGKILL);
+    }
 }

@@ -488,14 +488,21 @@ pub fn summarise(dir: &Path) -> Result<Summary> {
                 .find(|s| s["name"] == name.as_str())
                 .cloned()
         });
+        // The manifest knows how a suite ended even when the suite could not say (killed at
+        // its deadline, its metadata still "running").
+        let listed = |key: &str| {
+            from_manifest
+                .as_ref()
+                .and_then(|s| s[key].as_str().map(str::to_string))
+        };
         suites.push(SuiteTiming {
             name,
-            status,
+            status: listed("status").unwrap_or(status),
             seconds: from_manifest
                 .as_ref()
                 .and_then(|s| s["seconds"].as_f64())
                 .or_else(|| metadata["gpu_busy_seconds"].as_f64()),
-            error: metadata["error"].as_str().map(str::to_string),
+            error: listed("error").or_else(|| metadata["error"].as_str().map(str::to_string)),
         });
     }
     // Suites the manifest lists that never wrote a run directory (refused, or killed early).
