@@ -4,9 +4,11 @@
 //! least one full pass gives the average cycles per load, and the final index is checked.
 //!
 //! Sweeps cost little: footprints double from the smallest up to the space's limit; between
-//! two doublings whose latency differs, bisection finds where the lower plateau ends, and a
-//! fine sweep (the stride as step, or wider for big caches, at most `fine_points` points)
-//! covers the rise after it. `analysis::cache_inference` reads the levels from the result.
+//! two doublings whose latency clearly differs ([`RiseThreshold`], per space), bisection finds
+//! where the clear rise is, a second bisection with a tenth of the threshold finds where it
+//! starts, up to 2 × `fine_points` (at most 48) points one stride apart straddle that start,
+//! and a fine sweep (at most `fine_points` points, the stride or wider) covers the rest of the
+//! rise. `analysis::cache_inference` reads the levels from the result.
 //!
 //! Spaces: `global` (default loads), `l2` (`ld.global.cg`), `readonly` (`ld.global.nc`),
 //! `shared`, `constant` (the 64 KiB `__constant__` array), `texture` (`tex1Dfetch` through a
