@@ -10,6 +10,7 @@ use std::io::IsTerminal;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -59,6 +60,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     if args.suite_timeout_seconds == 0 {
         return Err(UsageError::new("--suite-timeout-seconds must be at least 1").into());
     }
+    forward_interrupts();
     // No usable GPU: say so before any directory exists.
     drop(Gpu::open(args.device)?);
     let run = RunDir::create(args.output.as_deref(), "all")?;
@@ -200,6 +202,7 @@ fn run_suite(
         .stderr(log)
         .spawn()
         .with_context(|| format!("starting the {} suite", suite.name))?;
+    RUNNING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     let deadline = Duration::from_secs(args.suite_timeout_seconds);
     let (status, error) = loop {
         if let Some(exit) = child.try_wait()? {
@@ -224,6 +227,7 @@ fn run_suite(
         tick(started.elapsed().as_secs_f64());
         std::thread::sleep(Duration::from_millis(50));
     };
+    RUNNING_GROUP.store(0, Ordering::SeqCst);
     let mut shown = vec!["gpubench".to_string()];
     shown.extend(command_line);
     Ok(SuiteOutcome {
@@ -245,5 +249,32 @@ fn kill_group(leader: u32) {
     // ours, and the group is the child's own, created for it by process_group(0).
     unsafe {
         libc::kill(-group, libc::SIGKILL);
+    }
+}
+
+/// The process group of the suite running now (0: none). A suite has its own group so that a
+/// timeout can kill it with its probes; that also keeps it out of the terminal's foreground
+/// group, so an interrupt of `gpubench all` is passed on to it by [`forward_interrupts`].
+static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn interrupted(signal: libc::c_int) {
+    let group = RUNNING_GROUP.load(Ordering::SeqCst);
+    // SAFETY: kill, signal and raise are async-signal-safe; the handler touches nothing else.
+    unsafe {
+        if group > 0 {
+            libc::kill(-group, libc::SIGKILL);
+        }
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+}
+
+/// On SIGINT or SIGTERM, kill the running suite's group, then end as the signal would.
+fn forward_interrupts() {
+    let handler = interrupted as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: installs a handler that only calls async-signal-safe functions.
+    unsafe {
+        libc::signal(libc::SIGINT, handler);
+        libc::signal(libc::SIGTERM, handler);
     }
 }
