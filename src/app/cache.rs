@@ -193,6 +193,12 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             None => None,
         };
         drop(tlb_buffer);
+        let granularity = match space {
+            Space::Global | Space::L2 | Space::Readonly | Space::Texture | Space::Constant => {
+                fetch_granularity(&mut gpu, &suite, space, &report, stride, largest)?
+            }
+            _ => None,
+        };
         let per_load = if args.per_load {
             Some(per_load_sweep(
                 &mut gpu, &suite, space, order, stride, smallest, largest,
@@ -207,6 +213,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 "space": space.name(),
                 "report": report,
                 "tlb": tlb_summary,
+                "fetch_granularity": granularity,
                 "per_load": per_load,
                 "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds },
                 "device_attributes": {
@@ -258,14 +265,14 @@ fn translation(
                 })
                 .collect();
             suite.run.write_csv("pages.csv", &rows)?;
-            crate::analysis::tlb::page_size(&points)
+            crate::analysis::granularity::granularity(&points)
         }
         None => None,
     };
     match &page {
         Some(page) => println!(
             "page size {} KiB (confidence {:.2})",
-            page.page_bytes >> 10,
+            page.bytes >> 10,
             page.confidence
         ),
         None => println!("page size: not read (no TLB reach found in the sweep)"),
@@ -278,7 +285,7 @@ fn translation(
                 "latency_cycles": level.latency_cycles,
                 "reach_bytes": level.size_bytes,
                 "entries": match (level.size_bytes, &page) {
-                    (Some(reach), Some(page)) => Some(reach / page.page_bytes),
+                    (Some(reach), Some(page)) => Some(reach / page.bytes),
                     _ => None,
                 },
                 "confidence": level.confidence,
@@ -286,6 +293,58 @@ fn translation(
         })
         .collect();
     Ok(json!({ "page": page, "levels": levels }))
+}
+
+/// The first cache level's fetch granularity (line, or sector where the cache is sectored):
+/// a stride sweep at twice its size or more (`strides.csv`), from an eighth of the sweep's
+/// stride to eight times it, read by `analysis::granularity`.
+fn fetch_granularity(
+    gpu: &mut Gpu,
+    suite: &suite::Suite,
+    space: Space,
+    report: &cache_inference::CacheReport,
+    stride: u64,
+    largest: u64,
+) -> Result<Option<serde_json::Value>> {
+    let Some(size) = report.levels.first().and_then(|level| level.size_bytes) else {
+        return Ok(None);
+    };
+    let top = 8 * stride;
+    // Past the capacity, and long enough for 32 elements at the widest stride.
+    let footprint = (2 * size).max(32 * top).div_ceil(top) * top;
+    if footprint > largest.max(2 * size) {
+        return Ok(None);
+    }
+    let strides: Vec<u64> = (0..7)
+        .map(|k| (stride / 8).max(4) << k)
+        .filter(|&s| s <= top)
+        .collect();
+    let points = cache::stride_sweep(gpu, space, footprint, &strides)?;
+    let rows: Vec<cache_inference::ChasePoint> = points
+        .iter()
+        .map(|&(stride_bytes, cycles)| cache_inference::ChasePoint {
+            footprint_bytes: footprint,
+            stride_bytes,
+            cycles,
+        })
+        .collect();
+    suite.run.write_csv("strides.csv", &rows)?;
+    let estimate = crate::analysis::granularity::granularity(&points);
+    match &estimate {
+        Some(g) => println!(
+            "level 1 fetch granularity (line or sector): {} B (confidence {:.2}; stride sweep at {footprint} B)",
+            g.bytes, g.confidence
+        ),
+        None => println!(
+            "level 1 fetch granularity: not read (the stride sweep at {footprint} B is not a rise to a plateau)"
+        ),
+    }
+    Ok(Some(json!({
+        "level": 1,
+        "footprint_bytes": footprint,
+        "strides": strides,
+        "estimate": estimate,
+    })))
 }
 
 /// `--per-load`: 1024 individually timed loads at every doubling footprint (`loads.csv`).

@@ -382,6 +382,13 @@ fn figures_of(suite: &str, name: &str, dir: &Path, figures: &mut Vec<Figure>) ->
                     confidence,
                 );
             }
+            let granularity = &cache["fetch_granularity"]["estimate"];
+            r.confident(
+                &format!("{space}: level 1 fetch granularity (stride sweep)"),
+                granularity["bytes"].as_f64(),
+                "bytes",
+                granularity["confidence"].as_f64(),
+            );
             let tlb = &cache["tlb"];
             for (i, level) in tlb["levels"].as_array().into_iter().flatten().enumerate() {
                 r.confident(
@@ -393,7 +400,7 @@ fn figures_of(suite: &str, name: &str, dir: &Path, figures: &mut Vec<Figure>) ->
             }
             r.confident(
                 "page size",
-                tlb["page"]["page_bytes"].as_f64(),
+                tlb["page"]["bytes"].as_f64(),
                 "bytes",
                 tlb["page"]["confidence"].as_f64(),
             );

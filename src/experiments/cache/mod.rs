@@ -161,6 +161,26 @@ pub fn measure_point(
     Ok(total as f64 / results.len() as f64 / f64::from(steps))
 }
 
+/// Cycles per load at one footprint for each of `strides` that divides it and leaves at least
+/// 32 elements (more than a set's ways, so large strides cannot all fit in one set), as
+/// (stride, cycles): the stride sweep that shows a level's fetch granularity
+/// (`analysis::granularity`) when the footprint is past the level's capacity.
+pub fn stride_sweep(
+    gpu: &mut Gpu,
+    space: Space,
+    footprint: u64,
+    strides: &[u64],
+) -> Result<Vec<(u64, f64)>> {
+    let mut points = Vec::new();
+    for &stride in strides {
+        if footprint.is_multiple_of(stride) && footprint / stride >= 32 {
+            let cycles = measure_point(gpu, space, Order::Stride, 1, footprint, stride)?;
+            points.push((stride, cycles));
+        }
+    }
+    Ok(points)
+}
+
 #[derive(Debug, Clone)]
 pub struct SweepResult {
     pub points: Vec<ChasePoint>,

@@ -6,7 +6,7 @@
 //! latency grows with the translations that miss.
 //!
 //! The page size comes from a second sweep, over strides at one footprint past the first
-//! TLB's reach (`analysis::tlb::page_size`): below the page size several loads share a page
+//! TLB's reach (`analysis::granularity`): below the page size several loads share a page
 //! and its one translation, so cycles per load grow with the stride until it reaches a page.
 
 use std::time::Duration;

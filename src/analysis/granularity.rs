@@ -1,23 +1,26 @@
-//! Page size from a stride sweep at a footprint past a TLB's reach (Wong et al., "TLB").
+//! Fetch granularity from a stride sweep at a fixed footprint past a level's capacity: a cache's
+//! line (or sector) size, a TLB's page size (Wong et al., "TLB"; the stride sweeps of their
+//! cache section).
 //!
-//! With a fixed footprint F beyond the reach, every page the chase enters misses in the TLB,
-//! and consecutive loads within one page share its translation. At stride s below the page size
-//! P one load in P / s misses, so cycles per load = hit + penalty × s / P: the latency rises
-//! with the stride until s = P and is flat after. The page size is the first stride of that
-//! final plateau. The reading is confident when the rise before it is large against the
-//! plateau's spread and the rise roughly doubles per doubling of the stride, as the model says.
+//! With a footprint F beyond the capacity, every unit (line, page) the chase enters misses, and
+//! consecutive loads within one unit share that miss. At stride s below the unit size P one
+//! load in P / s misses, so cycles per load = hit + penalty × s / P: the latency rises with the
+//! stride until s = P and is flat after. The unit is the first stride of that final plateau.
+//! The reading is confident when the rise before it roughly doubles per doubling of the
+//! stride, as the model says. A sectored cache fetches sectors, not lines: the knee is then the
+//! sector size, and nothing in the curve tells the two apart.
 
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PageEstimate {
-    pub page_bytes: u64,
+pub struct Granularity {
+    pub bytes: u64,
     pub confidence: f64,
     pub notes: Vec<String>,
 }
 
 /// `points`: (stride in bytes, cycles per load), any order, strides distinct.
-pub fn page_size(points: &[(u64, f64)]) -> Option<PageEstimate> {
+pub fn granularity(points: &[(u64, f64)]) -> Option<Granularity> {
     let mut points = points.to_vec();
     points.sort_by_key(|&(s, _)| s);
     if points.len() < 3 {
@@ -44,15 +47,15 @@ pub fn page_size(points: &[(u64, f64)]) -> Option<PageEstimate> {
         first -= 1;
     }
     if first == 0 {
-        return None; // flat throughout: the strides never went below a page.
+        return None; // flat throughout: the strides never went below the unit.
     }
     let mut notes = Vec::new();
     let mut confidence: f64 = 1.0;
     if first == points.len() - 1 {
         confidence *= 0.5;
-        notes.push("only the largest stride is on the plateau: the page may be larger".into());
+        notes.push("only the largest stride is on the plateau: the unit may be larger".into());
     }
-    // Below the page, latency above the first point should about double per stride doubling.
+    // Below the unit, latency above the first point should about double per stride doubling.
     let excess: Vec<f64> = points[..first].iter().map(|&(_, y)| y - low).collect();
     let below = &points[..=first];
     let mut ratios = Vec::new();
@@ -66,15 +69,15 @@ pub fn page_size(points: &[(u64, f64)]) -> Option<PageEstimate> {
     if ratios.iter().any(|r| !(0.6..=1.6).contains(r)) {
         confidence *= 0.6;
         notes.push(
-            "the rise below the page is not proportional to the stride (several page sizes, or a second level)".into(),
+            "the rise below the knee is not proportional to the stride (several unit sizes, or a second level)".into(),
         );
     }
     if excess.len() < 2 {
         confidence *= 0.7;
-        notes.push("fewer than two strides below the page".into());
+        notes.push("fewer than two strides below the knee".into());
     }
-    Some(PageEstimate {
-        page_bytes: points[first].0,
+    Some(Granularity {
+        bytes: points[first].0,
         confidence,
         notes,
     })
@@ -99,15 +102,15 @@ mod tests {
     #[test]
     fn a_two_mib_page_is_read_from_a_stride_sweep() {
         let points = model(2 << 20, 300.0, 400.0, &doublings(4 << 10, 12));
-        let page = page_size(&points).unwrap();
-        assert_eq!(page.page_bytes, 2 << 20);
+        let page = granularity(&points).unwrap();
+        assert_eq!(page.bytes, 2 << 20);
         assert_eq!(page.confidence, 1.0, "{:?}", page.notes);
     }
 
     #[test]
     fn a_flat_sweep_gives_no_page() {
         let points = model(4 << 10, 300.0, 400.0, &doublings(64 << 10, 6));
-        assert_eq!(page_size(&points), None);
+        assert_eq!(granularity(&points), None);
     }
 
     #[test]
@@ -121,18 +124,43 @@ mod tests {
             (65536, 307.0),
             (131072, 296.0),
         ];
-        assert_eq!(page_size(&points), None);
+        assert_eq!(granularity(&points), None);
     }
 
     #[test]
     fn a_page_at_the_largest_stride_is_only_a_lower_bound() {
         let points = model(1 << 20, 300.0, 400.0, &doublings(4 << 10, 9));
-        let page = page_size(&points).unwrap();
-        assert_eq!(page.page_bytes, 1 << 20);
+        let page = granularity(&points).unwrap();
+        assert_eq!(page.bytes, 1 << 20);
         assert!(page.confidence <= 0.5);
     }
 
     proptest! {
+        /// A simulated LRU cache chased at twice its size: the knee of the stride sweep is its
+        /// line size. Strides leave at least 32 elements, more than the ways of a set: with
+        /// fewer, large power-of-two strides fall into one set and fit (the curve drops).
+        #[test]
+        fn a_simulated_caches_line_is_the_knee(
+            line_log in 5_u32..=7,
+            sets_log in 4_u32..=7,
+            ways in 8_u64..=16,
+            hit in 20.0_f64..60.0,
+            extra in 100.0_f64..500.0,
+        ) {
+            use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+            let line = 1_u64 << line_log;
+            let geometry = Geometry { size_bytes: (1 << sets_log) * ways * line, line_bytes: line, ways };
+            let hierarchy = Hierarchy { levels: vec![(geometry, hit)], memory_latency: hit + extra };
+            let footprint = 2 * geometry.size_bytes;
+            let points: Vec<(u64, f64)> = (0..8)
+                .map(|k| 4_u64 << k)
+                .filter(|&s| footprint / s >= 32)
+                .map(|s| (s, chase_latency(&hierarchy, footprint, s)))
+                .collect();
+            let found = granularity(&points);
+            prop_assert_eq!(found.map(|g| g.bytes), Some(line), "{:?}", points);
+        }
+
         #[test]
         fn pages_are_found_exactly_under_noise(
             page_log in 14_u32..22,
@@ -148,8 +176,8 @@ mod tests {
             for p in &mut points {
                 p.1 += penalty * noise * (rng.random::<f64>() - 0.5);
             }
-            let estimate = page_size(&points).unwrap();
-            prop_assert_eq!(estimate.page_bytes, page);
+            let estimate = granularity(&points).unwrap();
+            prop_assert_eq!(estimate.bytes, page);
             prop_assert!(estimate.confidence > 0.5);
         }
     }
