@@ -32,28 +32,37 @@ pub fn granularity(points: &[(u64, f64)]) -> Option<Granularity> {
     if rise <= 0.0 {
         return None;
     }
-    // The final plateau: the longest suffix whose points lie within 10 % of the rise of the
-    // largest latency seen. A curve that does not end there, or that falls anywhere by more
-    // than that, is not the model's rise to a plateau (on the H100, L2 misses at the smallest
-    // strides are one such confound): no page size is read from it.
+    // The knee: the first stride within 10 % of the rise of the highest latency; the plateau
+    // runs on from it while the points stay there. A curve that falls before the knee is not
+    // the model's rise (on the H100, L2 misses at the smallest strides are one such confound):
+    // nothing is read from it. A fall after the plateau is expected: at a fixed footprint, strides
+    // past the unit leave fewer units than the level holds, so they hit again.
     let tolerance = 0.1 * rise;
-    if high - points[points.len() - 1].1 > tolerance
-        || points.windows(2).any(|w| w[0].1 - w[1].1 > tolerance)
+    let first = points.iter().position(|&(_, y)| high - y <= tolerance)?;
+    if first == 0 {
+        return None; // flat or falling from the start: the strides never went below the unit.
+    }
+    if points[..=first]
+        .windows(2)
+        .any(|w| w[0].1 - w[1].1 > tolerance)
     {
         return None;
     }
-    let mut first = points.len() - 1;
-    while first > 0 && (high - points[first - 1].1).abs() <= tolerance {
-        first -= 1;
-    }
-    if first == 0 {
-        return None; // flat throughout: the strides never went below the unit.
+    let mut end = first;
+    while end + 1 < points.len() && (high - points[end + 1].1).abs() <= tolerance {
+        end += 1;
     }
     let mut notes = Vec::new();
     let mut confidence: f64 = 1.0;
-    if first == points.len() - 1 {
+    if end == first {
         confidence *= 0.5;
-        notes.push("only the largest stride is on the plateau: the unit may be larger".into());
+        notes.push("only one stride is on the plateau: the unit may be larger".into());
+    }
+    if end + 1 < points.len() {
+        notes.push(format!(
+            "strides from {} B on fall back (too few units left at this footprint to miss); ignored",
+            points[end + 1].0
+        ));
     }
     // Below the unit, latency above the first point should about double per stride doubling.
     let excess: Vec<f64> = points[..first].iter().map(|&(_, y)| y - low).collect();
@@ -111,6 +120,32 @@ mod tests {
     fn a_flat_sweep_gives_no_page() {
         let points = model(4 << 10, 300.0, 400.0, &doublings(64 << 10, 6));
         assert_eq!(granularity(&points), None);
+    }
+
+    #[test]
+    fn the_h100_l1_stride_sweep_reads_32_byte_sectors() {
+        // results/h100/cache/global/strides.csv at 445 440 B: the widest stride leaves 1740
+        // lines, which fit the L1 again.
+        let points = [
+            (4, 69.9),
+            (8, 100.3),
+            (16, 161.1),
+            (32, 281.9),
+            (64, 281.9),
+            (128, 281.9),
+            (256, 43.5),
+        ];
+        let found = granularity(&points).unwrap();
+        assert_eq!(found.bytes, 32);
+        assert_eq!(found.confidence, 1.0);
+        assert!(
+            found
+                .notes
+                .iter()
+                .any(|n| n.contains("from 256 B on fall back")),
+            "{:?}",
+            found.notes
+        );
     }
 
     #[test]
