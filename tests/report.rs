@@ -120,8 +120,9 @@ fn compare_puts_runs_side_by_side_and_flags_differences() {
         "{row}"
     );
     // The clock suite ran only in the all run: "-" in the other column.
-    assert!(
-        table.contains("| Clocks and timers: SM clock (measured) | 1980"),
-        "{table}"
-    );
+    let clock = table
+        .lines()
+        .find(|l| l.starts_with("| Clocks and timers: SM clock (measured) |"))
+        .expect("the SM clock is in the all run");
+    assert!(clock.ends_with("MHz | - |  |"), "{clock}");
 }
