@@ -185,15 +185,8 @@ fn emulate_draws_the_stack_and_the_masks() {
 #[test]
 fn analyze_cache_reads_the_papers_example() {
     use gpubench::analysis::cache_model::{Geometry, Hierarchy, sweep};
-    let cache = Geometry {
-        size_bytes: 384,
-        line_bytes: 32,
-        ways: 3,
-    };
-    let hierarchy = Hierarchy {
-        levels: vec![(cache, 12.0)],
-        memory_latency: 200.0,
-    };
+    let cache = Geometry::WONG_FIG_4;
+    let hierarchy = Hierarchy::one_level(cache, 12.0, 200.0);
     let mut csv = String::from("footprint_bytes,stride_bytes,cycles,samples\n");
     for point in sweep(&hierarchy, 8, 2048) {
         csv += &format!("{},8,{},1\n", point.footprint_bytes, point.cycles);

@@ -333,15 +333,8 @@ mod tests {
 
     #[test]
     fn reads_the_papers_fig_4_cache() {
-        let cache = Geometry {
-            size_bytes: 384,
-            line_bytes: 32,
-            ways: 3,
-        };
-        let hierarchy = Hierarchy {
-            levels: vec![(cache, 10.0)],
-            memory_latency: 100.0,
-        };
+        let cache = Geometry::WONG_FIG_4;
+        let hierarchy = Hierarchy::one_level(cache, 10.0, 100.0);
         let report = infer(&sweep(&hierarchy, 8, 2048)).unwrap();
         assert_eq!(report.levels.len(), 2, "{report:?}");
         check(&report.levels[0], cache, 8);
@@ -362,10 +355,7 @@ mod tests {
             line_bytes: 32,
             ways: 20,
         };
-        let hierarchy = Hierarchy {
-            levels: vec![(l1, 260.0)],
-            memory_latency: 500.0,
-        };
+        let hierarchy = Hierarchy::one_level(l1, 260.0, 500.0);
         let report = infer(&sweep(&hierarchy, 8, 16 * 1024)).unwrap();
         check(&report.levels[0], l1, 8);
     }
@@ -429,10 +419,7 @@ mod tests {
             line_bytes: 16,
             ways: 2,
         };
-        let hierarchy = Hierarchy {
-            levels: vec![(cache, 5.0)],
-            memory_latency: 85.0,
-        };
+        let hierarchy = Hierarchy::one_level(cache, 5.0, 85.0);
         let report = infer(&sweep(&hierarchy, 8, 512)).unwrap();
         let level = &report.levels[0];
         assert_eq!(level.size_bytes, Some(32));
@@ -498,7 +485,7 @@ mod tests {
             // and a cache of at least 16 lines: in tinier ones every partial line past the rise
             // moves the average by a step's height, and the noise estimate then hides the steps.
             prop_assume!(geometry.size_bytes >= 4 * stride && sets * ways >= 16);
-            let hierarchy = Hierarchy { levels: vec![(geometry, hit)], memory_latency: hit + extra };
+            let hierarchy = Hierarchy::one_level(geometry, hit, hit + extra);
             let up_to = 2 * (geometry.size_bytes + geometry.way_bytes());
             let report = infer(&sweep(&hierarchy, stride, up_to)).unwrap();
             prop_assert!(report.levels.len() >= 2, "{:?}", report);

@@ -15,6 +15,13 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// Wong et al.'s Fig. 4 cache: 384 B in 3 ways of 4 sets, 32-byte lines.
+    pub const WONG_FIG_4: Geometry = Geometry {
+        size_bytes: 384,
+        line_bytes: 32,
+        ways: 3,
+    };
+
     pub fn sets(&self) -> u64 {
         self.size_bytes / (self.line_bytes * self.ways)
     }
@@ -29,6 +36,16 @@ pub struct Hierarchy {
     /// Fastest first: each cache and the latency of a hit in it.
     pub levels: Vec<(Geometry, f64)>,
     pub memory_latency: f64,
+}
+
+impl Hierarchy {
+    /// One cache, hit in `hit` cycles, in front of memory.
+    pub fn one_level(cache: Geometry, hit: f64, memory_latency: f64) -> Hierarchy {
+        Hierarchy {
+            levels: vec![(cache, hit)],
+            memory_latency,
+        }
+    }
 }
 
 struct Cache {
@@ -113,15 +130,8 @@ mod tests {
     /// Wong et al.'s Fig. 4: 384 B, 3 ways, 4 sets of 32 B lines.
     #[test]
     fn the_papers_example_steps_once_per_set() {
-        let cache = Geometry {
-            size_bytes: 384,
-            line_bytes: 32,
-            ways: 3,
-        };
-        let hierarchy = Hierarchy {
-            levels: vec![(cache, 10.0)],
-            memory_latency: 100.0,
-        };
+        let cache = Geometry::WONG_FIG_4;
+        let hierarchy = Hierarchy::one_level(cache, 10.0, 100.0);
         assert_eq!(chase_latency(&hierarchy, 384, 8), 10.0);
         let at = |n| chase_latency(&hierarchy, n, 8);
         assert!(at(392) > at(384), "the first set overflows past 384 B");

@@ -185,7 +185,7 @@ mod tests {
             use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
             let line = 1_u64 << line_log;
             let geometry = Geometry { size_bytes: (1 << sets_log) * ways * line, line_bytes: line, ways };
-            let hierarchy = Hierarchy { levels: vec![(geometry, hit)], memory_latency: hit + extra };
+            let hierarchy = Hierarchy::one_level(geometry, hit, hit + extra);
             let footprint = 2 * geometry.size_bytes;
             let points: Vec<(u64, f64)> = (0..8)
                 .map(|k| 4_u64 << k)

@@ -255,17 +255,10 @@ fn translation(
         Some(reach) => {
             let footprint = (4 * reach).min(buffer.bytes()) / stride * stride;
             let strides: Vec<u64> = (0..14).map(|k| (4_u64 << 10) << k).collect();
-            let points = tlb::stride_sweep(gpu, buffer, footprint, &strides)?;
-            let rows: Vec<cache_inference::ChasePoint> = points
-                .iter()
-                .map(|&(stride_bytes, cycles)| cache_inference::ChasePoint {
-                    footprint_bytes: footprint,
-                    stride_bytes,
-                    cycles,
-                })
-                .collect();
-            suite.run.write_csv("pages.csv", &rows)?;
-            crate::analysis::granularity::granularity(&points)
+            let points = cache::stride_sweep(footprint, strides, 8, |s| {
+                tlb::measure(gpu, buffer, Order::Stride, footprint, s)
+            })?;
+            granularity_of(suite, "pages.csv", footprint, &points)?
         }
         None => None,
     };
@@ -295,6 +288,26 @@ fn translation(
     Ok(json!({ "page": page, "levels": levels }))
 }
 
+/// Writes a stride sweep at `footprint` as `name` (the chase CSV's columns) and reads its
+/// fetch granularity.
+fn granularity_of(
+    suite: &suite::Suite,
+    name: &str,
+    footprint: u64,
+    points: &[(u64, f64)],
+) -> Result<Option<crate::analysis::granularity::Granularity>> {
+    let rows: Vec<cache_inference::ChasePoint> = points
+        .iter()
+        .map(|&(stride_bytes, cycles)| cache_inference::ChasePoint {
+            footprint_bytes: footprint,
+            stride_bytes,
+            cycles,
+        })
+        .collect();
+    suite.run.write_csv(name, &rows)?;
+    Ok(crate::analysis::granularity::granularity(points))
+}
+
 /// The first cache level's fetch granularity (line, or sector where the cache is sectored):
 /// a stride sweep at twice its size or more (`strides.csv`), from an eighth of the sweep's
 /// stride to eight times it, read by `analysis::granularity`.
@@ -319,17 +332,15 @@ fn fetch_granularity(
         .map(|k| (stride / 8).max(4) << k)
         .filter(|&s| s <= top)
         .collect();
-    let points = cache::stride_sweep(gpu, space, footprint, &strides)?;
-    let rows: Vec<cache_inference::ChasePoint> = points
+    // At least 32 elements: more than a set's ways, so large strides cannot all fit one set.
+    let dividing = strides
         .iter()
-        .map(|&(stride_bytes, cycles)| cache_inference::ChasePoint {
-            footprint_bytes: footprint,
-            stride_bytes,
-            cycles,
-        })
-        .collect();
-    suite.run.write_csv("strides.csv", &rows)?;
-    let estimate = crate::analysis::granularity::granularity(&points);
+        .copied()
+        .filter(|&s| footprint.is_multiple_of(s));
+    let points = cache::stride_sweep(footprint, dividing, 32, |s| {
+        cache::measure_point(gpu, space, Order::Stride, 1, footprint, s)
+    })?;
+    let estimate = granularity_of(suite, "strides.csv", footprint, &points)?;
     match &estimate {
         Some(g) => println!(
             "level 1 fetch granularity (line or sector): {} B (confidence {:.2}; stride sweep at {footprint} B)",

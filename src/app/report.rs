@@ -16,6 +16,7 @@ use crate::cli::{FigureFormat, ReportArgs};
 use crate::error::UsageError;
 use crate::report::metadata::plot_title_from;
 use crate::report::run_dir::{self, RunDir};
+use crate::report::saved::read_json;
 use crate::report::{self as reports, saved, summary};
 
 /// summary.md, summary.tex, summary.json (from `source`'s JSON files) and index.md (of the
@@ -29,12 +30,6 @@ pub fn write_tables(source: &Path, out: &RunDir, figure_extension: &str) -> Resu
         "index.md",
         summary::render_index(out.path(), figure_extension)?.as_bytes(),
     )
-}
-
-fn read_json(path: &Path) -> Result<Value> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))
 }
 
 pub fn run(args: &ReportArgs) -> Result<()> {

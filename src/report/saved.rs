@@ -36,6 +36,11 @@ pub fn read_text(path: &Path) -> Result<String> {
     }
 }
 
+pub fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let text = read_text(path)?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))
+}
+
 pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
     let Some(path) = find(dir, name) else {
         bail!("{} has no {name}", dir.display());

@@ -12,6 +12,8 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::saved::read_json;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figure {
     pub section: String,
@@ -42,12 +44,6 @@ pub struct Summary {
     pub figures: Vec<Figure>,
     pub suites: Vec<SuiteTiming>,
     pub total_seconds: Option<f64>,
-}
-
-fn read_json(path: &Path) -> Result<Value> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))
 }
 
 /// The suite directories of `dir`: itself when it is one run, else its sub-directories with a

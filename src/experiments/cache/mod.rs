@@ -161,21 +161,19 @@ pub fn measure_point(
     Ok(total as f64 / results.len() as f64 / f64::from(steps))
 }
 
-/// Cycles per load at one footprint for each of `strides` that divides it and leaves at least
-/// 32 elements (more than a set's ways, so large strides cannot all fit in one set), as
-/// (stride, cycles): the stride sweep that shows a level's fetch granularity
-/// (`analysis::granularity`) when the footprint is past the level's capacity.
+/// The stride sweep that shows a fetch granularity (`analysis::granularity`: a line, a sector,
+/// a page) when `footprint` is past the level's capacity: cycles per load, from `measure`, for
+/// each of `strides` that leaves at least `min_elements` elements, as (stride, cycles).
 pub fn stride_sweep(
-    gpu: &mut Gpu,
-    space: Space,
     footprint: u64,
-    strides: &[u64],
+    strides: impl IntoIterator<Item = u64>,
+    min_elements: u64,
+    mut measure: impl FnMut(u64) -> Result<f64>,
 ) -> Result<Vec<(u64, f64)>> {
     let mut points = Vec::new();
-    for &stride in strides {
-        if footprint.is_multiple_of(stride) && footprint / stride >= 32 {
-            let cycles = measure_point(gpu, space, Order::Stride, 1, footprint, stride)?;
-            points.push((stride, cycles));
+    for stride in strides {
+        if footprint / stride >= min_elements {
+            points.push((stride, measure(stride)?));
         }
     }
     Ok(points)
@@ -374,7 +372,7 @@ mod tests {
             use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
             let line = 1_u64 << line_log;
             let geometry = Geometry { size_bytes: (1 << sets_log) * ways * line, line_bytes: line, ways };
-            let hierarchy = Hierarchy { levels: vec![(geometry, hit)], memory_latency: hit + extra };
+            let hierarchy = Hierarchy::one_level(geometry, hit, hit + extra);
             let stride = 32;
             let smallest = (geometry.size_bytes / 8).max(4 * stride).next_power_of_two();
             let largest = smallest << 6;

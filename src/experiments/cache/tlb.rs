@@ -48,23 +48,3 @@ pub fn measure(
     }
     Ok(cycles as f64 / f64::from(steps))
 }
-
-/// Cycles per load at `footprint` for each stride of `strides` that leaves at least 8
-/// elements, as (stride, cycles).
-pub fn stride_sweep(
-    gpu: &mut Gpu,
-    buffer: &mut TlbBuffer,
-    footprint: u64,
-    strides: &[u64],
-) -> Result<Vec<(u64, f64)>> {
-    let mut points = Vec::new();
-    for &stride in strides {
-        if footprint / stride >= 8 {
-            points.push((
-                stride,
-                measure(gpu, buffer, Order::Stride, footprint, stride)?,
-            ));
-        }
-    }
-    Ok(points)
-}
