@@ -216,8 +216,7 @@ fn run_suite(
             };
         }
         if started.elapsed() > deadline {
-            kill_group(child.id());
-            let _ = child.kill();
+            kill_group(&mut child);
             let _ = child.wait();
             break (
                 "timed out".to_string(),
@@ -239,16 +238,16 @@ fn run_suite(
     })
 }
 
-/// SIGKILL to the process group `leader` heads (a suite started with `process_group(0)`), so
-/// the probe processes a suite started (sync's) go with it.
-fn kill_group(leader: u32) {
-    let Ok(group) = i32::try_from(leader) else {
-        return;
-    };
-    // SAFETY: kill(2) with a negative pid signals that process group; it reads no memory of
-    // ours, and the group is the child's own, created for it by process_group(0).
-    unsafe {
-        libc::kill(-group, libc::SIGKILL);
+/// SIGKILL to the process group `child` heads (a suite started with `process_group(0)`), so
+/// the probe processes a suite started (sync's) go with it; the child alone if that fails.
+fn kill_group(child: &mut std::process::Child) {
+    let killed = i32::try_from(child.id()).is_ok_and(|group| {
+        // SAFETY: kill(2) with a negative pid signals that process group; it reads no memory of
+        // ours, and the group is the child's own, created for it by process_group(0).
+        unsafe { libc::kill(-group, libc::SIGKILL) == 0 }
+    });
+    if !killed {
+        let _ = child.kill();
     }
 }
 

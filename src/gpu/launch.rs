@@ -191,22 +191,34 @@ pub fn clock_rate(gpu: &mut Gpu, spin: Duration) -> Result<ClockStamps, GpuError
 ///
 /// Kernel signature: `(long long *out[pairs], int pairs)`.
 pub fn clock_overhead(gpu: &mut Gpu, pairs: u32) -> Result<Vec<i64>, GpuError> {
-    let function = gpu.function("clock", "clock_overhead")?;
+    timer_pairs(gpu, "clock_overhead", 1, pairs)
+}
+
+/// Runs a one-thread timer kernel of cuda/clock.cu whose signature is
+/// `(long long *out[values_per_pair * pairs], int pairs)`, and returns `out`.
+fn timer_pairs(
+    gpu: &mut Gpu,
+    entry: &str,
+    values_per_pair: usize,
+    pairs: u32,
+) -> Result<Vec<i64>, GpuError> {
+    let function = gpu.function("clock", entry)?;
     let stream = gpu.stream().clone();
     let mut out = stream
-        .alloc_zeros::<i64>(pairs as usize)
-        .map_err(driver_error("allocating clock overhead samples"))?;
+        .alloc_zeros::<i64>(values_per_pair * pairs as usize)
+        .map_err(driver_error("allocating timer samples"))?;
     let count = as_i32(pairs, "the pair count")?;
     let mut launch = stream.launch_builder(&function);
     launch.arg(&mut out).arg(&count);
-    // SAFETY: argument order and types match the signature above; `out` holds `pairs` elements.
-    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching clock_overhead"))?;
+    // SAFETY: both callers' kernels take (long long *out, int pairs) and write
+    // values_per_pair * pairs elements, which `out` holds.
+    unsafe { launch.launch(one_block(1)) }.map_err(driver_error(&format!("launching {entry}")))?;
     wait_and_read(
         gpu,
-        "clock_overhead",
+        entry,
         Duration::from_secs(10),
         &out,
-        "reading clock overhead samples",
+        "reading timer samples",
     )
 }
 
@@ -269,23 +281,7 @@ pub fn shared_stride(
 ///
 /// Kernel signature: `(long long *out[3*pairs], int pairs)`.
 pub fn timer_overheads(gpu: &mut Gpu, pairs: u32) -> Result<Vec<i64>, GpuError> {
-    let function = gpu.function("clock", "timer_overheads")?;
-    let stream = gpu.stream().clone();
-    let mut out = stream
-        .alloc_zeros::<i64>(3 * pairs as usize)
-        .map_err(driver_error("allocating timer overhead samples"))?;
-    let count = as_i32(pairs, "the pair count")?;
-    let mut launch = stream.launch_builder(&function);
-    launch.arg(&mut out).arg(&count);
-    // SAFETY: argument order and types match the signature above; `out` holds 3*pairs.
-    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching timer_overheads"))?;
-    wait_and_read(
-        gpu,
-        "timer_overheads",
-        Duration::from_secs(10),
-        &out,
-        "reading timer overhead samples",
-    )
+    timer_pairs(gpu, "timer_overheads", 3, pairs)
 }
 
 /// Runs `clock_scope` (cuda/clock.cu) with `blocks` blocks of 32 threads; returns six values

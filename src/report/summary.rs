@@ -88,14 +88,17 @@ struct Rows<'a> {
 }
 
 impl Rows<'_> {
-    fn push(
+    /// One figure, unless it has neither a value nor a verdict.
+    fn add(
         &mut self,
         quantity: &str,
         value: Option<f64>,
+        text: Option<&str>,
         unit: &str,
-        interval: Option<(f64, f64, &str)>,
+        interval: Option<(f64, f64)>,
+        uncertainty: String,
     ) {
-        if value.is_none() {
+        if value.is_none() && text.is_none() {
             return;
         }
         self.figures.push(Figure {
@@ -105,10 +108,28 @@ impl Rows<'_> {
             unit: unit.into(),
             low: interval.map(|i| i.0),
             high: interval.map(|i| i.1),
-            uncertainty: interval.map_or(String::new(), |i| i.2.to_string()),
-            text: None,
+            uncertainty,
+            text: text.map(str::to_string),
             source: self.source.clone(),
         });
+    }
+
+    /// A value with `low`–`high` of kind `label` ("95% CI", "min-max"), where given.
+    fn push(
+        &mut self,
+        quantity: &str,
+        value: Option<f64>,
+        unit: &str,
+        interval: Option<(f64, f64, &str)>,
+    ) {
+        let label = interval.map_or(String::new(), |i| i.2.to_string());
+        let bounds = interval.map(|i| (i.0, i.1));
+        self.add(quantity, value, None, unit, bounds, label);
+    }
+
+    /// A value whose uncertainty is said in words.
+    fn labelled(&mut self, quantity: &str, value: Option<f64>, unit: &str, label: String) {
+        self.add(quantity, value, None, unit, None, label);
     }
 
     /// `{estimate, ci95_low, ci95_high}`.
@@ -136,29 +157,12 @@ impl Rows<'_> {
         unit: &str,
         confidence: Option<f64>,
     ) {
-        if value.is_none() {
-            return;
-        }
-        self.push(quantity, value, unit, None);
-        if let (Some(c), Some(last)) = (confidence, self.figures.last_mut()) {
-            last.uncertainty = format!("confidence {c:.2}");
-        }
+        let label = confidence.map_or(String::new(), |c| format!("confidence {c:.2}"));
+        self.labelled(quantity, value, unit, label);
     }
 
     fn text(&mut self, quantity: &str, text: Option<&str>) {
-        if let Some(text) = text {
-            self.figures.push(Figure {
-                section: self.section.into(),
-                quantity: quantity.into(),
-                value: None,
-                unit: String::new(),
-                low: None,
-                high: None,
-                uncertainty: String::new(),
-                text: Some(text.to_string()),
-                source: self.source.clone(),
-            });
-        }
+        self.add(quantity, None, text, "", None, String::new());
     }
 }
 
@@ -283,18 +287,17 @@ fn figures_of(suite: &str, name: &str, dir: &Path, figures: &mut Vec<Figure>) ->
             let regs = file("regs.json")?;
             let a = &regs["allocation"];
             let mut r = rows("Registers", format!("{name}/regs.json"), figures);
-            r.push(
+            let fitting = a["consistent"].as_array().map_or(0, Vec::len);
+            r.labelled(
                 "allocation unit",
                 a["allocator"]["unit_registers_per_warp"].as_f64(),
                 "registers/warp",
-                None,
+                if fitting > 1 {
+                    format!("ambiguous: {fitting} units fit the caps measured")
+                } else {
+                    String::new()
+                },
             );
-            let fitting = a["consistent"].as_array().map_or(0, Vec::len);
-            if fitting > 1
-                && let Some(last) = r.figures.last_mut()
-            {
-                last.uncertainty = format!("ambiguous: {fitting} units fit the caps measured");
-            }
             r.push(
                 "register-file partitions",
                 a["allocator"]["partitions"].as_f64(),
