@@ -33,27 +33,85 @@ __device__ __forceinline__ unsigned load_nc(const unsigned *p)
     return v;
 }
 
+__device__ __forceinline__ unsigned long long load_pointer_default(unsigned long long p)
+{
+    unsigned long long v;
+    asm volatile("ld.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ unsigned long long load_pointer_cg(unsigned long long p)
+{
+    unsigned long long v;
+    asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ unsigned long long load_pointer_nc(unsigned long long p)
+{
+    unsigned long long v;
+    asm volatile("ld.global.nc.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// Load-to-use chases: every element holds the address of the next (`p = *p`), so nothing but
+// the load sits on the dependency chain (an index would add an address computation per load).
+// The host uploads byte offsets; `absolute_pointers` adds the buffer's address in place.
+extern "C" __global__ void absolute_pointers(unsigned long long *chain, unsigned long long n)
+{
+    const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        chain[i] += (unsigned long long)chain;
+    }
+}
+
 // Global-memory chases run on `blockDim.x` threads of one block (`--threads`, for contention
-// studies): thread t starts at starts[t] and writes out[2t] (cycles) and out[2t + 1] (index).
+// studies): thread t starts at word starts[t] and writes out[2t] (cycles) and out[2t + 1]
+// (the word index it ended on, for the host's check).
 #define CHASE_KERNEL(NAME, LOAD)                                                              \
-    extern "C" __global__ void NAME(const unsigned *chain, const unsigned *starts, int warm,  \
-                                    int steps, long long *out)                                \
+    extern "C" __global__ void NAME(const unsigned long long *chain, const unsigned *starts,  \
+                                    int warm, int steps, long long *out)                      \
     {                                                                                         \
-        unsigned j = starts[threadIdx.x];                                                     \
-        _Pragma("unroll 1") for (int i = 0; i < warm; ++i) { j = LOAD(chain + j); }           \
+        const unsigned long long base = (unsigned long long)chain;                            \
+        unsigned long long p = base + 4ull * starts[threadIdx.x];                             \
+        _Pragma("unroll 1") for (int i = 0; i < warm; ++i) { p = LOAD(p); }                   \
         const long long start = read_clock64();                                               \
         _Pragma("unroll 1") for (int i = 0; i < steps; i += 16)                               \
         {                                                                                     \
-            _Pragma("unroll") for (int u = 0; u < 16; ++u) { j = LOAD(chain + j); }           \
+            _Pragma("unroll") for (int u = 0; u < 16; ++u) { p = LOAD(p); }                   \
         }                                                                                     \
         const long long stop = read_clock64();                                                \
         out[2 * threadIdx.x] = stop - start;                                                  \
-        out[2 * threadIdx.x + 1] = j;                                                         \
+        out[2 * threadIdx.x + 1] = (long long)((p - base) / 4);                               \
     }
 
-CHASE_KERNEL(chase_global, load_default)
-CHASE_KERNEL(chase_l2, load_cg)
-CHASE_KERNEL(chase_readonly, load_nc)
+CHASE_KERNEL(chase_global, load_pointer_default)
+CHASE_KERNEL(chase_l2, load_pointer_cg)
+CHASE_KERNEL(chase_readonly, load_pointer_nc)
+
+// The same chase with 32-bit word indices (`j = chain[j]`), as gpubench measured before: the
+// address computation it puts between loads is the difference to chase_global, reported as
+// the index chain's overhead.
+extern "C" __global__ void chase_global_index(const unsigned *chain, int warm, int steps,
+                                              long long *out)
+{
+    unsigned j = 0;
+#pragma unroll 1
+    for (int i = 0; i < warm; ++i) {
+        j = load_default(chain + j);
+    }
+    const long long start = read_clock64();
+#pragma unroll 1
+    for (int i = 0; i < steps; i += 16) {
+#pragma unroll
+        for (int u = 0; u < 16; ++u) {
+            j = load_default(chain + j);
+        }
+    }
+    const long long stop = read_clock64();
+    out[0] = stop - start;
+    out[1] = j;
+}
 
 // Fine-grained chase (after Mei & Chu): one thread, every load timed on its own. The loaded
 // index is stored to shared memory before the second clock read, so the read waits for the
@@ -87,94 +145,107 @@ PER_LOAD_KERNEL(per_load_l2, load_cg)
 PER_LOAD_KERNEL(per_load_readonly, load_nc)
 
 // TLB chase (Wong et al., TLB section): elements one page-scale stride apart over a buffer of
-// up to tens of GiB, too large for 32-bit word indices and too large to build on the host.
-// Elements hold element numbers; the host uploads next[] (n entries, the visiting order) and
-// tlb_chain_init scatters it, one element per thread. Loads are ld.global.cg, so the elements
-// (a few thousand lines) stay in L2 and what grows with the footprint is address translation.
+// up to tens of GiB, too large to build on the host. The host uploads next[] (n entries, the
+// visiting order as element numbers) and tlb_chain_init scatters it, one element per thread,
+// as the address of the next element, so the chase is `p = *p` with no address arithmetic.
+// Loads are ld.global.cg: the elements (a few thousand lines) stay in L2, and what grows with
+// the footprint is address translation. out[1] is the element number the chase ended on.
 extern "C" __global__ void tlb_chain_init(unsigned char *base, unsigned long long stride,
                                           const unsigned *next, unsigned n)
 {
     const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
-        *(unsigned *)(base + i * stride) = next[i];
+        *(unsigned long long *)(base + i * stride) =
+            (unsigned long long)(base + (unsigned long long)next[i] * stride);
     }
 }
 
 extern "C" __global__ void chase_tlb(const unsigned char *base, unsigned long long stride,
                                      int warm, int steps, long long *out)
 {
-    unsigned j = 0;
+    unsigned long long p = (unsigned long long)base;
 #pragma unroll 1
     for (int i = 0; i < warm; ++i) {
-        j = load_cg((const unsigned *)(base + j * stride));
+        p = load_pointer_cg(p);
     }
     const long long start = read_clock64();
 #pragma unroll 1
     for (int i = 0; i < steps; i += 16) {
 #pragma unroll
         for (int u = 0; u < 16; ++u) {
-            j = load_cg((const unsigned *)(base + j * stride));
+            p = load_pointer_cg(p);
         }
     }
     const long long stop = read_clock64();
     out[0] = stop - start;
-    out[1] = j;
+    out[1] = (long long)((p - (unsigned long long)base) / stride);
 }
 
-// The chain copied into dynamic shared memory (words = its length) by the whole block, then
-// chased by thread 0.
+// The chain (byte offsets) copied into dynamic shared memory by the whole block as shared-
+// window addresses, then chased by thread 0 with `ld.shared` on the address itself: no index
+// arithmetic between loads. out[1] is the word index the chase ended on.
 extern "C" __global__ void chase_shared(const unsigned *chain, int words, int warm, int steps,
                                         long long *out)
 {
     extern __shared__ unsigned shared_chain[];
+    const unsigned base = (unsigned)__cvta_generic_to_shared(shared_chain);
     for (int i = threadIdx.x; i < words; i += blockDim.x) {
-        shared_chain[i] = chain[i];
+        shared_chain[i] = base + chain[i];
     }
     __syncthreads();
     if (threadIdx.x != 0) {
         return;
     }
-    unsigned j = 0;
+    unsigned j = base;
 #pragma unroll 1
     for (int i = 0; i < warm; ++i) {
-        j = shared_chain[j];
+        asm volatile("ld.shared.u32 %0, [%0];" : "+r"(j)::"memory");
     }
     const long long start = read_clock64();
 #pragma unroll 1
     for (int i = 0; i < steps; i += 16) {
 #pragma unroll
         for (int u = 0; u < 16; ++u) {
-            j = shared_chain[j];
+            asm volatile("ld.shared.u32 %0, [%0];" : "+r"(j)::"memory");
         }
     }
     const long long stop = read_clock64();
     out[0] = stop - start;
-    out[1] = j;
+    out[1] = (j - base) / 4;
 }
 
-// The whole 64 KiB of user constant memory, chased with dynamic indices (the constant cache
-// path; uniform across the warp, as one thread runs). The host writes the chain into it.
+// The whole 64 KiB of user constant memory; the host writes the chain into it as byte
+// offsets, so a load is `c[bank][offset]` with no index arithmetic.
 __constant__ unsigned const_chain[16384];
 
-extern "C" __global__ void chase_constant(int warm, int steps, long long *out)
+__device__ __forceinline__ unsigned constant_at(unsigned offset)
 {
-    unsigned j = 0;
-#pragma unroll 1
-    for (int i = 0; i < warm; ++i) {
-        j = const_chain[j];
-    }
-    const long long start = read_clock64();
-#pragma unroll 1
-    for (int i = 0; i < steps; i += 16) {
-#pragma unroll
-        for (int u = 0; u < 16; ++u) {
-            j = const_chain[j];
-        }
-    }
-    const long long stop = read_clock64();
-    out[0] = stop - start;
-    out[1] = j;
+    return *(const unsigned *)((const char *)const_chain + offset);
 }
+
+// Two constant-cache paths. chase_constant starts from starts[threadIdx.x], read from global
+// memory: the compiler cannot prove the index warp-uniform, keeps it in a per-thread register
+// and loads with LDC (the constant cache hierarchy). chase_constant_uniform starts from 0: the
+// whole chain is warp-uniform and ptxas moves it to the uniform datapath (ULDC). out[1] is the
+// word index the chase ended on.
+#define CONSTANT_CHASE(NAME, FIRST)                                                           \
+    extern "C" __global__ void NAME(const unsigned *starts, int warm, int steps, long long *out) \
+    {                                                                                         \
+        (void)starts;                                                                         \
+        unsigned j = FIRST;                                                                   \
+        _Pragma("unroll 1") for (int i = 0; i < warm; ++i) { j = constant_at(j); }            \
+        const long long start = read_clock64();                                               \
+        _Pragma("unroll 1") for (int i = 0; i < steps; i += 16)                               \
+        {                                                                                     \
+            _Pragma("unroll") for (int u = 0; u < 16; ++u) { j = constant_at(j); }            \
+        }                                                                                     \
+        const long long stop = read_clock64();                                                \
+        out[0] = stop - start;                                                                \
+        out[1] = j / 4;                                                                       \
+    }
+
+CONSTANT_CHASE(chase_constant, starts[threadIdx.x])
+CONSTANT_CHASE(chase_constant_uniform, 0u)
 
 // Texture path: tex1Dfetch through a texture object over linear memory, written as PTX
 // (`tex.1d`) because the texture headers need more of the toolkit than the pinned compiler

@@ -2,7 +2,7 @@
 # Runs gpubench's GPU work on a machine with a GPU but no Rust toolchain, from binaries built
 # elsewhere (scripts/prepare-device.sh puts them under target/device/). Writes everything into
 # $OUT (default ./device-out) and tars the run directories into one file.
-#   usage: scripts/device-run.sh [info] [tests] [divergence] [clock] [shared] [sync] [branch] [regs] [pipeline] [cache] [cache-new] [slots] [all] [all-quick] [errors]
+#   usage: scripts/device-run.sh [info] [tests] [divergence] [clock] [shared] [sync] [branch] [regs] [pipeline] [cache] [cache-fast] [cache-l2] [cache-instruction] [cache-new] [slots] [all] [all-quick] [errors]
 #   (no argument: all of them)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -70,8 +70,27 @@ for step in $steps; do
     log "gpubench cache --space global --threads 32 --per-load"
     /usr/bin/time -f "wall %e s" $BIN cache --space global --threads 32 --per-load --output "$OUT/runs/cache-global-threads32"
     ;;
+  cache-fast)
+    # Every cache space but the long l2 and instruction sweeps, with the carveout sweep.
+    log "gpubench cache --space global --carveout 0,25,50,75,100"
+    /usr/bin/time -f "wall %e s" $BIN cache --space global --carveout 0,25,50,75,100 --output "$OUT/runs/cache-global"
+    for space in readonly texture constant constant-uniform shared tlb; do
+      log "gpubench cache --space $space"
+      /usr/bin/time -f "wall %e s" $BIN cache --space "$space" --output "$OUT/runs/cache-$space"
+    done
+    log "gpubench cache --space tlb --chain random"
+    /usr/bin/time -f "wall %e s" $BIN cache --space tlb --chain random --output "$OUT/runs/cache-tlb-random"
+    ;;
+  cache-l2)
+    log "gpubench cache --space l2"
+    /usr/bin/time -f "wall %e s" $BIN cache --space l2 --output "$OUT/runs/cache-l2"
+    ;;
+  cache-instruction)
+    log "gpubench cache --space instruction"
+    /usr/bin/time -f "wall %e s" $BIN cache --space instruction --output "$OUT/runs/cache-instruction"
+    ;;
   cache)
-    for space in global l2 readonly shared constant texture instruction tlb; do
+    for space in global l2 readonly shared constant constant-uniform texture instruction tlb; do
       log "gpubench cache --space $space"
       /usr/bin/time -f "wall %e s" $BIN cache --space "$space" --output "$OUT/runs/cache-$space"
     done

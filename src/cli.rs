@@ -207,6 +207,7 @@ pub enum SpaceChoice {
     Readonly,
     Shared,
     Constant,
+    ConstantUniform,
     Texture,
     Instruction,
     Tlb,
@@ -221,8 +222,10 @@ pub enum ChainChoice {
 #[derive(Debug, Args)]
 pub struct CacheArgs {
     /// Memory space: global (default loads), l2 (ld.global.cg), readonly (ld.global.nc),
-    /// shared, constant, texture (tex1Dfetch through a texture object), instruction
-    /// (straight-line code of growing size) or tlb (page-scale strides over GiBs).
+    /// shared, constant (index in a per-thread register: LDC, the constant caches),
+    /// constant-uniform (warp-uniform index: ULDC, the uniform datapath), texture (tex1Dfetch
+    /// through a texture object), instruction (straight-line code of growing size) or tlb
+    /// (page-scale strides over GiBs).
     #[arg(long, value_enum, default_value_t = SpaceChoice::Global)]
     pub space: SpaceChoice,
     /// Visiting order: stride (address order, as Wong) or random (defeats prefetching).
@@ -252,6 +255,18 @@ pub struct CacheArgs {
     /// readonly).
     #[arg(long)]
     pub per_load: bool,
+    /// Shared-memory carveout preferences in percent, comma-separated (global, readonly): the
+    /// first is used for the sweep, every one gets a sweep of its own that locates the L1
+    /// (carveout.csv). Default: 0 (the most L1).
+    #[arg(long, value_delimiter = ',')]
+    pub carveout: Vec<i32>,
+    /// Skip the conflict experiment (N addresses at a fixed stride: ways and way size).
+    #[arg(long)]
+    pub no_conflict: bool,
+    /// TLB strides in bytes, comma-separated: each gets a sweep of its own (tlb_strides.csv);
+    /// the first is the main sweep's. Default: 2 MiB, 32 MiB, 512 MiB, 1 GiB.
+    #[arg(long, value_delimiter = ',')]
+    pub tlb_strides: Vec<u64>,
     /// CUDA device index.
     #[arg(long, default_value_t = 0)]
     pub device: usize,

@@ -2,9 +2,11 @@
 
 pub mod bank_conflicts;
 pub mod branch;
+pub mod cache_fit;
 pub mod cache_inference;
 pub mod cache_model;
 pub mod clock;
+pub mod conflict;
 pub mod divergence;
 pub mod divergence_model;
 pub mod divergence_split;

@@ -42,6 +42,8 @@ pub fn timed_reads(kernel: &str) -> Option<(usize, usize)> {
     match kernel {
         "divergence_single" | "divergence_double" => Some((3, 4)),
         "divergence_split" => Some((1, 3)),
+        // Every cache chase reads the clock once before and once after its timed loop.
+        name if name.starts_with("chase_") => Some((1, 2)),
         _ => None,
     }
 }
@@ -59,6 +61,18 @@ fn opcode(line: &str) -> Option<&str> {
     }
 }
 
+/// Opcodes (before the first '.') that load data: global, constant, shared, texture, local.
+const LOADS: &[&str] = &[
+    "LDG", "LDC", "ULDC", "LDS", "LD", "LDL", "TLD", "TEX", "TLD4", "LDSM",
+];
+
+/// Whether `line` loads data that is not a kernel parameter (bank 0 of the constant space holds
+/// the parameters; `c[0x0]` reads are the loop's bounds, not the chase).
+fn is_data_load(opcode: &str, line: &str) -> bool {
+    let base = opcode.split('.').next().unwrap_or(opcode);
+    LOADS.contains(&base) && !line.contains("c[0x0]")
+}
+
 fn is_control(opcode: &str) -> bool {
     let base = opcode.split('.').next().unwrap_or(opcode);
     CONTROL.contains(&base) || opcode.ends_with(".S")
@@ -70,6 +84,11 @@ pub struct KernelSass {
     /// Control opcodes in the timed region and how often each appears (static count).
     pub timed_region_control: BTreeMap<String, usize>,
     pub timed_region_instructions: usize,
+    /// Data loads in the timed region (full opcode, e.g. `LDG.E.64.CONSTANT`) and how often.
+    pub timed_region_loads: BTreeMap<String, usize>,
+    /// Everything else there that is neither control nor a data load (address arithmetic,
+    /// loop counters), by opcode.
+    pub timed_region_other: BTreeMap<String, usize>,
 }
 
 /// The kernel being read: its counts so far, its timed region, and the clock reads seen.
@@ -102,6 +121,12 @@ impl Reading {
                 .or_default() += 1;
             "T*"
         } else {
+            let counts = if is_data_load(op, line) {
+                &mut self.kernel.timed_region_loads
+            } else {
+                &mut self.kernel.timed_region_other
+            };
+            *counts.entry(op.to_string()).or_default() += 1;
             "T "
         }
     }
@@ -125,6 +150,8 @@ pub fn annotate(sass: &str) -> (String, Vec<KernelSass>) {
                     kernel: name,
                     timed_region_control: BTreeMap::new(),
                     timed_region_instructions: 0,
+                    timed_region_loads: BTreeMap::new(),
+                    timed_region_other: BTreeMap::new(),
                 },
                 clock_reads: 0,
             });

@@ -37,9 +37,10 @@ pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
 fn defaults(space: Space) -> (u64, u64, Option<u64>, u64) {
     match space {
         Space::Global | Space::Readonly | Space::Texture => (32, 4 << 10, Some(4 << 20), 160),
-        Space::L2 => (128, 256 << 10, Some(128 << 20), 160),
+        // The L2's end comes from the device (`l2_largest`).
+        Space::L2 => (128, 256 << 10, None, 160),
         Space::Shared => (4, 1 << 10, Some(48 << 10), 160),
-        Space::Constant => (64, 64, Some(64 << 10), 160),
+        Space::Constant | Space::ConstantUniform => (64, 64, Some(64 << 10), 160),
         Space::Instruction => (16, 1 << 10, Some(512 << 10), 32),
         Space::Tlb => (2 << 20, 8 << 20, None, 32),
     }
@@ -56,6 +57,12 @@ fn tlb_largest(smallest: u64, memory_bytes: u64) -> u64 {
     largest
 }
 
+/// The L2 sweep's default end: at least four times the driver's L2 size (a far half and the
+/// step to DRAM sit past the size itself), a power of two, no less than 128 MiB.
+fn l2_largest(l2_bytes: u64) -> u64 {
+    (4 * l2_bytes).next_power_of_two().max(128 << 20)
+}
+
 /// `gpubench cache --space …`: sweep one space and read its levels.
 pub fn run(args: &CacheArgs) -> Result<()> {
     let space = match args.space {
@@ -64,6 +71,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         SpaceChoice::Readonly => Space::Readonly,
         SpaceChoice::Shared => Space::Shared,
         SpaceChoice::Constant => Space::Constant,
+        SpaceChoice::ConstantUniform => Space::ConstantUniform,
         SpaceChoice::Texture => Space::Texture,
         SpaceChoice::Instruction => Space::Instruction,
         SpaceChoice::Tlb => Space::Tlb,
@@ -76,13 +84,20 @@ pub fn run(args: &CacheArgs) -> Result<()> {
     let stride = args.stride.unwrap_or(stride);
     let smallest = args.min_bytes.unwrap_or(smallest);
     let fine_points = args.fine_points.unwrap_or(fine_points);
-    let unit = if space == Space::Instruction { 16 } else { 4 };
+    // Pointer chases (the global spaces and tlb) need 8-byte elements.
+    let unit = match space {
+        Space::Instruction => 16,
+        Space::Global | Space::L2 | Space::Readonly | Space::Tlb => 8,
+        _ => 4,
+    };
     if stride == 0
         || !stride.is_multiple_of(unit)
         || smallest < stride
         || (space == Space::Tlb && smallest < 2 * stride)
         || !smallest.is_multiple_of(stride)
-        || args.max_bytes.is_some_and(|largest| largest < 4 * smallest)
+        || args
+            .max_bytes
+            .is_some_and(|largest| smallest.checked_mul(4).is_none_or(|m| largest < m))
     {
         return Err(UsageError::new(format!(
             "--stride must be a positive multiple of {unit}, --min-bytes a multiple of it (two strides at least for tlb), and --max-bytes at least 4 times --min-bytes (three doublings at least)"
@@ -116,20 +131,54 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         )
         .into());
     }
+    if !args.carveout.is_empty()
+        && (!matches!(space, Space::Global | Space::Readonly)
+            || args.carveout.iter().any(|p| !(0..=100).contains(p)))
+    {
+        return Err(UsageError::new(
+            "--carveout takes percentages from 0 to 100, with --space global or readonly",
+        )
+        .into());
+    }
+    if !args.tlb_strides.is_empty()
+        && (space != Space::Tlb
+            || args
+                .tlb_strides
+                .iter()
+                .any(|&s| s == 0 || !s.is_multiple_of(8) || s > 1 << 40))
+    {
+        return Err(UsageError::new(
+            "--tlb-strides takes positive multiples of 8 bytes up to 1 TiB, with --space tlb",
+        )
+        .into());
+    }
     let entries: &[(&str, &str)] = match space {
         // The instruction space's kernels are generated later; loading the cache module still
         // proves the PTX this binary carries (and whose ISA they declare) loads on the driver.
         Space::Instruction => &[("cache", "chase_global")],
         Space::Tlb => &[("cache", "chase_tlb"), ("cache", "tlb_chain_init")],
+        Space::Global => &[
+            ("cache", "chase_global"),
+            ("cache", "absolute_pointers"),
+            ("cache", "chase_global_index"),
+        ],
+        Space::L2 | Space::Readonly => &[("cache", space.entry()), ("cache", "absolute_pointers")],
         _ => &[("cache", space.entry())],
     };
     let mut gpu = suite::open(args.device, args.output.as_deref(), entries)?;
-    let memory = gpu.properties()?.global_memory_bytes as u64;
+    let properties = gpu.properties()?;
+    let memory = properties.global_memory_bytes as u64;
     let largest = match (args.max_bytes, largest) {
         (Some(given), _) => given,
         (None, Some(default)) => default,
+        (None, None) if space == Space::L2 => {
+            l2_largest(u64::try_from(properties.l2_cache_bytes).unwrap_or(0))
+        }
         (None, None) => tlb_largest(smallest, memory),
     };
+    if let Some(&first) = args.carveout.first() {
+        gpu.chase_carveout_percent = first;
+    }
     if space == Space::Tlb && largest > memory / 10 * 9 {
         return Err(UsageError::new(format!(
             "--max-bytes {largest} is more than 90 % of the device's {memory} bytes; pass a smaller one"
@@ -154,11 +203,13 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "threads": args.threads,
         "per_load": args.per_load,
         "chain": match order { Order::Stride => "fixed stride, address order".to_string(), Order::Random(seed) => format!("fixed stride, random order (seed {seed})") },
-        "preferred_shared_carveout_percent": space.global_loads().then_some(crate::gpu::launch::CHASE_CARVEOUT_PERCENT),
+        "preferred_shared_carveout_percent": space.global_loads().then_some(gpu.chase_carveout_percent),
+        "coarse_points_per_doubling": cache::COARSE_PER_DOUBLING,
         "method": match space {
             Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains) JIT-compiled per size; two passes, the second timed; 16 bytes per instruction"),
             Space::Tlb => "one element per stride in one buffer allocated at the largest footprint, chain scattered on the device, ld.global.cg; one warm pass, then at least one full timed pass; final element checked; then a stride sweep past the first reach for the page size".to_string(),
-            _ => "one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; coarse doubling, bisection at each rise, fine sweep after it".to_string(),
+            Space::Global | Space::L2 | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
+            _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
         },
     });
     let suite = suite::start(
@@ -194,12 +245,71 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             Some(buffer) => Some(translation(&mut gpu, buffer, &suite, &report, stride)?),
             None => None,
         };
+        let tlb_strides = match tlb_buffer.as_mut() {
+            Some(buffer) => Some(translation_strides(
+                &mut gpu,
+                buffer,
+                &suite,
+                order,
+                stride,
+                &args.tlb_strides,
+                largest,
+            )?),
+            None => None,
+        };
         drop(tlb_buffer);
+        for gap in &sweep.unresolved {
+            println!(
+                "unresolved: {} B to {} B: {}",
+                gap.from_bytes, gap.to_bytes, gap.why
+            );
+        }
+        let timed_loop = timed_loop(&suite, space, &properties.compute_capability)?;
+        let index_overhead = match space {
+            Space::Global => Some(index_overhead(&mut gpu, &report, smallest, stride)?),
+            _ => None,
+        };
         let granularity = match space {
-            Space::Global | Space::L2 | Space::Readonly | Space::Texture | Space::Constant => {
+            Space::Global
+            | Space::L2
+            | Space::Readonly
+            | Space::Texture
+            | Space::Constant
+            | Space::ConstantUniform => {
                 fetch_granularity(&mut gpu, &suite, space, &report, stride, largest)?
             }
             _ => None,
+        };
+        let line = granularity
+            .as_ref()
+            .and_then(|g| g.get("estimate"))
+            .and_then(|e| e.get("bytes"))
+            .and_then(serde_json::Value::as_u64);
+        let conflict = match space {
+            Space::Global
+            | Space::Readonly
+            | Space::Texture
+            | Space::Constant
+            | Space::ConstantUniform
+                if !args.no_conflict =>
+            {
+                conflict_experiment(&mut gpu, &suite, space, &report, stride, line)?
+            }
+            _ => None,
+        };
+        let carveouts = if args.carveout.len() > 1 {
+            Some(carveout_sweep(
+                &mut gpu,
+                &suite,
+                space,
+                &args.carveout,
+                stride,
+                smallest,
+                largest,
+                fine_points,
+            )?)
+        } else {
+            None
         };
         let per_load = if args.per_load {
             Some(per_load_sweep(
@@ -215,7 +325,13 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 "space": space.name(),
                 "report": report,
                 "tlb": tlb_summary,
+                "tlb_strides": tlb_strides,
+                "timed_loop": timed_loop,
+                "index_chain": index_overhead,
+                "unresolved": sweep.unresolved,
                 "fetch_granularity": granularity,
+                "conflict": conflict,
+                "carveout": carveouts,
                 "per_load": per_load,
                 "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds },
                 "device_attributes": {
@@ -330,8 +446,10 @@ fn fetch_granularity(
     if footprint > largest.max(2 * size) {
         return Ok(None);
     }
+    // Pointer chases need 8-byte elements.
+    let narrowest = if space.global_loads() { 8 } else { 4 };
     let strides: Vec<u64> = (0..7)
-        .map(|k| (stride / 8).max(4) << k)
+        .map(|k| (stride / 8).max(narrowest) << k)
         .filter(|&s| s <= top)
         .collect();
     // At least 32 elements: more than a set's ways, so large strides cannot all fit one set.
@@ -393,5 +511,278 @@ fn per_load_sweep(
             100.0 * row.slow_fraction
         );
     }
+    Ok(summary)
+}
+
+/// The SASS of the space's chase kernel, compiled from the same PTX this run loaded
+/// (`cache.sass` beside the results), and what its timed loop loads with: a space whose loop
+/// executes another load than the space's own is flagged, never reported silently as that space.
+fn timed_loop(suite: &suite::Suite, space: Space, cc: &str) -> Result<serde_json::Value> {
+    if space == Space::Instruction {
+        return Ok(
+            json!({ "status": "generated code: checked by the instruction space's own test (16 bytes of SASS per instruction)" }),
+        );
+    }
+    let Some(module) = crate::kernels::module("cache") else {
+        return Ok(json!({ "status": "the cache module is not embedded" }));
+    };
+    let (text, record) = crate::experiments::sass::disassemble(module, cc);
+    if let Some(text) = text {
+        suite.run.write("cache.sass", text.as_bytes())?;
+    }
+    let Some(kernel) = record.kernels.iter().find(|k| k.kernel == space.entry()) else {
+        println!("timed loop: SASS not read ({})", record.status);
+        return Ok(
+            json!({ "status": record.status, "arch": record.arch, "kernel": space.entry() }),
+        );
+    };
+    let expected = space.expected_loads();
+    let loads: Vec<&String> = kernel.timed_region_loads.keys().collect();
+    let as_expected = !loads.is_empty() && loads.iter().all(|l| expected.contains(&l.as_str()));
+    let verdict = if as_expected {
+        format!("as expected: {}", expected.join(" or "))
+    } else {
+        format!(
+            "UNEXPECTED: the timed loop loads with {loads:?}, not {}: this run does not measure the {} path",
+            expected.join(" or "),
+            space.name()
+        )
+    };
+    println!(
+        "timed loop ({}, {}): loads {:?}; other instructions {:?}; {verdict}",
+        kernel.kernel, record.arch, kernel.timed_region_loads, kernel.timed_region_other
+    );
+    Ok(json!({
+        "status": record.status,
+        "arch": record.arch,
+        "kernel": kernel.kernel,
+        "loads": kernel.timed_region_loads,
+        "other_instructions": kernel.timed_region_other,
+        "control_instructions": kernel.timed_region_control,
+        "expected_loads": expected,
+        "verdict": verdict,
+    }))
+}
+
+/// The global chase written with word indices at the sweep's smallest footprint, beside the
+/// pointer chase there: the raw figure gpubench used to report and the load-to-use one.
+fn index_overhead(
+    gpu: &mut Gpu,
+    report: &cache_inference::CacheReport,
+    smallest: u64,
+    stride: u64,
+) -> Result<serde_json::Value> {
+    let pointer = cache::measure_point(gpu, Space::Global, Order::Stride, 1, smallest, stride)?;
+    let index = cache::measure_index_chase(gpu, smallest, stride)?;
+    println!(
+        "index chain (j = chain[j]) at {smallest} B: {index:.1} cycles per load; pointer chain (load-to-use): {pointer:.1}; index arithmetic adds {:.1}",
+        index - pointer
+    );
+    Ok(json!({
+        "footprint_bytes": smallest,
+        "index_chain_cycles": index,
+        "pointer_chain_cycles": pointer,
+        "overhead_cycles": index - pointer,
+        "level_1_latency_cycles": report.levels.first().map(|l| l.latency_cycles),
+    }))
+}
+
+#[derive(serde::Serialize)]
+struct ConflictRow {
+    stride_bytes: u64,
+    addresses: u64,
+    cycles: f64,
+    hits: bool,
+}
+
+/// The conflict experiment on the first level (`conflict.csv`, `conflict.png`): strides from
+/// the line (or four sweep strides) to twice the size, the largest N of addresses at each that
+/// still hits (below a quarter of the way from the level's latency to the next one's).
+fn conflict_experiment(
+    gpu: &mut Gpu,
+    suite: &suite::Suite,
+    space: Space,
+    report: &cache_inference::CacheReport,
+    stride: u64,
+    line: Option<u64>,
+) -> Result<Option<crate::analysis::conflict::ConflictReport>> {
+    let (Some(first), Some(second)) = (report.levels.first(), report.levels.get(1)) else {
+        return Ok(None);
+    };
+    let Some(size) = first.size_bytes else {
+        return Ok(None);
+    };
+    let hit_below =
+        first.latency_cycles + 0.25 * (second.latency_cycles - first.latency_cycles).max(0.0);
+    let smallest = line.unwrap_or(4 * stride).max(stride).next_power_of_two();
+    let cap: u64 = match space {
+        Space::Constant | Space::ConstantUniform => 64 << 10,
+        _ => 1 << 30,
+    };
+    let strides: Vec<u64> = (0..24)
+        .map(|k| smallest << k)
+        .take_while(|&s| s <= 2 * size.next_power_of_two() && 2 * s <= cap)
+        .collect();
+    let most = |s: u64| (2 * size / s + 8).min(cap / s).min(8192);
+    let found =
+        crate::experiments::cache::conflict::experiment(&strides, hit_below, most, |n, s| {
+            cache::measure_point(gpu, space, Order::Stride, 1, n * s, s)
+        })?;
+    let rows: Vec<ConflictRow> = found
+        .iter()
+        .flat_map(|(_, tried)| tried.iter().map(move |&(n, y)| (n, y)))
+        .zip(
+            found
+                .iter()
+                .flat_map(|(p, tried)| tried.iter().map(move |_| p.stride_bytes)),
+        )
+        .map(|((addresses, cycles), stride_bytes)| ConflictRow {
+            stride_bytes,
+            addresses,
+            cycles,
+            hits: cycles < hit_below,
+        })
+        .collect();
+    suite.run.write_csv("conflict.csv", &rows)?;
+    let points: Vec<_> = found.iter().map(|(p, _)| *p).collect();
+    let analysis = crate::analysis::conflict::analyse(&points, line);
+    let title = suite.title(&format!("{} conflict experiment", space.name()));
+    suite.run.write_with("conflict.png", |path| {
+        cache_plot::draw_conflict(path, &title, &points, &analysis)
+    })?;
+    println!(
+        "conflict (largest N still hitting, < {hit_below:.1} cycles): {}; {}{}",
+        points
+            .iter()
+            .map(|p| format!("{} B: {}", p.stride_bytes, p.max_hitting))
+            .collect::<Vec<_>>()
+            .join(", "),
+        analysis.verdict,
+        match (analysis.ways, analysis.way_bytes) {
+            (Some(w), Some(b)) => format!(": {w} ways of {b} B"),
+            _ => String::new(),
+        }
+    );
+    Ok(Some(analysis))
+}
+
+#[derive(serde::Serialize)]
+struct CarveoutRow {
+    carveout_percent: i32,
+    requested_shared_bytes: i64,
+    level_1_bytes: Option<u64>,
+    level_1_latency_cycles: Option<f64>,
+    sum_bytes: Option<i64>,
+}
+
+/// One sweep per shared-memory carveout preference (`carveout.csv`): the L1 the chase sees,
+/// beside the shared memory the preference asks for (the driver rounds it to a configuration
+/// it supports; L1 + shared is the unified capacity when the preference is taken).
+#[allow(clippy::too_many_arguments)]
+fn carveout_sweep(
+    gpu: &mut Gpu,
+    suite: &suite::Suite,
+    space: Space,
+    carveouts: &[i32],
+    stride: u64,
+    smallest: u64,
+    largest: u64,
+    fine_points: u64,
+) -> Result<Vec<serde_json::Value>> {
+    let shared = i64::from(gpu.properties()?.shared_memory_per_multiprocessor_bytes);
+    let mut rows = Vec::new();
+    for &percent in carveouts {
+        gpu.chase_carveout_percent = percent;
+        let sweep = cache::sweep(
+            cache::RiseThreshold::of(space),
+            stride,
+            smallest,
+            largest,
+            fine_points,
+            |f| cache::measure_point(gpu, space, Order::Stride, 1, f, stride),
+        )?;
+        let level = cache_inference::infer(&sweep.points).and_then(|r| r.levels.first().cloned());
+        let requested = shared * i64::from(percent) / 100;
+        let size = level.as_ref().and_then(|l| l.size_bytes);
+        println!(
+            "carveout {percent:>3} % (asks {} KiB shared): level 1 {}",
+            requested >> 10,
+            size.map_or("not found".into(), |b| format!("{b} B"))
+        );
+        rows.push(CarveoutRow {
+            carveout_percent: percent,
+            requested_shared_bytes: requested,
+            level_1_bytes: size,
+            level_1_latency_cycles: level.as_ref().map(|l| l.latency_cycles),
+            sum_bytes: size.map(|b| b as i64 + requested),
+        });
+    }
+    gpu.chase_carveout_percent = carveouts[0];
+    suite.run.write_csv("carveout.csv", &rows)?;
+    Ok(rows
+        .iter()
+        .map(|r| serde_json::to_value(r).unwrap_or_default())
+        .collect())
+}
+
+/// TLB sweeps at further strides (`tlb_strides.csv`): the main sweep's stride is one of
+/// `strides` (default 2 MiB, 32 MiB, 512 MiB, 1 GiB); each other gets its own sweep from two
+/// strides to the largest footprint, and each says where a level appears or that none did.
+fn translation_strides(
+    gpu: &mut Gpu,
+    buffer: &mut TlbBuffer,
+    suite: &suite::Suite,
+    order: Order,
+    main_stride: u64,
+    strides: &[u64],
+    largest: u64,
+) -> Result<Vec<serde_json::Value>> {
+    let mut strides: Vec<u64> = if strides.is_empty() {
+        vec![main_stride, 32 << 20, 512 << 20, 1 << 30]
+    } else {
+        strides.to_vec()
+    };
+    strides.retain(|&s| s != main_stride && s.checked_mul(8).is_some_and(|m| m <= largest));
+    let mut all_points = Vec::new();
+    let mut summary = Vec::new();
+    for stride in strides {
+        let smallest = 2 * stride;
+        let sweep = cache::sweep(
+            cache::RiseThreshold::of(Space::Tlb),
+            stride,
+            smallest,
+            largest,
+            16,
+            |f| tlb::measure(gpu, buffer, order, f, stride),
+        )?;
+        let report = cache_inference::infer(&sweep.points);
+        let reaches: Vec<_> = report
+            .iter()
+            .flat_map(|r| r.levels.iter())
+            .filter_map(|l| {
+                l.size_bytes.map(|b| {
+                    json!({ "reach_bytes": b, "elements_at_reach": b / stride, "latency_cycles": l.latency_cycles })
+                })
+            })
+            .collect();
+        let verdict = if reaches.is_empty() {
+            format!("no step from {smallest} B up to {largest} B at a {stride}-byte stride")
+        } else {
+            let list: Vec<String> = reaches
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} B ({} elements)",
+                        r["reach_bytes"], r["elements_at_reach"]
+                    )
+                })
+                .collect();
+            format!("at a {stride}-byte stride, steps past {}", list.join(", "))
+        };
+        println!("tlb: {verdict}");
+        summary.push(json!({ "stride_bytes": stride, "points": sweep.points.len(), "levels": reaches, "verdict": verdict }));
+        all_points.extend(sweep.points);
+    }
+    suite.run.write_csv("tlb_strides.csv", &all_points)?;
     Ok(summary)
 }

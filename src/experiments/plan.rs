@@ -14,12 +14,13 @@ pub struct PlannedSuite {
     pub estimate_seconds: f64,
 }
 
-const CACHE_SPACES: [&str; 8] = [
+const CACHE_SPACES: [&str; 9] = [
     "global",
     "l2",
     "readonly",
     "shared",
     "constant",
+    "constant-uniform",
     "texture",
     "tlb",
     "instruction",
@@ -168,7 +169,7 @@ mod tests {
     #[test]
     fn only_and_skip_choose_suites() {
         let chosen = choose(false, Some("cache"), Some("cache-tlb")).unwrap();
-        assert_eq!(chosen.len(), 7);
+        assert_eq!(chosen.len(), 8);
         assert!(chosen.iter().all(|s| s.name.starts_with("cache-")));
         let chosen = choose(true, Some("clock, sync"), None).unwrap();
         let names: Vec<&str> = chosen.iter().map(|s| s.name.as_str()).collect();

@@ -433,16 +433,53 @@ pub fn pipeline(
     )
 }
 
-/// The shared-memory carveout the global-memory chases ask for: 0 % shared, the most L1.
+/// The shared-memory carveout the global-memory chases ask for by default: 0 % shared, the
+/// most L1 (`--carveout` asks for others).
 pub const CHASE_CARVEOUT_PERCENT: i32 = 0;
 
-/// Runs `chase_global`, `chase_l2` or `chase_readonly` (cuda/cache.cu) over `chain` on one
-/// block of `starts.len()` threads, thread t starting at `starts[t]`; returns each thread's
-/// (cycles of the timed loads, final index).
+/// Checks a chase chain of 32-bit word indices on the host (one pass), so every launch below
+/// keeps its loads inside the buffer whoever built the chain: every word and every start must
+/// index the chain, and with `pairs` the chain must be one of 8-byte elements (even indices,
+/// odd words unused), as the 64-bit pointer chases read it.
+fn check_chain(chain: &[u32], starts: &[u32], pairs: bool) -> Result<(), GpuError> {
+    let len = chain.len();
+    let bad = |detail: String| GpuError::Driver {
+        action: "checking a chase chain".into(),
+        detail,
+    };
+    if len == 0 || (pairs && !len.is_multiple_of(2)) {
+        return Err(bad(format!("a chain of {len} words cannot be chased")));
+    }
+    for (w, &next) in chain.iter().enumerate() {
+        if next as usize >= len {
+            return Err(bad(format!(
+                "word {w} points at {next}, past the {len} words"
+            )));
+        }
+        if pairs && (next % 2 != 0 || (w % 2 != 0 && next != 0)) {
+            return Err(bad(format!(
+                "word {w} holds {next}: a pointer chase needs 8-byte elements (a stride that is a multiple of 8)"
+            )));
+        }
+    }
+    if let Some(start) = starts
+        .iter()
+        .find(|&&s| s as usize >= len || (pairs && s % 2 != 0))
+    {
+        return Err(bad(format!("start {start} is not an element of the chain")));
+    }
+    Ok(())
+}
+
+/// Runs `chase_global`, `chase_l2` or `chase_readonly` (cuda/cache.cu), 64-bit pointer chases,
+/// over `chain` (32-bit word indices, elements 8-byte aligned) on one block of `starts.len()`
+/// threads, thread t starting at word `starts[t]`; returns each thread's (cycles of the timed
+/// loads, final word index). The chain is uploaded as byte offsets and made absolute on the
+/// device (`absolute_pointers`).
 ///
-/// Kernel signature: `(const unsigned *chain[len], const unsigned *starts[threads], int warm,
-/// int steps, long long *out[2 * threads])`; every element of `chain` (and of `starts`) is an
-/// index into it, so the chase stays inside the buffer.
+/// Kernel signatures: `absolute_pointers(unsigned long long *chain[n], unsigned long long n)`;
+/// `(const unsigned long long *chain[len / 2], const unsigned *starts[threads], int warm,
+/// int steps, long long *out[2 * threads])`.
 pub fn chase(
     gpu: &mut Gpu,
     entry: &str,
@@ -452,10 +489,13 @@ pub fn chase(
     steps: u32,
     deadline: Duration,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
+    check_chain(chain, starts, true)?;
     let function = l1_preferring(gpu, entry)?;
+    let absolute = gpu.function("cache", "absolute_pointers")?;
     let stream = gpu.stream().clone();
-    let device_chain = stream
-        .clone_htod(chain)
+    let offsets: Vec<u64> = chain.iter().step_by(2).map(|&w| 4 * u64::from(w)).collect();
+    let mut device_chain = stream
+        .clone_htod(&offsets)
         .map_err(driver_error("copying the chase chain"))?;
     let device_starts = stream
         .clone_htod(starts)
@@ -463,6 +503,23 @@ pub fn chase(
     let mut out = stream
         .alloc_zeros::<i64>(2 * starts.len())
         .map_err(driver_error("allocating the chase result"))?;
+    let elements = offsets.len() as u64;
+    let mut launch = stream.launch_builder(&absolute);
+    launch.arg(&mut device_chain).arg(&elements);
+    let blocks = elements.div_ceil(256);
+    let blocks = u32::try_from(blocks).map_err(|_| GpuError::Driver {
+        action: "building a pointer chain".into(),
+        detail: format!("{elements} elements are too many"),
+    })?;
+    // SAFETY: the arguments match absolute_pointers' signature; it touches only i < n.
+    unsafe {
+        launch.launch(LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        })
+    }
+    .map_err(driver_error("launching absolute_pointers"))?;
     let (warm, steps) = (
         as_i32(warm, "the warm-up length")?,
         as_i32(steps, "the chase length")?,
@@ -474,13 +531,49 @@ pub fn chase(
         .arg(&warm)
         .arg(&steps)
         .arg(&mut out);
-    // SAFETY: the arguments match the kernel signature above; every index in `chain` and
-    // `starts` is below the chain's length (the caller builds them so), there is one start per
-    // thread and `out` holds two values per thread.
+    // SAFETY: the arguments match the kernel signature above; check_chain proved every offset
+    // (made an address inside the buffer by the launch before, same stream) and every start
+    // lies inside the chain; there is one start per thread and `out` holds two per thread.
     unsafe { launch.launch(one_block(starts.len() as u32)) }
         .map_err(driver_error("launching a chase"))?;
     let out = wait_and_read(gpu, entry, deadline, &out, "reading a chase result")?;
     Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
+}
+
+/// Runs `chase_global_index` (cuda/cache.cu): the global chase with 32-bit word indices, one
+/// thread from word 0. Returns (cycles of the timed loads, final word index).
+///
+/// Kernel signature: `(const unsigned *chain[len], int warm, int steps, long long *out[2])`.
+pub fn chase_index(
+    gpu: &mut Gpu,
+    chain: &[u32],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    check_chain(chain, &[0], false)?;
+    let function = l1_preferring(gpu, "chase_global_index")?;
+    let stream = gpu.stream().clone();
+    let device_chain = stream
+        .clone_htod(chain)
+        .map_err(driver_error("copying the chase chain"))?;
+    let mut out = stream
+        .alloc_zeros::<i64>(2)
+        .map_err(driver_error("allocating the chase result"))?;
+    let (warm, steps) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    );
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_chain)
+        .arg(&warm)
+        .arg(&steps)
+        .arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; check_chain proved every index
+    // lies inside the chain; `out` holds 2.
+    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching an index chase"))?;
+    chase_result(gpu, "chase_global_index", &out, deadline)
 }
 
 /// The most loads `per_load_*` records (its shared-memory arrays).
@@ -500,6 +593,7 @@ pub fn chase_per_load(
     loads: u32,
     deadline: Duration,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
+    check_chain(chain, &[0], false)?;
     let loads = loads.min(PER_LOAD_LIMIT);
     let function = l1_preferring(gpu, entry)?;
     let stream = gpu.stream().clone();
@@ -519,8 +613,8 @@ pub fn chase_per_load(
         .arg(&warm)
         .arg(&count)
         .arg(&mut out);
-    // SAFETY: the arguments match the kernel signature above; every index in `chain` is below
-    // its length, `loads` is at most the kernel's limit and `out` holds two values per load.
+    // SAFETY: the arguments match the kernel signature above; check_chain proved every index
+    // in `chain` is below its length, `loads` is at most the kernel's limit and `out` holds two values per load.
     unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a per-load chase"))?;
     let out = wait_and_read(gpu, entry, deadline, &out, "reading per-load latencies")?;
     Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
@@ -533,9 +627,9 @@ fn l1_preferring(gpu: &mut Gpu, entry: &str) -> Result<CudaFunction, GpuError> {
     function
         .set_attribute(
             cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-            CHASE_CARVEOUT_PERCENT,
+            gpu.chase_carveout_percent,
         )
-        .map_err(driver_error("preferring L1 for the chase"))?;
+        .map_err(driver_error("setting the chase's shared-memory carveout"))?;
     Ok(function)
 }
 
@@ -575,10 +669,19 @@ impl TlbBuffer {
         deadline: Duration,
     ) -> Result<(i64, i64), GpuError> {
         let n = next.len() as u64;
-        if n == 0 || (n - 1) * stride + 4 > self.bytes() {
+        if n == 0
+            || !stride.is_multiple_of(8)
+            || (n - 1)
+                .checked_mul(stride)
+                .and_then(|end| end.checked_add(8))
+                .is_none_or(|end| end > self.bytes())
+            || next.iter().any(|&e| u64::from(e) >= n)
+        {
             return Err(GpuError::Driver {
                 action: "building a TLB chain".into(),
-                detail: format!("{n} elements {stride} B apart do not fit the buffer"),
+                detail: format!(
+                    "{n} elements {stride} B apart do not fit the buffer, or the order names an element past them"
+                ),
             });
         }
         let init = gpu.function("cache", "tlb_chain_init")?;
@@ -595,7 +698,8 @@ impl TlbBuffer {
             .arg(&device_next)
             .arg(&count);
         // SAFETY: the arguments match tlb_chain_init's signature; the check above keeps every
-        // element written (i < n, at i × stride, 4 bytes) inside the buffer.
+        // element written (i < n, at i × stride, 8 bytes) and every address it writes (of an
+        // element next[i] < n) inside the buffer.
         unsafe { launch.launch(LaunchConfig::for_num_elems(count)) }
             .map_err(driver_error("launching tlb_chain_init"))?;
         let mut out = stream
@@ -612,15 +716,16 @@ impl TlbBuffer {
             .arg(&warm)
             .arg(&steps)
             .arg(&mut out);
-        // SAFETY: the arguments match chase_tlb's signature; every element number written by
-        // the init launch (same stream, so it runs first) is below n, which fits the buffer.
+        // SAFETY: the arguments match chase_tlb's signature; every element holds the address
+        // of an element inside the buffer, written by the init launch (same stream, so first).
         unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a TLB chase"))?;
         chase_result(gpu, "chase_tlb", &out, deadline)
     }
 }
 
-/// Runs `chase_shared` (cuda/cache.cu): 256 threads copy `chain` into dynamic shared memory,
-/// thread 0 chases it. Returns (cycles of the timed loads, final index).
+/// Runs `chase_shared` (cuda/cache.cu): 256 threads copy `chain` (word indices, uploaded as
+/// byte offsets) into dynamic shared memory as shared-window addresses, thread 0 chases it.
+/// Returns (cycles of the timed loads, final word index).
 ///
 /// Kernel signature: `(const unsigned *chain[words], int words, int warm, int steps,
 /// long long *out[2])`, with words * 4 bytes of dynamic shared memory (at most 48 KiB).
@@ -631,10 +736,12 @@ pub fn chase_shared(
     steps: u32,
     deadline: Duration,
 ) -> Result<(i64, i64), GpuError> {
+    check_chain(chain, &[0], false)?;
     let function = gpu.function("cache", "chase_shared")?;
     let stream = gpu.stream().clone();
+    let offsets: Vec<u32> = chain.iter().map(|&w| 4 * w).collect();
     let device_chain = stream
-        .clone_htod(chain)
+        .clone_htod(&offsets)
         .map_err(driver_error("copying the chase chain"))?;
     let mut out = stream
         .alloc_zeros::<i64>(2)
@@ -654,29 +761,34 @@ pub fn chase_shared(
         .arg(&steps)
         .arg(&mut out);
     // SAFETY: the arguments match the kernel signature above; the dynamic shared memory holds
-    // the `words` elements copied, every index in `chain` is below `words`, `out` holds 2.
+    // the `words` elements copied, check_chain proved every offset lies inside them, `out`
+    // holds 2.
     unsafe { launch.launch(config) }.map_err(driver_error("launching a shared-memory chase"))?;
     chase_result(gpu, "chase_shared", &out, deadline)
 }
 
-/// Runs `chase_constant` (cuda/cache.cu) on one thread after writing `chain` (at most 16384
-/// words) into the module's `__constant__ unsigned const_chain[16384]`.
+/// Runs `chase_constant` (per-thread register index: LDC) or `chase_constant_uniform` (warp-
+/// uniform index: ULDC) (cuda/cache.cu) on one thread after writing `chain` (word indices, at
+/// most 16384 words) into the module's `__constant__ unsigned const_chain[16384]` as byte
+/// offsets. Returns (cycles of the timed loads, final word index).
 ///
-/// Kernel signature: `(int warm, int steps, long long *out[2])`.
+/// Kernel signature: `(const unsigned *starts[1], int warm, int steps, long long *out[2])`.
 pub fn chase_constant(
     gpu: &mut Gpu,
+    entry: &str,
     chain: &[u32],
     warm: u32,
     steps: u32,
     deadline: Duration,
 ) -> Result<(i64, i64), GpuError> {
+    check_chain(chain, &[0], false)?;
     let module = gpu.module("cache")?;
-    let function = gpu.function("cache", "chase_constant")?;
+    let function = gpu.function("cache", entry)?;
     let stream = gpu.stream().clone();
     let mut symbol = module
         .get_global("const_chain", &stream)
         .map_err(driver_error("finding const_chain"))?;
-    let bytes: Vec<u8> = chain.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let bytes: Vec<u8> = chain.iter().flat_map(|w| (4 * w).to_le_bytes()).collect();
     if bytes.len() > symbol.len() {
         return Err(GpuError::Driver {
             action: "writing the constant-memory chain".into(),
@@ -691,6 +803,9 @@ pub fn chase_constant(
     stream
         .memcpy_htod(&bytes, &mut target)
         .map_err(driver_error("writing the constant-memory chain"))?;
+    let starts = stream
+        .clone_htod(&[0_u32])
+        .map_err(driver_error("copying the chase start"))?;
     let mut out = stream
         .alloc_zeros::<i64>(2)
         .map_err(driver_error("allocating the chase result"))?;
@@ -699,12 +814,12 @@ pub fn chase_constant(
         as_i32(steps, "the chase length")?,
     );
     let mut launch = stream.launch_builder(&function);
-    launch.arg(&warm).arg(&steps).arg(&mut out);
-    // SAFETY: the arguments match the kernel signature above; every index in the chain
-    // written to const_chain is below its length, which is at most the array's 16384 words.
+    launch.arg(&starts).arg(&warm).arg(&steps).arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; check_chain proved every offset
+    // written to const_chain lies inside the chain, which fits the array; `out` holds 2.
     unsafe { launch.launch(one_block(1)) }
         .map_err(driver_error("launching a constant-memory chase"))?;
-    chase_result(gpu, "chase_constant", &out, deadline)
+    chase_result(gpu, entry, &out, deadline)
 }
 
 /// Runs `chase_texture` (cuda/cache.cu) on one thread through a texture object over `chain`.
@@ -717,6 +832,7 @@ pub fn chase_texture(
     steps: u32,
     deadline: Duration,
 ) -> Result<(i64, i64), GpuError> {
+    check_chain(chain, &[0], false)?;
     let function = gpu.function("cache", "chase_texture")?;
     let texture = super::texture::LinearTexture::new(gpu, chain)?;
     let stream = gpu.stream().clone();

@@ -46,6 +46,8 @@ pub struct Gpu {
     pub(crate) context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     modules: HashMap<&'static str, Arc<CudaModule>>,
+    /// The shared-memory carveout (percent) the cache chases ask the driver for.
+    pub chase_carveout_percent: i32,
 }
 
 fn driver_detail(error: DriverError) -> String {
@@ -90,6 +92,7 @@ impl Gpu {
             context,
             stream,
             modules: HashMap::new(),
+            chase_carveout_percent: launch::CHASE_CARVEOUT_PERCENT,
         })
     }
 

@@ -104,3 +104,68 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
     })
     .context("drawing cache.png")
 }
+
+/// `conflict.png`: the largest number of addresses that still hit against their stride (both
+/// log scale), with the way count and way size read from it.
+pub fn draw_conflict(
+    path: &Path,
+    title: &str,
+    points: &[crate::analysis::conflict::ConflictPoint],
+    report: &crate::analysis::conflict::ConflictReport,
+) -> Result<()> {
+    plot::ensure_font();
+    plot::on_backend!(path, (1400, 800), |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let low = points
+                .iter()
+                .map(|p| p.stride_bytes)
+                .min()
+                .unwrap_or(1)
+                .max(1) as f64;
+            let high = points
+                .iter()
+                .map(|p| p.stride_bytes)
+                .max()
+                .unwrap_or(2)
+                .max(2) as f64;
+            let top = points
+                .iter()
+                .map(|p| p.max_hitting)
+                .max()
+                .unwrap_or(1)
+                .max(1) as f64;
+            let caption = match (report.ways, report.way_bytes) {
+                (Some(w), Some(b)) => format!("{title}: {w} ways, {} a way", kib(b)),
+                _ => format!("{title}: {}", report.verdict),
+            };
+            let caption: String = caption.chars().take(110).collect();
+            let mut chart = ChartBuilder::on(&root)
+                .caption(caption, (FONT, plot::LABEL_SIZE))
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(
+                    (low / 1.2..high * 1.2).log_scale(),
+                    (0.8..top * 1.5).log_scale(),
+                )?;
+            chart
+                .configure_mesh()
+                .x_desc("stride between addresses (bytes, log scale)")
+                .y_desc("most addresses that still hit (log scale)")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .x_label_formatter(&|v| kib(*v as u64))
+                .draw()?;
+            let xy = |p: &crate::analysis::conflict::ConflictPoint| {
+                (p.stride_bytes as f64, (p.max_hitting as f64).max(0.8))
+            };
+            chart.draw_series(LineSeries::new(points.iter().map(xy), BLUE.stroke_width(2)))?;
+            chart.draw_series(points.iter().map(|p| Circle::new(xy(p), 4, BLUE.filled())))?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing conflict.png")
+}

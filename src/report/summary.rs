@@ -380,7 +380,48 @@ fn figures_of(suite: &str, name: &str, dir: &Path, figures: &mut Vec<Figure>) ->
                     "",
                     confidence,
                 );
+                r.confident(
+                    &format!("{label} sets"),
+                    level["sets"].as_f64(),
+                    "",
+                    confidence,
+                );
             }
+            let loads: Vec<String> = cache["timed_loop"]["loads"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            if !loads.is_empty() {
+                let verdict = cache["timed_loop"]["verdict"].as_str().unwrap_or("");
+                let flag = if verdict.starts_with("UNEXPECTED") {
+                    " (UNEXPECTED)"
+                } else {
+                    ""
+                };
+                r.text(
+                    &format!("{space}: timed-loop load instruction (SASS)"),
+                    Some(&format!("{}{flag}", loads.join(", "))),
+                );
+            }
+            let conflict = &cache["conflict"];
+            r.push(
+                &format!("{space}: level 1 ways (conflict experiment)"),
+                conflict["ways"].as_f64(),
+                "",
+                None,
+            );
+            r.push(
+                &format!("{space}: level 1 way size (conflict experiment)"),
+                conflict["way_bytes"].as_f64(),
+                "bytes",
+                None,
+            );
+            r.push(
+                &format!("{space}: index-chain overhead per load"),
+                cache["index_chain"]["overhead_cycles"].as_f64(),
+                "cycles",
+                None,
+            );
             let granularity = &cache["fetch_granularity"]["estimate"];
             r.confident(
                 &format!("{space}: level 1 fetch granularity (stride sweep)"),

@@ -1,0 +1,432 @@
+//! Cache geometry by model fitting: every candidate cache (sets × ways × line, a replacement
+//! policy, whole or sectored lines) predicts the fraction of a stride chase's loads that miss
+//! at each footprint; hit and miss latencies follow by least squares (latency = hit + (miss −
+//! hit) × fraction); the candidates are ranked by a robust information criterion, as the
+//! divergence model's are. Reading the steps of a rise one by one (Wong et al., Fig. 4) needs
+//! every step above the noise; a fit uses every point of the rise at once.
+//!
+//! Misses of a cyclic chase in steady state, per set holding n of the lines the chase touches
+//! in a W-way set: LRU and FIFO evict the line needed next, so every access of the set misses
+//! once n > W and none does below (the two policies give the same curve; [`Policy::Lru`]
+//! stands for both); random replacement misses a fraction p of accesses with
+//! p = 1 − (1 − 1/W)^((n − 1)p) (the mean-field fixed point: each of the n − 1 accesses between
+//! two uses of a line evicts it with probability p / W); a sectored line (a tag per line, data
+//! per sector) misses once per sector touched where a whole line misses once.
+//!
+//! Criterion: with σ the noise of one point, each residual r costs ρ(r/σ) (Huber, quadratic
+//! up to 3σ, linear beyond, so a few outliers cannot choose the model); Δ is a candidate's
+//! cost over the best's and a geometry's weight is its share of Σ exp(−Δ/2) (Akaike weights),
+//! the confidence reported. A best fit whose residuals are much larger than the noise fits no
+//! candidate: the level then says which families were tried and how far each was.
+
+use serde::Serialize;
+
+use super::cache_inference::ChasePoint;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// LRU, or FIFO: identical under a cyclic chase.
+    Lru,
+    Random,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Candidate {
+    pub sets: u64,
+    pub ways: u64,
+    pub line_bytes: u64,
+    /// Sectors of a sectored line (data fetched per sector, one tag per line).
+    pub sector_bytes: Option<u64>,
+    pub policy: Policy,
+}
+
+impl Candidate {
+    pub fn size_bytes(&self) -> u64 {
+        self.sets * self.ways * self.line_bytes
+    }
+
+    fn family(&self) -> &'static str {
+        match (self.policy, self.sector_bytes) {
+            (Policy::Lru, None) => "LRU or FIFO",
+            (Policy::Lru, Some(_)) => "LRU or FIFO, sectored lines",
+            (Policy::Random, _) => "random replacement",
+        }
+    }
+
+    fn same_geometry(&self, other: &Candidate) -> bool {
+        (self.sets, self.ways, self.line_bytes, self.sector_bytes)
+            == (other.sets, other.ways, other.line_bytes, other.sector_bytes)
+    }
+}
+
+/// Steady-state misses per access of a cyclic walk over n lines of one W-way set under random
+/// replacement (the mean-field fixed point above).
+fn random_miss_rate(n: u64, ways: u64) -> f64 {
+    if n <= ways {
+        return 0.0;
+    }
+    let keep = 1.0 - 1.0 / ways as f64;
+    let mut p: f64 = 1.0;
+    for _ in 0..200 {
+        let next = 1.0 - keep.powf((n - 1) as f64 * p);
+        if (next - p).abs() < 1e-12 {
+            break;
+        }
+        p = next;
+    }
+    p
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The fraction of loads that miss `c` in a chase of one load every `stride` bytes over
+/// `footprint` bytes (addresses 0, stride, … below the footprint), in steady state.
+pub fn miss_fraction(c: &Candidate, footprint: u64, stride: u64) -> f64 {
+    let loads = footprint.max(stride).div_ceil(stride);
+    let b = c.line_bytes;
+    // Units: the lines the chase touches, numbered so that unit u falls in set u mod sets_used.
+    let (units, sets_used, per_unit, last_unit) = if stride < b {
+        let units = ((loads - 1) * stride) / b + 1;
+        let grain = c.sector_bytes.unwrap_or(b).max(stride);
+        let per_unit = if c.sector_bytes.is_some() {
+            b / grain
+        } else {
+            1
+        };
+        let last_loads = loads - (units - 1) * (b / stride);
+        let last_unit = if c.sector_bytes.is_some() {
+            (last_loads * stride).div_ceil(grain)
+        } else {
+            1
+        };
+        (units, c.sets, per_unit, last_unit)
+    } else {
+        let step = stride / b;
+        (loads, c.sets / gcd(step, c.sets).max(1), 1, 1)
+    };
+    let sets_used = sets_used.max(1);
+    let (q, r) = (units / sets_used, units % sets_used);
+    // Sets r.. hold q units, sets ..r hold q + 1; the last unit is in set (units − 1) mod sets.
+    let last_in_big = r > 0;
+    let misses = match c.policy {
+        Policy::Lru => {
+            let big = if q + 1 > c.ways { r * (q + 1) } else { 0 };
+            let small = if q > c.ways { (sets_used - r) * q } else { 0 };
+            let last_misses = if last_in_big {
+                q + 1 > c.ways
+            } else {
+                q > c.ways
+            };
+            let mut m = (big + small) * per_unit;
+            if last_misses {
+                m -= per_unit - last_unit;
+            }
+            m as f64
+        }
+        Policy::Random => {
+            r as f64 * (q + 1) as f64 * random_miss_rate(q + 1, c.ways)
+                + (sets_used - r) as f64 * q as f64 * random_miss_rate(q, c.ways)
+        }
+    };
+    misses / loads as f64
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FittedModel {
+    pub policy: Policy,
+    pub size_bytes: u64,
+    pub line_bytes: u64,
+    pub sector_bytes: Option<u64>,
+    pub ways: u64,
+    pub sets: u64,
+    pub hit_cycles: f64,
+    pub miss_cycles: f64,
+    pub rms_cycles: f64,
+    /// Cost over the best candidate's (0 for the best).
+    pub delta: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TriedFamily {
+    pub family: String,
+    pub candidates: usize,
+    /// The residual RMS of the family's best candidate, in cycles.
+    pub best_rms_cycles: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GeometryFit {
+    pub best: FittedModel,
+    /// The best candidate of another geometry, and its Δ.
+    pub runner_up: Option<FittedModel>,
+    /// Other geometries within Δ ≤ 2 of the best: the fit's uncertainty.
+    pub within_delta_2: Vec<FittedModel>,
+    /// The best geometry's Akaike weight among all candidates.
+    pub confidence: f64,
+    /// Whether the best candidate's residuals are within the noise (RMS ≤ 2σ + 0.05 cycles).
+    pub fits: bool,
+    pub noise_cycles: f64,
+    pub points: usize,
+    pub tried: Vec<TriedFamily>,
+}
+
+/// The footprints between which the size of the cache may lie, and the chase's stride.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchRange {
+    pub min_size_bytes: u64,
+    pub max_size_bytes: u64,
+    pub stride_bytes: u64,
+}
+
+const LINES: [u64; 5] = [16, 32, 64, 128, 256];
+const MAX_WAYS: u64 = 64;
+const SECTOR_BYTES: u64 = 32;
+/// The most sets counts tried per (line, ways): the size range is thinned beyond it.
+const MAX_SETS_PER_SHAPE: u64 = 4096;
+
+fn candidates(range: SearchRange) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for line in LINES.into_iter().filter(|&b| b >= range.stride_bytes) {
+        for ways in 1..=MAX_WAYS {
+            let unit = line * ways;
+            let first = range.min_size_bytes.div_ceil(unit).max(1);
+            let last = range.max_size_bytes / unit;
+            if last < first || last - first > MAX_SETS_PER_SHAPE {
+                continue;
+            }
+            for sets in first..=last {
+                let mut shapes = vec![(None, Policy::Lru), (None, Policy::Random)];
+                if line > SECTOR_BYTES && range.stride_bytes < line {
+                    shapes.push((Some(SECTOR_BYTES), Policy::Lru));
+                }
+                for (sector_bytes, policy) in shapes {
+                    // One way is a direct-mapped cache: random replacement is the same.
+                    if ways == 1 && policy == Policy::Random {
+                        continue;
+                    }
+                    out.push(Candidate {
+                        sets,
+                        ways,
+                        line_bytes: line,
+                        sector_bytes,
+                        policy,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn huber(u: f64) -> f64 {
+    let u = u.abs();
+    if u <= 3.0 { u * u } else { 6.0 * u - 9.0 }
+}
+
+struct Scored {
+    candidate: Candidate,
+    hit: f64,
+    miss: f64,
+    rms: f64,
+    cost: f64,
+}
+
+/// Least squares of `ys` on `xs` (latency = hit + (miss − hit) × miss fraction), then the
+/// robust cost; `None` where the candidate predicts no change over the points or a miss
+/// faster than a hit.
+fn score(candidate: Candidate, xs: &[f64], ys: &[f64], sigma: f64) -> Option<Scored> {
+    let n = xs.len() as f64;
+    let mean_x = xs.iter().sum::<f64>() / n;
+    let mean_y = ys.iter().sum::<f64>() / n;
+    let sxx: f64 = xs.iter().map(|x| (x - mean_x).powi(2)).sum();
+    if sxx < 1e-12 {
+        return None;
+    }
+    let sxy: f64 = xs
+        .iter()
+        .zip(ys)
+        .map(|(x, y)| (x - mean_x) * (y - mean_y))
+        .sum();
+    let slope = sxy / sxx;
+    if slope <= 0.0 {
+        return None;
+    }
+    let hit = mean_y - slope * mean_x;
+    let (mut cost, mut squares) = (0.0, 0.0);
+    for (x, y) in xs.iter().zip(ys) {
+        let r = y - (hit + slope * x);
+        squares += r * r;
+        cost += huber(r / sigma);
+    }
+    Some(Scored {
+        candidate,
+        hit,
+        miss: hit + slope,
+        rms: (squares / n).sqrt(),
+        cost,
+    })
+}
+
+fn model(s: &Scored, best_cost: f64) -> FittedModel {
+    let c = s.candidate;
+    FittedModel {
+        policy: c.policy,
+        size_bytes: c.size_bytes(),
+        line_bytes: c.line_bytes,
+        sector_bytes: c.sector_bytes,
+        ways: c.ways,
+        sets: c.sets,
+        hit_cycles: s.hit,
+        miss_cycles: s.miss,
+        rms_cycles: s.rms,
+        delta: s.cost - best_cost,
+    }
+}
+
+/// Fits every candidate in `range` to `points` (one stride, a rise and the plateaus on both
+/// sides); `sigma` is the noise of one point in cycles (floored at 0.02). `None` when no
+/// candidate changes over the points.
+pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<GeometryFit> {
+    let sigma = sigma.max(0.02);
+    let ys: Vec<f64> = points.iter().map(|p| p.cycles).collect();
+    let mut scored: Vec<Scored> = Vec::new();
+    let mut xs = vec![0.0; points.len()];
+    for candidate in candidates(range) {
+        for (x, p) in xs.iter_mut().zip(points) {
+            *x = miss_fraction(&candidate, p.footprint_bytes, range.stride_bytes);
+        }
+        scored.extend(score(candidate, &xs, &ys, sigma));
+    }
+    let best_index =
+        (0..scored.len()).min_by(|&a, &b| scored[a].cost.total_cmp(&scored[b].cost))?;
+    let best_cost = scored[best_index].cost;
+    let best = &scored[best_index];
+    let total: f64 = scored
+        .iter()
+        .map(|s| (-(s.cost - best_cost) / 2.0).exp())
+        .sum();
+    let mine: f64 = scored
+        .iter()
+        .filter(|s| s.candidate.same_geometry(&best.candidate))
+        .map(|s| (-(s.cost - best_cost) / 2.0).exp())
+        .sum();
+    // Other geometries, each by its best candidate, best first.
+    let mut others: Vec<&Scored> = Vec::new();
+    let mut order: Vec<&Scored> = scored.iter().collect();
+    order.sort_by(|a, b| a.cost.total_cmp(&b.cost));
+    for s in order {
+        if s.candidate.same_geometry(&best.candidate)
+            || others
+                .iter()
+                .any(|o| o.candidate.same_geometry(&s.candidate))
+        {
+            continue;
+        }
+        if s.cost - best_cost > 2.0 && !others.is_empty() {
+            break;
+        }
+        others.push(s);
+    }
+    let runner_up = others.first().map(|s| model(s, best_cost));
+    let within_delta_2 = others
+        .iter()
+        .filter(|s| s.cost - best_cost <= 2.0)
+        .map(|s| model(s, best_cost))
+        .collect();
+    let mut tried: Vec<TriedFamily> = Vec::new();
+    for s in &scored {
+        let family = s.candidate.family();
+        match tried.iter_mut().find(|t| t.family == family) {
+            Some(t) => {
+                t.candidates += 1;
+                t.best_rms_cycles = Some(t.best_rms_cycles.map_or(s.rms, |r| r.min(s.rms)));
+            }
+            None => tried.push(TriedFamily {
+                family: family.into(),
+                candidates: 1,
+                best_rms_cycles: Some(s.rms),
+            }),
+        }
+    }
+    Some(GeometryFit {
+        best: model(best, best_cost),
+        runner_up,
+        within_delta_2,
+        confidence: mine / total,
+        fits: best.rms <= 2.0 * sigma + 0.05,
+        noise_cycles: sigma,
+        points: points.len(),
+        tried,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+
+    /// The closed-form miss fraction is the simulator's, for LRU at strides below and above
+    /// the line and for sizes that are not powers of two.
+    #[test]
+    fn lru_miss_fractions_match_the_simulator() {
+        for (sets, ways, line) in [(4, 3, 32), (8, 2, 64), (5, 4, 16), (16, 1, 32)] {
+            let geometry = Geometry {
+                size_bytes: sets * ways * line,
+                line_bytes: line,
+                ways,
+            };
+            let hierarchy = Hierarchy::one_level(geometry, 0.0, 1.0);
+            let candidate = Candidate {
+                sets,
+                ways,
+                line_bytes: line,
+                sector_bytes: None,
+                policy: Policy::Lru,
+            };
+            for stride in [8, 16, 32, 64, 128] {
+                for k in 1..=(3 * geometry.size_bytes / stride) {
+                    let footprint = k * stride;
+                    let simulated = chase_latency(&hierarchy, footprint, stride);
+                    let closed = miss_fraction(&candidate, footprint, stride);
+                    assert!(
+                        (simulated - closed).abs() < 1e-12,
+                        "{geometry:?} stride {stride} footprint {footprint}: {simulated} vs {closed}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_replacement_misses_less_than_lru_past_the_capacity() {
+        assert_eq!(random_miss_rate(4, 4), 0.0);
+        let p = random_miss_rate(5, 4);
+        assert!(p > 0.0 && p < 1.0, "{p}");
+        assert!(random_miss_rate(40, 4) > 0.95);
+    }
+
+    #[test]
+    fn sectored_lines_miss_once_per_sector() {
+        let sectored = Candidate {
+            sets: 2,
+            ways: 2,
+            line_bytes: 128,
+            sector_bytes: Some(32),
+            policy: Policy::Lru,
+        };
+        // Far past the capacity every sector misses once: one load in four at an 8-B stride.
+        assert!((miss_fraction(&sectored, 4096, 8) - 0.25).abs() < 1e-12);
+        let whole = Candidate {
+            sector_bytes: None,
+            ..sectored
+        };
+        assert!((miss_fraction(&whole, 4096, 8) - 1.0 / 16.0).abs() < 1e-12);
+        assert_eq!(miss_fraction(&sectored, 512, 8), 0.0);
+    }
+}

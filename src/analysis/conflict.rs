@@ -1,0 +1,181 @@
+//! Ways and way size from a conflict experiment: N addresses S bytes apart, chased cyclically,
+//! and for each stride S the largest N whose chase still hits (Wong et al. read associativity
+//! from the same kind of fixed-stride sweep; this asks the question per stride directly).
+//!
+//! Under a plain set index (set = line number mod sets) addresses S apart share S / line
+//! times fewer sets as S doubles, so N halves with every doubling (N × S stays the capacity)
+//! until S reaches the way size (sets × line); from there on all N addresses fall in one set
+//! and N is the number of ways. A hashed index spreads power-of-two strides over many sets,
+//! and a fully associative cache has no sets: then N does not fall to a small constant, which
+//! is reported as the finding rather than a way count.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ConflictPoint {
+    pub stride_bytes: u64,
+    /// The largest N whose chase still hits.
+    pub max_hitting: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConflictReport {
+    pub ways: Option<u64>,
+    pub way_bytes: Option<u64>,
+    pub sets: Option<u64>,
+    /// "plain set index", or what the data says instead.
+    pub verdict: String,
+    pub notes: Vec<String>,
+}
+
+/// Reads `points` (any order); `line_bytes` turns the way size into a set count.
+pub fn analyse(points: &[ConflictPoint], line_bytes: Option<u64>) -> ConflictReport {
+    let mut points = points.to_vec();
+    points.sort_by_key(|p| p.stride_bytes);
+    points.dedup_by_key(|p| p.stride_bytes);
+    let mut notes = Vec::new();
+    let unknown = |verdict: String, notes: Vec<String>| ConflictReport {
+        ways: None,
+        way_bytes: None,
+        sets: None,
+        verdict,
+        notes,
+    };
+    if points.len() < 3 {
+        return unknown(
+            "too few strides to read ways".into(),
+            vec!["the experiment needs three strides or more".into()],
+        );
+    }
+    let last = points[points.len() - 1].max_hitting;
+    // The plateau at the largest strides: every stride from which N no longer changes (by more
+    // than a tenth, for the large counts of a cache without set conflicts).
+    let same = |n: u64| n.abs_diff(last) as f64 <= 0.1 * last as f64;
+    let settled_from = points
+        .iter()
+        .rposition(|p| !same(p.max_hitting))
+        .map_or(0, |i| i + 1);
+    let settled = points.len() - settled_from;
+    let first = points[0];
+    if settled < 2 {
+        return unknown(
+            "N still changes at the largest stride: the way size lies past the strides tried"
+                .into(),
+            vec![format!(
+                "N = {} at {} B, the largest stride; try larger strides",
+                last,
+                points[points.len() - 1].stride_bytes
+            )],
+        );
+    }
+    if last == 0 {
+        return unknown(
+            "no stride hits even with one address at the largest strides".into(),
+            notes,
+        );
+    }
+    // Below the way size a plain index keeps N × S at the capacity; check the halving.
+    let halving = points[..settled_from]
+        .windows(2)
+        .filter(|w| w[1].stride_bytes == 2 * w[0].stride_bytes)
+        .all(|w| {
+            let ratio = w[0].max_hitting as f64 / w[1].max_hitting.max(1) as f64;
+            (1.6..=2.5).contains(&ratio)
+        });
+    if first.max_hitting < 2 * last || (settled_from > 0 && !halving) {
+        let verdict = if first.max_hitting < 2 * last {
+            format!(
+                "N stays near {last} at every stride from {} B to {} B: no set conflicts at power-of-two strides (a hashed set index, or a fully associative cache)",
+                first.stride_bytes,
+                points[points.len() - 1].stride_bytes
+            )
+        } else {
+            "N does not halve with each doubling of the stride before it settles: not a plain modulo set index".to_string()
+        };
+        notes.push(format!(
+            "N at the smallest stride ({} B): {}; at the largest: {last}",
+            first.stride_bytes, first.max_hitting
+        ));
+        return unknown(verdict, notes);
+    }
+    let way = points[settled_from].stride_bytes;
+    let sets = line_bytes
+        .filter(|&b| b > 0 && way.is_multiple_of(b))
+        .map(|b| way / b);
+    if line_bytes.is_none() {
+        notes.push("no line size known, so no set count".into());
+    }
+    ConflictReport {
+        ways: Some(last),
+        way_bytes: Some(way),
+        sets,
+        verdict: "plain set index".into(),
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+
+    /// The largest N at stride S for which the simulated cache still hits every load.
+    fn simulated(geometry: Geometry, strides: &[u64]) -> Vec<ConflictPoint> {
+        let hierarchy = Hierarchy::one_level(geometry, 10.0, 100.0);
+        strides
+            .iter()
+            .map(|&s| {
+                let max_hitting = (1..=(4 * geometry.size_bytes / s).max(64))
+                    .take_while(|&n| chase_latency(&hierarchy, n * s, s) < 11.0)
+                    .last()
+                    .unwrap_or(0);
+                ConflictPoint {
+                    stride_bytes: s,
+                    max_hitting,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reads_ways_and_way_size_of_plain_lru_caches() {
+        for (size, line, ways) in [(2048, 64, 4), (8192, 32, 8), (4096, 128, 2), (3072, 64, 3)] {
+            let geometry = Geometry {
+                size_bytes: size,
+                line_bytes: line,
+                ways,
+            };
+            let strides: Vec<u64> = (0..8).map(|k| line << k).collect();
+            let report = analyse(&simulated(geometry, &strides), Some(line));
+            assert_eq!(report.verdict, "plain set index", "{geometry:?} {report:?}");
+            assert_eq!(report.ways, Some(ways), "{geometry:?}");
+            assert_eq!(report.way_bytes, Some(geometry.way_bytes()), "{geometry:?}");
+            assert_eq!(report.sets, Some(geometry.sets()));
+        }
+    }
+
+    #[test]
+    fn a_flat_n_is_reported_as_no_set_conflicts() {
+        let points: Vec<ConflictPoint> = (0..8)
+            .map(|k| ConflictPoint {
+                stride_bytes: 128 << k,
+                max_hitting: 1700 + (k % 2) * 20,
+            })
+            .collect();
+        let report = analyse(&points, Some(128));
+        assert_eq!(report.ways, None);
+        assert!(report.verdict.contains("hashed"), "{report:?}");
+    }
+
+    #[test]
+    fn a_way_size_past_the_strides_is_said() {
+        let geometry = Geometry {
+            size_bytes: 16384,
+            line_bytes: 64,
+            ways: 2,
+        };
+        let report = analyse(&simulated(geometry, &[64, 128, 256, 512]), Some(64));
+        assert_eq!(report.ways, None);
+        assert!(report.verdict.contains("past the strides"), "{report:?}");
+    }
+}

@@ -1,0 +1,87 @@
+//! The conflict experiment (`analysis::conflict`): for each stride S, the largest number N of
+//! addresses S bytes apart whose cyclic chase still hits the first level. N is found by
+//! doubling until a chase misses, then bisection, so each stride costs about 2 log2 N chases.
+
+use anyhow::Result;
+
+use crate::analysis::conflict::ConflictPoint;
+
+/// The largest N in 1..=`most` with `hits(N)`, assuming hits are monotone in N (more
+/// addresses never hit more); 0 when even one address misses.
+pub fn largest_hitting(most: u64, mut hits: impl FnMut(u64) -> Result<bool>) -> Result<u64> {
+    if most == 0 || !hits(1)? {
+        return Ok(0);
+    }
+    let (mut good, mut bad) = (1, None);
+    while bad.is_none() && good < most {
+        let next = (good * 2).min(most);
+        if hits(next)? {
+            good = next;
+        } else {
+            bad = Some(next);
+        }
+    }
+    let Some(mut bad) = bad else {
+        return Ok(good);
+    };
+    while bad - good > 1 {
+        let middle = (good + bad) / 2;
+        if hits(middle)? {
+            good = middle;
+        } else {
+            bad = middle;
+        }
+    }
+    Ok(good)
+}
+
+/// One stride's result and every (N, cycles per load) chase tried for it.
+pub type StrideResult = (ConflictPoint, Vec<(u64, f64)>);
+
+/// One [`ConflictPoint`] per stride: `cycles(N, S)` is the chase's cycles per load; a chase
+/// hits below `hit_below` cycles; N goes up to `most(S)`.
+pub fn experiment(
+    strides: &[u64],
+    hit_below: f64,
+    most: impl Fn(u64) -> u64,
+    mut cycles: impl FnMut(u64, u64) -> Result<f64>,
+) -> Result<Vec<StrideResult>> {
+    let mut out = Vec::new();
+    for &stride in strides {
+        let mut tried = Vec::new();
+        let max_hitting = largest_hitting(most(stride), |n| {
+            let y = cycles(n, stride)?;
+            tried.push((n, y));
+            Ok(y < hit_below)
+        })?;
+        tried.sort_by_key(|t| t.0);
+        out.push((
+            ConflictPoint {
+                stride_bytes: stride,
+                max_hitting,
+            },
+            tried,
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_largest_hitting_count() {
+        for limit in [0_u64, 1, 2, 3, 7, 64, 1000] {
+            let mut calls = 0;
+            let found = largest_hitting(5000, |n| {
+                calls += 1;
+                Ok(n <= limit)
+            })
+            .unwrap();
+            assert_eq!(found, limit);
+            assert!(calls <= 2 * 13 + 2, "{calls} calls for {limit}");
+        }
+        assert_eq!(largest_hitting(10, |_| Ok(true)).unwrap(), 10);
+    }
+}
