@@ -54,9 +54,10 @@ impl Candidate {
         }
     }
 
+    /// Same sets, ways and line: the geometry reported; the policy and sectors are how it
+    /// behaves, and the confidence is the geometry's whatever they are.
     fn same_geometry(&self, other: &Candidate) -> bool {
-        (self.sets, self.ways, self.line_bytes, self.sector_bytes)
-            == (other.sets, other.ways, other.line_bytes, other.sector_bytes)
+        (self.sets, self.ways, self.line_bytes) == (other.sets, other.ways, other.line_bytes)
     }
 }
 
@@ -88,6 +89,18 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// The fraction of loads that miss `c` in a chase of one load every `stride` bytes over
 /// `footprint` bytes (addresses 0, stride, … below the footprint), in steady state.
 pub fn miss_fraction(c: &Candidate, footprint: u64, stride: u64) -> f64 {
+    miss_fraction_with(c, footprint, stride, &mut |n, ways| {
+        random_miss_rate(n, ways)
+    })
+}
+
+/// [`miss_fraction`] with the random-replacement rate from `random` (a memo in [`fit`]).
+fn miss_fraction_with(
+    c: &Candidate,
+    footprint: u64,
+    stride: u64,
+    random: &mut impl FnMut(u64, u64) -> f64,
+) -> f64 {
     let loads = footprint.max(stride).div_ceil(stride);
     let b = c.line_bytes;
     // Units: the lines the chase touches, numbered so that unit u falls in set u mod sets_used.
@@ -130,8 +143,8 @@ pub fn miss_fraction(c: &Candidate, footprint: u64, stride: u64) -> f64 {
             m as f64
         }
         Policy::Random => {
-            r as f64 * (q + 1) as f64 * random_miss_rate(q + 1, c.ways)
-                + (sets_used - r) as f64 * q as f64 * random_miss_rate(q, c.ways)
+            r as f64 * (q + 1) as f64 * random(q + 1, c.ways)
+                + (sets_used - r) as f64 * q as f64 * random(q, c.ways)
         }
     };
     misses / loads as f64
@@ -148,6 +161,8 @@ pub struct FittedModel {
     pub hit_cycles: f64,
     pub miss_cycles: f64,
     pub rms_cycles: f64,
+    /// 1.4826 × the median absolute residual: the residuals' spread without the outliers.
+    pub robust_spread_cycles: f64,
     /// Cost over the best candidate's (0 for the best).
     pub delta: f64,
 }
@@ -169,7 +184,8 @@ pub struct GeometryFit {
     pub within_delta_2: Vec<FittedModel>,
     /// The best geometry's Akaike weight among all candidates.
     pub confidence: f64,
-    /// Whether the best candidate's residuals are within the noise (RMS ≤ 2σ + 0.05 cycles).
+    /// Whether the best candidate's residuals are within the noise (robust spread ≤ 2σ + 0.05
+    /// cycles; outliers aside).
     pub fits: bool,
     pub noise_cycles: f64,
     pub points: usize,
@@ -187,8 +203,9 @@ pub struct SearchRange {
 const LINES: [u64; 5] = [16, 32, 64, 128, 256];
 const MAX_WAYS: u64 = 64;
 const SECTOR_BYTES: u64 = 32;
-/// The most sets counts tried per (line, ways): the size range is thinned beyond it.
-const MAX_SETS_PER_SHAPE: u64 = 4096;
+/// The most set counts tried per (line, ways); shapes with more in the size range are left
+/// out (a cache of tens of MiB has no per-set resolution in a sweep anyway).
+const MAX_SETS_PER_SHAPE: u64 = 1024;
 
 fn candidates(range: SearchRange) -> Vec<Candidate> {
     let mut out = Vec::new();
@@ -234,12 +251,14 @@ struct Scored {
     hit: f64,
     miss: f64,
     rms: f64,
+    spread: f64,
     cost: f64,
 }
 
 /// Least squares of `ys` on `xs` (latency = hit + (miss − hit) × miss fraction), then the
 /// robust cost; `None` where the candidate predicts no change over the points or a miss
-/// faster than a hit.
+/// faster than a hit. The points must include the plateaus on both sides of the rise: they pin
+/// the hit latency and the miss penalty, so no candidate can pass the rise off as a ramp.
 fn score(candidate: Candidate, xs: &[f64], ys: &[f64], sigma: f64) -> Option<Scored> {
     let n = xs.len() as f64;
     let mean_x = xs.iter().sum::<f64>() / n;
@@ -269,6 +288,7 @@ fn score(candidate: Candidate, xs: &[f64], ys: &[f64], sigma: f64) -> Option<Sco
         hit,
         miss: hit + slope,
         rms: (squares / n).sqrt(),
+        spread: f64::NAN,
         cost,
     })
 }
@@ -285,6 +305,7 @@ fn model(s: &Scored, best_cost: f64) -> FittedModel {
         hit_cycles: s.hit,
         miss_cycles: s.miss,
         rms_cycles: s.rms,
+        robust_spread_cycles: s.spread,
         delta: s.cost - best_cost,
     }
 }
@@ -297,15 +318,41 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
     let ys: Vec<f64> = points.iter().map(|p| p.cycles).collect();
     let mut scored: Vec<Scored> = Vec::new();
     let mut xs = vec![0.0; points.len()];
+    let mut memo = std::collections::HashMap::new();
+    let mut random = |n: u64, ways: u64| {
+        *memo
+            .entry((n, ways))
+            .or_insert_with(|| random_miss_rate(n, ways))
+    };
     for candidate in candidates(range) {
         for (x, p) in xs.iter_mut().zip(points) {
-            *x = miss_fraction(&candidate, p.footprint_bytes, range.stride_bytes);
+            *x = miss_fraction_with(
+                &candidate,
+                p.footprint_bytes,
+                range.stride_bytes,
+                &mut random,
+            );
         }
         scored.extend(score(candidate, &xs, &ys, sigma));
     }
     let best_index =
         (0..scored.len()).min_by(|&a, &b| scored[a].cost.total_cmp(&scored[b].cost))?;
     let best_cost = scored[best_index].cost;
+    // The best candidate's robust spread decides whether it fits at all.
+    {
+        let best = &mut scored[best_index];
+        let c = best.candidate;
+        let mut residuals: Vec<f64> = points
+            .iter()
+            .zip(&ys)
+            .map(|(p, y)| {
+                let x = miss_fraction_with(&c, p.footprint_bytes, range.stride_bytes, &mut random);
+                (y - (best.hit + (best.miss - best.hit) * x)).abs()
+            })
+            .collect();
+        residuals.sort_by(f64::total_cmp);
+        best.spread = 1.4826 * residuals[residuals.len() / 2];
+    }
     let best = &scored[best_index];
     let total: f64 = scored
         .iter()
@@ -359,7 +406,7 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
         runner_up,
         within_delta_2,
         confidence: mine / total,
-        fits: best.rms <= 2.0 * sigma + 0.05,
+        fits: best.spread <= 2.0 * sigma + 0.05,
         noise_cycles: sigma,
         points: points.len(),
         tried,
@@ -400,6 +447,140 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// A simulated chase swept as the GPU is (experiments::cache::sweep, four coarse points a
+    /// doubling, then the rise densely) with Gaussian noise of `sigma` cycles and, at every
+    /// `outlier_every`-th point, a 40-cycle outlier.
+    fn noisy_sweep(
+        hierarchy: &Hierarchy,
+        stride: u64,
+        smallest: u64,
+        largest: u64,
+        sigma: f64,
+        outlier_every: usize,
+        seed: u64,
+    ) -> Vec<ChasePoint> {
+        use rand::{RngExt, SeedableRng, rngs::StdRng};
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut count = 0;
+        let threshold =
+            crate::experiments::cache::RiseThreshold::of(crate::experiments::cache::Space::Global);
+        crate::experiments::cache::sweep(threshold, stride, smallest, largest, 1024, |footprint| {
+            count += 1;
+            // Box-Muller: two uniforms give one standard normal.
+            let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-12), rng.random());
+            let normal = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+            let outlier = if outlier_every > 0 && count % outlier_every == 0 {
+                40.0
+            } else {
+                0.0
+            };
+            Ok(chase_latency(hierarchy, footprint, stride) + sigma * normal + outlier)
+        })
+        .unwrap()
+        .points
+    }
+
+    fn assert_level(level: &crate::analysis::cache_inference::CacheLevel, g: Geometry) {
+        let size = level.size_bytes.unwrap();
+        assert!(
+            size.abs_diff(g.size_bytes) <= g.line_bytes,
+            "size {size} vs {g:?}: {level:?}"
+        );
+        assert_eq!(level.line_bytes, Some(g.line_bytes), "{g:?}: {level:?}");
+        assert_eq!(level.ways, Some(g.ways), "{g:?}: {level:?}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: std::env::var("GPUBENCH_FIT_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(24),
+            rng_seed: proptest::test_runner::RngSeed::Fixed(
+                std::env::var("GPUBENCH_FIT_SEED").ok().and_then(|c| c.parse().ok()).unwrap_or(11),
+            ),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+        /// LRU caches of 1 to 64 KiB, 2 to 32 ways, 32- to 128-byte lines, swept at a quarter
+        /// or an eighth of a line with up to 1 cycle of noise: line and ways exact, size within
+        /// a line (the `analyze cache` path: `infer` on the points). Fixed seeds; set
+        /// GPUBENCH_FIT_CASES and GPUBENCH_FIT_SEED for more. Over 600 random cases of this
+        /// distribution 598 came out exact; the two others (noise near 1 cycle, 31 and 15 ways)
+        /// said so, with confidence 0.001 and 0.78.
+        #[test]
+        fn noisy_lru_caches_are_read_exactly(
+            line_log in 5_u32..=7,
+            ways in 2_u64..=32,
+            sets in 1_u64..=64,
+            eighth in proptest::bool::ANY,
+            sigma in 0.0_f64..=1.0,
+            hit in 20.0_f64..60.0,
+            extra in 100.0_f64..500.0,
+            seed in 0_u64..1000,
+        ) {
+            let line = 1_u64 << line_log;
+            let g = Geometry { size_bytes: sets * ways * line, line_bytes: line, ways };
+            proptest::prop_assume!((1 << 10..=64 << 10).contains(&g.size_bytes));
+            let stride = if eighth { line / 8 } else { line / 4 };
+            let smallest = (g.size_bytes / 8).next_power_of_two();
+            let hierarchy = Hierarchy::one_level(g, hit, hit + extra);
+            let points = noisy_sweep(&hierarchy, stride, smallest, smallest << 4, sigma, 0, seed);
+            let report = crate::analysis::cache_inference::infer(&points).unwrap();
+            assert_level(&report.levels[0], g);
+        }
+    }
+
+    #[test]
+    fn a_clean_curve_fits_one_geometry_with_high_confidence_and_outliers_do_not_move_it() {
+        let g = Geometry {
+            size_bytes: 12 << 10,
+            line_bytes: 64,
+            ways: 6,
+        };
+        let hierarchy = Hierarchy::one_level(g, 30.0, 300.0);
+        let clean = noisy_sweep(&hierarchy, 16, 2 << 10, 32 << 10, 0.0, 0, 1);
+        let level = &crate::analysis::cache_inference::infer(&clean)
+            .unwrap()
+            .levels[0];
+        assert_level(level, g);
+        assert!(level.confidence > 0.99, "{level:?}");
+        let noisy = noisy_sweep(&hierarchy, 16, 2 << 10, 32 << 10, 1.0, 37, 2);
+        let level = &crate::analysis::cache_inference::infer(&noisy)
+            .unwrap()
+            .levels[0];
+        assert_level(level, g);
+    }
+
+    /// Two levels, each read exactly: an L1 in front of an L2 at least eight times larger.
+    #[test]
+    fn two_level_hierarchies_are_read_level_by_level() {
+        for (seed, (l1, l2)) in [
+            ((2 << 10, 32, 4), (32 << 10, 64, 8)),
+            ((4 << 10, 64, 2), (48 << 10, 128, 12)),
+            ((1 << 10, 32, 8), (16 << 10, 32, 16)),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let g1 = Geometry {
+                size_bytes: l1.0,
+                line_bytes: l1.1,
+                ways: l1.2,
+            };
+            let g2 = Geometry {
+                size_bytes: l2.0,
+                line_bytes: l2.1,
+                ways: l2.2,
+            };
+            let hierarchy = Hierarchy {
+                levels: vec![(g1, 25.0), (g2, 150.0)],
+                memory_latency: 500.0,
+            };
+            let points = noisy_sweep(&hierarchy, 8, 256, 256 << 10, 0.5, 0, seed as u64);
+            let report = crate::analysis::cache_inference::infer(&points).unwrap();
+            assert_eq!(report.levels.len(), 3, "{report:?}");
+            assert_level(&report.levels[0], g1);
+            assert_level(&report.levels[1], g2);
         }
     }
 

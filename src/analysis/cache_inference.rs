@@ -29,6 +29,7 @@
 
 use serde::Serialize;
 
+use super::cache_fit::{self, GeometryFit, SearchRange};
 use super::stats;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -48,6 +49,8 @@ pub struct CacheLevel {
     pub sets: Option<u64>,
     pub confidence: f64,
     pub notes: Vec<String>,
+    /// The model fit of the rise (`analysis::cache_fit`), where one was made.
+    pub fit: Option<GeometryFit>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -166,10 +169,20 @@ pub fn infer(points: &[ChasePoint]) -> Option<CacheReport> {
                 notes: vec![
                     "the slowest level seen: memory, or a cache larger than the sweep".into(),
                 ],
+                fit: None,
             });
             break;
         };
-        levels.push(rise(&curve, plateau, next, stride, jump));
+        let mut level = rise(&curve, plateau, next, stride, jump);
+        fit_geometry(
+            &mut level,
+            &curve,
+            plateau,
+            next,
+            stride,
+            sigma / 2f64.sqrt(),
+        );
+        levels.push(level);
     }
     // Plateaus above the first mix misses with hits when the stride is below the line size.
     if let Some(line) = levels
@@ -309,7 +322,101 @@ fn rise(
         sets,
         confidence,
         notes,
+        fit: None,
     }
+}
+
+/// Fits candidate caches to the rise from `lower` to `upper` (`analysis::cache_fit`, sizes
+/// within a quarter of the plateau's edge) and, where the best fits within the noise, takes
+/// its geometry and confidence; otherwise the step reading stays, with why.
+fn fit_geometry(
+    level: &mut CacheLevel,
+    curve: &[ChasePoint],
+    lower: &Plateau,
+    upper: &Plateau,
+    stride: u64,
+    sigma: f64,
+) {
+    let Some(edge) = level.size_bytes else {
+        return;
+    };
+    let range = SearchRange {
+        min_size_bytes: edge - edge / 4,
+        max_size_bytes: (edge + edge / 4).min(curve[upper.first].footprint_bytes),
+        stride_bytes: stride,
+    };
+    // The whole rise with the plateaus on both sides: the lower pins the hit latency, the
+    // upper the miss penalty and where the rise ends.
+    let segment = &curve[lower.first..=upper.last];
+    let Some(fit) = cache_fit::fit(segment, range, sigma) else {
+        level.notes.push(format!(
+            "no geometry fitted: no candidate ({} to {} B, lines of 16 to 256 B, 1 to 64 ways, at most 1024 set counts a shape) changes over the rise",
+            range.min_size_bytes, range.max_size_bytes
+        ));
+        return;
+    };
+    let best = &fit.best;
+    if fit.fits {
+        let disagreement = match (level.line_bytes, level.ways) {
+            (Some(line), Some(ways)) if (line, ways) != (best.line_bytes, best.ways) => {
+                Some(format!(
+                    "the steps read one by one gave {ways} ways of {line}-byte lines; the fit is preferred"
+                ))
+            }
+            _ => None,
+        };
+        // The step reading's reservations are about what the fit now answers.
+        level
+            .notes
+            .retain(|n| !n.contains("steps") && !n.contains("way"));
+        level.notes.extend(disagreement);
+        level.size_bytes = Some(best.size_bytes);
+        level.line_bytes = Some(best.line_bytes);
+        level.ways = Some(best.ways);
+        level.sets = Some(best.sets);
+        level.way_bytes = Some(best.sets * best.line_bytes);
+        level.confidence = fit.confidence;
+        level.notes.push(format!(
+            "geometry by model fit ({:?}{}): hit {:.1}, miss {:.1} cycles, residual RMS {:.2} cycles at noise {:.2}; {}",
+            best.policy,
+            best.sector_bytes.map_or(String::new(), |s| format!(", {s}-byte sectors")),
+            best.hit_cycles,
+            best.miss_cycles,
+            best.rms_cycles,
+            fit.noise_cycles,
+            match &fit.runner_up {
+                Some(r) => format!(
+                    "runner-up {} B = {} sets x {} ways x {} B at delta {:.1}",
+                    r.size_bytes, r.sets, r.ways, r.line_bytes, r.delta
+                ),
+                None => "no other geometry fits at all".into(),
+            }
+        ));
+    } else {
+        let tried: Vec<String> = fit
+            .tried
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} ({} candidates, best RMS {:.2})",
+                    t.family,
+                    t.candidates,
+                    t.best_rms_cycles.unwrap_or(f64::NAN)
+                )
+            })
+            .collect();
+        level.notes.push(format!(
+            "no model fits within the noise ({:.2} cycles): tried {}; the closest, {} sets x {} ways x {} B, leaves {:.2} cycles RMS (hashed set indexing or adaptive replacement would do this)",
+            fit.noise_cycles,
+            tried.join(", "),
+            best.sets,
+            best.ways,
+            best.line_bytes,
+            best.rms_cycles
+        ));
+        level.confidence = level.confidence.min(0.3);
+    }
+    level.fit = Some(fit);
 }
 
 #[cfg(test)]
@@ -412,8 +519,10 @@ mod tests {
         assert!(!level.notes.is_empty());
     }
 
+    /// One set has no steps to read one by one; the model fit still tells 2 ways of 16 B
+    /// from one way of 32 B or two sets of one way (the curves differ past the capacity).
     #[test]
-    fn one_set_gives_no_line_and_no_guessed_ways() {
+    fn one_set_is_read_by_the_fit_though_it_has_no_steps() {
         let cache = Geometry {
             size_bytes: 32,
             line_bytes: 16,
@@ -425,10 +534,12 @@ mod tests {
         assert_eq!(level.size_bytes, Some(32));
         assert_eq!(
             (level.line_bytes, level.ways, level.sets),
-            (None, None, None),
+            (Some(16), Some(2), Some(1)),
             "{level:?}"
         );
-        assert!(level.confidence <= 0.5);
+        let fit = level.fit.as_ref().unwrap();
+        assert!(fit.fits && level.confidence > 0.99, "{level:?}");
+        assert!(fit.runner_up.as_ref().unwrap().delta > 10.0, "{fit:?}");
     }
 
     #[test]

@@ -364,7 +364,7 @@ pub fn sweep(
         }
         (from, from.saturating_mul(2))
     };
-    for &((low_f, low_y), (high_f, _)) in &regions {
+    for &((low_f, low_y), (high_f, high_y)) in &regions {
         if points.len() >= POINT_BUDGET {
             let (from, _) = doubling_of(low_f);
             let (_, to) = doubling_of(high_f.saturating_sub(1).max(low_f));
@@ -397,27 +397,33 @@ pub fn sweep(
         };
         let edge = bisect(false, low_f / stride, high_f / stride)?;
         // The clear rise can lie well past the first overflowing set, whose step is small:
-        // bisect again below it with a threshold near the noise, so the dense sampling starts
-        // where the rise does.
-        let first = bisect(true, low_f / stride, edge + 1)? * stride;
-        let edge = edge * stride;
-        // One stride at a time across the end of the plateau and the start of the rise (as
-        // many plateau points as rise points, so the noise read from neighbours is the
-        // plateau's), then wider steps past it.
-        for k in 0..(2 * fine_points).min(48) {
-            let f = (first + k * stride)
-                .saturating_sub(16 * stride)
-                .max(smallest);
-            if f <= high_f {
-                measure(f, &mut points)?;
+        // bisect again below it with a threshold near the noise.
+        let first = bisect(true, low_f / stride, edge + 1)?;
+        // And where the rise has (nearly) reached the level above.
+        let top = high_y - 0.1 * (high_y - low_y);
+        let (mut good, mut bad) = (edge, high_f / stride);
+        while bad - good > 1 {
+            let middle = (good + bad) / 2;
+            if measure(middle * stride, &mut points)? < top {
+                good = middle;
+            } else {
+                bad = middle;
             }
         }
-        let span = (edge / 2).max(16 * stride);
-        let step = (span / fine_points).div_ceil(stride).max(1) * stride;
-        let mut f = first.saturating_sub(4 * step).max(smallest);
-        while f <= (edge + span).min(high_f) {
-            measure(f, &mut points)?;
-            f += step;
+        let end = bad;
+        // Densely across the whole rise (a model fit reads every step of it), a stride apart
+        // where `fine_points` allow, with a margin of plateau on either side.
+        let width = end - edge;
+        let start = first.min(edge.saturating_sub(width / 4)).saturating_sub(16);
+        let start = start.max(smallest.div_ceil(stride));
+        let stop = (end + width / 8 + 16).min(high_f / stride);
+        let step = (stop.saturating_sub(start))
+            .div_ceil(fine_points.max(1))
+            .max(1);
+        let mut k = start;
+        while k <= stop {
+            measure(k * stride, &mut points)?;
+            k += step;
         }
     }
     if let [.., before, last] = coarse[..]
