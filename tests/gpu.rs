@@ -244,6 +244,45 @@ fn cache_chases_constant_memory_in_random_order() {
     );
 }
 
+/// Both constant paths, named by the SASS their timed loops run; on the register path the
+/// curve fit and the conflict experiment agree on the constant L1's ways and way size.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn constant_memory_paths_are_named_and_the_fit_agrees_with_the_conflict_experiment() {
+    let (_dir, run, _) = run_suite(&["cache", "--space", "constant"]);
+    let cache = json(&run.join("cache.json"));
+    let loads = cache["timed_loop"]["loads"].as_object().unwrap();
+    assert!(loads.keys().all(|k| k == "LDC"), "{loads:?}");
+    let level = &cache["report"]["levels"][0];
+    let conflict = &cache["conflict"];
+    assert_eq!(level["ways"], conflict["ways"], "{level} {conflict}");
+    assert_eq!(
+        level["sets"].as_u64().unwrap() * level["line_bytes"].as_u64().unwrap(),
+        conflict["way_bytes"].as_u64().unwrap()
+    );
+    let (_dir, run, _) = run_suite(&["cache", "--space", "constant-uniform"]);
+    let cache = json(&run.join("cache.json"));
+    let loads = cache["timed_loop"]["loads"].as_object().unwrap();
+    assert!(loads.keys().all(|k| k == "ULDC"), "{loads:?}");
+}
+
+/// The global chase is load-to-use: no faster than the word-index chase it replaced, which
+/// pays for an address computation per load.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn global_chase_is_load_to_use() {
+    let (_dir, run, _) = run_suite(&["cache", "--space", "global", "--max-bytes", "1048576"]);
+    let cache = json(&run.join("cache.json"));
+    let index = &cache["index_chain"];
+    assert!(index["overhead_cycles"].as_f64().unwrap() > 1.0, "{index}");
+    assert_eq!(
+        cache["timed_loop"]["loads"]["LDG.E.64"].as_u64(),
+        Some(16),
+        "{}",
+        cache["timed_loop"]
+    );
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn cache_chases_through_a_texture_object() {

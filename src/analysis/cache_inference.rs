@@ -106,8 +106,35 @@ fn plateaus(points: &[ChasePoint], tolerance: impl Fn(f64) -> f64) -> Vec<Platea
     found
 }
 
-/// Reads the cache levels from `points`; `None` without at least three points of one stride.
+/// How much slower than the level below a plateau must be to count as a level of its own:
+/// more than `relative` × the lower latency plus `absolute` cycles (and more than the noise).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MinimumRise {
+    pub relative: f64,
+    pub absolute: f64,
+}
+
+impl MinimumRise {
+    /// Caches in front of memory: levels differ by tens of percent.
+    pub const CACHES: MinimumRise = MinimumRise {
+        relative: 0.05,
+        absolute: 2.0,
+    };
+
+    fn of(self, lower: f64) -> f64 {
+        self.relative * lower + self.absolute
+    }
+}
+
+/// Reads the cache levels from `points` with [`MinimumRise::CACHES`]; `None` without at least
+/// three points of one stride.
 pub fn infer(points: &[ChasePoint]) -> Option<CacheReport> {
+    infer_with(points, MinimumRise::CACHES)
+}
+
+/// [`infer`] with the rise a level needs over the one below (instruction fetch and address
+/// translation step by less than caches do).
+pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<CacheReport> {
     let stride = points.iter().map(|p| p.stride_bytes).min()?;
     let mut curve: Vec<ChasePoint> = points
         .iter()
@@ -136,12 +163,16 @@ pub fn infer(points: &[ChasePoint]) -> Option<CacheReport> {
     let fastest = curve.iter().map(|p| p.cycles).fold(f64::INFINITY, f64::min);
     let plateau_tolerance = |latency: f64| (5.0 * sigma).max(0.25).max(0.1 * (latency - fastest));
     let tolerance = plateau_tolerance(curve[0].cycles);
-    // Plateaus that are not clearly slower than the one before are the same level (noise, or
-    // a dip): a level is only read from a rise of more than the jump threshold.
+    // Plateaus that are not clearly slower than the one before are the same level (noise, a
+    // dip, a drift of a few cycles): a level is only read from a rise of more than the jump
+    // threshold and the minimum rise.
     let mut flats: Vec<Plateau> = Vec::new();
     for plateau in plateaus(&curve, plateau_tolerance) {
         match flats.last_mut() {
-            Some(previous) if plateau.latency - previous.latency <= jump => {
+            Some(previous)
+                if plateau.latency - previous.latency
+                    <= jump.max(minimum_rise.of(previous.latency)) =>
+            {
                 previous.last = plateau.last;
             }
             _ => flats.push(plateau),

@@ -208,4 +208,40 @@ mod tests {
                 .any(|l| l.starts_with("  ") && l.contains("CS2R R12, SR_CLOCKLO"))
         );
     }
+
+    /// The H100 SASS of the cache chases (ptxas -arch=sm_90 of cuda/cache.cu's PTX, encodings
+    /// stripped): each timed loop is sixteen loads back to back, the pointer chase on LDG.E.64,
+    /// the register-index constant chase on LDC, the uniform one on ULDC, shared on LDS; the
+    /// old word-index chase has an IMAD.WIDE.U32 before every load.
+    #[test]
+    fn reads_the_load_instruction_of_every_cache_chase() {
+        let sass = include_str!("../../tests/fixtures/cache_chases.sm_90.sass");
+        let (_, kernels) = annotate(sass);
+        let loads = |name: &str| {
+            kernels
+                .iter()
+                .find(|k| k.kernel == name)
+                .unwrap_or_else(|| panic!("{name} missing"))
+                .clone()
+        };
+        for (kernel, opcode) in [
+            ("chase_global", "LDG.E.64"),
+            ("chase_constant", "LDC"),
+            ("chase_constant_uniform", "ULDC"),
+            ("chase_shared", "LDS"),
+        ] {
+            let k = loads(kernel);
+            assert_eq!(k.timed_region_loads.len(), 1, "{k:?}");
+            assert_eq!(k.timed_region_loads.get(opcode), Some(&16), "{k:?}");
+            assert!(
+                k.timed_region_other.keys().all(|op| !op.starts_with("IMAD")
+                    && !op.starts_with("LEA")
+                    && !op.starts_with("SHF")),
+                "address arithmetic in the timed loop of {kernel}: {k:?}"
+            );
+        }
+        let index = loads("chase_global_index");
+        assert_eq!(index.timed_region_loads.get("LDG.E"), Some(&16));
+        assert_eq!(index.timed_region_other.get("IMAD.WIDE.U32"), Some(&16));
+    }
 }

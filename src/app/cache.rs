@@ -38,7 +38,7 @@ fn defaults(space: Space) -> (u64, u64, Option<u64>, u64) {
     match space {
         Space::Global | Space::Readonly | Space::Texture => (32, 4 << 10, Some(4 << 20), 160),
         // The L2's end comes from the device (`l2_largest`).
-        Space::L2 => (128, 256 << 10, None, 160),
+        Space::L2 => (128, 256 << 10, None, 48),
         Space::Shared => (4, 1 << 10, Some(48 << 10), 160),
         Space::Constant | Space::ConstantUniform => (64, 64, Some(64 << 10), 160),
         Space::Instruction => (16, 1 << 10, Some(512 << 10), 32),
@@ -239,8 +239,11 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             },
         )?;
         suite.run.write_csv("chase.csv", &sweep.points)?;
-        let report = cache_inference::infer(&sweep.points)
-            .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+        let report = cache_inference::infer_with(
+            &sweep.points,
+            cache::RiseThreshold::of(space).minimum_rise(),
+        )
+        .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
         let tlb_summary = match tlb_buffer.as_mut() {
             Some(buffer) => Some(translation(&mut gpu, buffer, &suite, &report, stride)?),
             None => None,
@@ -596,7 +599,7 @@ struct ConflictRow {
 }
 
 /// The conflict experiment on the first level (`conflict.csv`, `conflict.png`): strides from
-/// the line (or four sweep strides) to twice the size, the largest N of addresses at each that
+/// the line (or four sweep strides) to sixteen times the size, the largest N of addresses at each that
 /// still hits (below a quarter of the way from the level's latency to the next one's).
 fn conflict_experiment(
     gpu: &mut Gpu,
@@ -621,9 +624,10 @@ fn conflict_experiment(
     };
     let strides: Vec<u64> = (0..24)
         .map(|k| smallest << k)
-        .take_while(|&s| s <= 2 * size.next_power_of_two() && 2 * s <= cap)
+        .take_while(|&s| s <= 16 * size.next_power_of_two() && 2 * s <= cap)
         .collect();
-    let most = |s: u64| (2 * size / s + 8).min(cap / s).min(8192);
+    // Enough addresses at every stride to pass any plausible way count.
+    let most = |s: u64| (2 * size / s + 40).min(cap / s).min(8192);
     let found =
         crate::experiments::cache::conflict::experiment(&strides, hit_below, most, |n, s| {
             cache::measure_point(gpu, space, Order::Stride, 1, n * s, s)
@@ -755,7 +759,10 @@ fn translation_strides(
             16,
             |f| tlb::measure(gpu, buffer, order, f, stride),
         )?;
-        let report = cache_inference::infer(&sweep.points);
+        let report = cache_inference::infer_with(
+            &sweep.points,
+            cache::RiseThreshold::of(Space::Tlb).minimum_rise(),
+        );
         let reaches: Vec<_> = report
             .iter()
             .flat_map(|r| r.levels.iter())

@@ -95,7 +95,15 @@ fn redraw(metadata: &Value, dir: &Path, out: &RunDir, ext: &str) -> Result<Vec<S
     match metadata["suite"].as_str().unwrap_or("") {
         "cache" => {
             let points = crate::experiments::cache::saved::load(&dir.join("chase.csv"))?;
-            let report = cache_inference::infer(&points).context("chase.csv has too few points")?;
+            let space = settings["space"]
+                .as_str()
+                .and_then(crate::experiments::cache::Space::from_name)
+                .unwrap_or(crate::experiments::cache::Space::Global);
+            let report = cache_inference::infer_with(
+                &points,
+                crate::experiments::cache::RiseThreshold::of(space).minimum_rise(),
+            )
+            .context("chase.csv has too few points")?;
             let title = title(&reports::cache_plot::title(
                 settings["space"].as_str().unwrap_or("?"),
                 settings["stride_bytes"].as_u64().unwrap_or(0),

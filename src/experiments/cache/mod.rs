@@ -51,6 +51,23 @@ pub enum Space {
 }
 
 impl Space {
+    /// The space named `name` ([`Space::name`]).
+    pub fn from_name(name: &str) -> Option<Space> {
+        [
+            Space::Global,
+            Space::L2,
+            Space::Readonly,
+            Space::Shared,
+            Space::Constant,
+            Space::ConstantUniform,
+            Space::Texture,
+            Space::Instruction,
+            Space::Tlb,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Space::Global => "global",
@@ -266,6 +283,14 @@ impl RiseThreshold {
                 relative: 0.05,
                 absolute: 2.0,
             },
+        }
+    }
+
+    /// The same threshold as the rise a level needs in `analysis::cache_inference`.
+    pub fn minimum_rise(self) -> crate::analysis::cache_inference::MinimumRise {
+        crate::analysis::cache_inference::MinimumRise {
+            relative: self.relative,
+            absolute: self.absolute,
         }
     }
 
