@@ -90,14 +90,16 @@ for step in $steps; do
     /usr/bin/time -f "wall %e s" $BIN cache --space instruction --output "$OUT/runs/cache-instruction"
     ;;
   cache)
-    for space in global l2 readonly shared constant constant-uniform texture instruction tlb; do
+    log "gpubench cache --space global --carveout 0,25,50,75,100"
+    /usr/bin/time -f "wall %e s" $BIN cache --space global --carveout 0,25,50,75,100 --output "$OUT/runs/cache-global"
+    for space in l2 readonly shared constant constant-uniform texture instruction tlb; do
       log "gpubench cache --space $space"
       /usr/bin/time -f "wall %e s" $BIN cache --space "$space" --output "$OUT/runs/cache-$space"
     done
+    log "gpubench cache --space tlb --chain random"
+    /usr/bin/time -f "wall %e s" $BIN cache --space tlb --chain random --output "$OUT/runs/cache-tlb-random"
     log "gpubench cache --space global --chain random --per-load"
     /usr/bin/time -f "wall %e s" $BIN cache --space global --chain random --per-load --output "$OUT/runs/cache-global-random"
-    log "gpubench cache --space l2 --threads 32"
-    /usr/bin/time -f "wall %e s" $BIN cache --space l2 --threads 32 --output "$OUT/runs/cache-l2-threads32"
     log "gpubench cache --space global --threads 32"
     /usr/bin/time -f "wall %e s" $BIN cache --space global --threads 32 --output "$OUT/runs/cache-global-threads32"
     ;;
