@@ -387,7 +387,20 @@ fn fit_geometry(
         return;
     };
     let best = &fit.best;
-    if fit.fits {
+    if fit.fits && fit.confidence < 0.5 {
+        level.notes.push(format!(
+            "the fit cannot choose: the best, {} sets x {} ways x {} B, has weight {:.2}{}; geometry left open",
+            best.sets,
+            best.ways,
+            best.line_bytes,
+            fit.confidence,
+            fit.runner_up.as_ref().map_or(String::new(), |r| format!(
+                ", {} sets x {} ways x {} B is {:.1} behind",
+                r.sets, r.ways, r.line_bytes, r.delta
+            ))
+        ));
+        level.confidence = level.confidence.min(fit.confidence.max(0.1));
+    } else if fit.fits {
         let disagreement = match (level.line_bytes, level.ways) {
             (Some(line), Some(ways)) if (line, ways) != (best.line_bytes, best.ways) => {
                 Some(format!(

@@ -294,7 +294,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             | Space::Texture
             | Space::Constant
             | Space::ConstantUniform
-                if !args.no_conflict =>
+                if !args.no_conflict && args.threads == 1 =>
             {
                 conflict_experiment(&mut gpu, &suite, space, &report, stride, line)?
             }
@@ -626,8 +626,13 @@ fn conflict_experiment(
         .map(|k| smallest << k)
         .take_while(|&s| s <= 16 * size.next_power_of_two() && 2 * s <= cap)
         .collect();
-    // Enough addresses at every stride to pass any plausible way count.
-    let most = |s: u64| (2 * size / s + 40).min(cap / s).min(8192);
+    // Enough addresses at every stride to pass any plausible way count, within 256 MiB.
+    let most = |s: u64| {
+        (2 * size / s + 256)
+            .min(cap / s)
+            .min((256 << 20) / s)
+            .min(8192)
+    };
     let found =
         crate::experiments::cache::conflict::experiment(&strides, hit_below, most, |n, s| {
             cache::measure_point(gpu, space, Order::Stride, 1, n * s, s)
@@ -648,8 +653,22 @@ fn conflict_experiment(
         })
         .collect();
     suite.run.write_csv("conflict.csv", &rows)?;
-    let points: Vec<_> = found.iter().map(|(p, _)| *p).collect();
-    let analysis = crate::analysis::conflict::analyse(&points, line);
+    // A stride whose every tried N hit says only "at least N": it cannot place a way count.
+    let (points, censored): (Vec<_>, Vec<_>) = found
+        .iter()
+        .map(|(p, _)| *p)
+        .partition(|p| p.max_hitting < most(p.stride_bytes));
+    let mut analysis = crate::analysis::conflict::analyse(&points, line);
+    if !censored.is_empty() {
+        analysis.notes.push(format!(
+            "left out: {} (every N tried hit, up to the limit of the space or 256 MiB)",
+            censored
+                .iter()
+                .map(|p| format!("{} B (N >= {})", p.stride_bytes, p.max_hitting))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let title = suite.title(&format!("{} conflict experiment", space.name()));
     suite.run.write_with("conflict.png", |path| {
         cache_plot::draw_conflict(path, &title, &points, &analysis)
