@@ -180,8 +180,10 @@ pub struct GeometryFit {
     pub best: FittedModel,
     /// The best candidate of another geometry, and its Δ.
     pub runner_up: Option<FittedModel>,
-    /// Other geometries within Δ ≤ 2 of the best: the fit's uncertainty.
+    /// Other geometries within Δ ≤ 2 of the best, the closest first: the fit's uncertainty
+    /// (at most 16 listed; `within_delta_2_count` says how many there are).
     pub within_delta_2: Vec<FittedModel>,
+    pub within_delta_2_count: usize,
     /// The best geometry's Akaike weight among all candidates.
     pub confidence: f64,
     /// Whether the best candidate's residuals are within the noise (robust spread ≤ 2σ + 0.05
@@ -201,6 +203,7 @@ pub struct SearchRange {
 }
 
 const LINES: [u64; 5] = [16, 32, 64, 128, 256];
+const WITHIN_DELTA_2_LISTED: usize = 16;
 const MAX_WAYS: u64 = 64;
 const SECTOR_BYTES: u64 = 32;
 /// The most set counts tried per (line, ways); shapes with more in the size range are left
@@ -381,9 +384,14 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
         others.push(s);
     }
     let runner_up = others.first().map(|s| model(s, best_cost));
-    let within_delta_2 = others
+    let close: Vec<&&Scored> = others
         .iter()
         .filter(|s| s.cost - best_cost <= 2.0)
+        .collect();
+    let within_delta_2_count = close.len();
+    let within_delta_2 = close
+        .iter()
+        .take(WITHIN_DELTA_2_LISTED)
         .map(|s| model(s, best_cost))
         .collect();
     let mut tried: Vec<TriedFamily> = Vec::new();
@@ -405,6 +413,7 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
         best: model(best, best_cost),
         runner_up,
         within_delta_2,
+        within_delta_2_count,
         confidence: mine / total,
         fits: best.spread <= 2.0 * sigma + 0.05,
         noise_cycles: sigma,

@@ -254,7 +254,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 buffer,
                 &suite,
                 order,
-                stride,
+                &sweep.points,
                 &args.tlb_strides,
                 largest,
             )?),
@@ -756,10 +756,11 @@ fn translation_strides(
     buffer: &mut TlbBuffer,
     suite: &suite::Suite,
     order: Order,
-    main_stride: u64,
+    main_points: &[cache_inference::ChasePoint],
     strides: &[u64],
     largest: u64,
 ) -> Result<Vec<serde_json::Value>> {
+    let main_stride = main_points.first().map_or(0, |p| p.stride_bytes);
     let mut strides: Vec<u64> = if strides.is_empty() {
         vec![main_stride, 32 << 20, 512 << 20, 1 << 30]
     } else {
@@ -810,5 +811,12 @@ fn translation_strides(
         all_points.extend(sweep.points);
     }
     suite.run.write_csv("tlb_strides.csv", &all_points)?;
+    if !all_points.is_empty() {
+        let title = suite.title("TLB chase, one element per stride");
+        let every: Vec<_> = main_points.iter().chain(&all_points).copied().collect();
+        suite.run.write_with("tlb_strides.png", |path| {
+            cache_plot::draw_by_stride(path, &title, &every)
+        })?;
+    }
     Ok(summary)
 }

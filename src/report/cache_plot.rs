@@ -169,3 +169,76 @@ pub fn draw_conflict(
     })
     .context("drawing conflict.png")
 }
+
+/// `tlb_strides.png`: cycles per load against footprint, one line per stride.
+pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result<()> {
+    let mut strides: Vec<u64> = points.iter().map(|p| p.stride_bytes).collect();
+    strides.sort_unstable();
+    strides.dedup();
+    plot::ensure_font();
+    plot::on_backend!(path, (1400, 800), |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let low = points
+                .iter()
+                .map(|p| p.footprint_bytes)
+                .min()
+                .unwrap_or(1)
+                .max(1) as f64;
+            let high = points
+                .iter()
+                .map(|p| p.footprint_bytes)
+                .max()
+                .unwrap_or(2)
+                .max(2) as f64;
+            let bottom = points
+                .iter()
+                .map(|p| p.cycles)
+                .fold(f64::INFINITY, f64::min);
+            let top = points.iter().map(|p| p.cycles).fold(0.0, f64::max);
+            let pad = ((top - bottom) * 0.1).max(1.0);
+            let mut chart = ChartBuilder::on(&root)
+                .caption(title, (FONT, plot::LABEL_SIZE))
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(
+                    (low / 1.1..high * 1.1).log_scale(),
+                    (bottom - pad).max(0.0)..top + pad,
+                )?;
+            chart
+                .configure_mesh()
+                .x_desc("footprint (bytes, log scale)")
+                .y_desc("cycles per load")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .x_label_formatter(&|v| kib(*v as u64))
+                .draw()?;
+            for (i, &stride) in strides.iter().enumerate() {
+                let color = Palette99::pick(i).to_rgba();
+                let mut line: Vec<(f64, f64)> = points
+                    .iter()
+                    .filter(|p| p.stride_bytes == stride)
+                    .map(|p| (p.footprint_bytes as f64, p.cycles))
+                    .collect();
+                line.sort_by(|a, b| a.0.total_cmp(&b.0));
+                chart
+                    .draw_series(LineSeries::new(line, color.stroke_width(2)))?
+                    .label(format!("{} stride", kib(stride)))
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    });
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .label_font((FONT, plot::TICK_SIZE))
+                .draw()?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing tlb_strides.png")
+}

@@ -403,6 +403,21 @@ fn figures_of(suite: &str, name: &str, dir: &Path, figures: &mut Vec<Figure>) ->
                     Some(&format!("{}{flag}", loads.join(", "))),
                 );
             }
+            for gap in cache["unresolved"].as_array().into_iter().flatten() {
+                r.text(
+                    &format!(
+                        "{space}: unresolved from {} B to {} B",
+                        gap["from_bytes"], gap["to_bytes"]
+                    ),
+                    gap["why"].as_str(),
+                );
+            }
+            for stride in cache["tlb_strides"].as_array().into_iter().flatten() {
+                r.text(
+                    &format!("TLB at a {} B stride", stride["stride_bytes"]),
+                    stride["verdict"].as_str(),
+                );
+            }
             let conflict = &cache["conflict"];
             r.push(
                 &format!("{space}: level 1 ways (conflict experiment)"),
