@@ -9,6 +9,7 @@ use crate::analysis::cache_inference;
 use crate::analysis::per_load as per_load_analysis;
 use crate::cli::{AnalyzeCacheArgs, CacheArgs, ChainChoice, SpaceChoice};
 use crate::error::UsageError;
+use crate::experiments::cache::conflict::{self, ConflictRow};
 use crate::experiments::cache::{self, Order, Space, instruction, per_load, saved, tlb};
 use crate::gpu::Gpu;
 use crate::gpu::launch::TlbBuffer;
@@ -590,14 +591,6 @@ fn index_overhead(
     }))
 }
 
-#[derive(serde::Serialize)]
-struct ConflictRow {
-    stride_bytes: u64,
-    addresses: u64,
-    cycles: f64,
-    hits: bool,
-}
-
 /// The conflict experiment on the first level (`conflict.csv`, `conflict.png`): strides from
 /// the line (or four sweep strides) to sixteen times the size, the largest N of addresses at each that
 /// still hits (below a quarter of the way from the level's latency to the next one's).
@@ -639,25 +632,18 @@ fn conflict_experiment(
         })?;
     let rows: Vec<ConflictRow> = found
         .iter()
-        .flat_map(|(_, tried)| tried.iter().map(move |&(n, y)| (n, y)))
-        .zip(
-            found
-                .iter()
-                .flat_map(|(p, tried)| tried.iter().map(move |_| p.stride_bytes)),
-        )
-        .map(|((addresses, cycles), stride_bytes)| ConflictRow {
-            stride_bytes,
-            addresses,
-            cycles,
-            hits: cycles < hit_below,
+        .flat_map(|(p, tried)| {
+            tried.iter().map(move |&(addresses, cycles)| ConflictRow {
+                stride_bytes: p.stride_bytes,
+                addresses,
+                cycles,
+                hits: cycles < hit_below,
+            })
         })
         .collect();
     suite.run.write_csv("conflict.csv", &rows)?;
     // A stride whose every tried N hit says only "at least N": it cannot place a way count.
-    let (points, censored): (Vec<_>, Vec<_>) = found
-        .iter()
-        .map(|(p, _)| *p)
-        .partition(|p| p.max_hitting < most(p.stride_bytes));
+    let (points, censored) = conflict::points_from_rows(&rows);
     let mut analysis = crate::analysis::conflict::analyse(&points, line);
     if !censored.is_empty() {
         analysis.notes.push(format!(

@@ -104,14 +104,44 @@ fn redraw(metadata: &Value, dir: &Path, out: &RunDir, ext: &str) -> Result<Vec<S
                 crate::experiments::cache::RiseThreshold::of(space).minimum_rise(),
             )
             .context("chase.csv has too few points")?;
-            let title = title(&reports::cache_plot::title(
+            let figure_title = title(&reports::cache_plot::title(
                 settings["space"].as_str().unwrap_or("?"),
                 settings["stride_bytes"].as_u64().unwrap_or(0),
                 settings["threads"].as_u64().unwrap_or(1) as u32,
             ));
             figure("cache", &|p| {
-                reports::cache_plot::draw(p, &title, &points, &report)
+                reports::cache_plot::draw(p, &figure_title, &points, &report)
             })?;
+            if saved::find(dir, "conflict.csv").is_some() {
+                let rows: Vec<crate::experiments::cache::conflict::ConflictRow> =
+                    saved::read_csv(dir, "conflict.csv")?;
+                let (kept, _) = crate::experiments::cache::conflict::points_from_rows(&rows);
+                let line = match saved::find(dir, "strides.csv") {
+                    Some(path) => {
+                        let strides = crate::experiments::cache::saved::load(&path)?;
+                        let pairs: Vec<(u64, f64)> =
+                            strides.iter().map(|p| (p.stride_bytes, p.cycles)).collect();
+                        crate::analysis::granularity::granularity(&pairs).map(|g| g.bytes)
+                    }
+                    None => None,
+                };
+                let analysis = crate::analysis::conflict::analyse(&kept, line);
+                let conflict_title = title(&format!(
+                    "{} conflict experiment",
+                    settings["space"].as_str().unwrap_or("?")
+                ));
+                figure("conflict", &|p| {
+                    reports::cache_plot::draw_conflict(p, &conflict_title, &kept, &analysis)
+                })?;
+            }
+            if let Some(path) = saved::find(dir, "tlb_strides.csv") {
+                let more = crate::experiments::cache::saved::load(&path)?;
+                let every: Vec<_> = points.iter().chain(&more).copied().collect();
+                let strides_title = title("TLB chase, one element per stride");
+                figure("tlb_strides", &|p| {
+                    reports::cache_plot::draw_by_stride(p, &strides_title, &every)
+                })?;
+            }
         }
         "slots" => {
             let rows: Vec<reports::slots::WorkloadRow> = saved::read_csv(dir, "slots.csv")?;

@@ -3,8 +3,47 @@
 //! doubling until a chase misses, then bisection, so each stride costs about 2 log2 N chases.
 
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::conflict::ConflictPoint;
+
+/// One chase of the experiment, as `conflict.csv` holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ConflictRow {
+    pub stride_bytes: u64,
+    pub addresses: u64,
+    pub cycles: f64,
+    pub hits: bool,
+}
+
+/// The points of the experiment from its rows: per stride the largest N that hit (0 if none
+/// did), leaving out strides where every N tried hit (they say only "at least N").
+pub fn points_from_rows(rows: &[ConflictRow]) -> (Vec<ConflictPoint>, Vec<ConflictPoint>) {
+    let mut strides: Vec<u64> = rows.iter().map(|r| r.stride_bytes).collect();
+    strides.sort_unstable();
+    strides.dedup();
+    let mut kept = Vec::new();
+    let mut censored = Vec::new();
+    for stride in strides {
+        let of_stride = rows.iter().filter(|r| r.stride_bytes == stride);
+        let max_hitting = of_stride
+            .clone()
+            .filter(|r| r.hits)
+            .map(|r| r.addresses)
+            .max()
+            .unwrap_or(0);
+        let point = ConflictPoint {
+            stride_bytes: stride,
+            max_hitting,
+        };
+        if of_stride.clone().any(|r| !r.hits) {
+            kept.push(point);
+        } else {
+            censored.push(point);
+        }
+    }
+    (kept, censored)
+}
 
 /// The largest N in 1..=`most` with `hits(N)`, assuming hits are monotone in N (more
 /// addresses never hit more); 0 when even one address misses.
