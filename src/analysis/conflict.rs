@@ -16,6 +16,8 @@ pub struct ConflictPoint {
     pub stride_bytes: u64,
     /// The largest N whose chase still hits.
     pub max_hitting: u64,
+    /// Every N tried hit: the count is only a lower bound.
+    pub at_least: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -28,9 +30,17 @@ pub struct ConflictReport {
     pub notes: Vec<String>,
 }
 
-/// Reads `points` (any order); `line_bytes` turns the way size into a set count.
+/// More ways than this is not read as a set-associative cache.
+const MAX_PLAIN_WAYS: u64 = 64;
+
+/// Reads `points` (any order); `line_bytes` turns the way size into a set count, and strides
+/// below it are left out (addresses that share a line conflict with nothing).
 pub fn analyse(points: &[ConflictPoint], line_bytes: Option<u64>) -> ConflictReport {
-    let mut points = points.to_vec();
+    let mut points: Vec<ConflictPoint> = points
+        .iter()
+        .copied()
+        .filter(|p| line_bytes.is_none_or(|b| p.stride_bytes >= b))
+        .collect();
     points.sort_by_key(|p| p.stride_bytes);
     points.dedup_by_key(|p| p.stride_bytes);
     let mut notes = Vec::new();
@@ -41,31 +51,96 @@ pub fn analyse(points: &[ConflictPoint], line_bytes: Option<u64>) -> ConflictRep
         verdict,
         notes,
     };
-    if points.len() < 3 {
+    let bounds: Vec<String> = points
+        .iter()
+        .filter(|p| p.at_least)
+        .map(|p| format!("{} B: N >= {}", p.stride_bytes, p.max_hitting))
+        .collect();
+    if !bounds.is_empty() {
+        notes.push(format!(
+            "every N tried hit at {} (the limit of the space or of 256 MiB)",
+            bounds.join(", ")
+        ));
+    }
+    let exact: Vec<ConflictPoint> = points.iter().copied().filter(|p| !p.at_least).collect();
+    // The same large N at every stride with a miss, and no lower bound above it: addresses at
+    // power-of-two strides never conflict.
+    if let Some(last) = exact.last().map(|p| p.max_hitting)
+        && last > MAX_PLAIN_WAYS
+        && exact
+            .iter()
+            .all(|p| p.max_hitting.abs_diff(last) as f64 <= 0.1 * last as f64)
+        && points
+            .iter()
+            .all(|p| p.max_hitting as f64 <= 1.1 * last as f64 + 1.0)
+    {
+        notes.push(format!(
+            "N = {last} (within a tenth) at every stride from {} B to {} B with a miss",
+            exact[0].stride_bytes,
+            exact[exact.len() - 1].stride_bytes
+        ));
         return unknown(
-            "too few strides to read ways".into(),
-            vec!["the experiment needs three strides or more".into()],
+            format!(
+                "about {last} addresses hit at every power-of-two stride: no set conflicts (a hashed set index, or a fully associative cache of about {last} lines)"
+            ),
+            notes,
         );
     }
-    let last = points[points.len() - 1].max_hitting;
+    if exact.len() < 3 {
+        // Lower bounds alone can still rule a small way count out.
+        if let (Some(first), Some(last)) = (points.first(), points.last())
+            && last.max_hitting as f64 >= 0.5 * first.max_hitting as f64
+            && last.max_hitting > 16
+        {
+            return unknown(
+                format!(
+                    "N stays at {} or more from {} B to {} B strides: no set conflicts at power-of-two strides (a hashed set index, or a fully associative cache)",
+                    last.max_hitting, first.stride_bytes, last.stride_bytes
+                ),
+                notes,
+            );
+        }
+        notes.push("the experiment needs three strides with a miss or more".into());
+        return unknown("too few strides to read ways".into(), notes);
+    }
+    let last_point = exact[exact.len() - 1];
+    let last = last_point.max_hitting;
     // The plateau at the largest strides: every stride from which N no longer changes (by more
     // than a tenth, for the large counts of a cache without set conflicts).
     let same = |n: u64| n.abs_diff(last) as f64 <= 0.1 * last as f64;
-    let settled_from = points
+    let settled_from = exact
         .iter()
         .rposition(|p| !same(p.max_hitting))
         .map_or(0, |i| i + 1);
-    let settled = points.len() - settled_from;
-    let first = points[0];
+    let settled = exact.len() - settled_from;
+    let first = exact[0];
+    // A larger stride that held more addresses than the settled count rules a plain index out.
+    let beyond = points.iter().find(|p| {
+        p.stride_bytes > exact[settled_from].stride_bytes
+            && p.max_hitting as f64 > 1.1 * last as f64 + 1.0
+    });
+    if let Some(beyond) = beyond {
+        notes.push(format!(
+            "N settles near {last} from {} B but reaches {}{} at {} B",
+            exact[settled_from].stride_bytes,
+            if beyond.at_least { "at least " } else { "" },
+            beyond.max_hitting,
+            beyond.stride_bytes
+        ));
+        return unknown(
+            "N does not settle at a way count as the stride grows: not a plain modulo set index (hashed, or a mixture of structures)".into(),
+            notes,
+        );
+    }
     if settled < 2 {
+        notes.push(format!(
+            "N = {} at {} B, the largest stride with a miss; try larger strides",
+            last, last_point.stride_bytes
+        ));
         return unknown(
             "N still changes at the largest stride: the way size lies past the strides tried"
                 .into(),
-            vec![format!(
-                "N = {} at {} B, the largest stride; try larger strides",
-                last,
-                points[points.len() - 1].stride_bytes
-            )],
+            notes,
         );
     }
     if last == 0 {
@@ -75,30 +150,40 @@ pub fn analyse(points: &[ConflictPoint], line_bytes: Option<u64>) -> ConflictRep
         );
     }
     // Below the way size a plain index keeps N × S at the capacity; check the halving.
-    let halving = points[..settled_from]
+    let halving = exact[..settled_from]
         .windows(2)
         .filter(|w| w[1].stride_bytes == 2 * w[0].stride_bytes)
         .all(|w| {
             let ratio = w[0].max_hitting as f64 / w[1].max_hitting.max(1) as f64;
             (1.6..=2.5).contains(&ratio)
         });
-    if first.max_hitting < 2 * last || (settled_from > 0 && !halving) {
+    if first.max_hitting < 2 * last || !halving {
         let verdict = if first.max_hitting < 2 * last {
             format!(
                 "N stays near {last} at every stride from {} B to {} B: no set conflicts at power-of-two strides (a hashed set index, or a fully associative cache)",
-                first.stride_bytes,
-                points[points.len() - 1].stride_bytes
+                first.stride_bytes, last_point.stride_bytes
             )
         } else {
             "N does not halve with each doubling of the stride before it settles: not a plain modulo set index".to_string()
         };
         notes.push(format!(
-            "N at the smallest stride ({} B): {}; at the largest: {last}",
+            "N at the smallest stride ({} B): {}; at the largest with a miss: {last}",
             first.stride_bytes, first.max_hitting
         ));
         return unknown(verdict, notes);
     }
-    let way = points[settled_from].stride_bytes;
+    let way = exact[settled_from].stride_bytes;
+    if last > MAX_PLAIN_WAYS {
+        notes.push(format!(
+            "N halves up to {way} B and then stays near {last}; a plain index would need {last} ways"
+        ));
+        return unknown(
+            format!(
+                "N settles at {last} addresses from a {way}-byte stride: more than any plausible way count, so no plain set-associative reading (a hashed index, or a structure of {last} entries of {way} B)"
+            ),
+            notes,
+        );
+    }
     let sets = line_bytes
         .filter(|&b| b > 0 && way.is_multiple_of(b))
         .map(|b| way / b);
@@ -132,6 +217,7 @@ mod tests {
                 ConflictPoint {
                     stride_bytes: s,
                     max_hitting,
+                    at_least: false,
                 }
             })
             .collect()
@@ -160,6 +246,7 @@ mod tests {
             .map(|k| ConflictPoint {
                 stride_bytes: 128 << k,
                 max_hitting: 1700 + (k % 2) * 20,
+                at_least: false,
             })
             .collect();
         let report = analyse(&points, Some(128));
@@ -177,5 +264,44 @@ mod tests {
         let report = analyse(&simulated(geometry, &[64, 128, 256, 512]), Some(64));
         assert_eq!(report.ways, None);
         assert!(report.verdict.contains("past the strides"), "{report:?}");
+    }
+
+    /// The H100 L1's pattern: N is the line count at 128 and 256 B, and every N tried hits at
+    /// larger strides; a way count of 1800 must not be read from the two exact points.
+    #[test]
+    fn lower_bounds_past_the_settled_count_rule_a_plain_index_out() {
+        let mut points = vec![
+            ConflictPoint {
+                stride_bytes: 32,
+                max_hitting: 7200,
+                at_least: false,
+            },
+            ConflictPoint {
+                stride_bytes: 64,
+                max_hitting: 3600,
+                at_least: false,
+            },
+            ConflictPoint {
+                stride_bytes: 128,
+                max_hitting: 1805,
+                at_least: false,
+            },
+            ConflictPoint {
+                stride_bytes: 256,
+                max_hitting: 1812,
+                at_least: false,
+            },
+        ];
+        points.extend((9..=22).map(|k| ConflictPoint {
+            stride_bytes: 1 << k,
+            max_hitting: (256 << 20 >> k).min(1126),
+            at_least: true,
+        }));
+        let report = analyse(&points, Some(128));
+        assert_eq!(report.ways, None, "{report:?}");
+        assert!(
+            report.verdict.contains("not a plain") || report.verdict.contains("no set conflicts"),
+            "{report:?}"
+        );
     }
 }

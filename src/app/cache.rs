@@ -642,19 +642,9 @@ fn conflict_experiment(
         })
         .collect();
     suite.run.write_csv("conflict.csv", &rows)?;
-    // A stride whose every tried N hit says only "at least N": it cannot place a way count.
-    let (points, censored) = conflict::points_from_rows(&rows);
-    let mut analysis = crate::analysis::conflict::analyse(&points, line);
-    if !censored.is_empty() {
-        analysis.notes.push(format!(
-            "left out: {} (every N tried hit, up to the limit of the space or 256 MiB)",
-            censored
-                .iter()
-                .map(|p| format!("{} B (N >= {})", p.stride_bytes, p.max_hitting))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    // A stride whose every tried N hit says only "at least N".
+    let points = conflict::points_from_rows(&rows);
+    let analysis = crate::analysis::conflict::analyse(&points, line);
     let title = suite.title(&format!("{} conflict experiment", space.name()));
     suite.run.write_with("conflict.png", |path| {
         cache_plot::draw_conflict(path, &title, &points, &analysis)
@@ -663,7 +653,12 @@ fn conflict_experiment(
         "conflict (largest N still hitting, < {hit_below:.1} cycles): {}; {}{}",
         points
             .iter()
-            .map(|p| format!("{} B: {}", p.stride_bytes, p.max_hitting))
+            .map(|p| format!(
+                "{} B: {}{}",
+                p.stride_bytes,
+                if p.at_least { ">= " } else { "" },
+                p.max_hitting
+            ))
             .collect::<Vec<_>>()
             .join(", "),
         analysis.verdict,

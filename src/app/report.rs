@@ -115,7 +115,7 @@ fn redraw(metadata: &Value, dir: &Path, out: &RunDir, ext: &str) -> Result<Vec<S
             if saved::find(dir, "conflict.csv").is_some() {
                 let rows: Vec<crate::experiments::cache::conflict::ConflictRow> =
                     saved::read_csv(dir, "conflict.csv")?;
-                let (kept, _) = crate::experiments::cache::conflict::points_from_rows(&rows);
+                let kept = crate::experiments::cache::conflict::points_from_rows(&rows);
                 let line = match saved::find(dir, "strides.csv") {
                     Some(path) => {
                         let strides = crate::experiments::cache::saved::load(&path)?;

@@ -160,8 +160,31 @@ pub fn draw_conflict(
             let xy = |p: &crate::analysis::conflict::ConflictPoint| {
                 (p.stride_bytes as f64, (p.max_hitting as f64).max(0.8))
             };
-            chart.draw_series(LineSeries::new(points.iter().map(xy), BLUE.stroke_width(2)))?;
-            chart.draw_series(points.iter().map(|p| Circle::new(xy(p), 4, BLUE.filled())))?;
+            chart
+                .draw_series(LineSeries::new(points.iter().map(xy), BLUE.stroke_width(2)))?
+                .label("largest N that still hits")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+            chart.draw_series(
+                points
+                    .iter()
+                    .filter(|p| !p.at_least)
+                    .map(|p| Circle::new(xy(p), 4, BLUE.filled())),
+            )?;
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .filter(|p| p.at_least)
+                        .map(|p| TriangleMarker::new(xy(p), 7, RED.stroke_width(2))),
+                )?
+                .label("every N tried hit (a lower bound)")
+                .legend(|(x, y)| TriangleMarker::new((x + 10, y), 7, RED.stroke_width(2)));
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .label_font((FONT, plot::TICK_SIZE))
+                .draw()?;
             root.present()?;
             Ok(())
         })()

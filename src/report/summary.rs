@@ -419,6 +419,12 @@ fn figures_of(suite: &str, name: &str, dir: &Path, figures: &mut Vec<Figure>) ->
                 );
             }
             let conflict = &cache["conflict"];
+            if conflict["ways"].is_null() {
+                r.text(
+                    &format!("{space}: level 1 conflict experiment"),
+                    conflict["verdict"].as_str(),
+                );
+            }
             r.push(
                 &format!("{space}: level 1 ways (conflict experiment)"),
                 conflict["ways"].as_f64(),

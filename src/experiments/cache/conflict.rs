@@ -17,32 +17,27 @@ pub struct ConflictRow {
 }
 
 /// The points of the experiment from its rows: per stride the largest N that hit (0 if none
-/// did), leaving out strides where every N tried hit (they say only "at least N").
-pub fn points_from_rows(rows: &[ConflictRow]) -> (Vec<ConflictPoint>, Vec<ConflictPoint>) {
+/// did), marked `at_least` where every N tried hit.
+pub fn points_from_rows(rows: &[ConflictRow]) -> Vec<ConflictPoint> {
     let mut strides: Vec<u64> = rows.iter().map(|r| r.stride_bytes).collect();
     strides.sort_unstable();
     strides.dedup();
-    let mut kept = Vec::new();
-    let mut censored = Vec::new();
-    for stride in strides {
-        let of_stride = rows.iter().filter(|r| r.stride_bytes == stride);
-        let max_hitting = of_stride
-            .clone()
-            .filter(|r| r.hits)
-            .map(|r| r.addresses)
-            .max()
-            .unwrap_or(0);
-        let point = ConflictPoint {
-            stride_bytes: stride,
-            max_hitting,
-        };
-        if of_stride.clone().any(|r| !r.hits) {
-            kept.push(point);
-        } else {
-            censored.push(point);
-        }
-    }
-    (kept, censored)
+    strides
+        .into_iter()
+        .map(|stride| {
+            let of_stride = rows.iter().filter(|r| r.stride_bytes == stride);
+            ConflictPoint {
+                stride_bytes: stride,
+                max_hitting: of_stride
+                    .clone()
+                    .filter(|r| r.hits)
+                    .map(|r| r.addresses)
+                    .max()
+                    .unwrap_or(0),
+                at_least: of_stride.clone().all(|r| r.hits),
+            }
+        })
+        .collect()
 }
 
 /// The largest N in 1..=`most` with `hits(N)`, assuming hits are monotone in N (more
@@ -98,6 +93,7 @@ pub fn experiment(
             ConflictPoint {
                 stride_bytes: stride,
                 max_hitting,
+                at_least: max_hitting == most(stride),
             },
             tried,
         ));
@@ -122,5 +118,42 @@ mod tests {
             assert!(calls <= 2 * 13 + 2, "{calls} calls for {limit}");
         }
         assert_eq!(largest_hitting(10, |_| Ok(true)).unwrap(), 10);
+    }
+}
+
+#[cfg(test)]
+mod h100_tests {
+    use super::*;
+    use crate::analysis::conflict::analyse;
+
+    fn rows(space: &str) -> Vec<ConflictRow> {
+        let path = format!(
+            "{}/results/h100/cache/{space}/conflict.csv",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        csv::Reader::from_path(&path)
+            .unwrap()
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    /// The committed H100 runs: the constant L1 reads as 4 ways of 512 B (8 sets of 64 B);
+    /// the L1 of global loads holds about as many lines at every stride from its 128-byte line
+    /// on, so it gets no way count.
+    #[test]
+    fn reads_the_committed_h100_conflict_experiments() {
+        let constant = analyse(&points_from_rows(&rows("constant")), Some(64));
+        assert_eq!(
+            (constant.ways, constant.way_bytes, constant.sets),
+            (Some(4), Some(512), Some(8)),
+            "{constant:?}"
+        );
+        // With the 128-byte line, or the 32-byte sector the stride sweep reads as the run does.
+        for line in [128, 32] {
+            let global = analyse(&points_from_rows(&rows("global")), Some(line));
+            assert_eq!(global.ways, None, "{global:?}");
+            assert!(global.verdict.contains("no "), "{global:?}");
+        }
     }
 }
