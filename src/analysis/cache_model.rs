@@ -48,49 +48,95 @@ impl Hierarchy {
     }
 }
 
+/// Which resident line a full set gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replacement {
+    /// The least recently used.
+    Lru,
+    /// The longest resident (hits do not refresh a line).
+    Fifo,
+    /// A uniformly random one (a fixed-seed generator, so runs repeat).
+    Random,
+}
+
 struct Cache {
     geometry: Geometry,
-    /// Per set, resident lines, most recently used at the back.
+    replacement: Replacement,
+    /// Per set, resident lines; under LRU the most recently used is at the back, under FIFO
+    /// the newest.
     sets: Vec<VecDeque<u64>>,
+    /// xorshift state for random replacement.
+    state: u64,
 }
 
 impl Cache {
-    fn new(geometry: Geometry) -> Cache {
+    fn new(geometry: Geometry, replacement: Replacement) -> Cache {
         Cache {
             geometry,
+            replacement,
             sets: vec![VecDeque::new(); geometry.sets().max(1) as usize],
+            state: 0x9e37_79b9_7f4a_7c15,
         }
     }
 
-    /// Looks `address` up; on a miss the line is filled, evicting the least recently used.
+    /// Looks `address` up; on a miss the line is filled, evicting one by the replacement policy.
     fn access(&mut self, address: u64) -> bool {
         let line = address / self.geometry.line_bytes;
         let set = &mut self.sets[(line % self.geometry.sets().max(1)) as usize];
         if let Some(position) = set.iter().position(|&l| l == line) {
-            set.remove(position);
-            set.push_back(line);
+            if self.replacement == Replacement::Lru {
+                set.remove(position);
+                set.push_back(line);
+            }
             return true;
         }
         if set.len() as u64 >= self.geometry.ways {
-            set.pop_front();
+            let victim = match self.replacement {
+                Replacement::Lru | Replacement::Fifo => 0,
+                Replacement::Random => {
+                    self.state ^= self.state << 13;
+                    self.state ^= self.state >> 7;
+                    self.state ^= self.state << 17;
+                    (self.state % set.len() as u64) as usize
+                }
+            };
+            set.remove(victim);
         }
         set.push_back(line);
         false
     }
 }
 
-/// Average cycles per load of a stride chase over `footprint_bytes`.
+/// Average cycles per load of a stride chase over `footprint_bytes` (LRU caches).
 pub fn chase_latency(hierarchy: &Hierarchy, footprint_bytes: u64, stride_bytes: u64) -> f64 {
+    chase_latency_with(
+        hierarchy,
+        footprint_bytes,
+        stride_bytes,
+        Replacement::Lru,
+        1,
+    )
+}
+
+/// [`chase_latency`] under `replacement`, averaged over `passes` passes after the warm one
+/// (random replacement needs many to settle to its mean).
+pub fn chase_latency_with(
+    hierarchy: &Hierarchy,
+    footprint_bytes: u64,
+    stride_bytes: u64,
+    replacement: Replacement,
+    passes: u32,
+) -> f64 {
     let mut caches: Vec<Cache> = hierarchy
         .levels
         .iter()
-        .map(|(g, _)| Cache::new(*g))
+        .map(|(g, _)| Cache::new(*g, replacement))
         .collect();
     let addresses: Vec<u64> = (0..footprint_bytes.max(stride_bytes))
         .step_by(stride_bytes as usize)
         .collect();
     let mut total = 0.0;
-    for pass in 0..2 {
+    for pass in 0..=passes {
         for &address in &addresses {
             let mut latency = hierarchy.memory_latency;
             let mut found = false;
@@ -102,12 +148,12 @@ pub fn chase_latency(hierarchy: &Hierarchy, footprint_bytes: u64, stride_bytes: 
                     found = true;
                 }
             }
-            if pass == 1 {
+            if pass > 0 {
                 total += latency;
             }
         }
     }
-    total / addresses.len() as f64
+    total / (addresses.len() as f64 * f64::from(passes))
 }
 
 /// The chase curve over every multiple of `stride_bytes` up to `up_to_bytes`, as a GPU sweep
