@@ -19,9 +19,16 @@
 //! 4. Confidence starts at 1 and drops, with a note, for unresolved or uneven steps (replacement
 //!    that is not LRU, hashed set indexing, sectors) and for a size that is not a whole number of
 //!    ways.
+//! 5. Then the rise, with both plateaus, is fitted with simulated caches
+//!    (`analysis::cache_fit`) of every geometry within a quarter of that size. A fit within the
+//!    noise whose geometry carries at least half the Akaike weight replaces the step reading
+//!    (size, line, ways, sets; its weight is the confidence); a fit that cannot choose leaves the
+//!    geometry open; no fit within the noise says which families were tried and how far each
+//!    was. The step reading needs every step above the noise; the fit does not.
 //!
-//! The sweep wants a stride of at most a quarter line, so that steps are a minority of the
-//! neighbour differences; a cache of at least 16 lines; and a first plateau of three points.
+//! The step reading wants a stride of at most a quarter line, so that steps are a minority of
+//! the neighbour differences; a cache of at least 16 lines; and a first plateau of three points.
+//! A level must also rise over the one below by the space's [`MinimumRise`].
 //!
 //! The slowest plateau is memory: its size is null. Latencies are plateau medians; at strides
 //! below the line size a plateau above the first mixes one miss per line with hits, which the

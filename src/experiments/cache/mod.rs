@@ -1,22 +1,30 @@
 //! Memory-hierarchy pointer chase (cuda/cache.cu), after Wong et al., "Inferring cache
 //! characteristics from latency plots" (Fig. 4) and Listings 1–2: one thread follows a chain
 //! of fixed stride through a footprint, one untimed pass warms the caches, a timed run of at
-//! least one full pass gives the average cycles per load, and the final index is checked.
+//! least one full pass gives the average cycles per load, and the final element is checked.
+//! The chains are load-to-use: the global spaces and tlb chase 64-bit addresses (`p = *p`),
+//! shared chases shared-window addresses, constant byte offsets, texture element indices, so
+//! no address arithmetic sits between two loads (the run checks this in the SASS:
+//! [`Space::expected_loads`]). The word-index chase gpubench used before survives as
+//! [`measure_index_chase`], to report what the arithmetic cost.
 //!
-//! Sweeps cost little: footprints double from the smallest up to the space's limit; between
-//! two doublings whose latency clearly differs ([`RiseThreshold`], per space), bisection finds
-//! where the clear rise is, a second bisection with a tenth of the threshold finds where it
-//! starts, up to 2 × `fine_points` (at most 48) points one stride apart straddle that start,
-//! and a fine sweep (at most `fine_points` points, the stride or wider) covers the rest of the
-//! rise. `analysis::cache_inference` reads the levels from the result.
+//! Sweeps: [`COARSE_PER_DOUBLING`] geometric points in every doubling from the smallest
+//! footprint to the largest come first, so no level can fall between two samples; then each
+//! rise between them ([`RiseThreshold`], per space) gets a bisection for where the clear rise
+//! is, a second with a tenth of the threshold for where it starts, a third for where it ends,
+//! and `fine_points` points across the whole rise (a stride apart where they reach). A rise
+//! still climbing at the largest footprint, or past the point budget, is listed as
+//! unresolved. `analysis::cache_inference` reads the levels from the result.
 //!
 //! Spaces: `global` (default loads), `l2` (`ld.global.cg`), `readonly` (`ld.global.nc`),
-//! `shared`, `constant` (the 64 KiB `__constant__` array), `texture` (`tex1Dfetch` through a
-//! texture object over linear memory), `instruction` ([`instruction`]: straight-line code of
-//! growing size) and `tlb` ([`tlb`]: page-scale strides over GiBs). Chains visit the
-//! footprint's elements in address order (Wong), or in a seeded random order that defeats
-//! prefetching. The global spaces also run with several threads at once (contention) and per
-//! load ([`per_load`], after Mei & Chu). [`saved`] reads a curve back for `gpubench analyze
+//! `shared`, `constant` (the 64 KiB `__constant__` array, index in a per-thread register:
+//! LDC), `constant-uniform` (the same with a warp-uniform index: ULDC), `texture`
+//! (`tex1Dfetch` through a texture object over linear memory), `instruction`
+//! ([`instruction`]: straight-line code of growing size) and `tlb` ([`tlb`]: page-scale strides
+//! over GiBs). Chains visit the footprint's elements in address order (Wong), or in a seeded
+//! random order that defeats prefetching. The global spaces also run with several threads at
+//! once (contention) and per load ([`per_load`], after Mei & Chu). [`conflict`] runs the
+//! fixed-stride conflict experiment; [`saved`] reads a curve back for `gpubench analyze
 //! cache`.
 
 pub mod conflict;
