@@ -592,8 +592,8 @@ fn index_overhead(
 }
 
 /// The conflict experiment on the first level (`conflict.csv`, `conflict.png`): strides from
-/// the line (or four sweep strides) to sixteen times the size, the largest N of addresses at each that
-/// still hits (below a quarter of the way from the level's latency to the next one's).
+/// the line (or four sweep strides) to sixteen times the size, the largest N of addresses at
+/// each that still hits (below a quarter of the way from the level's latency to the next one's).
 fn conflict_experiment(
     gpu: &mut Gpu,
     suite: &suite::Suite,
