@@ -384,9 +384,21 @@ fn fit_geometry(
         stride_bytes: stride,
     };
     // The whole rise with the plateaus on both sides: the lower pins the hit latency, the
-    // upper the miss penalty and where the rise ends.
-    let segment = &curve[lower.first..=upper.last];
-    let Some(fit) = cache_fit::fit(segment, range, sigma) else {
+    // upper the miss penalty and where the rise ends. Of a long plateau (a linear sweep of
+    // thousands of points) an even selection suffices: below the smallest size tried every
+    // candidate predicts the same hits, so those points only pin the hit latency.
+    let thin = |points: &[ChasePoint], most: usize| -> Vec<ChasePoint> {
+        let step = points.len().div_ceil(most).max(1);
+        points.iter().step_by(step).copied().collect()
+    };
+    let split = (lower.first..=lower.last)
+        .find(|&i| curve[i].footprint_bytes >= range.min_size_bytes)
+        .unwrap_or(lower.last + 1);
+    let upper_from = upper.first.max(split);
+    let mut segment = thin(&curve[lower.first..split], 64);
+    segment.extend_from_slice(&curve[split..upper_from]);
+    segment.extend(thin(&curve[upper_from..=upper.last], 256));
+    let Some(fit) = cache_fit::fit(&segment, range, sigma) else {
         level.notes.push(format!(
             "no geometry fitted: no candidate ({} to {} B, lines of 16 to 256 B, 1 to 64 ways, at most 1024 set counts a shape) changes over the rise",
             range.min_size_bytes, range.max_size_bytes
