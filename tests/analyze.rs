@@ -250,3 +250,31 @@ fn analyze_cache_fits_a_noisy_two_level_curve() {
         assert!(level["fit"]["fits"].as_bool().unwrap(), "{level}");
     }
 }
+
+/// `analyze cache` refuses negative cycles and a footprint given twice (exit 2, one sentence
+/// naming the line or the footprint), and says why a sweep too narrow for a plateau has no
+/// levels.
+#[test]
+fn analyze_cache_refuses_negative_cycles_and_duplicates_and_explains_an_empty_table() {
+    for (csv, says) in [
+        (
+            "footprint_bytes,stride_bytes,cycles\n64,8,-40.5\n128,8,1\n256,8,1\n",
+            "line 2",
+        ),
+        (
+            "footprint_bytes,stride_bytes,cycles\n64,8,1\n128,8,1\n64,8,2\n",
+            "appears twice",
+        ),
+    ] {
+        let output = analyze("cache", csv, &[]);
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(says),
+            "{output:?}"
+        );
+    }
+    let narrow = "footprint_bytes,stride_bytes,cycles\n1000,8,30\n1008,8,30\n1016,8,30\n";
+    let output = analyze("cache", narrow, &[]);
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("no plateau"));
+}

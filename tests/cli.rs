@@ -125,6 +125,29 @@ fn probe_settings_are_checked_before_the_gpu() {
             vec!["cache", "--space", "shared", "--max-bytes", "1000000"],
             "48 KiB",
         ),
+        // 4 × min-bytes would wrap to 0 without checked arithmetic.
+        (
+            vec![
+                "cache",
+                "--min-bytes",
+                "4611686018427387904",
+                "--max-bytes",
+                "8589934592",
+            ],
+            "4 times",
+        ),
+        (
+            vec!["cache", "--space", "global", "--stride", "4"],
+            "multiple of 8",
+        ),
+        (
+            vec!["cache", "--space", "shared", "--carveout", "10"],
+            "--carveout",
+        ),
+        (
+            vec!["cache", "--space", "global", "--tlb-strides", "8"],
+            "--tlb-strides",
+        ),
     ] {
         gpubench(dir.path())
             .args(&args)

@@ -69,6 +69,9 @@ pub struct CacheReport {
     /// The first plateau's tolerance: max(5σ, 0.25 cycles); higher plateaus also allow 10 % of
     /// their height above the fastest level.
     pub plateau_tolerance_cycles: f64,
+    /// Why no level could be read, where none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A plateau must span this ratio of footprints from its first to its last point.
@@ -186,11 +189,16 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
         }
     }
     if flats.is_empty() {
+        let first = curve[0].footprint_bytes;
+        let last = curve[curve.len() - 1].footprint_bytes;
         return Some(CacheReport {
             levels: Vec::new(),
             stride_bytes: stride,
             jump_threshold_cycles: jump,
             plateau_tolerance_cycles: tolerance,
+            notes: vec![format!(
+                "no plateau: a level needs three points within {tolerance:.2} cycles spanning {PLATEAU_SPAN}x in footprint, and the sweep runs from {first} B to {last} B; sweep a wider range"
+            )],
         });
     }
     let mut levels = Vec::new();
@@ -240,6 +248,7 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
         stride_bytes: stride,
         jump_threshold_cycles: jump,
         plateau_tolerance_cycles: tolerance,
+        notes: Vec::new(),
     })
 }
 
@@ -669,5 +678,21 @@ mod tests {
             prop_assert_eq!(level.ways, Some(ways), "{:?} {:?}", level, geometry);
             prop_assert_eq!(level.sets, Some(sets));
         }
+    }
+
+    /// A sweep too narrow for any plateau says so instead of returning an empty table.
+    #[test]
+    fn a_sweep_without_a_plateau_says_why() {
+        let points: Vec<ChasePoint> = (10..=11)
+            .flat_map(|k| [k * 100, k * 100 + 8, k * 100 + 16])
+            .map(|f| ChasePoint {
+                footprint_bytes: f,
+                stride_bytes: 8,
+                cycles: 30.0,
+            })
+            .collect();
+        let report = infer(&points).unwrap();
+        assert!(report.levels.is_empty());
+        assert!(report.notes[0].contains("no plateau"), "{report:?}");
     }
 }

@@ -52,8 +52,8 @@ fn defaults(space: Space) -> (u64, u64, Option<u64>, u64) {
 fn tlb_largest(smallest: u64, memory_bytes: u64) -> u64 {
     let limit = memory_bytes / 20 * 17;
     let mut largest = smallest;
-    while largest * 2 <= limit {
-        largest *= 2;
+    while let Some(next) = largest.checked_mul(2).filter(|&n| n <= limit) {
+        largest = next;
     }
     largest
 }
@@ -186,7 +186,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         ))
         .into());
     }
-    if largest < 4 * smallest {
+    if smallest.checked_mul(4).is_none_or(|m| largest < m) {
         return Err(UsageError::new(
             "--max-bytes must be at least 4 times --min-bytes (three doublings at least)",
         )

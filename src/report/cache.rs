@@ -49,5 +49,8 @@ pub fn render_text(report: &CacheReport) -> String {
             text += &format!("       note: {note}\n");
         }
     }
+    for note in &report.notes {
+        text += &format!("note: {note}\n");
+    }
     text
 }

@@ -52,8 +52,13 @@ pub fn parse(text: &str) -> Result<Vec<ChasePoint>, String> {
         let cycles = field(cycles_at)
             .parse::<f64>()
             .ok()
-            .filter(|c| c.is_finite())
-            .ok_or_else(|| format!("line {line}: cycles '{}' is not a number", field(cycles_at)))?;
+            .filter(|c| c.is_finite() && *c >= 0.0)
+            .ok_or_else(|| {
+                format!(
+                    "line {line}: cycles '{}' is not a number of cycles (finite, not negative)",
+                    field(cycles_at)
+                )
+            })?;
         points.push(ChasePoint {
             footprint_bytes: whole(footprint_at, "footprint_bytes")?,
             stride_bytes: whole(stride_at, "stride_bytes")?,
@@ -65,6 +70,15 @@ pub fn parse(text: &str) -> Result<Vec<ChasePoint>, String> {
             "{} data rows; a curve needs at least 3",
             points.len()
         ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for p in &points {
+        if !seen.insert((p.footprint_bytes, p.stride_bytes)) {
+            return Err(format!(
+                "footprint {} B at stride {} B appears twice; keep one row per footprint and stride",
+                p.footprint_bytes, p.stride_bytes
+            ));
+        }
     }
     Ok(points)
 }
@@ -103,5 +117,15 @@ mod tests {
                 .unwrap_err()
                 .contains("at least 3")
         );
+    }
+
+    /// Negative cycles and a footprint given twice are refused with the line or the footprint
+    /// named, never read into a level.
+    #[test]
+    fn negative_cycles_and_duplicates_are_refused() {
+        let text = "footprint_bytes,stride_bytes,cycles\n64,8,-40.5\n128,8,1\n256,8,1\n";
+        assert!(parse(text).unwrap_err().contains("line 2"));
+        let text = "footprint_bytes,stride_bytes,cycles\n64,8,1\n128,8,1\n64,8,2\n";
+        assert!(parse(text).unwrap_err().contains("appears twice"));
     }
 }
