@@ -17,6 +17,13 @@ fn kib(bytes: u64) -> String {
     }
 }
 
+/// The smallest and largest of some byte counts, at least 1 and 2, for a log-scale axis.
+fn byte_range(values: impl Iterator<Item = u64> + Clone) -> (f64, f64) {
+    let low = values.clone().min().unwrap_or(1).max(1);
+    let high = values.max().unwrap_or(2).max(2);
+    (low as f64, high as f64)
+}
+
 /// The figure's title, before the device.
 pub fn title(space: &str, stride: u64, threads: u32) -> String {
     format!(
@@ -39,18 +46,7 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
     plot::on_backend!(path, (1400, 800), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
-            let low = points
-                .iter()
-                .map(|p| p.footprint_bytes)
-                .min()
-                .unwrap_or(1)
-                .max(1) as f64;
-            let high = points
-                .iter()
-                .map(|p| p.footprint_bytes)
-                .max()
-                .unwrap_or(2)
-                .max(2) as f64;
+            let (low, high) = byte_range(points.iter().map(|p| p.footprint_bytes));
             let top = points.iter().map(|p| p.cycles).fold(1.0, f64::max) * 1.15;
             let mut chart = ChartBuilder::on(&root)
                 .caption(title, (FONT, plot::LABEL_SIZE))
@@ -117,18 +113,7 @@ pub fn draw_conflict(
     plot::on_backend!(path, (1400, 800), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
-            let low = points
-                .iter()
-                .map(|p| p.stride_bytes)
-                .min()
-                .unwrap_or(1)
-                .max(1) as f64;
-            let high = points
-                .iter()
-                .map(|p| p.stride_bytes)
-                .max()
-                .unwrap_or(2)
-                .max(2) as f64;
+            let (low, high) = byte_range(points.iter().map(|p| p.stride_bytes));
             let top = points
                 .iter()
                 .map(|p| p.max_hitting)
@@ -202,18 +187,7 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
     plot::on_backend!(path, (1400, 800), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
-            let low = points
-                .iter()
-                .map(|p| p.footprint_bytes)
-                .min()
-                .unwrap_or(1)
-                .max(1) as f64;
-            let high = points
-                .iter()
-                .map(|p| p.footprint_bytes)
-                .max()
-                .unwrap_or(2)
-                .max(2) as f64;
+            let (low, high) = byte_range(points.iter().map(|p| p.footprint_bytes));
             let bottom = points
                 .iter()
                 .map(|p| p.cycles)
