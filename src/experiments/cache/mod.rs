@@ -95,9 +95,9 @@ impl Space {
         matches!(self, Space::Global | Space::L2 | Space::Readonly)
     }
 
-    /// The SASS load opcodes (up to the first '.', or the whole opcode where a suffix names
-    /// the path) the timed loop of this space's chase must execute; anything else means the
-    /// compiler chose another path and the run says so.
+    /// The SASS load opcodes (whole, suffixes included: they name the path) the timed loop of
+    /// this space's chase may execute; anything else means the compiler chose another path and
+    /// the run says so.
     pub fn expected_loads(self) -> &'static [&'static str] {
         match self {
             Space::Global => &["LDG.E.64"],
