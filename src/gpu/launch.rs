@@ -551,29 +551,8 @@ pub fn chase_index(
     steps: u32,
     deadline: Duration,
 ) -> Result<(i64, i64), GpuError> {
-    check_chain(chain, &[0], false)?;
-    let function = l1_preferring(gpu, "chase_global_index")?;
-    let stream = gpu.stream().clone();
-    let device_chain = stream
-        .clone_htod(chain)
-        .map_err(driver_error("copying the chase chain"))?;
-    let mut out = stream
-        .alloc_zeros::<i64>(2)
-        .map_err(driver_error("allocating the chase result"))?;
-    let (warm, steps) = (
-        as_i32(warm, "the warm-up length")?,
-        as_i32(steps, "the chase length")?,
-    );
-    let mut launch = stream.launch_builder(&function);
-    launch
-        .arg(&device_chain)
-        .arg(&warm)
-        .arg(&steps)
-        .arg(&mut out);
-    // SAFETY: the arguments match the kernel signature above; check_chain proved every index
-    // lies inside the chain; `out` holds 2.
-    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching an index chase"))?;
-    chase_result(gpu, "chase_global_index", &out, deadline)
+    let out = one_thread_chase(gpu, "chase_global_index", chain, warm, steps, 1, deadline)?;
+    Ok(out[0])
 }
 
 /// The most loads `per_load_*` records (its shared-memory arrays).
@@ -593,19 +572,34 @@ pub fn chase_per_load(
     loads: u32,
     deadline: Duration,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
-    check_chain(chain, &[0], false)?;
     let loads = loads.min(PER_LOAD_LIMIT);
+    one_thread_chase(gpu, entry, chain, warm, loads, loads, deadline)
+}
+
+/// One thread of `entry` over `chain` (32-bit word indices) with the kernel signature
+/// `(const unsigned *chain[len], int warm, int count, long long *out[2 * pairs])`; returns the
+/// `pairs` (value, index) pairs it wrote.
+fn one_thread_chase(
+    gpu: &mut Gpu,
+    entry: &str,
+    chain: &[u32],
+    warm: u32,
+    count: u32,
+    pairs: u32,
+    deadline: Duration,
+) -> Result<Vec<(i64, i64)>, GpuError> {
+    check_chain(chain, &[0], false)?;
     let function = l1_preferring(gpu, entry)?;
     let stream = gpu.stream().clone();
     let device_chain = stream
         .clone_htod(chain)
         .map_err(driver_error("copying the chase chain"))?;
     let mut out = stream
-        .alloc_zeros::<i64>(2 * loads as usize)
-        .map_err(driver_error("allocating the per-load result"))?;
+        .alloc_zeros::<i64>(2 * pairs as usize)
+        .map_err(driver_error("allocating the chase result"))?;
     let (warm, count) = (
         as_i32(warm, "the warm-up length")?,
-        as_i32(loads, "the number of loads")?,
+        as_i32(count, "the chase length")?,
     );
     let mut launch = stream.launch_builder(&function);
     launch
@@ -614,9 +608,11 @@ pub fn chase_per_load(
         .arg(&count)
         .arg(&mut out);
     // SAFETY: the arguments match the kernel signature above; check_chain proved every index
-    // in `chain` is below its length, `loads` is at most the kernel's limit and `out` holds two values per load.
-    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a per-load chase"))?;
-    let out = wait_and_read(gpu, entry, deadline, &out, "reading per-load latencies")?;
+    // in `chain` is below its length; the callers keep `count` within what the kernel writes
+    // (per_load_* writes 2 × count values, at most PER_LOAD_LIMIT; chase_global_index 2) and
+    // `out` holds 2 × pairs.
+    unsafe { launch.launch(one_block(1)) }.map_err(driver_error("launching a chase"))?;
+    let out = wait_and_read(gpu, entry, deadline, &out, "reading a chase result")?;
     Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
 }
 

@@ -164,12 +164,7 @@ pub fn draw_conflict(
                 )?
                 .label("every N tried hit (a lower bound)")
                 .legend(|(x, y)| TriangleMarker::new((x + 10, y), 7, RED.stroke_width(2)));
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .label_font((FONT, plot::TICK_SIZE))
-                .draw()?;
+            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
             root.present()?;
             Ok(())
         })()
@@ -226,12 +221,7 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
                         PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
                     });
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .label_font((FONT, plot::TICK_SIZE))
-                .draw()?;
+            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
             root.present()?;
             Ok(())
         })()
