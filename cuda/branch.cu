@@ -7,7 +7,7 @@
 // Launched with 32 threads (one warp) or 64 (two warps, both diverging 32 ways; lane = tid %
 // 32). stamps[tid * 2] = start, stamps[tid * 2 + 1] = end; -1 where a thread took no clause.
 
-#define WARP_LANES 32
+#include "common.cuh"
 
 __device__ __forceinline__ unsigned busy(unsigned acc, int work)
 {

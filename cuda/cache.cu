@@ -5,12 +5,7 @@
 // which the host checks against the chain so a shortened chase cannot pass unnoticed.
 // Variants differ only in the load instruction (or, for shared, where the chain lives).
 
-__device__ __forceinline__ long long read_clock64()
-{
-    long long t;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-    return t;
-}
+#include "common.cuh"
 
 __device__ __forceinline__ unsigned load_default(const unsigned *p)
 {

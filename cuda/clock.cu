@@ -2,12 +2,7 @@
 // against %globaltimer nanoseconds over a busy-wait) and the back-to-back overhead of clock64.
 // One thread runs each probe; nothing here can wait on another thread, so nothing can hang.
 
-__device__ __forceinline__ long long read_clock64()
-{
-    long long t;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-    return t;
-}
+#include "common.cuh"
 
 __device__ __forceinline__ unsigned long long read_globaltimer()
 {

@@ -11,14 +11,7 @@
 // instead of the loop; this recurrence has none, yet costs one integer instruction (IMAD).
 // `#pragma unroll 1` keeps each loop a real loop, so its back-edge is the diverging branch.
 
-#define WARP_LANES 32
-
-__device__ __forceinline__ long long read_clock64()
-{
-    long long t;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-    return t;
-}
+#include "common.cuh"
 
 __device__ __forceinline__ int single_loop(int bound, int acc)
 {
@@ -41,9 +34,11 @@ __device__ __forceinline__ int double_loop(int bound, int acc)
     return acc;
 }
 
-extern "C" __global__ void divergence_single(const int *bounds, long long *cycles,
-                                             long long *overhead, int *sink, int samples,
-                                             int preheat, int unroll)
+// One timing loop for both kernels: LOOP is single_loop or double_loop.
+template <int (*LOOP)(int, int)>
+__device__ __forceinline__ void divergence_loop(const int *bounds, long long *cycles,
+                                                long long *overhead, int *sink, int samples,
+                                                int preheat, int unroll)
 {
     const int lane = threadIdx.x % WARP_LANES;
     const int bound = bounds[lane];
@@ -52,14 +47,14 @@ extern "C" __global__ void divergence_single(const int *bounds, long long *cycle
     for (int s = 0; s < samples; ++s) {
 #pragma unroll 1
         for (int p = 0; p < preheat; ++p) {
-            acc = single_loop(bound, acc);
+            acc = LOOP(bound, acc);
         }
         const long long t0 = read_clock64();
         const long long t1 = read_clock64();
         const long long start = read_clock64();
 #pragma unroll 1
         for (int u = 0; u < unroll; ++u) {
-            acc = single_loop(bound, acc);
+            acc = LOOP(bound, acc);
         }
         const long long stop = read_clock64();
         cycles[s * WARP_LANES + lane] = stop - start;
@@ -68,31 +63,18 @@ extern "C" __global__ void divergence_single(const int *bounds, long long *cycle
     sink[lane] = acc;
 }
 
+extern "C" __global__ void divergence_single(const int *bounds, long long *cycles,
+                                             long long *overhead, int *sink, int samples,
+                                             int preheat, int unroll)
+{
+    divergence_loop<single_loop>(bounds, cycles, overhead, sink, samples, preheat, unroll);
+}
+
 extern "C" __global__ void divergence_double(const int *bounds, long long *cycles,
                                              long long *overhead, int *sink, int samples,
                                              int preheat, int unroll)
 {
-    const int lane = threadIdx.x % WARP_LANES;
-    const int bound = bounds[lane];
-    int acc = lane;
-#pragma unroll 1
-    for (int s = 0; s < samples; ++s) {
-#pragma unroll 1
-        for (int p = 0; p < preheat; ++p) {
-            acc = double_loop(bound, acc);
-        }
-        const long long t0 = read_clock64();
-        const long long t1 = read_clock64();
-        const long long start = read_clock64();
-#pragma unroll 1
-        for (int u = 0; u < unroll; ++u) {
-            acc = double_loop(bound, acc);
-        }
-        const long long stop = read_clock64();
-        cycles[s * WARP_LANES + lane] = stop - start;
-        overhead[s * WARP_LANES + lane] = t1 - t0;
-    }
-    sink[lane] = acc;
+    divergence_loop<double_loop>(bounds, cycles, overhead, sink, samples, preheat, unroll);
 }
 
 // Push/pop split after Listing 5 of the paper: the single loop with a timestamp after every

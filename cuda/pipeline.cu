@@ -10,14 +10,7 @@
 // operations are unrolled 32 times per loop trip, library routines (division, square root,
 // libm) 4 times, since their code is long; the host divides by the ops actually done.
 
-#define WARP_LANES 32
-
-__device__ __forceinline__ long long read_clock64()
-{
-    long long t;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-    return t;
-}
+#include "common.cuh"
 
 #define PIPELINE_KERNELS(NAME, UNROLL, TYPE, INIT_X, INIT_Y, INIT_Z, STEP, FOLD)                        \
     extern "C" __global__ void lat_##NAME(long long *stamps, unsigned *sink, int iterations, unsigned seed)    \

@@ -8,14 +8,7 @@
 //
 // out[lane] = cycles for `iterations` dependent loads in that lane; sink keeps the chain live.
 
-#define WARP_LANES 32
-
-__device__ __forceinline__ long long read_clock64()
-{
-    long long t;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-    return t;
-}
+#include "common.cuh"
 
 template <int WORDS>
 __device__ __forceinline__ unsigned load_element(const unsigned *smem, unsigned offset)

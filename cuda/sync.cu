@@ -5,14 +5,7 @@
 //
 // Outputs are documented per kernel; -1 marks "never written".
 
-#define WARP_LANES 32
-
-__device__ __forceinline__ long long read_clock64()
-{
-    long long t;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-    return t;
-}
+#include "common.cuh"
 
 // Listing 4 (one warp): every lane spins until a shared turn counter equals its lane id, then
 // passes the turn on. Under pre-Volta SIMT the lane whose turn it is waits at the loop's

@@ -2,7 +2,7 @@
 # Runs gpubench's GPU work on a machine with a GPU but no Rust toolchain, from binaries built
 # elsewhere (scripts/prepare-device.sh puts them under target/device/). Writes everything into
 # $OUT (default ./device-out) and tars the run directories into one file.
-#   usage: scripts/device-run.sh [info] [tests] [divergence] [clock] [shared] [sync] [branch] [regs] [pipeline] [cache] [cache-fast] [cache-l2] [cache-instruction] [cache-new] [slots] [all] [all-quick] [errors]
+#   usage: scripts/device-run.sh [info] [tests] [divergence] [clock] [shared] [sync] [branch] [regs] [pipeline] [bandwidth] [cache] [cache-fast] [cache-l2] [cache-instruction] [cache-new] [slots] [all] [all-quick] [errors]
 #   (no argument: all of them)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ for step in $steps; do
     log "random lane order: the model fitted on it must hold as well"
     $BIN divergence --pattern random --output "$OUT/runs/divergence-model"
     ;;
-  clock | shared | sync | branch | regs | pipeline)
+  clock | shared | sync | branch | regs | pipeline | bandwidth)
     log "gpubench $step"
     /usr/bin/time -f "wall %e s" $BIN "$step" --output "$OUT/runs/$step"
     ;;

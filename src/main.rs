@@ -23,7 +23,8 @@ fn main() -> ExitCode {
             .into();
         }
     };
-    match std::panic::catch_unwind(|| gpubench::app::run(opts)) {
+    // Nothing is shared across the boundary: a panic ends the process after its message.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gpubench::app::run(opts))) {
         Ok(Ok(())) => Exit::Success.into(),
         Ok(Err(error)) => {
             eprintln!("Error: {error:#}");

@@ -1,5 +1,6 @@
 //! Pure statistics and fits: functions over plain numbers, no GPU and no I/O.
 
+pub mod bandwidth;
 pub mod bank_conflicts;
 pub mod branch;
 pub mod cache_fit;

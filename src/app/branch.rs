@@ -8,6 +8,7 @@ use crate::analysis::branch::{order_report, warp_overlap};
 use crate::cli::BranchArgs;
 use crate::error::UsageError;
 use crate::experiments::branch;
+use crate::experiments::plan::PlannedSuite;
 use crate::report::branch as branch_report;
 
 pub fn run(args: &BranchArgs) -> Result<()> {
@@ -17,66 +18,103 @@ pub fn run(args: &BranchArgs) -> Result<()> {
         )
         .into());
     }
-    let mut gpu = suite::open(
-        args.device,
-        args.output.as_deref(),
-        &[("branch", "branch_order")],
-    )?;
     let settings = json!({
         "work": args.work,
         "seed": args.seed,
         "method": "32-way if / else-if chain (Listing 3); lane c[k] takes clause k; each clause stamps clock64 around `work` dependent multiply-adds; one untimed launch before each timed one",
     });
-    let suite = suite::start(
-        &mut gpu,
+    suite::run(
         "branch",
+        args.device,
         args.output.as_deref(),
-        &["branch"],
+        &[("branch", "branch_order")],
         settings,
-    )?;
-    let outcome = (|| -> Result<()> {
-        let runs = branch::measure(&mut gpu, args.seed, args.work)?;
-        let mut summary = serde_json::Map::new();
-        for run in &runs {
-            let report = order_report(&run.paths);
-            let overlap = warp_overlap(&run.paths);
-            if let Some(report) = &report {
-                println!(
-                    "{}: first lane {} (clause {}); {}{}",
-                    run.name,
-                    report.first_lane,
-                    report.first_clause,
-                    report.verdict,
-                    if report.serialized {
-                        "; paths of a warp never overlap"
-                    } else {
-                        "; some paths of a warp overlapped"
-                    }
-                );
-            }
-            if let Some(overlap) = overlap {
-                println!(
-                    "{}: the warps' busy spans overlap by {:.0}% of the shorter one: {}",
-                    run.name,
-                    overlap * 100.0,
-                    if overlap > 0.5 {
-                        "warps run concurrently while each serialises its own paths"
-                    } else {
-                        "warps ran one after the other"
-                    }
-                );
-            }
-            summary.insert(
+        |gpu, suite| {
+            let runs = branch::measure(gpu, args.seed, args.work)?;
+            let mut summary = serde_json::Map::new();
+            for run in &runs {
+                let report = order_report(&run.paths);
+                let overlap = warp_overlap(&run.paths);
+                if let Some(report) = &report {
+                    println!(
+                        "{}: first lane {} (clause {}); {}{}",
+                        run.name,
+                        report.first_lane,
+                        report.first_clause,
+                        report.verdict,
+                        if report.serialized {
+                            "; paths of a warp never overlap"
+                        } else {
+                            "; some paths of a warp overlapped"
+                        }
+                    );
+                }
+                if let Some(overlap) = overlap {
+                    println!(
+                        "{}: the warps' busy spans overlap by {:.0}% of the shorter one: {}",
+                        run.name,
+                        overlap * 100.0,
+                        if overlap > 0.5 {
+                            "warps run concurrently while each serialises its own paths"
+                        } else {
+                            "warps ran one after the other"
+                        }
+                    );
+                }
+                summary.insert(
                 run.name.to_string(),
                 json!({ "order": run.order, "warps": run.warps, "report": report, "warp_overlap": overlap }),
             );
+            }
+            branch_report::write(&suite.run, &runs, &serde_json::Value::Object(summary))?;
+            let title = suite.title(branch_report::TITLE);
+            suite.run.write_with("branch.png", |path| {
+                branch_report::draw(path, &title, &runs)
+            })?;
+            Ok(())
+        },
+    )
+}
+
+/// `gpubench branch` in the suite registry.
+pub struct Branch;
+
+impl super::registry::Suite for Branch {
+    fn name(&self) -> &'static str {
+        "branch"
+    }
+
+    fn command(&self) -> clap::Command {
+        super::registry::command::<BranchArgs>(
+            "branch",
+            "Which path of a 32-way divergent branch runs first (Wong Listing 3), and warp overlap",
+        )
+    }
+
+    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
+        run(&super::registry::parse::<BranchArgs>(matches)?)
+    }
+
+    fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
+        vec![PlannedSuite::new("branch", &["branch"], 1.0)]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        crate::report::branch::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        #[derive(serde::Deserialize)]
+        struct Settings {
+            seed: u64,
         }
-        branch_report::write(&suite.run, &runs, &serde_json::Value::Object(summary))?;
-        let title = suite.title(branch_report::TITLE);
-        suite.run.write_with("branch.png", |path| {
-            branch_report::draw(path, &title, &runs)
-        })?;
-        Ok(())
-    })();
-    suite.finish(&mut gpu, outcome)
+        let settings: Settings = run.metadata.settings()?;
+        let runs = crate::report::saved::order_runs(run.dir, settings.seed)?;
+        let title = run.title(branch_report::TITLE);
+        out.figure("branch", |p| branch_report::draw(p, &title, &runs))
+    }
 }

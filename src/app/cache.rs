@@ -213,117 +213,116 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
         },
     });
-    let suite = suite::start(
-        &mut gpu,
+    suite::run_opened(
+        gpu,
         "cache",
         args.output.as_deref(),
         &["cache"],
         settings,
-    )?;
-    let outcome = (|| -> Result<()> {
-        let mut tlb_buffer = match space {
-            Space::Tlb => Some(TlbBuffer::new(&gpu, largest)?),
-            _ => None,
-        };
-        let sweep = cache::sweep(
-            cache::RiseThreshold::of(space),
-            stride,
-            smallest,
-            largest,
-            fine_points,
-            |footprint| match (space, tlb_buffer.as_mut()) {
-                (Space::Instruction, _) => instruction::measure(&mut gpu, isa, footprint),
-                (Space::Tlb, Some(buffer)) => {
-                    tlb::measure(&mut gpu, buffer, order, footprint, stride)
-                }
-                _ => cache::measure_point(&mut gpu, space, order, args.threads, footprint, stride),
-            },
-        )?;
-        suite.run.write_csv("chase.csv", &sweep.points)?;
-        let report = cache_inference::infer_with(
-            &sweep.points,
-            cache::RiseThreshold::of(space).minimum_rise(),
-        )
-        .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
-        let tlb_summary = match tlb_buffer.as_mut() {
-            Some(buffer) => Some(translation(&mut gpu, buffer, &suite, &report, stride)?),
-            None => None,
-        };
-        let tlb_strides = match tlb_buffer.as_mut() {
-            Some(buffer) => Some(translation_strides(
-                &mut gpu,
-                buffer,
-                &suite,
-                order,
-                &sweep.points,
-                &args.tlb_strides,
-                largest,
-            )?),
-            None => None,
-        };
-        drop(tlb_buffer);
-        for gap in &sweep.unresolved {
-            println!(
-                "unresolved: {} B to {} B: {}",
-                gap.from_bytes, gap.to_bytes, gap.why
-            );
-        }
-        let timed_loop = timed_loop(&suite, space, &properties.compute_capability)?;
-        let index_overhead = match space {
-            Space::Global => Some(index_overhead(&mut gpu, &report, smallest, stride)?),
-            _ => None,
-        };
-        let granularity = match space {
-            Space::Global
-            | Space::L2
-            | Space::Readonly
-            | Space::Texture
-            | Space::Constant
-            | Space::ConstantUniform => {
-                fetch_granularity(&mut gpu, &suite, space, &report, stride, largest)?
-            }
-            _ => None,
-        };
-        let line = granularity
-            .as_ref()
-            .and_then(|g| g.get("estimate"))
-            .and_then(|e| e.get("bytes"))
-            .and_then(serde_json::Value::as_u64);
-        let conflict = match space {
-            Space::Global
-            | Space::Readonly
-            | Space::Texture
-            | Space::Constant
-            | Space::ConstantUniform
-                if !args.no_conflict && args.threads == 1 =>
-            {
-                conflict_experiment(&mut gpu, &suite, space, &report, stride, line)?
-            }
-            _ => None,
-        };
-        let carveouts = if args.carveout.len() > 1 {
-            Some(carveout_sweep(
-                &mut gpu,
-                &suite,
-                space,
-                &args.carveout,
+        |gpu, suite| {
+            let mut tlb_buffer = match space {
+                Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
+                _ => None,
+            };
+            let sweep = cache::sweep(
+                cache::RiseThreshold::of(space),
                 stride,
                 smallest,
                 largest,
                 fine_points,
-            )?)
-        } else {
-            None
-        };
-        let per_load = if args.per_load {
-            Some(per_load_sweep(
-                &mut gpu, &suite, space, order, stride, smallest, largest,
-            )?)
-        } else {
-            None
-        };
-        let device = &suite.metadata.device;
-        suite.run.write_json(
+                |footprint| match (space, tlb_buffer.as_mut()) {
+                    (Space::Instruction, _) => instruction::measure(gpu, isa, footprint),
+                    (Space::Tlb, Some(buffer)) => {
+                        tlb::measure(gpu, buffer, order, footprint, stride)
+                    }
+                    _ => cache::measure_point(gpu, space, order, args.threads, footprint, stride),
+                },
+            )?;
+            suite.run.write_csv("chase.csv", &sweep.points)?;
+            let report = cache_inference::infer_with(
+                &sweep.points,
+                cache::RiseThreshold::of(space).minimum_rise(),
+            )
+            .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+            let tlb_summary = match tlb_buffer.as_mut() {
+                Some(buffer) => Some(translation(gpu, buffer, suite, &report, stride)?),
+                None => None,
+            };
+            let tlb_strides = match tlb_buffer.as_mut() {
+                Some(buffer) => Some(translation_strides(
+                    gpu,
+                    buffer,
+                    suite,
+                    order,
+                    &sweep.points,
+                    &args.tlb_strides,
+                    largest,
+                )?),
+                None => None,
+            };
+            drop(tlb_buffer);
+            for gap in &sweep.unresolved {
+                println!(
+                    "unresolved: {} B to {} B: {}",
+                    gap.from_bytes, gap.to_bytes, gap.why
+                );
+            }
+            let timed_loop = timed_loop(suite, space, &properties.compute_capability)?;
+            let index_overhead = match space {
+                Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
+                _ => None,
+            };
+            let granularity = match space {
+                Space::Global
+                | Space::L2
+                | Space::Readonly
+                | Space::Texture
+                | Space::Constant
+                | Space::ConstantUniform => {
+                    fetch_granularity(gpu, suite, space, &report, stride, largest)?
+                }
+                _ => None,
+            };
+            let line = granularity
+                .as_ref()
+                .and_then(|g| g.get("estimate"))
+                .and_then(|e| e.get("bytes"))
+                .and_then(serde_json::Value::as_u64);
+            let conflict = match space {
+                Space::Global
+                | Space::Readonly
+                | Space::Texture
+                | Space::Constant
+                | Space::ConstantUniform
+                    if !args.no_conflict && args.threads == 1 =>
+                {
+                    conflict_experiment(gpu, suite, space, &report, stride, line)?
+                }
+                _ => None,
+            };
+            let carveouts = if args.carveout.len() > 1 {
+                Some(carveout_sweep(
+                    gpu,
+                    suite,
+                    space,
+                    &args.carveout,
+                    stride,
+                    smallest,
+                    largest,
+                    fine_points,
+                )?)
+            } else {
+                None
+            };
+            let per_load = if args.per_load {
+                Some(per_load_sweep(
+                    gpu, suite, space, order, stride, smallest, largest,
+                )?)
+            } else {
+                None
+            };
+            let device = &suite.metadata.device;
+            suite.run.write_json(
             "cache.json",
             &json!({
                 "space": space.name(),
@@ -345,22 +344,22 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 },
             }),
         )?;
-        let title = suite.title(&cache_plot::title(space.name(), stride, args.threads));
-        suite.run.write_with("cache.png", |path| {
-            cache_plot::draw(path, &title, &sweep.points, &report)
-        })?;
-        print!("{}", cache_report::render_text(&report));
-        println!(
-            "{} space: {} points ({} launches) in {:.1} s; the driver reports an L2 of {} KiB",
-            space.name(),
-            sweep.points.len(),
-            sweep.launches,
-            sweep.seconds,
-            device.l2_cache_bytes / 1024
-        );
-        Ok(())
-    })();
-    suite.finish(&mut gpu, outcome)
+            let title = suite.title(&cache_plot::title(space.name(), stride, args.threads));
+            suite.run.write_with("cache.png", |path| {
+                cache_plot::draw(path, &title, &sweep.points, &report)
+            })?;
+            print!("{}", cache_report::render_text(&report));
+            println!(
+                "{} space: {} points ({} launches) in {:.1} s; the driver reports an L2 of {} KiB",
+                space.name(),
+                sweep.points.len(),
+                sweep.launches,
+                sweep.seconds,
+                device.l2_cache_bytes / 1024
+            );
+            Ok(())
+        },
+    )
 }
 
 /// TLB levels: each cache level's size read as a reach, and the page size from a stride sweep
@@ -800,4 +799,137 @@ fn translation_strides(
         })?;
     }
     Ok(summary)
+}
+
+/// `gpubench cache` in the suite registry: one `all` entry per memory space.
+pub struct Cache;
+
+/// The spaces `gpubench all` sweeps, in order.
+const ALL_SPACES: [&str; 9] = [
+    "global",
+    "l2",
+    "readonly",
+    "shared",
+    "constant",
+    "constant-uniform",
+    "texture",
+    "tlb",
+    "instruction",
+];
+
+impl super::registry::Suite for Cache {
+    fn name(&self) -> &'static str {
+        "cache"
+    }
+
+    fn command(&self) -> clap::Command {
+        super::registry::command::<CacheArgs>(
+            "cache",
+            "Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4)",
+        )
+    }
+
+    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
+        run(&super::registry::parse::<CacheArgs>(matches)?)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<crate::experiments::plan::PlannedSuite> {
+        ALL_SPACES
+            .iter()
+            .map(|&space| {
+                let mut args = vec!["cache", "--space", space];
+                // The L2 and instruction sweeps are the long ones (each L2 point chases tens of
+                // MiB, each instruction point is a JIT compile): fewer fine points there. The L2
+                // keeps its one-line stride: a stride past the line would overstate the
+                // footprint it caches.
+                let estimate = match (space, quick) {
+                    ("l2", true) => {
+                        args.extend(["--fine-points", "2"]);
+                        12.0
+                    }
+                    ("l2", false) => {
+                        args.extend(["--fine-points", "4"]);
+                        18.0
+                    }
+                    ("instruction", true) => {
+                        args.extend(["--stride", "256", "--fine-points", "4"]);
+                        10.0
+                    }
+                    ("instruction", false) => {
+                        args.extend(["--stride", "64", "--fine-points", "4"]);
+                        15.0
+                    }
+                    (_, true) => {
+                        args.extend(["--fine-points", "16"]);
+                        1.0
+                    }
+                    _ => 1.0,
+                };
+                crate::experiments::plan::PlannedSuite::new(
+                    &format!("cache-{space}"),
+                    &args,
+                    estimate,
+                )
+            })
+            .collect()
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        cache_report::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        use crate::report::saved as files;
+        use anyhow::Context;
+        #[derive(serde::Deserialize)]
+        struct Settings {
+            space: String,
+            stride_bytes: u64,
+            threads: Option<u32>,
+        }
+        let settings: Settings = run.metadata.settings()?;
+        let space = Space::from_name(&settings.space)
+            .with_context(|| format!("unknown cache space '{}'", settings.space))?;
+        let points = saved::load(&run.dir.join("chase.csv"))?;
+        let report =
+            cache_inference::infer_with(&points, cache::RiseThreshold::of(space).minimum_rise())
+                .context("chase.csv has too few points")?;
+        let title = run.title(&cache_plot::title(
+            &settings.space,
+            settings.stride_bytes,
+            settings.threads.unwrap_or(1),
+        ));
+        out.figure("cache", |p| cache_plot::draw(p, &title, &points, &report))?;
+        if files::find(run.dir, "conflict.csv").is_some() {
+            let rows: Vec<ConflictRow> = files::read_csv(run.dir, "conflict.csv")?;
+            let kept = conflict::points_from_rows(&rows);
+            let line = match files::find(run.dir, "strides.csv") {
+                Some(path) => {
+                    let strides = saved::load(&path)?;
+                    let pairs: Vec<(u64, f64)> =
+                        strides.iter().map(|p| (p.stride_bytes, p.cycles)).collect();
+                    crate::analysis::granularity::granularity(&pairs).map(|g| g.bytes)
+                }
+                None => None,
+            };
+            let analysis = crate::analysis::conflict::analyse(&kept, line);
+            let title = run.title(&format!("{} conflict experiment", settings.space));
+            out.figure("conflict", |p| {
+                cache_plot::draw_conflict(p, &title, &kept, &analysis)
+            })?;
+        }
+        if let Some(path) = files::find(run.dir, "tlb_strides.csv") {
+            let more = saved::load(&path)?;
+            let every: Vec<_> = points.iter().chain(&more).copied().collect();
+            let title = run.title("TLB chase, one element per stride");
+            out.figure("tlb_strides", |p| {
+                cache_plot::draw_by_stride(p, &title, &every)
+            })?;
+        }
+        Ok(())
+    }
 }

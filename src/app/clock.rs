@@ -10,6 +10,7 @@ use crate::analysis::clock::counter_scope;
 use crate::cli::ClockArgs;
 use crate::error::UsageError;
 use crate::experiments::clock::{measure_counter_scope, measure_sm_clock, measure_timer_overheads};
+use crate::experiments::plan::PlannedSuite;
 use crate::report::clock as clock_report;
 
 pub fn run(args: &ClockArgs) -> Result<()> {
@@ -23,45 +24,100 @@ pub fn run(args: &ClockArgs) -> Result<()> {
         return Err(UsageError::new("--blocks-per-sm must be between 1 and 64").into());
     }
     let entries = [("clock", "timer_overheads"), ("clock", "clock_scope")];
-    let mut gpu = suite::open(args.device, args.output.as_deref(), &entries)?;
     let settings = json!({
         "pairs": args.pairs,
         "blocks_per_sm": args.blocks_per_sm,
         "spin_us": args.spin_us,
         "method": "overheads: back-to-back reads in one thread; scope: thread 0 of each block stamps clock64 and %globaltimer around a busy-wait, and the SMs' clock64 − f·globaltimer offsets are compared",
     });
-    let suite = suite::start(&mut gpu, "clock", args.output.as_deref(), &[], settings)?;
-    let outcome = (|| -> Result<()> {
-        let overheads = measure_timer_overheads(&mut gpu, args.pairs)?;
-        let sm_clock = measure_sm_clock(&mut gpu)?;
-        let blocks = u32::try_from(suite.metadata.device.multiprocessors)
-            .context("the device reports a negative SM count")?
-            * args.blocks_per_sm;
-        let stamps = measure_counter_scope(&mut gpu, blocks, Duration::from_micros(args.spin_us))?;
-        let scope = counter_scope(&stamps, sm_clock.mhz);
-        clock_report::write(&suite.run, &overheads, &sm_clock, &stamps, scope.as_ref())?;
-        let title = suite.title(clock_report::TITLE);
-        suite.run.write_with("clock.png", |path| {
-            clock_report::draw(path, &title, &stamps, scope.as_ref())
-        })?;
-        let show = |name: &str, s: &crate::analysis::stats::Summary, unit: &str| {
+    suite::run(
+        "clock",
+        args.device,
+        args.output.as_deref(),
+        &entries,
+        settings,
+        |gpu, suite| {
+            let overheads = measure_timer_overheads(gpu, args.pairs)?;
+            let sm_clock = measure_sm_clock(gpu)?;
+            let blocks = u32::try_from(suite.metadata.device.multiprocessors)
+                .context("the device reports a negative SM count")?
+                * args.blocks_per_sm;
+            let stamps = measure_counter_scope(gpu, blocks, Duration::from_micros(args.spin_us))?;
+            let scope = counter_scope(&stamps, sm_clock.mhz);
+            clock_report::write(&suite.run, &overheads, &sm_clock, &stamps, scope.as_ref())?;
+            let title = suite.title(clock_report::TITLE);
+            suite.run.write_with("clock.png", |path| {
+                clock_report::draw(path, &title, &stamps, scope.as_ref())
+            })?;
+            let show = |name: &str, s: &crate::analysis::stats::Summary, unit: &str| {
+                println!(
+                    "{name} back-to-back: min {} / median {} / max {} {unit} over {} pairs",
+                    s.min, s.median, s.max, s.n
+                )
+            };
+            show("clock64", &overheads.clock64_cycles, "cycles");
+            show("clock (32-bit)", &overheads.clock32_cycles, "cycles");
+            show("%globaltimer", &overheads.globaltimer_ns, "ns");
             println!(
-                "{name} back-to-back: min {} / median {} / max {} {unit} over {} pairs",
-                s.min, s.median, s.max, s.n
-            )
-        };
-        show("clock64", &overheads.clock64_cycles, "cycles");
-        show("clock (32-bit)", &overheads.clock32_cycles, "cycles");
-        show("%globaltimer", &overheads.globaltimer_ns, "ns");
-        println!(
-            "SM clock: {:.1} MHz (clock64 over {:.1} ms of %globaltimer)",
-            sm_clock.mhz,
-            sm_clock.interval_ns as f64 / 1e6
-        );
-        if let Some(scope) = &scope {
-            println!("cycle counter: {} ({})", scope.verdict, scope.explanation);
+                "SM clock: {:.1} MHz (clock64 over {:.1} ms of %globaltimer)",
+                sm_clock.mhz,
+                sm_clock.interval_ns as f64 / 1e6
+            );
+            if let Some(scope) = &scope {
+                println!("cycle counter: {} ({})", scope.verdict, scope.explanation);
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `gpubench clock` in the suite registry.
+pub struct Clock;
+
+impl super::registry::Suite for Clock {
+    fn name(&self) -> &'static str {
+        "clock"
+    }
+
+    fn command(&self) -> clap::Command {
+        super::registry::command::<ClockArgs>(
+            "clock",
+            "Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5)",
+        )
+    }
+
+    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
+        run(&super::registry::parse::<ClockArgs>(matches)?)
+    }
+
+    fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
+        vec![PlannedSuite::new("clock", &["clock"], 2.0)]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        crate::report::clock::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        let stamps: Vec<crate::analysis::clock::BlockStamp> =
+            crate::report::saved::read_csv(run.dir, "clock_scope.csv")?;
+        #[derive(serde::Deserialize)]
+        struct Clock {
+            mhz: f64,
         }
-        Ok(())
-    })();
-    suite.finish(&mut gpu, outcome)
+        #[derive(serde::Deserialize)]
+        struct File {
+            sm_clock: Clock,
+        }
+        let file: File = crate::report::figures::read(run.dir, "clock.json")?;
+        let scope = counter_scope(&stamps, file.sm_clock.mhz);
+        let title = run.title(clock_report::TITLE);
+        out.figure("clock", |p| {
+            clock_report::draw(p, &title, &stamps, scope.as_ref())
+        })
+    }
 }

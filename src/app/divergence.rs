@@ -34,43 +34,42 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
         .map(|kernel| ("divergence", kernel.entry()))
         .chain(config.split.then_some(("divergence", "divergence_split")))
         .collect();
-    let mut gpu = suite::open(args.device, args.output.as_deref(), &entries)?;
-    let mut suite = suite::start(
-        &mut gpu,
+    suite::run(
         "divergence",
+        args.device,
         args.output.as_deref(),
-        &["divergence"],
+        &entries,
         settings_json(&config),
-    )?;
-    let outcome = (|| -> Result<()> {
-        let run = &suite.run;
-        let pattern = config.pattern.to_string();
-        let mut sampler = GpuLoopSampler::new(&mut gpu);
-        let measured = divergence::measure(&config, &mut sampler, |so_far| {
-            divergence_report::write_samples(run, &pattern, so_far, timer_overhead(so_far))
-        })?;
-        let split = if config.split {
-            divergence::measure_split(&config, &mut sampler)?
-        } else {
-            Vec::new()
-        };
-        suite.metadata.gpu_busy_seconds = Some(sampler.busy.as_secs_f64());
-        let title = suite.title(divergence_report::TITLE);
-        let result = analyze_and_write(&config, &measured, &split, &suite.run, &title)?;
-        let module = kernels::module("divergence").expect("divergence.cu is embedded");
-        let (text, record) = sass::disassemble(module, &suite.metadata.device.compute_capability);
-        if let Some(text) = text {
-            suite
-                .run
-                .write(&format!("divergence.{}.sass", record.arch), text.as_bytes())?;
-        }
-        let settings = &mut suite.metadata.settings;
-        settings["sass"] = serde_json::to_value(&record)?;
-        settings["timer_overhead_subtracted_cycles"] = json!(result.timer_overhead_cycles);
-        print!("{}", describe(&result, suite.metadata.gpu_busy_seconds));
-        Ok(())
-    })();
-    suite.finish(&mut gpu, outcome)
+        |gpu, suite| {
+            let run = &suite.run;
+            let pattern = config.pattern.to_string();
+            let mut sampler = GpuLoopSampler::new(gpu);
+            let measured = divergence::measure(&config, &mut sampler, |so_far| {
+                divergence_report::write_samples(run, &pattern, so_far, timer_overhead(so_far))
+            })?;
+            let split = if config.split {
+                divergence::measure_split(&config, &mut sampler)?
+            } else {
+                Vec::new()
+            };
+            suite.metadata.gpu_busy_seconds = Some(sampler.busy.as_secs_f64());
+            let title = suite.title(divergence_report::TITLE);
+            let result = analyze_and_write(&config, &measured, &split, &suite.run, &title)?;
+            let module = kernels::module("divergence").expect("divergence.cu is embedded");
+            let (text, record) =
+                sass::disassemble(module, &suite.metadata.device.compute_capability);
+            if let Some(text) = text {
+                suite
+                    .run
+                    .write(&format!("divergence.{}.sass", record.arch), text.as_bytes())?;
+            }
+            let settings = &mut suite.metadata.settings;
+            settings["sass"] = serde_json::to_value(&record)?;
+            settings["timer_overhead_subtracted_cycles"] = json!(result.timer_overhead_cycles);
+            print!("{}", describe(&result, suite.metadata.gpu_busy_seconds));
+            Ok(())
+        },
+    )
 }
 
 fn settings_json(config: &DivergenceConfig) -> serde_json::Value {
@@ -300,6 +299,100 @@ fn describe(result: &DivergenceResult, busy_seconds: Option<f64>) -> String {
         text += &format!("GPU busy: {seconds:.3} s (launch to completion, copies included)\n");
     }
     text
+}
+
+/// `gpubench divergence` in the suite registry.
+pub struct Divergence;
+
+impl super::registry::Suite for Divergence {
+    fn name(&self) -> &'static str {
+        "divergence"
+    }
+
+    fn command(&self) -> clap::Command {
+        super::registry::command::<DivergenceArgs>(
+            "divergence",
+            "Cost of thread divergence in single and double loops (Białas & Strzelecki)",
+        )
+    }
+
+    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
+        measure(&super::registry::parse::<DivergenceArgs>(matches)?)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<crate::experiments::plan::PlannedSuite> {
+        use crate::experiments::plan::PlannedSuite;
+        vec![if quick {
+            PlannedSuite::new("divergence", &["divergence", "--samples", "32"], 2.0)
+        } else {
+            PlannedSuite::new("divergence", &["divergence"], 3.0)
+        }]
+    }
+
+    fn figures(&self, dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
+        divergence_report::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        use crate::report::saved as files;
+        #[derive(serde::Deserialize)]
+        struct Settings {
+            max_bound: Option<i32>,
+        }
+        let settings: Settings = run.metadata.settings()?;
+        let title = run.title(divergence_report::TITLE);
+        let summaries = files::level_summaries(run.dir)?;
+        let fits: Vec<crate::analysis::divergence::CostFit> = ["single", "double"]
+            .iter()
+            .filter_map(|kernel| crate::analysis::divergence::fit_cost(&summaries, kernel))
+            .collect();
+        out.figure("divergence", |p| {
+            divergence_report::draw_plot(p, &title, &summaries, &fits)
+        })?;
+        let levels = saved::load(
+            &run.dir.join("summary.csv"),
+            settings.max_bound.unwrap_or(32),
+        )?;
+        if let Ok(model) = divergence_model::analyze(&levels.single, &levels.double) {
+            let curve = model.single_loop_curve(&levels.single)?;
+            out.figure("model", |p| {
+                model_report::draw_model_plot(
+                    p,
+                    &format!("{title}: single loop"),
+                    &levels.single,
+                    &curve,
+                    &model,
+                )
+            })?;
+            if let Some(prediction) = &model.double_loop_prediction {
+                out.figure("prediction", |p| {
+                    model_report::draw_prediction_plot(
+                        p,
+                        &format!("{title}: double loop"),
+                        prediction,
+                    )
+                })?;
+            }
+        }
+        if files::find(run.dir, "timeline.csv").is_some() {
+            let timeline = files::timeline(run.dir)?;
+            let last = timeline.iter().map(|p| p.m).max().unwrap_or(0);
+            let shown: Vec<u32> = [last / 2, last].into_iter().filter(|&m| m > 0).collect();
+            out.figure("timeline", |p| {
+                split_report::draw_timelines(
+                    p,
+                    &format!("{title}: per-lane timelines (Listing 5)"),
+                    &timeline,
+                    &shown,
+                )
+            })?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

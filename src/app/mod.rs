@@ -2,6 +2,7 @@
 //! run the experiment, analyse, report.
 
 mod all;
+mod bandwidth;
 mod branch;
 mod cache;
 mod clock;
@@ -9,6 +10,7 @@ mod divergence;
 mod emulate;
 mod info;
 mod pipeline;
+pub mod registry;
 mod regs;
 mod report;
 mod shared;
@@ -25,7 +27,7 @@ use crate::cli::{AnalyzeTarget, Command, Opts};
 pub fn run(opts: Opts) -> Result<()> {
     match opts.command {
         Command::Info(args) => info::run(&args),
-        Command::Divergence(args) => divergence::measure(&args),
+        Command::Suite(suite) => registry::require(&suite.name)?.measure(&suite.matches),
         Command::Analyze {
             target: AnalyzeTarget::Divergence(args),
         } => divergence::analyze_saved(&args),
@@ -33,14 +35,6 @@ pub fn run(opts: Opts) -> Result<()> {
             target: AnalyzeTarget::Cache(args),
         } => cache::analyze_saved(&args),
         Command::Emulate(args) => emulate::run(&args),
-        Command::Shared(args) => shared::run(&args),
-        Command::Clock(args) => clock::run(&args),
-        Command::Sync(args) => sync::run(&args),
-        Command::Branch(args) => branch::run(&args),
-        Command::Regs(args) => regs::run(&args),
-        Command::Pipeline(args) => pipeline::run(&args),
-        Command::Cache(args) => cache::run(&args),
-        Command::Slots(args) => slots::run(&args),
         Command::All(args) => all::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Compare(args) => report::compare(&args),

@@ -1,6 +1,6 @@
 //! `gpubench pipeline`: latency and throughput of arithmetic operations, and Fig. 6's sweep.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::json;
 
 use super::suite;
@@ -8,6 +8,7 @@ use crate::analysis::pipeline::saturation_warps;
 use crate::cli::PipelineArgs;
 use crate::error::UsageError;
 use crate::experiments::pipeline::{self, OPERATIONS};
+use crate::experiments::plan::PlannedSuite;
 use crate::report::pipeline as pipeline_report;
 
 pub fn run(args: &PipelineArgs) -> Result<()> {
@@ -33,7 +34,6 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
         })
         .collect();
     let entries: Vec<(&str, &str)> = entries.iter().map(|(m, e)| (*m, e.as_str())).collect();
-    let mut gpu = suite::open(args.device, args.output.as_deref(), &entries)?;
     let settings = json!({
         "iterations": args.iterations,
         "sweep_op": args.sweep_op,
@@ -42,33 +42,87 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
         "throughput_chains_per_thread": pipeline::THROUGHPUT_CHAINS,
         "method": "clock64 stamps by lane 0 of every warp around the op loop; one untimed launch before each timed one",
     });
-    let suite = suite::start(
-        &mut gpu,
+    suite::run(
         "pipeline",
+        args.device,
         args.output.as_deref(),
-        &["pipeline"],
+        &entries,
         settings,
-    )?;
-    let outcome = (|| -> Result<()> {
-        let results = pipeline::measure(&mut gpu, args.iterations)?;
-        let sweep = pipeline::warp_sweep(&mut gpu, swept, args.iterations, 32)?;
-        let saturation = saturation_warps(&sweep, 0.95);
-        pipeline_report::write(&suite.run, &results, &sweep, saturation, swept.name)?;
-        let title = suite.title(&pipeline_report::title(swept));
-        suite.run.write_with("pipeline.png", |path| {
-            pipeline_report::draw(path, &title, &sweep, saturation)
-        })?;
-        print!("{}", pipeline_report::render_table(&results));
-        if let (Some(knee), Some(best)) = (
-            saturation,
-            sweep.iter().map(|p| p.ops_per_clock).reduce(f64::max),
-        ) {
-            println!(
-                "{} {}: throughput reaches 95% of its peak ({best:.1} ops/clock/SM) at {knee} warps",
-                swept.kind, swept.label
-            );
+        |gpu, suite| {
+            let results = pipeline::measure(gpu, args.iterations)?;
+            let sweep = pipeline::warp_sweep(gpu, swept, args.iterations, 32)?;
+            let saturation = saturation_warps(&sweep, 0.95);
+            pipeline_report::write(&suite.run, &results, &sweep, saturation, swept.name)?;
+            let title = suite.title(&pipeline_report::title(swept));
+            suite.run.write_with("pipeline.png", |path| {
+                pipeline_report::draw(path, &title, &sweep, saturation)
+            })?;
+            print!("{}", pipeline_report::render_table(&results));
+            if let (Some(knee), Some(best)) = (
+                saturation,
+                sweep.iter().map(|p| p.ops_per_clock).reduce(f64::max),
+            ) {
+                println!(
+                    "{} {}: throughput reaches 95% of its peak ({best:.1} ops/clock/SM) at {knee} warps",
+                    swept.kind, swept.label
+                );
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `gpubench pipeline` in the suite registry.
+pub struct Pipeline;
+
+impl super::registry::Suite for Pipeline {
+    fn name(&self) -> &'static str {
+        "pipeline"
+    }
+
+    fn command(&self) -> clap::Command {
+        super::registry::command::<PipelineArgs>(
+            "pipeline",
+            "Latency and throughput of arithmetic operations (Wong Tables III-IV, Fig. 6)",
+        )
+    }
+
+    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
+        run(&super::registry::parse::<PipelineArgs>(matches)?)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        vec![if quick {
+            PlannedSuite::new("pipeline", &["pipeline", "--iterations", "64"], 2.0)
+        } else {
+            PlannedSuite::new("pipeline", &["pipeline"], 3.0)
+        }]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        crate::report::pipeline::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        #[derive(serde::Deserialize)]
+        struct Settings {
+            sweep_op: String,
         }
-        Ok(())
-    })();
-    suite.finish(&mut gpu, outcome)
+        let settings: Settings = run.metadata.settings()?;
+        let sweep: Vec<crate::analysis::pipeline::WarpPoint> =
+            crate::report::saved::read_csv(run.dir, "pipeline_warps.csv")?;
+        let saturation = crate::analysis::pipeline::saturation_warps(&sweep, 0.95);
+        let operation = pipeline::OPERATIONS
+            .iter()
+            .find(|o| o.name == settings.sweep_op)
+            .with_context(|| format!("unknown swept operation {}", settings.sweep_op))?;
+        let title = run.title(&pipeline_report::title(operation));
+        out.figure("pipeline", |p| {
+            pipeline_report::draw(p, &title, &sweep, saturation)
+        })
+    }
 }

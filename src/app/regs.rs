@@ -7,6 +7,7 @@ use super::suite;
 use crate::analysis::registers;
 use crate::cli::RegsArgs;
 use crate::error::UsageError;
+use crate::experiments::plan::PlannedSuite;
 use crate::experiments::regs;
 use crate::report::regs as regs_report;
 
@@ -18,64 +19,103 @@ pub fn run(args: &RegsArgs) -> Result<()> {
         .into());
     }
     let caps = regs::caps(args.min_registers, 255, args.step);
-    let mut gpu = suite::open(
-        args.device,
-        args.output.as_deref(),
-        &[("regs", "regs_pressure")],
-    )?;
     let settings = json!({
         "caps": caps,
         "method": "regs_pressure JIT-compiled with CU_JIT_MAX_REGISTERS = cap; largest launching block found by bisection over multiples of 32 threads",
     });
-    let suite = suite::start(
-        &mut gpu,
+    suite::run(
         "regs",
+        args.device,
         args.output.as_deref(),
-        &["regs"],
+        &[("regs", "regs_pressure")],
         settings,
-    )?;
-    let outcome = (|| -> Result<()> {
-        let device = &suite.metadata.device;
-        let register_file = u32::try_from(device.registers_per_block).unwrap_or(65_536);
+        |gpu, suite| {
+            let device = &suite.metadata.device;
+            let register_file = u32::try_from(device.registers_per_block).unwrap_or(65_536);
+            let max_threads = 1024;
+            let points = regs::measure(gpu, &caps, max_threads)?;
+            let allocation = registers::infer(&points, register_file, max_threads);
+            regs_report::write(&suite.run, &points, &allocation, register_file)?;
+            let title = suite.title(regs_report::TITLE);
+            suite.run.write_with("regs.png", |path| {
+                regs_report::draw(
+                    path,
+                    &title,
+                    &points,
+                    &allocation,
+                    register_file,
+                    max_threads,
+                )
+            })?;
+            match allocation.allocator {
+                Some(allocator) => println!(
+                    "register allocation unit: {} registers per warp ({} per thread), the {register_file}-register file split over {} partitions: this predicts every measured block size",
+                    allocator.unit_registers_per_warp,
+                    allocator.unit_registers_per_warp / registers::WARP,
+                    allocator.partitions
+                ),
+                None => println!(
+                    "no allocator with a unit in {:?} and {:?} partitions predicts every measured block size; see regs.csv",
+                    registers::UNITS,
+                    registers::PARTITIONS
+                ),
+            }
+            if allocation.consistent.len() > 1 {
+                println!("  (also consistent: {:?})", allocation.consistent);
+            }
+            if let Some(quantum) = allocation.register_limited_thread_quantum {
+                println!("register-limited block sizes are multiples of {quantum} threads");
+            }
+            println!(
+                "largest block register use measured: {} registers; driver attribute disagrees at caps {:?}",
+                allocation.largest_block_registers, allocation.attribute_mismatches
+            );
+            Ok(())
+        },
+    )
+}
+
+/// `gpubench regs` in the suite registry.
+pub struct Regs;
+
+impl super::registry::Suite for Regs {
+    fn name(&self) -> &'static str {
+        "regs"
+    }
+
+    fn command(&self) -> clap::Command {
+        super::registry::command::<RegsArgs>(
+            "regs",
+            "Largest block per register count and the register allocation unit (Wong Fig. 9)",
+        )
+    }
+
+    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
+        run(&super::registry::parse::<RegsArgs>(matches)?)
+    }
+
+    fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
+        // Every sixth cap still leaves one allocation unit consistent with the H100's data
+        // (every eighth leaves four); the summary flags a run where more than one fits.
+        vec![PlannedSuite::new("regs", &["regs", "--step", "6"], 14.0)]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        crate::report::regs::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        let points = crate::report::saved::register_points(run.dir)?;
+        let register_file = run.metadata.device.registers_per_block.unwrap_or(65_536);
         let max_threads = 1024;
-        let points = regs::measure(&mut gpu, &caps, max_threads)?;
         let allocation = registers::infer(&points, register_file, max_threads);
-        regs_report::write(&suite.run, &points, &allocation, register_file)?;
-        let title = suite.title(regs_report::TITLE);
-        suite.run.write_with("regs.png", |path| {
-            regs_report::draw(
-                path,
-                &title,
-                &points,
-                &allocation,
-                register_file,
-                max_threads,
-            )
-        })?;
-        match allocation.allocator {
-            Some(allocator) => println!(
-                "register allocation unit: {} registers per warp ({} per thread), the {register_file}-register file split over {} partitions: this predicts every measured block size",
-                allocator.unit_registers_per_warp,
-                allocator.unit_registers_per_warp / registers::WARP,
-                allocator.partitions
-            ),
-            None => println!(
-                "no allocator with a unit in {:?} and {:?} partitions predicts every measured block size; see regs.csv",
-                registers::UNITS,
-                registers::PARTITIONS
-            ),
-        }
-        if allocation.consistent.len() > 1 {
-            println!("  (also consistent: {:?})", allocation.consistent);
-        }
-        if let Some(quantum) = allocation.register_limited_thread_quantum {
-            println!("register-limited block sizes are multiples of {quantum} threads");
-        }
-        println!(
-            "largest block register use measured: {} registers; driver attribute disagrees at caps {:?}",
-            allocation.largest_block_registers, allocation.attribute_mismatches
-        );
-        Ok(())
-    })();
-    suite.finish(&mut gpu, outcome)
+        let title = run.title(regs_report::TITLE);
+        out.figure("regs", |p| {
+            regs_report::draw(p, &title, &points, &allocation, register_file, max_threads)
+        })
+    }
 }

@@ -6,6 +6,7 @@ use serde_json::json;
 use super::suite;
 use crate::analysis::bank_conflicts;
 use crate::cli::SharedArgs;
+use crate::experiments::plan::PlannedSuite;
 use crate::experiments::shared;
 use crate::report::shared as shared_report;
 
@@ -20,7 +21,6 @@ pub fn run(args: &SharedArgs) -> Result<()> {
         ("shared", "shared_stride_8"),
         ("shared", "shared_stride_16"),
     ];
-    let mut gpu = suite::open(args.device, args.output.as_deref(), &entries)?;
     let settings = json!({
         "element_bytes": shared::ELEMENT_BYTES,
         "strides": format!("1..={}", config.max_stride),
@@ -28,51 +28,95 @@ pub fn run(args: &SharedArgs) -> Result<()> {
         "warps": 1,
         "timing": "clock64 around `iterations` dependent loads per lane, loop unrolled 32 times; median over lanes",
     });
-    let suite = suite::start(
-        &mut gpu,
+    suite::run(
         "shared",
+        args.device,
         args.output.as_deref(),
-        &["shared"],
+        &entries,
         settings,
-    )?;
-    let outcome = (|| -> Result<()> {
-        let points = shared::measure(&mut gpu, &config)?;
-        let fit = bank_conflicts::fit(&points);
-        shared_report::write(&suite.run, &points, fit.as_ref())?;
-        let title = suite.title(shared_report::TITLE);
-        suite.run.write_with("shared.png", |path| {
-            shared_report::draw(path, &title, &points, fit.as_ref())
-        })?;
-        if let Some(latency) = points
-            .iter()
-            .find(|p| p.element_bytes == 4 && p.stride == 1)
-        {
-            println!(
-                "shared-memory load latency: {:.1} cycles (4-byte dependent load, no conflict)",
-                latency.cycles_per_load
-            );
-        }
-        match &fit {
-            Some(fit) => {
-                let cost = fit.cycles_per_extra_way;
+        |gpu, suite| {
+            let points = shared::measure(gpu, &config)?;
+            let fit = bank_conflicts::fit(&points);
+            shared_report::write(&suite.run, &points, fit.as_ref())?;
+            let title = suite.title(shared_report::TITLE);
+            suite.run.write_with("shared.png", |path| {
+                shared_report::draw(path, &title, &points, fit.as_ref())
+            })?;
+            if let Some(latency) = points
+                .iter()
+                .find(|p| p.element_bytes == 4 && p.stride == 1)
+            {
                 println!(
-                    "each bank-conflict way beyond the minimum costs {:.2} cycles (95% CI {:.2} to {:.2}; OLS over {} points, residual RMS {:.2})",
-                    cost.estimate,
-                    cost.ci95_low,
-                    cost.ci95_high,
-                    fit.points,
-                    fit.residual_rms_cycles
+                    "shared-memory load latency: {:.1} cycles (4-byte dependent load, no conflict)",
+                    latency.cycles_per_load
                 );
-                for (bytes, base) in &fit.conflict_free_cycles {
-                    println!(
-                        "  conflict-free {bytes}-byte load: {:.1} cycles",
-                        base.estimate
-                    );
-                }
             }
-            None => println!("no fit: too few points"),
-        }
-        Ok(())
-    })();
-    suite.finish(&mut gpu, outcome)
+            match &fit {
+                Some(fit) => {
+                    let cost = fit.cycles_per_extra_way;
+                    println!(
+                        "each bank-conflict way beyond the minimum costs {:.2} cycles (95% CI {:.2} to {:.2}; OLS over {} points, residual RMS {:.2})",
+                        cost.estimate,
+                        cost.ci95_low,
+                        cost.ci95_high,
+                        fit.points,
+                        fit.residual_rms_cycles
+                    );
+                    for (bytes, base) in &fit.conflict_free_cycles {
+                        println!(
+                            "  conflict-free {bytes}-byte load: {:.1} cycles",
+                            base.estimate
+                        );
+                    }
+                }
+                None => println!("no fit: too few points"),
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `gpubench shared` in the suite registry.
+pub struct Shared;
+
+impl super::registry::Suite for Shared {
+    fn name(&self) -> &'static str {
+        "shared"
+    }
+
+    fn command(&self) -> clap::Command {
+        super::registry::command::<SharedArgs>(
+            "shared",
+            "Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes)",
+        )
+    }
+
+    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
+        run(&super::registry::parse::<SharedArgs>(matches)?)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        vec![if quick {
+            PlannedSuite::new("shared", &["shared", "--iterations", "256"], 1.0)
+        } else {
+            PlannedSuite::new("shared", &["shared"], 1.5)
+        }]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        crate::report::shared::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        let points = crate::report::saved::stride_points(run.dir)?;
+        let fit = bank_conflicts::fit(&points);
+        let title = run.title(shared_report::TITLE);
+        out.figure("shared", |p| {
+            shared_report::draw(p, &title, &points, fit.as_ref())
+        })
+    }
 }

@@ -10,6 +10,7 @@ use super::suite;
 use crate::cli::SlotsArgs;
 use crate::error::UsageError;
 use crate::experiments::ncu::{self, Efficiency};
+use crate::experiments::plan::PlannedSuite;
 use crate::experiments::slots::{self, WORKLOADS};
 use crate::gpu::Gpu;
 use crate::report::slots as report;
@@ -51,11 +52,6 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
     if !(1..=1000).contains(&args.repeats) {
         return Err(UsageError::new("--repeats takes 1 to 1000").into());
     }
-    let mut gpu = suite::open(
-        args.device,
-        args.output.as_deref(),
-        &[("slots", "dot_tagged")],
-    )?;
     let settings = json!({
         "workloads": chosen,
         "repeats": args.repeats,
@@ -63,42 +59,84 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         "ncu": !args.no_ncu,
         "method": "tagged kernels count per branch (warp-vote + leader atomics) and one slot per lane per tagged region; tags compiled out in the plain variant; GPU time between events, median of the repeats",
     });
-    let suite = suite::start(
-        &mut gpu,
+    suite::run(
         "slots",
+        args.device,
         args.output.as_deref(),
-        &["slots"],
+        &[("slots", "dot_tagged")],
         settings,
-    )?;
-    let outcome = (|| -> Result<()> {
-        let mut results = Vec::new();
-        for &workload in &chosen {
-            eprintln!("slots: {workload}");
-            results.push(slots::run(&mut gpu, workload, args.repeats, args.seed)?);
-        }
-        let ncu_outcome: Result<BTreeMap<&'static str, Efficiency>, String> = if args.no_ncu {
-            Err("skipped (--no-ncu)".into())
-        } else {
-            match ncu::find() {
-                None => Err("ncu is not on PATH".into()),
-                Some(path) => {
-                    eprintln!("slots: profiling the plain kernels with {}", path.display());
-                    ncu::profile(&path, args.device, &chosen, args.seed)
-                        .map_err(|e| format!("{e:#}"))
-                }
+        |gpu, suite| {
+            let mut results = Vec::new();
+            for &workload in &chosen {
+                eprintln!("slots: {workload}");
+                results.push(slots::run(gpu, workload, args.repeats, args.seed)?);
             }
-        };
-        let rows = report::rows(&results, ncu_outcome.as_ref().ok());
-        report::write(&suite.run, &results, &rows, ncu_outcome.as_ref().err())?;
-        let title = suite.title(report::TITLE);
-        suite
-            .run
-            .write_with("slots.png", |path| report::draw(path, &title, &rows))?;
-        print!("{}", report::render_text(&rows));
-        if let Err(reason) = &ncu_outcome {
-            println!("ncu cross-check: {reason}");
-        }
-        Ok(())
-    })();
-    suite.finish(&mut gpu, outcome)
+            let ncu_outcome: Result<BTreeMap<&'static str, Efficiency>, String> = if args.no_ncu {
+                Err("skipped (--no-ncu)".into())
+            } else {
+                match ncu::find() {
+                    None => Err("ncu is not on PATH".into()),
+                    Some(path) => {
+                        eprintln!("slots: profiling the plain kernels with {}", path.display());
+                        ncu::profile(&path, args.device, &chosen, args.seed)
+                            .map_err(|e| format!("{e:#}"))
+                    }
+                }
+            };
+            let rows = report::rows(&results, ncu_outcome.as_ref().ok());
+            report::write(&suite.run, &results, &rows, ncu_outcome.as_ref().err())?;
+            let title = suite.title(report::TITLE);
+            suite
+                .run
+                .write_with("slots.png", |path| report::draw(path, &title, &rows))?;
+            print!("{}", report::render_text(&rows));
+            if let Err(reason) = &ncu_outcome {
+                println!("ncu cross-check: {reason}");
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `gpubench slots` in the suite registry.
+pub struct Slots;
+
+impl super::registry::Suite for Slots {
+    fn name(&self) -> &'static str {
+        "slots"
+    }
+
+    fn command(&self) -> clap::Command {
+        super::registry::command::<SlotsArgs>(
+            "slots",
+            "Lane slots left idle by intrinsic and extrinsic branches in six tagged workloads (Gupta & Datta Figs 6-8), with the tags' cost and an ncu cross-check",
+        )
+    }
+
+    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
+        run(&super::registry::parse::<SlotsArgs>(matches)?)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        vec![if quick {
+            PlannedSuite::new("slots", &["slots", "--repeats", "3"], 5.0)
+        } else {
+            PlannedSuite::new("slots", &["slots"], 6.0)
+        }]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        crate::report::slots::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        let rows: Vec<crate::report::slots::WorkloadRow> =
+            crate::report::saved::read_csv(run.dir, "slots.csv")?;
+        let title = run.title(crate::report::slots::TITLE);
+        out.figure("slots", |p| crate::report::slots::draw(p, &title, &rows))
+    }
 }

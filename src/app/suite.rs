@@ -1,16 +1,18 @@
 //! What every GPU suite does around its own measurement: refuse what can be refused before
 //! touching anything, open the device and load the kernels, record the SM clock and clock64
 //! overhead, create the run directory with `metadata.json` ("running"), and at the end record
-//! the clock again and how the run ended.
+//! the clock again, the summary figures (`figures.json`) and how the run ended. [`run`] is that
+//! skeleton; a suite hands it its settings and its measurement.
 
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::error::MeasurementFailed;
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::gpu::Gpu;
+use crate::report::figures::{FILE as FIGURES_FILE, FiguresFile};
 use crate::report::metadata::{BuildRecord, RunMetadata, Status, utc_now};
 use crate::report::run_dir::{self, RunDir};
 
@@ -27,13 +29,44 @@ pub fn open(device: usize, output: Option<&Path>, entries: &[(&str, &str)]) -> R
     Ok(gpu)
 }
 
+/// Opens the device, loads `entries`, starts the run directory of suite `name` with
+/// `settings`, runs `measure` and finishes the run.
+pub fn run(
+    name: &'static str,
+    device: usize,
+    output: Option<&Path>,
+    entries: &[(&str, &str)],
+    settings: serde_json::Value,
+    measure: impl FnOnce(&mut Gpu, &mut Suite) -> Result<()>,
+) -> Result<()> {
+    let gpu = open(device, output, entries)?;
+    let mut modules: Vec<&str> = entries.iter().map(|(module, _)| *module).collect();
+    modules.sort_unstable();
+    modules.dedup();
+    run_opened(gpu, name, output, &modules, settings, measure)
+}
+
+/// [`run`] on a device [`open`] returned, for a suite whose settings depend on the device.
+pub fn run_opened(
+    mut gpu: Gpu,
+    name: &'static str,
+    output: Option<&Path>,
+    modules: &[&str],
+    settings: serde_json::Value,
+    measure: impl FnOnce(&mut Gpu, &mut Suite) -> Result<()>,
+) -> Result<()> {
+    let mut suite = start(&mut gpu, name, output, modules, settings)?;
+    let outcome = measure(&mut gpu, &mut suite);
+    suite.finish(&mut gpu, outcome)
+}
+
 pub struct Suite {
     pub run: RunDir,
     pub metadata: RunMetadata,
     started: Instant,
 }
 
-pub fn start(
+fn start(
     gpu: &mut Gpu,
     suite: &'static str,
     output: Option<&Path>,
@@ -90,7 +123,16 @@ impl Suite {
         }
         let outcome = outcome.and_then(|()| {
             self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
-            Ok(())
+            let figures = super::registry::require(self.metadata.suite)?
+                .figures(self.run.path())
+                .context("deriving the summary figures")?;
+            self.run.write_json(
+                FIGURES_FILE,
+                &FiguresFile {
+                    suite: self.metadata.suite.to_string(),
+                    figures,
+                },
+            )
         });
         match &outcome {
             Ok(()) => self.metadata.finish(Status::Complete, None),

@@ -9,6 +9,7 @@ use super::suite;
 use crate::analysis::sync as verdicts;
 use crate::cli::SyncArgs;
 use crate::error::UsageError;
+use crate::experiments::plan::PlannedSuite;
 use crate::experiments::sync::{self, ChildOutcome, PROBES};
 use crate::gpu::Gpu;
 use crate::report::run_dir::write_atomically;
@@ -25,55 +26,53 @@ pub fn run(args: &SyncArgs) -> Result<()> {
         return Err(UsageError::new("--watchdog-ms must be between 1 and 10000").into());
     }
     let entries: Vec<(&str, &str)> = PROBES.iter().map(|p| ("sync", p.entry)).collect();
-    let mut gpu = suite::open(args.device, args.output.as_deref(), &entries)?;
     let settings = json!({
         "timeout_seconds": args.timeout_seconds,
         "watchdog_ms": args.watchdog_ms,
         "method": "each probe runs in a child process killed at the timeout; spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock",
     });
-    let suite = suite::start(
-        &mut gpu,
+    suite::run(
         "sync",
+        args.device,
         args.output.as_deref(),
-        &["sync"],
+        &entries,
         settings,
-    )?;
-    let outcome = (|| -> Result<()> {
-        let mhz = suite.metadata.sm_clock_before.mhz;
-        let budget_cycles = (args.watchdog_ms as f64 * mhz * 1000.0) as i64;
-        let deadline = Duration::from_secs_f64(args.timeout_seconds);
-        let mut results = Vec::new();
-        let mut pairing_stamps = None;
-        for probe in &PROBES {
-            let file = suite
-                .run
-                .path()
-                .join(format!("probe-{}.json", probe.info.name));
-            let verdict =
-                match sync::run_in_child(probe, args.device, budget_cycles, deadline, &file)? {
-                    ChildOutcome::Values(values) => {
-                        if probe.info.name == "barrier-pairing" {
-                            pairing_stamps = Some(values.clone());
+        |_gpu, suite| {
+            let mhz = suite.metadata.sm_clock_before.mhz;
+            let budget_cycles = (args.watchdog_ms as f64 * mhz * 1000.0) as i64;
+            let deadline = Duration::from_secs_f64(args.timeout_seconds);
+            let mut results = Vec::new();
+            let mut pairing_stamps = None;
+            for probe in &PROBES {
+                let file = suite
+                    .run
+                    .path()
+                    .join(format!("probe-{}.json", probe.info.name));
+                let verdict =
+                    match sync::run_in_child(probe, args.device, budget_cycles, deadline, &file)? {
+                        ChildOutcome::Values(values) => {
+                            if probe.info.name == "barrier-pairing" {
+                                pairing_stamps = Some(values.clone());
+                            }
+                            sync::judge(probe, &values, mhz)
                         }
-                        sync::judge(probe, &values, mhz)
-                    }
-                    ChildOutcome::Hung { seconds } => verdicts::hung(&probe.info, seconds),
-                    ChildOutcome::Failed(error) => verdicts::failed(&probe.info, &error),
-                };
-            eprintln!("{}: {}", probe.info.name, verdict.outcome.label());
-            results.push((probe.listing, verdict));
-        }
-        sync_report::write(&suite.run, &results)?;
-        if let Some(stamps) = pairing_stamps.filter(|s| s.len() == 96) {
-            let title = suite.title("Listing 7 barrier departures");
-            suite.run.write_with("sync.png", |path| {
-                sync_report::draw_pairing(path, &title, &stamps)
-            })?;
-        }
-        print!("{}", sync_report::render_table(&results));
-        Ok(())
-    })();
-    suite.finish(&mut gpu, outcome)
+                        ChildOutcome::Hung { seconds } => verdicts::hung(&probe.info, seconds),
+                        ChildOutcome::Failed(error) => verdicts::failed(&probe.info, &error),
+                    };
+                eprintln!("{}: {}", probe.info.name, verdict.outcome.label());
+                results.push((probe.listing, verdict));
+            }
+            sync_report::write(&suite.run, &results)?;
+            if let Some(stamps) = pairing_stamps.filter(|s| s.len() == 96) {
+                let title = suite.title("Listing 7 barrier departures");
+                suite.run.write_with("sync.png", |path| {
+                    sync_report::draw_pairing(path, &title, &stamps)
+                })?;
+            }
+            print!("{}", sync_report::render_table(&results));
+            Ok(())
+        },
+    )
 }
 
 /// The child side: one probe, its raw values written atomically to `--child-output`.
@@ -89,4 +88,56 @@ fn child(args: &SyncArgs, name: &str) -> Result<()> {
     let values = sync::run_probe(&mut gpu, probe, args.child_budget_cycles, deadline)?;
     let text = serde_json::to_vec_pretty(&json!({ "probe": name, "values": values }))?;
     write_atomically(output, &text)
+}
+
+/// `gpubench sync` in the suite registry.
+pub struct Sync;
+
+impl super::registry::Suite for Sync {
+    fn name(&self) -> &'static str {
+        "sync"
+    }
+
+    fn command(&self) -> clap::Command {
+        super::registry::command::<SyncArgs>(
+            "sync",
+            "Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline",
+        )
+    }
+
+    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
+        run(&super::registry::parse::<SyncArgs>(matches)?)
+    }
+
+    fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
+        vec![PlannedSuite::new("sync", &["sync"], 6.6)]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        crate::report::sync::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        // Listing 7's figure exists only where the pairing probe finished (it hangs on Volta
+        // and later, where its result file is never written).
+        #[derive(serde::Deserialize)]
+        struct Probe {
+            values: Vec<i64>,
+        }
+        let pairing: Option<Probe> =
+            crate::report::figures::read_optional(run.dir, "probe-barrier-pairing.json")?;
+        match pairing.filter(|p| p.values.len() == 96) {
+            Some(probe) => {
+                let title = run.title("Listing 7 barrier departures");
+                out.figure("sync", |p| {
+                    sync_report::draw_pairing(p, &title, &probe.values)
+                })
+            }
+            None => Ok(()),
+        }
+    }
 }

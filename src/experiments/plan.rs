@@ -1,6 +1,7 @@
-//! What `gpubench all` runs: every suite with its arguments, in an order that puts the quick,
-//! basic ones (the clock first of all) before the long sweeps, each with a rough duration on an
-//! H100 for the progress estimate. `--quick` trims samples and sweep density.
+//! What `gpubench all` runs: every registered suite's entries with their arguments, in registry
+//! order (the quick, basic ones, the clock first of all, before the long sweeps), each with a
+//! rough duration on an H100 for the progress estimate. `--quick` trims samples and sweep
+//! density.
 
 use serde::Serialize;
 
@@ -14,88 +15,27 @@ pub struct PlannedSuite {
     pub estimate_seconds: f64,
 }
 
-const CACHE_SPACES: [&str; 9] = [
-    "global",
-    "l2",
-    "readonly",
-    "shared",
-    "constant",
-    "constant-uniform",
-    "texture",
-    "tlb",
-    "instruction",
-];
+impl PlannedSuite {
+    pub fn new(name: &str, args: &[&str], estimate_seconds: f64) -> PlannedSuite {
+        PlannedSuite {
+            name: name.to_string(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            estimate_seconds,
+        }
+    }
+}
 
 /// Every suite `gpubench all` knows, by name.
 pub fn suite_names() -> Vec<String> {
     plan(false).into_iter().map(|s| s.name).collect()
 }
 
+/// Every registered suite's entries, in registry order.
 pub fn plan(quick: bool) -> Vec<PlannedSuite> {
-    let suite = |name: &str, args: &[&str], estimate: f64| PlannedSuite {
-        name: name.to_string(),
-        args: args.iter().map(|a| a.to_string()).collect(),
-        estimate_seconds: estimate,
-    };
-    let mut suites = vec![
-        suite("clock", &["clock"], 2.0),
-        if quick {
-            suite("divergence", &["divergence", "--samples", "32"], 2.0)
-        } else {
-            suite("divergence", &["divergence"], 3.0)
-        },
-        if quick {
-            suite("shared", &["shared", "--iterations", "256"], 1.0)
-        } else {
-            suite("shared", &["shared"], 1.5)
-        },
-        if quick {
-            suite("pipeline", &["pipeline", "--iterations", "64"], 2.0)
-        } else {
-            suite("pipeline", &["pipeline"], 3.0)
-        },
-        suite("branch", &["branch"], 1.0),
-        suite("sync", &["sync"], 6.6),
-        // Every sixth cap still leaves one allocation unit consistent with the H100's data
-        // (every eighth leaves four); the summary flags a run where more than one fits.
-        suite("regs", &["regs", "--step", "6"], 14.0),
-        if quick {
-            suite("slots", &["slots", "--repeats", "3"], 5.0)
-        } else {
-            suite("slots", &["slots"], 6.0)
-        },
-    ];
-    for space in CACHE_SPACES {
-        let mut args = vec!["cache", "--space", space];
-        // The L2 and instruction sweeps are the long ones (each L2 point chases tens of MiB,
-        // each instruction point is a JIT compile): fewer fine points there. The L2 keeps its
-        // one-line stride: a stride past the line would overstate the footprint it caches.
-        let estimate = match (space, quick) {
-            ("l2", true) => {
-                args.extend(["--fine-points", "2"]);
-                12.0
-            }
-            ("l2", false) => {
-                args.extend(["--fine-points", "4"]);
-                18.0
-            }
-            ("instruction", true) => {
-                args.extend(["--stride", "256", "--fine-points", "4"]);
-                10.0
-            }
-            ("instruction", false) => {
-                args.extend(["--stride", "64", "--fine-points", "4"]);
-                15.0
-            }
-            (_, true) => {
-                args.extend(["--fine-points", "16"]);
-                1.0
-            }
-            _ => 1.0,
-        };
-        suites.push(suite(&format!("cache-{space}"), &args, estimate));
-    }
-    suites
+    crate::app::registry::SUITES
+        .iter()
+        .flat_map(|suite| suite.plan(quick))
+        .collect()
 }
 
 /// `plan` restricted by `--only` (if given) and `--skip`; unknown names are an error naming

@@ -102,3 +102,32 @@ pub fn draw(path: &Path, title: &str, runs: &[OrderRun]) -> Result<()> {
     })
     .context("drawing branch.png")
 }
+
+/// The summary's branch rows: the path-order verdict and warp overlap of each clause order.
+pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+    #[derive(serde::Deserialize)]
+    struct Verdict {
+        verdict: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Order {
+        report: Verdict,
+        warp_overlap: Option<f64>,
+    }
+    let orders: std::collections::BTreeMap<String, Order> =
+        super::figures::read(dir, "branch.json")?;
+    let mut r = super::figures::Rows::new("Branches", "branch.json");
+    for (order, run) in &orders {
+        r.text(
+            &format!("path order ({order} clauses)"),
+            run.report.verdict.as_deref(),
+        );
+        r.push(
+            &format!("warp overlap ({order})"),
+            run.warp_overlap,
+            "fraction",
+            None,
+        );
+    }
+    Ok(r.finish())
+}

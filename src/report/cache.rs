@@ -54,3 +54,183 @@ pub fn render_text(report: &CacheReport) -> String {
     }
     text
 }
+
+/// The summary's memory-hierarchy rows of one cache run: every level's latency and geometry
+/// with its confidence, the timed loop's load instruction, unresolved rises, the conflict
+/// experiment, the index-chain overhead, the fetch granularity and the TLB.
+pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figure>> {
+    use serde::Deserialize;
+    #[derive(Deserialize)]
+    struct Level {
+        latency_cycles: Option<f64>,
+        size_bytes: Option<f64>,
+        line_bytes: Option<f64>,
+        ways: Option<f64>,
+        sets: Option<f64>,
+        confidence: Option<f64>,
+    }
+    #[derive(Deserialize)]
+    struct Report {
+        levels: Vec<Level>,
+    }
+    #[derive(Deserialize)]
+    struct TimedLoop {
+        #[serde(default)]
+        loads: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+        #[serde(default)]
+        verdict: String,
+    }
+    #[derive(Deserialize)]
+    struct Gap {
+        from_bytes: u64,
+        to_bytes: u64,
+        why: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct Stride {
+        stride_bytes: u64,
+        verdict: Option<String>,
+    }
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Conflict {
+        ways: Option<f64>,
+        way_bytes: Option<f64>,
+        verdict: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct IndexChain {
+        overhead_cycles: Option<f64>,
+    }
+    #[derive(Deserialize)]
+    struct Estimate {
+        bytes: Option<f64>,
+        confidence: Option<f64>,
+    }
+    #[derive(Deserialize)]
+    struct Granularity {
+        estimate: Option<Estimate>,
+    }
+    #[derive(Deserialize)]
+    struct TlbLevel {
+        reach_bytes: Option<f64>,
+        confidence: Option<f64>,
+    }
+    #[derive(Deserialize)]
+    struct Tlb {
+        #[serde(default)]
+        levels: Vec<TlbLevel>,
+        page: Option<Estimate>,
+    }
+    #[derive(Deserialize)]
+    struct File {
+        space: String,
+        report: Report,
+        timed_loop: Option<TimedLoop>,
+        #[serde(default)]
+        unresolved: Vec<Gap>,
+        tlb_strides: Option<Vec<Stride>>,
+        conflict: Option<Conflict>,
+        index_chain: Option<IndexChain>,
+        fetch_granularity: Option<Granularity>,
+        tlb: Option<Tlb>,
+    }
+    let cache: File = super::figures::read(dir, "cache.json")?;
+    let space = &cache.space;
+    let mut r = super::figures::Rows::new("Memory hierarchy", "cache.json");
+    let count = cache.report.levels.len();
+    for (i, level) in cache.report.levels.iter().enumerate() {
+        let label = if i + 1 == count && level.size_bytes.is_none() {
+            format!("{space}: slowest level")
+        } else {
+            format!("{space}: level {}", i + 1)
+        };
+        let c = level.confidence;
+        r.confident(
+            &format!("{label} latency"),
+            level.latency_cycles,
+            "cycles",
+            c,
+        );
+        r.confident(&format!("{label} size"), level.size_bytes, "bytes", c);
+        r.confident(&format!("{label} line"), level.line_bytes, "bytes", c);
+        r.confident(&format!("{label} ways"), level.ways, "", c);
+        r.confident(&format!("{label} sets"), level.sets, "", c);
+    }
+    if let Some(timed) = cache.timed_loop.filter(|t| !t.loads.is_empty()) {
+        let loads: Vec<&str> = timed.loads.keys().map(String::as_str).collect();
+        let flag = if timed.verdict.starts_with("UNEXPECTED") {
+            " (UNEXPECTED)"
+        } else {
+            ""
+        };
+        r.text(
+            &format!("{space}: timed-loop load instruction (SASS)"),
+            Some(&format!("{}{flag}", loads.join(", "))),
+        );
+    }
+    for gap in &cache.unresolved {
+        r.text(
+            &format!(
+                "{space}: unresolved from {} B to {} B",
+                gap.from_bytes, gap.to_bytes
+            ),
+            gap.why.as_deref(),
+        );
+    }
+    for stride in cache.tlb_strides.iter().flatten() {
+        r.text(
+            &format!("TLB at a {} B stride", stride.stride_bytes),
+            stride.verdict.as_deref(),
+        );
+    }
+    let conflict = cache.conflict.unwrap_or_default();
+    if conflict.ways.is_none() {
+        r.text(
+            &format!("{space}: level 1 conflict experiment"),
+            conflict.verdict.as_deref(),
+        );
+    }
+    r.push(
+        &format!("{space}: level 1 ways (conflict experiment)"),
+        conflict.ways,
+        "",
+        None,
+    );
+    r.push(
+        &format!("{space}: level 1 way size (conflict experiment)"),
+        conflict.way_bytes,
+        "bytes",
+        None,
+    );
+    r.push(
+        &format!("{space}: index-chain overhead per load"),
+        cache.index_chain.and_then(|c| c.overhead_cycles),
+        "cycles",
+        None,
+    );
+    let granularity = cache.fetch_granularity.and_then(|g| g.estimate);
+    r.confident(
+        &format!("{space}: level 1 fetch granularity (stride sweep)"),
+        granularity.as_ref().and_then(|g| g.bytes),
+        "bytes",
+        granularity.as_ref().and_then(|g| g.confidence),
+    );
+    if let Some(tlb) = cache.tlb {
+        for (i, level) in tlb.levels.iter().enumerate() {
+            r.confident(
+                &format!("TLB level {} reach", i + 1),
+                level.reach_bytes,
+                "bytes",
+                level.confidence,
+            );
+        }
+        r.confident(
+            "page size",
+            tlb.page.as_ref().and_then(|p| p.bytes),
+            "bytes",
+            tlb.page.as_ref().and_then(|p| p.confidence),
+        );
+    }
+    Ok(r.finish())
+}

@@ -127,3 +127,41 @@ pub fn draw(
     })
     .context("drawing clock.png")
 }
+
+/// The summary's clock rows: the measured SM clock, each timer's back-to-back cost and whether
+/// the SMs share one cycle counter.
+pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+    use super::figures::{MedianView, Rows, read};
+    #[derive(serde::Deserialize)]
+    struct Clock {
+        mhz: Option<f64>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Overheads {
+        clock64_cycles: MedianView,
+        clock32_cycles: MedianView,
+        globaltimer_ns: MedianView,
+    }
+    #[derive(serde::Deserialize)]
+    struct Scope {
+        explanation: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct File {
+        sm_clock: Clock,
+        timer_overheads: Overheads,
+        counter_scope: Option<Scope>,
+    }
+    let clock: File = read(dir, "clock.json")?;
+    let mut r = Rows::new("Clocks and timers", "clock.json");
+    r.push("SM clock (measured)", clock.sm_clock.mhz, "MHz", None);
+    let o = &clock.timer_overheads;
+    r.median("clock64 back-to-back", &o.clock64_cycles, "cycles");
+    r.median("clock (32-bit) back-to-back", &o.clock32_cycles, "cycles");
+    r.median("%globaltimer back-to-back", &o.globaltimer_ns, "ns");
+    r.text(
+        "cycle counter scope",
+        clock.counter_scope.and_then(|s| s.explanation).as_deref(),
+    );
+    Ok(r.finish())
+}

@@ -218,3 +218,65 @@ fn draw<DB: DrawingBackend>(
     }
     Ok(())
 }
+
+/// The summary's divergence rows: the fitted cost per divergent lane of each loop, the
+/// stack model's verdict and prediction error, and the push / pop split where measured.
+pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+    use super::figures::{EstimateView, Rows, read, read_optional};
+    #[derive(serde::Deserialize)]
+    struct Fit {
+        kernel: String,
+        cycles_per_divergent_lane: EstimateView,
+    }
+    #[derive(serde::Deserialize)]
+    struct Fits {
+        fits: Vec<Fit>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Prediction {
+        max_abs_error_percent: Option<f64>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Model {
+        verdict: Option<String>,
+        double_loop_prediction: Option<Prediction>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Split {
+        branch_cycles_per_divergent_lane: EstimateView,
+        reconvergence_cycles_per_divergent_lane: EstimateView,
+    }
+    let mut r = Rows::new("Divergence", "fit.json");
+    for fit in read::<Fits>(dir, "fit.json")?.fits {
+        r.estimate(
+            &format!("{} loop: cost per divergent lane", fit.kernel),
+            &fit.cycles_per_divergent_lane,
+            "cycles",
+        );
+    }
+    if let Some(model) = read_optional::<Model>(dir, "model.json")? {
+        r.from("model.json")
+            .text("reconvergence-stack model", model.verdict.as_deref());
+        r.push(
+            "double loop predicted from the single: max error",
+            model
+                .double_loop_prediction
+                .and_then(|p| p.max_abs_error_percent),
+            "%",
+            None,
+        );
+    }
+    if let Some(split) = read_optional::<Split>(dir, "split.json")? {
+        r.from("split.json").estimate(
+            "branch (push) per divergent lane",
+            &split.branch_cycles_per_divergent_lane,
+            "cycles",
+        );
+        r.estimate(
+            "reconvergence (pop) per divergent lane",
+            &split.reconvergence_cycles_per_divergent_lane,
+            "cycles",
+        );
+    }
+    Ok(r.finish())
+}

@@ -3,7 +3,7 @@
 
 use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::clock::SmClock;
 use crate::analysis::stats::Summary;
@@ -94,16 +94,77 @@ pub fn plot_title(what: &str, device: &str, compute_capability: &str, mhz: f64) 
     format!("{what} on {device} (CC {compute_capability}), SM clock {mhz:.0} MHz")
 }
 
-/// [`plot_title`] from a saved metadata.json.
-pub fn plot_title_from(what: &str, metadata: &serde_json::Value) -> String {
-    plot_title(
-        what,
-        metadata["device"]["name"].as_str().unwrap_or("?"),
-        metadata["device"]["compute_capability"]
-            .as_str()
-            .unwrap_or("?"),
-        metadata["sm_clock_before"]["mhz"]
-            .as_f64()
-            .unwrap_or(f64::NAN),
-    )
+/// What the summary, `report` and `compare` read back from a saved `metadata.json`: the same
+/// fields [`RunMetadata`] writes, typed, each optional where an older or an unfinished run may
+/// lack it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SavedMetadata {
+    pub suite: String,
+    pub status: String,
+    pub error: Option<String>,
+    pub started_utc: String,
+    pub build: SavedBuild,
+    pub device: SavedDevice,
+    pub sm_clock_before: SavedClock,
+    pub gpu_busy_seconds: Option<f64>,
+    pub settings: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SavedBuild {
+    pub gpubench_version: String,
+    pub git_commit: String,
+    pub nvcc_version: String,
+    pub ptx_target: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SavedDevice {
+    pub name: String,
+    pub compute_capability: String,
+    pub multiprocessors: i64,
+    pub registers_per_block: Option<u32>,
+    pub l2_cache_bytes: Option<u64>,
+    pub driver_version: Option<String>,
+    pub driver_cuda_version: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default)]
+pub struct SavedClock {
+    pub mhz: Option<f64>,
+}
+
+impl SavedMetadata {
+    pub fn read(dir: &std::path::Path) -> anyhow::Result<SavedMetadata> {
+        super::figures::read(dir, "metadata.json")
+    }
+
+    pub fn complete(&self) -> bool {
+        self.status == "complete"
+    }
+
+    /// [`plot_title`] for this run.
+    pub fn plot_title(&self, what: &str) -> String {
+        plot_title(
+            what,
+            or_unknown(&self.device.name),
+            or_unknown(&self.device.compute_capability),
+            self.sm_clock_before.mhz.unwrap_or(f64::NAN),
+        )
+    }
+
+    /// The suite's settings read as `T` (its own view of them).
+    pub fn settings<T: serde::de::DeserializeOwned>(&self) -> anyhow::Result<T> {
+        use anyhow::Context;
+        serde_json::from_value(self.settings.clone())
+            .with_context(|| format!("the {} run's settings are not as expected", self.suite))
+    }
+}
+
+pub fn or_unknown(text: &str) -> &str {
+    if text.is_empty() { "?" } else { text }
 }

@@ -1,5 +1,6 @@
 //! Reporters: they write what experiments measured and analysis computed, and compute nothing.
 
+pub mod bandwidth;
 pub mod branch;
 pub mod cache;
 pub mod cache_plot;
@@ -8,6 +9,7 @@ pub mod divergence;
 pub mod divergence_model;
 pub mod divergence_split;
 pub mod emulation;
+pub mod figures;
 pub mod info;
 pub mod metadata;
 pub mod pipeline;

@@ -148,3 +148,50 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
     })
     .context("drawing pipeline.png")
 }
+
+/// The summary's pipeline rows: each operation's latency and throughput, and the warps that
+/// reach 95 % of the fp32 fma throughput.
+pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+    #[derive(serde::Deserialize)]
+    struct Operation {
+        kind: String,
+        operation: String,
+        latency_cycles: Option<f64>,
+        ops_per_clock_per_sm: Option<f64>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Sweep {
+        saturation_warps_95_percent: Option<f64>,
+    }
+    #[derive(serde::Deserialize)]
+    struct File {
+        operations: Vec<Operation>,
+        warp_sweep: Option<Sweep>,
+    }
+    let pipeline: File = super::figures::read(dir, "pipeline.json")?;
+    let mut r = super::figures::Rows::new("Pipeline", "pipeline.json");
+    for op in &pipeline.operations {
+        let label = format!("{} {}", op.kind, op.operation);
+        r.push(
+            &format!("{label} latency"),
+            op.latency_cycles,
+            "cycles",
+            None,
+        );
+        r.push(
+            &format!("{label} throughput"),
+            op.ops_per_clock_per_sm,
+            "ops/clock/SM",
+            None,
+        );
+    }
+    r.push(
+        "warps to reach 95% of fp32 fma throughput",
+        pipeline
+            .warp_sweep
+            .and_then(|s| s.saturation_warps_95_percent),
+        "warps",
+        None,
+    );
+    Ok(r.finish())
+}

@@ -105,3 +105,51 @@ pub fn draw(
     })
     .context("drawing regs.png")
 }
+
+/// The summary's register rows: the allocation unit (flagged when several fit), the
+/// register-file partitions and the register file per block.
+pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+    #[derive(serde::Deserialize)]
+    struct Allocator {
+        unit_registers_per_warp: Option<f64>,
+        partitions: Option<f64>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Allocation {
+        #[serde(default)]
+        consistent: Vec<serde::de::IgnoredAny>,
+        allocator: Option<Allocator>,
+    }
+    #[derive(serde::Deserialize)]
+    struct File {
+        allocation: Allocation,
+        register_file_per_block: Option<f64>,
+    }
+    let regs: File = super::figures::read(dir, "regs.json")?;
+    let mut r = super::figures::Rows::new("Registers", "regs.json");
+    let fitting = regs.allocation.consistent.len();
+    let allocator = regs.allocation.allocator.as_ref();
+    r.labelled(
+        "allocation unit",
+        allocator.and_then(|a| a.unit_registers_per_warp),
+        "registers/warp",
+        if fitting > 1 {
+            format!("ambiguous: {fitting} units fit the caps measured")
+        } else {
+            String::new()
+        },
+    );
+    r.push(
+        "register-file partitions",
+        allocator.and_then(|a| a.partitions),
+        "",
+        None,
+    );
+    r.push(
+        "register file per block",
+        regs.register_file_per_block,
+        "registers",
+        None,
+    );
+    Ok(r.finish())
+}

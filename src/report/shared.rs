@@ -138,3 +138,33 @@ pub fn draw(
     })
     .context("drawing shared.png")
 }
+
+/// The summary's shared-memory rows: load latency and the cost per bank-conflict way.
+pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+    use super::figures::{EstimateView, Rows, read};
+    #[derive(serde::Deserialize)]
+    struct Fit {
+        cycles_per_extra_way: EstimateView,
+    }
+    #[derive(serde::Deserialize)]
+    struct File {
+        load_latency_cycles: Option<f64>,
+        fit: Option<Fit>,
+    }
+    let shared: File = read(dir, "shared.json")?;
+    let mut r = Rows::new("Shared memory", "shared.json");
+    r.push(
+        "load latency (4 B, no conflict)",
+        shared.load_latency_cycles,
+        "cycles",
+        None,
+    );
+    if let Some(fit) = &shared.fit {
+        r.estimate(
+            "cost per extra bank-conflict way",
+            &fit.cycles_per_extra_way,
+            "cycles",
+        );
+    }
+    Ok(r.finish())
+}

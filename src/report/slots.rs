@@ -276,6 +276,51 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
     .context("drawing slots.png")
 }
 
+/// The summary's lane-slot rows: per workload the active and idle fractions, ncu's warp
+/// execution efficiency and the tags' overhead, in percent.
+pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+    #[derive(serde::Deserialize)]
+    struct Row {
+        workload: String,
+        f_active: Option<f64>,
+        f_extrinsic: Option<f64>,
+        f_intrinsic: Option<f64>,
+        ncu_warp_efficiency: Option<f64>,
+        overhead: Option<f64>,
+    }
+    #[derive(serde::Deserialize)]
+    struct File {
+        rows: Vec<Row>,
+    }
+    let slots: File = super::figures::read(dir, "slots.json")?;
+    let mut r = super::figures::Rows::new("Lane slots", "slots.json");
+    let pct = |v: Option<f64>| v.map(|v| 100.0 * v);
+    for row in &slots.rows {
+        let w = &row.workload;
+        r.push(&format!("{w}: active slots"), pct(row.f_active), "%", None);
+        r.push(
+            &format!("{w}: idle through extrinsic branches"),
+            pct(row.f_extrinsic),
+            "%",
+            None,
+        );
+        r.push(
+            &format!("{w}: idle through intrinsic branches"),
+            pct(row.f_intrinsic),
+            "%",
+            None,
+        );
+        r.push(
+            &format!("{w}: ncu warp execution efficiency"),
+            pct(row.ncu_warp_efficiency),
+            "%",
+            None,
+        );
+        r.push(&format!("{w}: tag overhead"), pct(row.overhead), "%", None);
+    }
+    Ok(r.finish())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

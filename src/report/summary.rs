@@ -10,25 +10,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::saved::read_json;
+use super::figures::FiguresFile;
+use super::metadata::{SavedMetadata, or_unknown};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
-    pub section: String,
-    pub quantity: String,
-    pub value: Option<f64>,
-    pub unit: String,
-    /// The interval the value is uncertain within, where one is stated.
-    pub low: Option<f64>,
-    pub high: Option<f64>,
-    /// What `low`–`high` is ("95% CI", "min-max") or the inference confidence.
-    pub uncertainty: String,
-    /// A verdict, for figures that are words.
-    pub text: Option<String>,
-    pub source: String,
-}
+pub use super::figures::Figure;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteTiming {
@@ -55,12 +41,11 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
             .map_or("run".into(), |n| n.to_string_lossy().into_owned());
         return Ok(vec![(name, dir.to_path_buf())]);
     }
-    if let Ok(manifest) = read_json(&dir.join("all.json")) {
-        let names = manifest["suites"].as_array().cloned().unwrap_or_default();
-        return Ok(names
+    if let Some(manifest) = read_manifest(dir)? {
+        return Ok(manifest
+            .suites
             .iter()
-            .filter_map(|s| s["name"].as_str())
-            .map(|name| (name.to_string(), dir.join(name)))
+            .map(|s| (s.name.clone(), dir.join(&s.name)))
             .filter(|(_, path)| path.join("metadata.json").is_file())
             .collect());
     }
@@ -81,513 +66,105 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     Ok(found)
 }
 
-struct Rows<'a> {
-    figures: &'a mut Vec<Figure>,
-    section: &'a str,
-    source: String,
+/// What the summary reads of `all.json`.
+#[derive(Debug, Deserialize)]
+struct Manifest {
+    #[serde(default)]
+    suites: Vec<SuiteTiming>,
+    total_seconds: Option<f64>,
 }
 
-impl Rows<'_> {
-    /// One figure, unless it has neither a value nor a verdict.
-    fn add(
-        &mut self,
-        quantity: &str,
-        value: Option<f64>,
-        text: Option<&str>,
-        unit: &str,
-        interval: Option<(f64, f64)>,
-        uncertainty: String,
-    ) {
-        if value.is_none() && text.is_none() {
-            return;
-        }
-        self.figures.push(Figure {
-            section: self.section.into(),
-            quantity: quantity.into(),
-            value,
-            unit: unit.into(),
-            low: interval.map(|i| i.0),
-            high: interval.map(|i| i.1),
-            uncertainty,
-            text: text.map(str::to_string),
-            source: self.source.clone(),
-        });
-    }
-
-    /// A value with `low`–`high` of kind `label` ("95% CI", "min-max"), where given.
-    fn push(
-        &mut self,
-        quantity: &str,
-        value: Option<f64>,
-        unit: &str,
-        interval: Option<(f64, f64, &str)>,
-    ) {
-        let label = interval.map_or(String::new(), |i| i.2.to_string());
-        let bounds = interval.map(|i| (i.0, i.1));
-        self.add(quantity, value, None, unit, bounds, label);
-    }
-
-    /// A value whose uncertainty is said in words.
-    fn labelled(&mut self, quantity: &str, value: Option<f64>, unit: &str, label: String) {
-        self.add(quantity, value, None, unit, None, label);
-    }
-
-    /// `{estimate, ci95_low, ci95_high}`.
-    fn estimate(&mut self, quantity: &str, v: &Value, unit: &str) {
-        let interval = match (v["ci95_low"].as_f64(), v["ci95_high"].as_f64()) {
-            (Some(l), Some(h)) => Some((l, h, "95% CI")),
-            _ => None,
-        };
-        self.push(quantity, v["estimate"].as_f64(), unit, interval);
-    }
-
-    /// `{min, median, max}`: the median with the range.
-    fn median(&mut self, quantity: &str, v: &Value, unit: &str) {
-        let interval = match (v["min"].as_f64(), v["max"].as_f64()) {
-            (Some(l), Some(h)) => Some((l, h, "min-max")),
-            _ => None,
-        };
-        self.push(quantity, v["median"].as_f64(), unit, interval);
-    }
-
-    fn confident(
-        &mut self,
-        quantity: &str,
-        value: Option<f64>,
-        unit: &str,
-        confidence: Option<f64>,
-    ) {
-        let label = confidence.map_or(String::new(), |c| format!("confidence {c:.2}"));
-        self.labelled(quantity, value, unit, label);
-    }
-
-    fn text(&mut self, quantity: &str, text: Option<&str>) {
-        self.add(quantity, None, text, "", None, String::new());
-    }
+fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
+    super::figures::read_optional(dir, "all.json")
 }
 
-fn figures_of(suite: &str, name: &str, dir: &Path, figures: &mut Vec<Figure>) -> Result<()> {
-    let file = |f: &str| read_json(&dir.join(f));
-    fn rows<'a>(section: &'a str, source: String, figures: &'a mut Vec<Figure>) -> Rows<'a> {
-        Rows {
-            figures,
-            section,
-            source,
-        }
+/// A complete suite's figures: its `figures.json` where `saved` allows and it has one, else
+/// derived from its own files by its registered suite. Sources get the directory's name.
+fn figures_of(
+    metadata: &SavedMetadata,
+    name: &str,
+    dir: &Path,
+    saved: bool,
+) -> Result<Vec<Figure>> {
+    let file: Option<FiguresFile> = if saved {
+        super::figures::read_optional(dir, super::figures::FILE)?
+    } else {
+        None
+    };
+    let mut figures = match file {
+        Some(file) => file.figures,
+        None => crate::app::registry::require(&metadata.suite)?.figures(dir)?,
+    };
+    for figure in &mut figures {
+        figure.source = format!("{name}/{}", figure.source);
     }
-    match suite {
-        "divergence" => {
-            let fit = file("fit.json")?;
-            let mut r = rows("Divergence", format!("{name}/fit.json"), figures);
-            for f in fit["fits"].as_array().into_iter().flatten() {
-                let kernel = f["kernel"].as_str().unwrap_or("?");
-                r.estimate(
-                    &format!("{kernel} loop: cost per divergent lane"),
-                    &f["cycles_per_divergent_lane"],
-                    "cycles",
-                );
-            }
-            if let Ok(model) = file("model.json") {
-                let mut r = rows("Divergence", format!("{name}/model.json"), figures);
-                r.text("reconvergence-stack model", model["verdict"].as_str());
-                r.push(
-                    "double loop predicted from the single: max error",
-                    model["double_loop_prediction"]["max_abs_error_percent"].as_f64(),
-                    "%",
-                    None,
-                );
-            }
-            if let Ok(split) = file("split.json") {
-                let mut r = rows("Divergence", format!("{name}/split.json"), figures);
-                r.estimate(
-                    "branch (push) per divergent lane",
-                    &split["branch_cycles_per_divergent_lane"],
-                    "cycles",
-                );
-                r.estimate(
-                    "reconvergence (pop) per divergent lane",
-                    &split["reconvergence_cycles_per_divergent_lane"],
-                    "cycles",
-                );
-            }
-        }
-        "clock" => {
-            let clock = file("clock.json")?;
-            let mut r = rows("Clocks and timers", format!("{name}/clock.json"), figures);
-            r.push(
-                "SM clock (measured)",
-                clock["sm_clock"]["mhz"].as_f64(),
-                "MHz",
-                None,
-            );
-            r.median(
-                "clock64 back-to-back",
-                &clock["timer_overheads"]["clock64_cycles"],
-                "cycles",
-            );
-            r.median(
-                "clock (32-bit) back-to-back",
-                &clock["timer_overheads"]["clock32_cycles"],
-                "cycles",
-            );
-            r.median(
-                "%globaltimer back-to-back",
-                &clock["timer_overheads"]["globaltimer_ns"],
-                "ns",
-            );
-            r.text(
-                "cycle counter scope",
-                clock["counter_scope"]["explanation"].as_str(),
-            );
-        }
-        "shared" => {
-            let shared = file("shared.json")?;
-            let mut r = rows("Shared memory", format!("{name}/shared.json"), figures);
-            r.push(
-                "load latency (4 B, no conflict)",
-                shared["load_latency_cycles"].as_f64(),
-                "cycles",
-                None,
-            );
-            r.estimate(
-                "cost per extra bank-conflict way",
-                &shared["fit"]["cycles_per_extra_way"],
-                "cycles",
-            );
-        }
-        "sync" => {
-            let sync = file("sync.json")?;
-            let mut r = rows("Synchronization", format!("{name}/sync.json"), figures);
-            for probe in sync.as_array().into_iter().flatten() {
-                let listing = probe["listing"].as_str().unwrap_or("?");
-                let outcome = probe["outcome"].as_str().unwrap_or("?");
-                let observed = probe["observed"].as_str().unwrap_or("");
-                r.text(listing, Some(&format!("{outcome}: {observed}")));
-            }
-        }
-        "branch" => {
-            let branch = file("branch.json")?;
-            let mut r = rows("Branches", format!("{name}/branch.json"), figures);
-            if let Some(orders) = branch.as_object() {
-                for (order, run) in orders {
-                    r.text(
-                        &format!("path order ({order} clauses)"),
-                        run["report"]["verdict"].as_str(),
-                    );
-                    r.push(
-                        &format!("warp overlap ({order})"),
-                        run["warp_overlap"].as_f64(),
-                        "fraction",
-                        None,
-                    );
-                }
-            }
-        }
-        "regs" => {
-            let regs = file("regs.json")?;
-            let a = &regs["allocation"];
-            let mut r = rows("Registers", format!("{name}/regs.json"), figures);
-            let fitting = a["consistent"].as_array().map_or(0, Vec::len);
-            r.labelled(
-                "allocation unit",
-                a["allocator"]["unit_registers_per_warp"].as_f64(),
-                "registers/warp",
-                if fitting > 1 {
-                    format!("ambiguous: {fitting} units fit the caps measured")
-                } else {
-                    String::new()
-                },
-            );
-            r.push(
-                "register-file partitions",
-                a["allocator"]["partitions"].as_f64(),
-                "",
-                None,
-            );
-            r.push(
-                "register file per block",
-                regs["register_file_per_block"].as_f64(),
-                "registers",
-                None,
-            );
-        }
-        "pipeline" => {
-            let pipeline = file("pipeline.json")?;
-            let mut r = rows("Pipeline", format!("{name}/pipeline.json"), figures);
-            for op in pipeline["operations"].as_array().into_iter().flatten() {
-                let label = format!(
-                    "{} {}",
-                    op["kind"].as_str().unwrap_or("?"),
-                    op["operation"].as_str().unwrap_or("?")
-                );
-                r.push(
-                    &format!("{label} latency"),
-                    op["latency_cycles"].as_f64(),
-                    "cycles",
-                    None,
-                );
-                r.push(
-                    &format!("{label} throughput"),
-                    op["ops_per_clock_per_sm"].as_f64(),
-                    "ops/clock/SM",
-                    None,
-                );
-            }
-            r.push(
-                "warps to reach 95% of fp32 fma throughput",
-                pipeline["warp_sweep"]["saturation_warps_95_percent"].as_f64(),
-                "warps",
-                None,
-            );
-        }
-        "cache" => {
-            let cache = file("cache.json")?;
-            let space = cache["space"].as_str().unwrap_or("?").to_string();
-            let levels = cache["report"]["levels"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let mut r = rows("Memory hierarchy", format!("{name}/cache.json"), figures);
-            let count = levels.len();
-            for (i, level) in levels.iter().enumerate() {
-                let label = if i + 1 == count && level["size_bytes"].is_null() {
-                    format!("{space}: slowest level")
-                } else {
-                    format!("{space}: level {}", i + 1)
-                };
-                let confidence = level["confidence"].as_f64();
-                r.confident(
-                    &format!("{label} latency"),
-                    level["latency_cycles"].as_f64(),
-                    "cycles",
-                    confidence,
-                );
-                r.confident(
-                    &format!("{label} size"),
-                    level["size_bytes"].as_f64(),
-                    "bytes",
-                    confidence,
-                );
-                r.confident(
-                    &format!("{label} line"),
-                    level["line_bytes"].as_f64(),
-                    "bytes",
-                    confidence,
-                );
-                r.confident(
-                    &format!("{label} ways"),
-                    level["ways"].as_f64(),
-                    "",
-                    confidence,
-                );
-                r.confident(
-                    &format!("{label} sets"),
-                    level["sets"].as_f64(),
-                    "",
-                    confidence,
-                );
-            }
-            let loads: Vec<String> = cache["timed_loop"]["loads"]
-                .as_object()
-                .map(|m| m.keys().cloned().collect())
-                .unwrap_or_default();
-            if !loads.is_empty() {
-                let verdict = cache["timed_loop"]["verdict"].as_str().unwrap_or("");
-                let flag = if verdict.starts_with("UNEXPECTED") {
-                    " (UNEXPECTED)"
-                } else {
-                    ""
-                };
-                r.text(
-                    &format!("{space}: timed-loop load instruction (SASS)"),
-                    Some(&format!("{}{flag}", loads.join(", "))),
-                );
-            }
-            for gap in cache["unresolved"].as_array().into_iter().flatten() {
-                r.text(
-                    &format!(
-                        "{space}: unresolved from {} B to {} B",
-                        gap["from_bytes"], gap["to_bytes"]
-                    ),
-                    gap["why"].as_str(),
-                );
-            }
-            for stride in cache["tlb_strides"].as_array().into_iter().flatten() {
-                r.text(
-                    &format!("TLB at a {} B stride", stride["stride_bytes"]),
-                    stride["verdict"].as_str(),
-                );
-            }
-            let conflict = &cache["conflict"];
-            if conflict["ways"].is_null() {
-                r.text(
-                    &format!("{space}: level 1 conflict experiment"),
-                    conflict["verdict"].as_str(),
-                );
-            }
-            r.push(
-                &format!("{space}: level 1 ways (conflict experiment)"),
-                conflict["ways"].as_f64(),
-                "",
-                None,
-            );
-            r.push(
-                &format!("{space}: level 1 way size (conflict experiment)"),
-                conflict["way_bytes"].as_f64(),
-                "bytes",
-                None,
-            );
-            r.push(
-                &format!("{space}: index-chain overhead per load"),
-                cache["index_chain"]["overhead_cycles"].as_f64(),
-                "cycles",
-                None,
-            );
-            let granularity = &cache["fetch_granularity"]["estimate"];
-            r.confident(
-                &format!("{space}: level 1 fetch granularity (stride sweep)"),
-                granularity["bytes"].as_f64(),
-                "bytes",
-                granularity["confidence"].as_f64(),
-            );
-            let tlb = &cache["tlb"];
-            for (i, level) in tlb["levels"].as_array().into_iter().flatten().enumerate() {
-                r.confident(
-                    &format!("TLB level {} reach", i + 1),
-                    level["reach_bytes"].as_f64(),
-                    "bytes",
-                    level["confidence"].as_f64(),
-                );
-            }
-            r.confident(
-                "page size",
-                tlb["page"]["bytes"].as_f64(),
-                "bytes",
-                tlb["page"]["confidence"].as_f64(),
-            );
-        }
-        "slots" => {
-            let slots = file("slots.json")?;
-            let mut r = rows("Lane slots", format!("{name}/slots.json"), figures);
-            for row in slots["rows"].as_array().into_iter().flatten() {
-                let w = row["workload"].as_str().unwrap_or("?");
-                let pct = |k: &str| row[k].as_f64().map(|v| 100.0 * v);
-                r.push(&format!("{w}: active slots"), pct("f_active"), "%", None);
-                r.push(
-                    &format!("{w}: idle through extrinsic branches"),
-                    pct("f_extrinsic"),
-                    "%",
-                    None,
-                );
-                r.push(
-                    &format!("{w}: idle through intrinsic branches"),
-                    pct("f_intrinsic"),
-                    "%",
-                    None,
-                );
-                r.push(
-                    &format!("{w}: ncu warp execution efficiency"),
-                    pct("ncu_warp_efficiency"),
-                    "%",
-                    None,
-                );
-                r.push(&format!("{w}: tag overhead"), pct("overhead"), "%", None);
-            }
-        }
-        _ => {}
-    }
-    Ok(())
+    Ok(figures)
 }
 
-fn caption(metadata: &Value) -> String {
-    let d = &metadata["device"];
-    let b = &metadata["build"];
+fn caption(metadata: &SavedMetadata) -> String {
+    let d = &metadata.device;
+    let b = &metadata.build;
     format!(
         "{} (CC {}, {} SMs), driver {} (CUDA {}), SM clock {:.0} MHz measured; kernels from {} as {}; gpubench {} ({}); {}",
-        d["name"].as_str().unwrap_or("?"),
-        d["compute_capability"].as_str().unwrap_or("?"),
-        d["multiprocessors"].as_i64().unwrap_or(0),
-        d["driver_version"].as_str().unwrap_or("?"),
-        d["driver_cuda_version"].as_str().unwrap_or("?"),
-        metadata["sm_clock_before"]["mhz"]
-            .as_f64()
-            .unwrap_or(f64::NAN),
-        b["nvcc_version"]
-            .as_str()
-            .unwrap_or("?")
-            .rsplit(", ")
-            .next()
-            .unwrap_or("?"),
-        b["ptx_target"].as_str().unwrap_or("?"),
-        b["gpubench_version"].as_str().unwrap_or("?"),
-        b["git_commit"]
-            .as_str()
-            .unwrap_or("?")
-            .chars()
-            .take(12)
-            .collect::<String>(),
-        metadata["started_utc"]
-            .as_str()
-            .unwrap_or("?")
-            .get(..10)
-            .unwrap_or("?"),
+        or_unknown(&d.name),
+        or_unknown(&d.compute_capability),
+        d.multiprocessors,
+        d.driver_version.as_deref().unwrap_or("?"),
+        or_unknown(&d.driver_cuda_version),
+        metadata.sm_clock_before.mhz.unwrap_or(f64::NAN),
+        b.nvcc_version.rsplit(", ").next().map_or("?", or_unknown),
+        or_unknown(&b.ptx_target),
+        or_unknown(&b.gpubench_version),
+        or_unknown(&b.git_commit.chars().take(12).collect::<String>()),
+        metadata.started_utc.get(..10).unwrap_or("?"),
     )
 }
 
-/// Reads every suite of `dir` into one summary.
+/// Reads every suite of `dir` into one summary, each suite's figures from its `figures.json`
+/// (derived from its files for runs that have none).
 pub fn summarise(dir: &Path) -> Result<Summary> {
+    summarise_with(dir, true)
+}
+
+/// [`summarise`], deriving every suite's figures from its own files again.
+pub fn summarise_from_files(dir: &Path) -> Result<Summary> {
+    summarise_with(dir, false)
+}
+
+fn summarise_with(dir: &Path, saved_figures: bool) -> Result<Summary> {
     let mut figures = Vec::new();
     let mut suites = Vec::new();
     let mut first_metadata = None;
-    let manifest = read_json(&dir.join("all.json")).ok();
+    let manifest = read_manifest(dir)?;
     for (name, path) in suite_dirs(dir)? {
-        let metadata = read_json(&path.join("metadata.json"))?;
-        let suite = metadata["suite"].as_str().unwrap_or("?").to_string();
-        let status = metadata["status"].as_str().unwrap_or("?").to_string();
-        if status == "complete" {
-            figures_of(&suite, &name, &path, &mut figures)
-                .with_context(|| format!("summarising {}", path.display()))?;
-            first_metadata.get_or_insert(metadata.clone());
+        let metadata = SavedMetadata::read(&path)?;
+        if metadata.complete() {
+            figures.extend(
+                figures_of(&metadata, &name, &path, saved_figures)
+                    .with_context(|| format!("summarising {}", path.display()))?,
+            );
         }
-        let from_manifest = manifest.as_ref().and_then(|m| {
-            m["suites"]
-                .as_array()?
-                .iter()
-                .find(|s| s["name"] == name.as_str())
-                .cloned()
-        });
         // The manifest knows how a suite ended even when the suite could not say (killed at
         // its deadline, its metadata still "running").
-        let listed = |key: &str| {
-            from_manifest
-                .as_ref()
-                .and_then(|s| s[key].as_str().map(str::to_string))
-        };
+        let listed = manifest
+            .as_ref()
+            .and_then(|m| m.suites.iter().find(|s| s.name == name));
         suites.push(SuiteTiming {
             name,
-            status: listed("status").unwrap_or(status),
-            seconds: from_manifest
-                .as_ref()
-                .and_then(|s| s["seconds"].as_f64())
-                .or_else(|| metadata["gpu_busy_seconds"].as_f64()),
-            error: listed("error").or_else(|| metadata["error"].as_str().map(str::to_string)),
+            status: listed.map_or(metadata.status.clone(), |s| s.status.clone()),
+            seconds: listed.and_then(|s| s.seconds).or(metadata.gpu_busy_seconds),
+            error: listed
+                .and_then(|s| s.error.clone())
+                .or_else(|| metadata.error.clone()),
         });
+        if metadata.complete() && first_metadata.is_none() {
+            first_metadata = Some(metadata);
+        }
     }
     // Suites the manifest lists that never wrote a run directory (refused, or killed early).
-    if let Some(listed) = manifest
-        .as_ref()
-        .and_then(|m| m["suites"].as_array().cloned())
-    {
-        for s in listed {
-            let name = s["name"].as_str().unwrap_or("?");
-            if !suites.iter().any(|t| t.name == name) {
-                suites.push(SuiteTiming {
-                    name: name.into(),
-                    status: s["status"].as_str().unwrap_or("?").into(),
-                    seconds: s["seconds"].as_f64(),
-                    error: s["error"].as_str().map(str::to_string),
-                });
-            }
+    for listed in manifest.iter().flat_map(|m| &m.suites) {
+        if !suites.iter().any(|t| t.name == listed.name) {
+            suites.push(listed.clone());
         }
     }
     Ok(Summary {
@@ -596,7 +173,7 @@ pub fn summarise(dir: &Path) -> Result<Summary> {
             .map_or("no complete suite".into(), caption),
         figures,
         suites,
-        total_seconds: manifest.as_ref().and_then(|m| m["total_seconds"].as_f64()),
+        total_seconds: manifest.as_ref().and_then(|m| m.total_seconds),
     })
 }
 

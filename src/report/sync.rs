@@ -120,3 +120,23 @@ pub fn draw_pairing(path: &Path, title: &str, stamps: &[i64]) -> Result<()> {
     })
     .context("drawing sync.png")
 }
+
+/// The summary's synchronization rows: each probe's outcome and what was observed.
+pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        listing: String,
+        outcome: String,
+        #[serde(default)]
+        observed: String,
+    }
+    let probes: Vec<Probe> = super::figures::read(dir, "sync.json")?;
+    let mut r = super::figures::Rows::new("Synchronization", "sync.json");
+    for probe in probes {
+        r.text(
+            &probe.listing,
+            Some(&format!("{}: {}", probe.outcome, probe.observed)),
+        );
+    }
+    Ok(r.finish())
+}

@@ -1,8 +1,11 @@
 //! Command-line types. clap stops here: every subcommand's arguments become a plain config.
 
+mod bandwidth;
+pub use bandwidth::BandwidthArgs;
+
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::error::UsageError;
 use crate::experiments::divergence::{DivergenceConfig, LoopKernel};
@@ -23,25 +26,9 @@ pub struct Opts {
 pub enum Command {
     /// Device properties, the toolchain that built the kernels, and the measured SM clock.
     Info(InfoArgs),
-    /// Cost of thread divergence in single and double loops (Białas & Strzelecki).
-    Divergence(DivergenceArgs),
-    /// Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5).
-    Clock(ClockArgs),
-    /// Which path of a 32-way divergent branch runs first (Wong Listing 3), and warp overlap.
-    Branch(BranchArgs),
-    /// Largest block per register count and the register allocation unit (Wong Fig. 9).
-    Regs(RegsArgs),
-    /// Latency and throughput of arithmetic operations (Wong Tables III-IV, Fig. 6).
-    Pipeline(PipelineArgs),
-    /// Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4).
-    Cache(CacheArgs),
-    /// Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline.
-    Sync(SyncArgs),
-    /// Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes).
-    Shared(SharedArgs),
-    /// Lane slots left idle by intrinsic and extrinsic branches in six tagged workloads
-    /// (Gupta & Datta Figs 6-8), with the tags' cost and an ncu cross-check.
-    Slots(SlotsArgs),
+    /// The GPU suites: one subcommand each, from `app::registry::SUITES`.
+    #[command(flatten)]
+    Suite(SuiteCommand),
     /// Every suite into one run directory, with summary.md / .tex / .json and index.md.
     All(AllArgs),
     /// Re-make the tables and figures of a run directory from its files, with no GPU.
@@ -56,6 +43,49 @@ pub enum Command {
     /// Run a loop kernel on the reconvergence-stack emulator (no GPU) and draw its stack and
     /// execution-mask history.
     Emulate(EmulateArgs),
+}
+
+/// One GPU suite's subcommand: its name and its matches, which the suite parses itself (so a
+/// new suite adds its subcommand by being registered, not by a variant here).
+#[derive(Debug, Clone)]
+pub struct SuiteCommand {
+    pub name: String,
+    pub matches: ArgMatches,
+}
+
+impl FromArgMatches for SuiteCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        match matches.subcommand() {
+            Some((name, sub)) if crate::app::registry::find(name).is_some() => Ok(SuiteCommand {
+                name: name.to_string(),
+                matches: sub.clone(),
+            }),
+            _ => Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand)),
+        }
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = SuiteCommand::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for SuiteCommand {
+    fn augment_subcommands(command: clap::Command) -> clap::Command {
+        crate::app::registry::SUITES
+            .iter()
+            .fold(command, |command, suite| {
+                command.subcommand(suite.command())
+            })
+    }
+
+    fn augment_subcommands_for_update(command: clap::Command) -> clap::Command {
+        SuiteCommand::augment_subcommands(command)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        crate::app::registry::find(name).is_some()
+    }
 }
 
 #[derive(Debug, Args)]
@@ -465,9 +495,11 @@ mod tests {
     #[test]
     fn defaults_are_the_papers_settings() {
         let opts = Opts::try_parse_from(["gpubench", "divergence"]).unwrap();
-        let Command::Divergence(args) = opts.command else {
+        let Command::Suite(suite) = opts.command else {
             panic!("parsed the wrong subcommand")
         };
+        assert_eq!(suite.name, "divergence");
+        let args = DivergenceArgs::from_arg_matches(&suite.matches).unwrap();
         assert_eq!(args.to_config().unwrap(), DivergenceConfig::default());
     }
 }

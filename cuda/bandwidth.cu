@@ -1,0 +1,302 @@
+// Memory bandwidth against footprint (gpubench bandwidth). Every access is a 16-byte vector
+// (one v4.u32 per thread: LDG.E.NA.128, LDG.E.128, STG.E.128, LDS.128, STS.128 in SASS), issued
+// as inline PTX so that ptxas keeps every one (nothing is hoisted out of the pass loop) and so
+// the L1 policy is the one named: `L1::no_allocate` leaves L1 out (LDG.E.NA), a plain load
+// allocates in L1. `.cg` would also skip L1 but becomes a STRONG.GPU load on sm_90. Each thread keeps UNROLL
+// independent accesses in flight before it consumes any. The buffers hold zeros, so the running
+// sum is 0 and the store to `sink` never happens; the compiler cannot know that.
+//
+// Three placements of the footprint:
+//  - device (bw_*_device): the grid shares one region cut into slices (see read_slices). Loads
+//    skip L1, so repeated passes hit in L2 until the region outgrows it, then stream from DRAM.
+//    A slice is a whole number of UNROLL x blockDim vectors, so every thread keeps UNROLL
+//    loads in flight however small the region.
+//  - SM (bw_read_sm): every block reads its SM's own region through L1; the region is the
+//    footprint each SM keeps, so passes hit in L1 until the region outgrows it, then in L2.
+//  - shared (bw_shared_*): every block reads / writes its own dynamic shared array.
+
+#include "common.cuh"
+
+#define UNROLL 4
+
+__device__ __forceinline__ uint4 load_l2(const uint4 *p)
+{
+    uint4 v;
+    asm volatile("ld.global.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ uint4 load_l1(const uint4 *p)
+{
+    uint4 v;
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ void store_global(uint4 *p, uint4 v)
+{
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y),
+                 "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+
+__device__ __forceinline__ uint4 load_shared(const uint4 *p)
+{
+    uint4 v;
+    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(p));
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(address));
+    return v;
+}
+
+__device__ __forceinline__ void store_shared(uint4 *p, uint4 v)
+{
+    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(p));
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(address), "r"(v.x), "r"(v.y),
+                 "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+
+__device__ __forceinline__ unsigned fold(uint4 v)
+{
+    return v.x + v.y + v.z + v.w;
+}
+
+// The region is `slices` slices of `slice_count` vectors. Block b takes slices b % slices,
+// then every gridDim-th after it: with at least as many slices as blocks every slice is read
+// once per pass, with fewer every block reads one slice (so ceil(blocks / slices) blocks share
+// each). Within a slice the block's threads take every blockDim-th vector, UNROLL at a time.
+template <bool L1>
+__device__ __forceinline__ unsigned read_slices(const uint4 *data, unsigned slice_count,
+                                                unsigned slices, int passes)
+{
+    unsigned sum = 0;
+    const unsigned step = blockDim.x;
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) {
+#pragma unroll 1
+        for (unsigned s = blockIdx.x % slices; s < slices; s += gridDim.x) {
+            const uint4 *slice = data + (unsigned long long)s * slice_count;
+            unsigned i = threadIdx.x;
+#pragma unroll 1
+            for (; i + (UNROLL - 1) * step < slice_count; i += UNROLL * step) {
+                uint4 v[UNROLL];
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) {
+                    v[u] = L1 ? load_l1(slice + i + u * step) : load_l2(slice + i + u * step);
+                }
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) {
+                    sum += fold(v[u]);
+                }
+            }
+#pragma unroll 1
+            for (; i < slice_count; i += step) {
+                sum += fold(L1 ? load_l1(slice + i) : load_l2(slice + i));
+            }
+        }
+    }
+    return sum;
+}
+
+template <bool L1>
+__device__ __forceinline__ unsigned read_region(const uint4 *data, unsigned count, int passes)
+{
+    unsigned sum = 0;
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) {
+        unsigned i = threadIdx.x;
+#pragma unroll 1
+        for (; i + (UNROLL - 1) * blockDim.x < count; i += UNROLL * blockDim.x) {
+            uint4 v[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                v[u] = L1 ? load_l1(data + i + u * blockDim.x) : load_l2(data + i + u * blockDim.x);
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                sum += fold(v[u]);
+            }
+        }
+#pragma unroll 1
+        for (; i < count; i += blockDim.x) {
+            sum += fold(L1 ? load_l1(data + i) : load_l2(data + i));
+        }
+    }
+    return sum;
+}
+
+// Reads through L2 only (L1::no_allocate).
+extern "C" __global__ void bw_read_device(const uint4 *data, unsigned slice_count,
+                                          unsigned slices, int passes, unsigned *sink)
+{
+    const unsigned sum = read_slices<false>(data, slice_count, slices, passes);
+    if (sum == 0x9e3779b9u) {
+        sink[0] = sum;
+    }
+}
+
+// Reads through L1: every block reads the whole region of the SM it runs on (`sms` regions of
+// `count` vectors, one per SM, chosen by %smid), so the blocks of one SM share one footprint and
+// no two SMs read the same line.
+extern "C" __global__ void bw_read_sm(const uint4 *data, unsigned count, unsigned sms,
+                                      int passes, unsigned *sink)
+{
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    const uint4 *region = data + (unsigned long long)(smid % sms) * count;
+    const unsigned sum = read_region<true>(region, count, passes);
+    if (sum == 0x9e3779b9u) {
+        sink[0] = sum;
+    }
+}
+
+extern "C" __global__ void bw_write_device(uint4 *data, unsigned slice_count, unsigned slices,
+                                           int passes)
+{
+    const unsigned step = blockDim.x;
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) {
+        const uint4 value = make_uint4(p, p, p, p);
+#pragma unroll 1
+        for (unsigned s = blockIdx.x % slices; s < slices; s += gridDim.x) {
+            uint4 *slice = data + (unsigned long long)s * slice_count;
+#pragma unroll 4
+            for (unsigned i = threadIdx.x; i < slice_count; i += step) {
+                store_global(slice + i, value);
+            }
+        }
+    }
+}
+
+// Copies the region `source` onto `target` (the footprint is both).
+extern "C" __global__ void bw_copy_device(const uint4 *source, uint4 *target,
+                                          unsigned slice_count, unsigned slices, int passes)
+{
+    const unsigned step = blockDim.x;
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) {
+#pragma unroll 1
+        for (unsigned s = blockIdx.x % slices; s < slices; s += gridDim.x) {
+            const unsigned long long base = (unsigned long long)s * slice_count;
+            unsigned i = threadIdx.x;
+#pragma unroll 1
+            for (; i + (UNROLL - 1) * step < slice_count; i += UNROLL * step) {
+                uint4 v[UNROLL];
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) {
+                    v[u] = load_l2(source + base + i + u * step);
+                }
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) {
+                    store_global(target + base + i + u * step, v[u]);
+                }
+            }
+#pragma unroll 1
+            for (; i < slice_count; i += step) {
+                store_global(target + base + i, load_l2(source + base + i));
+            }
+        }
+    }
+}
+
+// Shared memory: `count` vectors of dynamic shared memory per block (zeroed first, untimed
+// within the kernel but inside the launch: it is one pass of stores, against `passes` of work).
+extern "C" __global__ void bw_shared_read(unsigned count, int passes, unsigned *sink)
+{
+    extern __shared__ uint4 smem[];
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+        smem[i] = make_uint4(0, 0, 0, 0);
+    }
+    __syncthreads();
+    unsigned sum = 0;
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) {
+        unsigned i = threadIdx.x;
+#pragma unroll 1
+        for (; i + (UNROLL - 1) * blockDim.x < count; i += UNROLL * blockDim.x) {
+            uint4 v[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                v[u] = load_shared(smem + i + u * blockDim.x);
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                sum += fold(v[u]);
+            }
+        }
+#pragma unroll 1
+        for (; i < count; i += blockDim.x) {
+            sum += fold(load_shared(smem + i));
+        }
+    }
+    if (sum == 0x9e3779b9u) {
+        sink[0] = sum;
+    }
+}
+
+extern "C" __global__ void bw_shared_write(unsigned count, int passes, unsigned *sink)
+{
+    extern __shared__ uint4 smem[];
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) {
+        const uint4 value = make_uint4(p, p, p, p);
+        unsigned i = threadIdx.x;
+#pragma unroll 1
+        for (; i + (UNROLL - 1) * blockDim.x < count; i += UNROLL * blockDim.x) {
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                store_shared(smem + i + u * blockDim.x, value);
+            }
+        }
+#pragma unroll 1
+        for (; i < count; i += blockDim.x) {
+            store_shared(smem + i, value);
+        }
+    }
+    __syncthreads();
+    // One word read back, so the stores have an observer.
+    if (fold(smem[threadIdx.x % count]) == 0x9e3779b9u) {
+        sink[0] = 1;
+    }
+}
+
+// Copies the first half of the block's array onto the second half.
+extern "C" __global__ void bw_shared_copy(unsigned count, int passes, unsigned *sink)
+{
+    extern __shared__ uint4 smem[];
+    const unsigned half = count / 2;
+    for (unsigned i = threadIdx.x; i < half; i += blockDim.x) {
+        smem[i] = make_uint4(0, 0, 0, 0);
+    }
+    __syncthreads();
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) {
+        unsigned i = threadIdx.x;
+#pragma unroll 1
+        for (; i + (UNROLL - 1) * blockDim.x < half; i += UNROLL * blockDim.x) {
+            uint4 v[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                v[u] = load_shared(smem + i + u * blockDim.x);
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                store_shared(smem + half + i + u * blockDim.x, v[u]);
+            }
+        }
+#pragma unroll 1
+        for (; i < half; i += blockDim.x) {
+            store_shared(smem + half + i, load_shared(smem + i));
+        }
+    }
+    __syncthreads();
+    if (fold(smem[half + threadIdx.x % half]) == 0x9e3779b9u) {
+        sink[0] = 1;
+    }
+}

@@ -1,0 +1,235 @@
+//! Reading memory levels off a bandwidth-against-footprint curve: plateaus (runs of points
+//! within a band of their running median) and, between two plateaus whose bandwidth drops,
+//! the footprint where the curve crosses the geometric mean of the two (log-interpolated),
+//! bracketed by the two measured points around it. Pure: no GPU, no I/O.
+
+use serde::Serialize;
+
+/// One measured point: a footprint and the bandwidth reached there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CurvePoint {
+    pub footprint_bytes: u64,
+    pub bytes_per_second: f64,
+}
+
+/// A run of points at one bandwidth.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plateau {
+    pub from_bytes: u64,
+    pub to_bytes: u64,
+    pub points: usize,
+    /// Median bandwidth over the plateau's points, and their range.
+    pub median_bytes_per_second: f64,
+    pub min_bytes_per_second: f64,
+    pub max_bytes_per_second: f64,
+}
+
+/// Where the bandwidth of one plateau falls to the next one's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Falloff {
+    /// Footprint where the curve crosses the geometric mean of the two plateaus.
+    pub bytes: u64,
+    /// The measured footprints either side of the crossing.
+    pub low_bytes: u64,
+    pub high_bytes: u64,
+    /// The plateaus' bandwidths, before and after.
+    pub before_bytes_per_second: f64,
+    pub after_bytes_per_second: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Levels {
+    pub plateaus: Vec<Plateau>,
+    pub falloffs: Vec<Falloff>,
+}
+
+/// A point belongs to the run before it while it stays within this factor of the run's median.
+pub const BAND: f64 = 1.2;
+/// Fewer points than this are a transition, not a plateau.
+pub const MIN_PLATEAU_POINTS: usize = 3;
+/// A falloff is reported where the next plateau is below this fraction of the one before.
+pub const FALL: f64 = 0.8;
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    super::stats::median(values).unwrap_or(f64::NAN)
+}
+
+/// Plateaus and falloffs of `points` (any order; sorted by footprint here).
+pub fn levels(points: &[CurvePoint]) -> Levels {
+    let mut sorted: Vec<CurvePoint> = points
+        .iter()
+        .copied()
+        .filter(|p| p.bytes_per_second.is_finite() && p.bytes_per_second > 0.0)
+        .collect();
+    sorted.sort_by_key(|p| p.footprint_bytes);
+    // Runs of points that stay within BAND of the run's running median.
+    let mut runs: Vec<Vec<CurvePoint>> = Vec::new();
+    for point in sorted {
+        let joins = runs.last().is_some_and(|run| {
+            let mut values: Vec<f64> = run.iter().map(|p| p.bytes_per_second).collect();
+            let m = median(&mut values);
+            point.bytes_per_second <= m * BAND && point.bytes_per_second >= m / BAND
+        });
+        if joins {
+            runs.last_mut().expect("a run exists").push(point);
+        } else {
+            runs.push(vec![point]);
+        }
+    }
+    let plateaus: Vec<(Plateau, &Vec<CurvePoint>)> = runs
+        .iter()
+        .filter(|run| run.len() >= MIN_PLATEAU_POINTS)
+        .map(|run| {
+            let mut values: Vec<f64> = run.iter().map(|p| p.bytes_per_second).collect();
+            let plateau = Plateau {
+                from_bytes: run[0].footprint_bytes,
+                to_bytes: run[run.len() - 1].footprint_bytes,
+                points: run.len(),
+                median_bytes_per_second: median(&mut values),
+                min_bytes_per_second: values[0],
+                max_bytes_per_second: values[values.len() - 1],
+            };
+            (plateau, run)
+        })
+        .collect();
+    let every: Vec<CurvePoint> = runs.iter().flatten().copied().collect();
+    let mut falloffs = Vec::new();
+    for pair in plateaus.windows(2) {
+        let (before, after) = (&pair[0].0, &pair[1].0);
+        if after.median_bytes_per_second >= before.median_bytes_per_second * FALL {
+            continue;
+        }
+        let target = (before.median_bytes_per_second * after.median_bytes_per_second).sqrt();
+        // The last point at or above the target before the next plateau starts, and the one after.
+        let between: Vec<&CurvePoint> = every
+            .iter()
+            .filter(|p| {
+                p.footprint_bytes >= before.to_bytes && p.footprint_bytes <= after.from_bytes
+            })
+            .collect();
+        let crossing = between
+            .windows(2)
+            .find(|w| w[0].bytes_per_second >= target && w[1].bytes_per_second < target);
+        if let Some(w) = crossing {
+            let (a, b) = (w[0], w[1]);
+            let (la, lb) = (a.bytes_per_second.ln(), b.bytes_per_second.ln());
+            let t = (la - target.ln()) / (la - lb);
+            let (fa, fb) = (
+                (a.footprint_bytes as f64).ln(),
+                (b.footprint_bytes as f64).ln(),
+            );
+            falloffs.push(Falloff {
+                bytes: (fa + t * (fb - fa)).exp().round() as u64,
+                low_bytes: a.footprint_bytes,
+                high_bytes: b.footprint_bytes,
+                before_bytes_per_second: before.median_bytes_per_second,
+                after_bytes_per_second: after.median_bytes_per_second,
+            });
+        }
+    }
+    Levels {
+        plateaus: plateaus.into_iter().map(|(p, _)| p).collect(),
+        falloffs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A curve of two or three levels with log-linear transitions over half a doubling at
+    /// each capacity, 4 points per doubling, and multiplicative noise `noise(i)`.
+    fn curve(
+        levels: &[(f64, u64)],
+        last: f64,
+        from: u64,
+        to: u64,
+        noise: impl Fn(usize) -> f64,
+    ) -> Vec<CurvePoint> {
+        let mut points = Vec::new();
+        let mut f = from as f64;
+        let mut i = 0;
+        while f <= to as f64 {
+            let mut bw = last;
+            for (k, &(level, capacity)) in levels.iter().enumerate().rev() {
+                let next = if k + 1 < levels.len() {
+                    levels[k + 1].0
+                } else {
+                    last
+                };
+                let c = capacity as f64;
+                if f <= c {
+                    bw = level;
+                } else if f < c * 2f64.sqrt() {
+                    let t = (f / c).ln() / 2f64.sqrt().ln();
+                    bw = (level.ln() + t * (next.ln() - level.ln())).exp();
+                }
+            }
+            points.push(CurvePoint {
+                footprint_bytes: f as u64,
+                bytes_per_second: bw * noise(i),
+            });
+            f *= 2f64.powf(0.25);
+            i += 1;
+        }
+        points
+    }
+
+    #[test]
+    fn two_levels_give_two_plateaus_and_the_falloff_between_them() {
+        let points = curve(&[(7e12, 30 << 20)], 3e12, 1 << 20, 1 << 30, |_| 1.0);
+        let found = levels(&points);
+        assert_eq!(found.plateaus.len(), 2, "{found:?}");
+        assert!((found.plateaus[0].median_bytes_per_second - 7e12).abs() < 1e9);
+        assert!((found.plateaus[1].median_bytes_per_second - 3e12).abs() < 1e9);
+        assert_eq!(found.falloffs.len(), 1);
+        let f = &found.falloffs[0];
+        assert!(f.low_bytes < f.bytes && f.bytes <= f.high_bytes, "{f:?}");
+        // The crossing lies inside the transition, between the capacity and √2 × it.
+        assert!(
+            f.bytes >= 30 << 20 && f.bytes as f64 <= (30u64 << 20) as f64 * 1.42,
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn a_flat_curve_has_one_plateau_and_no_falloff() {
+        let points = curve(&[], 5e12, 1 << 20, 1 << 28, |i| {
+            1.0 + 0.03 * ((i % 3) as f64 - 1.0)
+        });
+        let found = levels(&points);
+        assert_eq!(found.plateaus.len(), 1);
+        assert!(found.falloffs.is_empty());
+        assert!(found.plateaus[0].min_bytes_per_second < found.plateaus[0].max_bytes_per_second);
+    }
+
+    proptest! {
+        #[test]
+        fn falloffs_are_found_near_each_capacity_under_noise(
+            first in 16u32..20,
+            gap in 3u32..6,
+            high in 2.0f64..6.0,
+            mid in 1.5f64..3.0,
+            seed in 0u64..1000,
+        ) {
+            let c1 = 1u64 << first;
+            let c2 = c1 << gap;
+            let low = 1e12;
+            let levels_in = [(low * mid * high, c1), (low * mid, c2)];
+            let noise = |i: usize| {
+                let x = ((i as u64 + 1).wrapping_mul(6364136223846793005).wrapping_add(seed) >> 40) as f64;
+                1.0 + 0.04 * (x / (1u64 << 24) as f64 - 0.5)
+            };
+            let points = curve(&levels_in, low, c1 >> 4, c2 << 4, noise);
+            let found = levels(&points);
+            prop_assert_eq!(found.plateaus.len(), 3, "{:?}", found);
+            prop_assert_eq!(found.falloffs.len(), 2, "{:?}", found);
+            for (f, c) in found.falloffs.iter().zip([c1, c2]) {
+                let ratio = f.bytes as f64 / c as f64;
+                prop_assert!((0.9..1.5).contains(&ratio), "{:?} vs {}", f, c);
+            }
+        }
+    }
+}

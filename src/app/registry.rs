@@ -1,0 +1,174 @@
+//! Every GPU suite behind one interface, and the one list of them. A suite is a subcommand with
+//! its own arguments, a measurement that writes a run directory, its entries in `gpubench all`,
+//! the figures it gives the summary and the figures `report` re-draws. `all`, `report`, the
+//! summary, the CLI and the plan walk [`SUITES`]; a suite that leaves out any of those does not
+//! compile (every method is required), and `tests` below fail when one is registered but
+//! missing from a plan or named twice.
+
+use std::path::Path;
+
+use anyhow::Result;
+use clap::{ArgMatches, Args, FromArgMatches};
+
+use crate::error::UsageError;
+use crate::experiments::plan::PlannedSuite;
+use crate::report::figures::Figure;
+use crate::report::metadata::SavedMetadata;
+use crate::report::run_dir::RunDir;
+
+pub trait Suite: Sync {
+    /// The subcommand, the `suite` of its metadata.json and the stem of its `all` entries.
+    fn name(&self) -> &'static str;
+    /// The subcommand with its arguments (see [`command`]).
+    fn command(&self) -> clap::Command;
+    /// Parses `matches` (from [`Suite::command`]) and measures into a new run directory.
+    fn measure(&self, matches: &ArgMatches) -> Result<()>;
+    /// What `gpubench all` runs of it (each entry's arguments start with the name).
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite>;
+    /// The summary's rows from a complete run directory of this suite, with no GPU.
+    fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
+    /// Re-draws the run's figures into `out`, with no GPU.
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()>;
+}
+
+/// Every suite, in the order `gpubench all` runs them: the clock first, quick probes before
+/// the long sweeps.
+pub static SUITES: &[&dyn Suite] = &[
+    &super::clock::Clock,
+    &super::divergence::Divergence,
+    &super::shared::Shared,
+    &super::pipeline::Pipeline,
+    &super::branch::Branch,
+    &super::sync::Sync,
+    &super::regs::Regs,
+    &super::slots::Slots,
+    &super::bandwidth::Bandwidth,
+    &super::cache::Cache,
+];
+
+pub fn find(name: &str) -> Option<&'static dyn Suite> {
+    SUITES.iter().copied().find(|s| s.name() == name)
+}
+
+/// [`find`], or an error naming the suites this binary knows.
+pub fn require(name: &str) -> Result<&'static dyn Suite> {
+    find(name).ok_or_else(|| {
+        anyhow::anyhow!(
+            "the run directory is of suite '{name}', which this gpubench does not know (it knows {})",
+            SUITES
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// `name`'s subcommand with the arguments of `A`.
+pub fn command<A: Args>(name: &'static str, about: &'static str) -> clap::Command {
+    A::augment_args(clap::Command::new(name).about(about))
+}
+
+/// `A` from the matches of its subcommand.
+pub fn parse<A: FromArgMatches>(matches: &ArgMatches) -> Result<A> {
+    A::from_arg_matches(matches).map_err(|e| UsageError::new(e.to_string()).into())
+}
+
+/// A finished run directory of one suite, as `report` hands it to [`Suite::redraw`].
+pub struct SavedRun<'a> {
+    pub dir: &'a Path,
+    pub metadata: &'a SavedMetadata,
+}
+
+impl SavedRun<'_> {
+    /// A figure title naming the device and the clock the run saw.
+    pub fn title(&self, what: &str) -> String {
+        self.metadata.plot_title(what)
+    }
+}
+
+/// Where [`Suite::redraw`] puts figures, and the list of what it drew.
+pub struct Redraw<'a> {
+    out: &'a RunDir,
+    extension: &'a str,
+    pub drawn: Vec<String>,
+}
+
+impl<'a> Redraw<'a> {
+    pub fn new(out: &'a RunDir, extension: &'a str) -> Redraw<'a> {
+        Redraw {
+            out,
+            extension,
+            drawn: Vec::new(),
+        }
+    }
+
+    /// Draws `name.<extension>` with `draw`.
+    pub fn figure(&mut self, name: &str, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        let file = format!("{name}.{}", self.extension);
+        self.out.write_with(&file, draw)?;
+        self.drawn.push(file);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_suite_is_named_once_and_planned_in_full_and_quick_runs() {
+        for (i, suite) in SUITES.iter().enumerate() {
+            assert!(
+                SUITES[i + 1..].iter().all(|s| s.name() != suite.name()),
+                "{} registered twice",
+                suite.name()
+            );
+            assert_eq!(suite.command().get_name(), suite.name());
+            for quick in [false, true] {
+                let plan = suite.plan(quick);
+                assert!(!plan.is_empty(), "{} has no entry in all", suite.name());
+                for entry in &plan {
+                    assert_eq!(entry.args[0], suite.name(), "{}", entry.name);
+                    // Every planned argument list parses as the suite's own subcommand.
+                    let parsed = suite.command().try_get_matches_from(&entry.args);
+                    assert!(parsed.is_ok(), "{}: {:?}", entry.name, parsed.err());
+                }
+            }
+        }
+        let planned = crate::experiments::plan::plan(false);
+        for suite in SUITES {
+            assert!(
+                planned.iter().any(|p| p.args[0] == suite.name()),
+                "{} is registered but `all` does not run it",
+                suite.name()
+            );
+        }
+    }
+
+    #[test]
+    fn every_suite_of_the_committed_h100_run_summarises_and_is_known() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100/all");
+        let mut seen = Vec::new();
+        for entry in std::fs::read_dir(&root).unwrap() {
+            let dir = entry.unwrap().path();
+            let Ok(metadata) = SavedMetadata::read(&dir) else {
+                continue;
+            };
+            let suite = require(&metadata.suite).unwrap();
+            assert!(
+                !suite.figures(&dir).unwrap().is_empty(),
+                "{} gave the summary nothing",
+                dir.display()
+            );
+            seen.push(suite.name());
+        }
+        for suite in SUITES {
+            assert!(
+                seen.contains(&suite.name()),
+                "{} is registered but missing from results/h100/all",
+                suite.name()
+            );
+        }
+    }
+}

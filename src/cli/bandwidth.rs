@@ -1,0 +1,31 @@
+//! `gpubench bandwidth`'s arguments.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct BandwidthArgs {
+    /// Timed launches per point (after calibration); a point is their median.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: u32,
+    /// Each launch runs at least this long (passes are doubled until it does), in ms.
+    #[arg(long, default_value_t = 2.0)]
+    pub min_ms: f64,
+    /// Footprints per doubling in the sweeps.
+    #[arg(long, default_value_t = 2)]
+    pub points_per_doubling: u32,
+    /// Largest device-wide footprint in bytes (default: 16 × the L2, at least 1 GiB, at most
+    /// a quarter of the device's memory).
+    #[arg(long)]
+    pub max_bytes: Option<u64>,
+    /// Largest footprint per SM of the L1 sweep, in bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    pub max_sm_bytes: u64,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-bandwidth); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}

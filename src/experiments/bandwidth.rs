@@ -1,0 +1,257 @@
+//! `gpubench bandwidth`: read, write and copy bandwidth against footprint for shared memory,
+//! L1, L2 and DRAM (Wong et al. measure latency per level; this measures the other axis, as
+//! gpu-benches and Luo et al. 2024 do, with our own kernels in cuda/bandwidth.cu).
+//!
+//! Method. Every access is a 16-byte vector and every thread keeps four in flight. For each
+//! level a short search first picks the occupancy (threads per block × blocks per SM, every
+//! pair the SM allows) that moves the most bytes at a footprint well inside that level; the
+//! sweeps then run at the winners: reads through L1 against the footprint of each SM (every SM
+//! its own region), and reads, writes and copies through L2 against the device-wide footprint,
+//! from inside L2 to far past it. Each launch is calibrated (passes doubled until it runs at
+//! least `--min-ms`), then timed `--repeats` times between CUDA events; a point's bandwidth is
+//! the median of the repeats, with their range. Bytes per clock per SM divide by the SM clock
+//! measured at the start of the run and the SM count.
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+
+use crate::analysis::stats::Summary;
+use crate::error::UsageError;
+use crate::gpu::Gpu;
+use crate::gpu::bandwidth::{self as launcher, Buffers, Kernel, Launch, Occupancy};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BandwidthConfig {
+    pub repeats: u32,
+    pub min_seconds: f64,
+    pub points_per_doubling: u32,
+    /// Largest device-wide footprint (read and write; the copy covers the same bytes).
+    pub max_device_bytes: u64,
+    /// Largest footprint per SM in the L1 sweep.
+    pub max_sm_bytes: u64,
+}
+
+impl BandwidthConfig {
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if !(1..=100).contains(&self.repeats) {
+            return Err(UsageError::new("--repeats must be between 1 and 100"));
+        }
+        if !(0.1..=100.0).contains(&(self.min_seconds * 1e3)) {
+            return Err(UsageError::new("--min-ms must be between 0.1 and 100"));
+        }
+        if !(1..=16).contains(&self.points_per_doubling) {
+            return Err(UsageError::new(
+                "--points-per-doubling must be between 1 and 16",
+            ));
+        }
+        if self.max_device_bytes < 64 << 20 {
+            return Err(UsageError::new(
+                "--max-bytes must be at least 67108864 (64 MiB)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The levels the suite measures, each with the kernel of its search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Shared,
+    L1,
+    L2,
+    Dram,
+}
+
+impl Level {
+    pub const ALL: [Level; 4] = [Level::Shared, Level::L1, Level::L2, Level::Dram];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Shared => "shared",
+            Level::L1 => "l1",
+            Level::L2 => "l2",
+            Level::Dram => "dram",
+        }
+    }
+}
+
+/// What the device allows per SM, for the occupancy search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    pub multiprocessors: u32,
+    pub max_threads_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    pub shared_per_sm: u64,
+    pub shared_per_block_optin: u64,
+    pub l2_bytes: u64,
+}
+
+/// Shared bytes per block in the shared-memory measurements: at least 32 KiB and at least one
+/// unrolled pass of every thread.
+pub fn shared_bytes(threads: u32) -> u64 {
+    (32 << 10).max(launcher::UNROLL * u64::from(threads) * launcher::VECTOR_BYTES)
+}
+
+/// The footprint each level's search runs at: well inside L1 (64 KiB per SM, inside every L1
+/// since Volta), inside L2 (an eighth of it), far past L2 (16 ×, at least 1 GiB, capped at
+/// the sweep's end).
+pub fn search_footprint(level: Level, limits: &Limits, max_device_bytes: u64) -> u64 {
+    match level {
+        Level::Shared => 0,
+        Level::L1 => 64 << 10,
+        Level::L2 => (limits.l2_bytes / 8).max(1 << 20),
+        Level::Dram => (limits.l2_bytes * 16).max(1 << 30).min(max_device_bytes),
+    }
+}
+
+/// Every (threads, blocks per SM) the SM can hold, for `level`.
+pub fn candidates(level: Level, limits: &Limits) -> Vec<Occupancy> {
+    let mut all = Vec::new();
+    for threads in [128, 256, 512, 1024] {
+        let mut blocks = 1;
+        while threads * blocks <= limits.max_threads_per_sm && blocks <= limits.max_blocks_per_sm {
+            let fits = match level {
+                // 1 KiB per block is reserved by the system on every GPU since Volta.
+                Level::Shared => {
+                    shared_bytes(threads) <= limits.shared_per_block_optin
+                        && u64::from(blocks) * (shared_bytes(threads) + 1024)
+                            <= limits.shared_per_sm
+                }
+                _ => true,
+            };
+            if fits {
+                all.push(Occupancy {
+                    threads,
+                    blocks_per_sm: blocks,
+                });
+            }
+            blocks *= 2;
+        }
+    }
+    all
+}
+
+/// One timed point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Point {
+    pub level: Level,
+    pub operation: &'static str,
+    pub placement: &'static str,
+    pub threads: u32,
+    pub blocks_per_sm: u32,
+    pub footprint_bytes: u64,
+    pub passes: u32,
+    pub bytes_per_launch: u64,
+    /// Over the repeats: bytes per second.
+    pub median_bytes_per_second: f64,
+    pub min_bytes_per_second: f64,
+    pub max_bytes_per_second: f64,
+    pub repeats: usize,
+}
+
+fn describe(kernel: Kernel) -> (&'static str, &'static str) {
+    match kernel {
+        Kernel::ReadDevice => ("read", "device"),
+        Kernel::WriteDevice => ("write", "device"),
+        Kernel::CopyDevice => ("copy", "device"),
+        Kernel::ReadSm => ("read", "sm"),
+        Kernel::SharedRead => ("read", "shared"),
+        Kernel::SharedWrite => ("write", "shared"),
+        Kernel::SharedCopy => ("copy", "shared"),
+    }
+}
+
+/// Measures one point: calibrates the passes, then times `repeats` launches.
+pub struct Bench<'a> {
+    pub gpu: &'a mut Gpu,
+    pub buffers: Buffers,
+    pub limits: Limits,
+    pub config: &'a BandwidthConfig,
+    pub launches: u64,
+}
+
+const DEADLINE: Duration = Duration::from_secs(20);
+
+impl Bench<'_> {
+    pub fn point(
+        &mut self,
+        level: Level,
+        kernel: Kernel,
+        occupancy: Occupancy,
+        footprint: u64,
+        repeats: u32,
+    ) -> Result<Point> {
+        let sms = self.limits.multiprocessors;
+        let mut launch = Launch {
+            kernel,
+            occupancy,
+            footprint_bytes: footprint,
+            passes: 1,
+        };
+        // Calibration: the first launch also warms the footprint into its level.
+        let mut seconds = self.time(&launch)?;
+        for _ in 0..12 {
+            if seconds >= self.config.min_seconds {
+                break;
+            }
+            let factor = (self.config.min_seconds * 1.2 / seconds.max(1e-7)).ceil();
+            let next = (f64::from(launch.passes) * factor.clamp(2.0, 1024.0)).min(1e7);
+            launch.passes = next as u32;
+            seconds = self.time(&launch)?;
+        }
+        let bytes = launch.bytes_moved(sms);
+        let mut rates = Vec::new();
+        for _ in 0..repeats {
+            rates.push(bytes as f64 / self.time(&launch)?);
+        }
+        let Some(Summary {
+            min, median, max, ..
+        }) = Summary::of(&rates)
+        else {
+            bail!("{} gave no bandwidth to summarise", kernel.entry());
+        };
+        let (operation, placement) = describe(kernel);
+        Ok(Point {
+            level,
+            operation,
+            placement,
+            threads: occupancy.threads,
+            blocks_per_sm: occupancy.blocks_per_sm,
+            footprint_bytes: launch.covered_bytes(),
+            passes: launch.passes,
+            bytes_per_launch: bytes,
+            median_bytes_per_second: median,
+            min_bytes_per_second: min,
+            max_bytes_per_second: max,
+            repeats: rates.len(),
+        })
+    }
+
+    fn time(&mut self, launch: &Launch) -> Result<f64> {
+        self.launches += 1;
+        let seconds = launcher::run(self.gpu, &mut self.buffers, launch, DEADLINE)?;
+        if seconds.is_nan() || seconds <= 0.0 {
+            bail!("a {} launch reported no GPU time", launch.kernel.entry());
+        }
+        Ok(seconds)
+    }
+}
+
+/// Footprints from `from` to `to` (inclusive), `per_doubling` geometric steps per doubling,
+/// each rounded down to a multiple of `unit`, without repeats.
+pub fn footprints(from: u64, to: u64, per_doubling: u32, unit: u64) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    let step = 2f64.powf(1.0 / f64::from(per_doubling));
+    let mut f = from as f64;
+    while f <= to as f64 * 1.0001 {
+        let rounded = ((f as u64) / unit).max(1) * unit;
+        if out.last() != Some(&rounded) {
+            out.push(rounded);
+        }
+        f *= step;
+    }
+    out
+}

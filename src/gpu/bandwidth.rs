@@ -1,0 +1,336 @@
+//! Launchers of cuda/bandwidth.cu, each timed between two CUDA events on the stream and waited
+//! for with a deadline. Every buffer is allocated once, at the largest footprint, and every
+//! launch is checked against it on the host, so no argument combination reads or writes past
+//! an allocation.
+
+use std::time::Duration;
+
+use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
+use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+
+use super::{Gpu, driver_error};
+use crate::error::GpuError;
+
+/// Bytes per access: one 16-byte vector per thread (`uint4`).
+pub const VECTOR_BYTES: u64 = 16;
+/// Independent accesses each thread keeps in flight (`UNROLL` in cuda/bandwidth.cu).
+pub const UNROLL: u64 = 4;
+
+/// What one launch does, and where its footprint lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// `bw_read_device`: the grid reads one region through L2 (no L1 allocation).
+    ReadDevice,
+    /// `bw_write_device`: the grid writes one region.
+    WriteDevice,
+    /// `bw_copy_device`: the grid copies a region onto another (footprint: both).
+    CopyDevice,
+    /// `bw_read_sm`: every block reads its SM's own region through L1.
+    ReadSm,
+    /// `bw_shared_read` / `_write` / `_copy`: every block its own dynamic shared array.
+    SharedRead,
+    SharedWrite,
+    SharedCopy,
+}
+
+impl Kernel {
+    pub fn entry(self) -> &'static str {
+        match self {
+            Kernel::ReadDevice => "bw_read_device",
+            Kernel::WriteDevice => "bw_write_device",
+            Kernel::CopyDevice => "bw_copy_device",
+            Kernel::ReadSm => "bw_read_sm",
+            Kernel::SharedRead => "bw_shared_read",
+            Kernel::SharedWrite => "bw_shared_write",
+            Kernel::SharedCopy => "bw_shared_copy",
+        }
+    }
+
+    pub fn shared(self) -> bool {
+        matches!(
+            self,
+            Kernel::SharedRead | Kernel::SharedWrite | Kernel::SharedCopy
+        )
+    }
+
+    pub const ALL: [Kernel; 7] = [
+        Kernel::ReadDevice,
+        Kernel::WriteDevice,
+        Kernel::CopyDevice,
+        Kernel::ReadSm,
+        Kernel::SharedRead,
+        Kernel::SharedWrite,
+        Kernel::SharedCopy,
+    ];
+}
+
+/// Threads per block and blocks per SM of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Occupancy {
+    pub threads: u32,
+    pub blocks_per_sm: u32,
+}
+
+/// One launch's geometry and how many bytes it moves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Launch {
+    pub kernel: Kernel,
+    pub occupancy: Occupancy,
+    /// Bytes the measured level holds: the region (device), the region of each SM (SM), the
+    /// array of each block (shared).
+    pub footprint_bytes: u64,
+    pub passes: u32,
+}
+
+/// The device buffers: `source` holds the largest device footprint (and every SM's region),
+/// `target` the copy's destination; both start as zeros.
+pub struct Buffers {
+    source: CudaSlice<u32>,
+    target: CudaSlice<u32>,
+    sink: CudaSlice<u32>,
+    source_bytes: u64,
+    target_bytes: u64,
+    multiprocessors: u32,
+}
+
+impl Buffers {
+    pub fn new(gpu: &Gpu, source_bytes: u64, multiprocessors: u32) -> Result<Buffers, GpuError> {
+        let words = |bytes: u64| usize::try_from(bytes / 4).unwrap_or(usize::MAX);
+        let stream = gpu.stream();
+        let alloc = |bytes: u64, what: &str| {
+            stream
+                .alloc_zeros::<u32>(words(bytes))
+                .map_err(driver_error(what))
+        };
+        let target_bytes = source_bytes / 2;
+        Ok(Buffers {
+            source: alloc(source_bytes, "allocating the bandwidth source buffer")?,
+            target: alloc(target_bytes, "allocating the bandwidth copy target")?,
+            sink: alloc(64, "allocating the sink")?,
+            source_bytes,
+            target_bytes,
+            multiprocessors,
+        })
+    }
+}
+
+impl Launch {
+    /// Vectors each block (shared, SM) or the grid (device) touches per pass, after rounding
+    /// the footprint down to whole slices of `UNROLL × threads` vectors.
+    fn slice_vectors(&self) -> u64 {
+        UNROLL * u64::from(self.occupancy.threads)
+    }
+
+    fn grid(&self, multiprocessors: u32) -> u32 {
+        multiprocessors * self.occupancy.blocks_per_sm
+    }
+
+    /// (vectors per slice, slices) of a device launch: the region in whole slices.
+    fn device_slices(&self) -> (u64, u64) {
+        let slice = self.slice_vectors();
+        let region = match self.kernel {
+            Kernel::CopyDevice => self.footprint_bytes / 2,
+            _ => self.footprint_bytes,
+        } / VECTOR_BYTES;
+        (slice, (region / slice).max(1))
+    }
+
+    /// Bytes one launch reads plus writes, as the kernel's loops count them.
+    pub fn bytes_moved(&self, multiprocessors: u32) -> u64 {
+        let grid = u64::from(self.grid(multiprocessors));
+        let passes = u64::from(self.passes);
+        match self.kernel {
+            Kernel::ReadDevice | Kernel::WriteDevice | Kernel::CopyDevice => {
+                let (slice, slices) = self.device_slices();
+                let per_pass = slice * slices.max(grid) * VECTOR_BYTES;
+                let both = if self.kernel == Kernel::CopyDevice {
+                    2
+                } else {
+                    1
+                };
+                per_pass * passes * both
+            }
+            Kernel::ReadSm | Kernel::SharedRead | Kernel::SharedWrite => {
+                self.footprint_bytes / VECTOR_BYTES * VECTOR_BYTES * grid * passes
+            }
+            Kernel::SharedCopy => {
+                self.footprint_bytes / (2 * VECTOR_BYTES) * 2 * VECTOR_BYTES * grid * passes
+            }
+        }
+    }
+
+    /// The footprint that launch actually covers (rounded to whole slices / vectors).
+    pub fn covered_bytes(&self) -> u64 {
+        match self.kernel {
+            Kernel::ReadDevice | Kernel::WriteDevice => {
+                let (slice, slices) = self.device_slices();
+                slice * slices * VECTOR_BYTES
+            }
+            Kernel::CopyDevice => {
+                let (slice, slices) = self.device_slices();
+                2 * slice * slices * VECTOR_BYTES
+            }
+            _ => self.footprint_bytes / VECTOR_BYTES * VECTOR_BYTES,
+        }
+    }
+}
+
+fn as_u32(value: u64, what: &str) -> Result<u32, GpuError> {
+    u32::try_from(value).map_err(|_| GpuError::Driver {
+        action: format!("passing {what} to a bandwidth kernel"),
+        detail: format!("{value} does not fit 32 bits"),
+    })
+}
+
+fn too_big(what: &str, needed: u64, have: u64) -> GpuError {
+    GpuError::Driver {
+        action: format!("checking a bandwidth launch's {what}"),
+        detail: format!("it needs {needed} bytes, the buffer holds {have}"),
+    }
+}
+
+/// Runs `launch` once and returns its GPU time in seconds (between events around the launch).
+pub fn run(
+    gpu: &mut Gpu,
+    buffers: &mut Buffers,
+    launch: &Launch,
+    deadline: Duration,
+) -> Result<f64, GpuError> {
+    let entry = launch.kernel.entry();
+    let function = gpu.function("bandwidth", entry)?;
+    let stream = gpu.stream().clone();
+    let sms = buffers.multiprocessors;
+    let grid = launch.grid(sms);
+    let mut config = LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (launch.occupancy.threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let passes = i32::try_from(launch.passes).unwrap_or(i32::MAX);
+    let timed = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let start = stream
+        .record_event(timed)
+        .map_err(driver_error("recording the start event"))?;
+    // Each arm checks the launch against the buffers before the kernel sees it.
+    let queued = match launch.kernel {
+        Kernel::ReadDevice | Kernel::WriteDevice | Kernel::CopyDevice => {
+            let (slice, slices) = launch.device_slices();
+            let region = slice * slices * VECTOR_BYTES;
+            let (slice, slices) = (as_u32(slice, "a slice")?, as_u32(slices, "the slices")?);
+            let mut builder = stream.launch_builder(&function);
+            match launch.kernel {
+                Kernel::ReadDevice => {
+                    if region > buffers.source_bytes {
+                        return Err(too_big("region", region, buffers.source_bytes));
+                    }
+                    builder
+                        .arg(&buffers.source)
+                        .arg(&slice)
+                        .arg(&slices)
+                        .arg(&passes)
+                        .arg(&mut buffers.sink);
+                }
+                Kernel::WriteDevice => {
+                    if region > buffers.source_bytes {
+                        return Err(too_big("region", region, buffers.source_bytes));
+                    }
+                    builder
+                        .arg(&mut buffers.source)
+                        .arg(&slice)
+                        .arg(&slices)
+                        .arg(&passes);
+                }
+                _ => {
+                    if region > buffers.target_bytes {
+                        return Err(too_big("copy region", region, buffers.target_bytes));
+                    }
+                    builder
+                        .arg(&buffers.source)
+                        .arg(&mut buffers.target)
+                        .arg(&slice)
+                        .arg(&slices)
+                        .arg(&passes);
+                }
+            }
+            launch_now(builder, config)
+        }
+        Kernel::ReadSm => {
+            let count = launch.footprint_bytes / VECTOR_BYTES;
+            let needed = count * VECTOR_BYTES * u64::from(sms);
+            if needed > buffers.source_bytes {
+                return Err(too_big("SM regions", needed, buffers.source_bytes));
+            }
+            let count = as_u32(count, "the region")?;
+            let mut builder = stream.launch_builder(&function);
+            builder
+                .arg(&buffers.source)
+                .arg(&count)
+                .arg(&sms)
+                .arg(&passes)
+                .arg(&mut buffers.sink);
+            launch_now(builder, config)
+        }
+        Kernel::SharedRead | Kernel::SharedWrite | Kernel::SharedCopy => {
+            let count = launch.footprint_bytes / VECTOR_BYTES;
+            let bytes = as_u32(count * VECTOR_BYTES, "the shared array")?;
+            function
+                .set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    i32::try_from(bytes).unwrap_or(i32::MAX),
+                )
+                .map_err(driver_error("allowing the shared array's size"))?;
+            config.shared_mem_bytes = bytes;
+            let count = as_u32(count, "the shared array")?;
+            let mut builder = stream.launch_builder(&function);
+            builder.arg(&count).arg(&passes).arg(&mut buffers.sink);
+            launch_now(builder, config)
+        }
+    };
+    queued.map_err(driver_error("launching a bandwidth kernel"))?;
+    let end = stream
+        .record_event(timed)
+        .map_err(driver_error("recording the end event"))?;
+    gpu.wait(entry, deadline)?;
+    let ms = start
+        .elapsed_ms(&end)
+        .map_err(driver_error("reading the launch's GPU time"))?;
+    Ok(f64::from(ms) / 1e3)
+}
+
+fn launch_now(
+    mut builder: LaunchArgs,
+    config: LaunchConfig,
+) -> Result<(), cudarc::driver::DriverError> {
+    // SAFETY: every caller pushed the arguments in the order and types of its kernel in
+    // cuda/bandwidth.cu — (const uint4 *, unsigned, unsigned, int, unsigned *) for the reads,
+    // (uint4 *, unsigned, unsigned, int) for the write, (const uint4 *, uint4 *, unsigned,
+    // unsigned, int) for the copy, (unsigned, int, unsigned *) for the shared kernels — and
+    // checked that every index the kernel forms (slices × slice vectors, SMs × region) lies
+    // inside the buffer it passed; the shared kernels index only their dynamic array, whose
+    // size is `count` vectors; `sink` holds 64 bytes and the kernels write its first word.
+    unsafe { builder.launch(config) }.map(|_| ())
+}
+
+/// What the bandwidth suite reads from the driver beyond [`super::DeviceProperties`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemoryAttributes {
+    pub memory_clock_khz: i32,
+    pub bus_width_bits: i32,
+    pub max_threads_per_sm: i32,
+    pub max_blocks_per_sm: i32,
+}
+
+pub fn memory_attributes(gpu: &Gpu) -> Result<MemoryAttributes, GpuError> {
+    use cudarc::driver::sys::CUdevice_attribute::*;
+    let read = |attribute| {
+        gpu.context
+            .attribute(attribute)
+            .map_err(driver_error("reading a memory attribute"))
+    };
+    Ok(MemoryAttributes {
+        memory_clock_khz: read(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
+        bus_width_bits: read(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
+        max_threads_per_sm: read(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+        max_blocks_per_sm: read(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
+    })
+}

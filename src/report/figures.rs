@@ -1,0 +1,177 @@
+//! The figures a suite contributes to the architecture summary, typed: each suite derives them
+//! from its own JSON files (read back through `Deserialize` views, never by string key), writes
+//! them to `figures.json` when it finishes, and the summary and `compare` read them back as
+//! [`Figure`]s.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::saved::read_text;
+
+/// One inferred quantity with its uncertainty and the file it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub section: String,
+    pub quantity: String,
+    pub value: Option<f64>,
+    pub unit: String,
+    /// The interval the value is uncertain within, where one is stated.
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    /// What `low`–`high` is ("95% CI", "min-max") or the inference confidence.
+    pub uncertainty: String,
+    /// A verdict, for figures that are words.
+    pub text: Option<String>,
+    /// The file it was read from, relative to the suite's run directory (the summary puts the
+    /// directory's name in front).
+    pub source: String,
+}
+
+/// What `figures.json` holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FiguresFile {
+    pub suite: String,
+    pub figures: Vec<Figure>,
+}
+
+pub const FILE: &str = "figures.json";
+
+/// `dir/name` (or its .gz) read as `T`.
+pub fn read<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T> {
+    let path = super::saved::find(dir, name)
+        .with_context(|| format!("{} has no {name}", dir.display()))?;
+    let text = read_text(&path)?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not as expected", path.display()))
+}
+
+/// `dir/name` read as `T`, or `None` when there is no such file.
+pub fn read_optional<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Option<T>> {
+    match super::saved::find(dir, name) {
+        Some(_) => read(dir, name).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A point estimate with its 95 % confidence interval, as `analysis::linear_fit` writes one.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default)]
+pub struct EstimateView {
+    pub estimate: Option<f64>,
+    pub ci95_low: Option<f64>,
+    pub ci95_high: Option<f64>,
+}
+
+/// A sample's median with its range, as `analysis::stats::Summary` writes one.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default)]
+pub struct MedianView {
+    pub min: Option<f64>,
+    pub median: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// Builds one suite's figures, all in one section, from one source file at a time.
+pub struct Rows {
+    section: &'static str,
+    source: String,
+    figures: Vec<Figure>,
+}
+
+impl Rows {
+    pub fn new(section: &'static str, source: &str) -> Rows {
+        Rows {
+            section,
+            source: source.into(),
+            figures: Vec::new(),
+        }
+    }
+
+    /// The file the following figures come from.
+    pub fn from(&mut self, source: &str) -> &mut Rows {
+        self.source = source.into();
+        self
+    }
+
+    pub fn finish(self) -> Vec<Figure> {
+        self.figures
+    }
+
+    /// One figure, unless it has neither a value nor a verdict.
+    fn add(
+        &mut self,
+        quantity: &str,
+        value: Option<f64>,
+        text: Option<&str>,
+        unit: &str,
+        interval: Option<(f64, f64)>,
+        uncertainty: String,
+    ) {
+        if value.is_none() && text.is_none() {
+            return;
+        }
+        self.figures.push(Figure {
+            section: self.section.into(),
+            quantity: quantity.into(),
+            value,
+            unit: unit.into(),
+            low: interval.map(|i| i.0),
+            high: interval.map(|i| i.1),
+            uncertainty,
+            text: text.map(str::to_string),
+            source: self.source.clone(),
+        });
+    }
+
+    /// A value with `low`–`high` of kind `label` ("95% CI", "min-max"), where given.
+    pub fn push(
+        &mut self,
+        quantity: &str,
+        value: Option<f64>,
+        unit: &str,
+        interval: Option<(f64, f64, &str)>,
+    ) {
+        let label = interval.map_or(String::new(), |i| i.2.to_string());
+        let bounds = interval.map(|i| (i.0, i.1));
+        self.add(quantity, value, None, unit, bounds, label);
+    }
+
+    /// A value whose uncertainty is said in words.
+    pub fn labelled(&mut self, quantity: &str, value: Option<f64>, unit: &str, label: String) {
+        self.add(quantity, value, None, unit, None, label);
+    }
+
+    pub fn estimate(&mut self, quantity: &str, v: &EstimateView, unit: &str) {
+        let interval = match (v.ci95_low, v.ci95_high) {
+            (Some(l), Some(h)) => Some((l, h, "95% CI")),
+            _ => None,
+        };
+        self.push(quantity, v.estimate, unit, interval);
+    }
+
+    /// The median with the range.
+    pub fn median(&mut self, quantity: &str, v: &MedianView, unit: &str) {
+        let interval = match (v.min, v.max) {
+            (Some(l), Some(h)) => Some((l, h, "min-max")),
+            _ => None,
+        };
+        self.push(quantity, v.median, unit, interval);
+    }
+
+    pub fn confident(
+        &mut self,
+        quantity: &str,
+        value: Option<f64>,
+        unit: &str,
+        confidence: Option<f64>,
+    ) {
+        let label = confidence.map_or(String::new(), |c| format!("confidence {c:.2}"));
+        self.labelled(quantity, value, unit, label);
+    }
+
+    pub fn text(&mut self, quantity: &str, text: Option<&str>) {
+        self.add(quantity, None, text, "", None, String::new());
+    }
+}
