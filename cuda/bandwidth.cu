@@ -11,8 +11,9 @@
 //    skip L1, so repeated passes hit in L2 until the region outgrows it, then stream from DRAM.
 //    A slice is a whole number of UNROLL x blockDim vectors, so every thread keeps UNROLL
 //    loads in flight however small the region.
-//  - SM (bw_read_sm): every block reads its SM's own region through L1; the region is the
-//    footprint each SM keeps, so passes hit in L1 until the region outgrows it, then in L2.
+//  - SM (bw_read_sm): every block reads a region of its own through L1; the regions of the
+//    blocks on one SM are the footprint that SM keeps, so passes hit in L1 until they outgrow
+//    it, then in L2.
 //  - shared (bw_shared_*): every block reads / writes its own dynamic shared array.
 
 #include "common.cuh"
@@ -141,16 +142,24 @@ extern "C" __global__ void bw_read_device(const uint4 *data, unsigned slice_coun
     }
 }
 
-// Reads through L1: every block reads the whole region of the SM it runs on (`sms` regions of
-// `count` vectors, one per SM, chosen by %smid), so the blocks of one SM share one footprint and
-// no two SMs read the same line.
+// Reads through L1: each block reads a region of its own, `count` vectors, placed by the SM it
+// runs on (%smid) and its arrival order there (an atomic ticket in `tickets`, zeroed before the
+// launch), so the blocks of one SM together keep `blocks_per_sm` regions and no two blocks read
+// the same line: a block never hits on a line another block just fetched.
 extern "C" __global__ void bw_read_sm(const uint4 *data, unsigned count, unsigned sms,
-                                      int passes, unsigned *sink)
+                                      unsigned blocks_per_sm, unsigned *tickets, int passes,
+                                      unsigned *sink)
 {
-    unsigned smid;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    const uint4 *region = data + (unsigned long long)(smid % sms) * count;
-    const unsigned sum = read_region<true>(region, count, passes);
+    __shared__ unsigned long long first;
+    if (threadIdx.x == 0) {
+        unsigned smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        const unsigned sm = smid % sms;
+        const unsigned ticket = atomicAdd(&tickets[sm], 1u) % blocks_per_sm;
+        first = ((unsigned long long)sm * blocks_per_sm + ticket) * count;
+    }
+    __syncthreads();
+    const unsigned sum = read_region<true>(data + first, count, passes);
     if (sum == 0x9e3779b9u) {
         sink[0] = sum;
     }

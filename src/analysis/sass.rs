@@ -165,6 +165,37 @@ pub fn annotate(sass: &str) -> (String, Vec<KernelSass>) {
     (out, kernels)
 }
 
+/// Opcodes (before the first '.') that move data to or from memory (loads, stores, atomics).
+const MEMORY: &[&str] = &[
+    "LDG", "STG", "LDS", "STS", "LDL", "STL", "LD", "ST", "ATOMG", "ATOMS", "ATOM", "RED",
+];
+
+/// Every memory instruction of every kernel in `sass` (full opcode, static count), for
+/// kernels timed as a whole (the bandwidth kernels, timed between events around the launch).
+pub fn memory_instructions(sass: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
+    let mut kernels: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in sass.lines() {
+        if let Some(name) = line.trim().strip_prefix("Function : ") {
+            let name = name.trim().to_string();
+            kernels.entry(name.clone()).or_default();
+            current = Some(name);
+            continue;
+        }
+        let (Some(kernel), Some(op)) = (&current, opcode(line)) else {
+            continue;
+        };
+        if MEMORY.contains(&op.split('.').next().unwrap_or(op)) {
+            *kernels
+                .get_mut(kernel)
+                .expect("entered above")
+                .entry(op.to_string())
+                .or_default() += 1;
+        }
+    }
+    kernels
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,5 +274,22 @@ mod tests {
         let index = loads("chase_global_index");
         assert_eq!(index.timed_region_loads.get("LDG.E"), Some(&16));
         assert_eq!(index.timed_region_other.get("IMAD.WIDE.U32"), Some(&16));
+    }
+
+    /// The H100 SASS of cuda/bandwidth.cu: each kernel moves data with the 16-byte instruction
+    /// its method names, and with nothing narrower but the sink's one store.
+    #[test]
+    fn counts_the_vector_accesses_of_the_bandwidth_kernels() {
+        let kernels =
+            memory_instructions(include_str!("../../tests/fixtures/bandwidth.sm_90.sass"));
+        let ops = |kernel: &str| kernels.get(kernel).cloned().unwrap_or_default();
+        assert_eq!(ops("bw_read_device").get("LDG.E.NA.128"), Some(&5));
+        assert_eq!(ops("bw_read_sm").get("LDG.E.128"), Some(&5));
+        assert!(ops("bw_read_sm").contains_key("ATOMG.E.ADD.STRONG.GPU"));
+        assert_eq!(ops("bw_write_device").get("STG.E.128"), Some(&4));
+        assert_eq!(ops("bw_copy_device").get("LDG.E.NA.128"), Some(&5));
+        assert_eq!(ops("bw_shared_read").get("LDS.128"), Some(&5));
+        assert_eq!(ops("bw_shared_write").get("STS.128"), Some(&5));
+        assert_eq!(kernels.len(), 7);
     }
 }

@@ -13,9 +13,9 @@ use crate::experiments::bandwidth::{
     self as experiment, BandwidthConfig, Bench, Level, Limits, Point,
 };
 use crate::experiments::plan::PlannedSuite;
-use crate::gpu::bandwidth::{self as launcher, Buffers, Kernel, Occupancy};
+use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel};
 use crate::report::bandwidth::{
-    self as report, BandwidthFile, FalloffFigure, LevelFigure, PointRow,
+    self as report, BandwidthFile, FalloffFigure, KernelAccesses, LevelFigure, PointRow, SassCheck,
 };
 
 pub fn run(args: &BandwidthArgs) -> Result<()> {
@@ -54,7 +54,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         "points_per_doubling": config.points_per_doubling,
         "max_device_bytes": config.max_device_bytes,
         "max_sm_bytes": config.max_sm_bytes,
-        "method": "16-byte vector accesses, 4 in flight per thread; occupancy per level by search; each launch calibrated to at least min_ms, then timed `repeats` times between CUDA events; median of the repeats with their range; device reads skip L1 (ld.global.L1::no_allocate), L1 reads give each SM its own region (%smid)",
+        "method": "16-byte vector accesses, 4 in flight per thread; occupancy per level by search; each launch calibrated to at least min_ms, then timed `repeats` times between CUDA events; median of the repeats with their range; device kernels cut the region into slices of 4 x threads vectors, one block per slice (never more blocks than slices), reads skip L1 (ld.global.L1::no_allocate); L1 reads give every block its own region, placed by %smid and an arrival ticket, the footprint being what one SM's blocks read together",
     });
     suite::run_opened(
         gpu,
@@ -85,230 +85,64 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                 config: &config,
                 launches: 0,
             };
-            let mhz = suite.metadata.sm_clock_before.mhz;
-            let per_sm_clock = |rate: f64| rate / (mhz * 1e6 * f64::from(sms));
-            let mut rows: Vec<PointRow> = Vec::new();
-            let push = |rows: &mut Vec<PointRow>, stage: &str, p: &Point| {
-                rows.push(PointRow {
-                    stage: stage.into(),
-                    level: p.level.name().into(),
-                    operation: p.operation.into(),
-                    placement: p.placement.into(),
-                    threads: p.threads,
-                    blocks_per_sm: p.blocks_per_sm,
-                    footprint_bytes: p.footprint_bytes,
-                    passes: p.passes,
-                    bytes_per_launch: p.bytes_per_launch,
-                    median_bytes_per_second: p.median_bytes_per_second,
-                    min_bytes_per_second: p.min_bytes_per_second,
-                    max_bytes_per_second: p.max_bytes_per_second,
-                    repeats: p.repeats,
-                });
-            };
-
-            // The occupancy search: every candidate at each level's search footprint.
-            let mut winners: Vec<(Level, Point)> = Vec::new();
-            for level in Level::ALL {
-                let kernel = match level {
-                    Level::Shared => Kernel::SharedRead,
-                    Level::L1 => Kernel::ReadSm,
-                    _ => Kernel::ReadDevice,
-                };
-                let mut best: Option<Point> = None;
-                for occupancy in experiment::candidates(level, &limits) {
-                    let footprint = match level {
-                        Level::Shared => experiment::shared_bytes(occupancy.threads),
-                        _ => experiment::search_footprint(level, &limits, config.max_device_bytes),
-                    };
-                    let point = bench.point(level, kernel, occupancy, footprint, 3)?;
-                    push(&mut rows, "search", &point);
-                    if best
-                        .is_none_or(|b| point.median_bytes_per_second > b.median_bytes_per_second)
-                    {
-                        best = Some(point);
-                    }
-                }
-                let best =
-                    best.with_context(|| format!("no occupancy fits the {} search", level.name()))?;
+            let measured = bench.measure()?;
+            for (level, o) in &measured.winners {
                 eprintln!(
-                    "{}: best at {} threads x {} blocks per SM: {:.0} GB/s",
+                    "{}: {} threads x {} blocks per SM move the most bytes",
                     level.name(),
-                    best.threads,
-                    best.blocks_per_sm,
-                    best.median_bytes_per_second / 1e9
+                    o.threads,
+                    o.blocks_per_sm
                 );
-                winners.push((level, best));
             }
-            let winner = |level: Level| {
-                winners
-                    .iter()
-                    .find(|(l, _)| *l == level)
-                    .map(|(_, p)| Occupancy {
-                        threads: p.threads,
-                        blocks_per_sm: p.blocks_per_sm,
-                    })
-                    .expect("every level was searched")
-            };
-
-            // Headline points at the winners, with the full number of repeats.
-            let mut headline: Vec<Point> = Vec::new();
-            let shared = winner(Level::Shared);
-            for kernel in [Kernel::SharedRead, Kernel::SharedWrite, Kernel::SharedCopy] {
-                let footprint = experiment::shared_bytes(shared.threads);
-                headline.push(bench.point(
-                    Level::Shared,
-                    kernel,
-                    shared,
-                    footprint,
-                    config.repeats,
-                )?);
-            }
-            for level in [Level::L1, Level::L2, Level::Dram] {
-                let kernel = if level == Level::L1 {
-                    Kernel::ReadSm
-                } else {
-                    Kernel::ReadDevice
-                };
-                let footprint =
-                    experiment::search_footprint(level, &limits, config.max_device_bytes);
-                headline.push(bench.point(
-                    level,
-                    kernel,
-                    winner(level),
-                    footprint,
-                    config.repeats,
-                )?);
-            }
-            for p in &headline {
-                push(&mut rows, "headline", p);
-            }
-
-            // The sweeps.
-            let l1 = winner(Level::L1);
-            let unit = launcher::VECTOR_BYTES * u64::from(l1.threads);
-            let mut l1_points = Vec::new();
-            for footprint in experiment::footprints(
-                16 << 10,
-                config.max_sm_bytes,
-                config.points_per_doubling,
-                unit,
-            ) {
-                let p = bench.point(Level::L1, Kernel::ReadSm, l1, footprint, config.repeats)?;
-                push(&mut rows, "sweep", &p);
-                l1_points.push(p);
-            }
-            let l2 = winner(Level::L2);
-            let slice = launcher::UNROLL * launcher::VECTOR_BYTES * u64::from(l2.threads);
-            let mut device_points: Vec<(Kernel, Vec<Point>)> = Vec::new();
-            for kernel in [Kernel::ReadDevice, Kernel::WriteDevice, Kernel::CopyDevice] {
-                let unit = if kernel == Kernel::CopyDevice {
-                    2 * slice
-                } else {
-                    slice
-                };
-                let mut points = Vec::new();
-                for footprint in experiment::footprints(
-                    1 << 20,
-                    config.max_device_bytes,
-                    config.points_per_doubling,
-                    unit,
-                ) {
-                    let p = bench.point(Level::L2, kernel, l2, footprint, config.repeats)?;
-                    push(&mut rows, "sweep", &p);
-                    points.push(p);
-                }
-                device_points.push((kernel, points));
-            }
-
-            // Levels read off the sweeps.
-            let curve = |points: &[Point]| -> Vec<CurvePoint> {
-                points
-                    .iter()
-                    .map(|p| CurvePoint {
-                        footprint_bytes: p.footprint_bytes,
-                        bytes_per_second: p.median_bytes_per_second,
-                    })
-                    .collect()
-            };
-            let mut falloffs = Vec::new();
-            let mut add_falloffs = |name: &str, points: &[Point]| {
-                let found = levels(&curve(points));
-                for f in found.falloffs {
-                    falloffs.push(FalloffFigure {
-                        sweep: name.to_string(),
-                        bytes: f.bytes,
-                        low_bytes: f.low_bytes,
-                        high_bytes: f.high_bytes,
-                        before_bytes_per_second: f.before_bytes_per_second,
-                        after_bytes_per_second: f.after_bytes_per_second,
-                    });
-                }
-                found.plateaus
-            };
-            add_falloffs("l1 read", &l1_points);
+            let mhz = suite.metadata.sm_clock_before.mhz;
             let peak = 2.0
                 * f64::from(attributes.memory_clock_khz)
                 * 1e3
                 * f64::from(attributes.bus_width_bits)
                 / 8.0;
-            let figure = |p: &Point, from: &str| LevelFigure {
-                level: p.level.name().into(),
-                operation: p.operation.into(),
-                from: from.into(),
-                footprint_bytes: p.footprint_bytes,
-                threads: p.threads,
-                blocks_per_sm: p.blocks_per_sm,
-                median_bytes_per_second: p.median_bytes_per_second,
-                min_bytes_per_second: p.min_bytes_per_second,
-                max_bytes_per_second: p.max_bytes_per_second,
-                bytes_per_clock_per_sm: per_sm_clock(p.median_bytes_per_second),
-                fraction_of_peak: (p.level == Level::Dram)
-                    .then(|| p.median_bytes_per_second / peak),
-            };
-            let mut figures: Vec<LevelFigure> = headline
-                .iter()
-                .map(|p| figure(p, "search winner"))
-                .collect();
-            for (kernel, points) in &device_points {
-                let name = format!("device {}", kernel_operation(*kernel));
-                let plateaus = add_falloffs(&name, points);
-                if *kernel == Kernel::ReadDevice {
-                    continue;
-                }
-                // Writes and copies: the first plateau is L2's, the last (past a falloff) DRAM's.
-                let mut place = |plateau: &crate::analysis::bandwidth::Plateau, level: Level| {
-                    let rate = plateau.median_bytes_per_second;
-                    figures.push(LevelFigure {
-                        level: level.name().into(),
-                        operation: kernel_operation(*kernel).into(),
-                        from: format!("sweep plateau, {} points", plateau.points),
-                        footprint_bytes: plateau.to_bytes,
-                        threads: l2.threads,
-                        blocks_per_sm: l2.blocks_per_sm,
-                        median_bytes_per_second: rate,
-                        min_bytes_per_second: plateau.min_bytes_per_second,
-                        max_bytes_per_second: plateau.max_bytes_per_second,
-                        bytes_per_clock_per_sm: per_sm_clock(rate),
-                        fraction_of_peak: (level == Level::Dram).then(|| rate / peak),
-                    });
-                };
-                if let Some(first) = plateaus.first() {
-                    place(first, Level::L2);
-                }
-                if plateaus.len() > 1 {
-                    place(plateaus.last().expect("two plateaus"), Level::Dram);
-                }
+            let per_sm_clock = |rate: f64| rate / (mhz * 1e6 * f64::from(sms));
+            let mut rows: Vec<PointRow> = Vec::new();
+            rows.extend(measured.search.iter().map(|p| row("search", p)));
+            rows.extend(measured.headline.iter().map(|p| row("headline", p)));
+            rows.extend(measured.l1_sweep.iter().map(|p| row("sweep", p)));
+            for (_, points) in &measured.device_sweeps {
+                rows.extend(points.iter().map(|p| row("sweep", p)));
             }
+            let levels: Vec<LevelFigure> = measured
+                .headline
+                .iter()
+                .map(|p| LevelFigure {
+                    level: p.level.name().into(),
+                    operation: p.operation.into(),
+                    from: format!("at the {} read search's winner", p.level.name()),
+                    footprint_bytes: p.footprint_bytes,
+                    threads: p.threads,
+                    blocks_per_sm: p.blocks_per_sm,
+                    median_bytes_per_second: p.median_bytes_per_second,
+                    min_bytes_per_second: p.min_bytes_per_second,
+                    max_bytes_per_second: p.max_bytes_per_second,
+                    bytes_per_clock_per_sm: per_sm_clock(p.median_bytes_per_second),
+                    fraction_of_peak: (p.level == Level::Dram)
+                        .then(|| p.median_bytes_per_second / peak),
+                })
+                .collect();
+            let mut falloffs = falloffs_of("l1 read (per SM)", &measured.l1_sweep);
+            for (kernel, points) in &measured.device_sweeps {
+                let name = format!("device {}", experiment::describe(*kernel).0);
+                falloffs.extend(falloffs_of(&name, points));
+            }
+            let sass = sass_check(suite, &properties.compute_capability)?;
             let file = BandwidthFile {
                 sm_clock_mhz: mhz,
                 multiprocessors: sms,
                 memory_clock_mhz: f64::from(attributes.memory_clock_khz) / 1e3,
                 memory_bus_bits: u32::try_from(attributes.bus_width_bits).unwrap_or(0),
                 dram_peak_bytes_per_second: peak,
-                levels: figures,
+                levels,
                 falloffs,
                 launches: bench.launches,
                 seconds: started.elapsed().as_secs_f64(),
+                sass,
             };
             suite.run.write_csv("points.csv", &rows)?;
             suite.run.write_json("bandwidth.json", &file)?;
@@ -352,12 +186,108 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     )
 }
 
-fn kernel_operation(kernel: Kernel) -> &'static str {
-    match kernel {
-        Kernel::ReadDevice | Kernel::ReadSm | Kernel::SharedRead => "read",
-        Kernel::WriteDevice | Kernel::SharedWrite => "write",
-        Kernel::CopyDevice | Kernel::SharedCopy => "copy",
+/// Compiles the PTX this run loaded for the device, writes `bandwidth.sass`, and checks each
+/// kernel's memory instructions against the 16-byte accesses its method names.
+fn sass_check(suite: &suite::Suite, cc: &str) -> Result<SassCheck> {
+    let Some(module) = crate::kernels::module("bandwidth") else {
+        return Ok(SassCheck {
+            status: "the bandwidth module is not embedded".into(),
+            arch: String::new(),
+            kernels: Vec::new(),
+        });
+    };
+    let (text, record) = crate::experiments::sass::disassemble(module, cc);
+    let Some(text) = text else {
+        println!("kernels' SASS not read ({})", record.status);
+        return Ok(SassCheck {
+            status: record.status,
+            arch: record.arch,
+            kernels: Vec::new(),
+        });
+    };
+    suite.run.write("bandwidth.sass", text.as_bytes())?;
+    let found = crate::analysis::sass::memory_instructions(&text);
+    let kernels = Kernel::ALL
+        .iter()
+        .map(|kernel| {
+            let accesses = found.get(kernel.entry()).cloned().unwrap_or_default();
+            let expected: Vec<String> = kernel
+                .expected_accesses()
+                .iter()
+                .map(|e| e.to_string())
+                .collect();
+            let missing: Vec<&String> = expected
+                .iter()
+                .filter(|e| !accesses.contains_key(*e))
+                .collect();
+            let verdict = if missing.is_empty() {
+                format!("as expected: {}", expected.join(" and "))
+            } else {
+                format!(
+                    "UNEXPECTED: no {missing:?} among {:?}; this run does not measure what it says",
+                    accesses.keys().collect::<Vec<_>>()
+                )
+            };
+            println!("{}: {:?} ({verdict})", kernel.entry(), accesses);
+            KernelAccesses {
+                kernel: kernel.entry().into(),
+                accesses,
+                expected,
+                verdict,
+            }
+        })
+        .collect();
+    Ok(SassCheck {
+        status: record.status,
+        arch: record.arch,
+        kernels,
+    })
+}
+
+/// One row of points.csv; a sweep point's level is left blank (its footprint decides it).
+fn row(stage: &str, p: &Point) -> PointRow {
+    PointRow {
+        stage: stage.into(),
+        level: if stage == "sweep" {
+            String::new()
+        } else {
+            p.level.name().into()
+        },
+        operation: p.operation.into(),
+        placement: p.placement.into(),
+        threads: p.threads,
+        blocks_per_sm: p.blocks_per_sm,
+        footprint_bytes: p.footprint_bytes,
+        passes: p.passes,
+        bytes_per_launch: p.bytes_per_launch,
+        median_bytes_per_second: p.median_bytes_per_second,
+        min_bytes_per_second: p.min_bytes_per_second,
+        max_bytes_per_second: p.max_bytes_per_second,
+        repeats: p.repeats,
     }
+}
+
+/// The falloffs of one sweep's curve.
+fn falloffs_of(sweep: &str, points: &[Point]) -> Vec<FalloffFigure> {
+    let curve: Vec<CurvePoint> = points
+        .iter()
+        .map(|p| CurvePoint {
+            footprint_bytes: p.footprint_bytes,
+            bytes_per_second: p.median_bytes_per_second,
+        })
+        .collect();
+    levels(&curve)
+        .falloffs
+        .into_iter()
+        .map(|f| FalloffFigure {
+            sweep: sweep.to_string(),
+            bytes: f.bytes,
+            low_bytes: f.low_bytes,
+            high_bytes: f.high_bytes,
+            before_bytes_per_second: f.before_bytes_per_second,
+            after_bytes_per_second: f.after_bytes_per_second,
+        })
+        .collect()
 }
 
 /// `gpubench bandwidth` in the suite registry.

@@ -156,11 +156,17 @@ mod tests {
                 continue;
             };
             let suite = require(&metadata.suite).unwrap();
+            let derived = suite.figures(&dir).unwrap();
             assert!(
-                !suite.figures(&dir).unwrap().is_empty(),
+                !derived.is_empty(),
                 "{} gave the summary nothing",
                 dir.display()
             );
+            // What the run wrote as it finished is what its files give again.
+            let saved: crate::report::figures::FiguresFile =
+                crate::report::figures::read(&dir, crate::report::figures::FILE).unwrap();
+            assert_eq!(saved.suite, suite.name());
+            assert_eq!(saved.figures, derived, "{}", dir.display());
             seen.push(suite.name());
         }
         for suite in SUITES {

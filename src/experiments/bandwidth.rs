@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::analysis::stats::Summary;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
-use crate::gpu::bandwidth::{self as launcher, Buffers, Kernel, Launch, Occupancy};
+use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel, Launch, Occupancy};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BandwidthConfig {
@@ -152,7 +152,7 @@ pub struct Point {
     pub repeats: usize,
 }
 
-fn describe(kernel: Kernel) -> (&'static str, &'static str) {
+pub fn describe(kernel: Kernel) -> (&'static str, &'static str) {
     match kernel {
         Kernel::ReadDevice => ("read", "device"),
         Kernel::WriteDevice => ("write", "device"),
@@ -254,4 +254,125 @@ pub fn footprints(from: u64, to: u64, per_doubling: u32, unit: u64) -> Vec<u64> 
         f *= step;
     }
     out
+}
+
+/// Everything one run measures.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Every candidate of every level's occupancy search.
+    pub search: Vec<Point>,
+    /// Each level's best occupancy.
+    pub winners: Vec<(Level, Occupancy)>,
+    /// Each level's figures at its winner and search footprint: shared read / write / copy,
+    /// L1 read, and L2 and DRAM read / write / copy.
+    pub headline: Vec<Point>,
+    /// Reads through L1 against the footprint per SM, at L1's winner.
+    pub l1_sweep: Vec<Point>,
+    /// Reads, writes and copies against the device footprint, at L2's winner.
+    pub device_sweeps: Vec<(Kernel, Vec<Point>)>,
+}
+
+/// The device kernels, in the order the sweeps and headline figures list them.
+pub const DEVICE_KERNELS: [Kernel; 3] =
+    [Kernel::ReadDevice, Kernel::WriteDevice, Kernel::CopyDevice];
+
+impl Bench<'_> {
+    /// The occupancy search, the headline points and the sweeps.
+    pub fn measure(&mut self) -> Result<Measured> {
+        let limits = self.limits;
+        let max_device = self.config.max_device_bytes;
+        let repeats = self.config.repeats;
+        let per_doubling = self.config.points_per_doubling;
+        let mut search = Vec::new();
+        let mut winners = Vec::new();
+        for level in Level::ALL {
+            let kernel = match level {
+                Level::Shared => Kernel::SharedRead,
+                Level::L1 => Kernel::ReadSm,
+                Level::L2 | Level::Dram => Kernel::ReadDevice,
+            };
+            let mut best: Option<Point> = None;
+            for occupancy in candidates(level, &limits) {
+                let footprint = match level {
+                    Level::Shared => shared_bytes(occupancy.threads),
+                    _ => search_footprint(level, &limits, max_device),
+                };
+                let point = self.point(level, kernel, occupancy, footprint, 3)?;
+                if best.is_none_or(|b| point.median_bytes_per_second > b.median_bytes_per_second) {
+                    best = Some(point);
+                }
+                search.push(point);
+            }
+            let Some(best) = best else {
+                bail!(
+                    "no occupancy fits the {} search on this device",
+                    level.name()
+                );
+            };
+            winners.push((
+                level,
+                Occupancy {
+                    threads: best.threads,
+                    blocks_per_sm: best.blocks_per_sm,
+                },
+            ));
+        }
+        let winner = |level: Level| {
+            winners
+                .iter()
+                .find(|(l, _)| *l == level)
+                .map(|(_, o)| *o)
+                .expect("every level was searched")
+        };
+        let mut headline = Vec::new();
+        let shared = winner(Level::Shared);
+        for kernel in [Kernel::SharedRead, Kernel::SharedWrite, Kernel::SharedCopy] {
+            let bytes = shared_bytes(shared.threads);
+            headline.push(self.point(Level::Shared, kernel, shared, bytes, repeats)?);
+        }
+        let footprint = search_footprint(Level::L1, &limits, max_device);
+        headline.push(self.point(
+            Level::L1,
+            Kernel::ReadSm,
+            winner(Level::L1),
+            footprint,
+            repeats,
+        )?);
+        for level in [Level::L2, Level::Dram] {
+            let footprint = search_footprint(level, &limits, max_device);
+            for kernel in DEVICE_KERNELS {
+                headline.push(self.point(level, kernel, winner(level), footprint, repeats)?);
+            }
+        }
+        let l1 = winner(Level::L1);
+        let unit = launcher::VECTOR_BYTES * u64::from(l1.threads * l1.blocks_per_sm);
+        let mut l1_sweep = Vec::new();
+        for footprint in footprints(16 << 10, self.config.max_sm_bytes, per_doubling, unit) {
+            l1_sweep.push(self.point(Level::L1, Kernel::ReadSm, l1, footprint, repeats)?);
+        }
+        let l2 = winner(Level::L2);
+        let slice = launcher::UNROLL * launcher::VECTOR_BYTES * u64::from(l2.threads);
+        // From two slices per SM (smaller regions leave SMs idle) to the largest footprint.
+        let first = (2 * u64::from(limits.multiprocessors) * slice).max(1 << 20);
+        let mut device_sweeps = Vec::new();
+        for kernel in DEVICE_KERNELS {
+            let unit = if kernel == Kernel::CopyDevice {
+                2 * slice
+            } else {
+                slice
+            };
+            let mut points = Vec::new();
+            for footprint in footprints(first, max_device, per_doubling, unit) {
+                points.push(self.point(Level::L2, kernel, l2, footprint, repeats)?);
+            }
+            device_sweeps.push((kernel, points));
+        }
+        Ok(Measured {
+            search,
+            winners,
+            headline,
+            l1_sweep,
+            device_sweeps,
+        })
+    }
 }

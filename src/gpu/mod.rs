@@ -2,7 +2,6 @@
 //! PTX, launching and waiting with a deadline, and turning every driver failure into a
 //! [`GpuError`] that says what to do. Typed launches (the only `unsafe`) are in [`launch`].
 
-pub mod bandwidth;
 pub mod jit;
 pub mod launch;
 pub mod slots;

@@ -62,6 +62,25 @@ pub struct FalloffFigure {
     pub after_bytes_per_second: f64,
 }
 
+/// One kernel's memory instructions in the SASS the run compiled from its PTX.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelAccesses {
+    pub kernel: String,
+    pub accesses: std::collections::BTreeMap<String, usize>,
+    pub expected: Vec<String>,
+    /// "as expected" or "UNEXPECTED: …".
+    pub verdict: String,
+}
+
+/// What the run saw of its kernels' machine code.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SassCheck {
+    /// "written to FILE", or why no SASS was made (no ptxas / cuobjdump on the machine).
+    pub status: String,
+    pub arch: String,
+    pub kernels: Vec<KernelAccesses>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BandwidthFile {
     pub sm_clock_mhz: f64,
@@ -74,6 +93,7 @@ pub struct BandwidthFile {
     pub falloffs: Vec<FalloffFigure>,
     pub launches: u64,
     pub seconds: f64,
+    pub sass: SassCheck,
 }
 
 /// The figure's title, before the device.
@@ -120,6 +140,25 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         "GB/s",
         None,
     );
+    let unexpected: Vec<&KernelAccesses> = file
+        .sass
+        .kernels
+        .iter()
+        .filter(|k| !k.verdict.starts_with("as expected"))
+        .collect();
+    let verdict = if file.sass.kernels.is_empty() {
+        format!("not checked: {}", file.sass.status)
+    } else if unexpected.is_empty() {
+        "as expected: 16-byte accesses (LDG.E.NA.128, LDG.E.128, STG.E.128, LDS.128, STS.128)"
+            .to_string()
+    } else {
+        unexpected
+            .iter()
+            .map(|k| format!("{}: {}", k.kernel, k.verdict))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    r.text("kernels' memory instructions (SASS)", Some(&verdict));
     for f in &file.falloffs {
         r.push(
             &format!("{} falls off at", f.sweep),

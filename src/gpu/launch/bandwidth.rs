@@ -1,5 +1,6 @@
 //! Launchers of cuda/bandwidth.cu, each timed between two CUDA events on the stream and waited
-//! for with a deadline. Every buffer is allocated once, at the largest footprint, and every
+//! for with a deadline (not through `launch_and_wait`: the end event must be queued right
+//! behind the kernel, before the host waits). Every buffer is allocated once, at the largest footprint, and every
 //! launch is checked against it on the host, so no argument combination reads or writes past
 //! an allocation.
 
@@ -25,7 +26,8 @@ pub enum Kernel {
     WriteDevice,
     /// `bw_copy_device`: the grid copies a region onto another (footprint: both).
     CopyDevice,
-    /// `bw_read_sm`: every block reads its SM's own region through L1.
+    /// `bw_read_sm`: every block reads a region of its own through L1 (the footprint is what
+    /// the blocks of one SM read together).
     ReadSm,
     /// `bw_shared_read` / `_write` / `_copy`: every block its own dynamic shared array.
     SharedRead,
@@ -43,6 +45,20 @@ impl Kernel {
             Kernel::SharedRead => "bw_shared_read",
             Kernel::SharedWrite => "bw_shared_write",
             Kernel::SharedCopy => "bw_shared_copy",
+        }
+    }
+
+    /// The 16-byte instructions its loop must compile to on sm_70 and later (checked against
+    /// the SASS of every run).
+    pub fn expected_accesses(self) -> &'static [&'static str] {
+        match self {
+            Kernel::ReadDevice => &["LDG.E.NA.128"],
+            Kernel::WriteDevice => &["STG.E.128"],
+            Kernel::CopyDevice => &["LDG.E.NA.128", "STG.E.128"],
+            Kernel::ReadSm => &["LDG.E.128"],
+            Kernel::SharedRead => &["LDS.128"],
+            Kernel::SharedWrite => &["STS.128"],
+            Kernel::SharedCopy => &["LDS.128", "STS.128"],
         }
     }
 
@@ -88,6 +104,8 @@ pub struct Buffers {
     source: CudaSlice<u32>,
     target: CudaSlice<u32>,
     sink: CudaSlice<u32>,
+    /// One ticket counter per SM for `bw_read_sm`, zeroed before each of its launches.
+    tickets: CudaSlice<u32>,
     source_bytes: u64,
     target_bytes: u64,
     multiprocessors: u32,
@@ -107,6 +125,7 @@ impl Buffers {
             source: alloc(source_bytes, "allocating the bandwidth source buffer")?,
             target: alloc(target_bytes, "allocating the bandwidth copy target")?,
             sink: alloc(64, "allocating the sink")?,
+            tickets: alloc(4 * u64::from(multiprocessors), "allocating the SM tickets")?,
             source_bytes,
             target_bytes,
             multiprocessors,
@@ -121,8 +140,17 @@ impl Launch {
         UNROLL * u64::from(self.occupancy.threads)
     }
 
-    fn grid(&self, multiprocessors: u32) -> u32 {
-        multiprocessors * self.occupancy.blocks_per_sm
+    /// Blocks launched: SMs × blocks per SM, but for a device region never more blocks than
+    /// slices, so every slice is read by exactly one block per pass (blocks sharing a slice
+    /// would be served by each other's fetches, not by the level measured).
+    pub fn grid(&self, multiprocessors: u32) -> u32 {
+        let full = multiprocessors * self.occupancy.blocks_per_sm;
+        match self.kernel {
+            Kernel::ReadDevice | Kernel::WriteDevice | Kernel::CopyDevice => {
+                u32::try_from(self.device_slices().1).map_or(full, |slices| full.min(slices))
+            }
+            _ => full,
+        }
     }
 
     /// (vectors per slice, slices) of a device launch: the region in whole slices.
@@ -142,7 +170,7 @@ impl Launch {
         match self.kernel {
             Kernel::ReadDevice | Kernel::WriteDevice | Kernel::CopyDevice => {
                 let (slice, slices) = self.device_slices();
-                let per_pass = slice * slices.max(grid) * VECTOR_BYTES;
+                let per_pass = slice * slices * VECTOR_BYTES;
                 let both = if self.kernel == Kernel::CopyDevice {
                     2
                 } else {
@@ -150,7 +178,8 @@ impl Launch {
                 };
                 per_pass * passes * both
             }
-            Kernel::ReadSm | Kernel::SharedRead | Kernel::SharedWrite => {
+            Kernel::ReadSm => self.sm_region_vectors() * VECTOR_BYTES * grid * passes,
+            Kernel::SharedRead | Kernel::SharedWrite => {
                 self.footprint_bytes / VECTOR_BYTES * VECTOR_BYTES * grid * passes
             }
             Kernel::SharedCopy => {
@@ -170,8 +199,16 @@ impl Launch {
                 let (slice, slices) = self.device_slices();
                 2 * slice * slices * VECTOR_BYTES
             }
+            Kernel::ReadSm => {
+                self.sm_region_vectors() * VECTOR_BYTES * u64::from(self.occupancy.blocks_per_sm)
+            }
             _ => self.footprint_bytes / VECTOR_BYTES * VECTOR_BYTES,
         }
+    }
+
+    /// Vectors in each block's own region of an SM footprint (at least one).
+    fn sm_region_vectors(&self) -> u64 {
+        (self.footprint_bytes / VECTOR_BYTES / u64::from(self.occupancy.blocks_per_sm)).max(1)
     }
 }
 
@@ -207,6 +244,12 @@ pub fn run(
         shared_mem_bytes: 0,
     };
     let passes = i32::try_from(launch.passes).unwrap_or(i32::MAX);
+    if launch.kernel == Kernel::ReadSm {
+        // Before the start event: the zeroing is not part of the timed launch.
+        stream
+            .memset_zeros(&mut buffers.tickets)
+            .map_err(driver_error("zeroing the SM tickets"))?;
+    }
     let timed = Some(CUevent_flags::CU_EVENT_DEFAULT);
     let start = stream
         .record_event(timed)
@@ -255,8 +298,9 @@ pub fn run(
             launch_now(builder, config)
         }
         Kernel::ReadSm => {
-            let count = launch.footprint_bytes / VECTOR_BYTES;
-            let needed = count * VECTOR_BYTES * u64::from(sms);
+            let count = launch.sm_region_vectors();
+            let blocks = launch.occupancy.blocks_per_sm;
+            let needed = count * VECTOR_BYTES * u64::from(sms) * u64::from(blocks);
             if needed > buffers.source_bytes {
                 return Err(too_big("SM regions", needed, buffers.source_bytes));
             }
@@ -266,6 +310,8 @@ pub fn run(
                 .arg(&buffers.source)
                 .arg(&count)
                 .arg(&sms)
+                .arg(&blocks)
+                .arg(&mut buffers.tickets)
                 .arg(&passes)
                 .arg(&mut buffers.sink);
             launch_now(builder, config)
@@ -302,10 +348,12 @@ fn launch_now(
     config: LaunchConfig,
 ) -> Result<(), cudarc::driver::DriverError> {
     // SAFETY: every caller pushed the arguments in the order and types of its kernel in
-    // cuda/bandwidth.cu — (const uint4 *, unsigned, unsigned, int, unsigned *) for the reads,
+    // cuda/bandwidth.cu — (const uint4 *, unsigned, unsigned, int, unsigned *) for the device
+    // read, (const uint4 *, unsigned, unsigned, unsigned, unsigned *, int, unsigned *) for the
+    // SM read, whose tickets hold one counter per SM (indexed smid % sms),
     // (uint4 *, unsigned, unsigned, int) for the write, (const uint4 *, uint4 *, unsigned,
     // unsigned, int) for the copy, (unsigned, int, unsigned *) for the shared kernels — and
-    // checked that every index the kernel forms (slices × slice vectors, SMs × region) lies
+    // checked that every index the kernel forms (slices × slice vectors, SMs × blocks × region) lies
     // inside the buffer it passed; the shared kernels index only their dynamic array, whose
     // size is `count` vectors; `sink` holds 64 bytes and the kernels write its first word.
     unsafe { builder.launch(config) }.map(|_| ())

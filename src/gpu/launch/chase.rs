@@ -1,0 +1,430 @@
+//! Launchers of cuda/cache.cu and of generated straight-line PTX: every pointer chase, the
+//! word-index and per-load chases, the TLB buffer, and the instruction-cache probe.
+
+use super::*;
+
+/// The shared-memory carveout the global-memory chases ask for by default: 0 % shared, the
+/// most L1 (`--carveout` asks for others).
+pub const CHASE_CARVEOUT_PERCENT: i32 = 0;
+
+/// Checks a chase chain of 32-bit word indices on the host (one pass), so every launch below
+/// keeps its loads inside the buffer whoever built the chain: every word and every start must
+/// index the chain, and with `pairs` the chain must be one of 8-byte elements (even indices,
+/// odd words unused), as the 64-bit pointer chases read it.
+fn check_chain(chain: &[u32], starts: &[u32], pairs: bool) -> Result<(), GpuError> {
+    let len = chain.len();
+    let bad = |detail: String| GpuError::Driver {
+        action: "checking a chase chain".into(),
+        detail,
+    };
+    if len == 0 || (pairs && !len.is_multiple_of(2)) {
+        return Err(bad(format!("a chain of {len} words cannot be chased")));
+    }
+    for (w, &next) in chain.iter().enumerate() {
+        if next as usize >= len {
+            return Err(bad(format!(
+                "word {w} points at {next}, past the {len} words"
+            )));
+        }
+        if pairs && (next % 2 != 0 || (w % 2 != 0 && next != 0)) {
+            return Err(bad(format!(
+                "word {w} holds {next}: a pointer chase needs 8-byte elements (a stride that is a multiple of 8)"
+            )));
+        }
+    }
+    if let Some(start) = starts
+        .iter()
+        .find(|&&s| s as usize >= len || (pairs && s % 2 != 0))
+    {
+        return Err(bad(format!("start {start} is not an element of the chain")));
+    }
+    Ok(())
+}
+
+/// Runs `chase_global`, `chase_l2` or `chase_readonly` (cuda/cache.cu), 64-bit pointer chases,
+/// over `chain` (32-bit word indices, elements 8-byte aligned) on one block of `starts.len()`
+/// threads, thread t starting at word `starts[t]`; returns each thread's (cycles of the timed
+/// loads, final word index). The chain is uploaded as byte offsets and made absolute on the
+/// device (`absolute_pointers`).
+///
+/// Kernel signatures: `absolute_pointers(unsigned long long *chain[n], unsigned long long n)`;
+/// `(const unsigned long long *chain[len / 2], const unsigned *starts[threads], int warm,
+/// int steps, long long *out[2 * threads])`.
+pub fn chase(
+    gpu: &mut Gpu,
+    entry: &str,
+    chain: &[u32],
+    starts: &[u32],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<Vec<(i64, i64)>, GpuError> {
+    check_chain(chain, starts, true)?;
+    let function = l1_preferring(gpu, entry)?;
+    let absolute = gpu.function("cache", "absolute_pointers")?;
+    let stream = gpu.stream().clone();
+    let offsets: Vec<u64> = chain.iter().step_by(2).map(|&w| 4 * u64::from(w)).collect();
+    let mut device_chain = upload(gpu, &offsets, "the chase chain")?;
+    let device_starts = upload(gpu, starts, "the chase starts")?;
+    let mut out = zeros::<i64>(gpu, 2 * starts.len(), "the chase result")?;
+    let elements = offsets.len() as u64;
+    let mut launch = stream.launch_builder(&absolute);
+    launch.arg(&mut device_chain).arg(&elements);
+    let blocks = elements.div_ceil(256);
+    let blocks = u32::try_from(blocks).map_err(|_| GpuError::Driver {
+        action: "building a pointer chain".into(),
+        detail: format!("{elements} elements are too many"),
+    })?;
+    // SAFETY: the arguments match absolute_pointers' signature; it touches only i < n.
+    let config = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    unsafe { launch_and_wait(gpu, "absolute_pointers", launch, config, deadline) }?;
+    let (warm, steps) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    );
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_chain)
+        .arg(&device_starts)
+        .arg(&warm)
+        .arg(&steps)
+        .arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; check_chain proved every offset
+    // (made an address inside the buffer by the launch before, same stream) and every start
+    // lies inside the chain; there is one start per thread and `out` holds two per thread.
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(starts.len() as u32), deadline) }?;
+    let out = read(gpu, &out, "a chase result")?;
+    Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
+}
+
+/// Runs `chase_global_index` (cuda/cache.cu): the global chase with 32-bit word indices, one
+/// thread from word 0. Returns (cycles of the timed loads, final word index).
+///
+/// Kernel signature: `(const unsigned *chain[len], int warm, int steps, long long *out[2])`.
+pub fn chase_index(
+    gpu: &mut Gpu,
+    chain: &[u32],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    let out = one_thread_chase(gpu, "chase_global_index", chain, warm, steps, 1, deadline)?;
+    Ok(out[0])
+}
+
+/// The most loads `per_load_*` records (its shared-memory arrays).
+pub const PER_LOAD_LIMIT: u32 = 4096;
+
+/// Runs `per_load_global`, `per_load_l2` or `per_load_readonly` (cuda/cache.cu): one thread,
+/// `warm` untimed loads, then `loads` (at most [`PER_LOAD_LIMIT`]) each timed on its own.
+/// Returns (cycles, index read) per load.
+///
+/// Kernel signature: `(const unsigned *chain[len], int warm, int loads,
+/// long long *out[2 * loads])`.
+pub fn chase_per_load(
+    gpu: &mut Gpu,
+    entry: &str,
+    chain: &[u32],
+    warm: u32,
+    loads: u32,
+    deadline: Duration,
+) -> Result<Vec<(i64, i64)>, GpuError> {
+    let loads = loads.min(PER_LOAD_LIMIT);
+    one_thread_chase(gpu, entry, chain, warm, loads, loads, deadline)
+}
+
+/// One thread of `entry` over `chain` (32-bit word indices) with the kernel signature
+/// `(const unsigned *chain[len], int warm, int count, long long *out[2 * pairs])`; returns the
+/// `pairs` (value, index) pairs it wrote.
+fn one_thread_chase(
+    gpu: &mut Gpu,
+    entry: &str,
+    chain: &[u32],
+    warm: u32,
+    count: u32,
+    pairs: u32,
+    deadline: Duration,
+) -> Result<Vec<(i64, i64)>, GpuError> {
+    check_chain(chain, &[0], false)?;
+    let function = l1_preferring(gpu, entry)?;
+    let stream = gpu.stream().clone();
+    let device_chain = upload(gpu, chain, "the chase chain")?;
+    let mut out = zeros::<i64>(gpu, 2 * pairs as usize, "the chase result")?;
+    let (warm, count) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(count, "the chase length")?,
+    );
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_chain)
+        .arg(&warm)
+        .arg(&count)
+        .arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; check_chain proved every index
+    // in `chain` is below its length; the callers keep `count` within what the kernel writes
+    // (per_load_* writes 2 × count values, at most PER_LOAD_LIMIT; chase_global_index 2) and
+    // `out` holds 2 × pairs.
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(1), deadline) }?;
+    let out = read(gpu, &out, "a chase result")?;
+    Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
+}
+
+/// The chase function `entry`, asked to favour L1 over shared memory (a preference the
+/// driver may round).
+fn l1_preferring(gpu: &mut Gpu, entry: &str) -> Result<CudaFunction, GpuError> {
+    let function = gpu.function("cache", entry)?;
+    function
+        .set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            gpu.chase_carveout_percent,
+        )
+        .map_err(driver_error("setting the chase's shared-memory carveout"))?;
+    Ok(function)
+}
+
+/// One device buffer for TLB chases (cuda/cache.cu `tlb_chain_init`, `chase_tlb`), allocated
+/// once at the sweep's largest footprint so every point chases the same virtual addresses.
+pub struct TlbBuffer {
+    buffer: CudaSlice<u8>,
+}
+
+impl TlbBuffer {
+    pub fn new(gpu: &Gpu, bytes: u64) -> Result<TlbBuffer, GpuError> {
+        let stream = gpu.stream().clone();
+        // SAFETY: uninitialised device memory is only read where tlb_chain_init wrote first.
+        let buffer = unsafe { stream.alloc::<u8>(bytes as usize) }.map_err(driver_error(
+            "allocating the TLB buffer (pass a smaller --max-bytes)",
+        ))?;
+        Ok(TlbBuffer { buffer })
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.buffer.len() as u64
+    }
+
+    /// Writes element i (at i × stride) = next[i], then chases from element 0. Returns
+    /// (cycles of the timed loads, final element number).
+    ///
+    /// Kernel signatures: `tlb_chain_init(unsigned char *base, unsigned long long stride,
+    /// const unsigned *next[n], unsigned n)`, `chase_tlb(const unsigned char *base,
+    /// unsigned long long stride, int warm, int steps, long long *out[2])`.
+    pub fn chase(
+        &mut self,
+        gpu: &mut Gpu,
+        stride: u64,
+        next: &[u32],
+        warm: u32,
+        steps: u32,
+        deadline: Duration,
+    ) -> Result<(i64, i64), GpuError> {
+        let n = next.len() as u64;
+        if n == 0
+            || !stride.is_multiple_of(8)
+            || (n - 1)
+                .checked_mul(stride)
+                .and_then(|end| end.checked_add(8))
+                .is_none_or(|end| end > self.bytes())
+            || next.iter().any(|&e| u64::from(e) >= n)
+        {
+            return Err(GpuError::Driver {
+                action: "building a TLB chain".into(),
+                detail: format!(
+                    "{n} elements {stride} B apart do not fit the buffer, or the order names an element past them"
+                ),
+            });
+        }
+        let init = gpu.function("cache", "tlb_chain_init")?;
+        let chase = gpu.function("cache", "chase_tlb")?;
+        let stream = gpu.stream().clone();
+        let device_next = upload(gpu, next, "the TLB chain order")?;
+        let count = n as u32;
+        let mut launch = stream.launch_builder(&init);
+        launch
+            .arg(&mut self.buffer)
+            .arg(&stride)
+            .arg(&device_next)
+            .arg(&count);
+        // SAFETY: the arguments match tlb_chain_init's signature; the check above keeps every
+        // element written (i < n, at i × stride, 8 bytes) and every address it writes (of an
+        // element next[i] < n) inside the buffer.
+        let config = LaunchConfig::for_num_elems(count);
+        unsafe { launch_and_wait(gpu, "tlb_chain_init", launch, config, deadline) }?;
+        let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
+        let (warm, steps) = (
+            as_i32(warm, "the warm-up length")?,
+            as_i32(steps, "the chase length")?,
+        );
+        let mut launch = stream.launch_builder(&chase);
+        launch
+            .arg(&self.buffer)
+            .arg(&stride)
+            .arg(&warm)
+            .arg(&steps)
+            .arg(&mut out);
+        // SAFETY: the arguments match chase_tlb's signature; every element holds the address
+        // of an element inside the buffer, written by the init launch (same stream, so first).
+        unsafe { launch_and_wait(gpu, "chase_tlb", launch, one_block(1), deadline) }?;
+        chase_result(gpu, &out)
+    }
+}
+
+/// Runs `chase_shared` (cuda/cache.cu): 256 threads copy `chain` (word indices, uploaded as
+/// byte offsets) into dynamic shared memory as shared-window addresses, thread 0 chases it.
+/// Returns (cycles of the timed loads, final word index).
+///
+/// Kernel signature: `(const unsigned *chain[words], int words, int warm, int steps,
+/// long long *out[2])`, with words * 4 bytes of dynamic shared memory (at most 48 KiB).
+pub fn chase_shared(
+    gpu: &mut Gpu,
+    chain: &[u32],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    check_chain(chain, &[0], false)?;
+    let function = gpu.function("cache", "chase_shared")?;
+    let stream = gpu.stream().clone();
+    let offsets: Vec<u32> = chain.iter().map(|&w| 4 * w).collect();
+    let device_chain = upload(gpu, &offsets, "the chase chain")?;
+    let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
+    let words = as_i32(chain.len() as u32, "the chain length")?;
+    let (warm, steps) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    );
+    let mut config = one_block(256);
+    config.shared_mem_bytes = u32::try_from(chain.len() * 4).unwrap_or(u32::MAX);
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_chain)
+        .arg(&words)
+        .arg(&warm)
+        .arg(&steps)
+        .arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; the dynamic shared memory holds
+    // the `words` elements copied, check_chain proved every offset lies inside them, `out`
+    // holds 2.
+    unsafe { launch_and_wait(gpu, "chase_shared", launch, config, deadline) }?;
+    chase_result(gpu, &out)
+}
+
+/// Runs `chase_constant` (per-thread register index: LDC) or `chase_constant_uniform` (warp-
+/// uniform index: ULDC) (cuda/cache.cu) on one thread after writing `chain` (word indices, at
+/// most 16384 words) into the module's `__constant__ unsigned const_chain[16384]` as byte
+/// offsets. Returns (cycles of the timed loads, final word index).
+///
+/// Kernel signature: `(const unsigned *starts[1], int warm, int steps, long long *out[2])`.
+pub fn chase_constant(
+    gpu: &mut Gpu,
+    entry: &str,
+    chain: &[u32],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    check_chain(chain, &[0], false)?;
+    let module = gpu.module("cache")?;
+    let function = gpu.function("cache", entry)?;
+    let stream = gpu.stream().clone();
+    let mut symbol = module
+        .get_global("const_chain", &stream)
+        .map_err(driver_error("finding const_chain"))?;
+    let bytes: Vec<u8> = chain.iter().flat_map(|w| (4 * w).to_le_bytes()).collect();
+    if bytes.len() > symbol.len() {
+        return Err(GpuError::Driver {
+            action: "writing the constant-memory chain".into(),
+            detail: format!(
+                "{} bytes do not fit the {}-byte array",
+                bytes.len(),
+                symbol.len()
+            ),
+        });
+    }
+    let mut target = symbol.slice_mut(..bytes.len());
+    stream
+        .memcpy_htod(&bytes, &mut target)
+        .map_err(driver_error("writing the constant-memory chain"))?;
+    let starts = upload(gpu, &[0_u32], "the chase start")?;
+    let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
+    let (warm, steps) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    );
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&starts).arg(&warm).arg(&steps).arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; check_chain proved every offset
+    // written to const_chain lies inside the chain, which fits the array; `out` holds 2.
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(1), deadline) }?;
+    chase_result(gpu, &out)
+}
+
+/// Runs `chase_texture` (cuda/cache.cu) on one thread through a texture object over `chain`.
+///
+/// Kernel signature: `(unsigned long long texture, int warm, int steps, long long *out[2])`.
+pub fn chase_texture(
+    gpu: &mut Gpu,
+    chain: &[u32],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    check_chain(chain, &[0], false)?;
+    let function = gpu.function("cache", "chase_texture")?;
+    let texture = crate::gpu::texture::LinearTexture::new(gpu, chain)?;
+    let stream = gpu.stream().clone();
+    let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
+    let handle = texture.handle();
+    let (warm, steps) = (
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    );
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&handle).arg(&warm).arg(&steps).arg(&mut out);
+    // SAFETY: the arguments match the kernel signature above; the texture object stays alive
+    // until after the wait below, every index in `chain` is below its length, `out` holds 2.
+    let result = unsafe { launch_and_wait(gpu, "chase_texture", launch, one_block(1), deadline) }
+        .and_then(|()| chase_result(gpu, &out));
+    drop(texture);
+    result
+}
+
+/// A finished chase's (cycles, final index).
+fn chase_result(gpu: &Gpu, out: &CudaSlice<i64>) -> Result<(i64, i64), GpuError> {
+    let result = read(gpu, out, "a chase result")?;
+    Ok((result[0], result[1]))
+}
+
+/// JIT-compiles generated PTX (the instruction-cache space) and runs `entry` on one thread
+/// with `passes` passes over its code; returns the cycles of the last pass. The module is
+/// unloaded when this returns.
+///
+/// Kernel signature: `(unsigned long long *out[2], float m, unsigned passes)`.
+pub fn straight_line(
+    gpu: &mut Gpu,
+    ptx: String,
+    entry: &str,
+    passes: u32,
+    deadline: Duration,
+) -> Result<i64, GpuError> {
+    let module = gpu
+        .context
+        .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+        .map_err(driver_error("JIT-compiling generated straight-line code"))?;
+    let function = module
+        .load_function(entry)
+        .map_err(driver_error("finding the generated kernel"))?;
+    let stream = gpu.stream().clone();
+    let mut out = zeros::<i64>(gpu, 2, "the straight-line result")?;
+    // A multiplier just below one keeps the chains finite for any length.
+    let multiplier = 0.999_f32;
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&mut out).arg(&multiplier).arg(&passes);
+    // SAFETY: the arguments match the generated kernel's signature above; `out` holds 2.
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(1), deadline) }?;
+    let result = read(gpu, &out, "a straight-line result")?;
+    Ok(result[0])
+}

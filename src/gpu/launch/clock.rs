@@ -1,0 +1,98 @@
+//! Launchers of cuda/clock.cu: the SM clock, timer overheads and the counter-scope probe.
+
+use super::*;
+
+/// Raw stamps of `clock_rate` (cuda/clock.cu): globaltimer and clock64 at start and end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockStamps {
+    pub start_ns: i64,
+    pub start_cycles: i64,
+    pub end_ns: i64,
+    pub end_cycles: i64,
+}
+
+/// Runs `clock_rate` on one thread: it spins for `spin` of %globaltimer time.
+///
+/// Kernel signature: `(unsigned long long spin_ns, long long *out[4])`.
+pub fn clock_rate(gpu: &mut Gpu, spin: Duration) -> Result<ClockStamps, GpuError> {
+    let function = gpu.function("clock", "clock_rate")?;
+    let stream = gpu.stream().clone();
+    let mut out = zeros::<i64>(gpu, 4, "clock stamps")?;
+    let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&spin_ns).arg(&mut out);
+    // SAFETY: argument order and types match the signature above; `out` holds 4 elements.
+    let deadline = spin + Duration::from_secs(10);
+    unsafe { launch_and_wait(gpu, "clock_rate", launch, one_block(1), deadline) }?;
+    let stamps = read(gpu, &out, "clock stamps")?;
+    Ok(ClockStamps {
+        start_ns: stamps[0],
+        start_cycles: stamps[1],
+        end_ns: stamps[2],
+        end_cycles: stamps[3],
+    })
+}
+
+/// Runs `clock_overhead` on one thread: `pairs` back-to-back clock64 differences.
+///
+/// Kernel signature: `(long long *out[pairs], int pairs)`.
+pub fn clock_overhead(gpu: &mut Gpu, pairs: u32) -> Result<Vec<i64>, GpuError> {
+    timer_pairs(gpu, "clock_overhead", 1, pairs)
+}
+
+/// Runs a one-thread timer kernel of cuda/clock.cu whose signature is
+/// `(long long *out[values_per_pair * pairs], int pairs)`, and returns `out`.
+fn timer_pairs(
+    gpu: &mut Gpu,
+    entry: &str,
+    values_per_pair: usize,
+    pairs: u32,
+) -> Result<Vec<i64>, GpuError> {
+    let function = gpu.function("clock", entry)?;
+    let stream = gpu.stream().clone();
+    let mut out = zeros::<i64>(gpu, values_per_pair * pairs as usize, "timer samples")?;
+    let count = as_i32(pairs, "the pair count")?;
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&mut out).arg(&count);
+    // SAFETY: both callers' kernels take (long long *out, int pairs) and write
+    // values_per_pair * pairs elements, which `out` holds.
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(1), Duration::from_secs(10)) }?;
+    read(gpu, &out, "timer samples")
+}
+
+/// Runs `timer_overheads` (cuda/clock.cu) on one thread: `pairs` back-to-back differences of
+/// clock64, clock and %globaltimer (ns), in that order.
+///
+/// Kernel signature: `(long long *out[3*pairs], int pairs)`.
+pub fn timer_overheads(gpu: &mut Gpu, pairs: u32) -> Result<Vec<i64>, GpuError> {
+    timer_pairs(gpu, "timer_overheads", 3, pairs)
+}
+
+/// Runs `clock_scope` (cuda/clock.cu) with `blocks` blocks of 32 threads; returns six values
+/// per block: smid, clock64 start, globaltimer start, clock64 end, globaltimer end, 0.
+///
+/// Kernel signature: `(unsigned long long spin_ns, long long *out[blocks*6])`.
+pub fn clock_scope(gpu: &mut Gpu, blocks: u32, spin: Duration) -> Result<Vec<i64>, GpuError> {
+    let function = gpu.function("clock", "clock_scope")?;
+    let stream = gpu.stream().clone();
+    let mut out = zeros::<i64>(gpu, blocks as usize * 6, "clock scope stamps")?;
+    let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&spin_ns).arg(&mut out);
+    let config = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (WARP_LANES as u32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: argument order and types match the signature above; `out` holds 6 per block.
+    unsafe {
+        launch_and_wait(
+            gpu,
+            "clock_scope",
+            launch,
+            config,
+            spin * blocks + Duration::from_secs(10),
+        )
+    }?;
+    read(gpu, &out, "clock scope stamps")
+}

@@ -1,0 +1,93 @@
+//! Every kernel launch gpubench makes, typed, one file per kernel family (`cuda/<family>.cu`).
+//! With `gpu/slots.rs` and `gpu/texture.rs` this is the only code with `unsafe` launches: each
+//! launcher states, in its `# Safety`-style comment, the argument order and types its kernel
+//! expects, and allocates every buffer at the size the kernel writes. The steps every launcher
+//! shares are here: [`zeros`] and [`upload`] (allocate), [`launch_and_wait`] (launch, then
+//! wait with a deadline) and [`read`] (copy back).
+
+use std::time::Duration;
+
+use cudarc::driver::{
+    CudaFunction, CudaSlice, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
+
+use super::{Gpu, driver_error};
+use crate::error::GpuError;
+
+pub const WARP_LANES: usize = 32;
+
+pub mod bandwidth;
+mod branch;
+mod chase;
+mod clock;
+mod divergence;
+mod pipeline;
+mod shared;
+mod sync;
+
+pub use branch::*;
+pub use chase::*;
+pub use clock::*;
+pub use divergence::*;
+pub use pipeline::*;
+pub use shared::*;
+pub use sync::*;
+
+fn one_block(threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn as_i32(value: u32, what: &str) -> Result<i32, GpuError> {
+    i32::try_from(value).map_err(|_| GpuError::Driver {
+        action: format!("passing {what} to a kernel"),
+        detail: format!("{value} does not fit a 32-bit int"),
+    })
+}
+
+/// `n` zeros on the device; `what` names the buffer in an error.
+fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+    gpu: &Gpu,
+    n: usize,
+    what: &str,
+) -> Result<CudaSlice<T>, GpuError> {
+    gpu.stream()
+        .alloc_zeros::<T>(n)
+        .map_err(driver_error(&format!("allocating {what}")))
+}
+
+/// `data` copied to the device; `what` names it in an error.
+fn upload<T: DeviceRepr>(gpu: &Gpu, data: &[T], what: &str) -> Result<CudaSlice<T>, GpuError> {
+    gpu.stream()
+        .clone_htod(data)
+        .map_err(driver_error(&format!("copying {what}")))
+}
+
+/// `buffer` copied back; `what` names it in an error.
+fn read<T: DeviceRepr>(gpu: &Gpu, buffer: &CudaSlice<T>, what: &str) -> Result<Vec<T>, GpuError> {
+    gpu.stream()
+        .clone_dtoh(buffer)
+        .map_err(driver_error(&format!("reading {what}")))
+}
+
+/// Launches `entry` with the arguments pushed on `builder` and `config`, then waits for it,
+/// giving up after `deadline` (a kernel that overruns is reported, never waited for forever).
+///
+/// # Safety
+///
+/// The arguments on `builder` must match `entry`'s signature in order and type, and every
+/// buffer among them must hold every element the kernel indexes when launched with `config`.
+unsafe fn launch_and_wait(
+    gpu: &Gpu,
+    entry: &str,
+    mut builder: LaunchArgs,
+    config: LaunchConfig,
+    deadline: Duration,
+) -> Result<(), GpuError> {
+    // SAFETY: the caller's contract above.
+    unsafe { builder.launch(config) }.map_err(driver_error(&format!("launching {entry}")))?;
+    gpu.wait(entry, deadline)
+}
