@@ -2,7 +2,7 @@
 // (one v4.u32 per thread: LDG.E.NA.128, LDG.E.128, STG.E.128, LDS.128, STS.128 in SASS), issued
 // as inline PTX so that ptxas keeps every one (nothing is hoisted out of the pass loop) and so
 // the L1 policy is the one named: `L1::no_allocate` leaves L1 out (LDG.E.NA), a plain load
-// allocates in L1. `.cg` would also skip L1 but becomes a STRONG.GPU load on sm_90. Each thread keeps UNROLL
+// allocates in L1, `.cg` (bw_read_device_strong) is a STRONG.GPU load on sm_90. Each thread keeps UNROLL
 // independent accesses in flight before it consumes any. The buffers hold zeros, so the running
 // sum is 0 and the store to `sink` never happens; the compiler cannot know that.
 //
@@ -20,10 +20,21 @@
 
 #define UNROLL 4
 
-__device__ __forceinline__ uint4 load_l2(const uint4 *p)
+__device__ __forceinline__ uint4 load_no_l1(const uint4 *p)
 {
     uint4 v;
     asm volatile("ld.global.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+// `.cg` at gpu scope: on sm_90 a STRONG.GPU load, which the L2 keeps in one copy (the weak
+// no-allocate loads above fill only the requesting SM's half of the H100's L2, see the README).
+__device__ __forceinline__ uint4 load_strong(const uint4 *p)
+{
+    uint4 v;
+    asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p));
     return v;
@@ -72,7 +83,16 @@ __device__ __forceinline__ unsigned fold(uint4 v)
 // then every gridDim-th after it: with at least as many slices as blocks every slice is read
 // once per pass, with fewer every block reads one slice (so ceil(blocks / slices) blocks share
 // each). Within a slice the block's threads take every blockDim-th vector, UNROLL at a time.
-template <bool L1>
+// How a read loads: through L1, past it (no allocation) or with a strong .cg load.
+enum LoadPath { THROUGH_L1, NO_L1, STRONG };
+
+template <LoadPath PATH>
+__device__ __forceinline__ uint4 load(const uint4 *p)
+{
+    return PATH == THROUGH_L1 ? load_l1(p) : PATH == NO_L1 ? load_no_l1(p) : load_strong(p);
+}
+
+template <LoadPath PATH>
 __device__ __forceinline__ unsigned read_slices(const uint4 *data, unsigned slice_count,
                                                 unsigned slices, int passes)
 {
@@ -89,7 +109,7 @@ __device__ __forceinline__ unsigned read_slices(const uint4 *data, unsigned slic
                 uint4 v[UNROLL];
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
-                    v[u] = L1 ? load_l1(slice + i + u * step) : load_l2(slice + i + u * step);
+                    v[u] = load<PATH>(slice + i + u * step);
                 }
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
@@ -98,14 +118,14 @@ __device__ __forceinline__ unsigned read_slices(const uint4 *data, unsigned slic
             }
 #pragma unroll 1
             for (; i < slice_count; i += step) {
-                sum += fold(L1 ? load_l1(slice + i) : load_l2(slice + i));
+                sum += fold(load<PATH>(slice + i));
             }
         }
     }
     return sum;
 }
 
-template <bool L1>
+template <LoadPath PATH>
 __device__ __forceinline__ unsigned read_region(const uint4 *data, unsigned count, int passes)
 {
     unsigned sum = 0;
@@ -117,7 +137,7 @@ __device__ __forceinline__ unsigned read_region(const uint4 *data, unsigned coun
             uint4 v[UNROLL];
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u) {
-                v[u] = L1 ? load_l1(data + i + u * blockDim.x) : load_l2(data + i + u * blockDim.x);
+                v[u] = load<PATH>(data + i + u * blockDim.x);
             }
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u) {
@@ -126,7 +146,7 @@ __device__ __forceinline__ unsigned read_region(const uint4 *data, unsigned coun
         }
 #pragma unroll 1
         for (; i < count; i += blockDim.x) {
-            sum += fold(L1 ? load_l1(data + i) : load_l2(data + i));
+            sum += fold(load<PATH>(data + i));
         }
     }
     return sum;
@@ -136,7 +156,17 @@ __device__ __forceinline__ unsigned read_region(const uint4 *data, unsigned coun
 extern "C" __global__ void bw_read_device(const uint4 *data, unsigned slice_count,
                                           unsigned slices, int passes, unsigned *sink)
 {
-    const unsigned sum = read_slices<false>(data, slice_count, slices, passes);
+    const unsigned sum = read_slices<NO_L1>(data, slice_count, slices, passes);
+    if (sum == 0x9e3779b9u) {
+        sink[0] = sum;
+    }
+}
+
+// The same with strong .cg loads.
+extern "C" __global__ void bw_read_device_strong(const uint4 *data, unsigned slice_count,
+                                                 unsigned slices, int passes, unsigned *sink)
+{
+    const unsigned sum = read_slices<STRONG>(data, slice_count, slices, passes);
     if (sum == 0x9e3779b9u) {
         sink[0] = sum;
     }
@@ -159,7 +189,7 @@ extern "C" __global__ void bw_read_sm(const uint4 *data, unsigned count, unsigne
         first = ((unsigned long long)sm * blocks_per_sm + ticket) * count;
     }
     __syncthreads();
-    const unsigned sum = read_region<true>(data + first, count, passes);
+    const unsigned sum = read_region<THROUGH_L1>(data + first, count, passes);
     if (sum == 0x9e3779b9u) {
         sink[0] = sum;
     }
@@ -199,7 +229,7 @@ extern "C" __global__ void bw_copy_device(const uint4 *source, uint4 *target,
                 uint4 v[UNROLL];
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
-                    v[u] = load_l2(source + base + i + u * step);
+                    v[u] = load_no_l1(source + base + i + u * step);
                 }
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
@@ -208,7 +238,7 @@ extern "C" __global__ void bw_copy_device(const uint4 *source, uint4 *target,
             }
 #pragma unroll 1
             for (; i < slice_count; i += step) {
-                store_global(target + base + i, load_l2(source + base + i));
+                store_global(target + base + i, load_no_l1(source + base + i));
             }
         }
     }

@@ -284,12 +284,16 @@ mod tests {
             memory_instructions(include_str!("../../tests/fixtures/bandwidth.sm_90.sass"));
         let ops = |kernel: &str| kernels.get(kernel).cloned().unwrap_or_default();
         assert_eq!(ops("bw_read_device").get("LDG.E.NA.128"), Some(&5));
+        assert_eq!(
+            ops("bw_read_device_strong").get("LDG.E.128.STRONG.GPU"),
+            Some(&5)
+        );
         assert_eq!(ops("bw_read_sm").get("LDG.E.128"), Some(&5));
         assert!(ops("bw_read_sm").contains_key("ATOMG.E.ADD.STRONG.GPU"));
         assert_eq!(ops("bw_write_device").get("STG.E.128"), Some(&4));
         assert_eq!(ops("bw_copy_device").get("LDG.E.NA.128"), Some(&5));
         assert_eq!(ops("bw_shared_read").get("LDS.128"), Some(&5));
         assert_eq!(ops("bw_shared_write").get("STS.128"), Some(&5));
-        assert_eq!(kernels.len(), 7);
+        assert_eq!(kernels.len(), 8);
     }
 }

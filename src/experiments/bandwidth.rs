@@ -4,10 +4,12 @@
 //!
 //! Method. Every access is a 16-byte vector and every thread keeps four in flight. For each
 //! level a short search first picks the occupancy (threads per block × blocks per SM, every
-//! pair the SM allows) that moves the most bytes at a footprint well inside that level; the
-//! sweeps then run at the winners: reads through L1 against the footprint of each SM (every SM
-//! its own region), and reads, writes and copies through L2 against the device-wide footprint,
-//! from inside L2 to far past it. Each launch is calibrated (passes doubled until it runs at
+//! pair the SM allows) that moves the most bytes at a footprint well inside that level; each
+//! level's read, write and copy are then measured at its winner. The sweeps run at the winners:
+//! reads through L1 against the footprint of each SM (every block its own region), and weak
+//! reads past L1, strong (`.cg`) reads, writes and copies against the device-wide footprint,
+//! from two slices per SM to far past L2. Every line is read by one block per pass: blocks that
+//! shared lines would be served by one another's fetches, not by the level measured. Each launch is calibrated (passes doubled until it runs at
 //! least `--min-ms`), then timed `--repeats` times between CUDA events; a point's bandwidth is
 //! the median of the repeats, with their range. Bytes per clock per SM divide by the SM clock
 //! measured at the start of the run and the SM count.
@@ -155,6 +157,7 @@ pub struct Point {
 pub fn describe(kernel: Kernel) -> (&'static str, &'static str) {
     match kernel {
         Kernel::ReadDevice => ("read", "device"),
+        Kernel::ReadDeviceStrong => ("strong read", "device"),
         Kernel::WriteDevice => ("write", "device"),
         Kernel::CopyDevice => ("copy", "device"),
         Kernel::ReadSm => ("read", "sm"),
@@ -273,8 +276,12 @@ pub struct Measured {
 }
 
 /// The device kernels, in the order the sweeps and headline figures list them.
-pub const DEVICE_KERNELS: [Kernel; 3] =
-    [Kernel::ReadDevice, Kernel::WriteDevice, Kernel::CopyDevice];
+pub const DEVICE_KERNELS: [Kernel; 4] = [
+    Kernel::ReadDevice,
+    Kernel::ReadDeviceStrong,
+    Kernel::WriteDevice,
+    Kernel::CopyDevice,
+];
 
 impl Bench<'_> {
     /// The occupancy search, the headline points and the sweeps.

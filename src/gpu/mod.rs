@@ -4,7 +4,6 @@
 
 pub mod jit;
 pub mod launch;
-pub mod slots;
 pub mod texture;
 
 use std::collections::HashMap;

@@ -53,7 +53,7 @@ pub struct LevelFigure {
 /// Where one sweep's bandwidth falls from one plateau to the next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FalloffFigure {
-    /// "l1 read" (footprint per SM) or "device read" / "device write" / "device copy".
+    /// "l1 read (per SM)" or "device read" / "device strong read" / "device write" / "device copy".
     pub sweep: String,
     pub bytes: u64,
     pub low_bytes: u64,
@@ -186,6 +186,7 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
     let sweeps: Vec<(&str, &str, RGBColor)> = vec![
         ("sm", "read", GREEN),
         ("device", "read", BLUE),
+        ("device", "strong read", CYAN),
         ("device", "write", RED),
         ("device", "copy", MAGENTA),
     ];
@@ -243,7 +244,7 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
                 let label = if *placement == "sm" {
                     "read through L1 (footprint per SM)".to_string()
                 } else {
-                    format!("{operation} through L2 (device footprint)")
+                    format!("{operation} past L1 (device footprint)")
                 };
                 let colour = *colour;
                 chart

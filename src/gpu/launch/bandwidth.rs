@@ -1,15 +1,14 @@
-//! Launchers of cuda/bandwidth.cu, each timed between two CUDA events on the stream and waited
-//! for with a deadline (not through `launch_and_wait`: the end event must be queued right
-//! behind the kernel, before the host waits). Every buffer is allocated once, at the largest footprint, and every
+//! Launchers of cuda/bandwidth.cu, each timed between two CUDA events around the launch
+//! ([`super::timed`]) and waited for with a deadline. Every buffer is allocated once, at the largest footprint, and every
 //! launch is checked against it on the host, so no argument combination reads or writes past
 //! an allocation.
 
 use std::time::Duration;
 
-use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 
-use super::{Gpu, driver_error};
+use super::{Gpu, driver_error, timed};
 use crate::error::GpuError;
 
 /// Bytes per access: one 16-byte vector per thread (`uint4`).
@@ -22,6 +21,8 @@ pub const UNROLL: u64 = 4;
 pub enum Kernel {
     /// `bw_read_device`: the grid reads one region through L2 (no L1 allocation).
     ReadDevice,
+    /// `bw_read_device_strong`: the same with strong `.cg` loads.
+    ReadDeviceStrong,
     /// `bw_write_device`: the grid writes one region.
     WriteDevice,
     /// `bw_copy_device`: the grid copies a region onto another (footprint: both).
@@ -39,6 +40,7 @@ impl Kernel {
     pub fn entry(self) -> &'static str {
         match self {
             Kernel::ReadDevice => "bw_read_device",
+            Kernel::ReadDeviceStrong => "bw_read_device_strong",
             Kernel::WriteDevice => "bw_write_device",
             Kernel::CopyDevice => "bw_copy_device",
             Kernel::ReadSm => "bw_read_sm",
@@ -53,6 +55,7 @@ impl Kernel {
     pub fn expected_accesses(self) -> &'static [&'static str] {
         match self {
             Kernel::ReadDevice => &["LDG.E.NA.128"],
+            Kernel::ReadDeviceStrong => &["LDG.E.128.STRONG.GPU"],
             Kernel::WriteDevice => &["STG.E.128"],
             Kernel::CopyDevice => &["LDG.E.NA.128", "STG.E.128"],
             Kernel::ReadSm => &["LDG.E.128"],
@@ -69,8 +72,9 @@ impl Kernel {
         )
     }
 
-    pub const ALL: [Kernel; 7] = [
+    pub const ALL: [Kernel; 8] = [
         Kernel::ReadDevice,
+        Kernel::ReadDeviceStrong,
         Kernel::WriteDevice,
         Kernel::CopyDevice,
         Kernel::ReadSm,
@@ -113,19 +117,16 @@ pub struct Buffers {
 
 impl Buffers {
     pub fn new(gpu: &Gpu, source_bytes: u64, multiprocessors: u32) -> Result<Buffers, GpuError> {
-        let words = |bytes: u64| usize::try_from(bytes / 4).unwrap_or(usize::MAX);
-        let stream = gpu.stream();
         let alloc = |bytes: u64, what: &str| {
-            stream
-                .alloc_zeros::<u32>(words(bytes))
-                .map_err(driver_error(what))
+            let words = usize::try_from(bytes / 4).unwrap_or(usize::MAX);
+            super::zeros::<u32>(gpu, words, what)
         };
         let target_bytes = source_bytes / 2;
         Ok(Buffers {
-            source: alloc(source_bytes, "allocating the bandwidth source buffer")?,
-            target: alloc(target_bytes, "allocating the bandwidth copy target")?,
-            sink: alloc(64, "allocating the sink")?,
-            tickets: alloc(4 * u64::from(multiprocessors), "allocating the SM tickets")?,
+            source: alloc(source_bytes, "the bandwidth source buffer")?,
+            target: alloc(target_bytes, "the bandwidth copy target")?,
+            sink: alloc(64, "the sink")?,
+            tickets: alloc(4 * u64::from(multiprocessors), "the SM tickets")?,
             source_bytes,
             target_bytes,
             multiprocessors,
@@ -146,7 +147,10 @@ impl Launch {
     pub fn grid(&self, multiprocessors: u32) -> u32 {
         let full = multiprocessors * self.occupancy.blocks_per_sm;
         match self.kernel {
-            Kernel::ReadDevice | Kernel::WriteDevice | Kernel::CopyDevice => {
+            Kernel::ReadDevice
+            | Kernel::ReadDeviceStrong
+            | Kernel::WriteDevice
+            | Kernel::CopyDevice => {
                 u32::try_from(self.device_slices().1).map_or(full, |slices| full.min(slices))
             }
             _ => full,
@@ -168,7 +172,10 @@ impl Launch {
         let grid = u64::from(self.grid(multiprocessors));
         let passes = u64::from(self.passes);
         match self.kernel {
-            Kernel::ReadDevice | Kernel::WriteDevice | Kernel::CopyDevice => {
+            Kernel::ReadDevice
+            | Kernel::ReadDeviceStrong
+            | Kernel::WriteDevice
+            | Kernel::CopyDevice => {
                 let (slice, slices) = self.device_slices();
                 let per_pass = slice * slices * VECTOR_BYTES;
                 let both = if self.kernel == Kernel::CopyDevice {
@@ -191,7 +198,7 @@ impl Launch {
     /// The footprint that launch actually covers (rounded to whole slices / vectors).
     pub fn covered_bytes(&self) -> u64 {
         match self.kernel {
-            Kernel::ReadDevice | Kernel::WriteDevice => {
+            Kernel::ReadDevice | Kernel::ReadDeviceStrong | Kernel::WriteDevice => {
                 let (slice, slices) = self.device_slices();
                 slice * slices * VECTOR_BYTES
             }
@@ -250,97 +257,91 @@ pub fn run(
             .memset_zeros(&mut buffers.tickets)
             .map_err(driver_error("zeroing the SM tickets"))?;
     }
-    let timed = Some(CUevent_flags::CU_EVENT_DEFAULT);
-    let start = stream
-        .record_event(timed)
-        .map_err(driver_error("recording the start event"))?;
-    // Each arm checks the launch against the buffers before the kernel sees it.
-    let queued = match launch.kernel {
-        Kernel::ReadDevice | Kernel::WriteDevice | Kernel::CopyDevice => {
-            let (slice, slices) = launch.device_slices();
-            let region = slice * slices * VECTOR_BYTES;
-            let (slice, slices) = (as_u32(slice, "a slice")?, as_u32(slices, "the slices")?);
-            let mut builder = stream.launch_builder(&function);
-            match launch.kernel {
-                Kernel::ReadDevice => {
-                    if region > buffers.source_bytes {
-                        return Err(too_big("region", region, buffers.source_bytes));
+    let ms = timed(gpu, entry, deadline, || {
+        // Each arm checks the launch against the buffers before the kernel sees it.
+        let queued = match launch.kernel {
+            Kernel::ReadDevice
+            | Kernel::ReadDeviceStrong
+            | Kernel::WriteDevice
+            | Kernel::CopyDevice => {
+                let (slice, slices) = launch.device_slices();
+                let region = slice * slices * VECTOR_BYTES;
+                let (slice, slices) = (as_u32(slice, "a slice")?, as_u32(slices, "the slices")?);
+                let mut builder = stream.launch_builder(&function);
+                match launch.kernel {
+                    Kernel::ReadDevice | Kernel::ReadDeviceStrong => {
+                        if region > buffers.source_bytes {
+                            return Err(too_big("region", region, buffers.source_bytes));
+                        }
+                        builder
+                            .arg(&buffers.source)
+                            .arg(&slice)
+                            .arg(&slices)
+                            .arg(&passes)
+                            .arg(&mut buffers.sink);
                     }
-                    builder
-                        .arg(&buffers.source)
-                        .arg(&slice)
-                        .arg(&slices)
-                        .arg(&passes)
-                        .arg(&mut buffers.sink);
-                }
-                Kernel::WriteDevice => {
-                    if region > buffers.source_bytes {
-                        return Err(too_big("region", region, buffers.source_bytes));
+                    Kernel::WriteDevice => {
+                        if region > buffers.source_bytes {
+                            return Err(too_big("region", region, buffers.source_bytes));
+                        }
+                        builder
+                            .arg(&mut buffers.source)
+                            .arg(&slice)
+                            .arg(&slices)
+                            .arg(&passes);
                     }
-                    builder
-                        .arg(&mut buffers.source)
-                        .arg(&slice)
-                        .arg(&slices)
-                        .arg(&passes);
-                }
-                _ => {
-                    if region > buffers.target_bytes {
-                        return Err(too_big("copy region", region, buffers.target_bytes));
+                    _ => {
+                        if region > buffers.target_bytes {
+                            return Err(too_big("copy region", region, buffers.target_bytes));
+                        }
+                        builder
+                            .arg(&buffers.source)
+                            .arg(&mut buffers.target)
+                            .arg(&slice)
+                            .arg(&slices)
+                            .arg(&passes);
                     }
-                    builder
-                        .arg(&buffers.source)
-                        .arg(&mut buffers.target)
-                        .arg(&slice)
-                        .arg(&slices)
-                        .arg(&passes);
                 }
+                launch_now(builder, config)
             }
-            launch_now(builder, config)
-        }
-        Kernel::ReadSm => {
-            let count = launch.sm_region_vectors();
-            let blocks = launch.occupancy.blocks_per_sm;
-            let needed = count * VECTOR_BYTES * u64::from(sms) * u64::from(blocks);
-            if needed > buffers.source_bytes {
-                return Err(too_big("SM regions", needed, buffers.source_bytes));
+            Kernel::ReadSm => {
+                let count = launch.sm_region_vectors();
+                let blocks = launch.occupancy.blocks_per_sm;
+                let needed = count * VECTOR_BYTES * u64::from(sms) * u64::from(blocks);
+                if needed > buffers.source_bytes {
+                    return Err(too_big("SM regions", needed, buffers.source_bytes));
+                }
+                let count = as_u32(count, "the region")?;
+                let mut builder = stream.launch_builder(&function);
+                builder
+                    .arg(&buffers.source)
+                    .arg(&count)
+                    .arg(&sms)
+                    .arg(&blocks)
+                    .arg(&mut buffers.tickets)
+                    .arg(&passes)
+                    .arg(&mut buffers.sink);
+                launch_now(builder, config)
             }
-            let count = as_u32(count, "the region")?;
-            let mut builder = stream.launch_builder(&function);
-            builder
-                .arg(&buffers.source)
-                .arg(&count)
-                .arg(&sms)
-                .arg(&blocks)
-                .arg(&mut buffers.tickets)
-                .arg(&passes)
-                .arg(&mut buffers.sink);
-            launch_now(builder, config)
-        }
-        Kernel::SharedRead | Kernel::SharedWrite | Kernel::SharedCopy => {
-            let count = launch.footprint_bytes / VECTOR_BYTES;
-            let bytes = as_u32(count * VECTOR_BYTES, "the shared array")?;
-            function
-                .set_attribute(
-                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    i32::try_from(bytes).unwrap_or(i32::MAX),
-                )
-                .map_err(driver_error("allowing the shared array's size"))?;
-            config.shared_mem_bytes = bytes;
-            let count = as_u32(count, "the shared array")?;
-            let mut builder = stream.launch_builder(&function);
-            builder.arg(&count).arg(&passes).arg(&mut buffers.sink);
-            launch_now(builder, config)
-        }
-    };
-    queued.map_err(driver_error("launching a bandwidth kernel"))?;
-    let end = stream
-        .record_event(timed)
-        .map_err(driver_error("recording the end event"))?;
-    gpu.wait(entry, deadline)?;
-    let ms = start
-        .elapsed_ms(&end)
-        .map_err(driver_error("reading the launch's GPU time"))?;
-    Ok(f64::from(ms) / 1e3)
+            Kernel::SharedRead | Kernel::SharedWrite | Kernel::SharedCopy => {
+                let count = launch.footprint_bytes / VECTOR_BYTES;
+                let bytes = as_u32(count * VECTOR_BYTES, "the shared array")?;
+                function
+                    .set_attribute(
+                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        i32::try_from(bytes).unwrap_or(i32::MAX),
+                    )
+                    .map_err(driver_error("allowing the shared array's size"))?;
+                config.shared_mem_bytes = bytes;
+                let count = as_u32(count, "the shared array")?;
+                let mut builder = stream.launch_builder(&function);
+                builder.arg(&count).arg(&passes).arg(&mut buffers.sink);
+                launch_now(builder, config)
+            }
+        };
+        queued.map_err(driver_error("launching a bandwidth kernel"))
+    })?;
+    Ok(ms / 1e3)
 }
 
 fn launch_now(

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaFunction, CudaSlice, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
@@ -23,6 +24,7 @@ mod clock;
 mod divergence;
 mod pipeline;
 mod shared;
+pub mod slots;
 mod sync;
 
 pub use branch::*;
@@ -90,4 +92,28 @@ unsafe fn launch_and_wait(
     // SAFETY: the caller's contract above.
     unsafe { builder.launch(config) }.map_err(driver_error(&format!("launching {entry}")))?;
     gpu.wait(entry, deadline)
+}
+
+/// Runs `enqueue` (which queues launches on the stream) between two timing events, waits up to
+/// `deadline`, and returns the GPU milliseconds between the events.
+fn timed(
+    gpu: &Gpu,
+    entry: &str,
+    deadline: Duration,
+    enqueue: impl FnOnce() -> Result<(), GpuError>,
+) -> Result<f64, GpuError> {
+    let stream = gpu.stream();
+    let event = || {
+        stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(driver_error("recording a timing event"))
+    };
+    let start = event()?;
+    enqueue()?;
+    let stop = event()?;
+    gpu.wait(entry, deadline)?;
+    let ms = start
+        .elapsed_ms(&stop)
+        .map_err(driver_error("reading a timing event"))?;
+    Ok(f64::from(ms))
 }

@@ -1,16 +1,9 @@
 //! Launches of the lane-slot workloads (cuda/slots.cu), each as `NAME_tagged` or `NAME_plain`.
-//! Like `launch`, every unsafe launch states its kernel's signature; every workload returns
+//! Like every launcher, every unsafe launch states its kernel's signature; every workload returns
 //! its outputs, the tag counters (zero for the plain variant) and the GPU time between two
 //! events around its launches.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-
-use super::{Gpu, driver_error};
-use crate::error::GpuError;
+use super::*;
 
 /// Counters per launch sequence: 16 branches × 6 fields, then 4 slot totals (slot_tags.cuh).
 pub const SLOT_COUNTERS: usize = 16 * 6 + 4;
@@ -37,56 +30,6 @@ pub struct Timed<T> {
     pub milliseconds: f64,
 }
 
-fn upload<T: cudarc::driver::DeviceRepr>(
-    stream: &Arc<CudaStream>,
-    data: &[T],
-) -> Result<CudaSlice<T>, GpuError> {
-    stream
-        .clone_htod(data)
-        .map_err(driver_error("copying workload input"))
-}
-
-fn zeros<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-    stream: &Arc<CudaStream>,
-    len: usize,
-) -> Result<CudaSlice<T>, GpuError> {
-    stream
-        .alloc_zeros::<T>(len.max(1))
-        .map_err(driver_error("allocating workload memory"))
-}
-
-fn download<T: cudarc::driver::DeviceRepr>(
-    stream: &Arc<CudaStream>,
-    buffer: &CudaSlice<T>,
-) -> Result<Vec<T>, GpuError> {
-    stream
-        .clone_dtoh(buffer)
-        .map_err(driver_error("reading a workload result"))
-}
-
-/// Runs `enqueue` between two timing events, waits (up to `deadline`), and returns the GPU
-/// milliseconds between the events.
-fn timed(
-    gpu: &Gpu,
-    entry: &str,
-    deadline: Duration,
-    enqueue: impl FnOnce() -> Result<(), GpuError>,
-) -> Result<f64, GpuError> {
-    let stream = gpu.stream();
-    let start = stream
-        .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(driver_error("recording a timing event"))?;
-    enqueue()?;
-    let stop = stream
-        .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(driver_error("recording a timing event"))?;
-    gpu.wait(entry, deadline)?;
-    let ms = start
-        .elapsed_ms(&stop)
-        .map_err(driver_error("reading a timing event"))?;
-    Ok(f64::from(ms))
-}
-
 const DEADLINE: Duration = Duration::from_secs(20);
 
 fn grid(threads: u32, block: u32) -> LaunchConfig {
@@ -108,10 +51,13 @@ pub fn dot(
     let entry = variant.entry("dot");
     let function = gpu.function("slots", &entry)?;
     let stream = gpu.stream().clone();
-    let (da, db) = (upload(&stream, a)?, upload(&stream, b)?);
-    let mut partial = zeros::<f32>(&stream, threads as usize)?;
-    let mut out = zeros::<f32>(&stream, 1)?;
-    let mut counters = zeros::<u64>(&stream, SLOT_COUNTERS)?;
+    let (da, db) = (
+        upload(gpu, a, "workload input")?,
+        upload(gpu, b, "workload input")?,
+    );
+    let mut partial = zeros::<f32>(gpu, (threads as usize).max(1), "workload memory")?;
+    let mut out = zeros::<f32>(gpu, 1, "workload memory")?;
+    let mut counters = zeros::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let n = a.len().min(b.len()) as i32;
     let milliseconds = timed(gpu, &entry, DEADLINE, || {
         let mut launch = stream.launch_builder(&function);
@@ -129,8 +75,8 @@ pub fn dot(
             .map_err(driver_error("launching dot"))
     })?;
     Ok(Timed {
-        output: download(&stream, &out)?[0],
-        counters: download(&stream, &counters)?,
+        output: read(gpu, &out, "a workload result")?[0],
+        counters: read(gpu, &counters, "a workload result")?,
         milliseconds,
     })
 }
@@ -155,19 +101,19 @@ pub fn bfs(
     let stream = gpu.stream().clone();
     let n = (graph.offsets.len() - 1) as i32;
     let (offsets, edges) = (
-        upload(&stream, graph.offsets)?,
-        upload(&stream, graph.edges)?,
+        upload(gpu, graph.offsets, "workload input")?,
+        upload(gpu, graph.edges, "workload input")?,
     );
     let mut start = vec![false; n as usize];
     start[0] = true;
-    let mut frontier = upload(&stream, &start)?;
-    let mut visited = upload(&stream, &start)?;
-    let mut updating = zeros::<bool>(&stream, n as usize)?;
+    let mut frontier = upload(gpu, &start, "workload input")?;
+    let mut visited = upload(gpu, &start, "workload input")?;
+    let mut updating = zeros::<bool>(gpu, (n as usize).max(1), "workload memory")?;
     let mut cost_host = vec![-1_i32; n as usize];
     cost_host[0] = 0;
-    let mut cost = upload(&stream, &cost_host)?;
-    let mut again = zeros::<i32>(&stream, 1)?;
-    let mut counters = zeros::<u64>(&stream, SLOT_COUNTERS)?;
+    let mut cost = upload(gpu, &cost_host, "workload input")?;
+    let mut again = zeros::<i32>(gpu, 1, "workload memory")?;
+    let mut counters = zeros::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let config = grid(n as u32, 256);
     let mut level = |again: &mut CudaSlice<i32>| -> Result<(), GpuError> {
         let mut launch = stream.launch_builder(&expand);
@@ -216,7 +162,7 @@ pub fn bfs(
                     .map_err(driver_error("clearing the BFS flag"))?;
                 total += timed(gpu, &update_entry, DEADLINE, || level(&mut again))?;
                 count += 1;
-                if download(&stream, &again)?[0] == 0 || count > n as u32 {
+                if read(gpu, &again, "a workload result")?[0] == 0 || count > n as u32 {
                     break;
                 }
             }
@@ -224,8 +170,8 @@ pub fn bfs(
         }
     };
     Ok(Timed {
-        output: (download(&stream, &cost)?, levels),
-        counters: download(&stream, &counters)?,
+        output: (read(gpu, &cost, "a workload result")?, levels),
+        counters: read(gpu, &counters, "a workload result")?,
         milliseconds,
     })
 }
@@ -246,9 +192,12 @@ pub fn gaussian(
     let fan1 = gpu.function("slots", &fan1_entry)?;
     let fan2 = gpu.function("slots", &fan2_entry)?;
     let stream = gpu.stream().clone();
-    let (mut da, mut db) = (upload(&stream, a)?, upload(&stream, b)?);
-    let mut m = zeros::<f32>(&stream, a.len())?;
-    let mut counters = zeros::<u64>(&stream, SLOT_COUNTERS)?;
+    let (mut da, mut db) = (
+        upload(gpu, a, "workload input")?,
+        upload(gpu, b, "workload input")?,
+    );
+    let mut m = zeros::<f32>(gpu, a.len().max(1), "workload memory")?;
+    let mut counters = zeros::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let size_arg = size as i32;
     let milliseconds = timed(gpu, &fan2_entry, DEADLINE, || {
         for t in 0..size_arg - 1 {
@@ -282,8 +231,11 @@ pub fn gaussian(
         Ok(())
     })?;
     Ok(Timed {
-        output: (download(&stream, &da)?, download(&stream, &db)?),
-        counters: download(&stream, &counters)?,
+        output: (
+            read(gpu, &da, "a workload result")?,
+            read(gpu, &db, "a workload result")?,
+        ),
+        counters: read(gpu, &counters, "a workload result")?,
         milliseconds,
     })
 }
@@ -301,9 +253,12 @@ pub fn backprop(
     let stream = gpu.stream().clone();
     let blocks = (input.len() / 16) as u32;
     let hidden = 16_i32;
-    let (di, dw) = (upload(&stream, input)?, upload(&stream, weights)?);
-    let mut partial = zeros::<f32>(&stream, blocks as usize * 16)?;
-    let mut counters = zeros::<u64>(&stream, SLOT_COUNTERS)?;
+    let (di, dw) = (
+        upload(gpu, input, "workload input")?,
+        upload(gpu, weights, "workload input")?,
+    );
+    let mut partial = zeros::<f32>(gpu, (blocks as usize * 16).max(1), "workload memory")?;
+    let mut counters = zeros::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let milliseconds = timed(gpu, &entry, DEADLINE, || {
         let mut launch = stream.launch_builder(&function);
         launch
@@ -324,8 +279,8 @@ pub fn backprop(
             .map_err(driver_error("launching backprop"))
     })?;
     Ok(Timed {
-        output: download(&stream, &partial)?,
-        counters: download(&stream, &counters)?,
+        output: read(gpu, &partial, "a workload result")?,
+        counters: read(gpu, &counters, "a workload result")?,
         milliseconds,
     })
 }
@@ -341,8 +296,8 @@ pub fn lu(
     let entry = variant.entry("lu");
     let function = gpu.function("slots", &entry)?;
     let stream = gpu.stream().clone();
-    let mut da = upload(&stream, a)?;
-    let mut counters = zeros::<u64>(&stream, SLOT_COUNTERS)?;
+    let mut da = upload(gpu, a, "workload input")?;
+    let mut counters = zeros::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let n_arg = n as i32;
     let milliseconds = timed(gpu, &entry, DEADLINE, || {
         let mut launch = stream.launch_builder(&function);
@@ -354,8 +309,8 @@ pub fn lu(
             .map_err(driver_error("launching lu"))
     })?;
     Ok(Timed {
-        output: download(&stream, &da)?,
-        counters: download(&stream, &counters)?,
+        output: read(gpu, &da, "a workload result")?,
+        counters: read(gpu, &counters, "a workload result")?,
         milliseconds,
     })
 }
@@ -381,13 +336,13 @@ pub fn btree(
     let entry = variant.entry("btree");
     let function = gpu.function("slots", &entry)?;
     let stream = gpu.stream().clone();
-    let counts = upload(&stream, tree.counts)?;
-    let keys = upload(&stream, tree.keys)?;
-    let children = upload(&stream, tree.children)?;
-    let values = upload(&stream, tree.values)?;
-    let dq = upload(&stream, queries)?;
-    let mut found = zeros::<i32>(&stream, queries.len())?;
-    let mut counters = zeros::<u64>(&stream, SLOT_COUNTERS)?;
+    let counts = upload(gpu, tree.counts, "workload input")?;
+    let keys = upload(gpu, tree.keys, "workload input")?;
+    let children = upload(gpu, tree.children, "workload input")?;
+    let values = upload(gpu, tree.values, "workload input")?;
+    let dq = upload(gpu, queries, "workload input")?;
+    let mut found = zeros::<i32>(gpu, queries.len().max(1), "workload memory")?;
+    let mut counters = zeros::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let q = queries.len() as i32;
     let milliseconds = timed(gpu, &entry, DEADLINE, || {
         let mut launch = stream.launch_builder(&function);
@@ -411,8 +366,8 @@ pub fn btree(
             .map_err(driver_error("launching btree"))
     })?;
     Ok(Timed {
-        output: download(&stream, &found)?,
-        counters: download(&stream, &counters)?,
+        output: read(gpu, &found, "a workload result")?,
+        counters: read(gpu, &counters, "a workload result")?,
         milliseconds,
     })
 }
