@@ -231,6 +231,7 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
                 .x_label_formatter(&|v| size(*v))
+                .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
             for (placement, operation, colour) in &sweeps {
                 let series: Vec<(f64, f64)> = swept
@@ -295,7 +296,7 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
                 ),
                 RED,
             )?;
-            for f in &file.falloffs {
+            for (i, f) in file.falloffs.iter().enumerate() {
                 let x = f.bytes as f64;
                 chart.draw_series(std::iter::once(PathElement::new(
                     vec![(x, bottom), (x, top)],
@@ -303,7 +304,8 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
                 )))?;
                 chart.draw_series(std::iter::once(Text::new(
                     format!("{}: {}", f.sweep, size(x)),
-                    (x * 1.03, gb(f.after_bytes_per_second) / 1.3),
+                    // Staggered, so falloffs close together stay legible.
+                    (x * 1.03, bottom * 1.15 * 1.25f64.powi(i as i32)),
                     (FONT, plot::TICK_SIZE),
                 )))?;
             }
