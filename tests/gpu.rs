@@ -421,3 +421,58 @@ fn all_records_a_suite_that_overruns_and_still_runs_the_rest() {
         .collect();
     assert!(survivors.is_empty(), "{survivors:?}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bandwidth_measures_every_level_and_checks_its_kernels() {
+    let (_dir, run, _) = run_suite(&[
+        "bandwidth",
+        "--repeats",
+        "2",
+        "--min-ms",
+        "0.5",
+        "--points-per-doubling",
+        "1",
+        "--max-bytes",
+        "268435456",
+        "--max-sm-bytes",
+        "1048576",
+    ]);
+    let file = json(&run.join("bandwidth.json"));
+    let levels = file["levels"].as_array().unwrap();
+    for (level, operation) in [
+        ("shared", "read"),
+        ("l1", "read"),
+        ("l2", "read"),
+        ("dram", "copy"),
+    ] {
+        let found = levels
+            .iter()
+            .find(|l| l["level"] == level && l["operation"] == operation)
+            .unwrap_or_else(|| panic!("no {level} {operation}"));
+        assert!(found["median_bytes_per_second"].as_f64().unwrap() > 1e9);
+        assert!(found["bytes_per_clock_per_sm"].as_f64().unwrap() > 0.1);
+    }
+    // Shared memory is faster than DRAM on every GPU gpubench knows.
+    let rate = |level: &str| {
+        levels
+            .iter()
+            .find(|l| l["level"] == level && l["operation"] == "read")
+            .unwrap()["median_bytes_per_second"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(rate("shared") > rate("dram"));
+    assert!(file["dram_peak_bytes_per_second"].as_f64().unwrap() > rate("dram"));
+    for kernel in file["sass"]["kernels"].as_array().unwrap() {
+        assert!(
+            kernel["verdict"]
+                .as_str()
+                .unwrap()
+                .starts_with("as expected"),
+            "{kernel}"
+        );
+    }
+    let figures = json(&run.join("figures.json"));
+    assert!(figures["figures"].as_array().unwrap().len() > 10);
+}

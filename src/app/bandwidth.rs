@@ -313,7 +313,7 @@ impl super::registry::Suite for Bandwidth {
         vec![if quick {
             PlannedSuite::new(
                 "bandwidth",
-                &["bandwidth", "--repeats", "3", "--points-per-doubling", "1"],
+                &["bandwidth", "--repeats", "3", "--points-per-doubling", "2"],
                 3.0,
             )
         } else {

@@ -13,7 +13,7 @@ pub struct BandwidthArgs {
     #[arg(long, default_value_t = 2.0)]
     pub min_ms: f64,
     /// Footprints per doubling in the sweeps.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 3)]
     pub points_per_doubling: u32,
     /// Largest device-wide footprint in bytes (default: 16 × the L2, at least 1 GiB, at most
     /// a quarter of the device's memory).

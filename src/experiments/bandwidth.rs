@@ -8,7 +8,7 @@
 //! level's read, write and copy are then measured at its winner. The sweeps run at the winners:
 //! reads through L1 against the footprint of each SM (every block its own region), and weak
 //! reads past L1, strong (`.cg`) reads, writes and copies against the device-wide footprint,
-//! from two slices per SM to far past L2. Every line is read by one block per pass: blocks that
+//! from one slice per SM to far past L2. Every line is read by one block per pass: blocks that
 //! shared lines would be served by one another's fetches, not by the level measured. Each launch is calibrated (passes doubled until it runs at
 //! least `--min-ms`), then timed `--repeats` times between CUDA events; a point's bandwidth is
 //! the median of the repeats, with their range. Bytes per clock per SM divide by the SM clock
@@ -98,13 +98,14 @@ pub fn shared_bytes(threads: u32) -> u64 {
 }
 
 /// The footprint each level's search runs at: well inside L1 (64 KiB per SM, inside every L1
-/// since Volta), inside L2 (an eighth of it), far past L2 (16 ×, at least 1 GiB, capped at
-/// the sweep's end).
+/// since Volta), inside L2 (a quarter of it: inside the half of the H100's L2 that weak loads
+/// fill, and enough slices for every SM at any block size), far past L2 (16 ×, at least
+/// 1 GiB, capped at the sweep's end).
 pub fn search_footprint(level: Level, limits: &Limits, max_device_bytes: u64) -> u64 {
     match level {
         Level::Shared => 0,
         Level::L1 => 64 << 10,
-        Level::L2 => (limits.l2_bytes / 8).max(1 << 20),
+        Level::L2 => (limits.l2_bytes / 4).max(1 << 20),
         Level::Dram => (limits.l2_bytes * 16).max(1 << 30).min(max_device_bytes),
     }
 }
@@ -359,8 +360,8 @@ impl Bench<'_> {
         }
         let l2 = winner(Level::L2);
         let slice = launcher::UNROLL * launcher::VECTOR_BYTES * u64::from(l2.threads);
-        // From two slices per SM (smaller regions leave SMs idle) to the largest footprint.
-        let first = (2 * u64::from(limits.multiprocessors) * slice).max(1 << 20);
+        // From one slice per SM (smaller regions leave SMs idle) to the largest footprint.
+        let first = (u64::from(limits.multiprocessors) * slice).max(1 << 20);
         let mut device_sweeps = Vec::new();
         for kernel in DEVICE_KERNELS {
             let unit = if kernel == Kernel::CopyDevice {
@@ -381,5 +382,104 @@ impl Bench<'_> {
             l1_sweep,
             device_sweeps,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h100_like() -> Limits {
+        Limits {
+            multiprocessors: 132,
+            max_threads_per_sm: 2048,
+            max_blocks_per_sm: 32,
+            shared_per_sm: 233_472,
+            shared_per_block_optin: 232_448,
+            l2_bytes: 50 << 20,
+        }
+    }
+
+    #[test]
+    fn footprints_step_geometrically_in_whole_units() {
+        let unit = 16 << 10;
+        let f = footprints(1 << 20, 1 << 30, 3, unit);
+        assert!(f.windows(2).all(|w| w[0] < w[1]));
+        assert!(
+            f.iter()
+                .all(|b| b % unit == 0 && *b >= 1 << 20 && *b <= 1 << 30)
+        );
+        // Ten doublings at three points each, both ends included.
+        assert_eq!(f.len(), 31);
+        assert_eq!((f[0], f[30]), (1 << 20, 1 << 30));
+    }
+
+    #[test]
+    fn candidates_fit_the_sm() {
+        let limits = h100_like();
+        let global = candidates(Level::L2, &limits);
+        assert!(global.iter().all(|o| o.threads * o.blocks_per_sm <= 2048));
+        assert!(global.contains(&Occupancy {
+            threads: 128,
+            blocks_per_sm: 16
+        }));
+        assert!(!global.contains(&Occupancy {
+            threads: 1024,
+            blocks_per_sm: 4
+        }));
+        let shared = candidates(Level::Shared, &limits);
+        assert!(shared.iter().all(|o| {
+            u64::from(o.blocks_per_sm) * (shared_bytes(o.threads) + 1024) <= limits.shared_per_sm
+        }));
+        // 1024 threads need 64 KiB each: three fit, four do not, so 1 and 2 are tried.
+        assert!(shared.contains(&Occupancy {
+            threads: 1024,
+            blocks_per_sm: 2
+        }));
+        assert!(
+            !shared
+                .iter()
+                .any(|o| o.threads == 1024 && o.blocks_per_sm == 4)
+        );
+    }
+
+    #[test]
+    fn search_footprints_sit_inside_and_past_their_levels() {
+        let limits = h100_like();
+        assert!(search_footprint(Level::L2, &limits, 1 << 30) < limits.l2_bytes / 2);
+        assert!(search_footprint(Level::Dram, &limits, 4 << 30) >= 16 * limits.l2_bytes);
+        assert_eq!(search_footprint(Level::Dram, &limits, 1 << 29), 1 << 29);
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let good = BandwidthConfig {
+            repeats: 5,
+            min_seconds: 0.002,
+            points_per_doubling: 3,
+            max_device_bytes: 1 << 30,
+            max_sm_bytes: 4 << 20,
+        };
+        assert!(good.validate().is_ok());
+        for bad in [
+            BandwidthConfig {
+                repeats: 0,
+                ..good.clone()
+            },
+            BandwidthConfig {
+                min_seconds: 0.0,
+                ..good.clone()
+            },
+            BandwidthConfig {
+                points_per_doubling: 0,
+                ..good.clone()
+            },
+            BandwidthConfig {
+                max_device_bytes: 1 << 20,
+                ..good.clone()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
     }
 }

@@ -383,3 +383,46 @@ pub fn memory_attributes(gpu: &Gpu) -> Result<MemoryAttributes, GpuError> {
         max_blocks_per_sm: read(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(kernel: Kernel, threads: u32, blocks_per_sm: u32, footprint: u64) -> Launch {
+        Launch {
+            kernel,
+            occupancy: Occupancy {
+                threads,
+                blocks_per_sm,
+            },
+            footprint_bytes: footprint,
+            passes: 3,
+        }
+    }
+
+    #[test]
+    fn device_launches_read_every_slice_once_per_pass_with_no_shared_slices() {
+        // 256 threads: slices of 4 × 256 vectors = 16 KiB; 1 MiB is 64 slices.
+        let small = launch(Kernel::ReadDevice, 256, 8, 1 << 20);
+        assert_eq!(small.grid(132), 64);
+        assert_eq!(small.bytes_moved(132), 3 << 20);
+        assert_eq!(small.covered_bytes(), 1 << 20);
+        let large = launch(Kernel::ReadDevice, 256, 8, 1 << 30);
+        assert_eq!(large.grid(132), 1056);
+        assert_eq!(large.bytes_moved(132), 3 << 30);
+        // A copy's footprint is both buffers; it reads and writes each byte of one.
+        let copy = launch(Kernel::CopyDevice, 256, 8, 1 << 30);
+        assert_eq!(copy.covered_bytes(), 1 << 30);
+        assert_eq!(copy.bytes_moved(132), 3 << 30);
+    }
+
+    #[test]
+    fn sm_launches_split_the_footprint_among_an_sms_blocks() {
+        let sm = launch(Kernel::ReadSm, 512, 2, 256 << 10);
+        assert_eq!(sm.covered_bytes(), 256 << 10);
+        // Every block reads its 128 KiB region three times.
+        assert_eq!(sm.bytes_moved(132), 3 * (128 << 10) * 264);
+        let shared = launch(Kernel::SharedCopy, 128, 4, 32 << 10);
+        assert_eq!(shared.bytes_moved(132), 3 * (32 << 10) * 528);
+    }
+}
