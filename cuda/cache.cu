@@ -69,14 +69,8 @@ extern "C" __global__ void absolute_pointers(unsigned long long *chain, unsigned
     {                                                                                         \
         const unsigned long long base = (unsigned long long)chain;                            \
         unsigned long long p = base + 4ull * starts[threadIdx.x];                             \
-        _Pragma("unroll 1") for (int i = 0; i < warm; ++i) { p = LOAD(p); }                   \
-        const long long start = read_clock64();                                               \
-        _Pragma("unroll 1") for (int i = 0; i < steps; i += 16)                               \
-        {                                                                                     \
-            _Pragma("unroll") for (int u = 0; u < 16; ++u) { p = LOAD(p); }                   \
-        }                                                                                     \
-        const long long stop = read_clock64();                                                \
-        out[2 * threadIdx.x] = stop - start;                                                  \
+        out[2 * threadIdx.x] =                                                                \
+            timed_chase(p, warm, steps, [](unsigned long long q) { return LOAD(q); });        \
         out[2 * threadIdx.x + 1] = (long long)((p - base) / 4);                               \
     }
 
@@ -91,20 +85,7 @@ extern "C" __global__ void chase_global_index(const unsigned *chain, int warm, i
                                               long long *out)
 {
     unsigned j = 0;
-#pragma unroll 1
-    for (int i = 0; i < warm; ++i) {
-        j = load_default(chain + j);
-    }
-    const long long start = read_clock64();
-#pragma unroll 1
-    for (int i = 0; i < steps; i += 16) {
-#pragma unroll
-        for (int u = 0; u < 16; ++u) {
-            j = load_default(chain + j);
-        }
-    }
-    const long long stop = read_clock64();
-    out[0] = stop - start;
+    out[0] = timed_chase(j, warm, steps, [chain](unsigned i) { return load_default(chain + i); });
     out[1] = j;
 }
 
@@ -159,20 +140,7 @@ extern "C" __global__ void chase_tlb(const unsigned char *base, unsigned long lo
                                      int warm, int steps, long long *out)
 {
     unsigned long long p = (unsigned long long)base;
-#pragma unroll 1
-    for (int i = 0; i < warm; ++i) {
-        p = load_pointer_cg(p);
-    }
-    const long long start = read_clock64();
-#pragma unroll 1
-    for (int i = 0; i < steps; i += 16) {
-#pragma unroll
-        for (int u = 0; u < 16; ++u) {
-            p = load_pointer_cg(p);
-        }
-    }
-    const long long stop = read_clock64();
-    out[0] = stop - start;
+    out[0] = timed_chase(p, warm, steps, [](unsigned long long q) { return load_pointer_cg(q); });
     out[1] = (long long)((p - (unsigned long long)base) / stride);
 }
 
@@ -192,20 +160,10 @@ extern "C" __global__ void chase_shared(const unsigned *chain, int words, int wa
         return;
     }
     unsigned j = base;
-#pragma unroll 1
-    for (int i = 0; i < warm; ++i) {
-        asm volatile("ld.shared.u32 %0, [%0];" : "+r"(j)::"memory");
-    }
-    const long long start = read_clock64();
-#pragma unroll 1
-    for (int i = 0; i < steps; i += 16) {
-#pragma unroll
-        for (int u = 0; u < 16; ++u) {
-            asm volatile("ld.shared.u32 %0, [%0];" : "+r"(j)::"memory");
-        }
-    }
-    const long long stop = read_clock64();
-    out[0] = stop - start;
+    out[0] = timed_chase(j, warm, steps, [](unsigned address) {
+        asm volatile("ld.shared.u32 %0, [%0];" : "+r"(address)::"memory");
+        return address;
+    });
     out[1] = (j - base) / 4;
 }
 
@@ -228,14 +186,7 @@ __device__ __forceinline__ unsigned constant_at(unsigned offset)
     {                                                                                         \
         (void)starts;                                                                         \
         unsigned j = FIRST;                                                                   \
-        _Pragma("unroll 1") for (int i = 0; i < warm; ++i) { j = constant_at(j); }            \
-        const long long start = read_clock64();                                               \
-        _Pragma("unroll 1") for (int i = 0; i < steps; i += 16)                               \
-        {                                                                                     \
-            _Pragma("unroll") for (int u = 0; u < 16; ++u) { j = constant_at(j); }            \
-        }                                                                                     \
-        const long long stop = read_clock64();                                                \
-        out[0] = stop - start;                                                                \
+        out[0] = timed_chase(j, warm, steps, [](unsigned offset) { return constant_at(offset); }); \
         out[1] = j / 4;                                                                       \
     }
 
@@ -262,19 +213,7 @@ extern "C" __global__ void chase_texture(unsigned long long texture, int warm, i
                                          long long *out)
 {
     unsigned j = 0;
-#pragma unroll 1
-    for (int i = 0; i < warm; ++i) {
-        j = texture_fetch(texture, j);
-    }
-    const long long start = read_clock64();
-#pragma unroll 1
-    for (int i = 0; i < steps; i += 16) {
-#pragma unroll
-        for (int u = 0; u < 16; ++u) {
-            j = texture_fetch(texture, j);
-        }
-    }
-    const long long stop = read_clock64();
-    out[0] = stop - start;
+    out[0] = timed_chase(j, warm, steps,
+                         [texture](unsigned i) { return texture_fetch(texture, i); });
     out[1] = j;
 }

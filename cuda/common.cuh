@@ -12,3 +12,26 @@ __device__ __forceinline__ long long read_clock64()
     asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
     return t;
 }
+
+// The timed loop every latency chase shares (Wong et al.'s Listing 1): `warm` untimed steps,
+// then `steps` timed ones (a multiple of 16, unrolled 16 times so that the loop's own
+// instructions are amortised); returns the cycles of the timed steps. `step` is one load of
+// the chain: nothing else may sit between two loads.
+template <typename T, typename Step>
+__device__ __forceinline__ long long timed_chase(T &p, int warm, int steps, Step step)
+{
+#pragma unroll 1
+    for (int i = 0; i < warm; ++i) {
+        p = step(p);
+    }
+    const long long start = read_clock64();
+#pragma unroll 1
+    for (int i = 0; i < steps; i += 16) {
+#pragma unroll
+        for (int u = 0; u < 16; ++u) {
+            p = step(p);
+        }
+    }
+    const long long stop = read_clock64();
+    return stop - start;
+}
