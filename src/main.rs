@@ -6,6 +6,12 @@ use gpubench::cli::Opts;
 use gpubench::error::Exit;
 
 fn main() -> ExitCode {
+    // Like any Unix filter: a reader that goes away (`gpubench … | head -1`) ends gpubench
+    // quietly through SIGPIPE, instead of a failed print surfacing as an internal bug.
+    // SAFETY: restores the default disposition of one signal before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     std::panic::set_hook(Box::new(|info| {
         eprintln!(
             "Error: gpubench hit an internal bug ({info}); please report it with the command line"

@@ -126,3 +126,58 @@ fn compare_puts_runs_side_by_side_and_flags_differences() {
         .expect("the SM clock is in the all run");
     assert!(clock.ends_with("MHz | - |  |"), "{clock}");
 }
+
+#[test]
+fn a_suite_name_that_is_a_path_is_refused_and_nothing_is_written_outside_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let shared = committed("shared");
+    let esc = dir.path().join("esc");
+    std::fs::create_dir(&esc).unwrap();
+    for file in std::fs::read_dir(&shared).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, esc.join(file.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(
+        run.join("all.json"),
+        r#"{"suites": [{"name": "../esc", "status": "complete", "seconds": 1.0, "error": null}]}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("a/b/out");
+    gpubench()
+        .arg("report")
+        .arg(&run)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a plain directory name"));
+    assert!(!dir.path().join("a/b/esc").exists());
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_gpubench_quietly() {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpubench"))
+        .arg("analyze")
+        .arg("divergence")
+        .arg(committed("divergence").join("summary.csv"))
+        .arg("--output")
+        .arg(tempfile::tempdir().unwrap().path().join("out"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("internal bug"), "{stderr}");
+    // It got as far as printing (and was stopped by the pipe), or finished.
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        output.status.signal() == Some(libc::SIGPIPE) || output.status.success(),
+        "{:?}: {stderr}",
+        output.status
+    );
+}

@@ -42,6 +42,15 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
         return Ok(vec![(name, dir.to_path_buf())]);
     }
     if let Some(manifest) = read_manifest(dir)? {
+        // Names read from a file are data: a name that is not one plain directory name would
+        // send `report` outside its output directory.
+        if let Some(bad) = manifest.suites.iter().find(|s| !plain_name(&s.name)) {
+            bail!(
+                "{} names a suite {:?}, which is not a plain directory name; the run directory is damaged",
+                dir.join("all.json").display(),
+                bad.name
+            );
+        }
         return Ok(manifest
             .suites
             .iter()
@@ -64,6 +73,15 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
         );
     }
     Ok(found)
+}
+
+/// Whether `name` is one ordinary path component (no separator, not `.` or `..`, not empty).
+fn plain_name(name: &str) -> bool {
+    let mut components = Path::new(name).components();
+    matches!(
+        (components.next(), components.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    ) && !name.contains('/')
 }
 
 /// What the summary reads of `all.json`.
@@ -524,6 +542,14 @@ mod tests {
             tex.starts_with("\\begin{longtable}{llll}") && tex.ends_with("\\end{longtable}\n"),
             "{tex}"
         );
+    }
+
+    #[test]
+    fn only_plain_names_from_a_manifest_become_directories() {
+        assert!(plain_name("cache-l2"));
+        for bad in ["../esc", "..", ".", "", "a/b", "/abs", "x/"] {
+            assert!(!plain_name(bad), "{bad}");
+        }
     }
 
     #[test]
