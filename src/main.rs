@@ -13,9 +13,21 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     std::panic::set_hook(Box::new(|info| {
-        eprintln!(
-            "Error: gpubench hit an internal bug ({info}); please report it with the command line"
-        );
+        // println! panics when stdout cannot be written (a full disk, /dev/full): that is the
+        // environment's fault, said in one sentence, not a bug of gpubench.
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(why) = message.strip_prefix("failed printing to stdout: ") {
+            eprintln!("Error: cannot write to standard output ({why}); free space or redirect it");
+        } else {
+            eprintln!(
+                "Error: gpubench hit an internal bug ({info}); please report it with the command line"
+            );
+        }
     }));
     let opts = match Opts::try_parse() {
         Ok(opts) => opts,

@@ -181,3 +181,26 @@ fn a_reader_that_goes_away_ends_gpubench_quietly() {
         output.status
     );
 }
+
+#[test]
+fn a_full_stdout_is_one_sentence_not_an_internal_bug() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return; // not Linux: nothing to test
+    };
+    let output = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpubench"))
+        .arg("analyze")
+        .arg("divergence")
+        .arg(committed("divergence").join("summary.csv"))
+        .arg("--output")
+        .arg(tempfile::tempdir().unwrap().path().join("out"))
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("cannot write to standard output"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("internal bug"), "{stderr}");
+}
