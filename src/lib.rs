@@ -9,5 +9,6 @@ pub mod cli;
 pub mod error;
 pub mod experiments;
 pub mod gpu;
+pub mod input;
 pub mod kernels;
 pub mod report;

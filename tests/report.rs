@@ -204,3 +204,28 @@ fn a_full_stdout_is_one_sentence_not_an_internal_bug() {
     );
     assert!(!stderr.contains("internal bug"), "{stderr}");
 }
+
+#[test]
+fn an_infinite_value_in_a_saved_csv_is_refused_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("shared");
+    std::fs::create_dir(&run).unwrap();
+    for file in std::fs::read_dir(committed("shared")).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, run.join(file.file_name().unwrap())).unwrap();
+    }
+    let csv = std::fs::read_to_string(run.join("shared.csv")).unwrap();
+    let mut lines: Vec<String> = csv.lines().map(str::to_string).collect();
+    let last = lines[1].rfind(',').unwrap();
+    lines[1] = format!("{},inf", &lines[1][..last]);
+    std::fs::write(run.join("shared.csv"), lines.join("\n") + "\n").unwrap();
+    gpubench()
+        .arg("report")
+        .arg(&run)
+        .arg("--output")
+        .arg(dir.path().join("out"))
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("line 2 holds \"inf\""));
+}

@@ -894,7 +894,9 @@ impl super::registry::Suite for Cache {
         let settings: Settings = run.metadata.settings()?;
         let space = Space::from_name(&settings.space)
             .with_context(|| format!("unknown cache space '{}'", settings.space))?;
-        let points = saved::load(&run.dir.join("chase.csv"))?;
+        let chase = files::find(run.dir, "chase.csv")
+            .with_context(|| format!("{} has no chase.csv", run.dir.display()))?;
+        let points = saved::load(&chase)?;
         let report =
             cache_inference::infer_with(&points, cache::RiseThreshold::of(space).minimum_rise())
                 .context("chase.csv has too few points")?;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::json;
 
 use crate::analysis::divergence::{
@@ -353,10 +353,9 @@ impl super::registry::Suite for Divergence {
         out.figure("divergence", |p| {
             divergence_report::draw_plot(p, &title, &summaries, &fits)
         })?;
-        let levels = saved::load(
-            &run.dir.join("summary.csv"),
-            settings.max_bound.unwrap_or(32),
-        )?;
+        let summary = files::find(run.dir, "summary.csv")
+            .with_context(|| format!("{} has no summary.csv", run.dir.display()))?;
+        let levels = saved::load(&summary, settings.max_bound.unwrap_or(32))?;
         if let Ok(model) = divergence_model::analyze(&levels.single, &levels.double) {
             let curve = model.single_loop_curve(&levels.single)?;
             out.figure("model", |p| {

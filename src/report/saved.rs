@@ -2,7 +2,6 @@
 //! its suite's writer produced (plain, or gzip-compressed as committed results are) into the
 //! same types the live run handed to the analysis and the plots.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -16,24 +15,18 @@ use crate::analysis::registers::RegisterPoint;
 use crate::analysis::stats::Summary;
 use crate::experiments::branch::OrderRun;
 
-/// `dir/name`, or `dir/name.gz` where only the compressed copy exists.
+/// `dir/name`, or `dir/name.gz` where only the compressed copy exists. Anything by that name
+/// counts (a FIFO or a directory too), so that reading it says what is wrong with it instead
+/// of the file being skipped as absent.
 pub fn find(dir: &Path, name: &str) -> Option<PathBuf> {
     let plain = dir.join(name);
     let compressed = dir.join(format!("{name}.gz"));
-    [plain, compressed].into_iter().find(|p| p.is_file())
+    [plain, compressed].into_iter().find(|p| p.exists())
 }
 
+/// [`crate::input::read_text`]: plain or gzipped, bounded, regular files only.
 pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if path.extension().is_some_and(|e| e == "gz") {
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(bytes.as_slice())
-            .read_to_string(&mut text)
-            .with_context(|| format!("cannot decompress {}", path.display()))?;
-        Ok(text)
-    } else {
-        String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))
-    }
+    Ok(crate::input::read_text(path)?)
 }
 
 pub fn read_json(path: &Path) -> Result<serde_json::Value> {

@@ -7,10 +7,9 @@ use crate::analysis::cache_inference::ChasePoint;
 use crate::error::UsageError;
 
 pub fn load(path: &Path) -> Result<Vec<ChasePoint>, UsageError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::input::read_text(path).map_err(|e| {
         UsageError::new(format!(
-            "cannot read {}: {e}; pass a CSV file with columns footprint_bytes, stride_bytes, cycles",
-            path.display()
+            "{e}; pass a CSV file with columns footprint_bytes, stride_bytes, cycles"
         ))
     })?;
     parse(&text).map_err(|message| UsageError::new(format!("{}: {message}", path.display())))

@@ -30,10 +30,9 @@ fn column(headers: &csv::StringRecord, names: &[&str]) -> Option<usize> {
 }
 
 pub fn load(path: &Path, max_bound: i32) -> Result<SavedLevels, UsageError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::input::read_text(path).map_err(|e| {
         UsageError::new(format!(
-            "cannot read {}: {e}; pass a CSV file with columns kernel, m, cycles",
-            path.display()
+            "{e}; pass a CSV file with columns kernel, m, cycles"
         ))
     })?;
     parse(&text, max_bound)

@@ -1,0 +1,149 @@
+//! Reading the files users hand gpubench: saved runs for `report` and `compare`, CSVs for
+//! `analyze`. One reader for all of them: only regular files (a FIFO or a device would block or
+//! never end), plain or gzip-compressed by name (every member of a multi-member `.gz`, as pigz
+//! and `cat a.gz b.gz` write), at most [`MAX_INPUT_BYTES`] after unpacking, UTF-8, and, for
+//! CSVs, only numbers gpubench could have written: finite and within [`MAX_MAGNITUDE`] (an `inf`
+//! or a 1e308 sends the figures' axis code into a loop that never ends).
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::error::UsageError;
+
+/// The most bytes gpubench reads from one file, after unpacking.
+pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+
+/// The largest magnitude of a number in a CSV gpubench reads: above every 64-bit counter it
+/// writes (%globaltimer stamps are near 1.8e18 ns), far below where the axis code breaks.
+pub const MAX_MAGNITUDE: f64 = 1e20;
+
+/// `path` as text (see the module's rules), or one sentence saying why not.
+pub fn read_text(path: &Path) -> Result<String, UsageError> {
+    read_text_within(path, MAX_INPUT_BYTES)
+}
+
+/// [`read_text`] with a byte limit of `limit`.
+pub fn read_text_within(path: &Path, limit: u64) -> Result<String, UsageError> {
+    let refuse = |why: String| UsageError::new(format!("{}: {why}", path.display()));
+    let metadata = std::fs::metadata(path).map_err(|e| refuse(format!("cannot read it ({e})")))?;
+    if !metadata.is_file() {
+        return Err(refuse(
+            "not a regular file; pass a file gpubench wrote".to_string(),
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| refuse(format!("cannot open it ({e})")))?;
+    let compressed = path.extension().is_some_and(|e| e == "gz");
+    let reader: Box<dyn Read> = if compressed {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    let mut bytes = Vec::new();
+    reader
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse(format!("cannot read it ({e})")))?;
+    if bytes.len() as u64 > limit {
+        return Err(refuse(format!(
+            "larger than the {limit} bytes gpubench reads from one file{}",
+            if compressed { " once unpacked" } else { "" }
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| refuse("not UTF-8 text".to_string()))?;
+    let name = path.to_string_lossy();
+    if name.ends_with(".csv") || name.ends_with(".csv.gz") {
+        check_numbers(&text).map_err(refuse)?;
+    }
+    Ok(text)
+}
+
+/// Every field of a CSV that reads as a number is finite and within [`MAX_MAGNITUDE`].
+fn check_numbers(text: &str) -> Result<(), String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    for (index, record) in reader.records().enumerate() {
+        let Ok(record) = record else {
+            // Malformed rows are the typed readers' to report, with their column names.
+            continue;
+        };
+        for field in record.iter() {
+            if let Ok(value) = field.trim().parse::<f64>()
+                && !(value.is_finite() && value.abs() <= MAX_MAGNITUDE)
+            {
+                return Err(format!(
+                    "line {} holds {field:?}, which gpubench never writes (numbers are finite and at most {MAX_MAGNITUDE:e} in magnitude)",
+                    index + 1
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn gzip(text: &str) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(text.as_bytes()).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    #[test]
+    fn every_member_of_a_multi_member_gzip_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut both = gzip("a,b\n1,2\n");
+        both.extend(gzip("3,4\n"));
+        let path = write(dir.path(), "x.csv.gz", &both);
+        assert_eq!(read_text(&path).unwrap(), "a,b\n1,2\n3,4\n");
+        let mut garbage = gzip("a,b\n1,2\n");
+        garbage.extend(b"trailing garbage");
+        let path = write(dir.path(), "y.csv.gz", &garbage);
+        assert!(read_text(&path).is_err());
+    }
+
+    #[test]
+    fn non_finite_and_absurd_numbers_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["inf", "-inf", "NaN", "1.5e308", "-2e30", "1e21"] {
+            let path = write(dir.path(), "x.csv", format!("a,b\n1,{bad}\n").as_bytes());
+            let error = read_text(&path).unwrap_err().to_string();
+            assert!(error.contains("line 2"), "{bad}: {error}");
+        }
+        let path = write(
+            dir.path(),
+            "ok.csv",
+            b"a,b,name\n18446744073709551615,2.5e12,sinf\n",
+        );
+        assert!(read_text(&path).is_ok());
+        // JSON is not a CSV: its numbers are the typed readers' business.
+        let path = write(dir.path(), "x.json", b"{\"a\": 1e308}");
+        assert!(read_text(&path).is_ok());
+    }
+
+    #[test]
+    fn only_regular_files_within_the_limit_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fit.json");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path and nothing else.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let error = read_text(&fifo).unwrap_err().to_string();
+        assert!(error.contains("not a regular file"), "{error}");
+        assert!(read_text(dir.path()).is_err());
+        let big = write(dir.path(), "big.csv.gz", &gzip(&"0,0\n".repeat(1000)));
+        let error = read_text_within(&big, 100).unwrap_err().to_string();
+        assert!(error.contains("once unpacked"), "{error}");
+        assert!(read_text_within(&big, 4000).is_ok());
+    }
+}
