@@ -229,3 +229,41 @@ fn an_infinite_value_in_a_saved_csv_is_refused_quickly() {
         .failure()
         .stderr(predicate::str::contains("line 2 holds \"inf\""));
 }
+
+#[test]
+fn a_failed_report_leaves_nothing_behind_and_can_be_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("divergence");
+    std::fs::create_dir(&run).unwrap();
+    for file in std::fs::read_dir(committed("divergence")).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, run.join(file.file_name().unwrap())).unwrap();
+    }
+    let fit = std::fs::read(run.join("fit.json")).unwrap();
+    std::fs::write(run.join("fit.json"), b"{ not json").unwrap();
+    let out = dir.path().join("out");
+    gpubench()
+        .arg("report")
+        .arg(&run)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("nothing was written"));
+    assert!(!out.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::write(run.join("fit.json"), fit).unwrap();
+    gpubench()
+        .arg("report")
+        .arg(&run)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(out.join("summary.md").is_file());
+}

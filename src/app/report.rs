@@ -60,8 +60,43 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         .unwrap_or_else(|| args.dir.join(format!("report-{extension}")));
     run_dir::check_new(&output)?;
     let suites = summary::suite_dirs(&args.dir).map_err(|e| UsageError::new(format!("{e:#}")))?;
-    let out = RunDir::create(Some(&output), "report")?;
-    for (name, path) in &suites {
+    // Everything is written to a hidden sibling and renamed into place once complete, so a
+    // failure leaves nothing behind and a second try is not refused as "already exists".
+    let name = output
+        .file_name()
+        .map_or("report".into(), |n| n.to_string_lossy().into_owned());
+    let staging = output.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let out = RunDir::create(Some(&staging), "report").map_err(|e| {
+        if args.output.is_none() {
+            UsageError::new(format!(
+                "{e:#}; pass --output with a directory you can write"
+            ))
+            .into()
+        } else {
+            e
+        }
+    })?;
+    let made = draw_every_suite(&args.dir, &suites, &out, extension)
+        .and_then(|()| write_tables_from_files(&args.dir, &out, extension));
+    if let Err(error) = made {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(error.context(format!("nothing was written to {}", output.display())));
+    }
+    run_dir::check_new(&output)?;
+    std::fs::rename(&staging, &output)
+        .with_context(|| format!("moving the finished report to {}", output.display()))?;
+    println!("tables and figures written to {}", output.display());
+    Ok(())
+}
+
+/// Re-draws the figures of every complete suite of `suites` into `out`.
+fn draw_every_suite(
+    dir: &Path,
+    suites: &[(String, std::path::PathBuf)],
+    out: &RunDir,
+    extension: &str,
+) -> Result<()> {
+    for (name, path) in suites {
         let metadata = SavedMetadata::read(path)?;
         if !metadata.complete() {
             println!("{name}: not complete, no figures");
@@ -69,8 +104,8 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         }
         // A single suite's directory is drawn into the output itself.
         let sub;
-        let target = if path == &args.dir {
-            &out
+        let target = if path == dir {
+            out
         } else {
             sub = RunDir::create(Some(&out.path().join(name)), "report")?;
             &sub
@@ -94,8 +129,6 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             }
         );
     }
-    write_tables_from_files(&args.dir, &out, extension)?;
-    println!("tables and figures written to {}", out.path().display());
     Ok(())
 }
 

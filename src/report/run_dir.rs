@@ -18,11 +18,28 @@ pub struct RunDir {
     path: PathBuf,
 }
 
-/// Checks an explicit `--output` before any work: it must not exist yet.
+/// Checks an explicit `--output` before any work: it must not exist yet (not even as a dangling
+/// symlink), and whatever of its parents exists must be a directory.
 pub fn check_new(output: &Path) -> Result<(), UsageError> {
-    if output.exists() {
+    if let Ok(existing) = fs::symlink_metadata(output) {
+        let what = if existing.file_type().is_symlink() {
+            " (as a symlink)"
+        } else {
+            ""
+        };
         return Err(UsageError::new(format!(
-            "{} already exists and gpubench never overwrites a run; choose a new --output directory",
+            "{} already exists{what} and gpubench never overwrites a run; choose a new --output directory",
+            output.display()
+        )));
+    }
+    if let Some(file) = output
+        .ancestors()
+        .skip(1)
+        .find(|a| !a.as_os_str().is_empty() && a.exists() && !a.is_dir())
+    {
+        return Err(UsageError::new(format!(
+            "{} is a file, so --output {} cannot be created inside it; choose a path in a directory",
+            file.display(),
             output.display()
         )));
     }
@@ -132,6 +149,20 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dangling_symlink_or_a_file_on_the_way_is_refused_in_one_sentence() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path().join("missing"), &link).unwrap();
+        let error = check_new(&link).unwrap_err().to_string();
+        assert!(error.contains("as a symlink"), "{error}");
+        let file = dir.path().join("afile");
+        fs::write(&file, b"x").unwrap();
+        let error = check_new(&file.join("sub/run")).unwrap_err().to_string();
+        assert!(error.contains("is a file"), "{error}");
+        assert!(check_new(&dir.path().join("new/run")).is_ok());
+    }
     use std::time::Duration;
 
     #[test]
