@@ -71,12 +71,34 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let started = Instant::now();
     let started_utc = utc_now();
 
-    let info = Command::new(&me)
+    // A manifest from the start, so an interrupted run still says what it is.
+    run.write_json(
+        "all.json",
+        &Manifest {
+            quick: args.quick,
+            started_utc: started_utc.clone(),
+            finished_utc: None,
+            total_seconds: None,
+            suites: &[],
+        },
+    )?;
+    // `info` talks to the driver too: under the same deadline as a suite, killable by an
+    // interrupt like one.
+    let info_path = run.path().join("info.json");
+    let info = File::create(&info_path).context("creating info.json")?;
+    let mut child = Command::new(&me)
+        .process_group(0)
         .args(["info", "--json", "--device", &args.device.to_string()])
-        .output()
-        .context("running gpubench info")?;
-    if info.status.success() {
-        run.write("info.json", &info.stdout)?;
+        .stdin(Stdio::null())
+        .stdout(info)
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting gpubench info")?;
+    let deadline = Duration::from_secs(args.suite_timeout_seconds);
+    if !matches!(wait_with_deadline(&mut child, deadline, |_| {})?, Some(status) if status.success())
+    {
+        let _ = std::fs::remove_file(&info_path);
+        eprintln!("gpubench info did not finish in time or failed; no info.json");
     }
 
     let total: f64 = suites.iter().map(|s| s.estimate_seconds).sum();
@@ -180,7 +202,7 @@ fn run_suite(
     parent: &Path,
     logs: &Path,
     suite: &PlannedSuite,
-    mut tick: impl FnMut(f64),
+    tick: impl FnMut(f64),
 ) -> Result<SuiteOutcome> {
     let mut command_line = suite.args.clone();
     command_line.extend([
@@ -202,31 +224,18 @@ fn run_suite(
         .stderr(log)
         .spawn()
         .with_context(|| format!("starting the {} suite", suite.name))?;
-    RUNNING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     let deadline = Duration::from_secs(args.suite_timeout_seconds);
-    let (status, error) = loop {
-        if let Some(exit) = child.try_wait()? {
-            break if exit.success() {
-                ("complete".to_string(), None)
-            } else {
-                (
-                    "failed".to_string(),
-                    last_line(&log_path).or(Some(format!("exited with {exit}"))),
-                )
-            };
-        }
-        if started.elapsed() > deadline {
-            kill_group(&mut child);
-            let _ = child.wait();
-            break (
-                "timed out".to_string(),
-                Some(format!("killed after {} s", args.suite_timeout_seconds)),
-            );
-        }
-        tick(started.elapsed().as_secs_f64());
-        std::thread::sleep(Duration::from_millis(50));
+    let (status, error) = match wait_with_deadline(&mut child, deadline, tick)? {
+        Some(exit) if exit.success() => ("complete".to_string(), None),
+        Some(exit) => (
+            "failed".to_string(),
+            last_line(&log_path).or(Some(format!("exited with {exit}"))),
+        ),
+        None => (
+            "timed out".to_string(),
+            Some(format!("killed after {} s", args.suite_timeout_seconds)),
+        ),
     };
-    RUNNING_GROUP.store(0, Ordering::SeqCst);
     let mut shown = vec!["gpubench".to_string()];
     shown.extend(command_line);
     Ok(SuiteOutcome {
@@ -236,6 +245,32 @@ fn run_suite(
         error,
         seconds: Some(started.elapsed().as_secs_f64()),
     })
+}
+
+/// Waits for `child` (started in its own process group) up to `deadline`, calling `tick` with
+/// the seconds elapsed; kills its group and returns `None` when the deadline passes. While it
+/// runs an interrupt of `gpubench all` is passed on to it.
+fn wait_with_deadline(
+    child: &mut std::process::Child,
+    deadline: Duration,
+    mut tick: impl FnMut(f64),
+) -> Result<Option<std::process::ExitStatus>> {
+    let started = Instant::now();
+    RUNNING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+    let outcome = loop {
+        if let Some(exit) = child.try_wait()? {
+            break Some(exit);
+        }
+        if started.elapsed() > deadline {
+            kill_group(child);
+            let _ = child.wait();
+            break None;
+        }
+        tick(started.elapsed().as_secs_f64());
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    RUNNING_GROUP.store(0, Ordering::SeqCst);
+    Ok(outcome)
 }
 
 /// SIGKILL to the process group `child` heads (a suite started with `process_group(0)`), so
