@@ -40,6 +40,12 @@ pub fn load(path: &Path, max_bound: i32) -> Result<SavedLevels, UsageError> {
 }
 
 pub fn parse(text: &str, max_bound: i32) -> Result<SavedLevels, String> {
+    if !(1..=super::MAX_BOUND).contains(&max_bound) {
+        return Err(format!(
+            "--max-bound must be between 1 and {}, not {max_bound}",
+            super::MAX_BOUND
+        ));
+    }
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let headers = reader
         .headers()
@@ -70,8 +76,13 @@ pub fn parse(text: &str, max_bound: i32) -> Result<SavedLevels, String> {
         let cycles: f64 = field(cycles_at)
             .parse()
             .ok()
-            .filter(|c: &f64| c.is_finite())
-            .ok_or_else(|| format!("line {line}: cycles '{}' is not a number", field(cycles_at)))?;
+            .filter(|c: &f64| c.is_finite() && *c >= 0.0)
+            .ok_or_else(|| {
+                format!(
+                    "line {line}: cycles '{}' is not a number of cycles (finite, not negative)",
+                    field(cycles_at)
+                )
+            })?;
         let bounds = match bounds_at.map(field).filter(|b| !b.is_empty()) {
             Some(text) => Some(parse_bounds(text).map_err(|e| format!("line {line}: {e}"))?),
             None => None,
@@ -96,6 +107,11 @@ pub fn parse(text: &str, max_bound: i32) -> Result<SavedLevels, String> {
         let bounds = match bounds {
             Some(bounds) => bounds,
             None => {
+                if !assumed {
+                    Pattern::Staircase
+                        .validate(max_bound)
+                        .map_err(|e| format!("the file has no bounds column, so {e}"))?;
+                }
                 assumed = true;
                 staircase
                     .get(m as usize)
@@ -132,6 +148,12 @@ fn parse_bounds(text: &str) -> Result<[i32; WARP_LANES], String> {
                 .map_err(|_| format!("bound '{v}' is not a whole number"))
         })
         .collect::<Result<_, _>>()?;
+    if let Some(bad) = values.iter().find(|b| !(0..=super::MAX_BOUND).contains(*b)) {
+        return Err(format!(
+            "bound {bad} is outside 0..={}, the bounds gpubench runs",
+            super::MAX_BOUND
+        ));
+    }
     values
         .try_into()
         .map_err(|v: Vec<i32>| format!("bounds has {} values; a warp has 32 lanes", v.len()))
@@ -161,6 +183,33 @@ mod tests {
         assert_eq!(levels.single[0].bounds, [7; 32]);
         assert_eq!(levels.single[0].cycles, 55.5);
         assert_eq!(levels.bounds_source, "the file's bounds column");
+    }
+
+    #[test]
+    fn impossible_cycles_bounds_and_max_bounds_are_refused() {
+        let negative = parse("kernel,m,cycles\nsingle,0,-13\n", 32).unwrap_err();
+        assert!(negative.contains("not negative"), "{negative}");
+        for max_bound in [0, 1, 31, -5, 5000] {
+            assert!(
+                parse("kernel,m,cycles\nsingle,0,10\n", max_bound).is_err(),
+                "{max_bound}"
+            );
+        }
+        let huge = ["1000000"; 32].join(" ");
+        let error =
+            parse(&format!("kernel,m,cycles,bounds\nsingle,0,10,{huge}\n"), 32).unwrap_err();
+        assert!(error.contains("outside"), "{error}");
+        let below = ["-1"; 32].join(" ");
+        assert!(
+            parse(
+                &format!("kernel,m,cycles,bounds\nsingle,0,10,{below}\n"),
+                32
+            )
+            .is_err()
+        );
+        // A file that gives its bounds needs no staircase, so a small --max-bound is fine.
+        let seven = ["7"; 32].join(" ");
+        assert!(parse(&format!("kernel,m,cycles,bounds\nsingle,0,10,{seven}\n"), 8).is_ok());
     }
 
     #[test]
