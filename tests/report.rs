@@ -267,3 +267,51 @@ fn a_failed_report_leaves_nothing_behind_and_can_be_retried() {
         .success();
     assert!(out.join("summary.md").is_file());
 }
+
+#[test]
+fn compare_refuses_a_run_with_nothing_in_it_and_a_path_that_is_no_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let failed = dir.path().join("failed");
+    std::fs::create_dir(&failed).unwrap();
+    let mut metadata: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(committed("shared").join("metadata.json")).unwrap(),
+    )
+    .unwrap();
+    metadata["status"] = "failed".into();
+    std::fs::write(failed.join("metadata.json"), metadata.to_string()).unwrap();
+    gpubench()
+        .arg("compare")
+        .arg(committed("shared"))
+        .arg(&failed)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nothing to compare"));
+    gpubench()
+        .arg("compare")
+        .arg(committed("shared"))
+        .arg(dir.path().join("nope"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a directory"));
+}
+
+#[test]
+fn a_header_only_csv_is_refused_not_drawn_blank() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("shared");
+    std::fs::create_dir(&run).unwrap();
+    for file in std::fs::read_dir(committed("shared")).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, run.join(file.file_name().unwrap())).unwrap();
+    }
+    let csv = std::fs::read_to_string(run.join("shared.csv")).unwrap();
+    std::fs::write(run.join("shared.csv"), csv.lines().next().unwrap()).unwrap();
+    gpubench()
+        .arg("report")
+        .arg(&run)
+        .arg("--output")
+        .arg(dir.path().join("out"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("has no rows"));
+}

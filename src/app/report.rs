@@ -137,13 +137,27 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
     let mut names = Vec::new();
     let mut summaries = Vec::new();
     for dir in &args.dirs {
+        if !dir.is_dir() {
+            return Err(UsageError::new(format!(
+                "{} is not a directory; pass run directories written by gpubench (of `all` or of one suite)",
+                dir.display()
+            ))
+            .into());
+        }
         let saved = dir.join("summary.json");
-        let summary = if saved.is_file() {
+        let summary: summary::Summary = if saved.is_file() {
             serde_json::from_value(read_json(&saved)?)
                 .with_context(|| format!("{} is not a gpubench summary", saved.display()))?
         } else {
             summary::summarise(dir).map_err(|e| UsageError::new(format!("{e:#}")))?
         };
+        if summary.figures.is_empty() {
+            return Err(UsageError::new(format!(
+                "{} has no figures (no suite in it completed), so there is nothing to compare",
+                dir.display()
+            ))
+            .into());
+        }
         names.push(dir.display().to_string());
         summaries.push(summary);
     }

@@ -39,10 +39,18 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
         bail!("{} has no {name}", dir.display());
     };
     let text = read_text(&path)?;
-    csv::Reader::from_reader(text.as_bytes())
+    let rows = csv::Reader::from_reader(text.as_bytes())
         .deserialize()
         .collect::<Result<Vec<T>, _>>()
-        .with_context(|| format!("unreadable row in {}", path.display()))
+        .with_context(|| format!("unreadable row in {}", path.display()))?;
+    if rows.is_empty() {
+        // Every suite writes at least one row; a figure drawn from none would be blank.
+        bail!(
+            "{} has no rows; the run that wrote it is damaged",
+            path.display()
+        );
+    }
+    Ok(rows)
 }
 
 pub fn register_points(dir: &Path) -> Result<Vec<RegisterPoint>> {
