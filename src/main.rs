@@ -13,16 +13,15 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     std::panic::set_hook(Box::new(|info| {
+        let message = panic_message(info.payload());
         // println! panics when stdout cannot be written (a full disk, /dev/full): that is the
         // environment's fault, said in one sentence, not a bug of gpubench.
-        let message = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
         if let Some(why) = message.strip_prefix("failed printing to stdout: ") {
             eprintln!("Error: cannot write to standard output ({why}); free space or redirect it");
+        } else if let Some(symbol) = missing_driver_symbol(message) {
+            eprintln!(
+                "Error: the CUDA driver library (libcuda.so) has no {symbol}, which gpubench needs; install an NVIDIA driver that supports CUDA 13.0 (nvidia-smi shows the installed one)"
+            );
         } else {
             eprintln!(
                 "Error: gpubench hit an internal bug ({info}); please report it with the command line"
@@ -48,6 +47,28 @@ fn main() -> ExitCode {
             eprintln!("Error: {error:#}");
             Exit::for_error(&error).into()
         }
+        // cudarc loads driver functions lazily and panics on a missing one: a driver too old or
+        // broken for gpubench, reported like any other unusable driver.
+        Err(payload) if missing_driver_symbol(panic_message(payload.as_ref())).is_some() => {
+            Exit::NoUsableGpu.into()
+        }
         Err(_) => Exit::Failure.into(),
     }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("")
+}
+
+/// The driver function named by cudarc's "Missing symbol NAME: …" panic.
+fn missing_driver_symbol(message: &str) -> Option<&str> {
+    message
+        .strip_prefix("Missing symbol ")?
+        .split(':')
+        .next()
+        .filter(|name| name.starts_with("cu"))
 }
