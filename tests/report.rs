@@ -315,3 +315,35 @@ fn a_header_only_csv_is_refused_not_drawn_blank() {
         .failure()
         .stderr(predicate::str::contains("has no rows"));
 }
+
+#[test]
+fn a_corrupt_model_or_manifest_fails_loudly_instead_of_dropping_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("divergence");
+    std::fs::create_dir(&run).unwrap();
+    for file in std::fs::read_dir(committed("divergence")).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, run.join(file.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(run.join("model.json"), b"{\"verdict\": 12").unwrap();
+    gpubench()
+        .arg("compare")
+        .arg(&run)
+        .arg(committed("divergence"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("model.json"));
+    // A manifest that cannot be read is not silently replaced by a directory listing.
+    let all = dir.path().join("all");
+    std::fs::create_dir(&all).unwrap();
+    std::fs::rename(&run, all.join("divergence")).unwrap();
+    std::fs::write(all.join("all.json"), b"{ not json").unwrap();
+    gpubench()
+        .arg("report")
+        .arg(&all)
+        .arg("--output")
+        .arg(dir.path().join("out"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("all.json"));
+}
