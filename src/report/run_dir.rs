@@ -105,7 +105,11 @@ impl RunDir {
     /// the format from its extension, so the name keeps it), then renames it into place.
     pub fn write_with(&self, name: &str, produce: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let temporary = self.path.join(format!(".partial-{name}"));
-        produce(&temporary)?;
+        // A failed producer (a full disk under a figure) leaves no half file behind.
+        if let Err(error) = produce(&temporary) {
+            let _ = fs::remove_file(&temporary);
+            return Err(error.context(format!("cannot write {}", self.path.join(name).display())));
+        }
         fs::rename(&temporary, self.path.join(name))
             .with_context(|| format!("cannot write {}", self.path.join(name).display()))
     }
@@ -140,15 +144,32 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let temporary = path.with_file_name(format!(".{}.partial", file_name.to_string_lossy()));
     let mut file = fs::File::create(&temporary)
         .with_context(|| format!("cannot write {}", temporary.display()))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("cannot write {}", temporary.display()))?;
+    if let Err(error) = file.write_all(bytes).and_then(|()| file.sync_all()) {
+        drop(file);
+        let _ = fs::remove_file(&temporary);
+        return Err(error).with_context(|| format!("cannot write {}", path.display()));
+    }
     fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_figure_leaves_no_partial_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::create(Some(&dir.path().join("run")), "test").unwrap();
+        let error = run
+            .write_with("x.png", |path| {
+                fs::write(path, b"half")?;
+                anyhow::bail!("No space left on device")
+            })
+            .unwrap_err();
+        assert!(format!("{error:#}").contains("cannot write"), "{error:#}");
+        let left: Vec<_> = fs::read_dir(run.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
 
     #[test]
     fn a_dangling_symlink_or_a_file_on_the_way_is_refused_in_one_sentence() {
