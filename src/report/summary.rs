@@ -1,8 +1,9 @@
 //! The architecture summary of a run directory, laid out like Wong et al.'s Table V: one row per
 //! inferred figure with its uncertainty (a 95 % CI, a min–max range or an inference
 //! confidence) and the file it came from, the device in the caption, and the wall time of
-//! every suite. Built only from the JSON files the suites wrote, so `gpubench all` (live) and
-//! `gpubench report` (later, no GPU) produce the same bytes. Rendered as `summary.md`,
+//! every suite. Each suite's rows come from its `figures.json` (written as it finished), or are
+//! derived again from its own JSON files by its registered suite (`report` always derives, and
+//! the committed runs prove both ways give the same bytes). Rendered as `summary.md`,
 //! `summary.tex` and `summary.json`; `index.md` links every figure.
 
 use std::fmt::Write as _;
