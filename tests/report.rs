@@ -12,6 +12,16 @@ fn committed(run: &str) -> PathBuf {
         .join(run)
 }
 
+/// A copy of the committed H100 run `run` at `to`, to damage in a test.
+fn copy_committed(run: &str, to: &Path) -> PathBuf {
+    std::fs::create_dir(to).unwrap();
+    for file in std::fs::read_dir(committed(run)).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, to.join(file.file_name().unwrap())).unwrap();
+    }
+    to.to_path_buf()
+}
+
 fn gpubench() -> Command {
     Command::cargo_bin("gpubench").unwrap()
 }
@@ -132,13 +142,7 @@ fn a_suite_name_that_is_a_path_is_refused_and_nothing_is_written_outside_the_out
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     std::fs::create_dir(&run).unwrap();
-    let shared = committed("shared");
-    let esc = dir.path().join("esc");
-    std::fs::create_dir(&esc).unwrap();
-    for file in std::fs::read_dir(&shared).unwrap() {
-        let file = file.unwrap().path();
-        std::fs::copy(&file, esc.join(file.file_name().unwrap())).unwrap();
-    }
+    copy_committed("shared", &dir.path().join("esc"));
     std::fs::write(
         run.join("all.json"),
         r#"{"suites": [{"name": "../esc", "status": "complete", "seconds": 1.0, "error": null}]}"#,
@@ -208,12 +212,7 @@ fn a_full_stdout_is_one_sentence_not_an_internal_bug() {
 #[test]
 fn an_infinite_value_in_a_saved_csv_is_refused_quickly() {
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("shared");
-    std::fs::create_dir(&run).unwrap();
-    for file in std::fs::read_dir(committed("shared")).unwrap() {
-        let file = file.unwrap().path();
-        std::fs::copy(&file, run.join(file.file_name().unwrap())).unwrap();
-    }
+    let run = copy_committed("shared", &dir.path().join("shared"));
     let csv = std::fs::read_to_string(run.join("shared.csv")).unwrap();
     let mut lines: Vec<String> = csv.lines().map(str::to_string).collect();
     let last = lines[1].rfind(',').unwrap();
@@ -233,12 +232,7 @@ fn an_infinite_value_in_a_saved_csv_is_refused_quickly() {
 #[test]
 fn a_failed_report_leaves_nothing_behind_and_can_be_retried() {
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("divergence");
-    std::fs::create_dir(&run).unwrap();
-    for file in std::fs::read_dir(committed("divergence")).unwrap() {
-        let file = file.unwrap().path();
-        std::fs::copy(&file, run.join(file.file_name().unwrap())).unwrap();
-    }
+    let run = copy_committed("divergence", &dir.path().join("divergence"));
     let fit = std::fs::read(run.join("fit.json")).unwrap();
     std::fs::write(run.join("fit.json"), b"{ not json").unwrap();
     let out = dir.path().join("out");
@@ -298,12 +292,7 @@ fn compare_refuses_a_run_with_nothing_in_it_and_a_path_that_is_no_run() {
 #[test]
 fn a_header_only_csv_is_refused_not_drawn_blank() {
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("shared");
-    std::fs::create_dir(&run).unwrap();
-    for file in std::fs::read_dir(committed("shared")).unwrap() {
-        let file = file.unwrap().path();
-        std::fs::copy(&file, run.join(file.file_name().unwrap())).unwrap();
-    }
+    let run = copy_committed("shared", &dir.path().join("shared"));
     let csv = std::fs::read_to_string(run.join("shared.csv")).unwrap();
     std::fs::write(run.join("shared.csv"), csv.lines().next().unwrap()).unwrap();
     gpubench()
@@ -319,12 +308,7 @@ fn a_header_only_csv_is_refused_not_drawn_blank() {
 #[test]
 fn a_corrupt_model_or_manifest_fails_loudly_instead_of_dropping_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("divergence");
-    std::fs::create_dir(&run).unwrap();
-    for file in std::fs::read_dir(committed("divergence")).unwrap() {
-        let file = file.unwrap().path();
-        std::fs::copy(&file, run.join(file.file_name().unwrap())).unwrap();
-    }
+    let run = copy_committed("divergence", &dir.path().join("divergence"));
     std::fs::write(run.join("model.json"), b"{\"verdict\": 12").unwrap();
     gpubench()
         .arg("compare")
