@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+use super::stats::{Summary, median};
+
 /// One measured point: a footprint and the bandwidth reached there.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CurvePoint {
@@ -50,9 +52,8 @@ pub const MIN_PLATEAU_POINTS: usize = 3;
 /// A falloff is reported where the next plateau is below this fraction of the one before.
 pub const FALL: f64 = 0.8;
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    super::stats::median(values).unwrap_or(f64::NAN)
+fn rates(points: &[CurvePoint]) -> Vec<f64> {
+    points.iter().map(|p| p.bytes_per_second).collect()
 }
 
 /// Plateaus and falloffs of `points` (any order; sorted by footprint here).
@@ -65,44 +66,40 @@ pub fn levels(points: &[CurvePoint]) -> Levels {
     sorted.sort_by_key(|p| p.footprint_bytes);
     // Runs of points that stay within BAND of the run's running median.
     let mut runs: Vec<Vec<CurvePoint>> = Vec::new();
-    for point in sorted {
+    for &point in &sorted {
         let joins = runs.last().is_some_and(|run| {
-            let mut values: Vec<f64> = run.iter().map(|p| p.bytes_per_second).collect();
-            let m = median(&mut values);
+            let m = median(&rates(run)).unwrap_or(f64::NAN);
             point.bytes_per_second <= m * BAND && point.bytes_per_second >= m / BAND
         });
-        if joins {
-            runs.last_mut().expect("a run exists").push(point);
-        } else {
-            runs.push(vec![point]);
+        match runs.last_mut() {
+            Some(run) if joins => run.push(point),
+            _ => runs.push(vec![point]),
         }
     }
-    let plateaus: Vec<(Plateau, &Vec<CurvePoint>)> = runs
+    let plateaus: Vec<Plateau> = runs
         .iter()
         .filter(|run| run.len() >= MIN_PLATEAU_POINTS)
-        .map(|run| {
-            let mut values: Vec<f64> = run.iter().map(|p| p.bytes_per_second).collect();
-            let plateau = Plateau {
+        .filter_map(|run| {
+            let spread = Summary::of(&rates(run))?;
+            Some(Plateau {
                 from_bytes: run[0].footprint_bytes,
                 to_bytes: run[run.len() - 1].footprint_bytes,
                 points: run.len(),
-                median_bytes_per_second: median(&mut values),
-                min_bytes_per_second: values[0],
-                max_bytes_per_second: values[values.len() - 1],
-            };
-            (plateau, run)
+                median_bytes_per_second: spread.median,
+                min_bytes_per_second: spread.min,
+                max_bytes_per_second: spread.max,
+            })
         })
         .collect();
-    let every: Vec<CurvePoint> = runs.iter().flatten().copied().collect();
     let mut falloffs = Vec::new();
     for pair in plateaus.windows(2) {
-        let (before, after) = (&pair[0].0, &pair[1].0);
+        let (before, after) = (&pair[0], &pair[1]);
         if after.median_bytes_per_second >= before.median_bytes_per_second * FALL {
             continue;
         }
         let target = (before.median_bytes_per_second * after.median_bytes_per_second).sqrt();
         // The last point at or above the target before the next plateau starts, and the one after.
-        let between: Vec<&CurvePoint> = every
+        let between: Vec<&CurvePoint> = sorted
             .iter()
             .filter(|p| {
                 p.footprint_bytes >= before.to_bytes && p.footprint_bytes <= after.from_bytes
@@ -128,10 +125,7 @@ pub fn levels(points: &[CurvePoint]) -> Levels {
             });
         }
     }
-    Levels {
-        plateaus: plateaus.into_iter().map(|(p, _)| p).collect(),
-        falloffs,
-    }
+    Levels { plateaus, falloffs }
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         points_per_doubling: args.points_per_doubling,
         max_device_bytes: args
             .max_bytes
-            .unwrap_or_else(|| (16 * l2).max(1 << 30).min(memory / 4)),
+            .unwrap_or_else(|| experiment::far_past_l2(l2).min(memory / 4)),
         max_sm_bytes: args.max_sm_bytes,
     };
     config.validate()?;
@@ -41,10 +41,10 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     let source_bytes = config
         .max_device_bytes
         .max(config.max_sm_bytes * u64::from(sms));
-    if source_bytes + source_bytes / 2 > memory / 10 * 9 {
+    let needed = Buffers::total_bytes(source_bytes);
+    if needed > memory / 10 * 9 {
         return Err(crate::error::UsageError::new(format!(
-            "the buffers would need {} bytes of the device's {memory}; pass a smaller --max-bytes or --max-sm-bytes",
-            source_bytes + source_bytes / 2
+            "the buffers would need {needed} bytes of the device's {memory}; pass a smaller --max-bytes or --max-sm-bytes"
         ))
         .into());
     }
@@ -331,7 +331,7 @@ impl super::registry::Suite for Bandwidth {
         out: &mut super::registry::Redraw,
     ) -> Result<()> {
         let rows: Vec<PointRow> = crate::report::saved::read_csv(run.dir, "points.csv")?;
-        let file: BandwidthFile = crate::report::figures::read(run.dir, "bandwidth.json")?;
+        let file: BandwidthFile = crate::report::saved::read_json(run.dir, "bandwidth.json")?;
         let title = run.title(report::TITLE);
         out.figure("bandwidth", |p| report::draw(p, &title, &rows, &file))
     }

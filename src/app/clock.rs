@@ -113,7 +113,7 @@ impl super::registry::Suite for Clock {
         struct File {
             sm_clock: Clock,
         }
-        let file: File = crate::report::figures::read(run.dir, "clock.json")?;
+        let file: File = crate::report::saved::read_json(run.dir, "clock.json")?;
         let scope = counter_scope(&stamps, file.sm_clock.mhz);
         let title = run.title(clock_report::TITLE);
         out.figure("clock", |p| {

@@ -164,7 +164,7 @@ mod tests {
             );
             // What the run wrote as it finished is what its files give again.
             let saved: crate::report::figures::FiguresFile =
-                crate::report::figures::read(&dir, crate::report::figures::FILE).unwrap();
+                crate::report::saved::read_json(&dir, crate::report::figures::FILE).unwrap();
             assert_eq!(saved.suite, suite.name());
             assert_eq!(saved.figures, derived, "{}", dir.display());
             seen.push(suite.name());

@@ -14,7 +14,6 @@ use crate::cli::{FigureFormat, ReportArgs};
 use crate::error::UsageError;
 use crate::report::metadata::SavedMetadata;
 use crate::report::run_dir::{self, RunDir};
-use crate::report::saved::read_json;
 use crate::report::summary;
 
 /// summary.md, summary.tex, summary.json (from the `figures.json` of `source`'s suites) and
@@ -146,7 +145,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
         }
         let saved = dir.join("summary.json");
         let summary: summary::Summary = if saved.is_file() {
-            serde_json::from_value(read_json(&saved)?)
+            crate::report::saved::read_json(dir, "summary.json")
                 .with_context(|| format!("{} is not a gpubench summary", saved.display()))?
         } else {
             summary::summarise(dir).map_err(|e| UsageError::new(format!("{e:#}")))?

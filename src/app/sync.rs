@@ -129,7 +129,7 @@ impl super::registry::Suite for Sync {
             values: Vec<i64>,
         }
         let pairing: Option<Probe> =
-            crate::report::figures::read_optional(run.dir, "probe-barrier-pairing.json")?;
+            crate::report::saved::read_json_optional(run.dir, "probe-barrier-pairing.json")?;
         match pairing.filter(|p| p.values.len() == 96) {
             Some(probe) => {
                 let title = run.title("Listing 7 barrier departures");

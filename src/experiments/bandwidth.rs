@@ -9,15 +9,15 @@
 //! reads through L1 against the footprint of each SM (every block its own region), and weak
 //! reads past L1, strong (`.cg`) reads, writes and copies against the device-wide footprint,
 //! from one slice per SM to far past L2. Every line is read by one block per pass: blocks that
-//! shared lines would be served by one another's fetches, not by the level measured. Each launch is calibrated (passes doubled until it runs at
-//! least `--min-ms`), then timed `--repeats` times between CUDA events; a point's bandwidth is
-//! the median of the repeats, with their range. Bytes per clock per SM divide by the SM clock
+//! shared lines would be served by one another's fetches, not by the level measured. Each
+//! launch is calibrated (passes doubled until it runs at least `--min-ms`), then timed
+//! `--repeats` times between CUDA events; a point's bandwidth is the median of the repeats,
+//! with their range. Bytes per clock per SM divide by the SM clock
 //! measured at the start of the run and the SM count.
 
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use serde::Serialize;
 
 use crate::analysis::stats::Summary;
 use crate::error::UsageError;
@@ -58,8 +58,7 @@ impl BandwidthConfig {
 }
 
 /// The levels the suite measures, each with the kernel of its search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
     Shared,
     L1,
@@ -76,6 +75,15 @@ impl Level {
             Level::L1 => "l1",
             Level::L2 => "l2",
             Level::Dram => "dram",
+        }
+    }
+
+    /// The read its occupancy search times.
+    pub fn search_kernel(self) -> Kernel {
+        match self {
+            Level::Shared => Kernel::SharedRead,
+            Level::L1 => Kernel::ReadSm,
+            Level::L2 | Level::Dram => Kernel::ReadDevice,
         }
     }
 }
@@ -106,8 +114,14 @@ pub fn search_footprint(level: Level, limits: &Limits, max_device_bytes: u64) ->
         Level::Shared => 0,
         Level::L1 => 64 << 10,
         Level::L2 => (limits.l2_bytes / 4).max(1 << 20),
-        Level::Dram => (limits.l2_bytes * 16).max(1 << 30).min(max_device_bytes),
+        Level::Dram => far_past_l2(limits.l2_bytes).min(max_device_bytes),
     }
+}
+
+/// A footprint far past an L2 of `l2_bytes`: 16 × it, at least 1 GiB (the DRAM search's, and
+/// the default end of the device sweep).
+pub fn far_past_l2(l2_bytes: u64) -> u64 {
+    (16 * l2_bytes).max(1 << 30)
 }
 
 /// Every (threads, blocks per SM) the SM can hold, for `level`.
@@ -138,7 +152,7 @@ pub fn candidates(level: Level, limits: &Limits) -> Vec<Occupancy> {
 }
 
 /// One timed point.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
     pub level: Level,
     pub operation: &'static str,
@@ -276,13 +290,11 @@ pub struct Measured {
     pub device_sweeps: Vec<(Kernel, Vec<Point>)>,
 }
 
-/// The device kernels, in the order the sweeps and headline figures list them.
-pub const DEVICE_KERNELS: [Kernel; 4] = [
-    Kernel::ReadDevice,
-    Kernel::ReadDeviceStrong,
-    Kernel::WriteDevice,
-    Kernel::CopyDevice,
-];
+/// The device-wide kernels (read, strong read, write, copy), in the order the sweeps and
+/// headline figures list them.
+fn device_kernels() -> impl Iterator<Item = Kernel> {
+    Kernel::ALL.into_iter().filter(|k| k.device_wide())
+}
 
 impl Bench<'_> {
     /// The occupancy search, the headline points and the sweeps.
@@ -294,11 +306,7 @@ impl Bench<'_> {
         let mut search = Vec::new();
         let mut winners = Vec::new();
         for level in Level::ALL {
-            let kernel = match level {
-                Level::Shared => Kernel::SharedRead,
-                Level::L1 => Kernel::ReadSm,
-                Level::L2 | Level::Dram => Kernel::ReadDevice,
-            };
+            let kernel = level.search_kernel();
             let mut best: Option<Point> = None;
             for occupancy in candidates(level, &limits) {
                 let footprint = match level {
@@ -348,7 +356,7 @@ impl Bench<'_> {
         )?);
         for level in [Level::L2, Level::Dram] {
             let footprint = search_footprint(level, &limits, max_device);
-            for kernel in DEVICE_KERNELS {
+            for kernel in device_kernels() {
                 headline.push(self.point(level, kernel, winner(level), footprint, repeats)?);
             }
         }
@@ -363,7 +371,7 @@ impl Bench<'_> {
         // From one slice per SM (smaller regions leave SMs idle) to the largest footprint.
         let first = (u64::from(limits.multiprocessors) * slice).max(1 << 20);
         let mut device_sweeps = Vec::new();
-        for kernel in DEVICE_KERNELS {
+        for kernel in device_kernels() {
             let unit = if kernel == Kernel::CopyDevice {
                 2 * slice
             } else {

@@ -105,7 +105,7 @@ fn gb(bytes_per_second: f64) -> f64 {
 
 /// The summary's bandwidth rows.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
-    let file: BandwidthFile = super::figures::read(dir, "bandwidth.json")?;
+    let file: BandwidthFile = super::saved::read_json(dir, "bandwidth.json")?;
     let mut r = Rows::new("Bandwidth", "bandwidth.json");
     for l in &file.levels {
         let name = format!("{} {}", l.level, l.operation);

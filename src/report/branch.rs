@@ -115,7 +115,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         warp_overlap: Option<f64>,
     }
     let orders: std::collections::BTreeMap<String, Order> =
-        super::figures::read(dir, "branch.json")?;
+        super::saved::read_json(dir, "branch.json")?;
     let mut r = super::figures::Rows::new("Branches", "branch.json");
     for (order, run) in &orders {
         r.text(

@@ -135,7 +135,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         fetch_granularity: Option<Granularity>,
         tlb: Option<Tlb>,
     }
-    let cache: File = super::figures::read(dir, "cache.json")?;
+    let cache: File = super::saved::read_json(dir, "cache.json")?;
     let space = &cache.space;
     let mut r = super::figures::Rows::new("Memory hierarchy", "cache.json");
     let count = cache.report.levels.len();

@@ -131,7 +131,8 @@ pub fn draw(
 /// The summary's clock rows: the measured SM clock, each timer's back-to-back cost and whether
 /// the SMs share one cycle counter.
 pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
-    use super::figures::{MedianView, Rows, read};
+    use super::figures::{MedianView, Rows};
+    use super::saved::read_json;
     #[derive(serde::Deserialize)]
     struct Clock {
         mhz: Option<f64>,
@@ -152,7 +153,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         timer_overheads: Overheads,
         counter_scope: Option<Scope>,
     }
-    let clock: File = read(dir, "clock.json")?;
+    let clock: File = read_json(dir, "clock.json")?;
     let mut r = Rows::new("Clocks and timers", "clock.json");
     r.push("SM clock (measured)", clock.sm_clock.mhz, "MHz", None);
     let o = &clock.timer_overheads;

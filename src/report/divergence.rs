@@ -222,7 +222,8 @@ fn draw<DB: DrawingBackend>(
 /// The summary's divergence rows: the fitted cost per divergent lane of each loop, the
 /// stack model's verdict and prediction error, and the push / pop split where measured.
 pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
-    use super::figures::{EstimateView, Rows, read, read_optional};
+    use super::figures::{EstimateView, Rows};
+    use super::saved::{read_json, read_json_optional};
     #[derive(serde::Deserialize)]
     struct Fit {
         kernel: String,
@@ -247,14 +248,14 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         reconvergence_cycles_per_divergent_lane: EstimateView,
     }
     let mut r = Rows::new("Divergence", "fit.json");
-    for fit in read::<Fits>(dir, "fit.json")?.fits {
+    for fit in read_json::<Fits>(dir, "fit.json")?.fits {
         r.estimate(
             &format!("{} loop: cost per divergent lane", fit.kernel),
             &fit.cycles_per_divergent_lane,
             "cycles",
         );
     }
-    if let Some(model) = read_optional::<Model>(dir, "model.json")? {
+    if let Some(model) = read_json_optional::<Model>(dir, "model.json")? {
         r.from("model.json")
             .text("reconvergence-stack model", model.verdict.as_deref());
         r.push(
@@ -266,7 +267,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
             None,
         );
     }
-    if let Some(split) = read_optional::<Split>(dir, "split.json")? {
+    if let Some(split) = read_json_optional::<Split>(dir, "split.json")? {
         r.from("split.json").estimate(
             "branch (push) per divergent lane",
             &split.branch_cycles_per_divergent_lane,

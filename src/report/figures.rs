@@ -3,13 +3,7 @@
 //! them to `figures.json` when it finishes, and the summary and `compare` read them back as
 //! [`Figure`]s.
 
-use std::path::Path;
-
-use anyhow::{Context, Result};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-
-use super::saved::read_text;
 
 /// One inferred quantity with its uncertainty and the file it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,22 +32,6 @@ pub struct FiguresFile {
 }
 
 pub const FILE: &str = "figures.json";
-
-/// `dir/name` (or its .gz) read as `T`.
-pub fn read<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T> {
-    let path = super::saved::find(dir, name)
-        .with_context(|| format!("{} has no {name}", dir.display()))?;
-    let text = read_text(&path)?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not as expected", path.display()))
-}
-
-/// `dir/name` read as `T`, or `None` when there is no such file.
-pub fn read_optional<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Option<T>> {
-    match super::saved::find(dir, name) {
-        Some(_) => read(dir, name).map(Some),
-        None => Ok(None),
-    }
-}
 
 /// A point estimate with its 95 % confidence interval, as `analysis::linear_fit` writes one.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]

@@ -127,7 +127,6 @@ pub struct SavedDevice {
     pub compute_capability: String,
     pub multiprocessors: i64,
     pub registers_per_block: Option<u32>,
-    pub l2_cache_bytes: Option<u64>,
     pub driver_version: Option<String>,
     pub driver_cuda_version: String,
 }
@@ -140,7 +139,7 @@ pub struct SavedClock {
 
 impl SavedMetadata {
     pub fn read(dir: &std::path::Path) -> anyhow::Result<SavedMetadata> {
-        super::figures::read(dir, "metadata.json")
+        super::saved::read_json(dir, "metadata.json")
     }
 
     pub fn complete(&self) -> bool {

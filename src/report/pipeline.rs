@@ -168,7 +168,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         operations: Vec<Operation>,
         warp_sweep: Option<Sweep>,
     }
-    let pipeline: File = super::figures::read(dir, "pipeline.json")?;
+    let pipeline: File = super::saved::read_json(dir, "pipeline.json")?;
     let mut r = super::figures::Rows::new("Pipeline", "pipeline.json");
     for op in &pipeline.operations {
         let label = format!("{} {}", op.kind, op.operation);

@@ -125,7 +125,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         allocation: Allocation,
         register_file_per_block: Option<f64>,
     }
-    let regs: File = super::figures::read(dir, "regs.json")?;
+    let regs: File = super::saved::read_json(dir, "regs.json")?;
     let mut r = super::figures::Rows::new("Registers", "regs.json");
     let fitting = regs.allocation.consistent.len();
     let allocator = regs.allocation.allocator.as_ref();

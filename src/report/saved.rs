@@ -14,6 +14,7 @@ use crate::analysis::divergence_split::TimelinePoint;
 use crate::analysis::registers::RegisterPoint;
 use crate::analysis::stats::Summary;
 use crate::experiments::branch::OrderRun;
+use crate::input::read_text;
 
 /// `dir/name`, or `dir/name.gz` where only the compressed copy exists. Anything by that name
 /// counts (a FIFO or a directory too), so that reading it says what is wrong with it instead
@@ -24,14 +25,19 @@ pub fn find(dir: &Path, name: &str) -> Option<PathBuf> {
     [plain, compressed].into_iter().find(|p| p.exists())
 }
 
-/// [`crate::input::read_text`]: plain or gzipped, bounded, regular files only.
-pub fn read_text(path: &Path) -> Result<String> {
-    Ok(crate::input::read_text(path)?)
+/// `dir/name` (or its .gz) read as `T`.
+pub fn read_json<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T> {
+    let path = find(dir, name).with_context(|| format!("{} has no {name}", dir.display()))?;
+    let text = read_text(&path)?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not as expected", path.display()))
 }
 
-pub fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let text = read_text(path)?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))
+/// `dir/name` read as `T`, or `None` when there is no such file.
+pub fn read_json_optional<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Option<T>> {
+    match find(dir, name) {
+        Some(_) => read_json(dir, name).map(Some),
+        None => Ok(None),
+    }
 }
 
 pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {

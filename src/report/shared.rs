@@ -141,7 +141,8 @@ pub fn draw(
 
 /// The summary's shared-memory rows: load latency and the cost per bank-conflict way.
 pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
-    use super::figures::{EstimateView, Rows, read};
+    use super::figures::{EstimateView, Rows};
+    use super::saved::read_json;
     #[derive(serde::Deserialize)]
     struct Fit {
         cycles_per_extra_way: EstimateView,
@@ -151,7 +152,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         load_latency_cycles: Option<f64>,
         fit: Option<Fit>,
     }
-    let shared: File = read(dir, "shared.json")?;
+    let shared: File = read_json(dir, "shared.json")?;
     let mut r = Rows::new("Shared memory", "shared.json");
     r.push(
         "load latency (4 B, no conflict)",

@@ -292,7 +292,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     struct File {
         rows: Vec<Row>,
     }
-    let slots: File = super::figures::read(dir, "slots.json")?;
+    let slots: File = super::saved::read_json(dir, "slots.json")?;
     let mut r = super::figures::Rows::new("Lane slots", "slots.json");
     let pct = |v: Option<f64>| v.map(|v| 100.0 * v);
     for row in &slots.rows {

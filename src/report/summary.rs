@@ -94,7 +94,7 @@ struct Manifest {
 }
 
 fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
-    super::figures::read_optional(dir, "all.json")
+    super::saved::read_json_optional(dir, "all.json")
 }
 
 /// A complete suite's figures: its `figures.json` where `saved` allows and it has one, else
@@ -106,7 +106,7 @@ fn figures_of(
     saved: bool,
 ) -> Result<Vec<Figure>> {
     let file: Option<FiguresFile> = if saved {
-        super::figures::read_optional(dir, super::figures::FILE)?
+        super::saved::read_json_optional(dir, super::figures::FILE)?
     } else {
         None
     };

@@ -130,7 +130,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         #[serde(default)]
         observed: String,
     }
-    let probes: Vec<Probe> = super::figures::read(dir, "sync.json")?;
+    let probes: Vec<Probe> = super::saved::read_json(dir, "sync.json")?;
     let mut r = super::figures::Rows::new("Synchronization", "sync.json");
     for probe in probes {
         r.text(

@@ -1,12 +1,12 @@
 //! Launchers of cuda/bandwidth.cu, each timed between two CUDA events around the launch
-//! ([`super::timed`]) and waited for with a deadline. Every buffer is allocated once, at the largest footprint, and every
-//! launch is checked against it on the host, so no argument combination reads or writes past
-//! an allocation.
+//! ([`super::timed`]) and waited for with a deadline. Every buffer is allocated once, at the
+//! largest footprint, and every launch is checked against it on the host, so no argument
+//! combination reads or writes past an allocation.
 
 use std::time::Duration;
 
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{Gpu, driver_error, timed};
 use crate::error::GpuError;
@@ -65,10 +65,15 @@ impl Kernel {
         }
     }
 
-    pub fn shared(self) -> bool {
+    /// Whether the grid shares one device region (as slices) rather than each block having its
+    /// own.
+    pub fn device_wide(self) -> bool {
         matches!(
             self,
-            Kernel::SharedRead | Kernel::SharedWrite | Kernel::SharedCopy
+            Kernel::ReadDevice
+                | Kernel::ReadDeviceStrong
+                | Kernel::WriteDevice
+                | Kernel::CopyDevice
         )
     }
 
@@ -85,7 +90,7 @@ impl Kernel {
 }
 
 /// Threads per block and blocks per SM of a launch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Occupancy {
     pub threads: u32,
     pub blocks_per_sm: u32,
@@ -116,12 +121,17 @@ pub struct Buffers {
 }
 
 impl Buffers {
+    /// Device memory [`Buffers::new`] takes for a source of `source_bytes`.
+    pub fn total_bytes(source_bytes: u64) -> u64 {
+        source_bytes + source_bytes / 2
+    }
+
     pub fn new(gpu: &Gpu, source_bytes: u64, multiprocessors: u32) -> Result<Buffers, GpuError> {
         let alloc = |bytes: u64, what: &str| {
             let words = usize::try_from(bytes / 4).unwrap_or(usize::MAX);
             super::zeros::<u32>(gpu, words, what)
         };
-        let target_bytes = source_bytes / 2;
+        let target_bytes = Buffers::total_bytes(source_bytes) - source_bytes;
         Ok(Buffers {
             source: alloc(source_bytes, "the bandwidth source buffer")?,
             target: alloc(target_bytes, "the bandwidth copy target")?,
@@ -146,70 +156,58 @@ impl Launch {
     /// would be served by each other's fetches, not by the level measured).
     pub fn grid(&self, multiprocessors: u32) -> u32 {
         let full = multiprocessors * self.occupancy.blocks_per_sm;
-        match self.kernel {
-            Kernel::ReadDevice
-            | Kernel::ReadDeviceStrong
-            | Kernel::WriteDevice
-            | Kernel::CopyDevice => {
-                u32::try_from(self.device_slices().1).map_or(full, |slices| full.min(slices))
-            }
-            _ => full,
+        if self.kernel.device_wide() {
+            u32::try_from(self.device_slices().1).map_or(full, |slices| full.min(slices))
+        } else {
+            full
         }
     }
 
     /// (vectors per slice, slices) of a device launch: the region in whole slices.
     fn device_slices(&self) -> (u64, u64) {
         let slice = self.slice_vectors();
-        let region = match self.kernel {
-            Kernel::CopyDevice => self.footprint_bytes / 2,
-            _ => self.footprint_bytes,
-        } / VECTOR_BYTES;
+        let region = self.footprint_bytes / self.copies() / VECTOR_BYTES;
         (slice, (region / slice).max(1))
+    }
+
+    /// 2 for a device copy, whose footprint is its source and its target; 1 otherwise.
+    fn copies(&self) -> u64 {
+        if self.kernel == Kernel::CopyDevice {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Bytes one block reads plus writes per pass, for the kernels where each block has its own
+    /// region or array.
+    fn block_bytes(&self) -> u64 {
+        match self.kernel {
+            Kernel::ReadSm => self.sm_region_vectors() * VECTOR_BYTES,
+            Kernel::SharedCopy => self.footprint_bytes / (2 * VECTOR_BYTES) * 2 * VECTOR_BYTES,
+            _ => self.footprint_bytes / VECTOR_BYTES * VECTOR_BYTES,
+        }
     }
 
     /// Bytes one launch reads plus writes, as the kernel's loops count them.
     pub fn bytes_moved(&self, multiprocessors: u32) -> u64 {
-        let grid = u64::from(self.grid(multiprocessors));
         let passes = u64::from(self.passes);
-        match self.kernel {
-            Kernel::ReadDevice
-            | Kernel::ReadDeviceStrong
-            | Kernel::WriteDevice
-            | Kernel::CopyDevice => {
-                let (slice, slices) = self.device_slices();
-                let per_pass = slice * slices * VECTOR_BYTES;
-                let both = if self.kernel == Kernel::CopyDevice {
-                    2
-                } else {
-                    1
-                };
-                per_pass * passes * both
-            }
-            Kernel::ReadSm => self.sm_region_vectors() * VECTOR_BYTES * grid * passes,
-            Kernel::SharedRead | Kernel::SharedWrite => {
-                self.footprint_bytes / VECTOR_BYTES * VECTOR_BYTES * grid * passes
-            }
-            Kernel::SharedCopy => {
-                self.footprint_bytes / (2 * VECTOR_BYTES) * 2 * VECTOR_BYTES * grid * passes
-            }
+        if self.kernel.device_wide() {
+            self.covered_bytes() * passes
+        } else {
+            self.block_bytes() * u64::from(self.grid(multiprocessors)) * passes
         }
     }
 
     /// The footprint that launch actually covers (rounded to whole slices / vectors).
     pub fn covered_bytes(&self) -> u64 {
-        match self.kernel {
-            Kernel::ReadDevice | Kernel::ReadDeviceStrong | Kernel::WriteDevice => {
-                let (slice, slices) = self.device_slices();
-                slice * slices * VECTOR_BYTES
-            }
-            Kernel::CopyDevice => {
-                let (slice, slices) = self.device_slices();
-                2 * slice * slices * VECTOR_BYTES
-            }
-            Kernel::ReadSm => {
-                self.sm_region_vectors() * VECTOR_BYTES * u64::from(self.occupancy.blocks_per_sm)
-            }
-            _ => self.footprint_bytes / VECTOR_BYTES * VECTOR_BYTES,
+        if self.kernel.device_wide() {
+            let (slice, slices) = self.device_slices();
+            self.copies() * slice * slices * VECTOR_BYTES
+        } else if self.kernel == Kernel::ReadSm {
+            self.block_bytes() * u64::from(self.occupancy.blocks_per_sm)
+        } else {
+            self.footprint_bytes / VECTOR_BYTES * VECTOR_BYTES
         }
     }
 
@@ -259,20 +257,25 @@ pub fn run(
     }
     let ms = timed(gpu, entry, deadline, || {
         // Each arm checks the launch against the buffers before the kernel sees it.
-        let queued = match launch.kernel {
+        match launch.kernel {
             Kernel::ReadDevice
             | Kernel::ReadDeviceStrong
             | Kernel::WriteDevice
             | Kernel::CopyDevice => {
                 let (slice, slices) = launch.device_slices();
                 let region = slice * slices * VECTOR_BYTES;
+                let (limit, buffer) = if launch.kernel == Kernel::CopyDevice {
+                    (buffers.target_bytes, "copy target")
+                } else {
+                    (buffers.source_bytes, "source")
+                };
+                if region > limit {
+                    return Err(too_big(buffer, region, limit));
+                }
                 let (slice, slices) = (as_u32(slice, "a slice")?, as_u32(slices, "the slices")?);
                 let mut builder = stream.launch_builder(&function);
                 match launch.kernel {
                     Kernel::ReadDevice | Kernel::ReadDeviceStrong => {
-                        if region > buffers.source_bytes {
-                            return Err(too_big("region", region, buffers.source_bytes));
-                        }
                         builder
                             .arg(&buffers.source)
                             .arg(&slice)
@@ -281,9 +284,6 @@ pub fn run(
                             .arg(&mut buffers.sink);
                     }
                     Kernel::WriteDevice => {
-                        if region > buffers.source_bytes {
-                            return Err(too_big("region", region, buffers.source_bytes));
-                        }
                         builder
                             .arg(&mut buffers.source)
                             .arg(&slice)
@@ -291,9 +291,6 @@ pub fn run(
                             .arg(&passes);
                     }
                     _ => {
-                        if region > buffers.target_bytes {
-                            return Err(too_big("copy region", region, buffers.target_bytes));
-                        }
                         builder
                             .arg(&buffers.source)
                             .arg(&mut buffers.target)
@@ -302,7 +299,13 @@ pub fn run(
                             .arg(&passes);
                     }
                 }
-                launch_now(builder, config)
+                // SAFETY: (const uint4 *, unsigned, unsigned, int, unsigned *) for the reads,
+                // (uint4 *, unsigned, unsigned, int) for the write, (const uint4 *, uint4 *,
+                // unsigned, unsigned, int) for the copy, as cuda/bandwidth.cu declares them; the
+                // kernels index slices × slice vectors, which the check above keeps inside the
+                // buffer each reads or writes (the copy's source is the larger buffer); `sink`
+                // holds 64 bytes and they write its first word.
+                unsafe { super::launch(entry, builder, config) }
             }
             Kernel::ReadSm => {
                 let count = launch.sm_region_vectors();
@@ -321,7 +324,11 @@ pub fn run(
                     .arg(&mut buffers.tickets)
                     .arg(&passes)
                     .arg(&mut buffers.sink);
-                launch_now(builder, config)
+                // SAFETY: (const uint4 *, unsigned, unsigned, unsigned, unsigned *, int,
+                // unsigned *) as bw_read_sm declares them; it reads region (smid % sms) ×
+                // blocks + ticket % blocks of `count` vectors, all inside the source as checked
+                // above; `tickets` holds one counter per SM and `sink` 64 bytes.
+                unsafe { super::launch(entry, builder, config) }
             }
             Kernel::SharedRead | Kernel::SharedWrite | Kernel::SharedCopy => {
                 let count = launch.footprint_bytes / VECTOR_BYTES;
@@ -336,28 +343,14 @@ pub fn run(
                 let count = as_u32(count, "the shared array")?;
                 let mut builder = stream.launch_builder(&function);
                 builder.arg(&count).arg(&passes).arg(&mut buffers.sink);
-                launch_now(builder, config)
+                // SAFETY: (unsigned, int, unsigned *) as the shared kernels declare them; they
+                // index only their dynamic array of `count` vectors, which the launch gives
+                // them; `sink` holds 64 bytes.
+                unsafe { super::launch(entry, builder, config) }
             }
-        };
-        queued.map_err(driver_error("launching a bandwidth kernel"))
+        }
     })?;
     Ok(ms / 1e3)
-}
-
-fn launch_now(
-    mut builder: LaunchArgs,
-    config: LaunchConfig,
-) -> Result<(), cudarc::driver::DriverError> {
-    // SAFETY: every caller pushed the arguments in the order and types of its kernel in
-    // cuda/bandwidth.cu — (const uint4 *, unsigned, unsigned, int, unsigned *) for the device
-    // read, (const uint4 *, unsigned, unsigned, unsigned, unsigned *, int, unsigned *) for the
-    // SM read, whose tickets hold one counter per SM (indexed smid % sms),
-    // (uint4 *, unsigned, unsigned, int) for the write, (const uint4 *, uint4 *, unsigned,
-    // unsigned, int) for the copy, (unsigned, int, unsigned *) for the shared kernels — and
-    // checked that every index the kernel forms (slices × slice vectors, SMs × blocks × region) lies
-    // inside the buffer it passed; the shared kernels index only their dynamic array, whose
-    // size is `count` vectors; `sink` holds 64 bytes and the kernels write its first word.
-    unsafe { builder.launch(config) }.map(|_| ())
 }
 
 /// What the bandwidth suite reads from the driver beyond [`super::DeviceProperties`].

@@ -82,10 +82,7 @@ pub fn chase(
         shared_mem_bytes: 0,
     };
     unsafe { launch_and_wait(gpu, "absolute_pointers", launch, config, deadline) }?;
-    let (warm, steps) = (
-        as_i32(warm, "the warm-up length")?,
-        as_i32(steps, "the chase length")?,
-    );
+    let (warm, steps) = chase_lengths(warm, steps)?;
     let mut launch = stream.launch_builder(&function);
     launch
         .arg(&device_chain)
@@ -154,10 +151,7 @@ fn one_thread_chase(
     let stream = gpu.stream().clone();
     let device_chain = upload(gpu, chain, "the chase chain")?;
     let mut out = zeros::<i64>(gpu, 2 * pairs as usize, "the chase result")?;
-    let (warm, count) = (
-        as_i32(warm, "the warm-up length")?,
-        as_i32(count, "the chase length")?,
-    );
+    let (warm, count) = chase_lengths(warm, count)?;
     let mut launch = stream.launch_builder(&function);
     launch
         .arg(&device_chain)
@@ -254,10 +248,7 @@ impl TlbBuffer {
         let config = LaunchConfig::for_num_elems(count);
         unsafe { launch_and_wait(gpu, "tlb_chain_init", launch, config, deadline) }?;
         let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
-        let (warm, steps) = (
-            as_i32(warm, "the warm-up length")?,
-            as_i32(steps, "the chase length")?,
-        );
+        let (warm, steps) = chase_lengths(warm, steps)?;
         let mut launch = stream.launch_builder(&chase);
         launch
             .arg(&self.buffer)
@@ -292,10 +283,7 @@ pub fn chase_shared(
     let device_chain = upload(gpu, &offsets, "the chase chain")?;
     let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
     let words = as_i32(chain.len() as u32, "the chain length")?;
-    let (warm, steps) = (
-        as_i32(warm, "the warm-up length")?,
-        as_i32(steps, "the chase length")?,
-    );
+    let (warm, steps) = chase_lengths(warm, steps)?;
     let mut config = one_block(256);
     config.shared_mem_bytes = u32::try_from(chain.len() * 4).unwrap_or(u32::MAX);
     let mut launch = stream.launch_builder(&function);
@@ -350,10 +338,7 @@ pub fn chase_constant(
         .map_err(driver_error("writing the constant-memory chain"))?;
     let starts = upload(gpu, &[0_u32], "the chase start")?;
     let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
-    let (warm, steps) = (
-        as_i32(warm, "the warm-up length")?,
-        as_i32(steps, "the chase length")?,
-    );
+    let (warm, steps) = chase_lengths(warm, steps)?;
     let mut launch = stream.launch_builder(&function);
     launch.arg(&starts).arg(&warm).arg(&steps).arg(&mut out);
     // SAFETY: the arguments match the kernel signature above; check_chain proved every offset
@@ -378,10 +363,7 @@ pub fn chase_texture(
     let stream = gpu.stream().clone();
     let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
     let handle = texture.handle();
-    let (warm, steps) = (
-        as_i32(warm, "the warm-up length")?,
-        as_i32(steps, "the chase length")?,
-    );
+    let (warm, steps) = chase_lengths(warm, steps)?;
     let mut launch = stream.launch_builder(&function);
     launch.arg(&handle).arg(&warm).arg(&steps).arg(&mut out);
     // SAFETY: the arguments match the kernel signature above; the texture object stays alive
@@ -427,4 +409,12 @@ pub fn straight_line(
     unsafe { launch_and_wait(gpu, entry, launch, one_block(1), deadline) }?;
     let result = read(gpu, &out, "a straight-line result")?;
     Ok(result[0])
+}
+
+/// A chase's untimed and timed lengths as the kernels' `int` arguments.
+fn chase_lengths(warm: u32, steps: u32) -> Result<(i32, i32), GpuError> {
+    Ok((
+        as_i32(warm, "the warm-up length")?,
+        as_i32(steps, "the chase length")?,
+    ))
 }

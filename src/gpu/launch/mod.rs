@@ -75,22 +75,38 @@ fn read<T: DeviceRepr>(gpu: &Gpu, buffer: &CudaSlice<T>, what: &str) -> Result<V
         .map_err(driver_error(&format!("reading {what}")))
 }
 
-/// Launches `entry` with the arguments pushed on `builder` and `config`, then waits for it,
-/// giving up after `deadline` (a kernel that overruns is reported, never waited for forever).
+/// Queues `entry` with the arguments pushed on `builder` and `config`.
 ///
 /// # Safety
 ///
 /// The arguments on `builder` must match `entry`'s signature in order and type, and every
 /// buffer among them must hold every element the kernel indexes when launched with `config`.
+unsafe fn launch(
+    entry: &str,
+    mut builder: LaunchArgs,
+    config: LaunchConfig,
+) -> Result<(), GpuError> {
+    // SAFETY: the caller's contract above.
+    unsafe { builder.launch(config) }
+        .map(|_| ())
+        .map_err(driver_error(&format!("launching {entry}")))
+}
+
+/// [`launch`], then waits for the kernel, giving up after `deadline` (a kernel that overruns
+/// is reported, never waited for forever).
+///
+/// # Safety
+///
+/// As for [`launch`].
 unsafe fn launch_and_wait(
     gpu: &Gpu,
     entry: &str,
-    mut builder: LaunchArgs,
+    builder: LaunchArgs,
     config: LaunchConfig,
     deadline: Duration,
 ) -> Result<(), GpuError> {
     // SAFETY: the caller's contract above.
-    unsafe { builder.launch(config) }.map_err(driver_error(&format!("launching {entry}")))?;
+    unsafe { launch(entry, builder, config) }?;
     gpu.wait(entry, deadline)
 }
 
