@@ -42,6 +42,10 @@ pub enum GpuError {
         "the driver (CUDA {driver_cuda}) cannot load PTX built by nvcc {nvcc}; rebuild with an nvcc no newer than the driver (set NVCC, or unset it to use the pinned 13.0 toolchain) or update the driver"
     )]
     PtxTooNew { nvcc: String, driver_cuda: String },
+    #[error(
+        "the CUDA driver cannot load gpubench's kernels (cuda/{module}.cu: {detail}); gpubench needs a GPU of compute capability 7.5 or newer and a driver that supports CUDA 13.0 (nvidia-smi shows both)"
+    )]
+    PtxRejected { module: String, detail: String },
     #[error("CUDA failed while {action}: {detail}")]
     Driver { action: String, detail: String },
     #[error(
@@ -61,6 +65,7 @@ impl GpuError {
                 | GpuError::NoDevice
                 | GpuError::DeviceOutOfRange { .. }
                 | GpuError::PtxTooNew { .. }
+                | GpuError::PtxRejected { .. }
         )
     }
 }

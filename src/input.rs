@@ -28,7 +28,7 @@ pub fn read_text_within(path: &Path, limit: u64) -> Result<String, UsageError> {
     let metadata = std::fs::metadata(path).map_err(|e| refuse(format!("cannot read it ({e})")))?;
     if !metadata.is_file() {
         return Err(refuse(
-            "not a regular file; pass a file gpubench wrote".to_string(),
+            "not a regular file (gpubench reads only regular files)".to_string(),
         ));
     }
     let file = std::fs::File::open(path).map_err(|e| refuse(format!("cannot open it ({e})")))?;

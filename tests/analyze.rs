@@ -143,6 +143,20 @@ fn a_missing_or_malformed_file_is_a_usage_error() {
         .stderr(predicates::str::contains("at least 4"));
 }
 
+/// An endless file (a device) is refused before a byte is read, not read until memory runs out.
+#[test]
+fn an_endless_device_is_refused_at_once() {
+    for kind in ["divergence", "cache"] {
+        Command::cargo_bin("gpubench")
+            .unwrap()
+            .args(["analyze", kind, "/dev/zero"])
+            .timeout(std::time::Duration::from_secs(10))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("/dev/zero: not a regular file"));
+    }
+}
+
 #[test]
 fn emulate_draws_the_stack_and_the_masks() {
     let dir = tempfile::tempdir().unwrap();

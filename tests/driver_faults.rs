@@ -1,6 +1,7 @@
 //! A broken driver, without a GPU: small stand-ins for `libcuda.so` compiled by the test with
 //! the system C compiler and put first on `LD_LIBRARY_PATH`, where cudarc's dynamic loading
-//! finds them. Each fault must end in one sentence and exit code 3, never a panic or a hang.
+//! finds them. A driver that cannot serve gpubench must end in one sentence and exit code 3,
+//! never a panic; one that blocks must end at gpubench's deadline, with nothing left running.
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
@@ -14,11 +15,18 @@ const NO_USABLE_GPU: i32 = 3;
 /// Compiles `source` into `dir/libcuda.so` (and the `.so.1` name), or `None` where this machine
 /// has no C compiler.
 fn stub_driver(dir: &Path, source: &str) -> Option<PathBuf> {
+    stub_driver_with(dir, source, &[])
+}
+
+/// As [`stub_driver`], with extra compiler flags (`-DNAME=VALUE`).
+fn stub_driver_with(dir: &Path, source: &str, flags: &[&str]) -> Option<PathBuf> {
     let c = dir.join("stub.c");
     std::fs::write(&c, source).unwrap();
     let library = dir.join("libcuda.so");
     let built = Process::new("cc")
-        .args(["-shared", "-fPIC", "-o"])
+        .args(["-shared", "-fPIC"])
+        .args(flags)
+        .arg("-o")
         .arg(&library)
         .arg(&c)
         .status()
@@ -79,4 +87,79 @@ int cuGetErrorName(int e, const char **s) { (void)e; *s = name; return 0; }
     info_with(&libraries)
         .code(NO_USABLE_GPU)
         .stderr(predicate::function(one_error_line));
+}
+
+const FAKE_DRIVER: &str = include_str!("fixtures/fake_libcuda.c");
+
+#[test]
+fn ptx_the_driver_cannot_load_is_no_usable_gpu_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = stub_driver(dir.path(), FAKE_DRIVER) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let run = tempfile::tempdir().unwrap();
+    Command::cargo_bin("gpubench")
+        .unwrap()
+        .current_dir(run.path())
+        .env("LD_LIBRARY_PATH", &libraries)
+        .args(["divergence", "--output", "out"])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .code(NO_USABLE_GPU)
+        .stderr(predicate::function(one_error_line))
+        .stderr(predicate::str::contains(
+            "cannot load gpubench's kernels (cuda/divergence.cu: CUDA_ERROR_INVALID_PTX",
+        ))
+        .stderr(predicate::str::contains("DriverError").not());
+    assert!(!run.path().join("out").exists());
+}
+
+#[test]
+fn a_driver_call_that_blocks_ends_at_the_suite_deadline_with_nothing_left_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = stub_driver_with(dir.path(), FAKE_DRIVER, &["-DLOAD_SLEEP=100"]) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let pids = tempfile::tempdir().unwrap();
+    let run = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    Command::cargo_bin("gpubench")
+        .unwrap()
+        .current_dir(run.path())
+        .env("LD_LIBRARY_PATH", &libraries)
+        .env("FAKE_CUDA_PID_DIR", pids.path())
+        .args([
+            "all",
+            "--only",
+            "divergence",
+            "--suite-timeout-seconds",
+            "2",
+        ])
+        .args(["--output", "out"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("divergence: timed out"));
+    // info and divergence each block for 100 s unless killed at 2 s.
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let manifest = std::fs::read_to_string(run.path().join("out/all.json")).unwrap();
+    assert!(manifest.contains("\"status\": \"timed out\""), "{manifest}");
+    assert!(manifest.contains("\"finished_utc\": \""), "{manifest}");
+    let blocked: Vec<String> = std::fs::read_dir(pids.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        blocked.len(),
+        2,
+        "info and divergence reach the load: {blocked:?}"
+    );
+    for pid in blocked {
+        assert!(
+            !Path::new("/proc").join(&pid).exists(),
+            "process {pid}, blocked in the driver, outlived its deadline"
+        );
+    }
 }

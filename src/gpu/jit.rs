@@ -25,7 +25,7 @@ fn check(status: sys::CUresult, action: &str) -> Result<(), GpuError> {
     } else {
         Err(GpuError::Driver {
             action: action.to_string(),
-            detail: format!("{status:?}"),
+            detail: super::describe_status(status),
         })
     }
 }

@@ -49,8 +49,18 @@ pub struct Gpu {
     pub chase_carveout_percent: i32,
 }
 
+/// "CUDA_ERROR_NAME (the driver's sentence)", or the bare code where the driver cannot name it.
 fn driver_detail(error: DriverError) -> String {
-    error.to_string()
+    describe_status(error.0)
+}
+
+pub(crate) fn describe_status(status: sys::CUresult) -> String {
+    let error = DriverError(status);
+    match (error.error_name(), error.error_string()) {
+        (Ok(name), Ok(text)) => format!("{}: {}", name.to_string_lossy(), text.to_string_lossy()),
+        (Ok(name), Err(_)) => name.to_string_lossy().into_owned(),
+        _ => format!("{status:?}"),
+    }
 }
 
 pub(crate) fn driver_error(action: &str) -> impl FnOnce(DriverError) -> GpuError + '_ {
@@ -180,8 +190,8 @@ impl Gpu {
                     nvcc: kernels::NVCC_VERSION.to_string(),
                     driver_cuda: Gpu::driver_cuda_version().unwrap_or_else(|_| "unknown".into()),
                 },
-                _ => GpuError::Driver {
-                    action: format!("loading the PTX of cuda/{module}.cu"),
+                _ => GpuError::PtxRejected {
+                    module: module.to_string(),
                     detail: driver_detail(e),
                 },
             })?;
