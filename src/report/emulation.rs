@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -76,10 +77,18 @@ fn boxed<E: std::fmt::Display>(e: E) -> anyhow::Error {
 /// `stack.png`: total and on-chip depth after every executed instruction.
 pub fn draw_stack(path: &Path, title: &str, steps: &[Step]) -> Result<()> {
     plot::ensure_font();
-    let root = BitMapBackend::new(path, (1200, 600)).into_drawing_area();
+    plot::on_backend!(path, (1200, 600), |root| draw_stack_on(&root, title, steps))
+        .context("writing stack.png")
+}
+
+fn draw_stack_on<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    steps: &[Step],
+) -> Result<()> {
     root.fill(&WHITE).map_err(boxed)?;
     let max_depth = steps.iter().map(|s| s.depth).max().unwrap_or(1).max(1);
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, plot::LABEL_SIZE))
         .margin(20)
         .x_label_area_size(60)
@@ -116,7 +125,7 @@ pub fn draw_stack(path: &Path, title: &str, steps: &[Step]) -> Result<()> {
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
     }
     plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft).map_err(boxed)?;
-    root.present().map_err(boxed).context("writing stack.png")
+    root.present().map_err(boxed)
 }
 
 /// `mask.png`: one column per executed instruction, one row per lane, dark where the lane
@@ -124,9 +133,17 @@ pub fn draw_stack(path: &Path, title: &str, steps: &[Step]) -> Result<()> {
 pub fn draw_mask(path: &Path, title: &str, steps: &[Step]) -> Result<()> {
     plot::ensure_font();
     let width = (steps.len() as u32 * 6).clamp(900, 2400) + 120;
-    let root = BitMapBackend::new(path, (width, 640)).into_drawing_area();
+    plot::on_backend!(path, (width, 640), |root| draw_mask_on(&root, title, steps))
+        .context("writing mask.png")
+}
+
+fn draw_mask_on<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    steps: &[Step],
+) -> Result<()> {
     root.fill(&WHITE).map_err(boxed)?;
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, plot::LABEL_SIZE))
         .margin(20)
         .x_label_area_size(60)
@@ -148,5 +165,5 @@ pub fn draw_mask(path: &Path, title: &str, steps: &[Step]) -> Result<()> {
             .map(move |lane| Rectangle::new([(i, lane), (i + 1, lane + 1)], BLUE.mix(0.8).filled()))
     });
     chart.draw_series(cells).map_err(boxed)?;
-    root.present().map_err(boxed).context("writing mask.png")
+    root.present().map_err(boxed)
 }
