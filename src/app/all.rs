@@ -21,7 +21,7 @@ use crate::cli::AllArgs;
 use crate::error::{MeasurementFailed, UsageError};
 use crate::experiments::plan::{self, PlannedSuite};
 use crate::gpu::Gpu;
-use crate::report::metadata::utc_now;
+use crate::report::metadata::{SavedMetadata, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
 
 #[derive(Debug, Clone, Serialize)]
@@ -31,6 +31,9 @@ struct SuiteOutcome {
     status: String,
     error: Option<String>,
     seconds: Option<f64>,
+    /// The suite's own account of its time (from its metadata.json), where it wrote one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_split: Option<TimeSplit>,
 }
 
 #[derive(Debug, Serialize)]
@@ -123,12 +126,15 @@ pub fn run(args: &AllArgs) -> Result<()> {
         bar.set_position((done_estimate * 10.0) as u64);
         if !terminal {
             eprintln!(
-                "[{}/{}] {}: {} in {:.1} s",
+                "[{}/{}] {}: {} in {:.1} s{}",
                 index + 1,
                 suites.len(),
                 outcome.name,
                 outcome.status,
-                outcome.seconds.unwrap_or(0.0)
+                outcome.seconds.unwrap_or(0.0),
+                outcome
+                    .time_split
+                    .map_or(String::new(), |t| format!(" ({})", t.describe()))
             );
         }
         outcomes.push(outcome);
@@ -236,14 +242,19 @@ fn run_suite(
             Some(format!("killed after {} s", args.suite_timeout_seconds)),
         ),
     };
+    let seconds = Some(started.elapsed().as_secs_f64());
     let mut shown = vec!["gpubench".to_string()];
     shown.extend(command_line);
+    let time_split = SavedMetadata::read(&parent.join(&suite.name))
+        .ok()
+        .and_then(|m| m.time_split);
     Ok(SuiteOutcome {
         name: suite.name.clone(),
         command: shown,
         status,
         error,
-        seconds: Some(started.elapsed().as_secs_f64()),
+        seconds,
+        time_split,
     })
 }
 

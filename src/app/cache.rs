@@ -58,11 +58,17 @@ fn tlb_largest(smallest: u64, memory_bytes: u64) -> u64 {
     largest
 }
 
-/// The L2 sweep's default end: at least four times the driver's L2 size (a far half and the
-/// step to DRAM sit past the size itself), a power of two, no less than 128 MiB.
+/// The L2 sweep's default end: at least twice the driver's L2 size (the far half and the step
+/// to DRAM sit near the size itself: 49 MiB on the H100's 50, 49–64 MiB on the H200's 60),
+/// a power of two, no less than 128 MiB.
 fn l2_largest(l2_bytes: u64) -> u64 {
-    (4 * l2_bytes).next_power_of_two().max(128 << 20)
+    (2 * l2_bytes).next_power_of_two().max(128 << 20)
 }
+
+/// How closely the L2 sweep's bisections bracket an edge: 1/512 of its footprint (about
+/// 48 KiB at 24 MiB). Each point there chases tens of MiB, and the bracket is far finer than the
+/// rise itself, which spans MiB on hashed, partitioned L2s.
+const L2_RESOLUTION: f64 = 1.0 / 512.0;
 
 /// `gpubench cache --space …`: sweep one space and read its levels.
 pub fn run(args: &CacheArgs) -> Result<()> {
@@ -207,7 +213,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "preferred_shared_carveout_percent": space.global_loads().then_some(gpu.chase_carveout_percent),
         "coarse_points_per_doubling": cache::COARSE_PER_DOUBLING,
         "method": match space {
-            Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains) JIT-compiled per size; two passes, the second timed; 16 bytes per instruction"),
+            Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), each pass entered by an indirect branch (brx.idx) at the label that leaves the footprint; one module with a label every 1/{}th of the range for the coarse grid, one with a label every stride around each finer point; two passes, the second timed, minus the pass overhead of an empty suffix; 16 bytes per instruction", instruction::COARSE_LABELS),
             Space::Tlb => "one element per stride in one buffer allocated at the largest footprint, chain scattered on the device, ld.global.cg; one warm pass, then at least one full timed pass; final element checked; then a stride sweep past the first reach for the page size".to_string(),
             Space::Global | Space::L2 | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
             _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
@@ -224,20 +230,42 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
                 _ => None,
             };
-            let sweep = cache::sweep(
-                cache::RiseThreshold::of(space),
+            let mut code = match space {
+                Space::Instruction => Some(instruction::InstructionSweep::new(
+                    isa, stride, smallest, largest,
+                )?),
+                _ => None,
+            };
+            let coarse_stride = code.as_ref().map_or(stride, |c| c.coarse_stride());
+            let grid = cache::Grid {
+                coarse_stride,
                 stride,
+                relative_resolution: match space {
+                    Space::L2 => L2_RESOLUTION,
+                    _ => 0.0,
+                },
+            };
+            let sweep = cache::sweep_on_grid(
+                cache::RiseThreshold::of(space),
+                grid,
                 smallest,
                 largest,
                 fine_points,
-                |footprint| match (space, tlb_buffer.as_mut()) {
-                    (Space::Instruction, _) => instruction::measure(gpu, isa, footprint),
-                    (Space::Tlb, Some(buffer)) => {
+                |footprint| match (space, tlb_buffer.as_mut(), code.as_mut()) {
+                    (Space::Instruction, _, Some(code)) => code.measure(gpu, footprint),
+                    (Space::Tlb, Some(buffer), _) => {
                         tlb::measure(gpu, buffer, order, footprint, stride)
                     }
                     _ => cache::measure_point(gpu, space, order, args.threads, footprint, stride),
                 },
             )?;
+            if let Some(code) = &code {
+                eprintln!(
+                    "instruction space: {} points from {} JIT-compiled modules",
+                    sweep.points.len(),
+                    code.modules_compiled()
+                );
+            }
             suite.run.write_csv("chase.csv", &sweep.points)?;
             let report = cache_inference::infer_with(
                 &sweep.points,

@@ -13,7 +13,7 @@ use crate::error::MeasurementFailed;
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::gpu::Gpu;
 use crate::report::figures::{FILE as FIGURES_FILE, FiguresFile};
-use crate::report::metadata::{BuildRecord, RunMetadata, Status, utc_now};
+use crate::report::metadata::{BuildRecord, RunMetadata, Status, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
 
 /// Checks `output`, opens device `device` and loads every `(module, entry)` so that a bad
@@ -93,6 +93,7 @@ fn start(
         sm_clock_after: None,
         clock64_read_overhead_cycles: read_overhead,
         gpu_busy_seconds: None,
+        time_split: None,
         settings,
     };
     run.write_json("metadata.json", &metadata)?;
@@ -134,6 +135,7 @@ impl Suite {
                 },
             )
         });
+        self.metadata.time_split = TimeSplit::of(&gpu.spent);
         match &outcome {
             Ok(()) => self.metadata.finish(Status::Complete, None),
             Err(error) => self

@@ -1,5 +1,6 @@
 //! Register file (cuda/regs.cu), after Wong et al., section IV-E, Fig. 9: the kernel that
-//! keeps many values live is JIT-compiled once per register cap; for each, the largest block
+//! keeps many values live is JIT-compiled once per register cap (the caps concurrently, on
+//! host threads); for each, the largest block
 //! that launches is found by bisection over multiples of 32 threads, and set beside the
 //! driver's own CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK.
 
@@ -34,9 +35,9 @@ fn largest_block(kernel: &CappedKernel, gpu: &Gpu, limit: u32) -> Result<u32> {
 
 pub fn measure(gpu: &mut Gpu, caps: &[u32], max_threads: u32) -> Result<Vec<RegisterPoint>> {
     let mut points = Vec::new();
-    for &cap in caps {
-        let kernel = CappedKernel::load(gpu, "regs", "regs_pressure", cap)?;
-        let max = largest_block(&kernel, gpu, max_threads)?;
+    let kernels = CappedKernel::load_many(gpu, "regs", "regs_pressure", caps)?;
+    for (&cap, kernel) in caps.iter().zip(&kernels) {
+        let max = largest_block(kernel, gpu, max_threads)?;
         points.push(RegisterPoint {
             cap,
             registers: u32::try_from(kernel.registers).unwrap_or(0),

@@ -30,8 +30,42 @@ fn check(status: sys::CUresult, action: &str) -> Result<(), GpuError> {
     }
 }
 
+// SAFETY: the module and function handles are plain driver handles, valid on any thread that
+// makes their context current (`load` and `launches` bind it first); nothing else is shared.
+unsafe impl Send for CappedKernel {}
+
 impl CappedKernel {
-    pub fn load(
+    /// Loads one capped kernel per cap in `caps`, JIT-compiling them on as many host threads
+    /// as there are caps (the driver compiles modules of one context concurrently); in `caps`
+    /// order. The JIT time counted is the wall time of the whole batch.
+    pub fn load_many(
+        gpu: &Gpu,
+        module: &str,
+        entry: &str,
+        caps: &[u32],
+    ) -> Result<Vec<CappedKernel>, GpuError> {
+        gpu.spent.jit(|| {
+            std::thread::scope(|scope| {
+                let loads: Vec<_> = caps
+                    .iter()
+                    .map(|&cap| scope.spawn(move || CappedKernel::load(gpu, module, entry, cap)))
+                    .collect();
+                loads
+                    .into_iter()
+                    .map(|load| {
+                        load.join().unwrap_or_else(|_| {
+                            Err(GpuError::Driver {
+                                action: format!("JIT-compiling cuda/{module}.cu"),
+                                detail: "a compiling thread panicked".into(),
+                            })
+                        })
+                    })
+                    .collect()
+            })
+        })
+    }
+
+    fn load(
         gpu: &Gpu,
         module: &str,
         entry: &str,
@@ -137,8 +171,8 @@ impl CappedKernel {
             }
             other => check(other, "launching the register probe")?,
         }
-        stream
-            .synchronize()
+        gpu.spent
+            .gpu_wait(|| stream.synchronize())
             .map_err(super::driver_error("running the register probe"))?;
         Ok(true)
     }

@@ -8,6 +8,7 @@ pub mod texture;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::{self, CUdevice_attribute, cudaError_enum};
@@ -47,6 +48,49 @@ pub struct Gpu {
     modules: HashMap<&'static str, Arc<CudaModule>>,
     /// The shared-memory carveout (percent) the cache chases ask the driver for.
     pub chase_carveout_percent: i32,
+    pub spent: TimeSpent,
+}
+
+/// Where a process's time with the GPU went, for `all`'s timing table: starting the driver
+/// (cuInit, the context), JIT-compiling modules, and waiting for queued GPU work. What is left
+/// of the wall time is host work.
+#[derive(Debug, Default)]
+pub struct TimeSpent {
+    pub opened: Option<Instant>,
+    pub driver_start: Duration,
+    jit_nanos: AtomicU64,
+    gpu_wait_nanos: AtomicU64,
+}
+
+impl TimeSpent {
+    /// Runs `f`, counting its wall time as JIT (a module load compiles its PTX).
+    pub fn jit<T>(&self, f: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let value = f();
+        add(&self.jit_nanos, started);
+        value
+    }
+
+    /// Runs `f`, counting its wall time as waiting for the GPU.
+    pub fn gpu_wait<T>(&self, f: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let value = f();
+        add(&self.gpu_wait_nanos, started);
+        value
+    }
+
+    pub fn jit_seconds(&self) -> f64 {
+        self.jit_nanos.load(Ordering::Relaxed) as f64 / 1e9
+    }
+
+    pub fn gpu_wait_seconds(&self) -> f64 {
+        self.gpu_wait_nanos.load(Ordering::Relaxed) as f64 / 1e9
+    }
+}
+
+fn add(total: &AtomicU64, since: Instant) {
+    let nanos = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    total.fetch_add(nanos, Ordering::Relaxed);
 }
 
 /// "CUDA_ERROR_NAME (the driver's sentence)", or the bare code where the driver cannot name it.
@@ -74,6 +118,7 @@ impl Gpu {
     /// Opens device `ordinal`, checking first that a driver library exists at all (cudarc
     /// panics when it has to load a missing libcuda).
     pub fn open(ordinal: usize) -> Result<Gpu, GpuError> {
+        let started = Instant::now();
         // SAFETY: only tries to dlopen libcuda; no driver state is touched.
         if !unsafe { sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
@@ -102,6 +147,11 @@ impl Gpu {
             stream,
             modules: HashMap::new(),
             chase_carveout_percent: launch::CHASE_CARVEOUT_PERCENT,
+            spent: TimeSpent {
+                opened: Some(started),
+                driver_start: started.elapsed(),
+                ..TimeSpent::default()
+            },
         })
     }
 
@@ -183,8 +233,8 @@ impl Gpu {
             return Ok(loaded.clone());
         }
         let loaded = self
-            .context
-            .load_module(Ptx::from_src(embedded.ptx))
+            .spent
+            .jit(|| self.context.load_module(Ptx::from_src(embedded.ptx)))
             .map_err(|e| match e.0 {
                 cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => GpuError::PtxTooNew {
                     nvcc: kernels::NVCC_VERSION.to_string(),
@@ -202,6 +252,10 @@ impl Gpu {
     /// Waits for all work queued on the stream, giving up after `deadline`. A kernel that
     /// overruns cannot be stopped from inside this process; the caller reports it and exits.
     pub fn wait(&self, kernel: &str, deadline: Duration) -> Result<(), GpuError> {
+        self.spent.gpu_wait(|| self.wait_untimed(kernel, deadline))
+    }
+
+    fn wait_untimed(&self, kernel: &str, deadline: Duration) -> Result<(), GpuError> {
         let done = self
             .stream
             .record_event(None)

@@ -73,8 +73,46 @@ pub struct RunMetadata {
     pub clock64_read_overhead_cycles: Summary,
     /// Host time from launch to completion of the measuring kernels, copies included.
     pub gpu_busy_seconds: Option<f64>,
+    /// Where the process's wall time went; `None` until the run ends.
+    pub time_split: Option<TimeSplit>,
     /// The experiment's settings and any run-specific notes (e.g. what was subtracted).
     pub settings: serde_json::Value,
+}
+
+/// A suite's wall time from opening the device to its last figure, split into starting the
+/// driver (cuInit and the context), JIT-compiling modules, waiting for GPU work, and the rest
+/// (host work: building chains, fitting, drawing, checking SASS).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimeSplit {
+    pub wall_seconds: f64,
+    pub driver_start_seconds: f64,
+    pub jit_seconds: f64,
+    pub gpu_wait_seconds: f64,
+    pub host_seconds: f64,
+}
+
+impl TimeSplit {
+    pub fn of(spent: &crate::gpu::TimeSpent) -> Option<TimeSplit> {
+        let wall = spent.opened?.elapsed().as_secs_f64();
+        let driver_start = spent.driver_start.as_secs_f64();
+        let jit = spent.jit_seconds();
+        let gpu_wait = spent.gpu_wait_seconds();
+        Some(TimeSplit {
+            wall_seconds: wall,
+            driver_start_seconds: driver_start,
+            jit_seconds: jit,
+            gpu_wait_seconds: gpu_wait,
+            host_seconds: (wall - driver_start - jit - gpu_wait).max(0.0),
+        })
+    }
+
+    /// "JIT 0.4 s, GPU 1.2 s, host 0.3 s, driver start 0.2 s".
+    pub fn describe(&self) -> String {
+        format!(
+            "JIT {:.1} s, GPU {:.1} s, host {:.1} s, driver start {:.1} s",
+            self.jit_seconds, self.gpu_wait_seconds, self.host_seconds, self.driver_start_seconds
+        )
+    }
 }
 
 pub fn utc_now() -> String {
@@ -108,6 +146,7 @@ pub struct SavedMetadata {
     pub device: SavedDevice,
     pub sm_clock_before: SavedClock,
     pub gpu_busy_seconds: Option<f64>,
+    pub time_split: Option<TimeSplit>,
     pub settings: serde_json::Value,
 }
 

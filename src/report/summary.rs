@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::figures::FiguresFile;
-use super::metadata::{SavedMetadata, or_unknown};
+use super::metadata::{SavedMetadata, TimeSplit, or_unknown};
 
 pub use super::figures::Figure;
 
@@ -23,6 +23,9 @@ pub struct SuiteTiming {
     pub status: String,
     pub seconds: Option<f64>,
     pub error: Option<String>,
+    /// JIT / GPU / host / driver start, where the suite recorded them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_split: Option<TimeSplit>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -175,6 +178,7 @@ fn summarise_with(dir: &Path, saved_figures: bool) -> Result<Summary> {
             error: listed
                 .and_then(|s| s.error.clone())
                 .or_else(|| metadata.error.clone()),
+            time_split: listed.and_then(|s| s.time_split).or(metadata.time_split),
         });
         if metadata.complete() && first_metadata.is_none() {
             first_metadata = Some(metadata);
@@ -264,22 +268,44 @@ pub fn render_markdown(summary: &Summary) -> String {
             markdown_cell(&f.source)
         );
     }
-    md += "\n## Wall time of each suite\n\n| Suite | Status | Seconds |\n|---|---|---|\n";
+    // Runs that recorded where their time went get the split; older ones keep three columns.
+    let split = summary.suites.iter().any(|s| s.time_split.is_some());
+    md += "\n## Wall time of each suite\n\n| Suite | Status | Seconds |";
+    md += if split {
+        " JIT | GPU | host | driver start |\n|---|---|---|---|---|---|---|\n"
+    } else {
+        "\n|---|---|---|\n"
+    };
     for s in &summary.suites {
         let status = match &s.error {
             Some(e) => format!("{} ({})", s.status, e),
             None => s.status.clone(),
         };
-        let _ = writeln!(
+        let _ = write!(
             md,
             "| {} | {} | {} |",
             s.name,
             markdown_cell(&status),
             s.seconds.map_or("-".into(), |v| format!("{v:.1}"))
         );
+        if split {
+            let _ = write!(
+                md,
+                "{}",
+                s.time_split.map_or(" - | - | - | - |".into(), |t| format!(
+                    " {:.1} | {:.1} | {:.1} | {:.1} |",
+                    t.jit_seconds, t.gpu_wait_seconds, t.host_seconds, t.driver_start_seconds
+                ))
+            );
+        }
+        md.push('\n');
     }
     if let Some(total) = summary.total_seconds {
-        let _ = writeln!(md, "| **whole run** | | **{total:.1}** |");
+        let _ = writeln!(
+            md,
+            "| **whole run** | | **{total:.1}** |{}",
+            if split { " | | | |" } else { "" }
+        );
     }
     md
 }
@@ -557,6 +583,50 @@ mod tests {
     fn latex_special_characters_are_escaped() {
         assert_eq!(latex_escape("50% of a_b & c"), "50\\% of a\\_b \\& c");
         assert_eq!(latex_escape("x < y"), "x \\textless{} y");
+    }
+
+    #[test]
+    fn the_time_table_splits_where_suites_recorded_a_split() {
+        let suite = |name: &str, split: Option<TimeSplit>| SuiteTiming {
+            name: name.into(),
+            status: "complete".into(),
+            seconds: Some(2.0),
+            error: None,
+            time_split: split,
+        };
+        let split = TimeSplit {
+            wall_seconds: 1.9,
+            driver_start_seconds: 0.2,
+            jit_seconds: 0.5,
+            gpu_wait_seconds: 1.0,
+            host_seconds: 0.2,
+        };
+        let summary = |suites| Summary {
+            caption: "c".into(),
+            figures: vec![],
+            suites,
+            total_seconds: Some(4.0),
+        };
+        let with = render_markdown(&summary(vec![suite("a", Some(split)), suite("b", None)]));
+        assert!(with.contains("| Suite | Status | Seconds | JIT | GPU | host | driver start |\n|---|---|---|---|---|---|---|\n"), "{with}");
+        assert!(
+            with.contains("| a | complete | 2.0 | 0.5 | 1.0 | 0.2 | 0.2 |\n"),
+            "{with}"
+        );
+        assert!(
+            with.contains("| b | complete | 2.0 | - | - | - | - |\n"),
+            "{with}"
+        );
+        assert!(
+            with.contains("| **whole run** | | **4.0** | | | | |\n"),
+            "{with}"
+        );
+        let without = render_markdown(&summary(vec![suite("b", None)]));
+        assert!(
+            without
+                .contains("| Suite | Status | Seconds |\n|---|---|---|\n| b | complete | 2.0 |\n"),
+            "{without}"
+        );
     }
 
     #[test]

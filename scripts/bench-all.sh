@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# How long `gpubench all` takes, suite by suite: RUNS runs cold (CUDA_CACHE_DISABLE=1, so the
+# driver's JIT cache cannot flatter the figure) and RUNS warm (the cache filled by a first,
+# uncounted run), full and --quick. Prints min / median / max of each suite's wall time and of
+# its split (JIT, GPU, host, driver start, as each suite recorded them) and of the whole run.
+#   usage: scripts/bench-all.sh [BIN] [RUNS] [MODES]    (defaults: target/device/gpubench 3 "full quick")
+#   environment: OUT (default ./bench-out) keeps every run directory and bench.md.
+set -uo pipefail
+BIN=${1:-target/device/gpubench}
+RUNS=${2:-3}
+MODES=${3:-full quick}
+OUT=${OUT:-bench-out}
+mkdir -p "$OUT"
+cache=$(mktemp -d)
+export CUDA_CACHE_PATH=$cache
+
+run() { # mode label index
+  local flags=""
+  [ "$1" = quick ] && flags=--quick
+  local dir="$OUT/$1-$2-$3"
+  if [ "$2" = cold ]; then
+    CUDA_CACHE_DISABLE=1 "$BIN" all $flags --output "$dir" >/dev/null 2>"$dir.log"
+  else
+    "$BIN" all $flags --output "$dir" >/dev/null 2>"$dir.log"
+  fi
+  echo "$1 $2 run $3: exit $?, $(python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))['total_seconds'],1))" "$dir/all.json") s"
+}
+
+for mode in $MODES; do
+  for i in $(seq 1 "$RUNS"); do run "$mode" cold "$i"; done
+  # The first warm run fills the JIT cache and is not counted.
+  run "$mode" fill 0
+  for i in $(seq 1 "$RUNS"); do run "$mode" warm "$i"; done
+done
+rm -rf "$cache"
+
+python3 - "$OUT" $MODES <<'EOF' | tee "$OUT/bench.md"
+import glob, json, os, statistics, sys
+out, modes = sys.argv[1], sys.argv[2:]
+def mmm(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
+for mode in modes:
+    for cache in ["cold", "warm"]:
+        runs = [json.load(open(p)) for p in sorted(glob.glob(f"{out}/{mode}-{cache}-*/all.json"))]
+        if not runs:
+            continue
+        print(f"\n## gpubench all{' --quick' if mode == 'quick' else ''}, JIT cache {cache}: {len(runs)} runs, min / median / max seconds\n")
+        print("| suite | wall | JIT | GPU | host | driver start |")
+        print("|---|---|---|---|---|---|")
+        names = [s["name"] for s in runs[0]["suites"]]
+        for name in names:
+            rows = [next((s for s in r["suites"] if s["name"] == name), {}) for r in runs]
+            split = lambda key: [(s.get("time_split") or {}).get(key) for s in rows]
+            print(f"| {name} | {mmm([s.get('seconds') for s in rows])} | {mmm(split('jit_seconds'))} | "
+                  f"{mmm(split('gpu_wait_seconds'))} | {mmm(split('host_seconds'))} | {mmm(split('driver_start_seconds'))} |")
+        print(f"| **whole run** | **{mmm([r['total_seconds'] for r in runs])}** | | | | |")
+        failed = [s["name"] for r in runs for s in r["suites"] if s["status"] != "complete"]
+        if failed:
+            print(f"\nsuites that did not complete: {', '.join(failed)}")
+EOF
