@@ -213,7 +213,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "preferred_shared_carveout_percent": space.global_loads().then_some(gpu.chase_carveout_percent),
         "coarse_points_per_doubling": cache::COARSE_PER_DOUBLING,
         "method": match space {
-            Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), each pass entered by an indirect branch (brx.idx) at the label that leaves the footprint; one module with a label every 1/{}th of the range for the coarse grid, one with a label every stride around each finer point; two passes, the second timed, minus the pass overhead of an empty suffix; 16 bytes per instruction", instruction::COARSE_LABELS),
+            Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker; two passes, the second timed; 16 bytes per instruction"),
             Space::Tlb => "one element per stride in one buffer allocated at the largest footprint, chain scattered on the device, ld.global.cg; one warm pass, then at least one full timed pass; final element checked; then a stride sweep past the first reach for the page size".to_string(),
             Space::Global | Space::L2 | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
             _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
@@ -230,42 +230,39 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
                 _ => None,
             };
-            let mut code = match space {
-                Space::Instruction => Some(instruction::InstructionSweep::new(
-                    isa, stride, smallest, largest,
-                )?),
-                _ => None,
-            };
-            let coarse_stride = code.as_ref().map_or(stride, |c| c.coarse_stride());
             let grid = cache::Grid {
-                coarse_stride,
                 stride,
                 relative_resolution: match space {
                     Space::L2 => L2_RESOLUTION,
                     _ => 0.0,
                 },
             };
-            let sweep = cache::sweep_on_grid(
-                cache::RiseThreshold::of(space),
-                grid,
-                smallest,
-                largest,
-                fine_points,
-                |footprint| match (space, tlb_buffer.as_mut(), code.as_mut()) {
-                    (Space::Instruction, _, Some(code)) => code.measure(gpu, footprint),
-                    (Space::Tlb, Some(buffer), _) => {
-                        tlb::measure(gpu, buffer, order, footprint, stride)
-                    }
-                    _ => cache::measure_point(gpu, space, order, args.threads, footprint, stride),
-                },
-            )?;
-            if let Some(code) = &code {
+            let threshold = cache::RiseThreshold::of(space);
+            let sweep = if space == Space::Instruction {
+                let mut code = instruction::CodeProbe::new(gpu, isa);
+                let sweep =
+                    cache::sweep_with(threshold, grid, smallest, largest, fine_points, &mut code)?;
                 eprintln!(
-                    "instruction space: {} points from {} JIT-compiled modules",
+                    "instruction space: {} sizes measured, {} kernels compiled ahead on the host's cores",
                     sweep.points.len(),
-                    code.modules_compiled()
+                    code.kernels_compiled
                 );
-            }
+                sweep
+            } else {
+                cache::sweep_with(
+                    threshold,
+                    grid,
+                    smallest,
+                    largest,
+                    fine_points,
+                    &mut |footprint| match tlb_buffer.as_mut() {
+                        Some(buffer) => tlb::measure(gpu, buffer, order, footprint, stride),
+                        None => {
+                            cache::measure_point(gpu, space, order, args.threads, footprint, stride)
+                        }
+                    },
+                )?
+            };
             suite.run.write_csv("chase.csv", &sweep.points)?;
             let report = cache_inference::infer_with(
                 &sweep.points,

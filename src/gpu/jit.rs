@@ -35,75 +35,51 @@ fn check(status: sys::CUresult, action: &str) -> Result<(), GpuError> {
 unsafe impl Send for CappedKernel {}
 
 impl CappedKernel {
-    /// Loads one capped kernel per cap in `caps`, JIT-compiling them on as many host threads
-    /// as there are caps (the driver compiles modules of one context concurrently); in `caps`
-    /// order. The JIT time counted is the wall time of the whole batch.
+    /// Loads one capped kernel per cap in `caps`, in `caps` order, compiled concurrently
+    /// (see [`compile_concurrently`]).
     pub fn load_many(
         gpu: &Gpu,
         module: &str,
         entry: &str,
         caps: &[u32],
     ) -> Result<Vec<CappedKernel>, GpuError> {
-        gpu.spent.jit(|| {
-            std::thread::scope(|scope| {
-                let loads: Vec<_> = caps
-                    .iter()
-                    .map(|&cap| scope.spawn(move || CappedKernel::load(gpu, module, entry, cap)))
-                    .collect();
-                loads
-                    .into_iter()
-                    .map(|load| {
-                        load.join().unwrap_or_else(|_| {
-                            Err(GpuError::Driver {
-                                action: format!("JIT-compiling cuda/{module}.cu"),
-                                detail: "a compiling thread panicked".into(),
-                            })
-                        })
-                    })
-                    .collect()
-            })
-        })
+        let embedded = kernels::module(module).ok_or_else(|| GpuError::Driver {
+            action: format!("looking up kernel module {module}"),
+            detail: "not embedded in this binary".into(),
+        })?;
+        let jobs: Vec<(&str, Option<u32>)> =
+            caps.iter().map(|&cap| (embedded.ptx, Some(cap))).collect();
+        let cubins = compile_concurrently(gpu, &jobs)?;
+        caps.iter()
+            .zip(&cubins)
+            .map(|(&cap, cubin)| CappedKernel::load(gpu, module, entry, cap, cubin))
+            .collect()
     }
 
+    /// Loads `cubin` (cuda/`module`.cu compiled with at most `max_registers` registers).
     fn load(
         gpu: &Gpu,
         module: &str,
         entry: &str,
         max_registers: u32,
+        cubin: &[u8],
     ) -> Result<CappedKernel, GpuError> {
-        let embedded = kernels::module(module).ok_or_else(|| GpuError::Driver {
-            action: format!("looking up kernel module {module}"),
-            detail: "not embedded in this binary".into(),
-        })?;
         gpu.context
             .bind_to_thread()
             .map_err(super::driver_error("binding the context"))?;
-        let image = CString::new(embedded.ptx).map_err(|_| GpuError::Driver {
-            action: format!("loading cuda/{module}.cu"),
-            detail: "the PTX holds a NUL byte".into(),
-        })?;
         let name = CString::new(entry).map_err(|_| GpuError::Driver {
             action: "naming a kernel".into(),
             detail: "the entry name holds a NUL byte".into(),
         })?;
-        let mut options = [CUjit_option::CU_JIT_MAX_REGISTERS];
-        // The driver reads an unsigned int option value from the pointer-sized slot itself.
-        let mut values = [max_registers as usize as *mut c_void];
         let mut handle: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: `image` is a NUL-terminated PTX string that outlives the call; one option
-        // with its value slot; `handle` receives the module.
-        let status = unsafe {
-            sys::cuModuleLoadDataEx(
-                &mut handle,
-                image.as_ptr() as *const c_void,
-                1,
-                options.as_mut_ptr(),
-                values.as_mut_ptr(),
-            )
-        };
+        // SAFETY: `cubin` is a complete image from cuLinkComplete that outlives the call;
+        // `handle` receives the module.
+        let status = gpu
+            .spent
+            .jit(|| unsafe { sys::cuModuleLoadData(&mut handle, cubin.as_ptr() as *const c_void) });
         check(
             status,
-            &format!("JIT-compiling cuda/{module}.cu with at most {max_registers} registers"),
+            &format!("loading cuda/{module}.cu compiled with at most {max_registers} registers"),
         )?;
         let mut kernel = CappedKernel {
             module: handle,
@@ -176,6 +152,113 @@ impl CappedKernel {
             .map_err(super::driver_error("running the register probe"))?;
         Ok(true)
     }
+}
+
+/// Compiles each `(ptx, max_registers)` job to a cubin for the current device with the
+/// driver's linker (cuLink*), on up to as many host threads as the machine has cores, in `jobs`
+/// order. The driver serialises cuModuleLoadData of PTX but runs its linker concurrently:
+/// 16 modules of 8192 instructions took 8.4 s on one thread and 0.8 s on 16 (H100 host, driver
+/// 580). Loading the cubins afterwards compiles nothing. The JIT time counted is the batch's
+/// wall time.
+pub fn compile_concurrently(
+    gpu: &Gpu,
+    jobs: &[(&str, Option<u32>)],
+) -> Result<Vec<Vec<u8>>, GpuError> {
+    let threads = std::thread::available_parallelism()
+        .map_or(4, usize::from)
+        .min(jobs.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    type Slot = std::sync::Mutex<Option<Result<Vec<u8>, GpuError>>>;
+    let results: Vec<Slot> = jobs.iter().map(|_| Slot::new(None)).collect();
+    gpu.spent.jit(|| {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(ptx, max_registers)) = jobs.get(k) else {
+                            break;
+                        };
+                        let cubin = gpu
+                            .context
+                            .bind_to_thread()
+                            .map_err(super::driver_error("binding the context"))
+                            .and_then(|()| link(ptx, max_registers));
+                        if let Ok(mut slot) = results[k].lock() {
+                            *slot = Some(cubin);
+                        }
+                    }
+                });
+            }
+        })
+    });
+    results
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner().ok().flatten().unwrap_or_else(|| {
+                Err(GpuError::Driver {
+                    action: "JIT-compiling generated code".into(),
+                    detail: "a compiling thread ended early".into(),
+                })
+            })
+        })
+        .collect()
+}
+
+/// One PTX text through the driver's linker: the cubin's bytes.
+fn link(ptx: &str, max_registers: Option<u32>) -> Result<Vec<u8>, GpuError> {
+    let image = CString::new(ptx).map_err(|_| GpuError::Driver {
+        action: "JIT-compiling generated code".into(),
+        detail: "the PTX holds a NUL byte".into(),
+    })?;
+    let mut options = [CUjit_option::CU_JIT_MAX_REGISTERS];
+    // The driver reads an unsigned int option value from the pointer-sized slot itself.
+    let mut values = [max_registers.unwrap_or(0) as usize as *mut c_void];
+    let count = u32::from(max_registers.is_some());
+    let mut state: sys::CUlinkState = std::ptr::null_mut();
+    // SAFETY: zero or one option with its value slot; `state` receives the link state.
+    check(
+        unsafe {
+            sys::cuLinkCreate_v2(count, options.as_mut_ptr(), values.as_mut_ptr(), &mut state)
+        },
+        "starting the driver's linker",
+    )?;
+    let name = c"generated";
+    // SAFETY: `image` is NUL-terminated and outlives the call (its size counts the NUL); no
+    // per-input options.
+    let added = unsafe {
+        sys::cuLinkAddData_v2(
+            state,
+            sys::CUjitInputType::CU_JIT_INPUT_PTX,
+            image.as_ptr() as *mut c_void,
+            image.as_bytes_with_nul().len(),
+            name.as_ptr(),
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    let mut cubin: *mut c_void = std::ptr::null_mut();
+    let mut size = 0_usize;
+    let completed = if added == cudaError_enum::CUDA_SUCCESS {
+        // SAFETY: the state holds the PTX just added; the driver writes the image's address
+        // and size, valid until cuLinkDestroy.
+        unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) }
+    } else {
+        added
+    };
+    let bytes = (completed == cudaError_enum::CUDA_SUCCESS && !cubin.is_null()).then(|| {
+        // SAFETY: `cubin` points at `size` bytes owned by the live link state.
+        unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec()
+    });
+    // SAFETY: `state` came from cuLinkCreate and is destroyed once, after its image was copied.
+    unsafe { sys::cuLinkDestroy(state) };
+    check(completed, "JIT-compiling generated code")?;
+    bytes.ok_or_else(|| GpuError::Driver {
+        action: "JIT-compiling generated code".into(),
+        detail: "the linker returned no image".into(),
+    })
 }
 
 impl Drop for CappedKernel {

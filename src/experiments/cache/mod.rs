@@ -343,6 +343,23 @@ pub fn coarse_grid(stride: u64, smallest: u64, largest: u64, per_doubling: u32) 
     grid
 }
 
+/// What a sweep measures with: cycles per load at a footprint, and, where measuring a
+/// footprint needs costly preparation (the instruction space compiles a kernel per size), a
+/// batch of footprints it will probably ask for next, to prepare together.
+pub trait Probe {
+    fn measure(&mut self, footprint: u64) -> Result<f64>;
+
+    fn prepare(&mut self, _footprints: &[u64]) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl<F: FnMut(u64) -> Result<f64>> Probe for F {
+    fn measure(&mut self, footprint: u64) -> Result<f64> {
+        self(footprint)
+    }
+}
+
 /// Coarse grid over every doubling, then at each rise bisection and dense sampling, measuring
 /// each footprint (a multiple of `stride`) once with `measure`, which returns cycles per load.
 pub fn sweep(
@@ -351,66 +368,89 @@ pub fn sweep(
     smallest: u64,
     largest: u64,
     fine_points: u64,
-    measure_footprint: impl FnMut(u64) -> Result<f64>,
+    mut measure_footprint: impl FnMut(u64) -> Result<f64>,
 ) -> Result<SweepResult> {
-    sweep_on_grid(
+    sweep_with(
         threshold,
         Grid {
-            coarse_stride: stride,
             stride,
             relative_resolution: 0.0,
         },
         smallest,
         largest,
         fine_points,
-        measure_footprint,
+        &mut measure_footprint,
     )
 }
 
-/// Where a sweep may measure: the coarse grid at multiples of `coarse_stride` (a multiple of
-/// `stride`), everything else at multiples of `stride`; bisections stop once they bracket an
-/// edge to within `relative_resolution` of its footprint (or one stride, if that is more).
+/// Where a sweep measures: multiples of `stride`; bisections stop once they bracket an edge
+/// to within `relative_resolution` of its footprint (or one stride, if that is more).
 #[derive(Debug, Clone, Copy)]
 pub struct Grid {
-    pub coarse_stride: u64,
     pub stride: u64,
     pub relative_resolution: f64,
 }
 
-/// [`sweep`] on a [`Grid`]: the instruction space serves a coarser coarse grid from one
-/// module; the L2's points are costly enough that an edge known to 0.2 % is enough.
-pub fn sweep_on_grid(
+/// The midpoints the next `depth` steps of a bisection between `good` and `bad` (in strides)
+/// may measure, whichever way each step goes.
+fn bisection_midpoints(good: u64, bad: u64, depth: u32, into: &mut Vec<u64>) {
+    if depth == 0 || bad - good <= 1 {
+        return;
+    }
+    let middle = (good + bad) / 2;
+    into.push(middle);
+    bisection_midpoints(good, middle, depth - 1, into);
+    bisection_midpoints(middle, bad, depth - 1, into);
+}
+
+/// Bisection steps prepared at once: a batch of 2^depth − 1 midpoints fits the host's cores.
+fn lookahead_depth() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(4, usize::from);
+    (usize::BITS - cores.leading_zeros())
+        .saturating_sub(1)
+        .max(1)
+}
+
+/// [`sweep`] on a [`Grid`] with any [`Probe`]. The points measured are the same whether or
+/// not the probe prepares ahead.
+pub fn sweep_with(
     threshold: RiseThreshold,
     grid: Grid,
     smallest: u64,
     largest: u64,
     fine_points: u64,
-    mut measure_footprint: impl FnMut(u64) -> Result<f64>,
+    probe: &mut dyn Probe,
 ) -> Result<SweepResult> {
     let Grid {
-        coarse_stride,
         stride,
         relative_resolution,
     } = grid;
     // The widest bracket a bisection may stop at, in strides.
     let close_enough = |good: u64| ((good as f64 * relative_resolution) as u64).max(1);
+    let depth = lookahead_depth();
     let started = Instant::now();
     let mut points: Vec<ChasePoint> = Vec::new();
-    let mut measure = |footprint: u64, points: &mut Vec<ChasePoint>| -> Result<f64> {
-        if let Some(p) = points.iter().find(|p| p.footprint_bytes == footprint) {
-            return Ok(p.cycles);
-        }
-        let cycles = measure_footprint(footprint)?;
-        points.push(ChasePoint {
-            footprint_bytes: footprint,
-            stride_bytes: stride,
-            cycles,
-        });
-        Ok(cycles)
-    };
+    let measure =
+        |probe: &mut dyn Probe, footprint: u64, points: &mut Vec<ChasePoint>| -> Result<f64> {
+            if let Some(p) = points.iter().find(|p| p.footprint_bytes == footprint) {
+                return Ok(p.cycles);
+            }
+            let cycles = probe.measure(footprint)?;
+            points.push(ChasePoint {
+                footprint_bytes: footprint,
+                stride_bytes: stride,
+                cycles,
+            });
+            Ok(cycles)
+        };
+    // Footprints handed to the probe's `prepare` so far.
+    let mut asked: std::collections::HashSet<u64> = std::collections::HashSet::new();
     let mut coarse = Vec::new();
-    for footprint in coarse_grid(coarse_stride, smallest, largest, COARSE_PER_DOUBLING) {
-        coarse.push((footprint, measure(footprint, &mut points)?));
+    let grid_points = coarse_grid(stride, smallest, largest, COARSE_PER_DOUBLING);
+    probe.prepare(&grid_points)?;
+    asked.extend(&grid_points);
+    for footprint in grid_points {
+        coarse.push((footprint, measure(probe, footprint, &mut points)?));
     }
     // Rises: a step between neighbouring coarse points that climbs past a tenth of the
     // threshold, inside a doubling that climbs past the whole threshold (a slow rise may climb
@@ -452,10 +492,31 @@ pub fn sweep_on_grid(
             continue;
         }
         // Bisection: the last footprint still on the lower plateau.
-        let mut bisect = |sensitive: bool, mut good: u64, mut bad: u64| -> Result<u64> {
+        // Before a step whose midpoint was never prepared: the midpoints of the next `depth`
+        // steps, whichever way they go.
+        let look_ahead = |probe: &mut dyn Probe,
+                          good: u64,
+                          bad: u64,
+                          asked: &mut std::collections::HashSet<u64>| {
+            if asked.contains(&((good + bad) / 2 * stride)) {
+                return Ok(());
+            }
+            let mut next = Vec::new();
+            bisection_midpoints(good, bad, depth, &mut next);
+            let next: Vec<u64> = next.into_iter().map(|k| k * stride).collect();
+            asked.extend(&next);
+            probe.prepare(&next)
+        };
+        let mut bisect = |probe: &mut dyn Probe,
+                          asked: &mut std::collections::HashSet<u64>,
+                          sensitive: bool,
+                          mut good: u64,
+                          mut bad: u64|
+         -> Result<u64> {
             while bad - good > close_enough(good) {
                 let middle = (good + bad) / 2;
-                let y = measure(middle * stride, &mut points)?;
+                look_ahead(probe, good, bad, asked)?;
+                let y = measure(probe, middle * stride, &mut points)?;
                 let up = if sensitive {
                     threshold.starts_rising(low_y, y)
                 } else {
@@ -469,16 +530,17 @@ pub fn sweep_on_grid(
             }
             Ok(good)
         };
-        let edge = bisect(false, low_f / stride, high_f / stride)?;
+        let edge = bisect(probe, &mut asked, false, low_f / stride, high_f / stride)?;
         // The clear rise can lie well past the first overflowing set, whose step is small:
         // bisect again below it with a threshold near the noise.
-        let first = bisect(true, low_f / stride, edge + 1)?;
+        let first = bisect(probe, &mut asked, true, low_f / stride, edge + 1)?;
         // And where the rise has (nearly) reached the level above.
         let top = high_y - 0.1 * (high_y - low_y);
         let (mut good, mut bad) = (edge, high_f / stride);
         while bad - good > close_enough(good) {
             let middle = (good + bad) / 2;
-            if measure(middle * stride, &mut points)? < top {
+            look_ahead(probe, good, bad, &mut asked)?;
+            if measure(probe, middle * stride, &mut points)? < top {
                 good = middle;
             } else {
                 bad = middle;
@@ -494,10 +556,15 @@ pub fn sweep_on_grid(
         let step = (stop.saturating_sub(start))
             .div_ceil(fine_points.max(1))
             .max(1);
-        let mut k = start;
-        while k <= stop {
-            measure(k * stride, &mut points)?;
-            k += step;
+        let fine: Vec<u64> = (start..=stop)
+            .step_by(step as usize)
+            .map(|k| k * stride)
+            .filter(|f| !points.iter().any(|p| p.footprint_bytes == *f))
+            .collect();
+        probe.prepare(&fine)?;
+        asked.extend(&fine);
+        for footprint in fine {
+            measure(probe, footprint, &mut points)?;
         }
     }
     if let [.., before, last] = coarse[..]
@@ -580,17 +647,16 @@ mod tests {
             }
         };
         let run = |relative_resolution: f64| {
-            sweep_on_grid(
+            sweep_with(
                 RiseThreshold::of(Space::L2),
                 Grid {
-                    coarse_stride: stride,
                     stride,
                     relative_resolution,
                 },
                 256 << 10,
                 128 << 20,
                 4,
-                |f| Ok(curve(f)),
+                &mut |f| Ok(curve(f)),
             )
             .unwrap()
         };
@@ -611,6 +677,73 @@ mod tests {
                 "{size} against {truth}"
             );
         }
+    }
+
+    /// A probe that prepares ahead sees the same points as one that does not, and every
+    /// footprint it measures was prepared first (none waits for its own compile).
+    #[test]
+    fn preparing_ahead_changes_no_point_and_leaves_nothing_unprepared() {
+        struct Recording<F> {
+            curve: F,
+            prepared: std::collections::HashSet<u64>,
+            batches: usize,
+            unprepared: Vec<u64>,
+        }
+        impl<F: Fn(u64) -> f64> Probe for Recording<F> {
+            fn measure(&mut self, footprint: u64) -> Result<f64> {
+                if !self.prepared.contains(&footprint) {
+                    self.unprepared.push(footprint);
+                }
+                Ok((self.curve)(footprint))
+            }
+            fn prepare(&mut self, footprints: &[u64]) -> Result<()> {
+                self.batches += 1;
+                self.prepared.extend(footprints);
+                Ok(())
+            }
+        }
+        let curve = |f: u64| match f {
+            0..=33_000 => 1.0,
+            33_001..=40_000 => 1.0 + (f - 33_000) as f64 / 7000.0,
+            40_001..=130_000 => 2.2,
+            _ => 5.3,
+        };
+        let threshold = RiseThreshold::of(Space::Instruction);
+        let plain = sweep(threshold, 64, 1024, 512 << 10, 4, |f| Ok(curve(f))).unwrap();
+        let mut recording = Recording {
+            curve,
+            prepared: Default::default(),
+            batches: 0,
+            unprepared: vec![],
+        };
+        let grid = Grid {
+            stride: 64,
+            relative_resolution: 0.0,
+        };
+        let ahead = sweep_with(threshold, grid, 1024, 512 << 10, 4, &mut recording).unwrap();
+        assert_eq!(plain.points, ahead.points);
+        assert!(
+            recording.unprepared.is_empty(),
+            "{:?}",
+            recording.unprepared
+        );
+        assert!(
+            recording.batches * 2 < ahead.points.len(),
+            "{} batches for {} points",
+            recording.batches,
+            ahead.points.len()
+        );
+    }
+
+    #[test]
+    fn bisection_midpoints_cover_every_path_of_the_next_steps() {
+        let mut next = Vec::new();
+        bisection_midpoints(0, 16, 3, &mut next);
+        next.sort_unstable();
+        assert_eq!(next, vec![2, 4, 6, 8, 10, 12, 14]);
+        let mut short = Vec::new();
+        bisection_midpoints(4, 5, 3, &mut short);
+        assert!(short.is_empty());
     }
 
     proptest::proptest! {

@@ -380,58 +380,35 @@ fn chase_result(gpu: &Gpu, out: &CudaSlice<i64>) -> Result<(i64, i64), GpuError>
     Ok((result[0], result[1]))
 }
 
-/// A generated straight-line kernel (the instruction-cache space), JIT-compiled once and kept
-/// loaded: `(unsigned long long *out[2], float m, unsigned passes, unsigned target)` enters its
-/// code at branch target `target` of `targets`.
-pub struct StraightLine {
-    function: CudaFunction,
-    targets: u32,
-}
-
-impl StraightLine {
-    /// JIT-compiles `ptx`, whose kernel `entry` has `targets` branch targets.
-    pub fn load(gpu: &Gpu, ptx: String, entry: &str, targets: u32) -> Result<Self, GpuError> {
-        let module = gpu
-            .spent
-            .jit(|| gpu.context.load_module(cudarc::nvrtc::Ptx::from_src(ptx)))
-            .map_err(driver_error("JIT-compiling generated straight-line code"))?;
-        let function = module
-            .load_function(entry)
-            .map_err(driver_error("finding the generated kernel"))?;
-        Ok(StraightLine { function, targets })
-    }
-
-    /// Runs the kernel on one thread for `passes` passes from branch target `target`; returns
-    /// the cycles of the last pass.
-    pub fn run(
-        &self,
-        gpu: &Gpu,
-        target: u32,
-        passes: u32,
-        deadline: Duration,
-    ) -> Result<i64, GpuError> {
-        if target >= self.targets {
-            return Err(GpuError::Driver {
-                action: "entering generated straight-line code".into(),
-                detail: format!("branch target {target} of {}", self.targets),
-            });
-        }
-        let stream = gpu.stream().clone();
-        let mut out = zeros::<i64>(gpu, 2, "the straight-line result")?;
-        // A multiplier just below one keeps the chains finite for any length.
-        let multiplier = 0.999_f32;
-        let mut launch = stream.launch_builder(&self.function);
-        launch
-            .arg(&mut out)
-            .arg(&multiplier)
-            .arg(&passes)
-            .arg(&target);
-        // SAFETY: the arguments match the generated kernel's signature above; `out` holds 2;
-        // `target` indexes its branch-target table (checked above).
-        unsafe { launch_and_wait(gpu, "straight_line", launch, one_block(1), deadline) }?;
-        let result = read(gpu, &out, "a straight-line result")?;
-        Ok(result[0])
-    }
+/// Loads generated code (the instruction-cache space: a cubin compiled from its PTX, or the
+/// PTX itself) and runs `entry` on one thread with `passes` passes over it; returns the cycles
+/// of the last pass. The module is unloaded when this returns.
+///
+/// Kernel signature: `(unsigned long long *out[2], float m, unsigned passes)`.
+pub fn straight_line(
+    gpu: &Gpu,
+    image: cudarc::nvrtc::Ptx,
+    entry: &str,
+    passes: u32,
+    deadline: Duration,
+) -> Result<i64, GpuError> {
+    let module = gpu
+        .spent
+        .jit(|| gpu.context.load_module(image))
+        .map_err(driver_error("loading generated straight-line code"))?;
+    let function = module
+        .load_function(entry)
+        .map_err(driver_error("finding the generated kernel"))?;
+    let stream = gpu.stream().clone();
+    let mut out = zeros::<i64>(gpu, 2, "the straight-line result")?;
+    // A multiplier just below one keeps the chains finite for any length.
+    let multiplier = 0.999_f32;
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&mut out).arg(&multiplier).arg(&passes);
+    // SAFETY: the arguments match the generated kernel's signature above; `out` holds 2.
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(1), deadline) }?;
+    let result = read(gpu, &out, "a straight-line result")?;
+    Ok(result[0])
 }
 
 /// A chase's untimed and timed lengths as the kernels' `int` arguments.
