@@ -60,6 +60,19 @@ extern "C" __global__ void absolute_pointers(unsigned long long *chain, unsigned
     }
 }
 
+// The address-order chain built on the device (the host would build and upload a buffer of
+// the whole footprint, gigabytes for the conflict experiment's widest strides): element i, at
+// word i * stride_words, holds the address of element i + 1, the last that of element 0.
+extern "C" __global__ void stride_pointers(unsigned long long *chain, unsigned long long elements,
+                                           unsigned long long stride_words)
+{
+    const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < elements) {
+        const unsigned long long next = (i + 1 == elements) ? 0 : i + 1;
+        chain[i * stride_words] = (unsigned long long)(chain + next * stride_words);
+    }
+}
+
 // Global-memory chases run on `blockDim.x` threads of one block (`--threads`, for contention
 // studies): thread t starts at word starts[t] and writes out[2t] (cycles) and out[2t + 1]
 // (the word index it ended on, for the host's check).

@@ -476,3 +476,40 @@ fn bandwidth_measures_every_level_and_checks_its_kernels() {
     let figures = json(&run.join("figures.json"));
     assert!(figures["figures"].as_array().unwrap().len() > 10);
 }
+
+/// The address-order chain built on the device is the chain the host builds: a chase over
+/// either ends on the same word after the same loads, at the same latency.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_device_built_chain_is_the_host_built_one() {
+    use gpubench::experiments::cache::{Order, chain};
+    use gpubench::gpu::{Gpu, launch};
+    let mut gpu = Gpu::open(0).unwrap();
+    let deadline = std::time::Duration::from_secs(20);
+    for (footprint, stride) in [(64_u64 << 10, 128_u64), (8 << 20, 256), (96 << 10, 32)] {
+        let (words, visit) = chain(footprint, stride, Order::Stride);
+        let n = visit.len() as u32;
+        let start = visit[3] as u32 * (stride / 4) as u32;
+        let host =
+            launch::chase(&mut gpu, "chase_l2", &words, &[0, start], n, n, deadline).unwrap();
+        let device = launch::chase_stride(
+            &mut gpu,
+            "chase_l2",
+            u64::from(n),
+            stride,
+            &[0, 3],
+            n,
+            n,
+            deadline,
+        )
+        .unwrap();
+        for (h, d) in host.iter().zip(&device) {
+            assert_eq!(h.1, d.1, "{footprint} B at {stride} B: final words differ");
+            let (h, d) = (h.0 as f64, d.0 as f64);
+            assert!(
+                (h - d).abs() < 0.05 * h,
+                "{footprint} B: {h} against {d} cycles"
+            );
+        }
+    }
+}

@@ -15,6 +15,16 @@ use crate::gpu::Gpu;
 use crate::report::run_dir::write_atomically;
 use crate::report::sync as sync_report;
 
+/// A probe's deadline: the timeout until one probe has finished, then four times the slowest
+/// that finished (a child's start, JIT and run take well under a second on a working GPU; a
+/// hang never ends), at least 1 s and at most the timeout.
+fn probe_deadline(timeout: Duration, slowest_finished: Option<Duration>) -> Duration {
+    match slowest_finished {
+        None => timeout,
+        Some(slowest) => (slowest * 4).clamp(Duration::from_secs(1).min(timeout), timeout),
+    }
+}
+
 pub fn run(args: &SyncArgs) -> Result<()> {
     if let Some(name) = &args.child_probe {
         return child(args, name);
@@ -29,7 +39,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
     let settings = json!({
         "timeout_seconds": args.timeout_seconds,
         "watchdog_ms": args.watchdog_ms,
-        "method": "each probe runs in a child process killed at the timeout; spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock",
+        "method": "each probe runs in a child process killed at its deadline: the timeout for the first, then four times the slowest probe that finished so far (at least 1 s, at most the timeout); spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock; deadlines.json records each probe's time and deadline",
     });
     suite::run(
         "sync",
@@ -40,7 +50,9 @@ pub fn run(args: &SyncArgs) -> Result<()> {
         |_gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let budget_cycles = (args.watchdog_ms as f64 * mhz * 1000.0) as i64;
-            let deadline = Duration::from_secs_f64(args.timeout_seconds);
+            let timeout = Duration::from_secs_f64(args.timeout_seconds);
+            let mut slowest_finished: Option<Duration> = None;
+            let mut deadlines = Vec::new();
             let mut results = Vec::new();
             let mut pairing_stamps = None;
             for probe in &PROBES {
@@ -48,20 +60,33 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                     .run
                     .path()
                     .join(format!("probe-{}.json", probe.info.name));
-                let verdict =
-                    match sync::run_in_child(probe, args.device, budget_cycles, deadline, &file)? {
-                        ChildOutcome::Values(values) => {
-                            if probe.info.name == "barrier-pairing" {
-                                pairing_stamps = Some(values.clone());
-                            }
-                            sync::judge(probe, &values, mhz)
+                let deadline = probe_deadline(timeout, slowest_finished);
+                let started = std::time::Instant::now();
+                let outcome =
+                    sync::run_in_child(probe, args.device, budget_cycles, deadline, &file)?;
+                let took = started.elapsed();
+                if !matches!(outcome, ChildOutcome::Hung { .. }) {
+                    slowest_finished = Some(slowest_finished.map_or(took, |s| s.max(took)));
+                }
+                deadlines.push(json!({
+                    "probe": probe.info.name,
+                    "seconds": took.as_secs_f64(),
+                    "deadline_seconds": deadline.as_secs_f64(),
+                }));
+                let verdict = match outcome {
+                    ChildOutcome::Values(values) => {
+                        if probe.info.name == "barrier-pairing" {
+                            pairing_stamps = Some(values.clone());
                         }
-                        ChildOutcome::Hung { seconds } => verdicts::hung(&probe.info, seconds),
-                        ChildOutcome::Failed(error) => verdicts::failed(&probe.info, &error),
-                    };
+                        sync::judge(probe, &values, mhz)
+                    }
+                    ChildOutcome::Hung { seconds } => verdicts::hung(&probe.info, seconds),
+                    ChildOutcome::Failed(error) => verdicts::failed(&probe.info, &error),
+                };
                 eprintln!("{}: {}", probe.info.name, verdict.outcome.label());
                 results.push((probe.listing, verdict));
             }
+            suite.run.write_json("deadlines.json", &deadlines)?;
             sync_report::write(&suite.run, &results)?;
             if let Some(stamps) = pairing_stamps.filter(|s| s.len() == 96) {
                 let title = suite.title("Listing 7 barrier departures");
@@ -139,5 +164,21 @@ impl super::registry::Suite for Sync {
             }
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deadline_follows_the_slowest_finished_probe_within_bounds() {
+        let timeout = Duration::from_secs(5);
+        assert_eq!(probe_deadline(timeout, None), timeout);
+        let ms = Duration::from_millis;
+        assert_eq!(probe_deadline(timeout, Some(ms(100))), ms(1000));
+        assert_eq!(probe_deadline(timeout, Some(ms(400))), ms(1600));
+        assert_eq!(probe_deadline(timeout, Some(ms(3000))), timeout);
+        assert_eq!(probe_deadline(ms(500), Some(ms(100))), ms(500));
     }
 }

@@ -172,6 +172,13 @@ pub fn measure_point(
     footprint_bytes: u64,
     stride_bytes: u64,
 ) -> Result<f64> {
+    // Address-order chains of the pointer chases are built on the device, with no host copy.
+    if order == Order::Stride
+        && matches!(space, Space::Global | Space::L2 | Space::Readonly)
+        && stride_bytes.is_multiple_of(8)
+    {
+        return measure_stride_point(gpu, space, threads, footprint_bytes, stride_bytes);
+    }
     let (chain, visit) = chain(footprint_bytes, stride_bytes, order);
     let n = visit.len() as u32;
     let warm = n;
@@ -204,6 +211,48 @@ pub fn measure_point(
     };
     for (&(_, index), &position) in results.iter().zip(&positions) {
         let expected = expected_index(&visit, stride_bytes, position + loads);
+        if index != expected {
+            bail!(
+                "the {} chase over {footprint_bytes} B ended at index {index}, not {expected}: the loads were not all made",
+                space.name()
+            );
+        }
+    }
+    let total: i64 = results.iter().map(|&(cycles, _)| cycles).sum();
+    Ok(total as f64 / results.len() as f64 / f64::from(steps))
+}
+
+/// [`measure_point`] for an address-order pointer chase: the same warm and timed passes, the
+/// chain built on the device.
+fn measure_stride_point(
+    gpu: &mut Gpu,
+    space: Space,
+    threads: u32,
+    footprint_bytes: u64,
+    stride_bytes: u64,
+) -> Result<f64> {
+    let n = (footprint_bytes / stride_bytes).max(1);
+    let n32 = u32::try_from(n)?;
+    let warm = n32;
+    let steps = n32.max(2048).div_ceil(16) * 16;
+    let deadline =
+        Duration::from_secs(10) + Duration::from_secs_f64(f64::from(warm + steps) * 2000.0 / 1e9);
+    let loads = u64::from(warm + steps);
+    let starts: Vec<u64> = (0..u64::from(threads))
+        .map(|t| t * n / u64::from(threads))
+        .collect();
+    let results = launch::chase_stride(
+        gpu,
+        space.entry(),
+        n,
+        stride_bytes,
+        &starts,
+        warm,
+        steps,
+        deadline,
+    )?;
+    for (&(_, index), &start) in results.iter().zip(&starts) {
+        let expected = ((start + loads) % n * stride_bytes / 4) as i64;
         if index != expected {
             bail!(
                 "the {} chase over {footprint_bytes} B ended at index {index}, not {expected}: the loads were not all made",

@@ -98,6 +98,88 @@ pub fn chase(
     Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
 }
 
+/// [`chase`] over the address-order chain of `elements` elements `stride_bytes` apart (a
+/// multiple of 8), built on the device by `stride_pointers`; `starts` are element numbers.
+/// Returns (cycles, final word index) per thread, word indices as [`chase`] reports them.
+///
+/// Kernel signatures: `stride_pointers(unsigned long long *chain, unsigned long long elements,
+/// unsigned long long stride_words)`; the chase kernels as in [`chase`].
+#[allow(clippy::too_many_arguments)]
+pub fn chase_stride(
+    gpu: &mut Gpu,
+    entry: &str,
+    elements: u64,
+    stride_bytes: u64,
+    starts: &[u64],
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<Vec<(i64, i64)>, GpuError> {
+    let bad = |detail: String| GpuError::Driver {
+        action: "building an address-order chain".into(),
+        detail,
+    };
+    if elements == 0 || stride_bytes == 0 || !stride_bytes.is_multiple_of(8) {
+        return Err(bad(format!(
+            "{elements} elements {stride_bytes} B apart cannot be chased"
+        )));
+    }
+    let stride_words = stride_bytes / 8;
+    let words = elements
+        .checked_mul(stride_words)
+        .and_then(|w| usize::try_from(w).ok())
+        .ok_or_else(|| {
+            bad(format!(
+                "{elements} elements of {stride_bytes} B are too many"
+            ))
+        })?;
+    // Word indices (of 4 bytes) of the starts, as the kernel takes and reports them.
+    let start_words: Vec<u32> = starts
+        .iter()
+        .map(|&e| {
+            (e < elements)
+                .then(|| e * stride_bytes / 4)
+                .and_then(|w| u32::try_from(w).ok())
+                .ok_or_else(|| bad(format!("start {e} is not one of the {elements} elements")))
+        })
+        .collect::<Result<_, _>>()?;
+    let function = l1_preferring(gpu, entry)?;
+    let build = gpu.function("cache", "stride_pointers")?;
+    let stream = gpu.stream().clone();
+    let mut device_chain = zeros::<u64>(gpu, words, "the chase chain")?;
+    let device_starts = upload(gpu, &start_words, "the chase starts")?;
+    let mut out = zeros::<i64>(gpu, 2 * starts.len(), "the chase result")?;
+    let mut launch = stream.launch_builder(&build);
+    launch
+        .arg(&mut device_chain)
+        .arg(&elements)
+        .arg(&stride_words);
+    let blocks = u32::try_from(elements.div_ceil(256))
+        .map_err(|_| bad(format!("{elements} elements are too many")))?;
+    let config = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the arguments match stride_pointers' signature; it writes word i * stride_words
+    // for i < elements, all inside the `elements * stride_words` words allocated.
+    unsafe { launch_and_wait(gpu, "stride_pointers", launch, config, deadline) }?;
+    let (warm, steps) = chase_lengths(warm, steps)?;
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_chain)
+        .arg(&device_starts)
+        .arg(&warm)
+        .arg(&steps)
+        .arg(&mut out);
+    // SAFETY: the arguments match the kernel signature; every element holds the address of an
+    // element of the same buffer (the launch before, same stream), every start is an element's
+    // word; one start per thread and `out` holds two per thread.
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(starts.len() as u32), deadline) }?;
+    let out = read(gpu, &out, "a chase result")?;
+    Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
+}
+
 /// Runs `chase_global_index` (cuda/cache.cu): the global chase with 32-bit word indices, one
 /// thread from word 0. Returns (cycles of the timed loads, final word index).
 ///
