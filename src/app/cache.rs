@@ -215,7 +215,8 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "method": match space {
             Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker; two passes, the second timed; 16 bytes per instruction"),
             Space::Tlb => "one element per stride in one buffer allocated at the largest footprint, chain scattered on the device, ld.global.cg; one warm pass, then at least one full timed pass; final element checked; then a stride sweep past the first reach for the page size".to_string(),
-            Space::Global | Space::L2 | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
+            Space::L2 => "64-bit pointer chase (p = *p: nothing but the load on the chain), address-order chain built on the device; one warm pass, then one full timed pass (>= 2048 loads), a quarter pass (>= 65536 loads) past 65536 elements; final element checked; four coarse points per doubling, bisection at each rise to 1/512 of the footprint, fine sweep after it".to_string(),
+            Space::Global | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
             _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
         },
     });
@@ -226,6 +227,15 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         &["cache"],
         settings,
         |gpu, suite| {
+            // Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the
+            // sweep runs.
+            let disassembly = (space != Space::Instruction)
+                .then(|| crate::kernels::module("cache"))
+                .flatten()
+                .map(|module| {
+                    let cc = properties.compute_capability.clone();
+                    std::thread::spawn(move || crate::experiments::sass::disassemble(module, &cc))
+                });
             let mut tlb_buffer = match space {
                 Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
                 _ => None,
@@ -292,7 +302,12 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     gap.from_bytes, gap.to_bytes, gap.why
                 );
             }
-            let timed_loop = timed_loop(suite, space, &properties.compute_capability)?;
+            let disassembly = disassembly.map(|thread| {
+                thread
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("the SASS reader panicked"))
+            });
+            let timed_loop = timed_loop(suite, space, disassembly.transpose()?)?;
             let index_overhead = match space {
                 Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
                 _ => None,
@@ -545,16 +560,19 @@ fn per_load_sweep(
 /// The SASS of the space's chase kernel, compiled from the same PTX this run loaded
 /// (`cache.sass` beside the results), and what its timed loop loads with: a space whose loop
 /// executes another load than the space's own is flagged, never reported silently as that space.
-fn timed_loop(suite: &suite::Suite, space: Space, cc: &str) -> Result<serde_json::Value> {
+fn timed_loop(
+    suite: &suite::Suite,
+    space: Space,
+    disassembly: Option<(Option<String>, crate::experiments::sass::SassRecord)>,
+) -> Result<serde_json::Value> {
     if space == Space::Instruction {
         return Ok(
             json!({ "status": "generated code: checked by the instruction space's own test (16 bytes of SASS per instruction)" }),
         );
     }
-    let Some(module) = crate::kernels::module("cache") else {
+    let Some((text, record)) = disassembly else {
         return Ok(json!({ "status": "the cache module is not embedded" }));
     };
-    let (text, record) = crate::experiments::sass::disassemble(module, cc);
     if let Some(text) = text {
         suite.run.write("cache.sass", text.as_bytes())?;
     }
