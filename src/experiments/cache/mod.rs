@@ -222,19 +222,6 @@ pub fn measure_point(
     Ok(total as f64 / results.len() as f64 / f64::from(steps))
 }
 
-/// Loads timed after the warm pass: one full pass (at least 2048 loads), except in the L2
-/// space past 64 Ki elements, where a quarter pass (at least 64 Ki loads) is timed. Its points
-/// chase tens of MiB and a full pass of one there costs up to 0.2 s; in the steady state of a
-/// cyclic chase every part of the chain sees the same hit rate, and the L2 hashes addresses
-/// over its slices, so a contiguous quarter holds the same mix.
-fn timed_steps(space: Space, elements: u32) -> u32 {
-    let steps = match space {
-        Space::L2 if elements > 1 << 16 => (elements / 4).max(1 << 16),
-        _ => elements,
-    };
-    steps.max(2048).div_ceil(16) * 16
-}
-
 /// [`measure_point`] for an address-order pointer chase: the same warm and timed passes, the
 /// chain built on the device.
 fn measure_stride_point(
@@ -247,7 +234,7 @@ fn measure_stride_point(
     let n = (footprint_bytes / stride_bytes).max(1);
     let n32 = u32::try_from(n)?;
     let warm = n32;
-    let steps = timed_steps(space, n32);
+    let steps = n32.max(2048).div_ceil(16) * 16;
     let deadline =
         Duration::from_secs(10) + Duration::from_secs_f64(f64::from(warm + steps) * 2000.0 / 1e9);
     let loads = u64::from(warm + steps);
@@ -795,16 +782,6 @@ mod tests {
             recording.batches,
             ahead.points.len()
         );
-    }
-
-    #[test]
-    fn only_long_l2_chases_time_a_quarter_pass() {
-        assert_eq!(timed_steps(Space::Global, 100), 2048);
-        assert_eq!(timed_steps(Space::Global, 1 << 20), 1 << 20);
-        assert_eq!(timed_steps(Space::L2, 1 << 16), 1 << 16);
-        assert_eq!(timed_steps(Space::L2, 1 << 18), 1 << 16);
-        assert_eq!(timed_steps(Space::L2, 1 << 20), 1 << 18);
-        assert_eq!(timed_steps(Space::L2, 100_001), 1 << 16);
     }
 
     #[test]
