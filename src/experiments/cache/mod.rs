@@ -209,8 +209,22 @@ pub fn measure_point(
         }
         Space::Instruction | Space::Tlb => bail!("the {} space has its own sweep", space.name()),
     };
-    for (&(_, index), &position) in results.iter().zip(&positions) {
-        let expected = expected_index(&visit, stride_bytes, position + loads);
+    let expected = positions
+        .iter()
+        .map(|&position| expected_index(&visit, stride_bytes, position + loads));
+    cycles_per_load(space, footprint_bytes, &results, expected, steps)
+}
+
+/// Cycles per timed load, the mean over threads, once every thread is shown to have ended on
+/// the word `expected` says (else the loads were not all made).
+fn cycles_per_load(
+    space: Space,
+    footprint_bytes: u64,
+    results: &[(i64, i64)],
+    expected: impl IntoIterator<Item = i64>,
+    steps: u32,
+) -> Result<f64> {
+    for (&(_, index), expected) in results.iter().zip(expected) {
         if index != expected {
             bail!(
                 "the {} chase over {footprint_bytes} B ended at index {index}, not {expected}: the loads were not all made",
@@ -251,17 +265,10 @@ fn measure_stride_point(
         steps,
         deadline,
     )?;
-    for (&(_, index), &start) in results.iter().zip(&starts) {
-        let expected = ((start + loads) % n * stride_bytes / 4) as i64;
-        if index != expected {
-            bail!(
-                "the {} chase over {footprint_bytes} B ended at index {index}, not {expected}: the loads were not all made",
-                space.name()
-            );
-        }
-    }
-    let total: i64 = results.iter().map(|&(cycles, _)| cycles).sum();
-    Ok(total as f64 / results.len() as f64 / f64::from(steps))
+    let expected = starts
+        .iter()
+        .map(|&start| ((start + loads) % n * stride_bytes / 4) as i64);
+    cycles_per_load(space, footprint_bytes, &results, expected, steps)
 }
 
 /// Cycles per load of the global chase written with 32-bit word indices (`j = chain[j]`, the

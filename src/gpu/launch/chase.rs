@@ -66,34 +66,73 @@ pub fn chase(
     let offsets: Vec<u64> = chain.iter().step_by(2).map(|&w| 4 * u64::from(w)).collect();
     let mut device_chain = upload(gpu, &offsets, "the chase chain")?;
     let device_starts = upload(gpu, starts, "the chase starts")?;
-    let mut out = zeros::<i64>(gpu, 2 * starts.len(), "the chase result")?;
     let elements = offsets.len() as u64;
     let mut launch = stream.launch_builder(&absolute);
     launch.arg(&mut device_chain).arg(&elements);
-    let blocks = elements.div_ceil(256);
-    let blocks = u32::try_from(blocks).map_err(|_| GpuError::Driver {
+    // SAFETY: the arguments match absolute_pointers' signature; it touches only i < n.
+    unsafe {
+        launch_and_wait(
+            gpu,
+            "absolute_pointers",
+            launch,
+            one_thread_per(elements)?,
+            deadline,
+        )
+    }?;
+    // check_chain proved every offset (made an address inside the buffer by the launch
+    // before, same stream) and every start lies inside the chain.
+    run_pointer_chase(
+        gpu,
+        (entry, &function),
+        &device_chain,
+        &device_starts,
+        starts.len(),
+        warm,
+        steps,
+        deadline,
+    )
+}
+
+/// One thread per element, in blocks of 256.
+fn one_thread_per(elements: u64) -> Result<LaunchConfig, GpuError> {
+    let blocks = u32::try_from(elements.div_ceil(256)).map_err(|_| GpuError::Driver {
         action: "building a pointer chain".into(),
         detail: format!("{elements} elements are too many"),
     })?;
-    // SAFETY: the arguments match absolute_pointers' signature; it touches only i < n.
-    let config = LaunchConfig {
+    Ok(LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
-    };
-    unsafe { launch_and_wait(gpu, "absolute_pointers", launch, config, deadline) }?;
+    })
+}
+
+/// Launches a pointer chase (`chase_global`, `chase_l2`, `chase_readonly`) over a device chain
+/// whose every element holds the address of an element of the same buffer, from `threads`
+/// word-index starts already on the device, and reads (cycles, final word index) per thread.
+#[allow(clippy::too_many_arguments)]
+fn run_pointer_chase(
+    gpu: &Gpu,
+    (entry, function): (&str, &CudaFunction),
+    device_chain: &CudaSlice<u64>,
+    device_starts: &CudaSlice<u32>,
+    threads: usize,
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<Vec<(i64, i64)>, GpuError> {
+    let mut out = zeros::<i64>(gpu, 2 * threads, "the chase result")?;
     let (warm, steps) = chase_lengths(warm, steps)?;
-    let mut launch = stream.launch_builder(&function);
+    let stream = gpu.stream().clone();
+    let mut launch = stream.launch_builder(function);
     launch
-        .arg(&device_chain)
-        .arg(&device_starts)
+        .arg(device_chain)
+        .arg(device_starts)
         .arg(&warm)
         .arg(&steps)
         .arg(&mut out);
-    // SAFETY: the arguments match the kernel signature above; check_chain proved every offset
-    // (made an address inside the buffer by the launch before, same stream) and every start
-    // lies inside the chain; there is one start per thread and `out` holds two per thread.
-    unsafe { launch_and_wait(gpu, entry, launch, one_block(starts.len() as u32), deadline) }?;
+    // SAFETY: the arguments match the chase kernels' signature; the caller's contract above
+    // keeps every load inside the chain; `threads` starts, and `out` holds two per thread.
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(threads as u32), deadline) }?;
     let out = read(gpu, &out, "a chase result")?;
     Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
 }
@@ -148,36 +187,34 @@ pub fn chase_stride(
     let stream = gpu.stream().clone();
     let mut device_chain = zeros::<u64>(gpu, words, "the chase chain")?;
     let device_starts = upload(gpu, &start_words, "the chase starts")?;
-    let mut out = zeros::<i64>(gpu, 2 * starts.len(), "the chase result")?;
     let mut launch = stream.launch_builder(&build);
     launch
         .arg(&mut device_chain)
         .arg(&elements)
         .arg(&stride_words);
-    let blocks = u32::try_from(elements.div_ceil(256))
-        .map_err(|_| bad(format!("{elements} elements are too many")))?;
-    let config = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
     // SAFETY: the arguments match stride_pointers' signature; it writes word i * stride_words
     // for i < elements, all inside the `elements * stride_words` words allocated.
-    unsafe { launch_and_wait(gpu, "stride_pointers", launch, config, deadline) }?;
-    let (warm, steps) = chase_lengths(warm, steps)?;
-    let mut launch = stream.launch_builder(&function);
-    launch
-        .arg(&device_chain)
-        .arg(&device_starts)
-        .arg(&warm)
-        .arg(&steps)
-        .arg(&mut out);
-    // SAFETY: the arguments match the kernel signature; every element holds the address of an
-    // element of the same buffer (the launch before, same stream), every start is an element's
-    // word; one start per thread and `out` holds two per thread.
-    unsafe { launch_and_wait(gpu, entry, launch, one_block(starts.len() as u32), deadline) }?;
-    let out = read(gpu, &out, "a chase result")?;
-    Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
+    unsafe {
+        launch_and_wait(
+            gpu,
+            "stride_pointers",
+            launch,
+            one_thread_per(elements)?,
+            deadline,
+        )
+    }?;
+    // Every element now holds the address of an element of the same buffer (the launch
+    // before, same stream); every start is an element's word.
+    run_pointer_chase(
+        gpu,
+        (entry, &function),
+        &device_chain,
+        &device_starts,
+        starts.len(),
+        warm,
+        steps,
+        deadline,
+    )
 }
 
 /// Runs `chase_global_index` (cuda/cache.cu): the global chase with 32-bit word indices, one
