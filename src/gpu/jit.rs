@@ -1,6 +1,7 @@
-//! Loading a module with JIT options (cudarc's `load_module` takes none): the register cap
-//! the register-file probe needs. Raw driver calls live here, behind a safe owner that unloads
-//! the module when dropped.
+//! Compiling PTX with the driver's linker, concurrently and with JIT options (cudarc's
+//! `load_module` takes none): the register cap the register-file probe needs, the generated
+//! kernels of the instruction space. Raw driver calls live here, behind a safe owner that
+//! unloads a module when dropped.
 
 use std::ffi::{CString, c_void};
 
@@ -29,10 +30,6 @@ fn check(status: sys::CUresult, action: &str) -> Result<(), GpuError> {
         })
     }
 }
-
-// SAFETY: the module and function handles are plain driver handles, valid on any thread that
-// makes their context current (`load` and `launches` bind it first); nothing else is shared.
-unsafe impl Send for CappedKernel {}
 
 impl CappedKernel {
     /// Loads one capped kernel per cap in `caps`, in `caps` order, compiled concurrently

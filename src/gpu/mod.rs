@@ -93,7 +93,7 @@ fn add(total: &AtomicU64, since: Instant) {
     total.fetch_add(nanos, Ordering::Relaxed);
 }
 
-/// "CUDA_ERROR_NAME (the driver's sentence)", or the bare code where the driver cannot name it.
+/// "CUDA_ERROR_NAME: the driver's sentence", or the bare code where the driver cannot name it.
 fn driver_detail(error: DriverError) -> String {
     describe_status(error.0)
 }
