@@ -293,20 +293,13 @@ fn falloffs_of(sweep: &str, points: &[Point]) -> Vec<FalloffFigure> {
 /// `gpubench bandwidth` in the suite registry.
 pub struct Bandwidth;
 
-impl super::registry::Suite for Bandwidth {
-    fn name(&self) -> &'static str {
-        "bandwidth"
-    }
+impl super::registry::SuiteDef for Bandwidth {
+    const NAME: &'static str = "bandwidth";
+    const ABOUT: &'static str = "Read, write and copy bandwidth against footprint for shared memory, L1, L2 and DRAM, with the footprints where each level falls off";
+    type Args = BandwidthArgs;
 
-    fn command(&self) -> clap::Command {
-        super::registry::command::<BandwidthArgs>(
-            "bandwidth",
-            "Read, write and copy bandwidth against footprint for shared memory, L1, L2 and DRAM, with the footprints where each level falls off",
-        )
-    }
-
-    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
-        run(&super::registry::parse::<BandwidthArgs>(matches)?)
+    fn run(args: &BandwidthArgs) -> Result<()> {
+        run(args)
     }
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {

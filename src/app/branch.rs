@@ -79,20 +79,14 @@ pub fn run(args: &BranchArgs) -> Result<()> {
 /// `gpubench branch` in the suite registry.
 pub struct Branch;
 
-impl super::registry::Suite for Branch {
-    fn name(&self) -> &'static str {
-        "branch"
-    }
+impl super::registry::SuiteDef for Branch {
+    const NAME: &'static str = "branch";
+    const ABOUT: &'static str =
+        "Which path of a 32-way divergent branch runs first (Wong Listing 3), and warp overlap";
+    type Args = BranchArgs;
 
-    fn command(&self) -> clap::Command {
-        super::registry::command::<BranchArgs>(
-            "branch",
-            "Which path of a 32-way divergent branch runs first (Wong Listing 3), and warp overlap",
-        )
-    }
-
-    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
-        run(&super::registry::parse::<BranchArgs>(matches)?)
+    fn run(args: &BranchArgs) -> Result<()> {
+        run(args)
     }
 
     fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {

@@ -860,20 +860,14 @@ const ALL_SPACES: [&str; 9] = [
     "instruction",
 ];
 
-impl super::registry::Suite for Cache {
-    fn name(&self) -> &'static str {
-        "cache"
-    }
+impl super::registry::SuiteDef for Cache {
+    const NAME: &'static str = "cache";
+    const ABOUT: &'static str =
+        "Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4)";
+    type Args = CacheArgs;
 
-    fn command(&self) -> clap::Command {
-        super::registry::command::<CacheArgs>(
-            "cache",
-            "Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4)",
-        )
-    }
-
-    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
-        run(&super::registry::parse::<CacheArgs>(matches)?)
+    fn run(args: &CacheArgs) -> Result<()> {
+        run(args)
     }
 
     fn plan(&self, quick: bool) -> Vec<crate::experiments::plan::PlannedSuite> {

@@ -74,20 +74,14 @@ pub fn run(args: &ClockArgs) -> Result<()> {
 /// `gpubench clock` in the suite registry.
 pub struct Clock;
 
-impl super::registry::Suite for Clock {
-    fn name(&self) -> &'static str {
-        "clock"
-    }
+impl super::registry::SuiteDef for Clock {
+    const NAME: &'static str = "clock";
+    const ABOUT: &'static str =
+        "Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5)";
+    type Args = ClockArgs;
 
-    fn command(&self) -> clap::Command {
-        super::registry::command::<ClockArgs>(
-            "clock",
-            "Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5)",
-        )
-    }
-
-    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
-        run(&super::registry::parse::<ClockArgs>(matches)?)
+    fn run(args: &ClockArgs) -> Result<()> {
+        run(args)
     }
 
     fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {

@@ -304,20 +304,14 @@ fn describe(result: &DivergenceResult, busy_seconds: Option<f64>) -> String {
 /// `gpubench divergence` in the suite registry.
 pub struct Divergence;
 
-impl super::registry::Suite for Divergence {
-    fn name(&self) -> &'static str {
-        "divergence"
-    }
+impl super::registry::SuiteDef for Divergence {
+    const NAME: &'static str = "divergence";
+    const ABOUT: &'static str =
+        "Cost of thread divergence in single and double loops (Białas & Strzelecki)";
+    type Args = DivergenceArgs;
 
-    fn command(&self) -> clap::Command {
-        super::registry::command::<DivergenceArgs>(
-            "divergence",
-            "Cost of thread divergence in single and double loops (Białas & Strzelecki)",
-        )
-    }
-
-    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
-        measure(&super::registry::parse::<DivergenceArgs>(matches)?)
+    fn run(args: &DivergenceArgs) -> Result<()> {
+        measure(args)
     }
 
     fn plan(&self, quick: bool) -> Vec<crate::experiments::plan::PlannedSuite> {

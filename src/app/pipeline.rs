@@ -75,20 +75,14 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
 /// `gpubench pipeline` in the suite registry.
 pub struct Pipeline;
 
-impl super::registry::Suite for Pipeline {
-    fn name(&self) -> &'static str {
-        "pipeline"
-    }
+impl super::registry::SuiteDef for Pipeline {
+    const NAME: &'static str = "pipeline";
+    const ABOUT: &'static str =
+        "Latency and throughput of arithmetic operations (Wong Tables III-IV, Fig. 6)";
+    type Args = PipelineArgs;
 
-    fn command(&self) -> clap::Command {
-        super::registry::command::<PipelineArgs>(
-            "pipeline",
-            "Latency and throughput of arithmetic operations (Wong Tables III-IV, Fig. 6)",
-        )
-    }
-
-    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
-        run(&super::registry::parse::<PipelineArgs>(matches)?)
+    fn run(args: &PipelineArgs) -> Result<()> {
+        run(args)
     }
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {

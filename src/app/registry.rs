@@ -1,8 +1,10 @@
 //! Every GPU suite behind one interface, and the one list of them. A suite is a subcommand with
 //! its own arguments, a measurement that writes a run directory, its entries in `gpubench all`,
 //! the figures it gives the summary and the figures `report` re-draws. `all`, `report`, the
-//! summary, the CLI and the plan walk [`SUITES`]; a suite that leaves out any of those does not
-//! compile (every method is required), and `tests` below fail when one is registered but
+//! summary, the CLI and the plan walk [`SUITES`]. A suite implements [`SuiteDef`] (its
+//! subcommand as constants and an argument type, and the rest); [`Suite`], the object-safe
+//! interface they walk, follows from it. A suite that leaves out any part does not compile
+//! (every item is required), and `tests` below fail when one is registered but
 //! missing from a plan or named twice.
 
 use std::path::Path;
@@ -29,6 +31,53 @@ pub trait Suite: Sync {
     fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
     /// Re-draws the run's figures into `out`, with no GPU.
     fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()>;
+}
+
+/// What a suite writes: its subcommand (name, one line of help, arguments) and the
+/// measurement they drive, beside the [`Suite`] methods that need more than that. Every suite
+/// implements this; [`Suite`] follows from it.
+pub trait SuiteDef: Sync {
+    /// The subcommand, the `suite` of its metadata.json and the stem of its `all` entries.
+    const NAME: &'static str;
+    /// The subcommand's one line of help.
+    const ABOUT: &'static str;
+    type Args: Args + FromArgMatches;
+    /// Measures into a new run directory.
+    fn run(args: &Self::Args) -> Result<()>;
+    /// As [`Suite::plan`].
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite>;
+    /// As [`Suite::figures`].
+    fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
+    /// As [`Suite::redraw`].
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()>;
+}
+
+impl<T: SuiteDef> Suite for T {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn command(&self) -> clap::Command {
+        T::Args::augment_args(clap::Command::new(T::NAME).about(T::ABOUT))
+    }
+
+    fn measure(&self, matches: &ArgMatches) -> Result<()> {
+        let args =
+            T::Args::from_arg_matches(matches).map_err(|e| UsageError::new(e.to_string()))?;
+        T::run(&args)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        SuiteDef::plan(self, quick)
+    }
+
+    fn figures(&self, dir: &Path) -> Result<Vec<Figure>> {
+        SuiteDef::figures(self, dir)
+    }
+
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
+        SuiteDef::redraw(self, run, out)
+    }
 }
 
 /// Every suite, in the order `gpubench all` runs them: the clock first, quick probes before
@@ -62,16 +111,6 @@ pub fn require(name: &str) -> Result<&'static dyn Suite> {
                 .join(", ")
         )
     })
-}
-
-/// `name`'s subcommand with the arguments of `A`.
-pub fn command<A: Args>(name: &'static str, about: &'static str) -> clap::Command {
-    A::augment_args(clap::Command::new(name).about(about))
-}
-
-/// `A` from the matches of its subcommand.
-pub fn parse<A: FromArgMatches>(matches: &ArgMatches) -> Result<A> {
-    A::from_arg_matches(matches).map_err(|e| UsageError::new(e.to_string()).into())
 }
 
 /// A finished run directory of one suite, as `report` hands it to [`Suite::redraw`].

@@ -78,20 +78,14 @@ pub fn run(args: &RegsArgs) -> Result<()> {
 /// `gpubench regs` in the suite registry.
 pub struct Regs;
 
-impl super::registry::Suite for Regs {
-    fn name(&self) -> &'static str {
-        "regs"
-    }
+impl super::registry::SuiteDef for Regs {
+    const NAME: &'static str = "regs";
+    const ABOUT: &'static str =
+        "Largest block per register count and the register allocation unit (Wong Fig. 9)";
+    type Args = RegsArgs;
 
-    fn command(&self) -> clap::Command {
-        super::registry::command::<RegsArgs>(
-            "regs",
-            "Largest block per register count and the register allocation unit (Wong Fig. 9)",
-        )
-    }
-
-    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
-        run(&super::registry::parse::<RegsArgs>(matches)?)
+    fn run(args: &RegsArgs) -> Result<()> {
+        run(args)
     }
 
     fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {

@@ -79,20 +79,14 @@ pub fn run(args: &SharedArgs) -> Result<()> {
 /// `gpubench shared` in the suite registry.
 pub struct Shared;
 
-impl super::registry::Suite for Shared {
-    fn name(&self) -> &'static str {
-        "shared"
-    }
+impl super::registry::SuiteDef for Shared {
+    const NAME: &'static str = "shared";
+    const ABOUT: &'static str =
+        "Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes)";
+    type Args = SharedArgs;
 
-    fn command(&self) -> clap::Command {
-        super::registry::command::<SharedArgs>(
-            "shared",
-            "Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes)",
-        )
-    }
-
-    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
-        run(&super::registry::parse::<SharedArgs>(matches)?)
+    fn run(args: &SharedArgs) -> Result<()> {
+        run(args)
     }
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {

@@ -101,20 +101,13 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
 /// `gpubench slots` in the suite registry.
 pub struct Slots;
 
-impl super::registry::Suite for Slots {
-    fn name(&self) -> &'static str {
-        "slots"
-    }
+impl super::registry::SuiteDef for Slots {
+    const NAME: &'static str = "slots";
+    const ABOUT: &'static str = "Lane slots left idle by intrinsic and extrinsic branches in six tagged workloads (Gupta & Datta Figs 6-8), with the tags' cost and an ncu cross-check";
+    type Args = SlotsArgs;
 
-    fn command(&self) -> clap::Command {
-        super::registry::command::<SlotsArgs>(
-            "slots",
-            "Lane slots left idle by intrinsic and extrinsic branches in six tagged workloads (Gupta & Datta Figs 6-8), with the tags' cost and an ncu cross-check",
-        )
-    }
-
-    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
-        run(&super::registry::parse::<SlotsArgs>(matches)?)
+    fn run(args: &SlotsArgs) -> Result<()> {
+        run(args)
     }
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {

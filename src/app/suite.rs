@@ -135,7 +135,7 @@ impl Suite {
                 },
             )
         });
-        self.metadata.time_split = TimeSplit::of(&gpu.spent);
+        self.metadata.time_split = Some(TimeSplit::of(&gpu.spent));
         match &outcome {
             Ok(()) => self.metadata.finish(Status::Complete, None),
             Err(error) => self

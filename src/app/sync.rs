@@ -118,20 +118,13 @@ fn child(args: &SyncArgs, name: &str) -> Result<()> {
 /// `gpubench sync` in the suite registry.
 pub struct Sync;
 
-impl super::registry::Suite for Sync {
-    fn name(&self) -> &'static str {
-        "sync"
-    }
+impl super::registry::SuiteDef for Sync {
+    const NAME: &'static str = "sync";
+    const ABOUT: &'static str = "Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline";
+    type Args = SyncArgs;
 
-    fn command(&self) -> clap::Command {
-        super::registry::command::<SyncArgs>(
-            "sync",
-            "Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline",
-        )
-    }
-
-    fn measure(&self, matches: &clap::ArgMatches) -> Result<()> {
-        run(&super::registry::parse::<SyncArgs>(matches)?)
+    fn run(args: &SyncArgs) -> Result<()> {
+        run(args)
     }
 
     fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {

@@ -54,9 +54,9 @@ pub struct Gpu {
 /// Where a process's time with the GPU went, for `all`'s timing table: starting the driver
 /// (cuInit, the context), JIT-compiling modules, and waiting for queued GPU work. What is left
 /// of the wall time is host work.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TimeSpent {
-    pub opened: Option<Instant>,
+    pub opened: Instant,
     pub driver_start: Duration,
     jit_nanos: AtomicU64,
     gpu_wait_nanos: AtomicU64,
@@ -148,9 +148,10 @@ impl Gpu {
             modules: HashMap::new(),
             chase_carveout_percent: launch::CHASE_CARVEOUT_PERCENT,
             spent: TimeSpent {
-                opened: Some(started),
+                opened: started,
                 driver_start: started.elapsed(),
-                ..TimeSpent::default()
+                jit_nanos: AtomicU64::new(0),
+                gpu_wait_nanos: AtomicU64::new(0),
             },
         })
     }

@@ -92,18 +92,18 @@ pub struct TimeSplit {
 }
 
 impl TimeSplit {
-    pub fn of(spent: &crate::gpu::TimeSpent) -> Option<TimeSplit> {
-        let wall = spent.opened?.elapsed().as_secs_f64();
+    pub fn of(spent: &crate::gpu::TimeSpent) -> TimeSplit {
+        let wall = spent.opened.elapsed().as_secs_f64();
         let driver_start = spent.driver_start.as_secs_f64();
         let jit = spent.jit_seconds();
         let gpu_wait = spent.gpu_wait_seconds();
-        Some(TimeSplit {
+        TimeSplit {
             wall_seconds: wall,
             driver_start_seconds: driver_start,
             jit_seconds: jit,
             gpu_wait_seconds: gpu_wait,
             host_seconds: (wall - driver_start - jit - gpu_wait).max(0.0),
-        })
+        }
     }
 
     /// "JIT 0.4 s, GPU 1.2 s, host 0.3 s, driver start 0.2 s".
