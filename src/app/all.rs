@@ -74,17 +74,21 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let started = Instant::now();
     let started_utc = utc_now();
 
+    // all.json as the run stands: `finished` once it has ended.
+    let write_manifest = |suites: &[SuiteOutcome], finished: Option<f64>| {
+        run.write_json(
+            "all.json",
+            &Manifest {
+                quick: args.quick,
+                started_utc: started_utc.clone(),
+                finished_utc: finished.map(|_| utc_now()),
+                total_seconds: finished,
+                suites,
+            },
+        )
+    };
     // A manifest from the start, so an interrupted run still says what it is.
-    run.write_json(
-        "all.json",
-        &Manifest {
-            quick: args.quick,
-            started_utc: started_utc.clone(),
-            finished_utc: None,
-            total_seconds: None,
-            suites: &[],
-        },
-    )?;
+    write_manifest(&[], None)?;
     // `info` talks to the driver too: under the same deadline as a suite, killable by an
     // interrupt like one.
     let info_path = run.path().join("info.json");
@@ -138,29 +142,11 @@ pub fn run(args: &AllArgs) -> Result<()> {
             );
         }
         outcomes.push(outcome);
-        run.write_json(
-            "all.json",
-            &Manifest {
-                quick: args.quick,
-                started_utc: started_utc.clone(),
-                finished_utc: None,
-                total_seconds: None,
-                suites: &outcomes,
-            },
-        )?;
+        write_manifest(&outcomes, None)?;
     }
     bar.finish_and_clear();
     let total_seconds = started.elapsed().as_secs_f64();
-    run.write_json(
-        "all.json",
-        &Manifest {
-            quick: args.quick,
-            started_utc,
-            finished_utc: Some(utc_now()),
-            total_seconds: Some(total_seconds),
-            suites: &outcomes,
-        },
-    )?;
+    write_manifest(&outcomes, Some(total_seconds))?;
     super::report::write_tables(run.path(), &run, "png")?;
     let slowest = outcomes.iter().max_by(|a, b| {
         a.seconds

@@ -161,6 +161,16 @@ pub fn expected_index(visit: &[usize], stride_bytes: u64, loads: u64) -> i64 {
     (visit[(loads % visit.len() as u64) as usize] * k) as i64
 }
 
+/// A chase's passes over `elements`: one warm pass, then at least one full timed pass (at
+/// least 2048 loads, a multiple of the 16 loads each timed loop holds), and a deadline of 10 s
+/// plus `ns_per_load` for every load.
+pub fn chase_passes(elements: u32, ns_per_load: f64) -> (u32, u32, Duration) {
+    let steps = elements.max(2048).div_ceil(16) * 16;
+    let loads = f64::from(elements) + f64::from(steps);
+    let deadline = Duration::from_secs(10) + Duration::from_secs_f64(loads * ns_per_load / 1e9);
+    (elements, steps, deadline)
+}
+
 /// Cycles per load at one footprint: a full warm pass, then at least one full timed pass.
 /// With `threads` > 1 (global spaces only) thread t starts t/threads of the way round the chain
 /// and the result is the mean over threads.
@@ -181,10 +191,7 @@ pub fn measure_point(
     }
     let (chain, visit) = chain(footprint_bytes, stride_bytes, order);
     let n = visit.len() as u32;
-    let warm = n;
-    let steps = n.max(2048).div_ceil(16) * 16;
-    let deadline =
-        Duration::from_secs(10) + Duration::from_secs_f64(f64::from(warm + steps) * 2000.0 / 1e9);
+    let (warm, steps, deadline) = chase_passes(n, 2000.0);
     let loads = u64::from(warm + steps);
     let positions: Vec<u64> = (0..u64::from(threads))
         .map(|t| t * u64::from(n) / u64::from(threads))
@@ -247,10 +254,7 @@ fn measure_stride_point(
 ) -> Result<f64> {
     let n = (footprint_bytes / stride_bytes).max(1);
     let n32 = u32::try_from(n)?;
-    let warm = n32;
-    let steps = n32.max(2048).div_ceil(16) * 16;
-    let deadline =
-        Duration::from_secs(10) + Duration::from_secs_f64(f64::from(warm + steps) * 2000.0 / 1e9);
+    let (warm, steps, deadline) = chase_passes(n32, 2000.0);
     let loads = u64::from(warm + steps);
     let starts: Vec<u64> = (0..u64::from(threads))
         .map(|t| t * n / u64::from(threads))
@@ -277,11 +281,9 @@ fn measure_stride_point(
 pub fn measure_index_chase(gpu: &mut Gpu, footprint_bytes: u64, stride_bytes: u64) -> Result<f64> {
     let (chain, visit) = chain(footprint_bytes, stride_bytes, Order::Stride);
     let n = visit.len() as u32;
-    let steps = n.max(2048).div_ceil(16) * 16;
-    let deadline =
-        Duration::from_secs(10) + Duration::from_secs_f64(f64::from(n + steps) * 2000.0 / 1e9);
-    let (cycles, index) = launch::chase_index(gpu, &chain, n, steps, deadline)?;
-    let expected = expected_index(&visit, stride_bytes, u64::from(n + steps));
+    let (warm, steps, deadline) = chase_passes(n, 2000.0);
+    let (cycles, index) = launch::chase_index(gpu, &chain, warm, steps, deadline)?;
+    let expected = expected_index(&visit, stride_bytes, u64::from(warm + steps));
     if index != expected {
         bail!("the index chase over {footprint_bytes} B ended at index {index}, not {expected}");
     }

@@ -9,8 +9,6 @@
 //! TLB's reach (`analysis::granularity`): below the page size several loads share a page
 //! and its one translation, so cycles per load grow with the stride until it reaches a page.
 
-use std::time::Duration;
-
 use anyhow::{Result, bail};
 
 use super::{Order, chain};
@@ -35,10 +33,7 @@ pub fn measure(
         next[visit[i]] = visit[(i + 1) % visit.len()] as u32;
     }
     let n = visit.len() as u32;
-    let warm = n;
-    let steps = n.max(2048).div_ceil(16) * 16;
-    let deadline =
-        Duration::from_secs(10) + Duration::from_secs_f64(f64::from(warm + steps) * 4000.0 / 1e9);
+    let (warm, steps, deadline) = super::chase_passes(n, 4000.0);
     let (cycles, element) = buffer.chase(gpu, stride, &next, warm, steps, deadline)?;
     let expected = visit[(u64::from(warm + steps) % u64::from(n)) as usize] as i64;
     if element != expected {
