@@ -375,13 +375,14 @@ fn model(s: &Scored, best_cost: f64) -> FittedModel {
     }
 }
 
-/// Fits every candidate in `range` to `points` (one stride, a rise and the plateaus on both
-/// sides); `sigma` is the noise of one point in cycles (floored at 0.02). `None` when no
-/// candidate changes over the points.
-pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<GeometryFit> {
-    let sigma = sigma.max(0.02);
-    let ys: Vec<f64> = points.iter().map(|p| p.cycles).collect();
-    let mut scored: Vec<Scored> = Vec::new();
+/// [`score`] for each of `candidates` whose predictions change over `points`, in order.
+fn score_all(
+    candidates: &[Candidate],
+    points: &[ChasePoint],
+    stride: u64,
+    ys: &[f64],
+    sigma: f64,
+) -> Vec<Scored> {
     let mut xs = vec![0.0; points.len()];
     let mut memo = std::collections::HashMap::new();
     let mut random = |n: u64, ways: u64| {
@@ -389,17 +390,46 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
             .entry((n, ways))
             .or_insert_with(|| random_miss_rate(n, ways))
     };
-    for candidate in candidates(range) {
+    let mut scored = Vec::new();
+    for candidate in candidates {
         for (x, p) in xs.iter_mut().zip(points) {
-            *x = miss_fraction_with(
-                &candidate,
-                p.footprint_bytes,
-                range.stride_bytes,
-                &mut random,
-            );
+            *x = miss_fraction_with(candidate, p.footprint_bytes, stride, &mut random);
         }
-        scored.extend(score(candidate, &xs, &ys, sigma));
+        scored.extend(score(*candidate, xs.as_slice(), ys, sigma));
     }
+    scored
+}
+
+/// Fits every candidate in `range` to `points` (one stride, a rise and the plateaus on both
+/// sides); `sigma` is the noise of one point in cycles (floored at 0.02). `None` when no
+/// candidate changes over the points.
+pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<GeometryFit> {
+    let sigma = sigma.max(0.02);
+    let ys: Vec<f64> = points.iter().map(|p| p.cycles).collect();
+    let candidates = candidates(range);
+    // Tens of thousands of candidates, each scored on its own: split over the host's cores,
+    // the chunks joined in candidate order so ties resolve as in one pass.
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunk = candidates.len().div_ceil(threads).max(1);
+    let mut scored: Vec<Scored> = std::thread::scope(|scope| {
+        let workers: Vec<_> = candidates
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| score_all(part, points, range.stride_bytes, &ys, sigma)))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut memo = std::collections::HashMap::new();
+    let mut random = |n: u64, ways: u64| {
+        *memo
+            .entry((n, ways))
+            .or_insert_with(|| random_miss_rate(n, ways))
+    };
     let best_index =
         (0..scored.len()).min_by(|&a, &b| scored[a].cost.total_cmp(&scored[b].cost))?;
     let best_cost = scored[best_index].cost;
