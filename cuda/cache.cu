@@ -91,26 +91,6 @@ CHASE_KERNEL(chase_global, load_pointer_default)
 CHASE_KERNEL(chase_l2, load_pointer_cg)
 CHASE_KERNEL(chase_readonly, load_pointer_nc)
 
-// One chase shared by the warps of one block, so on one SM: lane 0 of warp w starts at word
-// starts[w] and writes out[2w], out[2w + 1]; the other lanes leave. Warps started evenly round
-// the chain, each for 1/W of the passes, touch every element once between two uses of it, as
-// one thread's full passes do, in 1/W of the time.
-#define CHASE_WARPS_KERNEL(NAME, LOAD)                                                        \
-    extern "C" __global__ void NAME(const unsigned long long *chain, const unsigned *starts,  \
-                                    int warm, int steps, long long *out)                      \
-    {                                                                                         \
-        if (threadIdx.x % WARP_LANES != 0) {                                                  \
-            return;                                                                           \
-        }                                                                                     \
-        const unsigned w = threadIdx.x / WARP_LANES;                                          \
-        const unsigned long long base = (unsigned long long)chain;                            \
-        unsigned long long p = base + 4ull * starts[w];                                       \
-        out[2 * w] = timed_chase(p, warm, steps, [](unsigned long long q) { return LOAD(q); }); \
-        out[2 * w + 1] = (long long)((p - base) / 4);                                         \
-    }
-
-CHASE_WARPS_KERNEL(chase_l2_warps, load_pointer_cg)
-
 // The same chase with 32-bit word indices (`j = chain[j]`), as gpubench measured before: the
 // address computation it puts between loads is the difference to chase_global, reported as
 // the index chain's overhead.

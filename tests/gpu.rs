@@ -502,7 +502,7 @@ fn the_device_built_chain_is_the_host_built_one() {
             launch::chase(&mut gpu, "chase_l2", &words, &[0, start], n, n, deadline).unwrap();
         let device = launch::chase_stride(
             &mut gpu,
-            ("chase_l2", launch::Chasers::Lanes),
+            "chase_l2",
             u64::from(n),
             stride,
             &[0, 3],
@@ -522,38 +522,5 @@ fn the_device_built_chain_is_the_host_built_one() {
                 "{footprint} B: {h} against {d} cycles"
             );
         }
-    }
-}
-
-/// The L2 chase shared by 16 warps of one SM reads the latency one thread's chase reads, on
-/// both plateaus and across the rises between them, point for point on one GPU.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn the_l2_chase_shared_by_warps_reads_one_threads_latency() {
-    use gpubench::experiments::cache::{Chasers, Chasing, Order, Space, measure_point};
-    use gpubench::gpu::Gpu;
-    let mut gpu = Gpu::open(0).unwrap();
-    let shared = Chasing {
-        placed: Chasers::Warps,
-        count: 16,
-    };
-    for mib in [1_u64, 8, 16, 24, 32, 40, 48, 64, 128] {
-        let footprint = mib << 20;
-        let one = measure_point(
-            &mut gpu,
-            Space::L2,
-            Order::Stride,
-            Chasing::ONE,
-            footprint,
-            128,
-        )
-        .unwrap();
-        let warps =
-            measure_point(&mut gpu, Space::L2, Order::Stride, shared, footprint, 128).unwrap();
-        eprintln!("{mib} MiB: one thread {one:.1}, 16 warps {warps:.1} cycles per load");
-        assert!(
-            (one - warps).abs() < 0.03 * one,
-            "{mib} MiB: {one:.1} against {warps:.1} cycles"
-        );
     }
 }

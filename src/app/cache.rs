@@ -70,9 +70,6 @@ fn l2_largest(l2_bytes: u64) -> u64 {
 /// rise itself, which spans MiB on hashed, partitioned L2s.
 const L2_RESOLUTION: f64 = 1.0 / 512.0;
 
-/// Warps sharing the L2 chase by default (`--warps`).
-const L2_WARPS: u32 = 16;
-
 /// `gpubench cache --space …`: sweep one space and read its levels.
 pub fn run(args: &CacheArgs) -> Result<()> {
     let space = match args.space {
@@ -135,34 +132,6 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         )
         .into());
     }
-    let warps = args.warps.unwrap_or(match space {
-        Space::L2 => L2_WARPS,
-        _ => 1,
-    });
-    if !(1..=32).contains(&warps)
-        || (warps > 1
-            && (space.warps_entry().is_none() || order != Order::Stride || args.threads > 1))
-    {
-        return Err(UsageError::new(
-            "--warps takes 1 to 32, and more than 1 only with --space l2, --chain stride and one thread",
-        )
-        .into());
-    }
-    let chasing = if warps > 1 {
-        cache::Chasing {
-            placed: cache::Chasers::Warps,
-            count: warps,
-        }
-    } else {
-        cache::Chasing {
-            placed: cache::Chasers::Lanes,
-            count: args.threads,
-        }
-    };
-    let chase_entry = match chasing.placed {
-        cache::Chasers::Warps => space.warps_entry().unwrap_or(space.entry()),
-        cache::Chasers::Lanes => space.entry(),
-    };
     if args.per_load && !space.global_loads() {
         return Err(UsageError::new(
             "--per-load works with --space global, l2 or readonly; drop it for this space",
@@ -200,12 +169,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             ("cache", "absolute_pointers"),
             ("cache", "chase_global_index"),
         ],
-        Space::L2 => &[
-            ("cache", "chase_l2"),
-            ("cache", "chase_l2_warps"),
-            ("cache", "absolute_pointers"),
-        ],
-        Space::Readonly => &[("cache", space.entry()), ("cache", "absolute_pointers")],
+        Space::L2 | Space::Readonly => &[("cache", space.entry()), ("cache", "absolute_pointers")],
         _ => &[("cache", space.entry())],
     };
     let mut gpu = suite::open(args.device, args.output.as_deref(), entries)?;
@@ -244,7 +208,6 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "max_bytes": largest,
         "fine_points": fine_points,
         "threads": args.threads,
-        "warps": warps,
         "per_load": args.per_load,
         "chain": match order { Order::Stride => "fixed stride, address order".to_string(), Order::Random(seed) => format!("fixed stride, random order (seed {seed})") },
         "preferred_shared_carveout_percent": space.global_loads().then_some(gpu.chase_carveout_percent),
@@ -252,7 +215,6 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "method": match space {
             Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker; two passes, the second timed; 16 bytes per instruction"),
             Space::Tlb => "one element per stride in one buffer allocated at the largest footprint, chain scattered on the device, ld.global.cg; one warm pass, then at least one full timed pass; final element checked; then a stride sweep past the first reach for the page size".to_string(),
-            Space::L2 if warps > 1 => format!("64-bit pointer chase (p = *p: nothing but the load on the chain), address-order chain built on the device, shared by {warps} warps of one block (one SM): warp w starts w/{warps} of the way round and makes 1/{warps} of the passes; one warm pass, then one full timed pass (>= 2048 loads per warp); every warp's final element checked; cycles per load the mean over warps; four coarse points per doubling, bisection at each rise to 1/512 of the footprint, fine sweep after it"),
             Space::L2 => "64-bit pointer chase (p = *p: nothing but the load on the chain), address-order chain built on the device; one warm pass, then one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise to 1/512 of the footprint, fine sweep after it".to_string(),
             Space::Global | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
             _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
@@ -305,7 +267,9 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     fine_points,
                     &mut |footprint| match tlb_buffer.as_mut() {
                         Some(buffer) => tlb::measure(gpu, buffer, order, footprint, stride),
-                        None => cache::measure_point(gpu, space, order, chasing, footprint, stride),
+                        None => {
+                            cache::measure_point(gpu, space, order, args.threads, footprint, stride)
+                        }
                     },
                 )?
             };
@@ -343,7 +307,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     .join()
                     .map_err(|_| anyhow::anyhow!("the SASS reader panicked"))
             });
-            let timed_loop = timed_loop(suite, space, chase_entry, disassembly.transpose()?)?;
+            let timed_loop = timed_loop(suite, space, disassembly.transpose()?)?;
             let index_overhead = match space {
                 Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
                 _ => None,
@@ -355,7 +319,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 | Space::Texture
                 | Space::Constant
                 | Space::ConstantUniform => {
-                    fetch_granularity(gpu, suite, (space, chasing), &report, stride, largest)?
+                    fetch_granularity(gpu, suite, space, &report, stride, largest)?
                 }
                 _ => None,
             };
@@ -511,7 +475,7 @@ fn granularity_of(
 fn fetch_granularity(
     gpu: &mut Gpu,
     suite: &suite::Suite,
-    (space, chasing): (Space, cache::Chasing),
+    space: Space,
     report: &cache_inference::CacheReport,
     stride: u64,
     largest: u64,
@@ -537,7 +501,7 @@ fn fetch_granularity(
         .copied()
         .filter(|&s| footprint.is_multiple_of(s));
     let points = cache::stride_sweep(footprint, dividing, 32, |s| {
-        cache::measure_point(gpu, space, Order::Stride, chasing, footprint, s)
+        cache::measure_point(gpu, space, Order::Stride, 1, footprint, s)
     })?;
     let estimate = granularity_of(suite, "strides.csv", footprint, &points)?;
     match &estimate {
@@ -599,7 +563,6 @@ fn per_load_sweep(
 fn timed_loop(
     suite: &suite::Suite,
     space: Space,
-    entry: &str,
     disassembly: Option<(Option<String>, crate::experiments::sass::SassRecord)>,
 ) -> Result<serde_json::Value> {
     if space == Space::Instruction {
@@ -613,9 +576,11 @@ fn timed_loop(
     if let Some(text) = text {
         suite.run.write("cache.sass", text.as_bytes())?;
     }
-    let Some(kernel) = record.kernels.iter().find(|k| k.kernel == entry) else {
+    let Some(kernel) = record.kernels.iter().find(|k| k.kernel == space.entry()) else {
         println!("timed loop: SASS not read ({})", record.status);
-        return Ok(json!({ "status": record.status, "arch": record.arch, "kernel": entry }));
+        return Ok(
+            json!({ "status": record.status, "arch": record.arch, "kernel": space.entry() }),
+        );
     };
     let expected = space.expected_loads();
     let loads: Vec<&String> = kernel.timed_region_loads.keys().collect();
@@ -653,14 +618,7 @@ fn index_overhead(
     smallest: u64,
     stride: u64,
 ) -> Result<serde_json::Value> {
-    let pointer = cache::measure_point(
-        gpu,
-        Space::Global,
-        Order::Stride,
-        cache::Chasing::ONE,
-        smallest,
-        stride,
-    )?;
+    let pointer = cache::measure_point(gpu, Space::Global, Order::Stride, 1, smallest, stride)?;
     let index = cache::measure_index_chase(gpu, smallest, stride)?;
     println!(
         "index chain (j = chain[j]) at {smallest} B: {index:.1} cycles per load; pointer chain (load-to-use): {pointer:.1}; index arithmetic adds {:.1}",
@@ -712,7 +670,7 @@ fn conflict_experiment(
     };
     let found =
         crate::experiments::cache::conflict::experiment(&strides, hit_below, most, |n, s| {
-            cache::measure_point(gpu, space, Order::Stride, cache::Chasing::ONE, n * s, s)
+            cache::measure_point(gpu, space, Order::Stride, 1, n * s, s)
         })?;
     let rows: Vec<ConflictRow> = found
         .iter()
@@ -787,7 +745,7 @@ fn carveout_sweep(
             smallest,
             largest,
             fine_points,
-            |f| cache::measure_point(gpu, space, Order::Stride, cache::Chasing::ONE, f, stride),
+            |f| cache::measure_point(gpu, space, Order::Stride, 1, f, stride),
         )?;
         let level = cache_inference::infer(&sweep.points).and_then(|r| r.levels.first().cloned());
         let requested = shared * i64::from(percent) / 100;

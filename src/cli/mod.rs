@@ -281,12 +281,6 @@ pub struct CacheArgs {
     /// Threads chasing at once, each from its own place in the chain (global, l2, readonly).
     #[arg(long, default_value_t = 1)]
     pub threads: u32,
-    /// Warps of one block (one SM) sharing the chase (l2, address order; default: 16 for l2):
-    /// warp w starts w/N of the way round the chain and makes 1/N of the passes, so every
-    /// element is reloaded after the same N − 1 others as in one thread's chase, N times
-    /// sooner. 1 is Wong et al.'s one-thread chase.
-    #[arg(long)]
-    pub warps: Option<u32>,
     /// Also time loads one by one (1024 per doubling footprint) into loads.csv (global, l2,
     /// readonly).
     #[arg(long)]

@@ -111,11 +111,6 @@ impl Space {
         }
     }
 
-    /// The chase kernel that splits one chase over the warps of a block, where there is one.
-    pub fn warps_entry(self) -> Option<&'static str> {
-        (self == Space::L2).then_some("chase_l2_warps")
-    }
-
     pub fn entry(self) -> &'static str {
         match self {
             Space::Global => "chase_global",
@@ -176,35 +171,14 @@ pub fn chase_passes(elements: u32, ns_per_load: f64) -> (u32, u32, Duration) {
     (elements, steps, deadline)
 }
 
-/// Who chases one chain: `count` chasers (1 to 32 warps, 1 to 1024 lanes), chaser c starting
-/// c/count of the way round it. Lanes of one warp each make full passes (a contention study);
-/// warps of one block share the passes, each making 1/count of them, so between two uses of
-/// an element every other element is loaded once, as in one thread's chase, in 1/count of the
-/// time ([`Space::warps_entry`]; address order only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Chasing {
-    pub placed: Chasers,
-    pub count: u32,
-}
-
-impl Chasing {
-    /// One thread, Wong et al.'s chase.
-    pub const ONE: Chasing = Chasing {
-        placed: Chasers::Lanes,
-        count: 1,
-    };
-}
-
-pub use launch::Chasers;
-
-/// Cycles per load at one footprint: a full warm pass, then at least one full timed pass
-/// (shared between warps with `Chasers::Warps`). With several chasers (global spaces only)
-/// the result is the mean over them.
+/// Cycles per load at one footprint: a full warm pass, then at least one full timed pass.
+/// With `threads` > 1 (global spaces only) thread t starts t/threads of the way round the chain
+/// and the result is the mean over threads.
 pub fn measure_point(
     gpu: &mut Gpu,
     space: Space,
     order: Order,
-    chasing: Chasing,
+    threads: u32,
     footprint_bytes: u64,
     stride_bytes: u64,
 ) -> Result<f64> {
@@ -213,12 +187,8 @@ pub fn measure_point(
         && matches!(space, Space::Global | Space::L2 | Space::Readonly)
         && stride_bytes.is_multiple_of(8)
     {
-        return measure_stride_point(gpu, space, chasing, footprint_bytes, stride_bytes);
+        return measure_stride_point(gpu, space, threads, footprint_bytes, stride_bytes);
     }
-    if chasing.placed == Chasers::Warps {
-        bail!("a chase shared between warps needs an address-order chain of 8-byte elements");
-    }
-    let threads = chasing.count;
     let (chain, visit) = chain(footprint_bytes, stride_bytes, order);
     let n = visit.len() as u32;
     let (warm, steps, deadline) = chase_passes(n, 2000.0);
@@ -278,28 +248,20 @@ fn cycles_per_load(
 fn measure_stride_point(
     gpu: &mut Gpu,
     space: Space,
-    chasing: Chasing,
+    threads: u32,
     footprint_bytes: u64,
     stride_bytes: u64,
 ) -> Result<f64> {
     let n = (footprint_bytes / stride_bytes).max(1);
-    let chasers = u64::from(chasing.count.max(1));
-    let (entry, per_chaser) = match chasing.placed {
-        Chasers::Lanes => (space.entry(), n),
-        Chasers::Warps => match space.warps_entry() {
-            Some(entry) => (entry, n.div_ceil(chasers)),
-            None => bail!(
-                "the {} space has no chase shared between warps",
-                space.name()
-            ),
-        },
-    };
-    let (warm, steps, deadline) = chase_passes(u32::try_from(per_chaser)?, 2000.0);
+    let n32 = u32::try_from(n)?;
+    let (warm, steps, deadline) = chase_passes(n32, 2000.0);
     let loads = u64::from(warm + steps);
-    let starts: Vec<u64> = (0..chasers).map(|t| t * n / chasers).collect();
+    let starts: Vec<u64> = (0..u64::from(threads))
+        .map(|t| t * n / u64::from(threads))
+        .collect();
     let results = launch::chase_stride(
         gpu,
-        (entry, chasing.placed),
+        space.entry(),
         n,
         stride_bytes,
         &starts,

@@ -7,34 +7,6 @@ use super::*;
 /// most L1 (`--carveout` asks for others).
 pub const CHASE_CARVEOUT_PERCENT: i32 = 0;
 
-/// Where the chasers of one pointer-chase launch run, all in one block (so on one SM): as
-/// lanes of one warp (a contention study: the warp waits for its slowest lane), or as lane 0
-/// of one warp each (`chase_l2_warps`: independent chasers sharing one chase's passes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Chasers {
-    Lanes,
-    Warps,
-}
-
-impl Chasers {
-    fn block(self, chasers: usize) -> Result<LaunchConfig, GpuError> {
-        let per = match self {
-            Chasers::Lanes => 1,
-            Chasers::Warps => WARP_LANES,
-        };
-        u32::try_from(chasers * per)
-            .ok()
-            .filter(|&threads| (1..=1024).contains(&threads))
-            .map(one_block)
-            .ok_or_else(|| GpuError::Driver {
-                action: "launching a pointer chase".into(),
-                detail: format!("{chasers} chasers do not fit one block of 1024 threads"),
-            })
-    }
-}
-
-const WARP_LANES: usize = 32;
-
 /// Checks a chase chain of 32-bit word indices on the host (one pass), so every launch below
 /// keeps its loads inside the buffer whoever built the chain: every word and every start must
 /// index the chain, and with `pairs` the chain must be one of 8-byte elements (even indices,
@@ -114,7 +86,7 @@ pub fn chase(
         (entry, &function),
         &device_chain,
         &device_starts,
-        (Chasers::Lanes, starts.len()),
+        starts.len(),
         warm,
         steps,
         deadline,
@@ -135,21 +107,20 @@ fn one_thread_per(elements: u64) -> Result<LaunchConfig, GpuError> {
 }
 
 /// Launches a pointer chase (`chase_global`, `chase_l2`, `chase_readonly`) over a device chain
-/// whose every element holds the address of an element of the same buffer, from `chasers`
-/// word-index starts already on the device, and reads (cycles, final word index) per chaser.
+/// whose every element holds the address of an element of the same buffer, from `threads`
+/// word-index starts already on the device, and reads (cycles, final word index) per thread.
 #[allow(clippy::too_many_arguments)]
 fn run_pointer_chase(
     gpu: &Gpu,
     (entry, function): (&str, &CudaFunction),
     device_chain: &CudaSlice<u64>,
     device_starts: &CudaSlice<u32>,
-    (placed, chasers): (Chasers, usize),
+    threads: usize,
     warm: u32,
     steps: u32,
     deadline: Duration,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
-    let config = placed.block(chasers)?;
-    let mut out = zeros::<i64>(gpu, 2 * chasers, "the chase result")?;
+    let mut out = zeros::<i64>(gpu, 2 * threads, "the chase result")?;
     let (warm, steps) = chase_lengths(warm, steps)?;
     let stream = gpu.stream().clone();
     let mut launch = stream.launch_builder(function);
@@ -160,24 +131,22 @@ fn run_pointer_chase(
         .arg(&steps)
         .arg(&mut out);
     // SAFETY: the arguments match the chase kernels' signature; the caller's contract above
-    // keeps every load inside the chain; `chasers` starts, and `out` holds two per chaser (the
-    // warps kernel's chaser w is warp w of a block of `chasers` warps).
-    unsafe { launch_and_wait(gpu, entry, launch, config, deadline) }?;
+    // keeps every load inside the chain; `threads` starts, and `out` holds two per thread.
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(threads as u32), deadline) }?;
     let out = read(gpu, &out, "a chase result")?;
     Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
 }
 
 /// [`chase`] over the address-order chain of `elements` elements `stride_bytes` apart (a
-/// multiple of 8), built on the device by `stride_pointers`; `starts` are element numbers, one
-/// per chaser placed as `placed` says (`Chasers::Warps` with the `*_warps` kernels).
-/// Returns (cycles, final word index) per chaser, word indices as [`chase`] reports them.
+/// multiple of 8), built on the device by `stride_pointers`; `starts` are element numbers.
+/// Returns (cycles, final word index) per thread, word indices as [`chase`] reports them.
 ///
 /// Kernel signatures: `stride_pointers(unsigned long long *chain, unsigned long long elements,
 /// unsigned long long stride_words)`; the chase kernels as in [`chase`].
 #[allow(clippy::too_many_arguments)]
 pub fn chase_stride(
     gpu: &mut Gpu,
-    (entry, placed): (&str, Chasers),
+    entry: &str,
     elements: u64,
     stride_bytes: u64,
     starts: &[u64],
@@ -241,7 +210,7 @@ pub fn chase_stride(
         (entry, &function),
         &device_chain,
         &device_starts,
-        (placed, starts.len()),
+        starts.len(),
         warm,
         steps,
         deadline,
