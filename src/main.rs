@@ -28,20 +28,26 @@ fn main() -> ExitCode {
             );
         }
     }));
-    let opts = match Opts::try_parse() {
-        Ok(opts) => opts,
-        Err(error) => {
-            let _ = error.print();
-            return if error.use_stderr() {
-                Exit::Usage
-            } else {
-                Exit::Success
-            }
-            .into();
-        }
-    };
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Several GPUs (`--device all`, `--device 0,2`): one child per GPU, run by app::devices.
+    let work: Box<dyn FnOnce() -> anyhow::Result<()>> =
+        match gpubench::app::devices::request(args.get(1..).unwrap_or_default()) {
+            Some(fan) => Box::new(move || gpubench::app::devices::run(fan?)),
+            None => match Opts::try_parse_from(&args) {
+                Ok(opts) => Box::new(move || gpubench::app::run(opts)),
+                Err(error) => {
+                    let _ = error.print();
+                    return if error.use_stderr() {
+                        Exit::Usage
+                    } else {
+                        Exit::Success
+                    }
+                    .into();
+                }
+            },
+        };
     // Nothing is shared across the boundary: a panic ends the process after its message.
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gpubench::app::run(opts))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
         Ok(Ok(())) => Exit::Success.into(),
         Ok(Err(error)) => {
             eprintln!("Error: {error:#}");

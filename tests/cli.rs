@@ -198,3 +198,44 @@ fn threads_on_a_space_without_them_are_refused() {
         .stderr(one_sentence().and(predicate::str::contains("--threads")));
     assert_no_run_written(dir.path());
 }
+
+#[test]
+fn several_devices_are_checked_before_the_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (&["all", "--device", "0,x"][..], "--device takes"),
+        (
+            &["all", "--device", "all", "--bogus"][..],
+            "unexpected argument",
+        ),
+        (
+            &["divergence", "--device", "1", "--serial"][..],
+            "--serial runs several GPUs",
+        ),
+        (
+            &["cache", "--device", "0,1", "--space", "nowhere"][..],
+            "invalid value",
+        ),
+    ] {
+        gpubench(dir.path())
+            .args(args)
+            .assert()
+            .code(USAGE)
+            .stderr(one_sentence().and(predicate::str::contains(says)));
+    }
+    assert_no_run_written(dir.path());
+}
+
+#[test]
+fn without_a_gpu_several_devices_say_so() {
+    if has_cuda_driver() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    gpubench(dir.path())
+        .args(["all", "--quick", "--device", "all"])
+        .assert()
+        .code(NO_USABLE_GPU)
+        .stderr(one_sentence().and(predicate::str::contains("no CUDA driver")));
+    assert_no_run_written(dir.path());
+}

@@ -331,3 +331,89 @@ fn a_corrupt_model_or_manifest_fails_loudly_instead_of_dropping_rows() {
         .failure()
         .stderr(predicate::str::contains("all.json"));
 }
+
+/// A copy of the committed H100 `all` summary as a run of its own, with `change` applied to
+/// its figures.
+fn summary_copy(to: &Path, change: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    std::fs::create_dir_all(to).unwrap();
+    let text = std::fs::read_to_string(committed("all").join("summary.json")).unwrap();
+    let mut summary: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for figure in summary["figures"].as_array_mut().unwrap() {
+        change(figure);
+    }
+    std::fs::write(to.join("summary.json"), summary.to_string()).unwrap();
+    to.to_path_buf()
+}
+
+#[test]
+fn compare_of_a_run_with_itself_flags_nothing_and_a_fleet_names_the_perturbed_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = gpubench()
+        .arg("compare")
+        .arg(committed("all"))
+        .arg(committed("all"))
+        .output()
+        .unwrap();
+    assert!(same.status.success());
+    let table = String::from_utf8(same.stdout).unwrap();
+    assert!(table.contains("\nFlagged: 0 of "), "{table}");
+    // Five GPUs: four within 1 % of each other, the fifth with a DRAM latency 20 % high.
+    let mut runs = Vec::new();
+    for (i, scale) in [1.0, 1.004, 0.997, 1.2, 0.999].into_iter().enumerate() {
+        runs.push(summary_copy(&dir.path().join(format!("gpu{i}")), |f| {
+            let slow = f["quantity"]
+                .as_str()
+                .is_some_and(|q| q.contains("slowest level latency"));
+            if let (true, Some(v)) = (slow, f["value"].as_f64()) {
+                f["value"] = (v * scale).into();
+            }
+        }));
+    }
+    // Listed through a devices.json, as `--device all` leaves them.
+    let manifest = serde_json::json!({
+        "command": ["all"], "parallel": true, "started_utc": "t", "finished_utc": "t",
+        "gpus": (0..5).map(|i| serde_json::json!({
+            "device": {"index": i, "name": "H100", "uuid": format!("GPU-{i}")},
+            "dir": format!("gpu{i}"), "log": format!("gpu{i}.log"), "status": "complete",
+            "seconds": 1.0,
+        })).collect::<Vec<_>>(),
+    });
+    std::fs::write(dir.path().join("devices.json"), manifest.to_string()).unwrap();
+    let fleet = gpubench()
+        .args(["compare", "--fleet"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(fleet.status.success(), "{fleet:?}");
+    let text = String::from_utf8(fleet.stdout).unwrap();
+    let odd = text
+        .split("## Odd ones out")
+        .nth(1)
+        .expect("an odd-ones table");
+    assert!(odd.contains("| gpu3 | "), "{odd}");
+    for calm in ["gpu0", "gpu1", "gpu2", "gpu4"] {
+        assert!(!odd.contains(&format!("| {calm} |")), "{calm} in {odd}");
+    }
+    // Every format carries the runs; CSV has one line per figure and run.
+    let csv = gpubench()
+        .args(["compare", "--fleet", "--format", "csv"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    let odd_lines: Vec<&str> = csv.lines().filter(|l| l.contains(",true,")).collect();
+    assert!(!odd_lines.is_empty(), "{csv}");
+    assert!(
+        odd_lines
+            .iter()
+            .all(|l| l.contains("slowest level latency") && l.contains(",gpu3,")),
+        "{odd_lines:?}"
+    );
+    gpubench()
+        .args(["compare", "--fleet"])
+        .arg(&runs[0])
+        .arg(&runs[1])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--fleet three at least"));
+}

@@ -10,7 +10,9 @@ use crate::report::metadata::BuildRecord;
 pub fn run(args: &InfoArgs) -> Result<()> {
     let mut gpu = Gpu::open(args.device)?;
     let modules: Vec<&str> = kernels::MODULES.iter().map(|m| m.name).collect();
+    let (nvml, _) = crate::gpu::health::start(gpu.uuid().map_err(|e| e.to_string()));
     let report = InfoReport {
+        nvml,
         device: gpu.properties()?,
         build: BuildRecord::current(&modules),
         sm_clock: measure_sm_clock(&mut gpu)?,

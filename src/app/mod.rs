@@ -6,6 +6,7 @@ mod bandwidth;
 mod branch;
 mod cache;
 mod clock;
+pub mod devices;
 mod divergence;
 mod emulate;
 mod info;

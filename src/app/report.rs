@@ -131,10 +131,16 @@ fn draw_every_suite(
     Ok(())
 }
 
-/// `gpubench compare DIR…`: the runs' summaries side by side.
+/// `gpubench compare DIR…`: the runs' summaries side by side, flagged against the first run
+/// or, with `--fleet`, against the fleet's median (`report::compare`).
 pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
-    let mut names = Vec::new();
-    let mut summaries = Vec::new();
+    use crate::cli::CompareFormat;
+    use crate::report::compare::{self, Format, Tolerances};
+    let mut tolerances = Tolerances::default();
+    for argument in &args.tolerance {
+        tolerances.set(argument).map_err(UsageError::new)?;
+    }
+    let mut dirs = Vec::new();
     for dir in &args.dirs {
         if !dir.is_dir() {
             return Err(UsageError::new(format!(
@@ -143,12 +149,31 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
             ))
             .into());
         }
+        match crate::report::devices::gpu_runs(dir)? {
+            Some(runs) => dirs.extend(runs),
+            None => dirs.push((dir.display().to_string(), dir.clone())),
+        }
+    }
+    let fleet = args.fleet.then_some(args.k);
+    if dirs.len() < 2 || (fleet.is_some() && dirs.len() < 3) {
+        return Err(UsageError::new(format!(
+            "{} runs given: compare needs two at least, --fleet three at least",
+            dirs.len()
+        ))
+        .into());
+    }
+    if !(args.k.is_finite() && args.k > 0.0) {
+        return Err(UsageError::new("--k must be a positive number of standard deviations").into());
+    }
+    let mut names = Vec::new();
+    let mut summaries = Vec::new();
+    for (name, dir) in dirs {
         let saved = dir.join("summary.json");
         let summary: summary::Summary = if saved.is_file() {
-            crate::report::saved::read_json(dir, "summary.json")
+            crate::report::saved::read_json(&dir, "summary.json")
                 .with_context(|| format!("{} is not a gpubench summary", saved.display()))?
         } else {
-            summary::summarise(dir).map_err(|e| UsageError::new(format!("{e:#}")))?
+            summary::summarise(&dir).map_err(|e| UsageError::new(format!("{e:#}")))?
         };
         if summary.figures.is_empty() {
             return Err(UsageError::new(format!(
@@ -157,12 +182,16 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
             ))
             .into());
         }
-        names.push(dir.display().to_string());
+        names.push(name);
         summaries.push(summary);
     }
-    print!(
-        "{}",
-        summary::render_comparison(&names, &summaries, args.latex)
-    );
+    let format = match (args.latex, args.format) {
+        (true, _) | (_, CompareFormat::Latex) => Format::Latex,
+        (_, CompareFormat::Markdown) => Format::Markdown,
+        (_, CompareFormat::Csv) => Format::Csv,
+        (_, CompareFormat::Json) => Format::Json,
+    };
+    let comparison = compare::compare(&names, &summaries, &tolerances, fleet);
+    print!("{}", compare::render(&comparison, format)?);
     Ok(())
 }

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use crate::error::MeasurementFailed;
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::gpu::Gpu;
+use crate::gpu::health::{self, Health, throttling};
 use crate::report::figures::{FILE as FIGURES_FILE, FiguresFile};
 use crate::report::metadata::{BuildRecord, RunMetadata, Status, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
@@ -64,6 +65,8 @@ pub struct Suite {
     pub run: RunDir,
     pub metadata: RunMetadata,
     started: Instant,
+    /// NVML on the device, where it could be opened.
+    health: Option<Health>,
 }
 
 fn start(
@@ -74,6 +77,7 @@ fn start(
     settings: serde_json::Value,
 ) -> Result<Suite> {
     let device = gpu.properties()?;
+    let (nvml, health) = health::start(gpu.uuid().map_err(|e| e.to_string()));
     let sm_clock_before = measure_sm_clock(gpu)?;
     let read_overhead = measure_read_overhead(gpu)?;
     let run = RunDir::create(output, suite)?;
@@ -94,6 +98,7 @@ fn start(
         clock64_read_overhead_cycles: read_overhead,
         gpu_busy_seconds: None,
         time_split: None,
+        nvml,
         settings,
     };
     run.write_json("metadata.json", &metadata)?;
@@ -101,6 +106,7 @@ fn start(
         run,
         metadata,
         started: Instant::now(),
+        health,
     })
 }
 
@@ -135,6 +141,16 @@ impl Suite {
                 },
             )
         });
+        if let Some(health) = &self.health {
+            let after = health.sample();
+            if let Some(before) = &self.metadata.nvml.before {
+                self.metadata.nvml.throttled = throttling(before, &after);
+            }
+            if let Some(warning) = &self.metadata.nvml.throttled {
+                eprintln!("warning: {warning}");
+            }
+            self.metadata.nvml.after = Some(after);
+        }
         self.metadata.time_split = Some(TimeSplit::of(&gpu.spent));
         match &outcome {
             Ok(()) => self.metadata.finish(Status::Complete, None),

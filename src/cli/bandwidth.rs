@@ -22,7 +22,8 @@ pub struct BandwidthArgs {
     /// Largest footprint per SM of the L1 sweep, in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub max_sm_bytes: u64,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-bandwidth); must not exist.

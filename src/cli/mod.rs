@@ -99,7 +99,8 @@ pub struct ClockArgs {
     /// Busy-wait of each block in the counter-scope probe, in microseconds.
     #[arg(long, default_value_t = 20)]
     pub spin_us: u64,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-clock); must not exist.
@@ -115,7 +116,8 @@ pub struct BranchArgs {
     /// Seed of the random clause order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-branch); must not exist.
@@ -137,7 +139,8 @@ pub struct AllArgs {
     /// Seconds a suite may run before it is killed and recorded as timed out.
     #[arg(long, default_value_t = 600)]
     pub suite_timeout_seconds: u64,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-all); must not exist.
@@ -165,12 +168,36 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Two or more run directories (each with a summary.json, or summarisable).
-    #[arg(required = true, num_args = 2..)]
+    /// Two or more run directories (each with a summary.json, or summarisable), or the
+    /// directory of `gpubench all --device …`, which stands for its GPUs' runs.
+    #[arg(required = true, num_args = 1..)]
     pub dirs: Vec<PathBuf>,
-    /// Print LaTeX instead of Markdown.
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Markdown)]
+    pub format: CompareFormat,
+    /// Print LaTeX (the same as --format latex).
     #[arg(long)]
     pub latex: bool,
+    /// How far a number may move before it is flagged, in percent: `5` for every unit, or
+    /// `UNIT=PERCENT` for one (`cycles=2`); repeatable. Default: 5 %, bytes 10 %.
+    #[arg(long, value_name = "[UNIT=]PERCENT")]
+    pub tolerance: Vec<String>,
+    /// Fleet mode (three runs or more): per figure the median and MAD over the runs, and the
+    /// runs that stand out, ranked in an "odd ones out" table.
+    #[arg(long)]
+    pub fleet: bool,
+    /// Fleet mode: how many robust standard deviations (1.4826 × MAD) from the median make a
+    /// run odd (it must also lie past the tolerance).
+    #[arg(long, default_value_t = 3.5)]
+    pub k: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Markdown,
+    Latex,
+    Csv,
+    Json,
 }
 
 #[derive(Debug, Args)]
@@ -187,7 +214,8 @@ pub struct SlotsArgs {
     /// Skip the Nsight Compute cross-check even where ncu is installed.
     #[arg(long)]
     pub no_ncu: bool,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-slots); must not exist.
@@ -206,7 +234,8 @@ pub struct RegsArgs {
     /// Step between caps (255 is always included).
     #[arg(long, default_value_t = 3)]
     pub step: u32,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-regs); must not exist.
@@ -222,7 +251,8 @@ pub struct PipelineArgs {
     /// The operation whose throughput is swept over 1..=32 warps.
     #[arg(long, default_value = "f32_fma")]
     pub sweep_op: String,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-pipeline); must not exist.
@@ -297,7 +327,8 @@ pub struct CacheArgs {
     /// the first is the main sweep's. Default: 2 MiB, 32 MiB, 512 MiB, 1 GiB.
     #[arg(long, value_delimiter = ',')]
     pub tlb_strides: Vec<u64>,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-cache); must not exist.
@@ -313,7 +344,8 @@ pub struct SyncArgs {
     /// In-kernel watchdog of spinning loops, in milliseconds of SM clock.
     #[arg(long, default_value_t = 100)]
     pub watchdog_ms: u64,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-sync); must not exist.
@@ -335,7 +367,8 @@ pub struct SharedArgs {
     /// Dependent loads per timed chain (a multiple of 32).
     #[arg(long, default_value_t = 1024)]
     pub iterations: u32,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-shared); must not exist.
@@ -452,7 +485,8 @@ pub struct DivergenceArgs {
     /// Skip the push/pop split kernel (Listing 5), which runs with the single loop.
     #[arg(long)]
     pub no_split: bool,
-    /// CUDA device index.
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-divergence); must not exist.

@@ -2,6 +2,7 @@
 //! PTX, launching and waiting with a deadline, and turning every driver failure into a
 //! [`GpuError`] that says what to do. Typed launches (the only `unsafe`) are in [`launch`].
 
+pub mod health;
 pub mod jit;
 pub mod launch;
 pub mod texture;
@@ -114,6 +115,57 @@ pub(crate) fn driver_error(action: &str) -> impl FnOnce(DriverError) -> GpuError
     }
 }
 
+/// A device as the driver names it, without a context on it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceIdentity {
+    pub index: usize,
+    pub name: String,
+    /// "GPU-xxxxxxxx-xxxx-…", as nvidia-smi prints it.
+    pub uuid: String,
+}
+
+/// Every device the driver sees, in ordinal order.
+pub fn devices() -> Result<Vec<DeviceIdentity>, GpuError> {
+    // SAFETY: only tries to dlopen libcuda; no driver state is touched.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(GpuError::NoDriver);
+    }
+    cudarc::driver::result::init().map_err(|e| match e.0 {
+        cudaError_enum::CUDA_ERROR_NO_DEVICE => GpuError::NoDevice,
+        _ => GpuError::DriverInit(driver_detail(e)),
+    })?;
+    let count =
+        cudarc::driver::result::device::get_count().map_err(driver_error("counting devices"))?;
+    (0..count)
+        .map(|ordinal| {
+            let device = cudarc::driver::result::device::get(ordinal)
+                .map_err(driver_error("finding a device"))?;
+            let name = cudarc::driver::result::device::get_name(device)
+                .map_err(driver_error("reading a device's name"))?;
+            let uuid = cudarc::driver::result::device::get_uuid(device)
+                .map_err(driver_error("reading a device's UUID"))?;
+            Ok(DeviceIdentity {
+                index: ordinal as usize,
+                name,
+                uuid: uuid_text(&uuid.bytes.map(|b| b as u8)),
+            })
+        })
+        .collect()
+}
+
+/// 16 bytes as nvidia-smi prints a GPU's UUID.
+fn uuid_text(bytes: &[u8; 16]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
 impl Gpu {
     /// Opens device `ordinal`, checking first that a driver library exists at all (cudarc
     /// panics when it has to load a missing libcuda).
@@ -154,6 +206,13 @@ impl Gpu {
                 gpu_wait_nanos: AtomicU64::new(0),
             },
         })
+    }
+
+    /// The device's UUID as nvidia-smi and NVML print it.
+    pub fn uuid(&self) -> Result<String, GpuError> {
+        let uuid = cudarc::driver::result::device::get_uuid(self.context.cu_device())
+            .map_err(driver_error("reading the device's UUID"))?;
+        Ok(uuid_text(&uuid.bytes.map(|b| b as u8)))
     }
 
     pub fn stream(&self) -> &Arc<CudaStream> {
@@ -312,5 +371,20 @@ mod tests {
             Some("550.54.15")
         );
         assert_eq!(parse_kernel_module_version("GCC version: 12.2\n"), None);
+    }
+}
+
+#[cfg(test)]
+mod identity_tests {
+    #[test]
+    fn uuids_print_as_nvidia_smi_prints_them() {
+        let bytes = [
+            0x4c, 0x9d, 0x09, 0xbc, 0x36, 0x35, 0xba, 0xc2, 0x86, 0x11, 0x78, 0x87, 0x68, 0xc2,
+            0x9f, 0xbc,
+        ];
+        assert_eq!(
+            super::uuid_text(&bytes),
+            "GPU-4c9d09bc-3635-bac2-8611-788768c29fbc"
+        );
     }
 }

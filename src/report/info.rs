@@ -13,6 +13,9 @@ pub struct InfoReport {
     pub build: BuildRecord,
     pub sm_clock: SmClock,
     pub clock64_read_overhead_cycles: Summary,
+    /// Identity, settings and one health sample through NVML.
+    #[serde(default)]
+    pub nvml: crate::gpu::health::NvmlRecord,
 }
 
 fn kib(bytes: i32) -> String {
@@ -78,8 +81,75 @@ pub fn render_text(info: &InfoReport) -> String {
             ),
         ),
     ];
+    let mut rows = rows.to_vec();
+    rows.extend(nvml_rows(&info.nvml));
     let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
     rows.iter()
         .map(|(name, value)| format!("{name:<width$}  {value}\n"))
         .collect()
+}
+
+/// The NVML lines of `info`: identity, settings, and the state sampled now.
+fn nvml_rows(nvml: &crate::gpu::health::NvmlRecord) -> Vec<(&'static str, String)> {
+    let Some(id) = &nvml.identity else {
+        return vec![(
+            "NVML",
+            nvml.unavailable
+                .clone()
+                .unwrap_or_else(|| "not read".into()),
+        )];
+    };
+    let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let flag =
+        |v: Option<bool>| v.map_or("-".into(), |on| if on { "on" } else { "off" }.to_string());
+    let clocks = |c: Option<crate::gpu::health::Clocks>| {
+        c.map_or("-".into(), |c| {
+            format!("SM {} MHz, memory {} MHz", c.sm_mhz, c.memory_mhz)
+        })
+    };
+    let watts = |w: Option<f64>| w.map_or("-".into(), |w| format!("{w:.0} W"));
+    let mut rows = vec![
+        ("UUID", text(&id.uuid)),
+        ("serial", text(&id.serial)),
+        ("board part number", text(&id.board_part_number)),
+        ("PCI bus id", text(&id.pci_bus_id)),
+        ("VBIOS", text(&id.vbios_version)),
+        ("persistence mode", flag(id.persistence_mode)),
+        ("ECC", flag(id.ecc_enabled)),
+        (
+            "power limit",
+            format!(
+                "{} (enforced {})",
+                watts(id.power_limit_watts),
+                watts(id.enforced_power_limit_watts)
+            ),
+        ),
+        (
+            "application clocks",
+            format!(
+                "{} (default {})",
+                clocks(id.application_clocks),
+                clocks(id.default_application_clocks)
+            ),
+        ),
+        ("maximum clocks", clocks(id.max_clocks)),
+    ];
+    if let Some(now) = &nvml.before {
+        rows.push((
+            "now",
+            format!(
+                "{} °C, {}, {}, {}; clock limits: {}; ECC errors since boot: {} corrected, {} uncorrected",
+                now.temperature_c.map_or("-".into(), |t| t.to_string()),
+                watts(now.power_draw_watts),
+                clocks(now.clocks),
+                text(&now.performance_state),
+                now.clock_limit_reasons
+                    .as_ref()
+                    .map_or("-".into(), |r| if r.is_empty() { "none".into() } else { r.join(", ") }),
+                now.ecc_volatile_corrected.map_or("-".into(), |n| n.to_string()),
+                now.ecc_volatile_uncorrected.map_or("-".into(), |n| n.to_string()),
+            ),
+        ));
+    }
+    rows
 }

@@ -75,6 +75,9 @@ pub struct RunMetadata {
     pub gpu_busy_seconds: Option<f64>,
     /// Where the process's wall time went; `None` until the run ends.
     pub time_split: Option<TimeSplit>,
+    /// The GPU's identity and health (NVML) before and after the run, and whether it was
+    /// throttled.
+    pub nvml: crate::gpu::health::NvmlRecord,
     /// The experiment's settings and any run-specific notes (e.g. what was subtracted).
     pub settings: serde_json::Value,
 }
@@ -147,6 +150,7 @@ pub struct SavedMetadata {
     pub sm_clock_before: SavedClock,
     pub gpu_busy_seconds: Option<f64>,
     pub time_split: Option<TimeSplit>,
+    pub nvml: crate::gpu::health::NvmlRecord,
     pub settings: serde_json::Value,
 }
 

@@ -5,6 +5,8 @@ pub mod branch;
 pub mod cache;
 pub mod cache_plot;
 pub mod clock;
+pub mod compare;
+pub mod devices;
 pub mod divergence;
 pub mod divergence_model;
 pub mod divergence_split;

@@ -288,11 +288,34 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         ncu_warp_efficiency: Option<f64>,
         overhead: Option<f64>,
     }
+    /// The fastest and slowest timed run of each variant, where the run recorded them.
+    #[derive(serde::Deserialize)]
+    struct Timings {
+        workload: String,
+        plain_ms_spread: Option<(f64, f64)>,
+        tagged_ms_spread: Option<(f64, f64)>,
+    }
     #[derive(serde::Deserialize)]
     struct File {
         rows: Vec<Row>,
+        #[serde(default)]
+        workloads: Vec<Timings>,
     }
     let slots: File = super::saved::read_json(dir, "slots.json")?;
+    // The overhead's range over the runs' extremes: slowest tagged over fastest plain, and
+    // the other way round.
+    let overhead_range = |workload: &str| {
+        let t = slots.workloads.iter().find(|t| t.workload == workload)?;
+        let ((plain_low, plain_high), (tagged_low, tagged_high)) =
+            (t.plain_ms_spread?, t.tagged_ms_spread?);
+        (plain_low > 0.0 && plain_high > 0.0).then(|| {
+            (
+                100.0 * (tagged_low / plain_high - 1.0),
+                100.0 * (tagged_high / plain_low - 1.0),
+                "min-max",
+            )
+        })
+    };
     let mut r = super::figures::Rows::new("Lane slots", "slots.json");
     let pct = |v: Option<f64>| v.map(|v| 100.0 * v);
     for row in &slots.rows {
@@ -316,7 +339,12 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
             "%",
             None,
         );
-        r.push(&format!("{w}: tag overhead"), pct(row.overhead), "%", None);
+        r.push(
+            &format!("{w}: tag overhead"),
+            pct(row.overhead),
+            "%",
+            overhead_range(w),
+        );
     }
     Ok(r.finish())
 }

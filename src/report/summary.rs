@@ -80,7 +80,7 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
 }
 
 /// Whether `name` is one ordinary path component (no separator, not `.` or `..`, not empty).
-fn plain_name(name: &str) -> bool {
+pub fn plain_name(name: &str) -> bool {
     let mut components = Path::new(name).components();
     matches!(
         (components.next(), components.next()),
@@ -405,102 +405,6 @@ pub fn render_index(dir: &Path, figure_extension: &str) -> Result<String> {
     Ok(md)
 }
 
-/// Whether `other` differs from `reference` beyond what they state: verdicts by their words,
-/// numbers with intervals by disjoint intervals, numbers without by any difference.
-pub fn differs(reference: &Figure, other: &Figure) -> Option<&'static str> {
-    match (&reference.text, &other.text, reference.value, other.value) {
-        (Some(a), Some(b), _, _) => (a != b).then_some("different verdict"),
-        (None, None, Some(a), Some(b)) => {
-            match (reference.low, reference.high, other.low, other.high) {
-                (Some(al), Some(ah), Some(bl), Some(bh)) => {
-                    (ah < bl || bh < al).then_some("beyond the stated uncertainty")
-                }
-                _ => (a != b).then_some("differs (no interval stated)"),
-            }
-        }
-        _ => Some("present in one form only"),
-    }
-}
-
-/// One table with a column per run and a last column flagging rows that differ from the first
-/// run; rows missing from a run show "-".
-pub fn render_comparison(names: &[String], summaries: &[Summary], latex: bool) -> String {
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for s in summaries {
-        for f in &s.figures {
-            let key = (f.section.clone(), f.quantity.clone());
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-    }
-    let find = |s: &Summary, key: &(String, String)| {
-        s.figures
-            .iter()
-            .find(|f| f.section == key.0 && f.quantity == key.1)
-            .cloned()
-    };
-    let cell = |f: &Option<Figure>| {
-        f.as_ref().map_or("-".to_string(), |f| {
-            let u = f.uncertainty_text();
-            if u.is_empty() {
-                f.value_text()
-            } else {
-                format!("{} ({u})", f.value_text())
-            }
-        })
-    };
-    let mut out = String::new();
-    if latex {
-        let _ = writeln!(out, "\\begin{{longtable}}{{l{}l}}", "l".repeat(names.len()));
-        let header: Vec<String> = names.iter().map(|n| latex_escape(n)).collect();
-        let _ = writeln!(
-            out,
-            "Quantity & {} & Flag \\\\\n\\hline",
-            header.join(" & ")
-        );
-    } else {
-        let _ = writeln!(out, "| Quantity | {} | Flag |", names.join(" | "));
-        let _ = writeln!(out, "|---|{}---|", "---|".repeat(names.len()));
-    }
-    for key in &keys {
-        let figures: Vec<Option<Figure>> = summaries.iter().map(|s| find(s, key)).collect();
-        let flag = match &figures[0] {
-            Some(reference) => figures[1..]
-                .iter()
-                .flatten()
-                .find_map(|f| differs(reference, f))
-                .unwrap_or(""),
-            None => "",
-        };
-        let quantity = format!("{}: {}", key.0, key.1);
-        let cells: Vec<String> = figures.iter().map(cell).collect();
-        if latex {
-            let cells: Vec<String> = cells.iter().map(|c| latex_escape(c)).collect();
-            let _ = writeln!(
-                out,
-                "{} & {} & {} \\\\",
-                latex_escape(&quantity),
-                cells.join(" & "),
-                latex_escape(flag)
-            );
-        } else {
-            let cells: Vec<String> = cells.iter().map(|c| markdown_cell(c)).collect();
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                markdown_cell(&quantity),
-                cells.join(" | "),
-                flag
-            );
-        }
-    }
-    if latex {
-        out += "\\end{longtable}\n";
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,63 +416,6 @@ mod tests {
         assert_eq!(format_value(13.0, "cycles"), "13 cycles");
         assert_eq!(format_value(4.3887, "cycles"), "4.39 cycles");
         assert_eq!(format_value(123.61, "ops/clock/SM"), "123.6 ops/clock/SM");
-    }
-
-    fn figure(quantity: &str, value: f64, interval: Option<(f64, f64)>) -> Figure {
-        Figure {
-            section: "S".into(),
-            quantity: quantity.into(),
-            value: Some(value),
-            unit: "cycles".into(),
-            low: interval.map(|i| i.0),
-            high: interval.map(|i| i.1),
-            uncertainty: if interval.is_some() {
-                "95% CI".into()
-            } else {
-                String::new()
-            },
-            text: None,
-            source: "x".into(),
-        }
-    }
-
-    #[test]
-    fn comparisons_flag_only_what_exceeds_the_stated_uncertainty() {
-        let a = figure("cost", 13.0, Some((12.9, 13.1)));
-        assert_eq!(
-            differs(&a, &figure("cost", 13.05, Some((13.0, 13.1)))),
-            None
-        );
-        assert_eq!(
-            differs(&a, &figure("cost", 14.0, Some((13.9, 14.1)))),
-            Some("beyond the stated uncertainty")
-        );
-        assert_eq!(
-            differs(&figure("l", 4.0, None), &figure("l", 4.0, None)),
-            None
-        );
-        assert!(differs(&figure("l", 4.0, None), &figure("l", 4.1, None)).is_some());
-        let run = |v: f64| Summary {
-            caption: "c".into(),
-            figures: vec![
-                figure("cost", v, Some((v - 0.1, v + 0.1))),
-                figure("latency", 4.0, None),
-            ],
-            suites: vec![],
-            total_seconds: None,
-        };
-        let names = vec!["h100".to_string(), "a100".to_string()];
-        let table = render_comparison(&names, &[run(13.0), run(20.0)], false);
-        assert!(table.contains("| S: cost | 13 cycles (95% CI: 12.90 to 13.10) | 20 cycles (95% CI: 19.90 to 20.10) | beyond the stated uncertainty |"), "{table}");
-        assert!(
-            table.contains("| S: latency | 4 cycles | 4 cycles |  |"),
-            "{table}"
-        );
-        let tex = render_comparison(&names, &[run(13.0), run(20.0)], true);
-        assert!(
-            tex.starts_with("\\begin{longtable}{llll}") && tex.ends_with("\\end{longtable}\n"),
-            "{tex}"
-        );
     }
 
     #[test]

@@ -1,0 +1,828 @@
+//! `gpubench compare`: runs' summaries side by side, and what a person should look at.
+//!
+//! Two kinds of question. *Did this figure change?* (any number of runs against the first): a
+//! number differs when it moved by more than a relative tolerance of its unit ([`Tolerances`])
+//! and, where both runs state an interval, the intervals are disjoint too; a verdict differs
+//! when its words differ (the numbers inside a verdict, a kill time or a group size, are its
+//! context and are masked). *Which GPU is the odd one out?* (`--fleet`, three runs or more):
+//! per figure the median and the median absolute deviation (MAD) over the runs, and every run
+//! more than `k` robust standard deviations (1.4826 × MAD) *and* more than the tolerance away
+//! from the median, or whose verdict is not the most common one; runs are ranked by how many
+//! figures they are odd in. Pure: summaries in, tables out.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::figures::Figure;
+use super::summary::{Summary, format_value, latex_escape};
+
+/// Relative tolerances by unit: how far a figure may move between two runs of one GPU model
+/// before it is worth a look. The defaults come from repeated runs on H100s (pipeline and
+/// bandwidth figures move by under 1 %, latencies by up to 4 % between machines of one model,
+/// level sizes read from fits by more).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tolerances {
+    pub default: f64,
+    pub by_unit: Vec<(String, f64)>,
+}
+
+impl Default for Tolerances {
+    fn default() -> Tolerances {
+        Tolerances {
+            default: 0.05,
+            by_unit: vec![("bytes".into(), 0.10)],
+        }
+    }
+}
+
+impl Tolerances {
+    /// Applies one `--tolerance` argument: `PERCENT` for every unit, or `UNIT=PERCENT`.
+    pub fn set(&mut self, argument: &str) -> Result<(), String> {
+        let (unit, percent) = match argument.rsplit_once('=') {
+            Some((unit, percent)) => (Some(unit.trim()), percent),
+            None => (None, argument),
+        };
+        let fraction = percent
+            .trim()
+            .trim_end_matches('%')
+            .parse::<f64>()
+            .ok()
+            .filter(|p| p.is_finite() && (0.0..=1000.0).contains(p))
+            .map(|p| p / 100.0)
+            .ok_or_else(|| {
+                format!(
+                    "--tolerance takes a percentage from 0 to 1000, alone or as UNIT=PERCENT (e.g. 5 or cycles=2), not {argument:?}"
+                )
+            })?;
+        match unit {
+            None => {
+                self.default = fraction;
+                self.by_unit.clear();
+            }
+            Some(unit) => {
+                self.by_unit.retain(|(u, _)| u != unit);
+                self.by_unit.push((unit.to_string(), fraction));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn of(&self, unit: &str) -> f64 {
+        self.by_unit
+            .iter()
+            .find(|(u, _)| u == unit)
+            .map_or(self.default, |&(_, t)| t)
+    }
+
+    /// "5 % (bytes 10 %)".
+    pub fn describe(&self) -> String {
+        let mut text = format!("{} %", percent(self.default));
+        if !self.by_unit.is_empty() {
+            let units: Vec<String> = self
+                .by_unit
+                .iter()
+                .map(|(u, t)| format!("{u} {} %", percent(*t)))
+                .collect();
+            let _ = write!(text, " ({})", units.join(", "));
+        }
+        text
+    }
+}
+
+fn percent(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if p.fract() == 0.0 {
+        format!("{p:.0}")
+    } else {
+        format!("{p}")
+    }
+}
+
+/// A verdict's words with every number replaced by `#`.
+fn words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_number = false;
+    while let Some(c) = chars.next() {
+        // A point inside a number (1.6) belongs to it; one that ends a sentence does not.
+        let numeric = c.is_ascii_digit()
+            || (in_number && c == '.' && chars.peek().is_some_and(char::is_ascii_digit));
+        if !numeric {
+            out.push(c);
+        } else if !in_number {
+            out.push('#');
+        }
+        in_number = numeric;
+    }
+    out
+}
+
+fn relative(a: f64, b: f64) -> f64 {
+    let scale = a.abs().max(b.abs());
+    if scale == 0.0 {
+        0.0
+    } else {
+        (a - b).abs() / scale
+    }
+}
+
+/// Why `other` differs from `reference`, if it does (see the module doc).
+pub fn differs(reference: &Figure, other: &Figure, tolerances: &Tolerances) -> Option<String> {
+    match (&reference.text, &other.text, reference.value, other.value) {
+        (Some(a), Some(b), _, _) => (words(a) != words(b)).then(|| "different verdict".into()),
+        (None, None, Some(a), Some(b)) => {
+            let tolerance = tolerances.of(&reference.unit);
+            let moved = relative(a, b);
+            if moved <= tolerance {
+                return None;
+            }
+            let disjoint = match (reference.low, reference.high, other.low, other.high) {
+                (Some(al), Some(ah), Some(bl), Some(bh)) => Some(ah < bl || bh < al),
+                _ => None,
+            };
+            match disjoint {
+                Some(false) => None,
+                Some(true) => Some(format!(
+                    "moved {:.1} % (over {} %), intervals disjoint",
+                    100.0 * moved,
+                    percent(tolerance)
+                )),
+                None => Some(format!(
+                    "moved {:.1} % (over {} %)",
+                    100.0 * moved,
+                    percent(tolerance)
+                )),
+            }
+        }
+        (None, None, None, None) => None,
+        _ => Some("present in one form only".into()),
+    }
+}
+
+/// One figure across the runs, and what is odd about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub section: String,
+    pub quantity: String,
+    pub unit: String,
+    pub cells: Vec<Option<Figure>>,
+    /// Pairwise mode: why some run differs from the first.
+    pub flag: Option<String>,
+    /// Fleet mode: the spread over the runs and the odd ones.
+    pub fleet: Option<FleetRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetRow {
+    pub median: Option<f64>,
+    pub mad: Option<f64>,
+    /// The most common verdict (numbers masked), for verdict rows.
+    pub common_verdict: Option<String>,
+    /// Indices of the odd runs, with how far each lies: robust standard deviations from the
+    /// median (`None` for a verdict).
+    pub odd: Vec<(usize, Option<f64>)>,
+}
+
+/// A run that is odd in at least one figure, for the ranking.
+#[derive(Debug, Clone, Serialize)]
+pub struct OddRun {
+    pub run: String,
+    pub figures: Vec<OddFigure>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OddFigure {
+    pub figure: String,
+    pub value: String,
+    pub median: String,
+    /// Robust standard deviations from the median; `None` for a verdict.
+    pub deviation: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub runs: Vec<String>,
+    pub tolerances: Tolerances,
+    /// Fleet mode's threshold in robust standard deviations; `None` in pairwise mode.
+    pub k: Option<f64>,
+    pub rows: Vec<Row>,
+    /// Fleet mode: runs with odd figures, the most odd first.
+    pub odd_ones_out: Vec<OddRun>,
+}
+
+impl Comparison {
+    pub fn flagged(&self) -> usize {
+        self.rows.iter().filter(|r| r.flag.is_some()).count()
+    }
+}
+
+/// Every figure of every run, in first-seen order, compared against the first run, or as a
+/// fleet when `k` is given.
+pub fn compare(
+    runs: &[String],
+    summaries: &[Summary],
+    tolerances: &Tolerances,
+    k: Option<f64>,
+) -> Comparison {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for s in summaries {
+        for f in &s.figures {
+            let key = (f.section.clone(), f.quantity.clone());
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (section, quantity) in keys {
+        let cells: Vec<Option<Figure>> = summaries
+            .iter()
+            .map(|s| {
+                s.figures
+                    .iter()
+                    .find(|f| f.section == section && f.quantity == quantity)
+                    .cloned()
+            })
+            .collect();
+        let unit = cells
+            .iter()
+            .flatten()
+            .next()
+            .map_or(String::new(), |f| f.unit.clone());
+        let (flag, fleet) = match k {
+            None => {
+                let flag = cells[0].as_ref().and_then(|reference| {
+                    cells[1..]
+                        .iter()
+                        .flatten()
+                        .find_map(|f| differs(reference, f, tolerances))
+                });
+                (flag, None)
+            }
+            Some(k) => (None, Some(fleet_row(&cells, tolerances.of(&unit), k))),
+        };
+        rows.push(Row {
+            section,
+            quantity,
+            unit,
+            cells,
+            flag,
+            fleet,
+        });
+    }
+    let odd_ones_out = odd_ones_out(runs, &rows);
+    Comparison {
+        runs: runs.to_vec(),
+        tolerances: tolerances.clone(),
+        k,
+        rows,
+        odd_ones_out,
+    }
+}
+
+fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+fn fleet_row(cells: &[Option<Figure>], tolerance: f64, k: f64) -> FleetRow {
+    let verdicts: Vec<(usize, String)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.as_ref()?.text.as_ref().map(|t| (i, words(t))))
+        .collect();
+    if !verdicts.is_empty() {
+        // The most common wording; a tie has no majority, so nothing is odd.
+        let mut counts: Vec<(&String, usize)> = Vec::new();
+        for (_, v) in &verdicts {
+            match counts.iter_mut().find(|(w, _)| *w == v) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((v, 1)),
+            }
+        }
+        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+        let majority = match counts.as_slice() {
+            [(w, n), rest @ ..] if rest.first().is_none_or(|(_, m)| m < n) => Some((*w).clone()),
+            _ => None,
+        };
+        let odd = match &majority {
+            Some(m) => verdicts
+                .iter()
+                .filter(|(_, v)| v != m)
+                .map(|&(i, _)| (i, None))
+                .collect(),
+            None => Vec::new(),
+        };
+        return FleetRow {
+            median: None,
+            mad: None,
+            common_verdict: majority,
+            odd,
+        };
+    }
+    let values: Vec<(usize, f64)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.as_ref().and_then(|f| f.value).map(|v| (i, v)))
+        .filter(|(_, v)| v.is_finite())
+        .collect();
+    if values.len() < 3 {
+        return FleetRow {
+            median: None,
+            mad: None,
+            common_verdict: None,
+            odd: Vec::new(),
+        };
+    }
+    let mut sorted: Vec<f64> = values.iter().map(|&(_, v)| v).collect();
+    sorted.sort_by(f64::total_cmp);
+    let m = median(&sorted);
+    let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - m).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
+    let mad = median(&deviations);
+    let sigma = 1.4826 * mad;
+    let odd = values
+        .iter()
+        .filter_map(|&(i, v)| {
+            let off = (v - m).abs();
+            let beyond_spread = off > k * sigma;
+            let beyond_tolerance = off > tolerance * m.abs();
+            (beyond_spread && beyond_tolerance)
+                .then_some((i, (sigma > 0.0).then(|| (v - m) / sigma)))
+        })
+        .collect();
+    FleetRow {
+        median: Some(m),
+        mad: Some(mad),
+        common_verdict: None,
+        odd,
+    }
+}
+
+fn odd_ones_out(runs: &[String], rows: &[Row]) -> Vec<OddRun> {
+    let mut out: Vec<OddRun> = Vec::new();
+    for row in rows {
+        let Some(fleet) = &row.fleet else { continue };
+        for &(i, deviation) in &fleet.odd {
+            let Some(figure) = &row.cells[i] else {
+                continue;
+            };
+            let entry = OddFigure {
+                figure: format!("{}: {}", row.section, row.quantity),
+                value: figure.value_text(),
+                median: match (fleet.median, &fleet.common_verdict) {
+                    (Some(m), _) => format_value(m, &row.unit),
+                    (None, Some(v)) => v.clone(),
+                    (None, None) => String::new(),
+                },
+                deviation,
+            };
+            match out.iter_mut().find(|o| o.run == runs[i]) {
+                Some(o) => o.figures.push(entry),
+                None => out.push(OddRun {
+                    run: runs[i].clone(),
+                    figures: vec![entry],
+                }),
+            }
+        }
+    }
+    out.sort_by_key(|o| std::cmp::Reverse(o.figures.len()));
+    out
+}
+
+/// How a comparison is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Latex,
+    Csv,
+    Json,
+}
+
+pub fn render(comparison: &Comparison, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Markdown => render_markdown(comparison),
+        Format::Latex => render_latex(comparison),
+        Format::Csv => render_csv(comparison)?,
+        Format::Json => serde_json::to_string_pretty(comparison)? + "\n",
+    })
+}
+
+fn cell_text(f: &Option<Figure>) -> String {
+    f.as_ref().map_or("-".to_string(), |f| {
+        let u = f.uncertainty_text();
+        if u.is_empty() {
+            f.value_text()
+        } else {
+            format!("{} ({u})", f.value_text())
+        }
+    })
+}
+
+fn markdown_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The last columns of a row: the flag (pairwise), or median, MAD and the odd runs (fleet).
+fn verdict_cells(c: &Comparison, row: &Row) -> Vec<String> {
+    match &row.fleet {
+        None => vec![row.flag.clone().unwrap_or_default()],
+        Some(fleet) => {
+            let median = match (fleet.median, &fleet.common_verdict) {
+                (Some(m), _) => format_value(m, &row.unit),
+                (None, Some(v)) => v.clone(),
+                (None, None) => "-".into(),
+            };
+            let mad = fleet.mad.map_or("-".into(), |m| format_value(m, &row.unit));
+            let odd: Vec<String> = fleet
+                .odd
+                .iter()
+                .map(|&(i, d)| match d {
+                    Some(d) => format!("{} ({d:+.1} σ)", c.runs[i]),
+                    None => c.runs[i].clone(),
+                })
+                .collect();
+            vec![median, mad, odd.join(", ")]
+        }
+    }
+}
+
+fn verdict_headers(c: &Comparison) -> Vec<&'static str> {
+    match c.k {
+        None => vec!["Flag"],
+        Some(_) => vec!["Median", "MAD", "Odd ones"],
+    }
+}
+
+fn footnote(c: &Comparison) -> String {
+    match c.k {
+        None => format!(
+            "Flagged: {} of {} figures differ from the first run (numbers: moved more than {} and, where both state an interval, disjoint; verdicts: different words, numbers masked).",
+            c.flagged(),
+            c.rows.len(),
+            c.tolerances.describe()
+        ),
+        Some(k) => format!(
+            "Odd: more than {k} robust standard deviations (1.4826 × MAD) and more than {} from the median over {} runs, or a verdict other than the most common.",
+            c.tolerances.describe(),
+            c.runs.len()
+        ),
+    }
+}
+
+fn render_markdown(c: &Comparison) -> String {
+    let mut out = String::new();
+    let headers: Vec<String> = c.runs.iter().map(|r| markdown_cell(r)).collect();
+    let extra = verdict_headers(c);
+    let _ = writeln!(
+        out,
+        "| Quantity | {} | {} |",
+        headers.join(" | "),
+        extra.join(" | ")
+    );
+    let _ = writeln!(
+        out,
+        "|---|{}{}",
+        "---|".repeat(c.runs.len()),
+        "---|".repeat(extra.len())
+    );
+    for row in &c.rows {
+        let cells: Vec<String> = row
+            .cells
+            .iter()
+            .map(|f| markdown_cell(&cell_text(f)))
+            .collect();
+        let last: Vec<String> = verdict_cells(c, row)
+            .iter()
+            .map(|t| markdown_cell(t))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            markdown_cell(&format!("{}: {}", row.section, row.quantity)),
+            cells.join(" | "),
+            last.join(" | ")
+        );
+    }
+    let _ = writeln!(out, "\n{}", footnote(c));
+    if c.k.is_some() {
+        out += "\n## Odd ones out\n\n";
+        if c.odd_ones_out.is_empty() {
+            out += "No run is odd in any figure.\n";
+        } else {
+            out += "| Run | Odd figures | Figure | Value | Median | Deviation |\n|---|---|---|---|---|---|\n";
+            for run in &c.odd_ones_out {
+                for (j, f) in run.figures.iter().enumerate() {
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | {} | {} | {} | {} |",
+                        if j == 0 {
+                            markdown_cell(&run.run)
+                        } else {
+                            String::new()
+                        },
+                        if j == 0 {
+                            run.figures.len().to_string()
+                        } else {
+                            String::new()
+                        },
+                        markdown_cell(&f.figure),
+                        markdown_cell(&f.value),
+                        markdown_cell(&f.median),
+                        f.deviation
+                            .map_or("verdict".into(), |d| format!("{d:+.1} σ"))
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+fn render_latex(c: &Comparison) -> String {
+    let extra = verdict_headers(c);
+    let mut out = format!(
+        "\\begin{{longtable}}{{l{}{}}}\n",
+        "l".repeat(c.runs.len()),
+        "l".repeat(extra.len())
+    );
+    let headers: Vec<String> = c.runs.iter().map(|r| latex_escape(r)).collect();
+    let _ = writeln!(
+        out,
+        "Quantity & {} & {} \\\\\n\\hline",
+        headers.join(" & "),
+        extra.join(" & ")
+    );
+    for row in &c.rows {
+        let cells: Vec<String> = row
+            .cells
+            .iter()
+            .map(|f| latex_escape(&cell_text(f)))
+            .collect();
+        let last: Vec<String> = verdict_cells(c, row)
+            .iter()
+            .map(|t| latex_escape(t))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{} & {} & {} \\\\",
+            latex_escape(&format!("{}: {}", row.section, row.quantity)),
+            cells.join(" & "),
+            last.join(" & ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\\hline\n\\multicolumn{{{}}}{{p{{0.9\\linewidth}}}}{{{}}} \\\\",
+        1 + c.runs.len() + extra.len(),
+        latex_escape(&footnote(c))
+    );
+    out += "\\end{longtable}\n";
+    out
+}
+
+/// Long form: one line per figure and run.
+fn render_csv(c: &Comparison) -> anyhow::Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record([
+        "section",
+        "quantity",
+        "unit",
+        "run",
+        "value",
+        "low",
+        "high",
+        "text",
+        "flag",
+        "median",
+        "mad",
+        "odd",
+        "deviation",
+    ])?;
+    let number = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    for row in &c.rows {
+        for (i, cell) in row.cells.iter().enumerate() {
+            let Some(f) = cell else { continue };
+            let odd = row
+                .fleet
+                .as_ref()
+                .and_then(|fl| fl.odd.iter().find(|(j, _)| *j == i));
+            writer.write_record([
+                row.section.clone(),
+                row.quantity.clone(),
+                row.unit.clone(),
+                c.runs[i].clone(),
+                number(f.value),
+                number(f.low),
+                number(f.high),
+                f.text.clone().unwrap_or_default(),
+                if i > 0 {
+                    row.flag.clone().unwrap_or_default()
+                } else {
+                    String::new()
+                },
+                number(row.fleet.as_ref().and_then(|fl| fl.median)),
+                number(row.fleet.as_ref().and_then(|fl| fl.mad)),
+                if row.fleet.is_some() {
+                    odd.is_some().to_string()
+                } else {
+                    String::new()
+                },
+                number(odd.and_then(|(_, d)| *d)),
+            ])?;
+        }
+    }
+    Ok(String::from_utf8(writer.into_inner()?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figure(quantity: &str, value: f64, interval: Option<(f64, f64)>) -> Figure {
+        Figure {
+            section: "S".into(),
+            quantity: quantity.into(),
+            value: Some(value),
+            unit: "cycles".into(),
+            low: interval.map(|i| i.0),
+            high: interval.map(|i| i.1),
+            uncertainty: if interval.is_some() {
+                "95% CI".into()
+            } else {
+                String::new()
+            },
+            text: None,
+            source: "x".into(),
+        }
+    }
+
+    fn verdict(quantity: &str, text: &str) -> Figure {
+        Figure {
+            value: None,
+            unit: String::new(),
+            text: Some(text.into()),
+            ..figure(quantity, 0.0, None)
+        }
+    }
+
+    fn summary(figures: Vec<Figure>) -> Summary {
+        Summary {
+            caption: "c".into(),
+            figures,
+            suites: vec![],
+            total_seconds: None,
+        }
+    }
+
+    #[test]
+    fn numbers_differ_past_the_tolerance_and_only_with_disjoint_intervals() {
+        let t = Tolerances::default();
+        // Within 5 %: the same, interval or not.
+        assert_eq!(
+            differs(&figure("l", 280.0, None), &figure("l", 290.0, None), &t),
+            None
+        );
+        // Past 5 % with no interval: flagged, saying by how much.
+        let flag = differs(&figure("l", 280.0, None), &figure("l", 300.0, None), &t).unwrap();
+        assert!(flag.starts_with("moved 6.7 % (over 5 %)"), "{flag}");
+        // Past 5 %, but overlapping intervals: the runs agree within what they state.
+        let wide = |v: f64| figure("c", v, Some((v - 10.0, v + 10.0)));
+        assert_eq!(differs(&wide(100.0), &wide(110.0), &t), None);
+        let flag = differs(&wide(100.0), &wide(130.0), &t).unwrap();
+        assert!(flag.ends_with("intervals disjoint"), "{flag}");
+        // Disjoint intervals a hair apart (min-max of one machine): within the tolerance.
+        let narrow = |v: f64| figure("b", v, Some((v - 0.1, v + 0.1)));
+        assert_eq!(differs(&narrow(100.0), &narrow(101.0), &t), None);
+        // The unit's own tolerance: sizes read from fits may move 10 %.
+        let bytes = |v: f64| Figure {
+            unit: "bytes".into(),
+            ..figure("size", v, None)
+        };
+        assert_eq!(differs(&bytes(100.0), &bytes(108.0), &t), None);
+        assert!(differs(&bytes(100.0), &bytes(120.0), &t).is_some());
+    }
+
+    #[test]
+    fn verdicts_are_compared_by_their_words() {
+        let t = Tolerances::default();
+        let a = verdict("L7", "hung: no result within 5.1 s; the host killed it");
+        let b = verdict("L7", "hung: no result within 1.6 s; the host killed it");
+        let c = verdict("L7", "completed: every lane ran");
+        assert_eq!(differs(&a, &b, &t), None);
+        assert_eq!(differs(&a, &c, &t).as_deref(), Some("different verdict"));
+        assert_eq!(
+            words("groups [18, 18, 16] differ by 2824.5 cycles, after 3."),
+            "groups [#, #, #] differ by # cycles, after #."
+        );
+        assert_eq!(
+            differs(&a, &figure("L7", 1.0, None), &t).as_deref(),
+            Some("present in one form only")
+        );
+    }
+
+    #[test]
+    fn tolerances_are_set_per_unit_or_for_all() {
+        let mut t = Tolerances::default();
+        t.set("cycles=2").unwrap();
+        assert_eq!(t.of("cycles"), 0.02);
+        assert_eq!(t.of("bytes"), 0.10);
+        assert_eq!(t.of("GB/s"), 0.05);
+        t.set("1%").unwrap();
+        assert_eq!((t.of("cycles"), t.of("bytes")), (0.01, 0.01));
+        for bad in ["", "x", "-1", "cycles=", "nan", "5000"] {
+            assert!(t.set(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Tolerances::default().describe(), "5 % (bytes 10 %)");
+    }
+
+    #[test]
+    fn the_fleet_names_the_perturbed_gpu_and_only_it() {
+        // Eight GPUs with a little noise; GPU 5 runs 20 % slower and its verdict differs.
+        let runs: Vec<String> = (0..8).map(|i| format!("gpu{i}")).collect();
+        let summaries: Vec<Summary> = (0..8)
+            .map(|i| {
+                let noise = [0.0, 0.3, -0.2, 0.1, -0.4, 0.0, 0.2, -0.1][i];
+                let latency = if i == 5 { 336.0 } else { 280.0 + noise };
+                let words = if i == 5 {
+                    "hung: after 3 s"
+                } else {
+                    "completed: in 0.1 s"
+                };
+                summary(vec![
+                    figure("latency", latency, None),
+                    figure("clock", 1980.0 + noise, None),
+                    verdict("listing", words),
+                ])
+            })
+            .collect();
+        let c = compare(&runs, &summaries, &Tolerances::default(), Some(3.5));
+        assert_eq!(c.odd_ones_out.len(), 1, "{:?}", c.odd_ones_out);
+        assert_eq!(c.odd_ones_out[0].run, "gpu5");
+        assert_eq!(c.odd_ones_out[0].figures.len(), 2);
+        let latency = c.rows[0].fleet.as_ref().unwrap();
+        assert_eq!(latency.median, Some(280.05));
+        assert!(latency.odd[0].1.unwrap() > 100.0);
+        let md = render(&c, Format::Markdown).unwrap();
+        assert!(md.contains("## Odd ones out"), "{md}");
+        assert!(
+            md.contains("| gpu5 | 2 | S: latency | 336 cycles | 280.1 cycles |"),
+            "{md}"
+        );
+        // Unperturbed, the same fleet has no odd one.
+        let calm: Vec<Summary> = summaries
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if i == 5 {
+                    summaries[0].clone()
+                } else {
+                    s.clone()
+                }
+            })
+            .collect();
+        let c = compare(&runs, &calm, &Tolerances::default(), Some(3.5));
+        assert!(c.odd_ones_out.is_empty(), "{:?}", c.odd_ones_out);
+        assert!(
+            render(&c, Format::Markdown)
+                .unwrap()
+                .contains("No run is odd")
+        );
+    }
+
+    #[test]
+    fn every_format_carries_every_run() {
+        let runs = vec!["h100".to_string(), "h200".to_string()];
+        let summaries = vec![
+            summary(vec![figure("cost", 13.0, Some((12.9, 13.1)))]),
+            summary(vec![figure("cost", 20.0, Some((19.9, 20.1)))]),
+        ];
+        let c = compare(&runs, &summaries, &Tolerances::default(), None);
+        assert_eq!(c.flagged(), 1);
+        let md = render(&c, Format::Markdown).unwrap();
+        assert!(md.contains("| S: cost | 13 cycles (95% CI: 12.90 to 13.10) | 20 cycles (95% CI: 19.90 to 20.10) | moved 35.0 % (over 5 %), intervals disjoint |"), "{md}");
+        let tex = render(&c, Format::Latex).unwrap();
+        assert!(
+            tex.starts_with("\\begin{longtable}{llll}") && tex.ends_with("\\end{longtable}\n"),
+            "{tex}"
+        );
+        let csv = render(&c, Format::Csv).unwrap();
+        assert_eq!(csv.lines().count(), 3, "{csv}");
+        assert!(
+            csv.lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("S,cost,cycles,h200,20,19.9,20.1,,\"moved"),
+            "{csv}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&c, Format::Json).unwrap()).unwrap();
+        assert_eq!(json["runs"][1], "h200");
+        assert_eq!(json["rows"][0]["cells"][1]["value"], 20.0);
+    }
+}
