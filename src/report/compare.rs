@@ -4,7 +4,8 @@
 //! number differs when it moved by more than a relative tolerance of its unit ([`Tolerances`])
 //! and, where both runs state an interval, the intervals are disjoint too; a verdict differs
 //! when its words differ (the numbers inside a verdict, a kill time or a group size, are its
-//! context and are masked). *Which GPU is the odd one out?* (`--fleet`, three runs or more):
+//! context and are masked); a figure inferred with a confidence below 0.5 in either run is
+//! shown but not flagged, as it says itself that another reading is likely. *Which GPU is the odd one out?* (`--fleet`, three runs or more):
 //! per figure the median and the median absolute deviation (MAD) over the runs, and every run
 //! more than `k` robust standard deviations (1.4826 × MAD) *and* more than the tolerance away
 //! from the median, or whose verdict is not the most common one; runs are ranked by how many
@@ -127,8 +128,27 @@ fn relative(a: f64, b: f64) -> f64 {
     }
 }
 
+/// Below this confidence an inferred figure (a level read from a fit, `confidence 0.12`) says
+/// itself that another run may well read another value: it is shown, not flagged.
+pub const LEAST_CONFIDENCE: f64 = 0.5;
+
+/// The inference confidence a figure states, if it states one.
+fn confidence(figure: &Figure) -> Option<f64> {
+    figure
+        .uncertainty
+        .strip_prefix("confidence ")
+        .and_then(|c| c.trim().parse().ok())
+}
+
+fn confident(figure: &Figure) -> bool {
+    confidence(figure).is_none_or(|c| c >= LEAST_CONFIDENCE)
+}
+
 /// Why `other` differs from `reference`, if it does (see the module doc).
 pub fn differs(reference: &Figure, other: &Figure, tolerances: &Tolerances) -> Option<String> {
+    if reference.text.is_none() && !(confident(reference) && confident(other)) {
+        return None;
+    }
     match (&reference.text, &other.text, reference.value, other.value) {
         (Some(a), Some(b), _, _) => (words(a) != words(b)).then(|| "different verdict".into()),
         (None, None, Some(a), Some(b)) => {
@@ -331,6 +351,7 @@ fn fleet_row(cells: &[Option<Figure>], tolerance: f64, k: f64) -> FleetRow {
         .filter_map(|(i, c)| c.as_ref().and_then(|f| f.value).map(|v| (i, v)))
         .filter(|(_, v)| v.is_finite())
         .collect();
+    let confident_run = |i: usize| cells[i].as_ref().is_some_and(confident);
     if values.len() < 3 {
         return FleetRow {
             median: None,
@@ -352,7 +373,7 @@ fn fleet_row(cells: &[Option<Figure>], tolerance: f64, k: f64) -> FleetRow {
             let off = (v - m).abs();
             let beyond_spread = off > k * sigma;
             let beyond_tolerance = off > tolerance * m.abs();
-            (beyond_spread && beyond_tolerance)
+            (beyond_spread && beyond_tolerance && confident_run(i))
                 .then_some((i, (sigma > 0.0).then(|| (v - m) / sigma)))
         })
         .collect();
@@ -462,13 +483,13 @@ fn verdict_headers(c: &Comparison) -> Vec<&'static str> {
 fn footnote(c: &Comparison) -> String {
     match c.k {
         None => format!(
-            "Flagged: {} of {} figures differ from the first run (numbers: moved more than {} and, where both state an interval, disjoint; verdicts: different words, numbers masked).",
+            "Flagged: {} of {} figures differ from the first run (numbers: moved more than {} and, where both state an interval, disjoint; not figures inferred with confidence below 0.5; verdicts: different words, numbers masked).",
             c.flagged(),
             c.rows.len(),
             c.tolerances.describe()
         ),
         Some(k) => format!(
-            "Odd: more than {k} robust standard deviations (1.4826 × MAD) and more than {} from the median over {} runs, or a verdict other than the most common.",
+            "Odd: more than {k} robust standard deviations (1.4826 × MAD) and more than {} from the median over {} runs (figures inferred with confidence below 0.5 aside), or a verdict other than the most common.",
             c.tolerances.describe(),
             c.runs.len()
         ),
@@ -706,6 +727,20 @@ mod tests {
         };
         assert_eq!(differs(&bytes(100.0), &bytes(108.0), &t), None);
         assert!(differs(&bytes(100.0), &bytes(120.0), &t).is_some());
+    }
+
+    #[test]
+    fn figures_that_state_a_low_confidence_are_not_flagged() {
+        let t = Tolerances::default();
+        let inferred = |v: f64, c: f64| Figure {
+            uncertainty: format!("confidence {c:.2}"),
+            ..figure("size", v, None)
+        };
+        assert_eq!(
+            differs(&inferred(100.0, 0.12), &inferred(200.0, 1.0), &t),
+            None
+        );
+        assert!(differs(&inferred(100.0, 0.5), &inferred(200.0, 1.0), &t).is_some());
     }
 
     #[test]
