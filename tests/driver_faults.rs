@@ -163,3 +163,40 @@ fn a_driver_call_that_blocks_ends_at_the_suite_deadline_with_nothing_left_runnin
         );
     }
 }
+
+/// `--device all` on the stub (one fake GPU whose driver rejects the PTX): the GPU's child
+/// fails in one sentence into its log, devices.json names the GPU by its UUID and records the
+/// failure, and the whole command exits 4.
+#[test]
+fn every_gpu_of_a_fan_out_is_recorded_even_when_it_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = stub_driver(dir.path(), FAKE_DRIVER) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let run = tempfile::tempdir().unwrap();
+    Command::cargo_bin("gpubench")
+        .unwrap()
+        .current_dir(run.path())
+        .env("LD_LIBRARY_PATH", &libraries)
+        .args(["divergence", "--device", "all", "--output", "out"])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("1 of 1 GPUs did not complete"));
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run.path().join("out/devices.json")).unwrap(),
+    )
+    .unwrap();
+    let gpu = &manifest["gpus"][0];
+    assert_eq!(gpu["device"]["name"], "Fake GPU");
+    assert_eq!(
+        gpu["device"]["uuid"],
+        "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f"
+    );
+    assert_eq!(gpu["dir"], "gpu0-10111213");
+    assert_eq!(gpu["status"], "failed (exit 3)");
+    assert!(manifest["finished_utc"].is_string());
+    let log = std::fs::read_to_string(run.path().join("out/gpu0-10111213.log")).unwrap();
+    assert!(log.contains("cannot load gpubench's kernels"), "{log}");
+}

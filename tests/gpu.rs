@@ -524,3 +524,36 @@ fn the_device_built_chain_is_the_host_built_one() {
         }
     }
 }
+
+/// `--device all` runs the command once per GPU, each in a directory named by index and UUID,
+/// and each run's metadata names its GPU through NVML (UUID, PCI bus id, serial) and says
+/// whether it was throttled.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_gpu_runs_in_its_own_directory_and_names_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().join("gpus");
+    let output = gpubench()
+        .args(["clock", "--device", "all", "--output"])
+        .arg(&top)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let manifest = json(&top.join("devices.json"));
+    let gpus = manifest["gpus"].as_array().unwrap();
+    assert!(!gpus.is_empty());
+    for gpu in gpus {
+        assert_eq!(gpu["status"], "complete", "{gpu}");
+        let uuid = gpu["device"]["uuid"].as_str().unwrap();
+        assert!(uuid.starts_with("GPU-"), "{uuid}");
+        let run = top.join(gpu["dir"].as_str().unwrap());
+        let metadata = json(&run.join("metadata.json"));
+        let nvml = &metadata["nvml"];
+        assert_eq!(nvml["identity"]["uuid"], uuid, "{nvml}");
+        assert!(nvml["identity"]["pci_bus_id"].is_string(), "{nvml}");
+        assert!(nvml["before"]["temperature_c"].is_u64(), "{nvml}");
+        assert!(nvml["after"]["clocks"]["sm_mhz"].is_u64(), "{nvml}");
+        assert!(nvml.get("throttled").is_some(), "{nvml}");
+        assert!(top.join(gpu["log"].as_str().unwrap()).is_file());
+    }
+}

@@ -159,9 +159,20 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             .join("; ")
     };
     r.text("kernels' memory instructions (SASS)", Some(&verdict));
-    for f in &file.falloffs {
+    // A sweep may fall off more than once (a copy past the near L2, then past the whole L2):
+    // each fall-off its own row, numbered, so a comparison pairs first with first.
+    for (i, f) in file.falloffs.iter().enumerate() {
+        let nth = file.falloffs[..i]
+            .iter()
+            .filter(|g| g.sweep == f.sweep)
+            .count();
+        let later = file.falloffs.iter().skip(i + 1).any(|g| g.sweep == f.sweep);
+        let quantity = match (nth, later) {
+            (0, false) => format!("{} falls off at", f.sweep),
+            (n, _) => format!("{} falls off at (fall-off {})", f.sweep, n + 1),
+        };
         r.push(
-            &format!("{} falls off at", f.sweep),
+            &quantity,
             Some(f.bytes as f64),
             "bytes",
             Some((f.low_bytes as f64, f.high_bytes as f64, "between points")),
