@@ -390,9 +390,18 @@ fn compare_of_a_run_with_itself_flags_nothing_and_a_fleet_names_the_perturbed_gp
         .split("## Odd ones out")
         .nth(1)
         .expect("an odd-ones table");
-    assert!(odd.contains("| gpu3 | "), "{odd}");
+    let node = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(odd.contains(&format!("| {node}/gpu3 | ")), "{odd}");
     for calm in ["gpu0", "gpu1", "gpu2", "gpu4"] {
-        assert!(!odd.contains(&format!("| {calm} |")), "{calm} in {odd}");
+        assert!(
+            !odd.contains(&format!("| {node}/{calm} |")),
+            "{calm} in {odd}"
+        );
     }
     // Every format carries the runs; CSV has one line per figure and run.
     let csv = gpubench()
@@ -406,7 +415,7 @@ fn compare_of_a_run_with_itself_flags_nothing_and_a_fleet_names_the_perturbed_gp
     assert!(
         odd_lines
             .iter()
-            .all(|l| l.contains("slowest level latency") && l.contains(",gpu3,")),
+            .all(|l| l.contains("slowest level latency") && l.contains("/gpu3,")),
         "{odd_lines:?}"
     );
     gpubench()

@@ -65,7 +65,11 @@ pub fn gpu_runs(dir: &Path) -> Result<Option<Vec<(String, PathBuf)>>> {
         }
         let run = dir.join(&gpu.dir);
         if run.is_dir() {
-            runs.push((gpu.dir.clone(), run));
+            // Named with the node's directory, so GPUs of several nodes stay apart.
+            let node = dir
+                .file_name()
+                .map_or(String::new(), |n| format!("{}/", n.to_string_lossy()));
+            runs.push((format!("{node}{}", gpu.dir), run));
         }
     }
     Ok(Some(runs))
