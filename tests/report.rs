@@ -426,3 +426,139 @@ fn compare_of_a_run_with_itself_flags_nothing_and_a_fleet_names_the_perturbed_gp
         .code(2)
         .stderr(predicate::str::contains("--fleet three at least"));
 }
+
+/// The text of every `<text>` element of an SVG.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = t.split_once('>')?.1;
+            Some(body.split_once("</text>")?.0.trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn every_byte_size_axis_is_ticked_at_powers_of_two_in_binary_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("svg");
+    gpubench()
+        .args(["report", "--format", "svg", "--output"])
+        .arg(&out)
+        .arg(committed("all"))
+        .assert()
+        .success();
+    let mut axes = 0;
+    for suite in std::fs::read_dir(&out).unwrap() {
+        let suite = suite.unwrap().path();
+        if !suite.is_dir() {
+            continue;
+        }
+        for figure in std::fs::read_dir(&suite).unwrap() {
+            let figure = figure.unwrap().path();
+            let svg = std::fs::read_to_string(&figure).unwrap();
+            let texts = svg_texts(&svg);
+            // A byte-size axis says so in its description.
+            if !texts.iter().any(|t| t.contains("(bytes")) {
+                continue;
+            }
+            axes += 1;
+            // Tick labels are a bare size; level and fall-off labels carry more words.
+            let ticks: Vec<&String> = texts
+                .iter()
+                .filter(|t| {
+                    let mut words = t.split(' ');
+                    let number = words.next().unwrap_or("");
+                    number.parse::<f64>().is_ok()
+                        && words.next().is_some_and(|u| u.ends_with('B'))
+                        && words.next().is_none()
+                })
+                .collect();
+            assert!(ticks.len() >= 3, "{}: {ticks:?}", figure.display());
+            for tick in ticks {
+                let (number, unit) = tick.split_once(' ').unwrap();
+                let n: u64 = number
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{}: tick {tick:?} is not whole", figure.display()));
+                assert!(
+                    ["B", "KiB", "MiB", "GiB"].contains(&unit) && n.is_power_of_two(),
+                    "{}: tick {tick:?}",
+                    figure.display()
+                );
+            }
+        }
+    }
+    // cache (6 spaces with byte axes), conflict and stride figures, bandwidth.
+    assert!(axes >= 8, "only {axes} byte-size axes found");
+}
+
+#[test]
+fn report_writes_a_vector_pdf_per_figure_and_a_figures_tex() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pdf");
+    gpubench()
+        .args(["report", "--format", "pdf", "--output"])
+        .arg(&out)
+        .arg(committed("all"))
+        .assert()
+        .success();
+    let tex = std::fs::read_to_string(out.join("figures.tex")).unwrap();
+    let mut pdfs = 0;
+    for line in tex.lines() {
+        let Some(path) = line
+            .trim()
+            .strip_prefix("\\includegraphics[width=\\linewidth]{")
+            .and_then(|l| l.strip_suffix('}'))
+        else {
+            continue;
+        };
+        let bytes = std::fs::read(out.join(path)).unwrap();
+        assert!(bytes.starts_with(b"%PDF-"), "{path}");
+        // Vector: the text is set in the embedded font, not painted as an image.
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains("DejaVuSans"), "{path} embeds no font");
+        pdfs += 1;
+    }
+    assert!(pdfs >= 20, "{pdfs} figures in figures.tex");
+    assert_eq!(tex.matches("\\begin{figure}").count(), pdfs);
+    assert_eq!(tex.matches("\\caption{").count(), pdfs);
+}
+
+/// What a LaTeX user does with a report: `\input` the summary table and `figures.tex`. Runs
+/// where pdflatex is installed (Debian: texlive-latex-base, texlive-latex-recommended).
+#[test]
+fn the_summary_table_and_figures_tex_compile_with_pdflatex() {
+    let found = std::process::Command::new("pdflatex")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("no pdflatex on this machine: the LaTeX compile test did not run");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pdf");
+    gpubench()
+        .args(["report", "--format", "pdf", "--output"])
+        .arg(&out)
+        .arg(committed("all"))
+        .assert()
+        .success();
+    std::fs::write(
+        out.join("paper.tex"),
+        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage[utf8]{inputenc}\n\\usepackage{graphicx}\n\\usepackage{longtable}\n\\begin{document}\n\\input{summary.tex}\n\\clearpage\n\\input{figures.tex}\n\\end{document}\n",
+    )
+    .unwrap();
+    let latex = std::process::Command::new("pdflatex")
+        .args(["-interaction=nonstopmode", "-halt-on-error", "paper.tex"])
+        .current_dir(&out)
+        .output()
+        .unwrap();
+    assert!(
+        latex.status.success(),
+        "{}",
+        String::from_utf8_lossy(&latex.stdout)
+    );
+    let pdf = std::fs::read(out.join("paper.pdf")).unwrap();
+    assert!(pdf.starts_with(b"%PDF-") && pdf.len() > 100_000);
+}

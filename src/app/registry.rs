@@ -21,6 +21,8 @@ use crate::report::run_dir::RunDir;
 pub trait Suite: Sync {
     /// The subcommand, the `suite` of its metadata.json and the stem of its `all` entries.
     fn name(&self) -> &'static str;
+    /// The subcommand's one line of help: what the suite measures.
+    fn about(&self) -> &'static str;
     /// The subcommand with its arguments (see [`command`]).
     fn command(&self) -> clap::Command;
     /// Parses `matches` (from [`Suite::command`]) and measures into a new run directory.
@@ -55,6 +57,10 @@ pub trait SuiteDef: Sync {
 impl<T: SuiteDef> Suite for T {
     fn name(&self) -> &'static str {
         T::NAME
+    }
+
+    fn about(&self) -> &'static str {
+        T::ABOUT
     }
 
     fn command(&self) -> clap::Command {

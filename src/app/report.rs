@@ -45,6 +45,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let extension = match args.format {
         FigureFormat::Png => "png",
         FigureFormat::Svg => "svg",
+        FigureFormat::Pdf => "pdf",
     };
     if !args.dir.is_dir() {
         return Err(UsageError::new(format!(
@@ -88,13 +89,15 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     Ok(())
 }
 
-/// Re-draws the figures of every complete suite of `suites` into `out`.
+/// Re-draws the figures of every complete suite of `suites` into `out`, and, for formats
+/// LaTeX includes (PDF, PNG), `figures.tex` with one captioned figure each.
 fn draw_every_suite(
     dir: &Path,
     suites: &[(String, std::path::PathBuf)],
     out: &RunDir,
     extension: &str,
 ) -> Result<()> {
+    let mut drawn_by_suite: Vec<(String, SavedMetadata, Vec<String>)> = Vec::new();
     for (name, path) in suites {
         let metadata = SavedMetadata::read(path)?;
         if !metadata.complete() {
@@ -127,6 +130,30 @@ fn draw_every_suite(
                 drawn.drawn.join(", ")
             }
         );
+        let suite_dir = if path == dir {
+            String::new()
+        } else {
+            name.clone()
+        };
+        drawn_by_suite.push((suite_dir, metadata, drawn.drawn));
+    }
+    if extension != "svg" {
+        let mut figures = Vec::new();
+        for (suite_dir, metadata, files) in &drawn_by_suite {
+            let about = registry::require(&metadata.suite)?.about();
+            for file in files {
+                figures.push(crate::report::figures_tex::DrawnFigure {
+                    suite_dir,
+                    file,
+                    metadata,
+                    about,
+                });
+            }
+        }
+        out.write(
+            "figures.tex",
+            crate::report::figures_tex::render(&figures).as_bytes(),
+        )?;
     }
     Ok(())
 }

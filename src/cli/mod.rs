@@ -152,6 +152,8 @@ pub struct AllArgs {
 pub enum FigureFormat {
     Png,
     Svg,
+    /// Vector PDF (the SVG with the embedded font, converted by svg2pdf).
+    Pdf,
 }
 
 #[derive(Debug, Args)]

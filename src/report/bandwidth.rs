@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use plotters::coord::combinators::BindKeyPoints;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -181,16 +182,6 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     Ok(r.finish())
 }
 
-fn size(bytes: f64) -> String {
-    if bytes >= f64::from(1 << 30) {
-        format!("{:.0} GiB", bytes / f64::from(1 << 30))
-    } else if bytes >= f64::from(1 << 20) {
-        format!("{:.0} MiB", bytes / f64::from(1 << 20))
-    } else {
-        format!("{:.0} KiB", bytes / 1024.0)
-    }
-}
-
 /// `bandwidth.png`: every sweep's median bandwidth against footprint (both log scale), the
 /// shared-memory reads and the DRAM peak as horizontal lines, each falloff as a vertical one.
 pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile) -> Result<()> {
@@ -230,7 +221,9 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
                 .x_label_area_size(60)
                 .y_label_area_size(100)
                 .build_cartesian_2d(
-                    (low / 1.1..high * 1.1).log_scale(),
+                    (low / 1.1..high * 1.1)
+                        .log_scale()
+                        .with_key_points(plot::power_of_two_ticks(low / 1.1, high * 1.1, 10)),
                     (bottom..top).log_scale(),
                 )?;
             chart
@@ -241,7 +234,7 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
                 .y_desc("GB/s (log scale)")
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
-                .x_label_formatter(&|v| size(*v))
+                .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
             for (placement, operation, colour) in &sweeps {
@@ -314,7 +307,7 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
                     BLACK.mix(0.4).stroke_width(1),
                 )))?;
                 chart.draw_series(std::iter::once(Text::new(
-                    format!("{}: {}", f.sweep, size(x)),
+                    format!("{}: {}", f.sweep, super::summary::format_value(x, "bytes")),
                     // Staggered, so falloffs close together stay legible.
                     (x * 1.03, bottom * 1.15 * 1.25f64.powi(i as i32)),
                     (FONT, plot::TICK_SIZE),

@@ -3,12 +3,9 @@
 use crate::analysis::cache_inference::CacheReport;
 
 fn bytes(value: Option<u64>) -> String {
-    match value {
-        None => "-".to_string(),
-        Some(v) if v >= 1 << 20 && v % (1 << 20) == 0 => format!("{} MiB", v >> 20),
-        Some(v) if v >= 1 << 10 && v % (1 << 10) == 0 => format!("{} KiB", v >> 10),
-        Some(v) => format!("{v} B"),
-    }
+    value.map_or("-".to_string(), |v| {
+        super::summary::format_value(v as f64, "bytes")
+    })
 }
 
 fn count(value: Option<u64>) -> String {

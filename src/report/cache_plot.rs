@@ -4,17 +4,16 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use plotters::coord::combinators::BindKeyPoints;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::plot::{self, FONT};
 use crate::analysis::cache_inference::{CacheReport, ChasePoint};
 
+/// A level's size as its label says it: binary units, three significant digits.
 fn kib(bytes: u64) -> String {
-    if bytes >= 1 << 20 {
-        format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
-    } else {
-        format!("{:.1} KiB", bytes as f64 / 1024.0)
-    }
+    super::summary::format_value(bytes as f64, "bytes")
 }
 
 /// The smallest and largest of some byte counts, at least 1 and 2, for a log-scale axis.
@@ -53,14 +52,20 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
                 .margin(20)
                 .x_label_area_size(60)
                 .y_label_area_size(90)
-                .build_cartesian_2d((low..high * 1.1).log_scale(), 0.0..top)?;
+                .build_cartesian_2d(
+                    (low..high * 1.1)
+                        .log_scale()
+                        .with_key_points(plot::power_of_two_ticks(low, high * 1.1, 10)),
+                    0.0..top,
+                )?;
             chart
                 .configure_mesh()
                 .x_desc("footprint (bytes, log scale)")
                 .y_desc("cycles per load")
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
-                .x_label_formatter(&|v| kib(*v as u64))
+                .x_label_formatter(&|v| plot::binary_bytes(*v))
+                .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
             chart.draw_series(LineSeries::new(
                 points.iter().map(|p| (p.footprint_bytes as f64, p.cycles)),
@@ -71,7 +76,10 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
                     .iter()
                     .map(|p| Circle::new((p.footprint_bytes as f64, p.cycles), 2, BLUE.filled())),
             )?;
-            for level in &report.levels {
+            // Labels sit in the band above the curve (the axis ends 15 % over its highest
+            // point), one row per level, left of their line in the right half of the plot.
+            let mid = (low * high).sqrt();
+            for (row, level) in report.levels.iter().enumerate() {
                 let Some(size) = level.size_bytes else {
                     continue;
                 };
@@ -87,11 +95,15 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
                     label += &format!(", ~{ways} ways");
                 }
                 label += &format!(" (confidence {:.2})", level.confidence);
-                chart.draw_series(std::iter::once(Text::new(
-                    label,
-                    (x * 1.02, level.latency_cycles + top * 0.04),
-                    (FONT, plot::TICK_SIZE),
-                )))?;
+                let y = top * (0.985 - 0.045 * (row % 3) as f64);
+                let (anchor, at) = if x > mid {
+                    (HPos::Right, x / 1.02)
+                } else {
+                    (HPos::Left, x * 1.02)
+                };
+                let style = TextStyle::from((FONT, plot::TICK_SIZE).into_font())
+                    .pos(Pos::new(anchor, VPos::Top));
+                chart.draw_series(std::iter::once(Text::new(label, (at, y), style)))?;
             }
             root.present()?;
             Ok(())
@@ -131,7 +143,9 @@ pub fn draw_conflict(
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(
-                    (low / 1.2..high * 1.2).log_scale(),
+                    (low / 1.2..high * 1.2)
+                        .log_scale()
+                        .with_key_points(plot::power_of_two_ticks(low / 1.2, high * 1.2, 10)),
                     (0.8..top * 1.5).log_scale(),
                 )?;
             chart
@@ -140,7 +154,7 @@ pub fn draw_conflict(
                 .y_desc("most addresses that still hit (log scale)")
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
-                .x_label_formatter(&|v| kib(*v as u64))
+                .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .draw()?;
             let xy = |p: &crate::analysis::conflict::ConflictPoint| {
                 (p.stride_bytes as f64, (p.max_hitting as f64).max(0.8))
@@ -195,7 +209,9 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(
-                    (low / 1.1..high * 1.1).log_scale(),
+                    (low / 1.1..high * 1.1)
+                        .log_scale()
+                        .with_key_points(plot::power_of_two_ticks(low / 1.1, high * 1.1, 10)),
                     (bottom - pad).max(0.0)..top + pad,
                 )?;
             chart
@@ -204,7 +220,7 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
                 .y_desc("cycles per load")
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
-                .x_label_formatter(&|v| kib(*v as u64))
+                .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .draw()?;
             for (i, &stride) in strides.iter().enumerate() {
                 let color = Palette99::pick(i).to_rgba();

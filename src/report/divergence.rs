@@ -197,7 +197,11 @@ fn draw<DB: DrawingBackend>(
             .label("median")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(3)));
         chart.draw_series(medians.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))?;
-        if let Some(fit) = fits.iter().find(|f| f.kernel == kernel) {
+        // A line is drawn only where it describes the curve (the summary's rule).
+        if let Some(fit) = fits
+            .iter()
+            .find(|f| f.kernel == kernel && f.r_squared >= LINEAR_R_SQUARED)
+        {
             let line =
                 |m: f64| fit.intercept_cycles.estimate + fit.cycles_per_divergent_lane.estimate * m;
             let (from, to) = (f64::from(fit.m_min), f64::from(fit.m_max));
@@ -219,8 +223,13 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The summary's divergence rows: the fitted cost per divergent lane of each loop, the
-/// stack model's verdict and prediction error, and the push / pop split where measured.
+/// Below this R² a loop's time is not a straight line in M, and its fitted slope is not
+/// reported as a cost per lane.
+const LINEAR_R_SQUARED: f64 = 0.99;
+
+/// The summary's divergence rows: the fitted cost per divergent lane of each loop whose time
+/// is linear in M, the stack model's verdict and prediction error, and the push / pop split
+/// where measured.
 pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     use super::figures::{EstimateView, Rows};
     use super::saved::{read_json, read_json_optional};
@@ -228,6 +237,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     struct Fit {
         kernel: String,
         cycles_per_divergent_lane: EstimateView,
+        r_squared: Option<f64>,
     }
     #[derive(serde::Deserialize)]
     struct Fits {
@@ -249,6 +259,11 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     }
     let mut r = Rows::new("Divergence", "fit.json");
     for fit in read_json::<Fits>(dir, "fit.json")?.fits {
+        // A straight line through a curve (the double loop's increments shrink with M) is no
+        // cost per lane; the stack model's prediction error below says how well it is explained.
+        if fit.r_squared.is_some_and(|r2| r2 < LINEAR_R_SQUARED) {
+            continue;
+        }
         r.estimate(
             &format!("{} loop: cost per divergent lane", fit.kernel),
             &fit.cycles_per_divergent_lane,

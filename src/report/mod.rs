@@ -12,6 +12,7 @@ pub mod divergence_model;
 pub mod divergence_split;
 pub mod emulation;
 pub mod figures;
+pub mod figures_tex;
 pub mod info;
 pub mod metadata;
 pub mod pipeline;

@@ -26,6 +26,32 @@ pub fn ensure_font() {
     });
 }
 
+/// A byte count on a size axis, in the largest binary unit that leaves a whole number: the
+/// axis ticks are powers of two ([`power_of_two_ticks`]), so this is "4 KiB", "256 KiB",
+/// "1 MiB".
+pub fn binary_bytes(bytes: f64) -> String {
+    let bytes = bytes.round() as u64;
+    for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// Powers of two from `low` to `high` (bytes, a log-scale axis) for its ticks: every doubling,
+/// or every second, fourth … so that at most `most` remain.
+pub fn power_of_two_ticks(low: f64, high: f64, most: usize) -> Vec<f64> {
+    let first = low.max(1.0).log2().ceil() as i32;
+    let last = high.max(1.0).log2().floor() as i32;
+    if last < first {
+        return Vec::new();
+    }
+    let count = (last - first + 1) as usize;
+    let step = count.div_ceil(most.max(1)).max(1);
+    (first..=last).step_by(step).map(|k| 2f64.powi(k)).collect()
+}
+
 /// The legend every gpubench plot uses: small labels on a translucent white box.
 pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
@@ -48,14 +74,21 @@ macro_rules! on_backend {
     ($path:expr, $size:expr, |$root:ident| $body:expr) => {{
         let path: &std::path::Path = $path;
         let size: (u32, u32) = $size;
-        if path.extension().is_some_and(|e| e == "svg") {
+        let vector = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .filter(|e| *e == "svg" || *e == "pdf");
+        if let Some(format) = vector {
             let mut text = String::new();
             let drawn: anyhow::Result<()> = {
                 let $root =
                     plotters::prelude::SVGBackend::with_string(&mut text, size).into_drawing_area();
                 $body
             };
-            drawn.and_then(|()| $crate::report::plot::write_figure(path, text.as_bytes()))
+            drawn.and_then(|()| match format {
+                "pdf" => $crate::report::plot::write_pdf(path, &text),
+                _ => $crate::report::plot::write_figure(path, text.as_bytes()),
+            })
         } else {
             let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
             let drawn: anyhow::Result<()> = {
@@ -79,6 +112,25 @@ pub fn write_png(path: &Path, pixels: &[u8], size: (u32, u32)) -> anyhow::Result
     write_figure(path, &bytes)
 }
 
+/// Converts a figure's SVG to a vector PDF with the embedded font (so it renders the same on
+/// every machine) and writes it.
+pub fn write_pdf(path: &Path, svg: &str) -> anyhow::Result<()> {
+    use svg2pdf::usvg;
+    let mut options = usvg::Options::default();
+    let fonts = options.fontdb_mut();
+    fonts.load_font_data(FONT_BYTES.to_vec());
+    fonts.set_sans_serif_family("DejaVu Sans");
+    let tree = usvg::Tree::from_str(svg, &options)
+        .map_err(|e| anyhow::anyhow!("reading the figure's SVG for the PDF: {e}"))?;
+    let pdf = svg2pdf::to_pdf(
+        &tree,
+        svg2pdf::ConversionOptions::default(),
+        svg2pdf::PageOptions::default(),
+    )
+    .map_err(|e| anyhow::anyhow!("converting the figure to PDF: {e}"))?;
+    write_figure(path, &pdf)
+}
+
 /// Writes a figure's bytes, saying what the file system said when it cannot.
 pub fn write_figure(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(std::fs::write(path, bytes)?)
@@ -87,6 +139,24 @@ pub fn write_figure(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use plotters::prelude::*;
+
+    #[test]
+    fn size_axes_tick_at_powers_of_two_in_binary_units() {
+        assert_eq!(super::binary_bytes(1024.0), "1 KiB");
+        assert_eq!(super::binary_bytes(256.0 * 1024.0), "256 KiB");
+        assert_eq!(super::binary_bytes(3.0 * 1048576.0), "3 MiB");
+        assert_eq!(super::binary_bytes(2f64.powi(34)), "16 GiB");
+        assert_eq!(super::binary_bytes(96.0), "96 B");
+        let ticks = super::power_of_two_ticks(3000.0, 5e6, 8);
+        assert_eq!(ticks.first(), Some(&4096.0));
+        assert!(
+            ticks.len() <= 8 && ticks.last().unwrap() <= &5e6,
+            "{ticks:?}"
+        );
+        assert!(ticks.iter().all(|t| t.log2().fract() == 0.0));
+        assert_eq!(super::power_of_two_ticks(1024.0, 1024.0, 8), vec![1024.0]);
+        assert!(super::power_of_two_ticks(1100.0, 2000.0, 8).is_empty());
+    }
 
     /// /dev/full accepts the open and fails every write with "no space", like a full disk.
     #[cfg(target_os = "linux")]

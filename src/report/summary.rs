@@ -203,15 +203,22 @@ fn summarise_with(dir: &Path, saved_figures: bool) -> Result<Summary> {
 /// A number as a paper would print it: sizes in KiB / MiB / GiB, others to a sensible precision.
 pub fn format_value(value: f64, unit: &str) -> String {
     if unit == "bytes" {
-        let v = value as u64;
-        return match v {
-            v if v >= 1 << 30 && v % (1 << 30) == 0 => format!("{} GiB", v >> 30),
-            v if v >= 1 << 20 && v % (1 << 20) == 0 => format!("{} MiB", v >> 20),
-            v if v >= 1 << 10 && v % (1 << 10) == 0 => format!("{} KiB", v >> 10),
-            v if v >= 1 << 20 => format!("{:.1} MiB", value / 1048576.0),
-            v if v >= 1 << 10 => format!("{:.1} KiB", value / 1024.0),
-            v => format!("{v} B"),
+        // The largest binary unit that leaves a number of at least 1, to three significant
+        // digits (whole numbers as they are).
+        let (scaled, name) = [("GiB", 30), ("MiB", 20), ("KiB", 10)]
+            .into_iter()
+            .find(|&(_, shift)| value.abs() >= 2f64.powi(shift))
+            .map_or((value, "B"), |(name, shift)| {
+                (value / 2f64.powi(shift), name)
+            });
+        let digits = if scaled.fract() == 0.0 || scaled.abs() >= 100.0 {
+            0
+        } else if scaled.abs() >= 10.0 {
+            1
+        } else {
+            2
         };
+        return format!("{scaled:.digits$} {name}");
     }
     let number = if value.fract() == 0.0 && value.abs() < 1e9 {
         format!("{value:.0}")
@@ -323,6 +330,23 @@ pub fn latex_escape(text: &str) -> String {
             '\\' => out += "\\textbackslash{}",
             '<' => out += "\\textless{}",
             '>' => out += "\\textgreater{}",
+            // Characters pdflatex's utf8 input does not set up by default.
+            '−' => out += "\\textminus{}",
+            '×' => out += "\\texttimes{}",
+            '·' => out += "\\textperiodcentered{}",
+            '±' => out += "\\textpm{}",
+            'µ' | 'μ' => out += "\\textmu{}",
+            '°' => out += "\\textdegree{}",
+            '²' => out += "\\textsuperscript{2}",
+            '–' => out += "--",
+            '—' => out += "---",
+            '…' => out += "\\dots{}",
+            'σ' => out += "$\\sigma$",
+            'Δ' => out += "$\\Delta$",
+            '≤' => out += "$\\le$",
+            '≥' => out += "$\\ge$",
+            '≈' => out += "$\\approx$",
+            '→' => out += "$\\to$",
             _ => out.push(c),
         }
     }
@@ -411,8 +435,12 @@ mod tests {
 
     #[test]
     fn values_print_as_a_paper_would() {
-        assert_eq!(format_value(224704.0, "bytes"), "219.4 KiB");
+        assert_eq!(format_value(224704.0, "bytes"), "219 KiB");
         assert_eq!(format_value(50.0 * 1048576.0, "bytes"), "50 MiB");
+        assert_eq!(format_value(38968.0 * 1024.0, "bytes"), "38.1 MiB");
+        assert_eq!(format_value(4608.0, "bytes"), "4.50 KiB");
+        assert_eq!(format_value(256.0, "bytes"), "256 B");
+        assert_eq!(format_value(17179869184.0, "bytes"), "16 GiB");
         assert_eq!(format_value(13.0, "cycles"), "13 cycles");
         assert_eq!(format_value(4.3887, "cycles"), "4.39 cycles");
         assert_eq!(format_value(123.61, "ops/clock/SM"), "123.6 ops/clock/SM");
