@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use plotters::chart::SeriesLabelPosition;
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -74,7 +75,8 @@ pub fn draw_timelines(
                     .margin(20)
                     .x_label_area_size(60)
                     .y_label_area_size(70)
-                    .build_cartesian_2d(0.0..x_max, -0.5..WARP_LANES as f64 - 0.5)?;
+                    // Room above lane 31 for the legend, so it covers no lane.
+                    .build_cartesian_2d(0.0..x_max, -0.5..WARP_LANES as f64 + 4.5)?;
                 chart
                     .configure_mesh()
                     .disable_y_mesh()
@@ -83,8 +85,31 @@ pub fn draw_timelines(
                     .axis_desc_style((FONT, plot::LABEL_SIZE))
                     .label_style((FONT, plot::TICK_SIZE))
                     .x_label_formatter(&|v| format!("{v:.0}"))
-                    .y_label_formatter(&|v| format!("{v:.0}"))
+                    .y_label_formatter(&|v| {
+                        if *v <= WARP_LANES as f64 - 1.0 {
+                            format!("{v:.0}")
+                        } else {
+                            String::new()
+                        }
+                    })
                     .draw()?;
+                // The marks, once each, for the legend.
+                chart
+                    .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
+                    .label("lane active: first to last iteration")
+                    .legend(|(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 20, y + 5)], BLUE.mix(0.35).filled())
+                    });
+                chart
+                    .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?
+                    .label("an iteration ends")
+                    .legend(|(x, y)| {
+                        PathElement::new(vec![(x + 10, y - 6), (x + 10, y + 6)], BLUE)
+                    });
+                chart
+                    .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+                    .label("past the barrier")
+                    .legend(|(x, y)| Circle::new((x + 10, y), 4, RED.filled()));
                 for lane in 0..WARP_LANES {
                     let y = lane as f64;
                     let mine: Vec<&&TimelinePoint> =
@@ -113,6 +138,7 @@ pub fn draw_timelines(
                             .map(|p| Circle::new((p.cycles, y), 4, RED.filled())),
                     )?;
                 }
+                plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
             }
             root.present()?;
             Ok(())

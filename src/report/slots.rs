@@ -164,8 +164,8 @@ type BarChart<'a, DB> = ChartContext<
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
 
-/// Axes with one bar position per workload (named on the x axis) and fractions up the y
-/// axis, with room above 1 for the legend.
+/// Axes with one bar position per workload (named on the x axis) and fractions from 0 to 1
+/// up the y axis; the legend goes in a strip above ([`legend_strip`]).
 fn workload_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, plotters::coord::Shift>,
     caption: &str,
@@ -186,7 +186,7 @@ fn workload_chart<'a, DB: DrawingBackend>(
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(80)
-        .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.32)?;
+        .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.0)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -199,6 +199,21 @@ fn workload_chart<'a, DB: DrawingBackend>(
     Ok(chart)
 }
 
+/// A legend in its own strip above a chart, so it covers no bar: a coloured box and a label
+/// per entry, left to right.
+fn legend_strip<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    entries: &[(&str, RGBColor)],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut x = 100;
+    for &(label, color) in entries {
+        area.draw(&Rectangle::new([(x, 14), (x + 18, 32)], color.filled()))?;
+        area.draw(&Text::new(label, (x + 26, 14), (FONT, plot::TICK_SIZE)))?;
+        x += 40 + 11 * label.len() as i32;
+    }
+    Ok(())
+}
+
 /// One number of a row, for a bar.
 type Field = fn(&WorkloadRow) -> f64;
 
@@ -209,6 +224,8 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
             root.fill(&WHITE)?;
             let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
             let (left, right) = root.split_horizontally(1100);
+            let (left_legend, left) = left.split_vertically(50);
+            let (right_legend, right) = right.split_vertically(50);
             let mut chart = workload_chart(
                 &left,
                 "lane slots (Gupta & Datta Fig. 8)",
@@ -238,7 +255,10 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
                     Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled())
                 });
             }
-            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+            legend_strip(
+                &left_legend,
+                &segments.iter().map(|s| (s.0, s.1)).collect::<Vec<_>>(),
+            )?;
 
             let mut chart = workload_chart(
                 &right,
@@ -267,7 +287,10 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
                         Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled())
                     });
             }
-            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+            legend_strip(
+                &right_legend,
+                &kinds.iter().map(|k| (k.0, k.1)).collect::<Vec<_>>(),
+            )?;
             root.present()?;
             Ok(())
         })()
