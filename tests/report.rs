@@ -427,6 +427,19 @@ fn compare_of_a_run_with_itself_flags_nothing_and_a_fleet_names_the_perturbed_gp
         .stderr(predicate::str::contains("--fleet three at least"));
 }
 
+/// `gpubench report --format FORMAT` of the committed H100 `all` run, into a new directory.
+fn report_of_committed_all(format: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(format);
+    gpubench()
+        .args(["report", "--format", format, "--output"])
+        .arg(&out)
+        .arg(committed("all"))
+        .assert()
+        .success();
+    (dir, out)
+}
+
 /// The text of every `<text>` element of an SVG.
 fn svg_texts(svg: &str) -> Vec<String> {
     svg.split("<text")
@@ -440,14 +453,7 @@ fn svg_texts(svg: &str) -> Vec<String> {
 
 #[test]
 fn every_byte_size_axis_is_ticked_at_powers_of_two_in_binary_units() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("svg");
-    gpubench()
-        .args(["report", "--format", "svg", "--output"])
-        .arg(&out)
-        .arg(committed("all"))
-        .assert()
-        .success();
+    let (_dir, out) = report_of_committed_all("svg");
     let mut axes = 0;
     for suite in std::fs::read_dir(&out).unwrap() {
         let suite = suite.unwrap().path();
@@ -494,14 +500,7 @@ fn every_byte_size_axis_is_ticked_at_powers_of_two_in_binary_units() {
 
 #[test]
 fn report_writes_a_vector_pdf_per_figure_and_a_figures_tex() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("pdf");
-    gpubench()
-        .args(["report", "--format", "pdf", "--output"])
-        .arg(&out)
-        .arg(committed("all"))
-        .assert()
-        .success();
+    let (_dir, out) = report_of_committed_all("pdf");
     let tex = std::fs::read_to_string(out.join("figures.tex")).unwrap();
     let mut pdfs = 0;
     for line in tex.lines() {
@@ -536,14 +535,7 @@ fn the_summary_table_and_figures_tex_compile_with_pdflatex() {
         eprintln!("no pdflatex on this machine: the LaTeX compile test did not run");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("pdf");
-    gpubench()
-        .args(["report", "--format", "pdf", "--output"])
-        .arg(&out)
-        .arg(committed("all"))
-        .assert()
-        .success();
+    let (_dir, out) = report_of_committed_all("pdf");
     std::fs::write(
         out.join("paper.tex"),
         "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage[utf8]{inputenc}\n\\usepackage{graphicx}\n\\usepackage{longtable}\n\\begin{document}\n\\input{summary.tex}\n\\clearpage\n\\input{figures.tex}\n\\end{document}\n",

@@ -41,7 +41,8 @@ impl Summary {
     }
 }
 
-fn median_of_sorted(sorted: &[f64]) -> f64 {
+/// The median of values already sorted (the mean of the middle two for an even count).
+pub fn median_of_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     if n % 2 == 1 {
         sorted[n / 2]

@@ -124,8 +124,9 @@ pub struct DeviceIdentity {
     pub uuid: String,
 }
 
-/// Every device the driver sees, in ordinal order.
-pub fn devices() -> Result<Vec<DeviceIdentity>, GpuError> {
+/// Loads and initialises the driver, checking first that a driver library exists at all
+/// (cudarc panics when it has to load a missing libcuda).
+fn start_driver() -> Result<(), GpuError> {
     // SAFETY: only tries to dlopen libcuda; no driver state is touched.
     if !unsafe { sys::is_culib_present() } {
         return Err(GpuError::NoDriver);
@@ -133,7 +134,12 @@ pub fn devices() -> Result<Vec<DeviceIdentity>, GpuError> {
     cudarc::driver::result::init().map_err(|e| match e.0 {
         cudaError_enum::CUDA_ERROR_NO_DEVICE => GpuError::NoDevice,
         _ => GpuError::DriverInit(driver_detail(e)),
-    })?;
+    })
+}
+
+/// Every device the driver sees, in ordinal order.
+pub fn devices() -> Result<Vec<DeviceIdentity>, GpuError> {
+    start_driver()?;
     let count =
         cudarc::driver::result::device::get_count().map_err(driver_error("counting devices"))?;
     (0..count)
@@ -167,18 +173,10 @@ fn uuid_text(bytes: &[u8; 16]) -> String {
 }
 
 impl Gpu {
-    /// Opens device `ordinal`, checking first that a driver library exists at all (cudarc
-    /// panics when it has to load a missing libcuda).
+    /// Opens device `ordinal` ([`start_driver`] first).
     pub fn open(ordinal: usize) -> Result<Gpu, GpuError> {
         let started = Instant::now();
-        // SAFETY: only tries to dlopen libcuda; no driver state is touched.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(GpuError::NoDriver);
-        }
-        cudarc::driver::result::init().map_err(|e| match e.0 {
-            cudaError_enum::CUDA_ERROR_NO_DEVICE => GpuError::NoDevice,
-            _ => GpuError::DriverInit(driver_detail(e)),
-        })?;
+        start_driver()?;
         let count = CudaContext::device_count().map_err(driver_error("counting devices"))?;
         let count = usize::try_from(count).unwrap_or(0);
         if count == 0 {

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use super::figures::Figure;
 use super::summary::{Summary, format_value, latex_escape};
+use crate::analysis::stats::median_of_sorted;
 
 /// Relative tolerances by unit: how far a figure may move between two runs of one GPU model
 /// before it is worth a look. The defaults come from repeated runs on H100s (pipeline and
@@ -301,15 +302,6 @@ pub fn compare(
     }
 }
 
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
 fn fleet_row(cells: &[Option<Figure>], tolerance: f64, k: f64) -> FleetRow {
     let verdicts: Vec<(usize, String)> = cells
         .iter()
@@ -362,10 +354,10 @@ fn fleet_row(cells: &[Option<Figure>], tolerance: f64, k: f64) -> FleetRow {
     }
     let mut sorted: Vec<f64> = values.iter().map(|&(_, v)| v).collect();
     sorted.sort_by(f64::total_cmp);
-    let m = median(&sorted);
+    let m = median_of_sorted(&sorted);
     let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - m).abs()).collect();
     deviations.sort_by(f64::total_cmp);
-    let mad = median(&deviations);
+    let mad = median_of_sorted(&deviations);
     let sigma = 1.4826 * mad;
     let odd = values
         .iter()
