@@ -114,7 +114,12 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                 .map(|p| LevelFigure {
                     level: p.level.name().into(),
                     operation: p.operation.into(),
-                    from: format!("at the {} read search's winner", p.level.name()),
+                    from: match p.level {
+                        Level::L2 | Level::Dram => {
+                            format!("at the {} {} search's winner", p.level.name(), p.operation)
+                        }
+                        _ => format!("at the {} read search's winner", p.level.name()),
+                    },
                     footprint_bytes: p.footprint_bytes,
                     threads: p.threads,
                     blocks_per_sm: p.blocks_per_sm,

@@ -4,8 +4,12 @@
 //!
 //! Method. Every access is a 16-byte vector and every thread keeps four in flight. For each
 //! level a short search first picks the occupancy (threads per block × blocks per SM, every
-//! pair the SM allows) that moves the most bytes at a footprint well inside that level; each
-//! level's read, write and copy are then measured at its winner. The sweeps run at the winners:
+//! pair the SM allows) that moves the most bytes at a footprint well inside that level. Shared
+//! memory's write and copy are measured at its read's winner; past L1 every operation (weak
+//! and strong read, write, copy) has its own search at L2 and at DRAM, since many occupancies
+//! read at the same rate but write and copy up to 12 % apart, so a figure taken at whichever
+//! read won did not repeat from run to run. The sweeps run at the winners (each device-wide
+//! operation at its own L2 winner):
 //! reads through L1 against the footprint of each SM (every block its own region), and weak
 //! reads past L1, strong (`.cg`) reads, writes and copies against the device-wide footprint,
 //! from one slice per SM to far past L2. Every line is read by one block per pass: blocks that
@@ -297,7 +301,40 @@ fn device_kernels() -> impl Iterator<Item = Kernel> {
 }
 
 impl Bench<'_> {
-    /// The occupancy search, the headline points and the sweeps.
+    /// The occupancy (of every candidate the SM allows) at which `kernel` moves the most
+    /// bytes at `level`'s search footprint; every candidate's point goes to `search`.
+    fn search(
+        &mut self,
+        level: Level,
+        kernel: Kernel,
+        search: &mut Vec<Point>,
+    ) -> Result<Occupancy> {
+        let limits = self.limits;
+        let mut best: Option<Point> = None;
+        for occupancy in candidates(level, &limits) {
+            let footprint = match level {
+                Level::Shared => shared_bytes(occupancy.threads),
+                _ => search_footprint(level, &limits, self.config.max_device_bytes),
+            };
+            let point = self.point(level, kernel, occupancy, footprint, 3)?;
+            if best.is_none_or(|b| point.median_bytes_per_second > b.median_bytes_per_second) {
+                best = Some(point);
+            }
+            search.push(point);
+        }
+        let Some(best) = best else {
+            bail!(
+                "no occupancy fits the {} search on this device",
+                level.name()
+            );
+        };
+        Ok(Occupancy {
+            threads: best.threads,
+            blocks_per_sm: best.blocks_per_sm,
+        })
+    }
+
+    /// The occupancy searches, the headline points and the sweeps.
     pub fn measure(&mut self) -> Result<Measured> {
         let limits = self.limits;
         let max_device = self.config.max_device_bytes;
@@ -306,32 +343,8 @@ impl Bench<'_> {
         let mut search = Vec::new();
         let mut winners = Vec::new();
         for level in Level::ALL {
-            let kernel = level.search_kernel();
-            let mut best: Option<Point> = None;
-            for occupancy in candidates(level, &limits) {
-                let footprint = match level {
-                    Level::Shared => shared_bytes(occupancy.threads),
-                    _ => search_footprint(level, &limits, max_device),
-                };
-                let point = self.point(level, kernel, occupancy, footprint, 3)?;
-                if best.is_none_or(|b| point.median_bytes_per_second > b.median_bytes_per_second) {
-                    best = Some(point);
-                }
-                search.push(point);
-            }
-            let Some(best) = best else {
-                bail!(
-                    "no occupancy fits the {} search on this device",
-                    level.name()
-                );
-            };
-            winners.push((
-                level,
-                Occupancy {
-                    threads: best.threads,
-                    blocks_per_sm: best.blocks_per_sm,
-                },
-            ));
+            let occupancy = self.search(level, level.search_kernel(), &mut search)?;
+            winners.push((level, occupancy));
         }
         let winner = |level: Level| {
             winners
@@ -354,24 +367,39 @@ impl Bench<'_> {
             footprint,
             repeats,
         )?);
+        // Past L1, each operation at its own winner (the reads' search is the level's).
+        let mut own_winners: Vec<(Level, Kernel, Occupancy)> = Vec::new();
         for level in [Level::L2, Level::Dram] {
             let footprint = search_footprint(level, &limits, max_device);
             for kernel in device_kernels() {
-                headline.push(self.point(level, kernel, winner(level), footprint, repeats)?);
+                let occupancy = if kernel == level.search_kernel() {
+                    winner(level)
+                } else {
+                    self.search(level, kernel, &mut search)?
+                };
+                headline.push(self.point(level, kernel, occupancy, footprint, repeats)?);
+                own_winners.push((level, kernel, occupancy));
             }
         }
+        let l2_winner_of = |kernel: Kernel| {
+            own_winners
+                .iter()
+                .find(|(l, k, _)| *l == Level::L2 && *k == kernel)
+                .map(|(_, _, o)| *o)
+                .expect("every device operation was searched at L2")
+        };
         let l1 = winner(Level::L1);
         let unit = launcher::VECTOR_BYTES * u64::from(l1.threads * l1.blocks_per_sm);
         let mut l1_sweep = Vec::new();
         for footprint in footprints(16 << 10, self.config.max_sm_bytes, per_doubling, unit) {
             l1_sweep.push(self.point(Level::L1, Kernel::ReadSm, l1, footprint, repeats)?);
         }
-        let l2 = winner(Level::L2);
-        let slice = launcher::UNROLL * launcher::VECTOR_BYTES * u64::from(l2.threads);
-        // From one slice per SM (smaller regions leave SMs idle) to the largest footprint.
-        let first = (u64::from(limits.multiprocessors) * slice).max(1 << 20);
         let mut device_sweeps = Vec::new();
         for kernel in device_kernels() {
+            let l2 = l2_winner_of(kernel);
+            let slice = launcher::UNROLL * launcher::VECTOR_BYTES * u64::from(l2.threads);
+            // From one slice per SM (smaller regions leave SMs idle) to the largest footprint.
+            let first = (u64::from(limits.multiprocessors) * slice).max(1 << 20);
             let unit = if kernel == Kernel::CopyDevice {
                 2 * slice
             } else {
