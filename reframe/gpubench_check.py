@@ -49,15 +49,15 @@ REFERENCES = {
     },
     # The mean of the two H200s in results/h200x2.
     'NVIDIA H200': {
-        'sm_clock': 1980.0,
+        'sm_clock': 1978.9,
         'divergence_cost': 13.0,
         'shared_latency': 29.02,
         'fma_latency': 4.39,
-        'fma_throughput': 123.57,
-        'shared_bandwidth': 124.97,
-        'dram_read_fraction': 94.12,
+        'fma_throughput': 123.58,
+        'shared_bandwidth': 125.51,
+        'dram_read_fraction': 94.05,
         'l1_latency': 32.05,
-        'dram_latency': 648.7,
+        'dram_latency': 648.8,
     },
 }
 
