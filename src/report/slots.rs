@@ -242,7 +242,7 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
                 }),
                 ("idle: untagged", RGBColor(160, 160, 160), |r| r.f_untagged),
             ];
-            for (index, &(label, color, value)) in segments.iter().enumerate() {
+            for (index, &(_, color, value)) in segments.iter().enumerate() {
                 let bars = rows.iter().enumerate().map(|(i, r)| {
                     let below: f64 = segments[..index].iter().map(|s| (s.2)(r)).sum();
                     let x = i as f64;
@@ -251,9 +251,7 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
                         color.filled(),
                     )
                 });
-                chart.draw_series(bars)?.label(label).legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled())
-                });
+                chart.draw_series(bars)?;
             }
             legend_strip(
                 &left_legend,
@@ -276,16 +274,11 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
                         / (r.dynamic_intrinsic + r.dynamic_extrinsic).max(1) as f64
                 }),
             ];
-            for (label, color, offset, value) in kinds {
-                chart
-                    .draw_series(rows.iter().enumerate().map(|(i, r)| {
-                        let x = i as f64 + offset;
-                        Rectangle::new([(x - 0.18, 0.0), (x + 0.18, value(r))], color.filled())
-                    }))?
-                    .label(label)
-                    .legend(move |(x, y)| {
-                        Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled())
-                    });
+            for (_, color, offset, value) in kinds {
+                chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
+                    let x = i as f64 + offset;
+                    Rectangle::new([(x - 0.18, 0.0), (x + 0.18, value(r))], color.filled())
+                }))?;
             }
             legend_strip(
                 &right_legend,
