@@ -148,15 +148,20 @@ pub fn devices() -> Result<Vec<DeviceIdentity>, GpuError> {
                 .map_err(driver_error("finding a device"))?;
             let name = cudarc::driver::result::device::get_name(device)
                 .map_err(driver_error("reading a device's name"))?;
-            let uuid = cudarc::driver::result::device::get_uuid(device)
-                .map_err(driver_error("reading a device's UUID"))?;
             Ok(DeviceIdentity {
                 index: ordinal as usize,
                 name,
-                uuid: uuid_text(&uuid.bytes.map(|b| b as u8)),
+                uuid: device_uuid(device)?,
             })
         })
         .collect()
+}
+
+/// A device's UUID as nvidia-smi prints it.
+fn device_uuid(device: sys::CUdevice) -> Result<String, GpuError> {
+    let uuid = cudarc::driver::result::device::get_uuid(device)
+        .map_err(driver_error("reading a device's UUID"))?;
+    Ok(uuid_text(&uuid.bytes.map(|b| b as u8)))
 }
 
 /// 16 bytes as nvidia-smi prints a GPU's UUID.
@@ -208,9 +213,7 @@ impl Gpu {
 
     /// The device's UUID as nvidia-smi and NVML print it.
     pub fn uuid(&self) -> Result<String, GpuError> {
-        let uuid = cudarc::driver::result::device::get_uuid(self.context.cu_device())
-            .map_err(driver_error("reading the device's UUID"))?;
-        Ok(uuid_text(&uuid.bytes.map(|b| b as u8)))
+        device_uuid(self.context.cu_device())
     }
 
     pub fn stream(&self) -> &Arc<CudaStream> {

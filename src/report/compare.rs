@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::figures::Figure;
-use super::summary::{Summary, format_value, latex_escape};
+use super::summary::{Summary, format_value, latex_escape, markdown_cell};
 use crate::analysis::stats::median_of_sorted;
 
 /// Relative tolerances by unit: how far a figure may move between two runs of one GPU model
@@ -205,6 +205,16 @@ pub struct FleetRow {
     pub odd: Vec<(usize, Option<f64>)>,
 }
 
+impl FleetRow {
+    /// What the runs centre on: the median in `unit`, or the most common verdict.
+    fn centre(&self, unit: &str) -> Option<String> {
+        match (self.median, &self.common_verdict) {
+            (Some(m), _) => Some(format_value(m, unit)),
+            (None, verdict) => verdict.clone(),
+        }
+    }
+}
+
 /// A run that is odd in at least one figure, for the ranking.
 #[derive(Debug, Clone, Serialize)]
 pub struct OddRun {
@@ -388,11 +398,7 @@ fn odd_ones_out(runs: &[String], rows: &[Row]) -> Vec<OddRun> {
             let entry = OddFigure {
                 figure: format!("{}: {}", row.section, row.quantity),
                 value: figure.value_text(),
-                median: match (fleet.median, &fleet.common_verdict) {
-                    (Some(m), _) => format_value(m, &row.unit),
-                    (None, Some(v)) => v.clone(),
-                    (None, None) => String::new(),
-                },
+                median: fleet.centre(&row.unit).unwrap_or_default(),
                 deviation,
             };
             match out.iter_mut().find(|o| o.run == runs[i]) {
@@ -437,20 +443,12 @@ fn cell_text(f: &Option<Figure>) -> String {
     })
 }
 
-fn markdown_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
 /// The last columns of a row: the flag (pairwise), or median, MAD and the odd runs (fleet).
 fn verdict_cells(c: &Comparison, row: &Row) -> Vec<String> {
     match &row.fleet {
         None => vec![row.flag.clone().unwrap_or_default()],
         Some(fleet) => {
-            let median = match (fleet.median, &fleet.common_verdict) {
-                (Some(m), _) => format_value(m, &row.unit),
-                (None, Some(v)) => v.clone(),
-                (None, None) => "-".into(),
-            };
+            let median = fleet.centre(&row.unit).unwrap_or_else(|| "-".into());
             let mad = fleet.mad.map_or("-".into(), |m| format_value(m, &row.unit));
             let odd: Vec<String> = fleet
                 .odd
@@ -463,6 +461,21 @@ fn verdict_cells(c: &Comparison, row: &Row) -> Vec<String> {
             vec![median, mad, odd.join(", ")]
         }
     }
+}
+
+/// Every row's cells, escaped for the table's format: the quantity, one per run, then the
+/// flag or the fleet's columns.
+fn table_rows(c: &Comparison, escape: fn(&str) -> String) -> Vec<Vec<String>> {
+    c.rows
+        .iter()
+        .map(|row| {
+            std::iter::once(format!("{}: {}", row.section, row.quantity))
+                .chain(row.cells.iter().map(cell_text))
+                .chain(verdict_cells(c, row))
+                .map(|text| escape(&text))
+                .collect()
+        })
+        .collect()
 }
 
 fn verdict_headers(c: &Comparison) -> Vec<&'static str> {
@@ -504,23 +517,8 @@ fn render_markdown(c: &Comparison) -> String {
         "---|".repeat(c.runs.len()),
         "---|".repeat(extra.len())
     );
-    for row in &c.rows {
-        let cells: Vec<String> = row
-            .cells
-            .iter()
-            .map(|f| markdown_cell(&cell_text(f)))
-            .collect();
-        let last: Vec<String> = verdict_cells(c, row)
-            .iter()
-            .map(|t| markdown_cell(t))
-            .collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} |",
-            markdown_cell(&format!("{}: {}", row.section, row.quantity)),
-            cells.join(" | "),
-            last.join(" | ")
-        );
+    for cells in table_rows(c, markdown_cell) {
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     let _ = writeln!(out, "\n{}", footnote(c));
     if c.k.is_some() {
@@ -571,23 +569,8 @@ fn render_latex(c: &Comparison) -> String {
         headers.join(" & "),
         extra.join(" & ")
     );
-    for row in &c.rows {
-        let cells: Vec<String> = row
-            .cells
-            .iter()
-            .map(|f| latex_escape(&cell_text(f)))
-            .collect();
-        let last: Vec<String> = verdict_cells(c, row)
-            .iter()
-            .map(|t| latex_escape(t))
-            .collect();
-        let _ = writeln!(
-            out,
-            "{} & {} & {} \\\\",
-            latex_escape(&format!("{}: {}", row.section, row.quantity)),
-            cells.join(" & "),
-            last.join(" & ")
-        );
+    for cells in table_rows(c, latex_escape) {
+        let _ = writeln!(out, "{} \\\\", cells.join(" & "));
     }
     let _ = writeln!(
         out,

@@ -256,7 +256,8 @@ impl Figure {
     }
 }
 
-fn markdown_cell(text: &str) -> String {
+/// `text` as one cell of a Markdown table.
+pub fn markdown_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
