@@ -557,3 +557,30 @@ fn every_gpu_runs_in_its_own_directory_and_names_itself() {
         assert!(top.join(gpu["log"].as_str().unwrap()).is_file());
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_live_run_draws_column_pdfs_for_a_paper_with_figures_tex() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("all");
+    let output = gpubench()
+        .args(["all", "--only", "clock,pipeline", "--format", "pdf"])
+        .args(["--figure-width", "column", "--paper", "--output"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for figure in ["clock/clock.pdf", "pipeline/pipeline.pdf"] {
+        let pdf = std::fs::read(run.join(figure)).unwrap();
+        assert!(pdf.starts_with(b"%PDF-"), "{figure}");
+        assert!(String::from_utf8_lossy(&pdf).contains("/MediaBox [0 0 244.8"));
+    }
+    assert!(!run.join("pipeline/pipeline.png").exists());
+    let tex = std::fs::read_to_string(run.join("figures.tex")).unwrap();
+    assert!(tex.contains("{pipeline/pipeline.pdf}"), "{tex}");
+    assert_eq!(tex.matches("\\begin{figure}").count(), 2, "{tex}");
+}

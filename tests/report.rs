@@ -554,3 +554,107 @@ fn the_summary_table_and_figures_tex_compile_with_pdflatex() {
     let pdf = std::fs::read(out.join("paper.pdf")).unwrap();
     assert!(pdf.starts_with(b"%PDF-") && pdf.len() > 100_000);
 }
+
+/// `gpubench report` of the committed H100 `all` run with extra figure options.
+fn report_of_committed_all_with(args: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    gpubench()
+        .arg("report")
+        .args(args)
+        .arg("--output")
+        .arg(&out)
+        .arg(committed("all"))
+        .assert()
+        .success();
+    (dir, out)
+}
+
+/// Every figure file under `dir` (one level of suite directories).
+fn figure_files(dir: &Path, extension: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for suite in std::fs::read_dir(dir).unwrap() {
+        let suite = suite.unwrap().path();
+        if suite.is_dir() {
+            for figure in std::fs::read_dir(&suite).unwrap() {
+                let figure = figure.unwrap().path();
+                if figure.extension().is_some_and(|e| e == extension) {
+                    files.push(figure);
+                }
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn every_figure_draws_in_the_colour_blind_safe_palette() {
+    // Okabe & Ito's eight colours, plus white and the grey of reference lines.
+    let allowed = [
+        "#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7",
+        "#FFFFFF", "#999999",
+    ];
+    let (_dir, out) = report_of_committed_all("svg");
+    let figures = figure_files(&out, "svg");
+    assert!(figures.len() >= 20, "{} figures", figures.len());
+    for figure in figures {
+        let svg = std::fs::read_to_string(&figure).unwrap();
+        for attribute in ["stroke=\"", "fill=\""] {
+            for colour in svg.split(attribute).skip(1) {
+                let colour = colour.split('"').next().unwrap();
+                assert!(
+                    colour == "none" || allowed.contains(&colour),
+                    "{}: colour {colour} is not in the palette",
+                    figure.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn column_figures_for_a_paper_are_three_and_a_half_inches_wide_with_no_titles() {
+    let (_dir, out) = report_of_committed_all_with(&["--format", "svg"]);
+    let titled = figure_files(&out, "svg")
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("NVIDIA H100"))
+        .count();
+    assert!(
+        titled >= 20,
+        "only {titled} screen figures carry their title"
+    );
+
+    let (_dir, out) =
+        report_of_committed_all_with(&["--format", "svg", "--figure-width", "column", "--paper"]);
+    let figures = figure_files(&out, "svg");
+    assert!(figures.len() >= 20);
+    for figure in &figures {
+        let svg = std::fs::read_to_string(figure).unwrap();
+        assert!(
+            svg.starts_with("<svg width=\"3.40in\""),
+            "{}: {}",
+            figure.display(),
+            &svg[..60]
+        );
+        // Titles name the device; a paper's figure leaves that to its caption.
+        assert!(
+            !svg.contains("NVIDIA H100"),
+            "{} has a title",
+            figure.display()
+        );
+    }
+
+    let (_dir, out) = report_of_committed_all_with(&["--format", "pdf", "--figure-width", "page"]);
+    let tex = std::fs::read_to_string(out.join("figures.tex")).unwrap();
+    assert!(tex.contains("\\begin{figure*}"), "{tex}");
+    let pdf = std::fs::read(out.join("cache-l2/cache.pdf")).unwrap();
+    let text = String::from_utf8_lossy(&pdf);
+    let width: f64 = text
+        .split_once("/MediaBox [0 0 ")
+        .and_then(|(_, rest)| rest.split(' ').next())
+        .and_then(|w| w.parse().ok())
+        .expect("a MediaBox");
+    // 7 in at 72 points to the inch.
+    assert!((width - 504.0).abs() < 0.5, "page width {width} pt");
+}

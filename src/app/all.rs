@@ -147,7 +147,9 @@ pub fn run(args: &AllArgs) -> Result<()> {
     bar.finish_and_clear();
     let total_seconds = started.elapsed().as_secs_f64();
     write_manifest(&outcomes, Some(total_seconds))?;
-    super::report::write_tables(run.path(), &run, "png")?;
+    let extension = args.figures.extension();
+    super::report::write_tables(run.path(), &run, extension)?;
+    super::report::write_figures_tex(&run, extension, &live_figures(run.path(), extension)?)?;
     let slowest = outcomes.iter().max_by(|a, b| {
         a.seconds
             .unwrap_or(0.0)
@@ -197,6 +199,7 @@ fn run_suite(
     tick: impl FnMut(f64),
 ) -> Result<SuiteOutcome> {
     let mut command_line = suite.args.clone();
+    command_line.extend(args.figures.to_args());
     command_line.extend([
         "--device".to_string(),
         args.device.to_string(),
@@ -308,4 +311,25 @@ fn forward_interrupts() {
         libc::signal(libc::SIGINT, handler);
         libc::signal(libc::SIGTERM, handler);
     }
+}
+
+/// The figures each complete suite of the run in `dir` drew, as `report` lists what it
+/// re-drew: suite directory, metadata, the figure files in name order.
+fn live_figures(dir: &Path, extension: &str) -> Result<Vec<(String, SavedMetadata, Vec<String>)>> {
+    let mut drawn = Vec::new();
+    for (name, path) in crate::report::summary::suite_dirs(dir)? {
+        let metadata = SavedMetadata::read(&path)?;
+        if !metadata.complete() {
+            continue;
+        }
+        let mut files: Vec<String> = std::fs::read_dir(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|f| !f.starts_with('.') && f.ends_with(&format!(".{extension}")))
+            .collect();
+        files.sort();
+        drawn.push((name, metadata, files));
+    }
+    Ok(drawn)
 }

@@ -68,9 +68,9 @@ pub fn run(args: &BranchArgs) -> Result<()> {
             }
             branch_report::write(&suite.run, &runs, &serde_json::Value::Object(summary))?;
             let title = suite.title(branch_report::TITLE);
-            suite.run.write_with("branch.png", |path| {
-                branch_report::draw(path, &title, &runs)
-            })?;
+            suite
+                .run
+                .write_figure("branch", |path| branch_report::draw(path, &title, &runs))?;
             Ok(())
         },
     )

@@ -385,7 +385,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             }),
         )?;
             let title = suite.title(&cache_plot::title(space.name(), stride, args.threads));
-            suite.run.write_with("cache.png", |path| {
+            suite.run.write_figure("cache", |path| {
                 cache_plot::draw(path, &title, &sweep.points, &report)
             })?;
             print!("{}", cache_report::render_text(&report));
@@ -688,7 +688,7 @@ fn conflict_experiment(
     let points = conflict::points_from_rows(&rows);
     let analysis = crate::analysis::conflict::analyse(&points, line);
     let title = suite.title(&format!("{} conflict experiment", space.name()));
-    suite.run.write_with("conflict.png", |path| {
+    suite.run.write_figure("conflict", |path| {
         cache_plot::draw_conflict(path, &title, &points, &analysis)
     })?;
     println!(
@@ -837,7 +837,7 @@ fn translation_strides(
     if !all_points.is_empty() {
         let title = suite.title("TLB chase, one element per stride");
         let every: Vec<_> = main_points.iter().chain(&all_points).copied().collect();
-        suite.run.write_with("tlb_strides.png", |path| {
+        suite.run.write_figure("tlb_strides", |path| {
             cache_plot::draw_by_stride(path, &title, &every)
         })?;
     }

@@ -46,7 +46,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
             let scope = counter_scope(&stamps, sm_clock.mhz);
             clock_report::write(&suite.run, &overheads, &sm_clock, &stamps, scope.as_ref())?;
             let title = suite.title(clock_report::TITLE);
-            suite.run.write_with("clock.png", |path| {
+            suite.run.write_figure("clock", |path| {
                 clock_report::draw(path, &title, &stamps, scope.as_ref())
             })?;
             let show = |name: &str, s: &crate::analysis::stats::Summary, unit: &str| {

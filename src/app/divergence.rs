@@ -119,7 +119,7 @@ fn write_model(
     value["bounds_source"] = json!(bounds_source);
     run.write_json("model.json", &value)?;
     let curve = report.single_loop_curve(single)?;
-    run.write_with("model.png", |path| {
+    run.write_figure("model", |path| {
         model_report::draw_model_plot(
             path,
             &format!("{title}: single loop"),
@@ -129,7 +129,7 @@ fn write_model(
         )
     })?;
     if let Some(prediction) = &report.double_loop_prediction {
-        run.write_with("prediction.png", |path| {
+        run.write_figure("prediction", |path| {
             model_report::draw_prediction_plot(path, &format!("{title}: double loop"), prediction)
         })?;
     }
@@ -213,7 +213,7 @@ pub fn analyze_and_write(
         .collect();
     divergence_report::write_summary(run, &pattern, &summaries, measured)?;
     divergence_report::write_fit(run, overhead, &fits)?;
-    run.write_with("divergence.png", |path: &Path| {
+    run.write_figure("divergence", |path: &Path| {
         divergence_report::draw_plot(path, title, &summaries, &fits)
     })?;
     let single = model_levels(&summaries, measured, "single");
@@ -234,7 +234,7 @@ pub fn analyze_and_write(
         split_report::write(run, &report, &timeline)?;
         let last = split.iter().map(|level| level.m).max().unwrap_or(0);
         let shown: Vec<u32> = [last / 2, last].into_iter().filter(|&m| m > 0).collect();
-        run.write_with("timeline.png", |path| {
+        run.write_figure("timeline", |path| {
             split_report::draw_timelines(
                 path,
                 &format!("{title}: per-lane timelines (Listing 5)"),

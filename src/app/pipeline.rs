@@ -54,7 +54,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
             let saturation = saturation_warps(&sweep, 0.95);
             pipeline_report::write(&suite.run, &results, &sweep, saturation, swept.name)?;
             let title = suite.title(&pipeline_report::title(swept));
-            suite.run.write_with("pipeline.png", |path| {
+            suite.run.write_figure("pipeline", |path| {
                 pipeline_report::draw(path, &title, &sweep, saturation)
             })?;
             print!("{}", pipeline_report::render_table(&results));

@@ -64,12 +64,16 @@ impl<T: SuiteDef> Suite for T {
     }
 
     fn command(&self) -> clap::Command {
-        T::Args::augment_args(clap::Command::new(T::NAME).about(T::ABOUT))
+        let command = T::Args::augment_args(clap::Command::new(T::NAME).about(T::ABOUT));
+        crate::cli::FigureArgs::augment_args(command)
     }
 
     fn measure(&self, matches: &ArgMatches) -> Result<()> {
         let args =
             T::Args::from_arg_matches(matches).map_err(|e| UsageError::new(e.to_string()))?;
+        let figures = crate::cli::FigureArgs::from_arg_matches(matches)
+            .map_err(|e| UsageError::new(e.to_string()))?;
+        crate::report::plot::set_style(figures.style());
         T::run(&args)
     }
 

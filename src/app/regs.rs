@@ -37,7 +37,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
             let allocation = registers::infer(&points, register_file, max_threads);
             regs_report::write(&suite.run, &points, &allocation, register_file)?;
             let title = suite.title(regs_report::TITLE);
-            suite.run.write_with("regs.png", |path| {
+            suite.run.write_figure("regs", |path| {
                 regs_report::draw(
                     path,
                     &title,

@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::registry::{self, Redraw, SavedRun};
-use crate::cli::{FigureFormat, ReportArgs};
+use crate::cli::ReportArgs;
 use crate::error::UsageError;
 use crate::report::metadata::SavedMetadata;
 use crate::report::run_dir::{self, RunDir};
@@ -42,11 +42,8 @@ fn write_summary(summary: &summary::Summary, out: &RunDir, figure_extension: &st
 }
 
 pub fn run(args: &ReportArgs) -> Result<()> {
-    let extension = match args.format {
-        FigureFormat::Png => "png",
-        FigureFormat::Svg => "svg",
-        FigureFormat::Pdf => "pdf",
-    };
+    crate::report::plot::set_style(args.figures.style());
+    let extension = args.figures.extension();
     if !args.dir.is_dir() {
         return Err(UsageError::new(format!(
             "{} is not a directory; pass a run directory written by gpubench",
@@ -137,25 +134,37 @@ fn draw_every_suite(
         };
         drawn_by_suite.push((suite_dir, metadata, drawn.drawn));
     }
-    if extension != "svg" {
-        let mut figures = Vec::new();
-        for (suite_dir, metadata, files) in &drawn_by_suite {
-            let about = registry::require(&metadata.suite)?.about();
-            for file in files {
-                figures.push(crate::report::figures_tex::DrawnFigure {
-                    suite_dir,
-                    file,
-                    metadata,
-                    about,
-                });
-            }
-        }
-        out.write(
-            "figures.tex",
-            crate::report::figures_tex::render(&figures).as_bytes(),
-        )?;
+    write_figures_tex(out, extension, &drawn_by_suite)
+}
+
+/// `figures.tex` for formats LaTeX includes (PDF, PNG): one captioned figure per file of
+/// `drawn` (suite directory inside `out`, its metadata, its figure files).
+pub fn write_figures_tex(
+    out: &RunDir,
+    extension: &str,
+    drawn: &[(String, SavedMetadata, Vec<String>)],
+) -> Result<()> {
+    if extension == "svg" {
+        return Ok(());
     }
-    Ok(())
+    use crate::report::plot::{FigureWidth, style};
+    let page_wide = style().width == FigureWidth::Page;
+    let mut figures = Vec::new();
+    for (suite_dir, metadata, files) in drawn {
+        let about = registry::require(&metadata.suite)?.about();
+        for file in files {
+            figures.push(crate::report::figures_tex::DrawnFigure {
+                suite_dir,
+                file,
+                metadata,
+                about,
+            });
+        }
+    }
+    out.write(
+        "figures.tex",
+        crate::report::figures_tex::render(&figures, page_wide).as_bytes(),
+    )
 }
 
 /// `gpubench compare DIR…`: the runs' summaries side by side, flagged against the first run

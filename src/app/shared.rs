@@ -39,7 +39,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
             let fit = bank_conflicts::fit(&points);
             shared_report::write(&suite.run, &points, fit.as_ref())?;
             let title = suite.title(shared_report::TITLE);
-            suite.run.write_with("shared.png", |path| {
+            suite.run.write_figure("shared", |path| {
                 shared_report::draw(path, &title, &points, fit.as_ref())
             })?;
             if let Some(latency) = points

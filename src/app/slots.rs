@@ -88,7 +88,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
             let title = suite.title(report::TITLE);
             suite
                 .run
-                .write_with("slots.png", |path| report::draw(path, &title, &rows))?;
+                .write_figure("slots", |path| report::draw(path, &title, &rows))?;
             print!("{}", report::render_text(&rows));
             if let Err(reason) = &ncu_outcome {
                 println!("ncu cross-check: {reason}");

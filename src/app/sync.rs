@@ -90,7 +90,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
             sync_report::write(&suite.run, &results)?;
             if let Some(stamps) = pairing_stamps.filter(|s| s.len() == 96) {
                 let title = suite.title("Listing 7 barrier departures");
-                suite.run.write_with("sync.png", |path| {
+                suite.run.write_figure("sync", |path| {
                     sync_report::draw_pairing(path, &title, &stamps)
                 })?;
             }

@@ -143,6 +143,8 @@ pub struct AllArgs {
     /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
+    #[command(flatten)]
+    pub figures: FigureArgs,
     /// New run directory (default: results/runs/<UTC time>-all); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -156,13 +158,75 @@ pub enum FigureFormat {
     Pdf,
 }
 
+/// How the figures of a run or report are drawn; every suite, `all` and `report` take it.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct FigureArgs {
+    /// Format of the figures.
+    #[arg(long, value_enum, default_value_t = FigureFormat::Png)]
+    pub format: FigureFormat,
+    /// The width the figures are made for: a screen, one column of a paper (3.4 in) or a
+    /// page (7 in); the last two put tick labels at 8 pt once printed at that width.
+    #[arg(long, value_enum, default_value_t = FigureWidth::Screen)]
+    pub figure_width: FigureWidth,
+    /// No titles inside the figures (a paper's captions say what they show).
+    #[arg(long)]
+    pub paper: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FigureWidth {
+    Screen,
+    Column,
+    Page,
+}
+
+impl FigureArgs {
+    /// The file extension of the figures.
+    pub fn extension(&self) -> &'static str {
+        self.style().format.extension()
+    }
+
+    pub fn style(&self) -> crate::report::plot::Style {
+        use crate::report::plot;
+        plot::Style {
+            format: match self.format {
+                FigureFormat::Png => plot::Format::Png,
+                FigureFormat::Svg => plot::Format::Svg,
+                FigureFormat::Pdf => plot::Format::Pdf,
+            },
+            width: match self.figure_width {
+                FigureWidth::Screen => plot::FigureWidth::Screen,
+                FigureWidth::Column => plot::FigureWidth::Column,
+                FigureWidth::Page => plot::FigureWidth::Page,
+            },
+            paper: self.paper,
+        }
+    }
+
+    /// The options as a command line passes them on to a child `gpubench`.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if self.format != FigureFormat::Png {
+            args.extend(["--format".to_string(), self.extension().to_string()]);
+        }
+        if let Some(width) = self.figure_width.to_possible_value()
+            && self.figure_width != FigureWidth::Screen
+        {
+            args.extend(["--figure-width".to_string(), width.get_name().to_string()]);
+        }
+        if self.paper {
+            args.push("--paper".to_string());
+        }
+        args
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A run directory of `gpubench all`, or of one suite.
     pub dir: PathBuf,
-    /// Format of the re-drawn figures.
-    #[arg(long, value_enum, default_value_t = FigureFormat::Png)]
-    pub format: FigureFormat,
+    #[command(flatten)]
+    pub figures: FigureArgs,
     /// Where to write (default: DIR/report-<format>); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,

@@ -7,11 +7,12 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use plotters::coord::combinators::BindKeyPoints;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::figures::{Figure, Rows};
-use super::plot::{self, FONT};
+use super::plot::{self, BLUE, CYAN, FONT, GREEN, MAGENTA};
 
 /// One row of `points.csv` (also what the figure and `report` read back).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -182,15 +183,39 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     Ok(r.finish())
 }
 
+/// One drawn sweep: its curve, colour, fall-off sizes and legend label.
+type Sweep = (Vec<(f64, f64)>, RGBColor, Vec<f64>, String);
+
 /// `bandwidth.png`: every sweep's median bandwidth against footprint (both log scale), the
-/// shared-memory reads and the DRAM peak as horizontal lines, each falloff as a vertical one.
+/// shared-memory read and the DRAM peak as dashed horizontal lines, each fall-off as a dashed
+/// vertical line in its sweep's colour; the legend above names them all with their numbers, so
+/// no text lies on the curves.
 pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile) -> Result<()> {
-    let sweeps: Vec<(&str, &str, RGBColor)> = vec![
-        ("sm", "read", GREEN),
-        ("device", "read", BLUE),
-        ("device", "strong read", CYAN),
-        ("device", "write", RED),
-        ("device", "copy", MAGENTA),
+    // (sweep name in the fall-offs, placement, operation, legend label, colour)
+    let sweeps: [(&str, &str, &str, &str, RGBColor); 5] = [
+        (
+            "l1 read (per SM)",
+            "sm",
+            "read",
+            "read through L1 (per-SM footprint)",
+            GREEN,
+        ),
+        ("device read", "device", "read", "read past L1", BLUE),
+        (
+            "device strong read",
+            "device",
+            "strong read",
+            "strong read past L1",
+            CYAN,
+        ),
+        (
+            "device write",
+            "device",
+            "write",
+            "write past L1",
+            plot::ORANGE,
+        ),
+        ("device copy", "device", "copy", "copy past L1", MAGENTA),
     ];
     let swept: Vec<&PointRow> = points.iter().filter(|p| p.stage == "sweep").collect();
     let low = swept
@@ -211,113 +236,121 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
         .chain(file.levels.iter().map(|l| gb(l.median_bytes_per_second)));
     let bottom = rates.clone().fold(f64::INFINITY, f64::min).max(1.0) / 1.5;
     let top = rates.fold(1.0, f64::max) * 1.5;
+    let series: Vec<Sweep> = sweeps
+        .iter()
+        .filter_map(|&(name, placement, operation, label, colour)| {
+            let curve: Vec<(f64, f64)> = swept
+                .iter()
+                .filter(|p| p.placement == placement && p.operation == operation)
+                .map(|p| (p.footprint_bytes as f64, gb(p.median_bytes_per_second)))
+                .collect();
+            if curve.is_empty() {
+                return None;
+            }
+            let falls: Vec<f64> = file
+                .falloffs
+                .iter()
+                .filter(|f| f.sweep == name)
+                .map(|f| f.bytes as f64)
+                .collect();
+            let mut label = label.to_string();
+            if !falls.is_empty() {
+                let sizes: Vec<String> = falls
+                    .iter()
+                    .map(|&x| super::summary::format_value(x, "bytes"))
+                    .collect();
+                label += &format!(", falls off at {}", sizes.join(" and "));
+            }
+            Some((curve, colour, falls, label))
+        })
+        .collect();
+    let shared = file
+        .levels
+        .iter()
+        .find(|l| l.level == "shared" && l.operation == "read");
+    let mut entries: Vec<plot::Entry> = series
+        .iter()
+        .map(|(_, colour, _, label)| plot::Entry::new(label.as_str(), *colour, plot::Key::Line))
+        .collect();
+    if let Some(shared) = shared {
+        entries.push(plot::Entry::new(
+            format!(
+                "shared-memory read {:.0} GB/s ({:.1} B/clock/SM)",
+                gb(shared.median_bytes_per_second),
+                shared.bytes_per_clock_per_sm
+            ),
+            BLACK,
+            plot::Key::Dash,
+        ));
+    }
+    entries.push(plot::Entry::new(
+        format!(
+            "DRAM theoretical peak {:.0} GB/s",
+            gb(file.dram_peak_bytes_per_second)
+        ),
+        plot::GREY,
+        plot::Key::Dash,
+    ));
     plot::ensure_font();
-    plot::on_backend!(path, (1400, 800), |root| {
+    let design = plot::Design::from((1400, 800)).with_legend(entries.len());
+    plot::on_backend!(path, design, |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
+            let root = plot::titled(&root, title)?;
+            let root = plot::legend_above(&root, &entries)?;
             let mut chart = ChartBuilder::on(&root)
-                .caption(title, (FONT, plot::LABEL_SIZE))
                 .margin(20)
                 .x_label_area_size(60)
                 .y_label_area_size(100)
                 .build_cartesian_2d(
                     (low / 1.1..high * 1.1)
                         .log_scale()
-                        .with_key_points(plot::power_of_two_ticks(low / 1.1, high * 1.1, 10)),
-                    (bottom..top).log_scale(),
+                        .with_key_points(plot::byte_ticks(low / 1.1, high * 1.1)),
+                    (bottom..top)
+                        .log_scale()
+                        .with_key_points(plot::one_two_five_ticks(bottom, top)),
                 )?;
             chart
                 .configure_mesh()
-                .x_desc(
-                    "footprint (bytes, log scale; per SM for the L1 sweep, whole device otherwise)",
-                )
+                .x_desc("footprint (bytes, log scale; per SM for the L1 sweep)")
                 .y_desc("GB/s (log scale)")
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
                 .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
-            for (placement, operation, colour) in &sweeps {
-                let series: Vec<(f64, f64)> = swept
-                    .iter()
-                    .filter(|p| p.placement == *placement && p.operation == *operation)
-                    .map(|p| (p.footprint_bytes as f64, gb(p.median_bytes_per_second)))
-                    .collect();
-                if series.is_empty() {
-                    continue;
-                }
-                let label = if *placement == "sm" {
-                    "read through L1 (footprint per SM)".to_string()
-                } else {
-                    format!("{operation} past L1 (device footprint)")
-                };
-                let colour = *colour;
-                chart
-                    .draw_series(LineSeries::new(series.clone(), colour.stroke_width(2)))?
-                    .label(label)
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+            for (curve, colour, falls, _) in &series {
+                chart.draw_series(LineSeries::new(curve.clone(), colour.stroke_width(2)))?;
                 chart.draw_series(
-                    series
+                    curve
                         .iter()
                         .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
                 )?;
+                for &x in falls {
+                    chart.draw_series(std::iter::once(DashedPathElement::new(
+                        vec![(x, bottom), (x, top)],
+                        6,
+                        4,
+                        colour.stroke_width(2),
+                    )))?;
+                }
             }
-            let mut line = |y: f64,
-                            text: String,
-                            colour: RGBColor|
-             -> Result<(), Box<dyn std::error::Error + '_>> {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(low, y), (high, y)],
-                    colour.mix(0.6).stroke_width(1),
-                )))?;
-                chart.draw_series(std::iter::once(Text::new(
-                    text,
-                    (low * 1.05, y * 1.04),
-                    (FONT, plot::TICK_SIZE),
-                )))?;
-                Ok(())
-            };
-            if let Some(shared) = file
-                .levels
-                .iter()
-                .find(|l| l.level == "shared" && l.operation == "read")
-            {
-                line(
-                    gb(shared.median_bytes_per_second),
-                    format!(
-                        "shared-memory read: {:.0} GB/s, {:.1} B/clock/SM",
-                        gb(shared.median_bytes_per_second),
-                        shared.bytes_per_clock_per_sm
-                    ),
-                    BLACK,
-                )?;
-            }
-            line(
-                gb(file.dram_peak_bytes_per_second),
-                format!(
-                    "DRAM theoretical peak {:.0} GB/s",
-                    gb(file.dram_peak_bytes_per_second)
-                ),
-                RED,
-            )?;
-            for (i, f) in file.falloffs.iter().enumerate() {
-                let x = f.bytes as f64;
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x, bottom), (x, top)],
-                    BLACK.mix(0.4).stroke_width(1),
-                )))?;
-                chart.draw_series(std::iter::once(Text::new(
-                    format!("{}: {}", f.sweep, super::summary::format_value(x, "bytes")),
-                    // Staggered, so falloffs close together stay legible.
-                    (x * 1.03, bottom * 1.15 * 1.25f64.powi(i as i32)),
-                    (FONT, plot::TICK_SIZE),
+            let levels = shared
+                .map(|s| (gb(s.median_bytes_per_second), BLACK))
+                .into_iter()
+                .chain([(gb(file.dram_peak_bytes_per_second), plot::GREY)]);
+            for (y, colour) in levels {
+                chart.draw_series(std::iter::once(DashedPathElement::new(
+                    vec![(low / 1.1, y), (high * 1.1, y)],
+                    6,
+                    4,
+                    colour.stroke_width(2),
                 )))?;
             }
-            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
             root.present()?;
             Ok(())
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing bandwidth.png")
+    .context("drawing bandwidth")
 }

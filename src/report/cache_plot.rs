@@ -8,7 +8,7 @@ use plotters::coord::combinators::BindKeyPoints;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::plot::{self, FONT};
+use super::plot::{self, BLUE, FONT, RED};
 use crate::analysis::cache_inference::{CacheReport, ChasePoint};
 
 /// A level's size as its label says it: binary units, three significant digits.
@@ -46,16 +46,23 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
             let (low, high) = byte_range(points.iter().map(|p| p.footprint_bytes));
-            let top = points.iter().map(|p| p.cycles).fold(1.0, f64::max) * 1.15;
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, (FONT, plot::LABEL_SIZE))
+            // The labels sit in a band above the highest point, one row of text per level
+            // (three at most, then they repeat): the band is sized in pixels so the rows
+            // never overlap, whatever the canvas.
+            let rows = report.levels.len().clamp(1, 3) as f64;
+            let row = f64::from(plot::TICK_SIZE) * 1.3;
+            let plot_height = f64::from(root.dim_in_pixel().1) - 140.0;
+            let band = ((rows * row + 10.0) / plot_height).clamp(0.1, 0.5);
+            let highest = points.iter().map(|p| p.cycles).fold(1.0, f64::max);
+            let top = highest / (1.0 - band);
+            let mut chart = plot::chart(&root, title)
                 .margin(20)
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(
                     (low..high * 1.1)
                         .log_scale()
-                        .with_key_points(plot::power_of_two_ticks(low, high * 1.1, 10)),
+                        .with_key_points(plot::byte_ticks(low, high * 1.1)),
                     0.0..top,
                 )?;
             chart
@@ -76,8 +83,8 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
                     .iter()
                     .map(|p| Circle::new((p.footprint_bytes as f64, p.cycles), 2, BLUE.filled())),
             )?;
-            // Labels sit in the band above the curve (the axis ends 15 % over its highest
-            // point), one row per level, left of their line in the right half of the plot.
+            // Left of their line in the right half of the plot, right of it in the left.
+            let row_step = top * row / plot_height;
             let mid = (low * high).sqrt();
             for (row, level) in report.levels.iter().enumerate() {
                 let Some(size) = level.size_bytes else {
@@ -95,7 +102,7 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
                     label += &format!(", ~{ways} ways");
                 }
                 label += &format!(" (confidence {:.2})", level.confidence);
-                let y = top * (0.985 - 0.045 * (row % 3) as f64);
+                let y = top - row_step * (0.2 + (row % 3) as f64);
                 let (anchor, at) = if x > mid {
                     (HPos::Right, x / 1.02)
                 } else {
@@ -110,7 +117,7 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing cache.png")
+    .context("drawing cache")
 }
 
 /// `conflict.png`: the largest number of addresses that still hit against their stride (both
@@ -137,15 +144,14 @@ pub fn draw_conflict(
                 _ => format!("{title}: {}", report.verdict),
             };
             let caption: String = caption.chars().take(110).collect();
-            let mut chart = ChartBuilder::on(&root)
-                .caption(caption, (FONT, plot::LABEL_SIZE))
+            let mut chart = plot::chart(&root, &caption)
                 .margin(20)
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(
                     (low / 1.2..high * 1.2)
                         .log_scale()
-                        .with_key_points(plot::power_of_two_ticks(low / 1.2, high * 1.2, 10)),
+                        .with_key_points(plot::byte_ticks(low / 1.2, high * 1.2)),
                     (0.8..top * 1.5).log_scale(),
                 )?;
             chart
@@ -184,7 +190,7 @@ pub fn draw_conflict(
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing conflict.png")
+    .context("drawing conflict")
 }
 
 /// `tlb_strides.png`: cycles per load against footprint, one line per stride.
@@ -203,15 +209,14 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
                 .fold(f64::INFINITY, f64::min);
             let top = points.iter().map(|p| p.cycles).fold(0.0, f64::max);
             let pad = ((top - bottom) * 0.1).max(1.0);
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, (FONT, plot::LABEL_SIZE))
+            let mut chart = plot::chart(&root, title)
                 .margin(20)
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(
                     (low / 1.1..high * 1.1)
                         .log_scale()
-                        .with_key_points(plot::power_of_two_ticks(low / 1.1, high * 1.1, 10)),
+                        .with_key_points(plot::byte_ticks(low / 1.1, high * 1.1)),
                     (bottom - pad).max(0.0)..top + pad,
                 )?;
             chart
@@ -223,7 +228,7 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
                 .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .draw()?;
             for (i, &stride) in strides.iter().enumerate() {
-                let color = Palette99::pick(i).to_rgba();
+                let color = plot::PALETTE[i % plot::PALETTE.len()].to_rgba();
                 let mut line: Vec<(f64, f64)> = points
                     .iter()
                     .filter(|p| p.stride_bytes == stride)
@@ -243,5 +248,5 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing tlb_strides.png")
+    .context("drawing tlb_strides")
 }

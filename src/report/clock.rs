@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use super::plot::{self, FONT};
+use super::plot::{self, BLUE, FONT, RED};
 use super::run_dir::RunDir;
 use crate::analysis::clock::{BlockStamp, CounterScope, SmClock};
 use crate::experiments::clock::TimerOverheads;
@@ -40,11 +40,11 @@ pub fn draw(
     scope: Option<&CounterScope>,
 ) -> Result<()> {
     plot::ensure_font();
-    plot::on_backend!(path, (1600, 700), |root| {
+    plot::on_backend!(path, plot::Design::panels((1600, 700), 2), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
-            let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
-            let panels = root.split_evenly((1, 2));
+            let root = plot::titled(&root, title)?;
+            let panels = plot::panels(&root, 2);
             let origin = stamps.iter().map(|s| s.start_cycles).min().unwrap_or(0);
             let top = stamps
                 .iter()
@@ -125,7 +125,7 @@ pub fn draw(
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing clock.png")
+    .context("drawing clock")
 }
 
 /// The summary's clock rows: the measured SM clock, each timer's back-to-back cost and whether

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, FONT};
+use super::plot::{self, BLUE, FONT, RED};
 use super::run_dir::RunDir;
 use crate::analysis::divergence::{CostFit, LevelSummary};
 use crate::experiments::divergence::LevelMeasurement;
@@ -132,9 +132,12 @@ pub fn draw_plot(
     fits: &[CostFit],
 ) -> Result<()> {
     plot::ensure_font();
-    plot::on_backend!(path, (WIDTH, HEIGHT), |root| {
-        draw(&root, title, summaries, fits).context("drawing divergence.png")?;
-        root.present().context("writing divergence.png")
+    let mut kernels: Vec<&str> = summaries.iter().map(|s| s.kernel.as_str()).collect();
+    kernels.dedup();
+    let design = plot::Design::panels((WIDTH, HEIGHT), kernels.len());
+    plot::on_backend!(path, design, |root| {
+        draw(&root, title, summaries, fits).context("drawing divergence")?;
+        root.present().context("writing divergence")
     })
 }
 
@@ -145,10 +148,10 @@ fn draw<DB: DrawingBackend>(
     fits: &[CostFit],
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
-    let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
+    let root = plot::titled(root, title)?;
     let mut kernels: Vec<&str> = summaries.iter().map(|s| s.kernel.as_str()).collect();
     kernels.dedup();
-    let panels = root.split_evenly((1, kernels.len().max(1)));
+    let panels = plot::panels(&root, kernels.len());
     for (panel, kernel) in panels.iter().zip(kernels) {
         let points: Vec<&LevelSummary> = summaries.iter().filter(|s| s.kernel == kernel).collect();
         let m_max = points.iter().map(|s| s.m).max().unwrap_or(1).max(1) as f64;

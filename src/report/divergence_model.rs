@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use super::plot::{self, FONT};
+use super::plot::{self, BLUE, FONT, RED};
 use crate::analysis::divergence_model::{Level, ModelKind, ModelReport, Prediction};
 
 pub fn render_text(report: &ModelReport, bounds_source: &str) -> String {
@@ -93,8 +93,7 @@ pub fn draw_model_plot(
                     .map(|l| l.cycles)
                     .chain(curve.iter().map(|c| c.1)),
             );
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, (FONT, plot::LABEL_SIZE))
+            let mut chart = plot::chart(&root, title)
                 .margin(20)
                 .x_label_area_size(60)
                 .y_label_area_size(100)
@@ -149,17 +148,17 @@ pub fn draw_model_plot(
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing model.png")
+    .context("drawing model")
 }
 
 /// `prediction.png`: measured and predicted double-loop cycles, and their difference.
 pub fn draw_prediction_plot(path: &Path, title: &str, prediction: &Prediction) -> Result<()> {
     plot::ensure_font();
-    plot::on_backend!(path, (WIDTH, HEIGHT), |root| {
+    plot::on_backend!(path, plot::Design::panels((WIDTH, HEIGHT), 2), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
-            let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
-            let panels = root.split_evenly((1, 2));
+            let root = plot::titled(&root, title)?;
+            let panels = plot::panels(&root, 2);
             let levels = &prediction.levels;
             let m_max = levels.iter().map(|l| l.m).max().unwrap_or(1).max(1) as f64;
             let x_range = -0.5..m_max + 0.5;
@@ -244,5 +243,5 @@ pub fn draw_prediction_plot(path: &Path, title: &str, prediction: &Prediction) -
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing prediction.png")
+    .context("drawing prediction")
 }

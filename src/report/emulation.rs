@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, FONT};
+use super::plot::{self, BLUE, FONT, RED};
 use super::run_dir::RunDir;
 use crate::analysis::stack_emulator::{StackCounts, Step, WARP_LANES};
 
@@ -78,7 +78,7 @@ fn boxed<E: std::fmt::Display>(e: E) -> anyhow::Error {
 pub fn draw_stack(path: &Path, title: &str, steps: &[Step]) -> Result<()> {
     plot::ensure_font();
     plot::on_backend!(path, (1200, 600), |root| draw_stack_on(&root, title, steps))
-        .context("writing stack.png")
+        .context("writing stack")
 }
 
 fn draw_stack_on<DB: DrawingBackend>(
@@ -88,8 +88,7 @@ fn draw_stack_on<DB: DrawingBackend>(
 ) -> Result<()> {
     root.fill(&WHITE).map_err(boxed)?;
     let max_depth = steps.iter().map(|s| s.depth).max().unwrap_or(1).max(1);
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, plot::LABEL_SIZE))
+    let mut chart = plot::chart(root, title)
         .margin(20)
         .x_label_area_size(60)
         .y_label_area_size(80)
@@ -134,7 +133,7 @@ pub fn draw_mask(path: &Path, title: &str, steps: &[Step]) -> Result<()> {
     plot::ensure_font();
     let width = (steps.len() as u32 * 6).clamp(900, 2400) + 120;
     plot::on_backend!(path, (width, 640), |root| draw_mask_on(&root, title, steps))
-        .context("writing mask.png")
+        .context("writing mask")
 }
 
 fn draw_mask_on<DB: DrawingBackend>(
@@ -143,8 +142,7 @@ fn draw_mask_on<DB: DrawingBackend>(
     steps: &[Step],
 ) -> Result<()> {
     root.fill(&WHITE).map_err(boxed)?;
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, plot::LABEL_SIZE))
+    let mut chart = plot::chart(root, title)
         .margin(20)
         .x_label_area_size(60)
         .y_label_area_size(80)

@@ -29,7 +29,10 @@ fn method(figure: &DrawnFigure) -> String {
         .to_string()
 }
 
-pub fn render(figures: &[DrawnFigure]) -> String {
+/// `figures` as LaTeX; `page_wide` figures go in `figure*`, which spans both columns of a
+/// two-column paper.
+pub fn render(figures: &[DrawnFigure], page_wide: bool) -> String {
+    let environment = if page_wide { "figure*" } else { "figure" };
     let mut tex = String::from(
         "% gpubench figures: \\input{figures.tex} with \\usepackage{graphicx}; paths are relative\n% to this file's directory (\\graphicspath or \\import otherwise).\n",
     );
@@ -69,7 +72,7 @@ pub fn render(figures: &[DrawnFigure]) -> String {
         );
         let _ = write!(
             tex,
-            "\\begin{{figure}}[tbp]\n  \\centering\n  \\includegraphics[width=\\linewidth]{{{}}}\n  \\caption{{{}}}\n  \\label{{fig:gpubench-{label}}}\n\\end{{figure}}\n\n",
+            "\\begin{{{environment}}}[tbp]\n  \\centering\n  \\includegraphics[width=\\linewidth]{{{}}}\n  \\caption{{{}}}\n  \\label{{fig:gpubench-{label}}}\n\\end{{{environment}}}\n\n",
             path,
             latex_escape(&caption)
         );
@@ -106,8 +109,11 @@ mod tests {
                 about: "unused",
             },
         ];
-        let tex = render(&figures);
+        let tex = render(&figures, false);
         assert_eq!(tex.matches("\\begin{figure}").count(), 2);
+        let wide = render(&figures, true);
+        assert_eq!(wide.matches("\\begin{figure*}").count(), 2);
+        assert_eq!(wide.matches("\\end{figure*}").count(), 2);
         assert!(
             tex.contains("\\includegraphics[width=\\linewidth]{cache-l2/cache.pdf}"),
             "{tex}"

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, FONT};
+use super::plot::{self, BLUE, FONT, RED};
 use super::run_dir::RunDir;
 use crate::analysis::pipeline::WarpPoint;
 use crate::experiments::pipeline::OperationResult;
@@ -83,11 +83,11 @@ pub fn title(swept: &crate::experiments::pipeline::Operation) -> String {
 
 pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u32>) -> Result<()> {
     plot::ensure_font();
-    plot::on_backend!(path, (1600, 700), |root| {
+    plot::on_backend!(path, plot::Design::panels((1600, 700), 2), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
-            let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
-            let panels = root.split_evenly((1, 2));
+            let root = plot::titled(&root, title)?;
+            let panels = plot::panels(&root, 2);
             let max_warps = sweep.iter().map(|p| p.warps).max().unwrap_or(1);
             let top = sweep.iter().map(|p| p.ops_per_clock).fold(1.0, f64::max) * 1.1;
             let mut throughput = ChartBuilder::on(&panels[0])
@@ -146,7 +146,7 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing pipeline.png")
+    .context("drawing pipeline")
 }
 
 /// The summary's pipeline rows: each operation's latency and throughput, and the warps that

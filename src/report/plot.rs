@@ -1,18 +1,256 @@
 //! Shared plot styling: an embedded font (no fontconfig on a bare machine) and sizes that stay
 //! readable when a figure is shrunk to one paper column.
 
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::Once;
 
-use plotters::chart::{ChartContext, SeriesLabelPosition};
-use plotters::coord::CoordTranslate;
-use plotters::prelude::{BLACK, Color, DrawingAreaErrorKind, DrawingBackend, WHITE};
+use plotters::chart::{ChartBuilder, ChartContext, SeriesLabelPosition};
+use plotters::coord::{CoordTranslate, Shift};
+use plotters::element::DashedPathElement;
+use plotters::prelude::{
+    BLACK, Color, DrawingArea, DrawingAreaErrorKind, DrawingBackend, IntoFont, PathElement,
+    RGBColor, Rectangle, Text, WHITE,
+};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, register_font};
 
 pub const FONT: &str = "sans-serif";
 pub const TITLE_SIZE: u32 = 30;
 pub const LABEL_SIZE: u32 = 24;
 pub const TICK_SIZE: u32 = 20;
+
+/// The colour-blind-safe palette of Okabe & Ito (2008), under the names of the plotters
+/// colours it replaces: a report module that imports these by name (an explicit import wins
+/// over `plotters::prelude::*`) draws in it.
+pub const BLUE: RGBColor = RGBColor(0, 114, 178);
+/// Vermillion.
+pub const RED: RGBColor = RGBColor(213, 94, 0);
+/// Bluish green.
+pub const GREEN: RGBColor = RGBColor(0, 158, 115);
+/// Sky blue.
+pub const CYAN: RGBColor = RGBColor(86, 180, 233);
+/// Reddish purple.
+pub const MAGENTA: RGBColor = RGBColor(204, 121, 167);
+pub const ORANGE: RGBColor = RGBColor(230, 159, 0);
+pub const YELLOW: RGBColor = RGBColor(240, 228, 66);
+pub const GREY: RGBColor = RGBColor(153, 153, 153);
+/// Every colour in the order a figure with many series picks them.
+pub const PALETTE: [RGBColor; 7] = [BLUE, RED, GREEN, ORANGE, CYAN, MAGENTA, YELLOW];
+
+/// How wide a figure is meant to be set, which decides its canvas and so how large its text
+/// reads: the fonts above are fixed in pixels, so a narrower canvas means larger text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FigureWidth {
+    /// Each figure's own canvas (1200-1800 px wide), for a screen.
+    #[default]
+    Screen,
+    /// One column of a two-column paper, 3.4 in: tick labels 8 pt, axis labels 9.6 pt.
+    Column,
+    /// The full text width of a page, 7 in, with the same type sizes.
+    Page,
+}
+
+/// Tick labels are set at this size (points) when a figure has a physical width.
+const TICK_POINTS: f64 = 8.0;
+
+impl FigureWidth {
+    /// The printed width in inches, where the figure has one.
+    pub fn inches(self) -> Option<f64> {
+        match self {
+            FigureWidth::Screen => None,
+            FigureWidth::Column => Some(3.4),
+            FigureWidth::Page => Some(7.0),
+        }
+    }
+}
+
+/// The file a figure is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Png,
+    Svg,
+    /// Vector PDF: the SVG with the embedded font, converted by svg2pdf.
+    Pdf,
+}
+
+impl Format {
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Png => "png",
+            Format::Svg => "svg",
+            Format::Pdf => "pdf",
+        }
+    }
+}
+
+/// How every figure of this process is drawn: set once from the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Style {
+    pub format: Format,
+    pub width: FigureWidth,
+    /// No title inside the figure: in a paper the caption says what it shows.
+    pub paper: bool,
+}
+
+thread_local! {
+    static STYLE: Cell<Style> = Cell::new(Style::default());
+}
+
+/// Sets the style of the figures this thread draws from now on.
+pub fn set_style(style: Style) {
+    STYLE.with(|s| s.set(style));
+}
+
+pub fn style() -> Style {
+    STYLE.with(Cell::get)
+}
+
+/// A figure's design: its canvas in pixels on a screen, with `panels` charts side by side and
+/// a legend strip of `legend` entries above them (see [`legend_above`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Design {
+    pub size: (u32, u32),
+    pub panels: u32,
+    pub legend: u32,
+}
+
+impl From<(u32, u32)> for Design {
+    fn from(size: (u32, u32)) -> Design {
+        Design {
+            size,
+            panels: 1,
+            legend: 0,
+        }
+    }
+}
+
+impl Design {
+    /// `panels` charts side by side on a screen (rearranged in a column, see [`panels`]).
+    pub fn panels(size: (u32, u32), panels: usize) -> Design {
+        Design {
+            panels: panels.max(1) as u32,
+            ..Design::from(size)
+        }
+    }
+
+    /// With a legend strip of `entries` above the charts, which a column figure gives one row
+    /// each on top of its charts' height.
+    pub fn with_legend(self, entries: usize) -> Design {
+        Design {
+            legend: entries as u32,
+            ..self
+        }
+    }
+}
+
+/// Rows and columns of `count` panels in a column figure: stacked up to two, then two abreast.
+fn column_grid(count: u32) -> (u32, u32) {
+    if count <= 2 {
+        (count.max(1), 1)
+    } else {
+        (count.div_ceil(2), 2)
+    }
+}
+
+/// The canvas for a figure: its design on a screen; otherwise as wide as puts the tick labels
+/// at [`TICK_POINTS`] once printed at the width's inches. On a page it keeps the design's
+/// shape; in a column the panels are rearranged ([`column_grid`]), each keeping its shape
+/// within 60 % to 90 % of its width high, under a legend of one row per entry.
+pub fn canvas(design: impl Into<Design>) -> (u32, u32) {
+    let Design {
+        size,
+        panels,
+        legend,
+    } = design.into();
+    let Some(inches) = style().width.inches() else {
+        return size;
+    };
+    let width = (f64::from(TICK_SIZE) * inches * 72.0 / TICK_POINTS).round();
+    let height = if style().width == FigureWidth::Column {
+        let (rows, columns) = column_grid(panels);
+        let design_width = f64::from(size.0) / f64::from(panels);
+        let panel_width = width / f64::from(columns);
+        let one = (f64::from(size.1) * panel_width / design_width)
+            .clamp(0.6 * panel_width, 0.9 * panel_width);
+        one * f64::from(rows) + f64::from(legend) * f64::from(LEGEND_ROW)
+    } else {
+        f64::from(size.1) * width / f64::from(size.0)
+    };
+    (width as u32, height.round() as u32)
+}
+
+/// Splits a figure into its `count` panels: side by side, or as [`column_grid`] arranges them
+/// in a column figure.
+pub fn panels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    count: usize,
+) -> Vec<DrawingArea<DB, Shift>> {
+    let count = count.max(1);
+    if style().width == FigureWidth::Column {
+        let (rows, columns) = column_grid(count as u32);
+        let mut areas = root.split_evenly((rows as usize, columns as usize));
+        areas.truncate(count);
+        areas
+    } else {
+        root.split_evenly((1, count))
+    }
+}
+
+/// Gives an SVG of `size` pixels its printed size in inches, where the style has one, so the
+/// PDF made from it is that size too (the viewBox keeps the drawing's own coordinates).
+pub fn printed_svg(svg: String, size: (u32, u32)) -> String {
+    let Some(inches) = style().width.inches() else {
+        return svg;
+    };
+    let tall = inches * f64::from(size.1) / f64::from(size.0);
+    let drawn = format!("<svg width=\"{}\" height=\"{}\"", size.0, size.1);
+    svg.replacen(
+        &drawn,
+        &format!("<svg width=\"{inches:.2}in\" height=\"{tall:.2}in\""),
+        1,
+    )
+}
+
+/// Splits a figure into two panels, the first taking `share` of the width side by side, or
+/// half the height when a column figure stacks them.
+pub fn two_panels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    share: f64,
+) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
+    let (width, height) = root.dim_in_pixel();
+    if style().width == FigureWidth::Column {
+        root.split_vertically(height / 2)
+    } else {
+        root.split_horizontally((f64::from(width) * share).round() as u32)
+    }
+}
+
+/// A chart builder on `area` with `title` over it, unless the style is for a paper (there the
+/// caption says what the figure shows).
+pub fn chart<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    title: &str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(area);
+    if !style().paper && !title.is_empty() {
+        builder.caption(title, (FONT, LABEL_SIZE));
+    }
+    builder
+}
+
+/// A figure's area below its `title`, or all of it for a paper.
+pub fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    if style().paper || title.is_empty() {
+        Ok(root.clone())
+    } else {
+        root.titled(title, (FONT, TITLE_SIZE))
+    }
+}
 
 static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
@@ -37,6 +275,30 @@ pub fn binary_bytes(bytes: f64) -> String {
         }
     }
     format!("{bytes} B")
+}
+
+/// The ticks of a byte axis from `low` to `high`: powers of two, as many as the figure's
+/// width leaves room for.
+pub fn byte_ticks(low: f64, high: f64) -> Vec<f64> {
+    let most = if style().width == FigureWidth::Column {
+        5
+    } else {
+        10
+    };
+    power_of_two_ticks(low, high, most)
+}
+
+/// 1, 2 and 5 times the powers of ten from `low` to `high`, for a log axis that is not bytes.
+pub fn one_two_five_ticks(low: f64, high: f64) -> Vec<f64> {
+    if !(low > 0.0 && high >= low && high.is_finite()) {
+        return Vec::new();
+    }
+    let first = low.log10().floor() as i32;
+    let last = high.log10().ceil() as i32;
+    (first..=last)
+        .flat_map(|k| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(k)))
+        .filter(|&t| t >= low && t <= high)
+        .collect()
 }
 
 /// Powers of two from `low` to `high` (bytes, a log-scale axis) for its ticks: every doubling,
@@ -66,6 +328,90 @@ pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
         .draw()
 }
 
+/// How a legend entry shows its series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// A filled box: bars.
+    Box,
+    /// A solid line: a measured curve.
+    Line,
+    /// A dashed line: a reference level or a boundary.
+    Dash,
+}
+
+/// One entry of a legend strip.
+pub struct Entry {
+    pub label: String,
+    pub colour: RGBColor,
+    pub key: Key,
+}
+
+impl Entry {
+    pub fn new(label: impl Into<String>, colour: RGBColor, key: Key) -> Entry {
+        Entry {
+            label: label.into(),
+            colour,
+            key,
+        }
+    }
+}
+
+/// Height of a row of a legend strip, in pixels.
+const LEGEND_ROW: u32 = TICK_SIZE * 3 / 2;
+/// Width of an entry's key and the gaps around it, in pixels.
+const KEY_WIDTH: i32 = 28;
+const ENTRY_GAP: i32 = 28;
+
+/// Splits a strip off the top of `area` and draws a legend of `entries` in it, left to right,
+/// wrapped into as many rows as the width needs: a legend there covers no data. Returns the
+/// rest of the area.
+pub fn legend_above<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[Entry],
+) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let font = plotters::style::TextStyle::from((FONT, TICK_SIZE).into_font());
+    let width = area.dim_in_pixel().0 as i32;
+    let row_height = LEGEND_ROW as i32;
+    let left = 20;
+    // Where each entry goes: (row, x).
+    let mut places = Vec::with_capacity(entries.len());
+    let (mut row, mut x) = (0, left);
+    for entry in entries {
+        let text = area.estimate_text_size(&entry.label, &font)?.0 as i32;
+        let span = KEY_WIDTH + text + ENTRY_GAP;
+        if x > left && x + span > width {
+            row += 1;
+            x = left;
+        }
+        places.push((row, x));
+        x += span;
+    }
+    let rows = if entries.is_empty() { 0 } else { row + 1 };
+    let (strip, rest) = area.split_vertically((rows * row_height + 8) as u32);
+    for (entry, &(row, x)) in entries.iter().zip(&places) {
+        let y = 8 + row * row_height + row_height / 2;
+        match entry.key {
+            Key::Box => strip.draw(&Rectangle::new(
+                [(x, y - 8), (x + 18, y + 8)],
+                entry.colour.filled(),
+            ))?,
+            Key::Line => strip.draw(&PathElement::new(
+                vec![(x, y), (x + 20, y)],
+                entry.colour.stroke_width(3),
+            ))?,
+            Key::Dash => strip.draw(&DashedPathElement::new(
+                vec![(x, y), (x + 20, y)],
+                5,
+                3,
+                entry.colour.stroke_width(2),
+            ))?,
+        }
+        let style = font.pos(Pos::new(HPos::Left, VPos::Center));
+        strip.draw(&Text::new(entry.label.as_str(), (x + KEY_WIDTH, y), style))?;
+    }
+    Ok(rest)
+}
+
 /// Binds `$root` to a drawing area in memory — SVG text when `$path` ends in `.svg`, RGB
 /// pixels encoded as PNG otherwise — evaluates `$body` (an `anyhow::Result<()>`) with it, and
 /// writes the file only when the drawing succeeded. Writing the bytes ourselves keeps a failed
@@ -73,7 +419,7 @@ pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
 macro_rules! on_backend {
     ($path:expr, $size:expr, |$root:ident| $body:expr) => {{
         let path: &std::path::Path = $path;
-        let size: (u32, u32) = $size;
+        let size: (u32, u32) = $crate::report::plot::canvas($size);
         let vector = path
             .extension()
             .and_then(|e| e.to_str())
@@ -85,6 +431,7 @@ macro_rules! on_backend {
                     plotters::prelude::SVGBackend::with_string(&mut text, size).into_drawing_area();
                 $body
             };
+            let text = $crate::report::plot::printed_svg(text, size);
             drawn.and_then(|()| match format {
                 "pdf" => $crate::report::plot::write_pdf(path, &text),
                 _ => $crate::report::plot::write_figure(path, text.as_bytes()),
@@ -125,7 +472,8 @@ pub fn write_pdf(path: &Path, svg: &str) -> anyhow::Result<()> {
     let pdf = svg2pdf::to_pdf(
         &tree,
         svg2pdf::ConversionOptions::default(),
-        svg2pdf::PageOptions::default(),
+        // CSS pixels: 96 to the inch, so a figure printed at 3.4 in is a 3.4 in page.
+        svg2pdf::PageOptions { dpi: 96.0 },
     )
     .map_err(|e| anyhow::anyhow!("converting the figure to PDF: {e}"))?;
     write_figure(path, &pdf)
@@ -156,6 +504,11 @@ mod tests {
         assert!(ticks.iter().all(|t| t.log2().fract() == 0.0));
         assert_eq!(super::power_of_two_ticks(1024.0, 1024.0, 8), vec![1024.0]);
         assert!(super::power_of_two_ticks(1100.0, 2000.0, 8).is_empty());
+        assert_eq!(
+            super::one_two_five_ticks(1500.0, 60000.0),
+            vec![2000.0, 5000.0, 10000.0, 20000.0, 50000.0]
+        );
+        assert!(super::one_two_five_ticks(0.0, 10.0).is_empty());
     }
 
     /// /dev/full accepts the open and fails every write with "no space", like a full disk.

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, FONT};
+use super::plot::{self, BLUE, FONT, RED};
 use super::run_dir::RunDir;
 use crate::analysis::registers::{Allocation, RegisterPoint, predicted_threads};
 
@@ -59,8 +59,7 @@ pub fn draw(
     plot::on_backend!(path, (1200, 700), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, (FONT, plot::LABEL_SIZE))
+            let mut chart = plot::chart(&root, title)
                 .margin(20)
                 .x_label_area_size(60)
                 .y_label_area_size(90)
@@ -103,7 +102,7 @@ pub fn draw(
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing regs.png")
+    .context("drawing regs")
 }
 
 /// The summary's register rows: the allocation unit (flagged when several fit), the

@@ -114,6 +114,13 @@ impl RunDir {
             .with_context(|| format!("cannot write {}", self.path.join(name).display()))
     }
 
+    /// A figure named `stem`, in the format the process draws figures in
+    /// ([`crate::report::plot::style`]), drawn by `draw` at the path it is given.
+    pub fn write_figure(&self, stem: &str, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        let format = crate::report::plot::style().format;
+        self.write_with(&format!("{stem}.{}", format.extension()), draw)
+    }
+
     pub fn write_json<T: Serialize + ?Sized>(&self, name: &str, value: &T) -> Result<()> {
         let mut text = serde_json::to_vec_pretty(value).context("serialising JSON")?;
         text.push(b'\n');
@@ -161,7 +168,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::create(Some(&dir.path().join("run")), "test").unwrap();
         let error = run
-            .write_with("x.png", |path| {
+            .write_figure("x", |path| {
                 fs::write(path, b"half")?;
                 anyhow::bail!("No space left on device")
             })

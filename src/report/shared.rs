@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, FONT};
+use super::plot::{self, BLUE, FONT, GREEN, RED};
 use super::run_dir::RunDir;
 use crate::analysis::bank_conflicts::{self, ConflictFit, StridePoint};
 
@@ -57,11 +57,11 @@ pub fn draw(
     fit: Option<&ConflictFit>,
 ) -> Result<()> {
     plot::ensure_font();
-    plot::on_backend!(path, (1600, 700), |root| {
+    plot::on_backend!(path, plot::Design::panels((1600, 700), 2), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
-            let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
-            let panels = root.split_evenly((1, 2));
+            let root = plot::titled(&root, title)?;
+            let panels = plot::panels(&root, 2);
             let y_max = points.iter().map(|p| p.cycles_per_load).fold(1.0, f64::max) * 1.08;
             let x_max = points.iter().map(|p| p.stride).max().unwrap_or(1);
             let mut by_stride = ChartBuilder::on(&panels[0])
@@ -136,7 +136,7 @@ pub fn draw(
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing shared.png")
+    .context("drawing shared")
 }
 
 /// The summary's shared-memory rows: load latency and the cost per bank-conflict way.

@@ -165,7 +165,7 @@ type BarChart<'a, DB> = ChartContext<
 >;
 
 /// Axes with one bar position per workload (named on the x axis) and fractions from 0 to 1
-/// up the y axis; the legend goes in a strip above ([`legend_strip`]).
+/// up the y axis; the legend goes in a strip above ([`plot::legend_above`]).
 fn workload_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, plotters::coord::Shift>,
     caption: &str,
@@ -199,19 +199,11 @@ fn workload_chart<'a, DB: DrawingBackend>(
     Ok(chart)
 }
 
-/// A legend in its own strip above a chart, so it covers no bar: a coloured box and a label
-/// per entry, left to right.
-fn legend_strip<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    entries: &[(&str, RGBColor)],
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let mut x = 100;
-    for &(label, color) in entries {
-        area.draw(&Rectangle::new([(x, 14), (x + 18, 32)], color.filled()))?;
-        area.draw(&Text::new(label, (x + 26, 14), (FONT, plot::TICK_SIZE)))?;
-        x += 40 + 11 * label.len() as i32;
-    }
-    Ok(())
+/// Legend entries for bars.
+fn boxes<'a>(entries: impl Iterator<Item = (&'a str, RGBColor)>) -> Vec<plot::Entry> {
+    entries
+        .map(|(label, colour)| plot::Entry::new(label, colour, plot::Key::Box))
+        .collect()
 }
 
 /// One number of a row, for a bar.
@@ -219,29 +211,24 @@ type Field = fn(&WorkloadRow) -> f64;
 
 pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
     plot::ensure_font();
-    plot::on_backend!(path, (1800, 800), |root| {
+    plot::on_backend!(path, plot::Design::panels((1800, 800), 2), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
-            let root = root.titled(title, (FONT, plot::TITLE_SIZE))?;
-            let (left, right) = root.split_horizontally(1100);
-            let (left_legend, left) = left.split_vertically(50);
-            let (right_legend, right) = right.split_vertically(50);
+            let root = plot::titled(&root, title)?;
+            let (left, right) = plot::two_panels(&root, 11.0 / 18.0);
+            let segments: [(&str, RGBColor, Field); 4] = [
+                ("active", plot::GREEN, |r| r.f_active),
+                ("idle: extrinsic branch", plot::RED, |r| r.f_extrinsic),
+                ("idle: intrinsic branch", plot::BLUE, |r| r.f_intrinsic),
+                ("idle: untagged", plot::GREY, |r| r.f_untagged),
+            ];
+            let left = plot::legend_above(&left, &boxes(segments.iter().map(|s| (s.0, s.1))))?;
             let mut chart = workload_chart(
                 &left,
                 "lane slots (Gupta & Datta Fig. 8)",
                 "fraction of slots",
                 rows,
             )?;
-            let segments: [(&str, RGBColor, Field); 4] = [
-                ("active", RGBColor(60, 160, 80), |r| r.f_active),
-                ("idle: extrinsic branch", RGBColor(210, 70, 60), |r| {
-                    r.f_extrinsic
-                }),
-                ("idle: intrinsic branch", RGBColor(60, 100, 200), |r| {
-                    r.f_intrinsic
-                }),
-                ("idle: untagged", RGBColor(160, 160, 160), |r| r.f_untagged),
-            ];
             for (index, &(_, color, value)) in segments.iter().enumerate() {
                 let bars = rows.iter().enumerate().map(|(i, r)| {
                     let below: f64 = segments[..index].iter().map(|s| (s.2)(r)).sum();
@@ -253,43 +240,36 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
                 });
                 chart.draw_series(bars)?;
             }
-            legend_strip(
-                &left_legend,
-                &segments.iter().map(|s| (s.0, s.1)).collect::<Vec<_>>(),
-            )?;
 
+            let kinds: [(&str, RGBColor, f64, Field); 2] = [
+                ("static", plot::CYAN, -0.2, |r| {
+                    r.static_intrinsic as f64
+                        / (r.static_intrinsic + r.static_extrinsic).max(1) as f64
+                }),
+                ("dynamic", plot::BLUE, 0.2, |r| {
+                    r.dynamic_intrinsic as f64
+                        / (r.dynamic_intrinsic + r.dynamic_extrinsic).max(1) as f64
+                }),
+            ];
+            let right = plot::legend_above(&right, &boxes(kinds.iter().map(|k| (k.0, k.1))))?;
             let mut chart = workload_chart(
                 &right,
                 "intrinsic share of branches (Fig. 7)",
                 "intrinsic / all tagged",
                 rows,
             )?;
-            let kinds: [(&str, RGBColor, f64, Field); 2] = [
-                ("static", RGBColor(120, 120, 200), -0.2, |r| {
-                    r.static_intrinsic as f64
-                        / (r.static_intrinsic + r.static_extrinsic).max(1) as f64
-                }),
-                ("dynamic", RGBColor(30, 30, 120), 0.2, |r| {
-                    r.dynamic_intrinsic as f64
-                        / (r.dynamic_intrinsic + r.dynamic_extrinsic).max(1) as f64
-                }),
-            ];
             for (_, color, offset, value) in kinds {
                 chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
                     let x = i as f64 + offset;
                     Rectangle::new([(x - 0.18, 0.0), (x + 0.18, value(r))], color.filled())
                 }))?;
             }
-            legend_strip(
-                &right_legend,
-                &kinds.iter().map(|k| (k.0, k.1)).collect::<Vec<_>>(),
-            )?;
             root.present()?;
             Ok(())
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing slots.png")
+    .context("drawing slots")
 }
 
 /// The summary's lane-slot rows: per workload the active and idle fractions and ncu's warp

@@ -256,6 +256,63 @@ impl Figure {
     }
 }
 
+/// One row of the rendered tables: a figure, or a latency and a throughput of one operation
+/// side by side.
+struct Row {
+    section: String,
+    quantity: String,
+    value: String,
+    uncertainty: String,
+    source: String,
+}
+
+/// The summary's figures as table rows, in order; an operation's "X latency" and
+/// "X throughput" of one section share the row where the latency stood.
+fn table_rows(figures: &[Figure]) -> Vec<Row> {
+    let single = |f: &Figure| Row {
+        section: f.section.clone(),
+        quantity: f.quantity.clone(),
+        value: f.value_text(),
+        uncertainty: f.uncertainty_text(),
+        source: f.source.clone(),
+    };
+    let throughput_of = |latency: &Figure| {
+        let operation = latency.quantity.strip_suffix(" latency")?;
+        figures.iter().find(|f| {
+            f.section == latency.section
+                && f.quantity.strip_suffix(" throughput") == Some(operation)
+        })
+    };
+    let paired: Vec<&Figure> = figures.iter().filter_map(throughput_of).collect();
+    let mut rows = Vec::with_capacity(figures.len());
+    for f in figures {
+        if paired.iter().any(|p| std::ptr::eq(*p, f)) {
+            continue;
+        }
+        let Some(throughput) = throughput_of(f) else {
+            rows.push(single(f));
+            continue;
+        };
+        let both = |a: String, b: String| match (a.is_empty(), b.is_empty()) {
+            (true, true) => String::new(),
+            _ => format!("{a} / {b}"),
+        };
+        let operation = f.quantity.strip_suffix(" latency").unwrap_or(&f.quantity);
+        rows.push(Row {
+            section: f.section.clone(),
+            quantity: format!("{operation}: latency / throughput"),
+            value: both(f.value_text(), throughput.value_text()),
+            uncertainty: both(f.uncertainty_text(), throughput.uncertainty_text()),
+            source: if f.source == throughput.source {
+                f.source.clone()
+            } else {
+                both(f.source.clone(), throughput.source.clone())
+            },
+        });
+    }
+    rows
+}
+
 /// `text` as one cell of a Markdown table.
 pub fn markdown_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -265,15 +322,15 @@ pub fn render_markdown(summary: &Summary) -> String {
     let mut md = String::from("# Architecture summary\n\n");
     let _ = writeln!(md, "{}\n", summary.caption);
     md += "| Section | Quantity | Value | Uncertainty | Source |\n|---|---|---|---|---|\n";
-    for f in &summary.figures {
+    for row in table_rows(&summary.figures) {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} |",
-            markdown_cell(&f.section),
-            markdown_cell(&f.quantity),
-            markdown_cell(&f.value_text()),
-            markdown_cell(&f.uncertainty_text()),
-            markdown_cell(&f.source)
+            markdown_cell(&row.section),
+            markdown_cell(&row.quantity),
+            markdown_cell(&row.value),
+            markdown_cell(&row.uncertainty),
+            markdown_cell(&row.source)
         );
     }
     // Runs that recorded where their time went get the split; older ones keep three columns.
@@ -365,23 +422,23 @@ pub fn render_latex(summary: &Summary) -> String {
         latex_escape(&summary.caption)
     );
     tex += "\\hline\nQuantity & Value & Uncertainty & Source \\\\\n\\hline\n\\endhead\n";
-    let mut section = "";
-    for f in &summary.figures {
-        if f.section != section {
-            section = &f.section;
+    let mut section = String::new();
+    for row in table_rows(&summary.figures) {
+        if row.section != section {
+            section = row.section.clone();
             let _ = writeln!(
                 tex,
                 "\\multicolumn{{4}}{{l}}{{\\textbf{{{}}}}} \\\\",
-                latex_escape(section)
+                latex_escape(&section)
             );
         }
         let _ = writeln!(
             tex,
             "{} & {} & {} & {} \\\\",
-            latex_escape(&f.quantity),
-            latex_escape(&f.value_text()),
-            latex_escape(&f.uncertainty_text()),
-            latex_escape(&f.source)
+            latex_escape(&row.quantity),
+            latex_escape(&row.value),
+            latex_escape(&row.uncertainty),
+            latex_escape(&row.source)
         );
     }
     tex += "\\hline\n\\multicolumn{4}{l}{\\textbf{Wall time}} \\\\\n";
@@ -453,6 +510,40 @@ mod tests {
         for bad in ["../esc", "..", ".", "", "a/b", "/abs", "x/"] {
             assert!(!plain_name(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_latency_and_its_throughput_share_one_row() {
+        let figure = |section: &str, quantity: &str, value: f64, unit: &str| Figure {
+            section: section.into(),
+            quantity: quantity.into(),
+            value: Some(value),
+            unit: unit.into(),
+            low: None,
+            high: None,
+            uncertainty: String::new(),
+            text: None,
+            source: "p.json".into(),
+        };
+        let figures = [
+            figure("Pipeline", "fp32 add latency", 4.23, "cycles"),
+            figure("Pipeline", "fp32 add throughput", 124.2, "ops/clock/SM"),
+            figure("Pipeline", "fp64 add latency", 8.2, "cycles"),
+            figure("Other", "fp64 add throughput", 1.0, "x"),
+        ];
+        let rows = table_rows(&figures);
+        let quantities: Vec<&str> = rows.iter().map(|r| r.quantity.as_str()).collect();
+        assert_eq!(
+            quantities,
+            [
+                "fp32 add: latency / throughput",
+                "fp64 add latency",
+                "fp64 add throughput"
+            ]
+        );
+        assert_eq!(rows[0].value, "4.23 cycles / 124.2 ops/clock/SM");
+        assert_eq!(rows[0].uncertainty, "");
+        assert_eq!(rows[0].source, "p.json");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, FONT};
+use super::plot::{self, BLUE, FONT};
 use super::run_dir::RunDir;
 use crate::analysis::sync::Verdict;
 
@@ -81,8 +81,7 @@ pub fn draw_pairing(path: &Path, title: &str, stamps: &[i64]) -> Result<()> {
             let low = relative.iter().copied().fold(f64::INFINITY, f64::min);
             let high = relative.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let pad = ((high - low) * 0.1).max(10.0);
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, (FONT, plot::LABEL_SIZE))
+            let mut chart = plot::chart(&root, title)
                 .margin(20)
                 .x_label_area_size(60)
                 .y_label_area_size(200)
@@ -118,7 +117,7 @@ pub fn draw_pairing(path: &Path, title: &str, stamps: &[i64]) -> Result<()> {
         })()
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
-    .context("drawing sync.png")
+    .context("drawing sync")
 }
 
 /// The summary's synchronization rows: each probe's outcome and what was observed.
