@@ -6,7 +6,8 @@
 //! 580 drivers load) is installed with pip into `target/cuda-toolchain/`, so a fresh clone
 //! builds and tests with no manual step. The PTX target defaults to `compute_75` (the lowest
 //! that CUDA 13 accepts; the driver JIT-compiles it for newer GPUs) and can be changed with
-//! `GPUBENCH_PTX_ARCH`.
+//! `GPUBENCH_PTX_ARCH`. A source whose first line reads `// gpubench-arch: compute_90a` is
+//! compiled for that target instead (instructions that exist only there, such as wgmma).
 //!
 //! Generated: `$OUT_DIR/<name>.ptx` for every kernel source and `$OUT_DIR/kernels.rs`, which
 //! lists them together with the nvcc version and PTX target, for the run metadata.
@@ -60,7 +61,11 @@ fn main() {
         println!("cargo:rerun-if-changed={}", source.display());
         let name = source.file_stem().unwrap().to_string_lossy().into_owned();
         let ptx = out_dir.join(format!("{name}.ptx"));
-        compile(&nvcc, &arch, source, &ptx);
+        let own = fs::read_to_string(source).ok().and_then(|text| {
+            let first = text.lines().next()?.to_string();
+            Some(first.strip_prefix("// gpubench-arch:")?.trim().to_string())
+        });
+        compile(&nvcc, own.as_deref().unwrap_or(&arch), source, &ptx);
         writeln!(
             listing,
             "    EmbeddedPtx {{ name: {name:?}, ptx: include_str!({:?}) }},",

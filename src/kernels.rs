@@ -26,6 +26,14 @@ impl EmbeddedPtx {
             .collect()
     }
 
+    /// The `.target` line of the PTX (the architecture it was compiled for).
+    pub fn target(&self) -> Option<&'static str> {
+        self.ptx
+            .lines()
+            .find_map(|line| line.trim().strip_prefix(".target "))
+            .map(str::trim)
+    }
+
     /// The `.version` line of the PTX (the PTX ISA the driver must support).
     pub fn isa_version(&self) -> Option<&'static str> {
         self.ptx
@@ -54,6 +62,9 @@ mod tests {
         let divergence = module("divergence").unwrap();
         assert_eq!(divergence.sha256().len(), 64);
         assert!(divergence.isa_version().is_some());
+        assert_eq!(divergence.target(), Some("sm_75"));
+        // A source that names its own target is compiled for it.
+        assert_eq!(module("tensor").unwrap().target(), Some("sm_90a"));
         assert!(NVCC_VERSION.contains("release"));
         assert!(PTX_ARCH.starts_with("compute_") || PTX_ARCH.starts_with("sm_"));
     }

@@ -584,3 +584,40 @@ fn a_live_run_draws_column_pdfs_for_a_paper_with_figures_tex() {
     assert!(tex.contains("{pipeline/pipeline.pdf}"), "{tex}");
     assert_eq!(tex.matches("\\begin{figure}").count(), 2, "{tex}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tensor_measures_mma_sync_and_wgmma_on_every_input_type() {
+    let (_dir, run, _) = run_suite(&["tensor", "--iterations", "128"]);
+    let tensor = json(&run.join("tensor.json"));
+    let kernels = tensor["kernels"].as_array().unwrap();
+    assert_eq!(kernels.len(), 11);
+    let rate = |family: &str, input: &str| {
+        kernels
+            .iter()
+            .find(|k| k["family"] == family && k["input"] == input)
+            .unwrap()["flop_per_clock_per_sm"]
+            .as_f64()
+            .unwrap()
+    };
+    for kernel in kernels {
+        assert!(kernel["latency_cycles"].as_f64().unwrap() > 1.0, "{kernel}");
+        assert!(kernel["flop_per_clock_per_sm"].as_f64().unwrap() > 0.0);
+    }
+    // The warpgroup instruction is Hopper's fast path; the warp-level one is not.
+    assert!(rate("wgmma", "f16") > rate("mma.sync", "f16"));
+    let sass = &tensor["sass"]["kernels"];
+    if let Some(sass) = sass.as_array().filter(|s| !s.is_empty()) {
+        let thr = sass
+            .iter()
+            .find(|k| k["kernel"] == "wgmma_f16_thr")
+            .unwrap();
+        assert!(
+            thr["instruction"]
+                .as_str()
+                .unwrap()
+                .starts_with("HGMMA.64x256x16")
+        );
+    }
+    assert!(run.join("tensor.png").is_file());
+}

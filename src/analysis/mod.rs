@@ -21,3 +21,4 @@ pub mod slots;
 pub mod stack_emulator;
 pub mod stats;
 pub mod sync;
+pub mod tensor;

@@ -18,6 +18,7 @@ mod shared;
 mod slots;
 mod suite;
 mod sync;
+mod tensor;
 
 pub use divergence::{DivergenceResult, analyze_and_write};
 

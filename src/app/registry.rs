@@ -103,6 +103,7 @@ pub static SUITES: &[&dyn Suite] = &[
     &super::slots::Slots,
     &super::bandwidth::Bandwidth,
     &super::cache::Cache,
+    &super::tensor::Tensor,
 ];
 
 pub fn find(name: &str) -> Option<&'static dyn Suite> {

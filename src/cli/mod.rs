@@ -326,6 +326,20 @@ pub struct PipelineArgs {
     pub output: Option<PathBuf>,
 }
 
+#[derive(Debug, Args)]
+pub struct TensorArgs {
+    /// Loop trips of every kernel (16 mma.sync or 8 wgmma per trip and warp or warpgroup).
+    #[arg(long, default_value_t = 512)]
+    pub iterations: u32,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-tensor); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SpaceChoice {
     Global,

@@ -14,3 +14,4 @@ pub mod sass;
 pub mod shared;
 pub mod slots;
 pub mod sync;
+pub mod tensor;

@@ -52,7 +52,11 @@ fn run_tool(tool: &Path, args: &[&std::ffi::OsStr]) -> Result<String, String> {
 /// Compiles `module` for compute capability `cc` ("9.0") and returns the annotated SASS
 /// text (if any) and the record for the metadata.
 pub fn disassemble(module: &EmbeddedPtx, cc: &str) -> (Option<String>, SassRecord) {
-    let arch = format!("sm_{}", cc.replace('.', ""));
+    // A module built for an architecture-specific target (sm_90a) compiles only for it.
+    let arch = match module.target() {
+        Some(target) if target.ends_with('a') => target.to_string(),
+        _ => format!("sm_{}", cc.replace('.', "")),
+    };
     let fail = |status: String| {
         (
             None,

@@ -15,6 +15,8 @@ pub struct PtxRecord {
     pub module: &'static str,
     pub sha256: String,
     pub isa_version: Option<&'static str>,
+    /// The architecture the PTX targets (`sm_75`, or `sm_90a` for a Hopper-only module).
+    pub target: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,6 +43,7 @@ impl BuildRecord {
                     module: module.name,
                     sha256: module.sha256(),
                     isa_version: module.isa_version(),
+                    target: module.target(),
                 })
                 .collect(),
         }

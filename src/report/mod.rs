@@ -24,3 +24,4 @@ pub mod shared;
 pub mod slots;
 pub mod summary;
 pub mod sync;
+pub mod tensor;

@@ -26,6 +26,7 @@ mod pipeline;
 mod shared;
 pub mod slots;
 mod sync;
+mod tensor;
 
 pub use branch::*;
 pub use chase::*;
@@ -34,6 +35,7 @@ pub use divergence::*;
 pub use pipeline::*;
 pub use shared::*;
 pub use sync::*;
+pub use tensor::*;
 
 fn one_block(threads: u32) -> LaunchConfig {
     LaunchConfig {

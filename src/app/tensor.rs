@@ -1,0 +1,157 @@
+//! `gpubench tensor`: latency and throughput of the tensor cores through `mma.sync` and
+//! Hopper's `wgmma.mma_async`, for every input type, against the device's dense peak.
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::suite;
+use crate::cli::TensorArgs;
+use crate::error::UsageError;
+use crate::experiments::plan::PlannedSuite;
+use crate::experiments::tensor::{self, KERNELS, WGMMA_UNROLL};
+use crate::report::tensor as tensor_report;
+
+pub fn run(args: &TensorArgs) -> Result<()> {
+    if args.iterations == 0 || args.iterations > 1_000_000 {
+        return Err(
+            UsageError::new("--iterations must be between 1 and 1000000 loop trips").into(),
+        );
+    }
+    if let Some(output) = &args.output {
+        crate::report::run_dir::check_new(output)?;
+    }
+    let gpu = crate::gpu::Gpu::open(args.device)?;
+    let properties = gpu.properties()?;
+    // The kernels are PTX for sm_90a (wgmma exists nowhere else), which the driver compiles
+    // for compute capability 9.0 only.
+    if properties.compute_capability != "9.0" {
+        return Err(UsageError::new(format!(
+            "the tensor suite needs a GPU of compute capability 9.0 (Hopper: H100, H200), whose wgmma its kernels use; device {} is a {} (CC {})",
+            args.device, properties.name, properties.compute_capability
+        ))
+        .into());
+    }
+    let entries: Vec<String> = KERNELS
+        .iter()
+        .flat_map(|k| [k.latency_entry(), k.throughput_entry()])
+        .collect();
+    let settings = json!({
+        "iterations": args.iterations,
+        "mma_unroll": tensor::MMA_UNROLL,
+        "mma_warps_per_block": tensor::MMA_WARPS,
+        "mma_chains_per_warp": 4,
+        "wgmma_unroll": WGMMA_UNROLL,
+        "wgmma_warpgroups_per_block": tensor::WGMMA_GROUPS,
+        "wgmma_operands": "A and B from shared memory through descriptors, no swizzle, N = 256",
+        "method": "clock64 stamps around each block's loop (after a barrier on both sides); latency: one warp or warpgroup, every MMA dependent on the last (each wgmma committed and waited for); throughput: one block per SM, FLOP per clock of each block's SM, median over SMs",
+    });
+    let mut gpu = gpu;
+    for entry in &entries {
+        gpu.function("tensor", entry)?;
+    }
+    suite::run_opened(
+        gpu,
+        "tensor",
+        args.output.as_deref(),
+        &["tensor"],
+        settings,
+        |gpu, suite| {
+            let mhz = suite.metadata.sm_clock_before.mhz;
+            let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
+            let results = tensor::measure(
+                gpu,
+                args.iterations,
+                sms,
+                mhz,
+                &properties.compute_capability,
+            )?;
+            let module = crate::kernels::module("tensor").expect("cuda/tensor.cu is embedded");
+            let (text, record) =
+                crate::experiments::sass::disassemble(module, &properties.compute_capability);
+            let sass = text
+                .as_deref()
+                .map(crate::analysis::tensor::mma_instructions)
+                .unwrap_or_default();
+            if let Some(text) = &text {
+                suite.run.write("tensor.sass", text.as_bytes())?;
+            }
+            let rows = tensor_report::rows(&results, &sass);
+            tensor_report::write(&suite.run, &rows, &sass, &record.status)?;
+            for kernel in &KERNELS {
+                for (entry, latency) in [
+                    (kernel.latency_entry(), true),
+                    (kernel.throughput_entry(), false),
+                ] {
+                    let unroll = match kernel.family {
+                        tensor::Family::MmaSync => tensor::MMA_UNROLL,
+                        tensor::Family::Wgmma => WGMMA_UNROLL,
+                    } as usize;
+                    if let Some(found) = sass.iter().find(|s| s.kernel == entry)
+                        && !found.waits_as_written(latency, unroll)
+                    {
+                        eprintln!(
+                            "warning: {entry}: the SASS holds {} MMAs and {} warpgroup waits, not what the kernel asks for; its figure is not the unit's",
+                            found.mmas, found.waits
+                        );
+                    }
+                }
+            }
+            let title = suite.title(tensor_report::title());
+            suite
+                .run
+                .write_figure("tensor", |path| tensor_report::draw(path, &title, &rows))?;
+            for row in &rows {
+                println!(
+                    "{:<9} {:<11} {:<14} latency {:>7.1} cycles, {:>7.0} FLOP/clock/SM ({:.1} TFLOPS{})",
+                    row.family,
+                    row.shape,
+                    row.types,
+                    row.latency_cycles,
+                    row.flop_per_clock_per_sm,
+                    row.tflops,
+                    row.fraction_of_peak.map_or(String::new(), |f| format!(
+                        ", {:.1} % of dense peak",
+                        100.0 * f
+                    ))
+                );
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `gpubench tensor` in the suite registry.
+pub struct Tensor;
+
+impl super::registry::SuiteDef for Tensor {
+    const NAME: &'static str = "tensor";
+    const ABOUT: &'static str =
+        "Tensor cores: mma.sync and wgmma latency and throughput per input type (Luo et al. 2024)";
+    type Args = TensorArgs;
+
+    fn run(args: &TensorArgs) -> Result<()> {
+        run(args)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        vec![if quick {
+            PlannedSuite::new("tensor", &["tensor", "--iterations", "128"], 2.0)
+        } else {
+            PlannedSuite::new("tensor", &["tensor"], 3.0)
+        }]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        tensor_report::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        let rows = tensor_report::read_rows(run.dir)?;
+        let title = run.title(tensor_report::title());
+        out.figure("tensor", |p| tensor_report::draw(p, &title, &rows))
+    }
+}

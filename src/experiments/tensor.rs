@@ -1,0 +1,243 @@
+//! Tensor cores (cuda/tensor.cu), after Luo et al. 2024 ("Benchmarking and Dissecting the Nvidia
+//! Hopper GPU Architecture", the mma and wgmma sections). For every input type, two kernels per
+//! instruction family: a latency kernel (one warp for `mma.sync`, one warpgroup for
+//! `wgmma.mma_async`, each MMA needing the previous one's accumulator; every wgmma is
+//! committed and waited for, so its cycles are the whole round trip) and a throughput kernel
+//! (one block per SM: 16 warps with four independent accumulators each, or two warpgroups each
+//! issuing eight wgmmas per commit group). wgmma's operands come from shared memory through
+//! matrix descriptors; N is 256, the largest shape, as throughput wants.
+
+use anyhow::{Context, Result};
+
+use crate::analysis::stats::Summary;
+use crate::analysis::tensor::{self, TensorRate};
+use crate::gpu::{Gpu, launch};
+
+/// The constants of cuda/tensor.cu the host counts MMAs with.
+pub const MMA_UNROLL: u64 = 16;
+pub const MMA_WARPS: u32 = 16;
+pub const WGMMA_UNROLL: u64 = 8;
+pub const WGMMA_GROUPS: u32 = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Family {
+    #[serde(rename = "mma.sync")]
+    MmaSync,
+    #[serde(rename = "wgmma")]
+    Wgmma,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::MmaSync => "mma.sync",
+            Family::Wgmma => "wgmma",
+        }
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            Family::MmaSync => "mma",
+            Family::Wgmma => "wgmma",
+        }
+    }
+
+    /// Threads of the latency kernel's one block, and of each throughput block.
+    fn threads(self) -> (u32, u32) {
+        match self {
+            Family::MmaSync => (32, MMA_WARPS * 32),
+            Family::Wgmma => (128, WGMMA_GROUPS * 128),
+        }
+    }
+
+    /// MMAs one warp (or warpgroup) issues per loop trip, and how many of them a throughput
+    /// block holds.
+    fn per_trip(self) -> (u64, u64) {
+        match self {
+            Family::MmaSync => (MMA_UNROLL, u64::from(MMA_WARPS)),
+            Family::Wgmma => (WGMMA_UNROLL, u64::from(WGMMA_GROUPS)),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kernel {
+    pub family: Family,
+    /// The input type as cuda/tensor.cu names it (f16, bf16, tf32, e4m3, e5m2, s8).
+    pub input: &'static str,
+    /// Input → accumulator, for tables.
+    pub types: &'static str,
+    pub shape: &'static str,
+    /// 2·M·N·K.
+    pub flop_per_mma: u64,
+}
+
+const fn kernel(
+    family: Family,
+    input: &'static str,
+    types: &'static str,
+    shape: &'static str,
+    (m, n, k): (u64, u64, u64),
+) -> Kernel {
+    Kernel {
+        family,
+        input,
+        types,
+        shape,
+        flop_per_mma: 2 * m * n * k,
+    }
+}
+
+pub const KERNELS: [Kernel; 11] = [
+    kernel(Family::MmaSync, "f16", "FP16→FP32", "m16n8k16", (16, 8, 16)),
+    kernel(
+        Family::MmaSync,
+        "bf16",
+        "BF16→FP32",
+        "m16n8k16",
+        (16, 8, 16),
+    ),
+    kernel(Family::MmaSync, "tf32", "TF32→FP32", "m16n8k8", (16, 8, 8)),
+    kernel(
+        Family::MmaSync,
+        "e4m3",
+        "FP8 e4m3→FP32",
+        "m16n8k32",
+        (16, 8, 32),
+    ),
+    kernel(Family::MmaSync, "s8", "INT8→INT32", "m16n8k32", (16, 8, 32)),
+    kernel(
+        Family::Wgmma,
+        "f16",
+        "FP16→FP32",
+        "m64n256k16",
+        (64, 256, 16),
+    ),
+    kernel(
+        Family::Wgmma,
+        "bf16",
+        "BF16→FP32",
+        "m64n256k16",
+        (64, 256, 16),
+    ),
+    kernel(
+        Family::Wgmma,
+        "tf32",
+        "TF32→FP32",
+        "m64n256k8",
+        (64, 256, 8),
+    ),
+    kernel(
+        Family::Wgmma,
+        "e4m3",
+        "FP8 e4m3→FP32",
+        "m64n256k32",
+        (64, 256, 32),
+    ),
+    kernel(
+        Family::Wgmma,
+        "e5m2",
+        "FP8 e5m2→FP32",
+        "m64n256k32",
+        (64, 256, 32),
+    ),
+    kernel(
+        Family::Wgmma,
+        "s8",
+        "INT8→INT32",
+        "m64n256k32",
+        (64, 256, 32),
+    ),
+];
+
+impl Kernel {
+    pub fn latency_entry(&self) -> String {
+        format!("{}_{}_lat", self.family.prefix(), self.input)
+    }
+
+    pub fn throughput_entry(&self) -> String {
+        format!("{}_{}_thr", self.family.prefix(), self.input)
+    }
+
+    /// "wgmma m64n256k16 FP16→FP32".
+    pub fn describe(&self) -> String {
+        format!("{} {} {}", self.family.name(), self.shape, self.types)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelResult {
+    pub kernel: Kernel,
+    pub latency_cycles: f64,
+    pub rate: TensorRate,
+}
+
+/// Measures every kernel: latency on one block, throughput on one block per SM, each after one
+/// untimed launch (so the code is in the instruction cache and the clocks have ramped).
+pub fn measure(
+    gpu: &mut Gpu,
+    iterations: u32,
+    sms: u32,
+    mhz: f64,
+    compute_capability: &str,
+) -> Result<Vec<KernelResult>> {
+    KERNELS
+        .iter()
+        .map(|kernel| {
+            let (latency_threads, block_threads) = kernel.family.threads();
+            let (per_trip, per_block) = kernel.family.per_trip();
+            let mmas = u64::from(iterations) * per_trip;
+            let entry = kernel.latency_entry();
+            launch::tensor(gpu, &entry, 1, latency_threads, iterations)?;
+            let stamps = launch::tensor(gpu, &entry, 1, latency_threads, iterations)?;
+            let latency_cycles = tensor::cycles_per_mma(&stamps, mmas)
+                .with_context(|| format!("{entry} returned unusable stamps"))?;
+            let entry = kernel.throughput_entry();
+            launch::tensor(gpu, &entry, sms, block_threads, iterations)?;
+            let stamps = launch::tensor(gpu, &entry, sms, block_threads, iterations)?;
+            let flop_per_block = (mmas * per_block * kernel.flop_per_mma) as f64;
+            let per_sm: Summary = tensor::flop_per_clock(&stamps, flop_per_block)
+                .with_context(|| format!("{entry} returned unusable stamps"))?;
+            let peak = tensor::dense_peak_flop_per_clock_per_sm(compute_capability, kernel.input);
+            Ok(KernelResult {
+                kernel: *kernel,
+                latency_cycles,
+                rate: tensor::rate(per_sm, sms, mhz, peak),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_is_in_the_embedded_ptx_with_the_flop_of_its_shape() {
+        let ptx = crate::kernels::module("tensor").unwrap().ptx;
+        for kernel in &KERNELS {
+            for entry in [kernel.latency_entry(), kernel.throughput_entry()] {
+                assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+            }
+        }
+        let wgmma_f16 = KERNELS
+            .iter()
+            .find(|k| k.family == Family::Wgmma && k.input == "f16")
+            .unwrap();
+        assert_eq!(wgmma_f16.flop_per_mma, 524_288);
+        assert_eq!(wgmma_f16.describe(), "wgmma m64n256k16 FP16→FP32");
+        // The unrolls the host counts with are the kernels'.
+        let source = include_str!("../../cuda/tensor.cu");
+        for (name, value) in [
+            ("MMA_UNROLL", MMA_UNROLL),
+            ("MMA_WARPS", u64::from(MMA_WARPS)),
+            ("WGMMA_UNROLL", WGMMA_UNROLL),
+            ("WGMMA_GROUPS", u64::from(WGMMA_GROUPS)),
+        ] {
+            assert!(
+                source.contains(&format!("#define {name} {value}\n")),
+                "{name}"
+            );
+        }
+    }
+}

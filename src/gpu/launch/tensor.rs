@@ -1,0 +1,34 @@
+//! Launcher of cuda/tensor.cu: the mma.sync and wgmma latency and throughput kernels.
+
+use super::*;
+
+/// Runs `entry` of cuda/tensor.cu as `blocks` blocks of `threads` and returns each block's
+/// start and end stamps.
+///
+/// Kernel signature: `(long long *stamps[2*blocks], float *sink[blocks*threads], int
+/// iterations)`.
+pub fn tensor(
+    gpu: &mut Gpu,
+    entry: &str,
+    blocks: u32,
+    threads: u32,
+    iterations: u32,
+) -> Result<Vec<i64>, GpuError> {
+    let function = gpu.function("tensor", entry)?;
+    let stream = gpu.stream().clone();
+    let mut stamps = zeros::<i64>(gpu, 2 * blocks as usize, "tensor stamps")?;
+    let mut sink = zeros::<f32>(gpu, (blocks * threads) as usize, "the sink buffer")?;
+    let iterations = as_i32(iterations, "--iterations")?;
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&mut stamps).arg(&mut sink).arg(&iterations);
+    let config = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the arguments match the kernel signature above in order and type; stamps holds
+    // two per block and sink one per thread of the grid; the wgmma kernels' shared tiles are
+    // static.
+    unsafe { launch_and_wait(gpu, entry, launch, config, Duration::from_secs(30)) }?;
+    read(gpu, &stamps, "tensor stamps")
+}

@@ -1,0 +1,236 @@
+//! Files of `gpubench tensor`: `tensor.csv` (per instruction and input type: cycles per MMA of
+//! a dependent chain, FLOP per clock per SM with its spread over SMs, TFLOPS at the measured
+//! clock, share of the dense peak), `tensor.json` (the same with the SASS check), `tensor.sass`
+//! and `tensor.png` (FLOP per clock per SM of mma.sync beside wgmma, the dense peak marked).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::figures::{Figure, Rows};
+use super::plot::{self, BLUE, FONT, ORANGE};
+use super::run_dir::RunDir;
+use crate::analysis::tensor::MmaSass;
+use crate::experiments::tensor::KernelResult;
+
+/// One row of `tensor.csv`, also what `report` and the summary read back.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    pub family: String,
+    pub input: String,
+    pub types: String,
+    pub shape: String,
+    pub flop_per_mma: u64,
+    pub latency_cycles: f64,
+    pub flop_per_clock_per_sm: f64,
+    pub flop_per_clock_per_sm_min: f64,
+    pub flop_per_clock_per_sm_max: f64,
+    pub tflops: f64,
+    pub peak_flop_per_clock_per_sm: Option<f64>,
+    pub fraction_of_peak: Option<f64>,
+    /// The MMA instruction in the SASS, where the toolkit was there to make it.
+    pub sass_instruction: Option<String>,
+}
+
+pub fn rows(results: &[KernelResult], sass: &[MmaSass]) -> Vec<Row> {
+    results
+        .iter()
+        .map(|r| {
+            let k = &r.kernel;
+            let entry = k.throughput_entry();
+            Row {
+                family: k.family.name().into(),
+                input: k.input.into(),
+                types: k.types.into(),
+                shape: k.shape.into(),
+                flop_per_mma: k.flop_per_mma,
+                latency_cycles: r.latency_cycles,
+                flop_per_clock_per_sm: r.rate.flop_per_clock_per_sm.median,
+                flop_per_clock_per_sm_min: r.rate.flop_per_clock_per_sm.min,
+                flop_per_clock_per_sm_max: r.rate.flop_per_clock_per_sm.max,
+                tflops: r.rate.tflops,
+                peak_flop_per_clock_per_sm: r.rate.peak_flop_per_clock_per_sm,
+                fraction_of_peak: r.rate.fraction_of_peak,
+                sass_instruction: sass
+                    .iter()
+                    .find(|s| s.kernel == entry)
+                    .and_then(|s| s.instruction.clone()),
+            }
+        })
+        .collect()
+}
+
+pub fn write(run: &RunDir, rows: &[Row], sass: &[MmaSass], sass_status: &str) -> Result<()> {
+    run.write_csv("tensor.csv", rows)?;
+    run.write_json(
+        "tensor.json",
+        &serde_json::json!({
+            "latency": "cycles per MMA of one dependent chain: one warp (mma.sync) or one warpgroup (wgmma, each committed and waited for)",
+            "throughput": "FLOP per clock of one SM: one block per SM, 16 warps x 4 accumulators (mma.sync) or 2 warpgroups x 8 wgmmas per commit group; median and range over SMs",
+            "peak": "dense FLOP per clock per SM from the architecture whitepaper (CC 9.0 only)",
+            "kernels": rows,
+            "sass": { "status": sass_status, "kernels": sass },
+        }),
+    )
+}
+
+pub fn title() -> &'static str {
+    "Tensor-core throughput, mma.sync and wgmma"
+}
+
+/// `tensor.png`: per input type, FLOP per clock per SM of mma.sync and of wgmma as bars with
+/// their range over SMs, the dense peak as a dashed line over each pair.
+pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
+    let mut inputs: Vec<&str> = Vec::new();
+    for row in rows {
+        if !inputs.contains(&row.input.as_str()) {
+            inputs.push(&row.input);
+        }
+    }
+    let label = |input: &str| {
+        rows.iter()
+            .find(|r| r.input == input)
+            .map_or(input.to_string(), |r| r.types.clone())
+    };
+    let top = rows
+        .iter()
+        .flat_map(|r| {
+            [
+                r.flop_per_clock_per_sm_max,
+                r.peak_flop_per_clock_per_sm.unwrap_or(0.0),
+            ]
+        })
+        .fold(1.0, f64::max)
+        * 1.1;
+    let families = [("mma.sync", ORANGE, -0.2), ("wgmma", BLUE, 0.2)];
+    let entries: Vec<plot::Entry> = families
+        .iter()
+        .map(|&(f, c, _)| plot::Entry::new(f, c, plot::Key::Box))
+        .chain([plot::Entry::new(
+            "dense peak (whitepaper rate per SM)",
+            BLACK,
+            plot::Key::Dash,
+        )])
+        .collect();
+    plot::ensure_font();
+    let design = plot::Design::from((1400, 800)).with_legend(entries.len());
+    plot::on_backend!(path, design, |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let root = plot::titled(&root, title)?;
+            let root = plot::legend_above(&root, &entries)?;
+            let n = inputs.len().max(1);
+            let name = |x: &f64| -> String {
+                let i = x.round() as isize;
+                if (x - x.round()).abs() < 1e-6 && i >= 0 && (i as usize) < inputs.len() {
+                    label(inputs[i as usize])
+                } else {
+                    String::new()
+                }
+            };
+            let mut chart = ChartBuilder::on(&root)
+                .margin(20)
+                .x_label_area_size(50)
+                .y_label_area_size(100)
+                .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..top)?;
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(n)
+                .x_label_formatter(&name)
+                .y_desc("FLOP (or integer ops) per clock per SM")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .draw()?;
+            for (family, colour, offset) in families {
+                for (i, input) in inputs.iter().enumerate() {
+                    let Some(row) = rows
+                        .iter()
+                        .find(|r| r.family == family && r.input == *input)
+                    else {
+                        continue;
+                    };
+                    let x = i as f64 + offset;
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(x - 0.18, 0.0), (x + 0.18, row.flop_per_clock_per_sm)],
+                        colour.filled(),
+                    )))?;
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![
+                            (x, row.flop_per_clock_per_sm_min),
+                            (x, row.flop_per_clock_per_sm_max),
+                        ],
+                        BLACK.stroke_width(2),
+                    )))?;
+                }
+            }
+            for (i, input) in inputs.iter().enumerate() {
+                let peak = rows
+                    .iter()
+                    .find(|r| r.input == *input)
+                    .and_then(|r| r.peak_flop_per_clock_per_sm);
+                if let Some(peak) = peak {
+                    let x = i as f64;
+                    chart.draw_series(std::iter::once(DashedPathElement::new(
+                        vec![(x - 0.45, peak), (x + 0.45, peak)],
+                        6,
+                        4,
+                        BLACK.stroke_width(2),
+                    )))?;
+                }
+            }
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing tensor")
+}
+
+pub fn read_rows(dir: &Path) -> Result<Vec<Row>> {
+    super::saved::read_csv(dir, "tensor.csv")
+}
+
+/// The summary's tensor rows: per kernel its latency and throughput on one row, and for wgmma
+/// the TFLOPS at the measured clock and the share of the dense peak.
+pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
+    let mut r = Rows::new("Tensor cores", "tensor.csv");
+    for row in read_rows(dir)? {
+        let name = format!("{} {} {}", row.family, row.shape, row.types);
+        r.push(
+            &format!("{name} latency"),
+            Some(row.latency_cycles),
+            "cycles",
+            None,
+        );
+        r.push(
+            &format!("{name} throughput"),
+            Some(row.flop_per_clock_per_sm),
+            "FLOP/clock/SM",
+            Some((
+                row.flop_per_clock_per_sm_min,
+                row.flop_per_clock_per_sm_max,
+                "min-max over SMs",
+            )),
+        );
+        r.push(
+            &format!("{name} at the measured clock"),
+            Some(row.tflops),
+            "TFLOPS",
+            None,
+        );
+        if let Some(fraction) = row.fraction_of_peak {
+            r.push(
+                &format!("{name}: share of the dense peak"),
+                Some(100.0 * fraction),
+                "%",
+                None,
+            );
+        }
+    }
+    Ok(r.finish())
+}
