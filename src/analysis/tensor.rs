@@ -88,12 +88,14 @@ pub struct MmaSass {
 }
 
 impl MmaSass {
-    /// Whether the code waits no more often than the kernel asks: a latency kernel after
-    /// every wgmma, a throughput kernel once per commit group of `unroll`; `mma.sync` never
-    /// (it has no asynchronous waits). A wait the compiler adds inside a group (ptxas does
-    /// when it cannot prove the accumulators untouched) would serialise the wgmmas.
-    pub fn waits_as_written(&self, latency: bool, unroll: usize) -> bool {
-        if self.mmas == 0 {
+    /// Whether the code is the kernel as written: at least the `unroll` MMAs of one loop trip
+    /// (fewer means the instruction was emulated and its loop-invariant product hoisted, as
+    /// ptxas does with FP8 mma.sync on sm_90), and waits no more often than the kernel asks:
+    /// a latency kernel after every wgmma, a throughput kernel once per commit group of
+    /// `unroll`; `mma.sync` never. A wait the compiler adds inside a group (ptxas does when it
+    /// cannot prove the accumulators untouched) would serialise the wgmmas.
+    pub fn as_written(&self, latency: bool, unroll: usize) -> bool {
+        if self.mmas < unroll.max(1) {
             return false;
         }
         let wgmma = self
@@ -183,13 +185,16 @@ mod tests {
             Some("HGMMA.64x256x16.F32")
         );
         assert_eq!((kernels[0].mmas, kernels[0].waits), (2, 1));
-        assert!(kernels[0].waits_as_written(false, 2));
+        assert!(kernels[0].as_written(false, 2));
+        assert!(!kernels[0].as_written(false, 8));
         assert_eq!((kernels[1].mmas, kernels[1].waits), (2, 2));
-        assert!(kernels[1].waits_as_written(true, 8));
+        assert!(kernels[1].as_written(true, 8));
         // The same code as a throughput kernel of 8 per group: waited after every wgmma.
-        assert!(!kernels[1].waits_as_written(false, 8));
+        assert!(!kernels[1].as_written(false, 8));
         assert_eq!(kernels[2].instruction.as_deref(), Some("HMMA.16816.F32"));
-        assert!(kernels[2].waits_as_written(true, 16));
+        assert!(kernels[2].as_written(true, 1));
+        // One HMMA where the loop asks for 16: emulated and hoisted.
+        assert!(!kernels[2].as_written(true, 16));
         assert!(
             !MmaSass {
                 kernel: "x".into(),
@@ -197,7 +202,7 @@ mod tests {
                 mmas: 0,
                 waits: 0
             }
-            .waits_as_written(true, 1)
+            .as_written(true, 1)
         );
     }
 

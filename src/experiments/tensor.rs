@@ -35,6 +35,14 @@ impl Family {
         }
     }
 
+    /// MMAs per loop trip of one warp or warpgroup.
+    pub fn unroll(self) -> u64 {
+        match self {
+            Family::MmaSync => MMA_UNROLL,
+            Family::Wgmma => WGMMA_UNROLL,
+        }
+    }
+
     fn prefix(self) -> &'static str {
         match self {
             Family::MmaSync => "mma",

@@ -33,6 +33,8 @@ pub struct Row {
     pub fraction_of_peak: Option<f64>,
     /// The MMA instruction in the SASS, where the toolkit was there to make it.
     pub sass_instruction: Option<String>,
+    /// Why the numbers are not the unit's, where the SASS is not the kernel as written.
+    pub sass_problem: Option<String>,
 }
 
 pub fn rows(results: &[KernelResult], sass: &[MmaSass]) -> Vec<Row> {
@@ -41,6 +43,20 @@ pub fn rows(results: &[KernelResult], sass: &[MmaSass]) -> Vec<Row> {
         .map(|r| {
             let k = &r.kernel;
             let entry = k.throughput_entry();
+            let unroll = k.family.unroll() as usize;
+            let problem = [(k.latency_entry(), true), (entry.clone(), false)]
+                .into_iter()
+                .find_map(|(name, latency)| {
+                    let found = sass.iter().find(|s| s.kernel == name)?;
+                    (!found.as_written(latency, unroll)).then(|| {
+                        format!(
+                            "{name}'s SASS holds {} {} and {} warpgroup waits for {unroll} MMAs per loop trip: not the kernel as written (an emulated instruction whose product ptxas hoisted, or waits it inserted)",
+                            found.mmas,
+                            found.instruction.as_deref().unwrap_or("MMA instructions"),
+                            found.waits
+                        )
+                    })
+                });
             Row {
                 family: k.family.name().into(),
                 input: k.input.into(),
@@ -58,6 +74,7 @@ pub fn rows(results: &[KernelResult], sass: &[MmaSass]) -> Vec<Row> {
                     .iter()
                     .find(|s| s.kernel == entry)
                     .and_then(|s| s.instruction.clone()),
+                sass_problem: problem,
             }
         })
         .collect()
@@ -148,10 +165,9 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 .draw()?;
             for (family, colour, offset) in families {
                 for (i, input) in inputs.iter().enumerate() {
-                    let Some(row) = rows
-                        .iter()
-                        .find(|r| r.family == family && r.input == *input)
-                    else {
+                    let Some(row) = rows.iter().find(|r| {
+                        r.family == family && r.input == *input && r.sass_problem.is_none()
+                    }) else {
                         continue;
                     };
                     let x = i as f64 + offset;
@@ -201,6 +217,10 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let mut r = Rows::new("Tensor cores", "tensor.csv");
     for row in read_rows(dir)? {
         let name = format!("{} {} {}", row.family, row.shape, row.types);
+        if let Some(problem) = &row.sass_problem {
+            r.text(&name, Some(&format!("not measured: {problem}")));
+            continue;
+        }
         r.push(
             &format!("{name} latency"),
             Some(row.latency_cycles),
