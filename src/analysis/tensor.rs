@@ -188,9 +188,16 @@ mod tests {
         assert!(kernels[0].as_written(false, 2));
         assert!(!kernels[0].as_written(false, 8));
         assert_eq!((kernels[1].mmas, kernels[1].waits), (2, 2));
-        assert!(kernels[1].as_written(true, 8));
-        // The same code as a throughput kernel of 8 per group: waited after every wgmma.
-        assert!(!kernels[1].as_written(false, 8));
+        assert!(kernels[1].as_written(true, 2));
+        // A throughput kernel of 8 per group that waits after every wgmma.
+        let serialised = MmaSass {
+            mmas: 8,
+            waits: 8,
+            ..kernels[1].clone()
+        };
+        assert!(!serialised.as_written(false, 8));
+        // Two wgmmas where a loop trip asks for 8.
+        assert!(!kernels[1].as_written(true, 8));
         assert_eq!(kernels[2].instruction.as_deref(), Some("HMMA.16816.F32"));
         assert!(kernels[2].as_written(true, 1));
         // One HMMA where the loop asks for 16: emulated and hoisted.

@@ -58,6 +58,11 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
+            // ptxas on the 22 kernels takes seconds of host time: it runs beside the GPU work.
+            let module = crate::kernels::module("tensor").expect("cuda/tensor.cu is embedded");
+            let cc = properties.compute_capability.clone();
+            let disassembly =
+                std::thread::spawn(move || crate::experiments::sass::disassemble(module, &cc));
             let results = tensor::measure(
                 gpu,
                 args.iterations,
@@ -65,9 +70,9 @@ pub fn run(args: &TensorArgs) -> Result<()> {
                 mhz,
                 &properties.compute_capability,
             )?;
-            let module = crate::kernels::module("tensor").expect("cuda/tensor.cu is embedded");
-            let (text, record) =
-                crate::experiments::sass::disassemble(module, &properties.compute_capability);
+            let (text, record) = disassembly
+                .join()
+                .map_err(|_| anyhow::anyhow!("the SASS disassembly thread panicked"))?;
             let sass = text
                 .as_deref()
                 .map(crate::analysis::tensor::mma_instructions)

@@ -293,9 +293,10 @@ fn table_rows(figures: &[Figure]) -> Vec<Row> {
             rows.push(single(f));
             continue;
         };
+        let dash = |x: String| if x.is_empty() { "-".to_string() } else { x };
         let both = |a: String, b: String| match (a.is_empty(), b.is_empty()) {
             (true, true) => String::new(),
-            _ => format!("{a} / {b}"),
+            _ => format!("{} / {}", dash(a), dash(b)),
         };
         let operation = f.quantity.strip_suffix(" latency").unwrap_or(&f.quantity);
         rows.push(Row {

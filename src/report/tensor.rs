@@ -110,7 +110,9 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
     let label = |input: &str| {
         rows.iter()
             .find(|r| r.input == input)
-            .map_or(input.to_string(), |r| r.types.clone())
+            .and_then(|r| r.types.split('→').next())
+            .unwrap_or(input)
+            .to_string()
     };
     let top = rows
         .iter()
@@ -150,7 +152,7 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
             };
             let mut chart = ChartBuilder::on(&root)
                 .margin(20)
-                .x_label_area_size(50)
+                .x_label_area_size(70)
                 .y_label_area_size(100)
                 .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..top)?;
             chart
@@ -158,7 +160,8 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 .disable_x_mesh()
                 .x_labels(n)
                 .x_label_formatter(&name)
-                .y_desc("FLOP (or integer ops) per clock per SM")
+                .x_desc("input type (accumulating in FP32; INT8 in INT32)")
+                .y_desc("FLOP (INT8: ops) per clock per SM")
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
                 .y_label_formatter(&|v| format!("{v:.0}"))
