@@ -17,10 +17,8 @@ pub fn run(args: &TensorArgs) -> Result<()> {
             UsageError::new("--iterations must be between 1 and 1000000 loop trips").into(),
         );
     }
-    if let Some(output) = &args.output {
-        crate::report::run_dir::check_new(output)?;
-    }
-    let gpu = crate::gpu::Gpu::open(args.device)?;
+    // The kernels are loaded only once the device is known to be able to run them.
+    let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
     // The kernels are PTX for sm_90a (wgmma exists nowhere else), which the driver compiles
     // for compute capability 9.0 only.
@@ -39,13 +37,12 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         "iterations": args.iterations,
         "mma_unroll": tensor::MMA_UNROLL,
         "mma_warps_per_block": tensor::MMA_WARPS,
-        "mma_chains_per_warp": 4,
+        "mma_chains_per_warp": tensor::MMA_CHAINS,
         "wgmma_unroll": WGMMA_UNROLL,
         "wgmma_warpgroups_per_block": tensor::WGMMA_GROUPS,
         "wgmma_operands": "A and B from shared memory through descriptors, no swizzle, N = 256",
         "method": "clock64 stamps around each block's loop (after a barrier on both sides); latency: one warp or warpgroup, every MMA dependent on the last (each wgmma committed and waited for); throughput: one block per SM, FLOP per clock of each block's SM, median over SMs",
     });
-    let mut gpu = gpu;
     for entry in &entries {
         gpu.function("tensor", entry)?;
     }

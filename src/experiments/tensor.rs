@@ -16,6 +16,7 @@ use crate::gpu::{Gpu, launch};
 /// The constants of cuda/tensor.cu the host counts MMAs with.
 pub const MMA_UNROLL: u64 = 16;
 pub const MMA_WARPS: u32 = 16;
+pub const MMA_CHAINS: u32 = 4;
 pub const WGMMA_UNROLL: u64 = 8;
 pub const WGMMA_GROUPS: u32 = 2;
 
@@ -61,10 +62,11 @@ impl Family {
     /// MMAs one warp (or warpgroup) issues per loop trip, and how many of them a throughput
     /// block holds.
     fn per_trip(self) -> (u64, u64) {
-        match self {
-            Family::MmaSync => (MMA_UNROLL, u64::from(MMA_WARPS)),
-            Family::Wgmma => (WGMMA_UNROLL, u64::from(WGMMA_GROUPS)),
-        }
+        let per_block = match self {
+            Family::MmaSync => MMA_WARPS,
+            Family::Wgmma => WGMMA_GROUPS,
+        };
+        (self.unroll(), u64::from(per_block))
     }
 }
 
@@ -239,6 +241,7 @@ mod tests {
         for (name, value) in [
             ("MMA_UNROLL", MMA_UNROLL),
             ("MMA_WARPS", u64::from(MMA_WARPS)),
+            ("MMA_CHAINS", u64::from(MMA_CHAINS)),
             ("WGMMA_UNROLL", WGMMA_UNROLL),
             ("WGMMA_GROUPS", u64::from(WGMMA_GROUPS)),
         ] {
