@@ -1,5 +1,6 @@
 //! Pure statistics and fits: functions over plain numbers, no GPU and no I/O.
 
+pub mod atomics;
 pub mod bandwidth;
 pub mod bank_conflicts;
 pub mod branch;
@@ -11,6 +12,7 @@ pub mod conflict;
 pub mod divergence;
 pub mod divergence_model;
 pub mod divergence_split;
+pub mod dsm;
 pub mod granularity;
 pub mod linear_fit;
 pub mod per_load;

@@ -167,7 +167,7 @@ pub fn annotate(sass: &str) -> (String, Vec<KernelSass>) {
 
 /// Opcodes (before the first '.') that move data to or from memory (loads, stores, atomics).
 const MEMORY: &[&str] = &[
-    "LDG", "STG", "LDS", "STS", "LDL", "STL", "LD", "ST", "ATOMG", "ATOMS", "ATOM", "RED",
+    "LDG", "STG", "LDS", "STS", "LDL", "STL", "LD", "ST", "ATOMG", "ATOMS", "ATOM", "RED", "REDG",
 ];
 
 /// Every memory instruction of every kernel in `sass` (full opcode, static count), for

@@ -51,6 +51,26 @@ pub fn median_of_sorted(sorted: &[f64]) -> f64 {
     }
 }
 
+/// Each block's span in cycles (`stamps` holds a start and an end per block), leaving out a
+/// block whose end is not after its start.
+pub fn block_spans(stamps: &[i64]) -> Vec<f64> {
+    stamps
+        .chunks_exact(2)
+        .filter(|pair| pair[1] > pair[0])
+        .map(|pair| (pair[1] - pair[0]) as f64)
+        .collect()
+}
+
+/// `work_per_block` per clock of each block's span; `None` when any block has no span (a
+/// broken stamp spoils the measurement rather than vanishing from it).
+pub fn per_clock_of_blocks(stamps: &[i64], work_per_block: f64) -> Option<Vec<f64>> {
+    let rates: Vec<f64> = block_spans(stamps)
+        .into_iter()
+        .map(|span| work_per_block / span)
+        .collect();
+    (!rates.is_empty() && rates.len() * 2 == stamps.len()).then_some(rates)
+}
+
 /// Median of any slice; `None` when empty.
 pub fn median(values: &[f64]) -> Option<f64> {
     Summary::of(values).map(|summary| summary.median)

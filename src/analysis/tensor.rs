@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::stats::Summary;
+use super::stats::{Summary, block_spans, per_clock_of_blocks};
 
 /// Cycles per MMA of a chain: the block's span over the MMAs each warp issued in order.
 pub fn cycles_per_mma(stamps: &[i64], mmas: u64) -> Option<f64> {
@@ -13,28 +13,11 @@ pub fn cycles_per_mma(stamps: &[i64], mmas: u64) -> Option<f64> {
     (mmas > 0).then(|| span / mmas as f64)
 }
 
-/// Each block's span in cycles (`stamps` holds a start and an end per block); `None` for a
-/// block whose end is not after its start.
-fn block_spans(stamps: &[i64]) -> Vec<f64> {
-    stamps
-        .chunks_exact(2)
-        .filter(|pair| pair[1] > pair[0])
-        .map(|pair| (pair[1] - pair[0]) as f64)
-        .collect()
-}
-
 /// FLOP per clock of each block that ran on its own SM: `flop_per_block` over its span. The
 /// median over blocks, with the range, describes the SMs; a block that shared an SM with
 /// another would read half and shows as the minimum.
 pub fn flop_per_clock(stamps: &[i64], flop_per_block: f64) -> Option<Summary> {
-    let rates: Vec<f64> = block_spans(stamps)
-        .into_iter()
-        .map(|span| flop_per_block / span)
-        .collect();
-    if rates.len() * 2 != stamps.len() {
-        return None;
-    }
-    Summary::of(&rates)
+    Summary::of(&per_clock_of_blocks(stamps, flop_per_block)?)
 }
 
 /// FLOP per clock per SM at full rate, dense, as the architecture's whitepaper states it for

@@ -2,12 +2,14 @@
 //! run the experiment, analyse, report.
 
 mod all;
+mod atomics;
 mod bandwidth;
 mod branch;
 mod cache;
 mod clock;
 pub mod devices;
 mod divergence;
+mod dsm;
 mod emulate;
 mod info;
 mod pipeline;

@@ -104,6 +104,8 @@ pub static SUITES: &[&dyn Suite] = &[
     &super::bandwidth::Bandwidth,
     &super::cache::Cache,
     &super::tensor::Tensor,
+    &super::atomics::Atomics,
+    &super::dsm::Dsm,
 ];
 
 pub fn find(name: &str) -> Option<&'static dyn Suite> {

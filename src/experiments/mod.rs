@@ -1,11 +1,13 @@
 //! Experiments: what to launch and in which order, producing raw samples. Each module sits
 //! beside its kernel source in `cuda/` and states its method and the paper section it follows.
 
+pub mod atomics;
 pub mod bandwidth;
 pub mod branch;
 pub mod cache;
 pub mod clock;
 pub mod divergence;
+pub mod dsm;
 pub mod ncu;
 pub mod pipeline;
 pub mod plan;

@@ -1,5 +1,6 @@
 //! Reporters: they write what experiments measured and analysis computed, and compute nothing.
 
+pub mod atomics;
 pub mod bandwidth;
 pub mod branch;
 pub mod cache;
@@ -10,6 +11,7 @@ pub mod devices;
 pub mod divergence;
 pub mod divergence_model;
 pub mod divergence_split;
+pub mod dsm;
 pub mod emulation;
 pub mod figures;
 pub mod figures_tex;

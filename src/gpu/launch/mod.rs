@@ -17,21 +17,25 @@ use crate::error::GpuError;
 
 pub const WARP_LANES: usize = 32;
 
+mod atomics;
 pub mod bandwidth;
 mod branch;
 mod chase;
 mod clock;
 mod divergence;
+mod dsm;
 mod pipeline;
 mod shared;
 pub mod slots;
 mod sync;
 mod tensor;
 
+pub use atomics::*;
 pub use branch::*;
 pub use chase::*;
 pub use clock::*;
 pub use divergence::*;
+pub use dsm::*;
 pub use pipeline::*;
 pub use shared::*;
 pub use sync::*;

@@ -1,0 +1,154 @@
+//! `gpubench atomics`: latency and throughput of atom / red on global and shared memory, 32 and
+//! 64 bit, uncontended and under contention, and which unit serves the global ones.
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::suite;
+use crate::cli::AtomicsArgs;
+use crate::error::UsageError;
+use crate::experiments::atomics::{self, Plan};
+use crate::experiments::plan::PlannedSuite;
+use crate::report::atomics as atomics_report;
+
+/// The largest chain the suite builds on the host, in MiB.
+const MAX_FOOTPRINT_MIB: u64 = 1024;
+
+fn plan(args: &AtomicsArgs) -> Result<Plan, UsageError> {
+    let mut footprints = args.footprints_mib.clone();
+    footprints.sort_unstable();
+    footprints.dedup();
+    if footprints.is_empty()
+        || footprints[0] == 0
+        || footprints[footprints.len() - 1] > MAX_FOOTPRINT_MIB
+    {
+        return Err(UsageError::new(format!(
+            "--footprints-mib takes sizes from 1 to {MAX_FOOTPRINT_MIB} MiB, such as 1,128"
+        )));
+    }
+    if !(1..=100).contains(&args.repeats) {
+        return Err(UsageError::new("--repeats must be between 1 and 100"));
+    }
+    Ok(Plan {
+        footprints: footprints.iter().map(|m| m << 20).collect(),
+        repeats: args.repeats,
+        storm_ms: 1.0,
+    })
+}
+
+pub fn run(args: &AtomicsArgs) -> Result<()> {
+    let plan = plan(args)?;
+    let entries = atomics::entries();
+    let pairs: Vec<(&str, &str)> = entries.iter().map(|e| ("atomics", e.as_str())).collect();
+    let settings = json!({
+        "footprints_bytes": plan.footprints,
+        "chain_stride_bytes": atomics::CHAIN_STRIDE_BYTES,
+        "steps": atomics::STEPS,
+        "shared_ring_words": atomics::SHARED_WORDS,
+        "shared_ring_stride_words": atomics::SHARED_STRIDE_WORDS,
+        "block_threads": atomics::BLOCK_THREADS,
+        "unroll": atomics::ATOMIC_UNROLL,
+        "repeats": plan.repeats,
+        "storm_ms": plan.storm_ms,
+        "method": "latency: one thread chases a random chain (one element per 128-byte line) with the atomic returning the next index and leaving memory unchanged, beside the same chase with ld.global.cg or ld.shared; throughput: one 1024-thread block per SM, events around the launch, operations per SM clock over the GPU",
+    });
+    suite::run(
+        "atomics",
+        args.device,
+        args.output.as_deref(),
+        &pairs,
+        settings,
+        |gpu, suite| {
+            let properties = gpu.properties()?;
+            let mhz = suite.metadata.sm_clock_before.mhz;
+            let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
+            let module = crate::kernels::module("atomics").expect("cuda/atomics.cu is embedded");
+            let cc = properties.compute_capability.clone();
+            let disassembly =
+                std::thread::spawn(move || crate::experiments::sass::disassemble(module, &cc));
+            let results = atomics::measure(gpu, &plan, sms, mhz)?;
+            let (text, record) = disassembly
+                .join()
+                .map_err(|_| anyhow::anyhow!("the SASS disassembly thread panicked"))?;
+            let sass = text
+                .as_deref()
+                .map(crate::analysis::atomics::atomic_instructions)
+                .unwrap_or_default();
+            if let Some(text) = &text {
+                suite.run.write("atomics.sass", text.as_bytes())?;
+            }
+            let latency = atomics_report::latency_rows(&results, &sass);
+            let throughput = atomics_report::throughput_rows(&results, &sass);
+            atomics_report::write(&suite.run, &latency, &throughput, &sass, &record.status)?;
+            for problem in latency
+                .iter()
+                .filter_map(|r| r.sass_problem.as_ref())
+                .chain(throughput.iter().filter_map(|r| r.sass_problem.as_ref()))
+            {
+                eprintln!("warning: {problem}; its figures are left out of the summary");
+            }
+            let title = suite.title(atomics_report::title());
+            suite.run.write_figure("atomics", |path| {
+                atomics_report::draw(path, &title, &latency, &throughput)
+            })?;
+            for row in &latency {
+                println!(
+                    "{:<6} {:<4} {:<4} {:>10}: {:>7.1} cycles per step{}",
+                    row.space,
+                    row.width,
+                    row.op,
+                    crate::report::plot::binary_bytes(row.footprint_bytes as f64),
+                    row.cycles_per_step,
+                    row.sass_instruction
+                        .as_deref()
+                        .map_or(String::new(), |i| format!(" ({i})"))
+                );
+            }
+            for row in &throughput {
+                println!(
+                    "{:<6} {:<4} {:<9} {:<30} {:>9.2} ops/clock",
+                    row.space, row.width, row.variant, row.pattern, row.ops_per_clock
+                );
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `gpubench atomics` in the suite registry.
+pub struct Atomics;
+
+impl super::registry::SuiteDef for Atomics {
+    const NAME: &'static str = "atomics";
+    const ABOUT: &'static str = "Atomics: atom/red latency and throughput on global and shared memory under contention (Luo et al. 2024)";
+    type Args = AtomicsArgs;
+
+    fn run(args: &AtomicsArgs) -> Result<()> {
+        run(args)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        vec![if quick {
+            PlannedSuite::new("atomics", &["atomics", "--repeats", "1"], 1.5)
+        } else {
+            PlannedSuite::new("atomics", &["atomics"], 2.0)
+        }]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        atomics_report::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        let latency = atomics_report::read_latency(run.dir)?;
+        let throughput = atomics_report::read_throughput(run.dir)?;
+        let title = run.title(atomics_report::title());
+        out.figure("atomics", |p| {
+            atomics_report::draw(p, &title, &latency, &throughput)
+        })
+    }
+}

@@ -1,0 +1,175 @@
+//! `gpubench dsm`: distributed shared memory of thread-block clusters (Hopper): latency into
+//! another block against local shared memory per cluster size, the clusters that fit, and the
+//! read bandwidth of the patterns that matter.
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::suite;
+use crate::cli::DsmArgs;
+use crate::error::UsageError;
+use crate::experiments::dsm::{self, MAX_CLUSTER};
+use crate::experiments::plan::PlannedSuite;
+use crate::report::dsm as dsm_report;
+
+pub fn run(args: &DsmArgs) -> Result<()> {
+    if args.iterations == 0 || args.iterations > 100_000 {
+        return Err(UsageError::new("--iterations must be between 1 and 100000 passes").into());
+    }
+    if args.bandwidth_sizes.is_empty()
+        || args
+            .bandwidth_sizes
+            .iter()
+            .any(|c| !(1..=MAX_CLUSTER).contains(c))
+    {
+        return Err(UsageError::new(format!(
+            "--bandwidth-sizes takes cluster sizes from 1 to {MAX_CLUSTER}, such as 2,4,8,16"
+        ))
+        .into());
+    }
+    let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
+    let properties = gpu.properties()?;
+    let major: u32 = properties
+        .compute_capability
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    if major < 9 {
+        return Err(UsageError::new(format!(
+            "the dsm suite needs thread-block clusters, which start with compute capability 9.0 (Hopper); device {} is a {} (CC {})",
+            args.device, properties.name, properties.compute_capability
+        ))
+        .into());
+    }
+    for entry in ["dsm_latency", "dsm_bandwidth"] {
+        gpu.function("dsm", entry)?;
+    }
+    let shared_bytes = u32::try_from(properties.shared_memory_per_block_optin_bytes).unwrap_or(0);
+    let mut sizes = args.bandwidth_sizes.clone();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let settings = json!({
+        "iterations": args.iterations,
+        "bandwidth_sizes": sizes,
+        "shared_bytes_per_block": shared_bytes,
+        "ring_words": dsm::RING_WORDS,
+        "ring_stride_words": dsm::RING_STRIDE,
+        "steps": dsm::STEPS,
+        "bandwidth_bytes_per_pass": dsm::BW_BYTES,
+        "method": "clusters launched through cuLaunchKernelEx with the cluster dimension attribute and the non-portable size allowed; one block per SM (the most dynamic shared memory a block may have); latency: block 0 chases a ring in every block through mapa + ld.shared::cluster and its own with ld.shared; bandwidth: 16-byte loads of 64 KiB per pass, clock64 per block",
+    });
+    suite::run_opened(
+        gpu,
+        "dsm",
+        args.output.as_deref(),
+        &["dsm"],
+        settings,
+        |gpu, suite| {
+            let mhz = suite.metadata.sm_clock_before.mhz;
+            let module = crate::kernels::module("dsm").expect("cuda/dsm.cu is embedded");
+            let cc = properties.compute_capability.clone();
+            let disassembly =
+                std::thread::spawn(move || crate::experiments::sass::disassemble(module, &cc));
+            let results = dsm::measure(gpu, shared_bytes, &sizes, args.iterations)?;
+            let (text, record) = disassembly
+                .join()
+                .map_err(|_| anyhow::anyhow!("the SASS disassembly thread panicked"))?;
+            let loads = text
+                .as_deref()
+                .map(crate::analysis::sass::memory_instructions)
+                .unwrap_or_default();
+            if let Some(text) = &text {
+                suite.run.write("dsm.sass", text.as_bytes())?;
+            }
+            let latency = dsm_report::latency_rows(&results);
+            let occupancy = dsm_report::occupancy_rows(&results);
+            let bandwidth = dsm_report::bandwidth_rows(&results, mhz);
+            dsm_report::write(
+                &suite.run,
+                &latency,
+                &occupancy,
+                &bandwidth,
+                shared_bytes,
+                &serde_json::json!({ "status": record.status, "memory_instructions": loads }),
+            )?;
+            if let Some(row) = latency.iter().find(|r| !r.distinct_sms) {
+                eprintln!(
+                    "warning: the blocks of a cluster of {} shared SMs ({}): its remote loads may be local",
+                    row.cluster, row.smids
+                );
+            }
+            let title = suite.title(dsm_report::title());
+            suite.run.write_figure("dsm", |path| {
+                dsm_report::draw(path, &title, &latency, &occupancy, &bandwidth)
+            })?;
+            for o in &occupancy {
+                println!(
+                    "cluster of {:>2}: {:>3} clusters fit at once",
+                    o.cluster, o.max_active_clusters
+                );
+            }
+            for row in &latency {
+                println!(
+                    "cluster of {:>2}: remote {:>6.1} cycles ({:.1}-{:.1}), own through the window {:.1}, ld.shared {:.1}",
+                    row.cluster,
+                    row.remote_cycles,
+                    row.remote_min,
+                    row.remote_max,
+                    row.own_through_window_cycles,
+                    row.local_cycles
+                );
+            }
+            for row in &bandwidth {
+                println!(
+                    "cluster of {:>2}, {:<22} {:>7.1} B/clock/SM, {:>8.0} GB/s over the GPU",
+                    row.cluster, row.pattern, row.bytes_per_clock_per_sm, row.gpu_gb_per_s
+                );
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `gpubench dsm` in the suite registry.
+pub struct Dsm;
+
+impl super::registry::SuiteDef for Dsm {
+    const NAME: &'static str = "dsm";
+    const ABOUT: &'static str = "Distributed shared memory: latency into other blocks of a cluster, clusters that fit, read bandwidth (Luo et al. 2024)";
+    type Args = DsmArgs;
+
+    fn run(args: &DsmArgs) -> Result<()> {
+        run(args)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        vec![if quick {
+            PlannedSuite::new("dsm", &["dsm", "--iterations", "32"], 1.0)
+        } else {
+            PlannedSuite::new("dsm", &["dsm"], 1.5)
+        }]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        dsm_report::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        let saved = dsm_report::read(run.dir)?;
+        let title = run.title(dsm_report::title());
+        out.figure("dsm", |p| {
+            dsm_report::draw(
+                p,
+                &title,
+                &saved.latency,
+                &saved.occupancy,
+                &saved.bandwidth,
+            )
+        })
+    }
+}

@@ -1,0 +1,396 @@
+//! Files of `gpubench dsm`: `dsm-latency.csv` (per cluster size: cycles per load into the other
+//! blocks, median and range over ranks, into the own block through the cluster window and
+//! through ld.shared, the SM of every rank), `dsm-occupancy.csv` (clusters that fit at once per
+//! size), `dsm-bandwidth.csv` (bytes per clock per SM and over the GPU of every read pattern),
+//! `dsm.json` (all of it with the growth of the remote latency per block of cluster size) and
+//! `dsm.png`.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::figures::{Figure, Rows};
+use super::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
+use super::run_dir::RunDir;
+use crate::analysis::dsm::{ClusterLatency, growth_per_block};
+use crate::analysis::linear_fit::Interval;
+use crate::analysis::stats::Summary;
+use crate::experiments::dsm::{PATTERNS, Results};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LatencyRow {
+    pub cluster: u32,
+    pub remote_cycles: f64,
+    pub remote_min: f64,
+    pub remote_max: f64,
+    pub own_through_window_cycles: f64,
+    pub local_cycles: f64,
+    pub distinct_sms: bool,
+    /// Cycles per load into ranks 0..n, ';'-separated.
+    pub per_rank: String,
+    /// The SM of ranks 0..n, ';'-separated.
+    pub smids: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OccupancyRow {
+    pub cluster: u32,
+    pub max_active_clusters: u32,
+    pub blocks: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BandwidthRow {
+    pub cluster: u32,
+    pub pattern: String,
+    pub clusters: u32,
+    pub bytes_per_clock_per_sm: f64,
+    pub bytes_per_clock_per_sm_min: f64,
+    pub bytes_per_clock_per_sm_max: f64,
+    pub gpu_bytes_per_clock: f64,
+    /// At the SM clock measured before the suite.
+    pub gpu_gb_per_s: f64,
+}
+
+fn joined<T: ToString>(values: &[T]) -> String {
+    values
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+pub fn latency_rows(results: &Results) -> Vec<LatencyRow> {
+    results
+        .latency
+        .iter()
+        .map(|l| LatencyRow {
+            cluster: l.latency.cluster,
+            remote_cycles: l.latency.remote.median,
+            remote_min: l.latency.remote.min,
+            remote_max: l.latency.remote.max,
+            own_through_window_cycles: l.latency.own_through_window,
+            local_cycles: l.latency.local,
+            distinct_sms: l.latency.distinct_sms,
+            per_rank: joined(
+                &l.per_rank
+                    .iter()
+                    .map(|c| format!("{c:.1}"))
+                    .collect::<Vec<_>>(),
+            ),
+            smids: joined(&l.smids),
+        })
+        .collect()
+}
+
+pub fn occupancy_rows(results: &Results) -> Vec<OccupancyRow> {
+    results
+        .occupancy
+        .iter()
+        .map(|o| OccupancyRow {
+            cluster: o.cluster,
+            max_active_clusters: o.max_active_clusters,
+            blocks: o.cluster * o.max_active_clusters,
+        })
+        .collect()
+}
+
+pub fn bandwidth_rows(results: &Results, mhz: f64) -> Vec<BandwidthRow> {
+    results
+        .bandwidth
+        .iter()
+        .map(|b| BandwidthRow {
+            cluster: b.cluster,
+            pattern: b.pattern.into(),
+            clusters: b.clusters,
+            bytes_per_clock_per_sm: b.rate.per_sm.median,
+            bytes_per_clock_per_sm_min: b.rate.per_sm.min,
+            bytes_per_clock_per_sm_max: b.rate.per_sm.max,
+            gpu_bytes_per_clock: b.rate.gpu_bytes_per_clock,
+            gpu_gb_per_s: b.rate.gpu_bytes_per_clock * mhz * 1e6 / 1e9,
+        })
+        .collect()
+}
+
+/// The slope of the median remote latency over cluster size, from the rows.
+pub fn growth(rows: &[LatencyRow]) -> Option<Interval> {
+    let sizes: Vec<ClusterLatency> = rows
+        .iter()
+        .map(|r| ClusterLatency {
+            cluster: r.cluster,
+            remote: Summary {
+                n: 1,
+                min: r.remote_min,
+                median: r.remote_cycles,
+                mean: r.remote_cycles,
+                max: r.remote_max,
+                stdev: 0.0,
+            },
+            own_through_window: r.own_through_window_cycles,
+            local: r.local_cycles,
+            distinct_sms: r.distinct_sms,
+        })
+        .collect();
+    growth_per_block(&sizes)
+}
+
+pub fn write(
+    run: &RunDir,
+    latency: &[LatencyRow],
+    occupancy: &[OccupancyRow],
+    bandwidth: &[BandwidthRow],
+    shared_bytes: u32,
+    sass: &serde_json::Value,
+) -> Result<()> {
+    run.write_csv("dsm-latency.csv", latency)?;
+    run.write_csv("dsm-occupancy.csv", occupancy)?;
+    run.write_csv("dsm-bandwidth.csv", bandwidth)?;
+    run.write_json(
+        "dsm.json",
+        &serde_json::json!({
+            "latency": "cycles per load of thread 0 of block 0 chasing a 1024-word ring (stride 33 words) in each block's shared memory through the cluster window (mapa + ld.shared::cluster; SASS: a generic LD), after one untimed lap; local: the same ring in its own memory with ld.shared (LDS)",
+            "occupancy": "cuOccupancyMaxActiveClusters for 1024-thread blocks holding the most dynamic shared memory a block may have (one block per SM)",
+            "bandwidth": "every block of a GPU full of clusters reads 64 KiB of one block's shared memory per pass with 16-byte loads; bytes per clock of each block's span (one block per SM), summed over blocks for the GPU",
+            "shared_bytes_per_block": shared_bytes,
+            "remote_latency_growth_cycles_per_block": growth(latency),
+            "latency_rows": latency,
+            "occupancy_rows": occupancy,
+            "bandwidth_rows": bandwidth,
+            "sass": sass,
+        }),
+    )
+}
+
+pub fn title() -> &'static str {
+    "Distributed shared memory: latency, clusters that fit, read bandwidth"
+}
+
+/// `dsm.png`: (a) cycles per load against cluster size: into the other blocks (median, range
+/// over ranks), the own block through the window and ld.shared; (b) clusters that fit at once;
+/// (c) bytes per clock per SM of every read pattern per cluster size.
+pub fn draw(
+    path: &Path,
+    title: &str,
+    latency: &[LatencyRow],
+    occupancy: &[OccupancyRow],
+    bandwidth: &[BandwidthRow],
+) -> Result<()> {
+    let lines = [
+        (
+            "other blocks (median, range over ranks)",
+            BLUE,
+            plot::Key::Line,
+        ),
+        ("own block, cluster window", ORANGE, plot::Key::Dash),
+        ("own block, ld.shared", GREEN, plot::Key::Dash),
+    ];
+    let entries: Vec<plot::Entry> = lines
+        .iter()
+        .map(|&(l, c, k)| plot::Entry::new(l, c, k))
+        .collect();
+    let sizes: Vec<u32> = {
+        let mut s: Vec<u32> = bandwidth.iter().map(|b| b.cluster).collect();
+        s.dedup();
+        s
+    };
+    let colours = [GREEN, ORANGE, BLUE, RED, plot::MAGENTA];
+    let series: Vec<plot::BarSeries> = PATTERNS
+        .iter()
+        .zip(colours)
+        .map(|(&(_, pattern), colour)| plot::BarSeries {
+            label: pattern.into(),
+            colour,
+            values: sizes
+                .iter()
+                .map(|&c| {
+                    bandwidth
+                        .iter()
+                        .find(|b| b.cluster == c && b.pattern == pattern)
+                        .map(|b| b.bytes_per_clock_per_sm)
+                })
+                .collect(),
+        })
+        .collect();
+    let top = latency
+        .iter()
+        .map(|r| r.remote_max.max(r.own_through_window_cycles))
+        .fold(50.0, f64::max)
+        * 1.15;
+    let most = latency.iter().map(|r| r.cluster).max().unwrap_or(16) as f64;
+    plot::ensure_font();
+    let design = plot::Design::panels((1800, 700), 3).with_legend(5);
+    plot::on_backend!(path, design, |root| {
+        (|| -> Result<(), Box<dyn std::error::Error>> {
+            root.fill(&WHITE)?;
+            let root = plot::titled(&root, title)?;
+            let areas = plot::panels(&root, 3);
+            let left = plot::legend_above(&areas[0], &entries)?;
+            let mut chart = plot::chart(&left, "(a) latency of a chase")
+                .margin(16)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(1.5..most + 0.5, 0.0..top)?;
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_desc("blocks per cluster")
+                .y_desc("cycles per load")
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .draw()?;
+            chart.draw_series(LineSeries::new(
+                latency
+                    .iter()
+                    .map(|r| (f64::from(r.cluster), r.remote_cycles)),
+                BLUE.stroke_width(3),
+            ))?;
+            chart.draw_series(latency.iter().map(|r| {
+                let x = f64::from(r.cluster);
+                PathElement::new(
+                    vec![(x, r.remote_min), (x, r.remote_max)],
+                    BLUE.stroke_width(2),
+                )
+            }))?;
+            for (value, colour) in [
+                (|r: &LatencyRow| r.own_through_window_cycles) as fn(&LatencyRow) -> f64,
+                |r: &LatencyRow| r.local_cycles,
+            ]
+            .into_iter()
+            .zip([ORANGE, GREEN])
+            {
+                chart.draw_series(std::iter::once(DashedPathElement::new(
+                    latency.iter().map(|r| (f64::from(r.cluster), value(r))),
+                    6,
+                    4,
+                    colour.stroke_width(2),
+                )))?;
+            }
+            let categories: Vec<String> = occupancy.iter().map(|o| o.cluster.to_string()).collect();
+            plot::grouped_bars(
+                &areas[1],
+                "(b) clusters that fit at once, by blocks per cluster",
+                &categories,
+                &[plot::BarSeries {
+                    label: "clusters (one 1024-thread block per SM)".into(),
+                    colour: BLUE,
+                    values: occupancy
+                        .iter()
+                        .map(|o| Some(f64::from(o.max_active_clusters)))
+                        .collect(),
+                }],
+                "clusters",
+                false,
+            )?;
+            plot::grouped_bars(
+                &areas[2],
+                "(c) reading 64 KiB per pass, by blocks per cluster",
+                &sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                &series,
+                "bytes per clock per SM",
+                false,
+            )?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing dsm")
+}
+
+pub struct Saved {
+    pub latency: Vec<LatencyRow>,
+    pub occupancy: Vec<OccupancyRow>,
+    pub bandwidth: Vec<BandwidthRow>,
+}
+
+pub fn read(dir: &Path) -> Result<Saved> {
+    Ok(Saved {
+        latency: super::saved::read_csv(dir, "dsm-latency.csv")?,
+        occupancy: super::saved::read_csv(dir, "dsm-occupancy.csv")?,
+        bandwidth: super::saved::read_csv(dir, "dsm-bandwidth.csv")?,
+    })
+}
+
+/// The summary's rows: local and windowed own-block latency, the remote latency per cluster
+/// size and its growth per block, the clusters that fit, and every read pattern's rate.
+pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
+    let saved = read(dir)?;
+    let mut r = Rows::new("Distributed shared memory", "dsm-latency.csv");
+    if let Some(first) = saved.latency.first() {
+        r.labelled(
+            "own shared memory, ld.shared latency",
+            Some(first.local_cycles),
+            "cycles",
+            "one thread, mean of 2048 loads".into(),
+        );
+        r.labelled(
+            "own shared memory through the cluster window latency",
+            Some(first.own_through_window_cycles),
+            "cycles",
+            "one thread, mean of 2048 loads".into(),
+        );
+    }
+    for row in &saved.latency {
+        r.push(
+            &format!(
+                "another block's shared memory latency, cluster of {}",
+                row.cluster
+            ),
+            Some(row.remote_cycles),
+            "cycles",
+            Some((row.remote_min, row.remote_max, "min-max over ranks")),
+        );
+    }
+    if let Some(slope) = growth(&saved.latency) {
+        r.push(
+            "remote latency growth per block of cluster size",
+            Some(slope.estimate),
+            "cycles",
+            Some((slope.ci95_low, slope.ci95_high, "95% CI")),
+        );
+    }
+    r.from("dsm-occupancy.csv");
+    let largest = saved
+        .occupancy
+        .iter()
+        .filter(|o| o.max_active_clusters > 0)
+        .map(|o| o.cluster)
+        .max();
+    r.labelled(
+        "largest cluster that fits",
+        largest.map(f64::from),
+        "blocks",
+        "one 1024-thread block per SM".into(),
+    );
+    for o in saved
+        .occupancy
+        .iter()
+        .filter(|o| o.cluster.is_power_of_two() && o.cluster > 1)
+    {
+        r.labelled(
+            &format!("clusters of {} that fit at once", o.cluster),
+            Some(f64::from(o.max_active_clusters)),
+            "clusters",
+            "cuOccupancyMaxActiveClusters".into(),
+        );
+    }
+    r.from("dsm-bandwidth.csv");
+    for b in &saved.bandwidth {
+        r.push(
+            &format!("read {}, cluster of {}", b.pattern, b.cluster),
+            Some(b.bytes_per_clock_per_sm),
+            "B/clock/SM",
+            Some((
+                b.bytes_per_clock_per_sm_min,
+                b.bytes_per_clock_per_sm_max,
+                "min-max over SMs",
+            )),
+        );
+    }
+    Ok(r.finish())
+}
