@@ -621,3 +621,75 @@ fn tensor_measures_mma_sync_and_wgmma_on_every_input_type() {
     }
     assert!(run.join("tensor.png").is_file());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn atomics_chase_with_the_atomic_and_storm_in_every_pattern() {
+    let (_dir, run, _) = run_suite(&["atomics", "--repeats", "1"]);
+    let atomics = json(&run.join("atomics.json"));
+    let latency = atomics["latency_rows"].as_array().unwrap();
+    // Two widths: four global chases at two footprints and one shared, each of five operations.
+    assert_eq!(latency.len(), 2 * 5 * 3);
+    let cycles = |space: &str, width: &str, op: &str| {
+        latency
+            .iter()
+            .find(|r| r["space"] == space && r["width"] == width && r["op"] == op)
+            .unwrap()["cycles_per_step"]
+            .as_f64()
+            .unwrap()
+    };
+    // A shared-memory atomic returns long before a global one, which the L2 performs.
+    assert!(cycles("shared", "u32", "add") < cycles("global", "u32", "add"));
+    assert!(cycles("global", "u32", "add") > cycles("global", "u32", "load"));
+    let storms = atomics["throughput_rows"].as_array().unwrap();
+    assert_eq!(storms.len(), 2 * 7 * (4 + 3));
+    for storm in storms {
+        assert!(storm["ops_per_clock"].as_f64().unwrap() > 0.0, "{storm}");
+    }
+    assert!(run.join("atomics.png").is_file());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn dsm_chases_into_every_cluster_size_that_fits() {
+    let (_dir, run, _) = run_suite(&["dsm", "--iterations", "16", "--bandwidth-sizes", "2,4"]);
+    let dsm = json(&run.join("dsm.json"));
+    let latency = dsm["latency_rows"].as_array().unwrap();
+    assert!(latency.len() >= 7, "at least the portable sizes 2..8");
+    for row in latency {
+        // Another SM's shared memory is further than the block's own.
+        assert!(row["remote_cycles"].as_f64().unwrap() > row["local_cycles"].as_f64().unwrap());
+        assert_eq!(row["distinct_sms"], true, "{row}");
+    }
+    assert_eq!(dsm["occupancy_rows"].as_array().unwrap().len(), 16);
+    assert_eq!(dsm["bandwidth_rows"].as_array().unwrap().len(), 2 * 5);
+    assert!(run.join("dsm.png").is_file());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tma_chases_and_streams_with_bulk_tensor_copies() {
+    let (_dir, run, _) = run_suite(&[
+        "tma",
+        "--footprints-mib",
+        "1,4,16,64,128,256",
+        "--stream-mib",
+        "64",
+    ]);
+    let tma = json(&run.join("tma.json"));
+    let latency = tma["latency_rows"].as_array().unwrap();
+    assert_eq!(latency.len(), 6);
+    let first = &latency[0];
+    let last = &latency[5];
+    // Memory is further than the L2 for both chases.
+    assert!(last["tma_cycles"].as_f64().unwrap() > first["tma_cycles"].as_f64().unwrap());
+    assert!(last["load_cycles"].as_f64().unwrap() > first["load_cycles"].as_f64().unwrap());
+    let streamed = tma["bandwidth_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["gpu_gb_per_s"].as_f64().is_some_and(|g| g > 0.0))
+        .count();
+    assert!(streamed >= 6, "{streamed} configurations streamed");
+    assert!(run.join("tma.png").is_file());
+}

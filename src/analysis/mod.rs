@@ -24,3 +24,4 @@ pub mod stack_emulator;
 pub mod stats;
 pub mod sync;
 pub mod tensor;
+pub mod tma;

@@ -168,6 +168,7 @@ pub fn annotate(sass: &str) -> (String, Vec<KernelSass>) {
 /// Opcodes (before the first '.') that move data to or from memory (loads, stores, atomics).
 const MEMORY: &[&str] = &[
     "LDG", "STG", "LDS", "STS", "LDL", "STL", "LD", "ST", "ATOMG", "ATOMS", "ATOM", "RED", "REDG",
+    "UTMALDG",
 ];
 
 /// Every memory instruction of every kernel in `sass` (full opcode, static count), for

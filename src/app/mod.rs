@@ -21,6 +21,7 @@ mod slots;
 mod suite;
 mod sync;
 mod tensor;
+mod tma;
 
 pub use divergence::{DivergenceResult, analyze_and_write};
 

@@ -106,6 +106,7 @@ pub static SUITES: &[&dyn Suite] = &[
     &super::tensor::Tensor,
     &super::atomics::Atomics,
     &super::dsm::Dsm,
+    &super::tma::Tma,
 ];
 
 pub fn find(name: &str) -> Option<&'static dyn Suite> {

@@ -17,3 +17,4 @@ pub mod shared;
 pub mod slots;
 pub mod sync;
 pub mod tensor;
+pub mod tma;

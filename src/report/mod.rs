@@ -27,3 +27,4 @@ pub mod slots;
 pub mod summary;
 pub mod sync;
 pub mod tensor;
+pub mod tma;

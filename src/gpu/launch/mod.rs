@@ -29,6 +29,7 @@ mod shared;
 pub mod slots;
 mod sync;
 mod tensor;
+mod tma;
 
 pub use atomics::*;
 pub use branch::*;
@@ -40,6 +41,7 @@ pub use pipeline::*;
 pub use shared::*;
 pub use sync::*;
 pub use tensor::*;
+pub use tma::*;
 
 fn one_block(threads: u32) -> LaunchConfig {
     LaunchConfig {

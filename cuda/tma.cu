@@ -1,0 +1,188 @@
+// gpubench-arch: compute_90
+// The Tensor Memory Accelerator (issue #17; Luo et al. 2024, "Benchmarking and Dissecting the
+// Nvidia Hopper GPU Architecture", the TMA section): bulk tensor copies global -> shared
+// (cp.async.bulk.tensor) completing on a shared-memory mbarrier, with the tensor map built by the
+// driver (cuTensorMapEncodeTiled) and passed as a __grid_constant__ parameter. Built for
+// compute_90, the first target with TMA.
+//
+// tma_touch(const unsigned *data, unsigned long long words, unsigned *sink):
+//   every thread of the grid reads a stride of `data` with ld.global.cg, so a chain that fits the
+//   L2 is there before a chase (and one that does not leaves the L2 holding its last part).
+//
+// tma_latency(map, const unsigned *data, long long *out[3], unsigned start, int warm,
+//             int steps, int mode):
+//   thread 0 follows a chain of TILE_WORDS-word tiles whose first word holds the index of the
+//   next tile's first word: mode 0 copies each tile with a 1-D cp.async.bulk.tensor and reads
+//   the index from shared memory once the mbarrier completes; mode 1 reads it with
+//   ld.global.cg (the L2 load the copy is compared with). out[0] = cycles of `steps` timed
+//   steps, out[1] = last index, out[2] = 1 if a copy never completed (the watchdog gave up).
+//
+// tma_bandwidth(map, long long *stamps[2 * blocks], unsigned *sink[blocks], int tiles,
+//               int stages, int box_rows, int tiles_per_row, int total_tiles):
+//   thread 0 of every block streams `tiles` 2-D tiles (BOX_COLUMNS x box_rows words) of the
+//   tensor into `stages` shared buffers, each on its own mbarrier, keeping every stage in
+//   flight: block b takes tiles b, b + grid, b + 2 grid, ... (modulo total_tiles). stamps:
+//   clock64 before the first copy and after the last completes.
+
+#include "common.cuh"
+
+#define TILE_WORDS 32
+#define BOX_COLUMNS 64
+#define MAX_STAGES 8
+// A copy that has not completed after this many cycles (about a second) never will.
+#define WATCHDOG_CYCLES (1ll << 31)
+
+struct alignas(64) TensorMap {
+    unsigned long long opaque[16];
+};
+
+__device__ __forceinline__ unsigned smem_address(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void barrier_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void barrier_expect(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+
+// Waits for phase `parity` of `bar` to complete; false if the watchdog gave up.
+__device__ __forceinline__ bool barrier_wait(unsigned bar, unsigned parity)
+{
+    const long long start = read_clock64();
+    while (true) {
+        unsigned done;
+        asm volatile("{\n\t.reg .pred p;\n\t"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+        if (done) {
+            return true;
+        }
+        if (read_clock64() - start > WATCHDOG_CYCLES) {
+            return false;
+        }
+    }
+}
+
+__device__ __forceinline__ void copy_1d(unsigned dst, const TensorMap *map, int x, unsigned bar)
+{
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2}], [%3];" ::"r"(dst),
+                 "l"(map), "r"(x), "r"(bar)
+                 : "memory");
+}
+
+__device__ __forceinline__ void copy_2d(unsigned dst, const TensorMap *map, int x, int y, unsigned bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+                 "l"(map), "r"(x), "r"(y), "r"(bar)
+                 : "memory");
+}
+
+__device__ __forceinline__ void barriers_ready()
+{
+    // The barrier's initialisation visible to the copy engine before its first copy.
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    __syncthreads();
+}
+
+extern "C" __global__ void tma_touch(const unsigned *data, unsigned long long words, unsigned *sink)
+{
+    unsigned acc = 0;
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) {
+        acc ^= __ldcg(data + i);
+    }
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+extern "C" __global__ void tma_latency(const __grid_constant__ TensorMap map, const unsigned *data,
+                                       long long *out, unsigned start, int warm, int steps, int mode)
+{
+    __shared__ alignas(128) unsigned tile[TILE_WORDS];
+    __shared__ alignas(8) unsigned long long bar_word;
+    const unsigned bar = smem_address(&bar_word);
+    if (threadIdx.x == 0) {
+        barrier_init(bar, 1);
+    }
+    barriers_ready();
+    if (threadIdx.x != 0) {
+        return;
+    }
+    unsigned p = start;
+    long long cycles = 0;
+    if (mode == 0) {
+        const unsigned dst = smem_address(tile);
+        unsigned parity = 0;
+        bool alive = true;
+        auto step = [&](unsigned q) {
+            barrier_expect(bar, TILE_WORDS * 4);
+            copy_1d(dst, &map, (int)q, bar);
+            alive = alive && barrier_wait(bar, parity);
+            parity ^= 1;
+            return alive ? *(volatile unsigned *)tile : q;
+        };
+        cycles = timed_chase(p, warm, steps, step);
+        out[2] = alive ? 0 : 1;
+    } else {
+        cycles = timed_chase(p, warm, steps, [&](unsigned q) { return __ldcg(data + q); });
+        out[2] = 0;
+    }
+    out[0] = cycles;
+    out[1] = p;
+}
+
+extern "C" __global__ void tma_bandwidth(const __grid_constant__ TensorMap map, long long *stamps,
+                                         unsigned *sink, int tiles, int stages, int box_rows,
+                                         int tiles_per_row, int total_tiles)
+{
+    extern __shared__ __align__(128) unsigned char buffers[];
+    __shared__ alignas(8) unsigned long long bar_words[MAX_STAGES];
+    const unsigned tile_bytes = BOX_COLUMNS * 4u * box_rows;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            barrier_init(smem_address(&bar_words[s]), 1);
+        }
+    }
+    barriers_ready();
+    if (threadIdx.x != 0) {
+        return;
+    }
+    auto issue = [&](int k) {
+        const int s = k % stages;
+        const int t = (int)((blockIdx.x + (long long)k * gridDim.x) % total_tiles);
+        const unsigned bar = smem_address(&bar_words[s]);
+        barrier_expect(bar, tile_bytes);
+        copy_2d(smem_address(buffers + s * tile_bytes), &map, (t % tiles_per_row) * BOX_COLUMNS,
+                (t / tiles_per_row) * box_rows, bar);
+    };
+    unsigned acc = 0;
+    bool alive = true;
+    const long long begin = read_clock64();
+    for (int k = 0; k < stages && k < tiles; ++k) {
+        issue(k);
+    }
+    for (int k = 0; k < tiles && alive; ++k) {
+        const int s = k % stages;
+        alive = barrier_wait(smem_address(&bar_words[s]), (unsigned)(k / stages) & 1u);
+        acc += *(volatile unsigned *)(buffers + s * tile_bytes);
+        if (k + stages < tiles) {
+            issue(k + stages);
+        }
+    }
+    const long long end = read_clock64();
+    stamps[2 * blockIdx.x] = begin;
+    // A block whose copy never completed reports no span.
+    stamps[2 * blockIdx.x + 1] = alive ? end : begin;
+    sink[blockIdx.x] = acc;
+}

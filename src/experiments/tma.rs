@@ -1,0 +1,197 @@
+//! The Tensor Memory Accelerator (cuda/tma.cu), for issue #17 after Luo et al. 2024
+//! ("Benchmarking and Dissecting the Nvidia Hopper GPU Architecture", the TMA section) with
+//! Wong et al.'s pointer chase. Latency: at every footprint one thread follows a random chain of
+//! 128-byte tiles, each copied into shared memory by a 1-D `cp.async.bulk.tensor` that completes
+//! on an mbarrier (the next tile's index is the copied tile's first word), and the same chain
+//! with ld.global.cg; before each chase every SM reads the whole footprint once, so a chain that
+//! fits the L2 is there. Bandwidth: thread 0 of every block streams 2-D tiles of a 256 MiB tensor
+//! through `STAGES` shared buffers, for tile sizes from 1 to 32 KiB and 1, 2 or 4 blocks per SM,
+//! once through a 1 GiB tensor, timed by events around the launch.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::analysis::stats::{Summary, per_clock_of_blocks};
+use crate::experiments::cache::{Order, chain};
+use crate::gpu::Gpu;
+use crate::gpu::launch::{self, StreamShape};
+
+/// cuda/tma.cu's tile of the chase (words) and the columns of a streamed box (words).
+pub const TILE_WORDS: u32 = 32;
+pub const BOX_COLUMNS: u32 = 64;
+pub const MAX_STAGES: u32 = 8;
+/// Copies each streaming block keeps in flight (each stage has one of the kernel's barriers).
+pub const STAGES: u32 = 4;
+const _: () = assert!(STAGES <= MAX_STAGES);
+/// Timed steps of a chase, and the untimed ones before them.
+pub const STEPS: u32 = 2048;
+pub const WARM: u32 = 256;
+/// The streamed tensor: 16384 words (64 KiB) per row, 16384 rows: 1 GiB, far past any L2.
+pub const STREAM_COLUMNS: u32 = 16384;
+pub const STREAM_ROWS: u32 = 16384;
+/// Box rows of the streamed tiles (64 words wide): 1, 4, 16 and 32 KiB.
+pub const BOX_ROWS: [u32; 4] = [4, 16, 64, 128];
+pub const BLOCKS_PER_SM: [u32; 3] = [1, 2, 4];
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    pub footprint_bytes: u64,
+    pub tma_cycles: f64,
+    pub load_cycles: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stream {
+    pub tile_bytes: u32,
+    pub blocks_per_sm: u32,
+    pub stages: u32,
+    /// Bytes per clock of each block's span: median and range.
+    pub per_block: Option<Summary>,
+    /// Bytes all blocks copied, and the GPU milliseconds between events around the launch.
+    pub bytes: Option<f64>,
+    pub event_ms: Option<f64>,
+    /// Why it did not run (its buffers do not fit an SM's shared memory).
+    pub skipped: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Results {
+    pub points: Vec<Point>,
+    pub streams: Vec<Stream>,
+}
+
+/// Chases at every footprint (bytes, multiples of the 128-byte tile).
+pub fn latency(gpu: &mut Gpu, footprints: &[u64], sms: u32) -> Result<Vec<Point>> {
+    let mut points = Vec::new();
+    let tile_bytes = u64::from(TILE_WORDS) * 4;
+    for &footprint in footprints {
+        let (words, visit) = chain(footprint, tile_bytes, Order::Random(0x7a11 ^ footprint));
+        let data = launch::tma_buffer(gpu, &words)?;
+        let map = launch::tensor_map(gpu, &data, &[words.len() as u64], None, &[TILE_WORDS])?;
+        let deadline = Duration::from_secs(10);
+        let n = visit.len();
+        let mut cycles = [0.0; 2];
+        for (mode, out) in cycles.iter_mut().enumerate() {
+            // The two chases start half the chain apart: where it is longer than both, neither
+            // walks tiles the other left behind.
+            let start = (visit[(mode * n / 2) % n] as u64 * u64::from(TILE_WORDS)) as u32;
+            launch::tma_touch(gpu, &data, sms)?;
+            let (c, _) =
+                launch::tma_latency(gpu, &map, &data, start, WARM, STEPS, mode as u32, deadline)?;
+            anyhow::ensure!(
+                c > 0,
+                "the TMA chase at {footprint} bytes returned no cycles"
+            );
+            *out = c as f64 / f64::from(STEPS);
+        }
+        points.push(Point {
+            footprint_bytes: footprint,
+            tma_cycles: cycles[0],
+            load_cycles: cycles[1],
+        });
+    }
+    Ok(points)
+}
+
+/// Streams the 256 MiB tensor for every tile size and blocks per SM whose buffers fit.
+pub fn bandwidth(
+    gpu: &mut Gpu,
+    sms: u32,
+    shared_per_sm: u32,
+    shared_per_block: u32,
+    bytes_per_config: u64,
+) -> Result<Vec<Stream>> {
+    let words = STREAM_COLUMNS as usize * STREAM_ROWS as usize;
+    let data = launch::tma_zeros(gpu, words)?;
+    let mut streams = Vec::new();
+    for box_rows in BOX_ROWS {
+        let tile_bytes = BOX_COLUMNS * 4 * box_rows;
+        let map = launch::tensor_map(
+            gpu,
+            &data,
+            &[u64::from(STREAM_COLUMNS), u64::from(STREAM_ROWS)],
+            Some(u64::from(STREAM_COLUMNS) * 4),
+            &[BOX_COLUMNS, box_rows],
+        )?;
+        for blocks_per_sm in BLOCKS_PER_SM {
+            let shared = STAGES * tile_bytes;
+            // 1 KiB of each block's share is the system's (its reserved shared memory).
+            if shared > shared_per_block || blocks_per_sm * (shared + 1024) > shared_per_sm {
+                streams.push(Stream {
+                    tile_bytes,
+                    blocks_per_sm,
+                    stages: STAGES,
+                    per_block: None,
+                    bytes: None,
+                    event_ms: None,
+                    skipped: Some(format!(
+                        "{blocks_per_sm} x {STAGES} buffers of {tile_bytes} bytes do not fit an SM's {shared_per_sm} bytes of shared memory"
+                    )),
+                });
+                continue;
+            }
+            let blocks = sms * blocks_per_sm;
+            let tiles = (bytes_per_config / u64::from(tile_bytes) / u64::from(blocks))
+                .max(u64::from(STAGES)) as u32;
+            let shape = StreamShape {
+                blocks,
+                tiles,
+                stages: STAGES,
+                box_rows,
+                tiles_per_row: STREAM_COLUMNS / BOX_COLUMNS,
+                total_tiles: (STREAM_COLUMNS / BOX_COLUMNS) * (STREAM_ROWS / box_rows),
+                shared_bytes: shared,
+            };
+            // The first launch is untimed (clocks up, code in the caches) and copies one tile
+            // per block, so the L2 holds almost none of what the timed one reads.
+            launch::tma_bandwidth(gpu, &map, StreamShape { tiles: 1, ..shape })?;
+            let (stamps, ms) = launch::tma_bandwidth(gpu, &map, shape)?;
+            let rates = per_clock_of_blocks(&stamps, f64::from(tiles) * f64::from(tile_bytes))
+                .with_context(|| {
+                    format!("a TMA copy of {tile_bytes}-byte tiles never completed (or a block returned no span)")
+                })?;
+            streams.push(Stream {
+                tile_bytes,
+                blocks_per_sm,
+                stages: STAGES,
+                per_block: Summary::of(&rates),
+                bytes: Some(f64::from(blocks) * f64::from(tiles) * f64::from(tile_bytes)),
+                event_ms: Some(ms),
+                skipped: None,
+            });
+        }
+    }
+    Ok(streams)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernels_and_their_constants_are_the_hosts() {
+        let ptx = crate::kernels::module("tma").unwrap().ptx;
+        for entry in ["tma_touch", "tma_latency", "tma_bandwidth"] {
+            assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+        }
+        let source = include_str!("../../cuda/tma.cu");
+        for (name, value) in [
+            ("TILE_WORDS", TILE_WORDS),
+            ("BOX_COLUMNS", BOX_COLUMNS),
+            ("MAX_STAGES", MAX_STAGES),
+        ] {
+            assert!(
+                source.contains(&format!("#define {name} {value}\n")),
+                "{name}"
+            );
+        }
+        // Every box is a whole number of rows of the tensor and at most 256 wide or high, as
+        // cuTensorMapEncodeTiled requires.
+        for rows in BOX_ROWS {
+            assert_eq!(STREAM_ROWS % rows, 0);
+            assert!(rows <= 256 && BOX_COLUMNS <= 256 && TILE_WORDS <= 256);
+        }
+    }
+}

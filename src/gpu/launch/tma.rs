@@ -1,0 +1,201 @@
+//! Launchers of cuda/tma.cu: tensor maps encoded by the driver (`cuTensorMapEncodeTiled`) and
+//! passed by value as a `__grid_constant__` parameter, the L2 warm-up read, the TMA and L2-load
+//! chases, and the streaming TMA copy.
+
+use cudarc::driver::DevicePtr;
+use cudarc::driver::sys::{
+    self, CUfunction_attribute, CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill,
+    CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
+};
+
+use super::*;
+
+/// A tensor map as the kernels take it: 128 opaque bytes, 64-byte aligned, passed by value.
+#[repr(transparent)]
+pub struct TensorMap(CUtensorMap);
+
+// SAFETY: the kernels declare the parameter as a 64-byte-aligned struct of 128 bytes, which is
+// what CUtensorMap is; the driver copies it by value at launch.
+unsafe impl DeviceRepr for TensorMap {}
+
+/// Encodes a tiled map of 32-bit words over `data`: `dims` (innermost first), rows
+/// `row_bytes` apart (2-D only), boxes of `boxes` words.
+pub fn tensor_map(
+    gpu: &Gpu,
+    data: &CudaSlice<u32>,
+    dims: &[u64],
+    row_bytes: Option<u64>,
+    boxes: &[u32],
+) -> Result<TensorMap, GpuError> {
+    let stream = gpu.stream().clone();
+    let (pointer, _sync) = data.device_ptr(&stream);
+    let strides: Vec<u64> = row_bytes.into_iter().collect();
+    let element_strides = vec![1_u32; dims.len()];
+    // SAFETY: CUtensorMap is plain bytes that the driver fills.
+    let mut map: CUtensorMap = unsafe { std::mem::zeroed() };
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(driver_error("binding the context"))?;
+    // SAFETY: every array holds `dims.len()` entries (strides one fewer), the address is a live
+    // allocation of at least the product of `dims` words, and map is 64-byte aligned.
+    let status = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map,
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+            dims.len() as u32,
+            pointer as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    if status != sys::CUresult::CUDA_SUCCESS {
+        return Err(GpuError::Driver {
+            action: format!("encoding a tensor map of {dims:?} words in boxes of {boxes:?}"),
+            detail: format!("{status:?}"),
+        });
+    }
+    Ok(TensorMap(map))
+}
+
+/// `words` zeroed 32-bit words, or `chain` copied up.
+pub fn tma_buffer(gpu: &Gpu, chain: &[u32]) -> Result<CudaSlice<u32>, GpuError> {
+    upload(gpu, chain, "the TMA chain")
+}
+
+pub fn tma_zeros(gpu: &Gpu, words: usize) -> Result<CudaSlice<u32>, GpuError> {
+    zeros(gpu, words, "the TMA tensor")
+}
+
+/// Reads all of `data` once with ld.global.cg from every SM (`tma_touch`).
+///
+/// Kernel signature: `(const unsigned *data, unsigned long long words, unsigned *sink)`.
+pub fn tma_touch(gpu: &mut Gpu, data: &CudaSlice<u32>, sms: u32) -> Result<(), GpuError> {
+    let function = gpu.function("tma", "tma_touch")?;
+    let stream = gpu.stream().clone();
+    let (blocks, threads) = (sms * 4, 512);
+    let mut sink = zeros::<u32>(gpu, (blocks * threads) as usize, "the sink")?;
+    let words = data.len() as u64;
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(data).arg(&words).arg(&mut sink);
+    let config = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the arguments match the signature above; the kernel reads i < words and writes
+    // one sink word per thread.
+    unsafe { launch_and_wait(gpu, "tma_touch", launch, config, Duration::from_secs(10)) }
+}
+
+/// One thread chases the tiles of `data` from word `start`: `mode` 0 with 1-D TMA copies
+/// through `map`, 1 with ld.global.cg. Returns (cycles of the timed steps, last index).
+///
+/// Kernel signature: `(TensorMap map, const unsigned *data, long long *out[3], unsigned start,
+/// int warm, int steps, int mode)`; the chain's words and `start` index `data`, and `map`
+/// covers all of it.
+#[allow(clippy::too_many_arguments)]
+pub fn tma_latency(
+    gpu: &mut Gpu,
+    map: &TensorMap,
+    data: &CudaSlice<u32>,
+    start: u32,
+    warm: u32,
+    steps: u32,
+    mode: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    let function = gpu.function("tma", "tma_latency")?;
+    let stream = gpu.stream().clone();
+    let mut out = zeros::<i64>(gpu, 3, "the chase result")?;
+    let (warm, steps) = (as_i32(warm, "warm steps")?, as_i32(steps, "steps")?);
+    let mode = as_i32(mode, "the mode")?;
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(map)
+        .arg(data)
+        .arg(&mut out)
+        .arg(&start)
+        .arg(&warm)
+        .arg(&steps)
+        .arg(&mode);
+    // SAFETY: the arguments match the signature above; out holds three values.
+    unsafe { launch_and_wait(gpu, "tma_latency", launch, one_block(32), deadline) }?;
+    let out = read(gpu, &out, "the chase result")?;
+    if out[2] != 0 {
+        return Err(GpuError::Driver {
+            action: "waiting for a TMA copy".into(),
+            detail: "the copy never completed: the kernel's watchdog gave up after 2^31 cycles"
+                .into(),
+        });
+    }
+    Ok((out[0], out[1]))
+}
+
+/// The streaming copy's shape: blocks, tiles per block, stages, box rows (of 64 words), the
+/// tensor's tiles per row and in all, and the dynamic shared memory each block needs.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamShape {
+    pub blocks: u32,
+    pub tiles: u32,
+    pub stages: u32,
+    pub box_rows: u32,
+    pub tiles_per_row: u32,
+    pub total_tiles: u32,
+    pub shared_bytes: u32,
+}
+
+/// Runs `tma_bandwidth`; returns each block's clock64 before and after (equal where a copy
+/// never completed) and the GPU milliseconds between events around the launch.
+///
+/// Kernel signature: `(TensorMap map, long long *stamps[2 * blocks], unsigned *sink[blocks],
+/// int tiles, int stages, int box_rows, int tiles_per_row, int total_tiles)`.
+pub fn tma_bandwidth(
+    gpu: &mut Gpu,
+    map: &TensorMap,
+    shape: StreamShape,
+) -> Result<(Vec<i64>, f64), GpuError> {
+    let function = gpu.function("tma", "tma_bandwidth")?;
+    function
+        .set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            i32::try_from(shape.shared_bytes).unwrap_or(i32::MAX),
+        )
+        .map_err(driver_error("giving tma_bandwidth its shared memory"))?;
+    let stream = gpu.stream().clone();
+    let mut stamps = zeros::<i64>(gpu, 2 * shape.blocks as usize, "the block stamps")?;
+    let mut sink = zeros::<u32>(gpu, shape.blocks as usize, "the sink")?;
+    let ints = [
+        shape.tiles,
+        shape.stages,
+        shape.box_rows,
+        shape.tiles_per_row,
+        shape.total_tiles,
+    ]
+    .iter()
+    .map(|&v| as_i32(v, "a copy parameter"))
+    .collect::<Result<Vec<i32>, GpuError>>()?;
+    let config = LaunchConfig {
+        grid_dim: (shape.blocks, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: shape.shared_bytes,
+    };
+    let ms = timed(gpu, "tma_bandwidth", Duration::from_secs(30), || {
+        let mut builder = stream.launch_builder(&function);
+        builder.arg(map).arg(&mut stamps).arg(&mut sink);
+        for value in &ints {
+            builder.arg(value);
+        }
+        // SAFETY: the arguments match the signature above; stamps holds two per block and
+        // sink one; stages x tile bytes fit the dynamic shared memory (the caller sized it so)
+        // and stages is at most the kernel's MAX_STAGES (checked by the experiment).
+        unsafe { launch("tma_bandwidth", builder, config) }
+    })?;
+    Ok((read(gpu, &stamps, "the block stamps")?, ms))
+}

@@ -1,0 +1,322 @@
+//! Files of `gpubench tma`: `tma-latency.csv` (per footprint: cycles per step of the TMA chase and
+//! of the ld.global.cg chase), `tma-bandwidth.csv` (per tile size and blocks per SM: bytes per
+//! clock of every block and over the GPU, GB/s at the measured clock), `tma.json` (both with the
+//! fitted cache each chase sees) and `tma.png`.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::figures::{Figure, Rows};
+use super::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
+use super::run_dir::RunDir;
+use crate::analysis::tma::{Capacity, capacity, same_capacity};
+use crate::experiments::tma::Results;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LatencyRow {
+    pub footprint_bytes: u64,
+    pub tma_cycles: f64,
+    pub load_cycles: f64,
+    pub tma_over_load_cycles: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BandwidthRow {
+    pub tile_bytes: u32,
+    pub blocks_per_sm: u32,
+    pub stages: u32,
+    pub bytes_per_clock_per_block: Option<f64>,
+    pub bytes_per_clock_per_block_min: Option<f64>,
+    pub bytes_per_clock_per_block_max: Option<f64>,
+    /// All blocks' bytes over the GPU time between events around the launch.
+    pub gpu_gb_per_s: Option<f64>,
+    /// The same per clock, at the SM clock measured before the suite.
+    pub gpu_bytes_per_clock: Option<f64>,
+    pub skipped: Option<String>,
+}
+
+pub fn latency_rows(results: &Results) -> Vec<LatencyRow> {
+    results
+        .points
+        .iter()
+        .map(|p| LatencyRow {
+            footprint_bytes: p.footprint_bytes,
+            tma_cycles: p.tma_cycles,
+            load_cycles: p.load_cycles,
+            tma_over_load_cycles: p.tma_cycles - p.load_cycles,
+        })
+        .collect()
+}
+
+pub fn bandwidth_rows(results: &Results, mhz: f64) -> Vec<BandwidthRow> {
+    results
+        .streams
+        .iter()
+        .map(|s| BandwidthRow {
+            tile_bytes: s.tile_bytes,
+            blocks_per_sm: s.blocks_per_sm,
+            stages: s.stages,
+            bytes_per_clock_per_block: s.per_block.map(|p| p.median),
+            bytes_per_clock_per_block_min: s.per_block.map(|p| p.min),
+            bytes_per_clock_per_block_max: s.per_block.map(|p| p.max),
+            gpu_gb_per_s: s.bytes.zip(s.event_ms).map(|(b, ms)| b / (ms * 1e-3) / 1e9),
+            gpu_bytes_per_clock: s
+                .bytes
+                .zip(s.event_ms)
+                .map(|(b, ms)| b / (ms * 1e-3) / (mhz * 1e6)),
+            skipped: s.skipped.clone(),
+        })
+        .collect()
+}
+
+/// The caches the two chases see (TMA, load).
+pub fn fits(rows: &[LatencyRow]) -> (Option<Capacity>, Option<Capacity>) {
+    let curve = |f: fn(&LatencyRow) -> f64| -> Vec<(f64, f64)> {
+        rows.iter()
+            .map(|r| (r.footprint_bytes as f64, f(r)))
+            .collect()
+    };
+    (
+        capacity(&curve(|r| r.tma_cycles)),
+        capacity(&curve(|r| r.load_cycles)),
+    )
+}
+
+pub fn write(run: &RunDir, latency: &[LatencyRow], bandwidth: &[BandwidthRow]) -> Result<()> {
+    run.write_csv("tma-latency.csv", latency)?;
+    run.write_csv("tma-bandwidth.csv", bandwidth)?;
+    let (tma, load) = fits(latency);
+    run.write_json(
+        "tma.json",
+        &serde_json::json!({
+            "latency": "cycles per step of one thread's random chase over 128-byte tiles: a 1-D cp.async.bulk.tensor into shared memory completing on an mbarrier, then the next index read from the copied tile; beside it the same chain with ld.global.cg; every SM reads the whole footprint once before each chase",
+            "capacity_fit": "latency = hit·min(1, C/f) + miss·(1 − min(1, C/f)) over footprints f; C on a logarithmic grid, hit and miss by least squares, 95% interval from the residual profile",
+            "bandwidth": "thread 0 of every block streams 2-D tiles of a 1 GiB tensor (each tile once) through 4 shared buffers, each on its own mbarrier; per block: bytes per clock of its span; GPU: all bytes over the time between events around the launch",
+            "tma_fit": tma,
+            "load_fit": load,
+            "same_capacity": tma.zip(load).map(|(t, l)| same_capacity(&t, &l)),
+            "latency_rows": latency,
+            "bandwidth_rows": bandwidth,
+        }),
+    )
+}
+
+pub fn title() -> &'static str {
+    "TMA copies: tile-chase latency, streaming bandwidth"
+}
+
+/// `tma.png`: (a) cycles per step of the TMA and the L2-load chase against footprint, the
+/// capacity each fit found dashed; (b) GB/s of the streaming copy per tile size and blocks per
+/// SM.
+pub fn draw(
+    path: &Path,
+    title: &str,
+    latency: &[LatencyRow],
+    bandwidth: &[BandwidthRow],
+) -> Result<()> {
+    let (tma_fit, load_fit) = fits(latency);
+    let mut entries = vec![
+        plot::Entry::new("TMA copy (cp.async.bulk.tensor)", BLUE, plot::Key::Line),
+        plot::Entry::new("L2 load (ld.global.cg)", RED, plot::Key::Line),
+    ];
+    for (fit, colour, what) in [(tma_fit, BLUE, "TMA"), (load_fit, RED, "load")] {
+        if let Some(f) = fit {
+            entries.push(plot::Entry::new(
+                format!("{what} fit: {:.1} MiB", f.capacity_bytes / 1048576.0),
+                colour,
+                plot::Key::Dash,
+            ));
+        }
+    }
+    let low = latency
+        .iter()
+        .map(|r| r.footprint_bytes as f64)
+        .fold(f64::INFINITY, f64::min);
+    let high = latency
+        .iter()
+        .map(|r| r.footprint_bytes as f64)
+        .fold(1.0, f64::max);
+    let low = if low.is_finite() { low } else { 1.0 };
+    let top = latency
+        .iter()
+        .map(|r| r.tma_cycles.max(r.load_cycles))
+        .fold(100.0, f64::max)
+        * 1.1;
+    let tiles: Vec<u32> = {
+        let mut t: Vec<u32> = bandwidth.iter().map(|b| b.tile_bytes).collect();
+        t.dedup();
+        t
+    };
+    let series: Vec<plot::BarSeries> = [(1, GREEN), (2, ORANGE), (4, BLUE)]
+        .iter()
+        .map(|&(blocks, colour)| plot::BarSeries {
+            label: format!(
+                "{blocks} block{} per SM",
+                if blocks == 1 { "" } else { "s" }
+            ),
+            colour,
+            values: tiles
+                .iter()
+                .map(|&t| {
+                    bandwidth
+                        .iter()
+                        .find(|b| b.tile_bytes == t && b.blocks_per_sm == blocks)
+                        .and_then(|b| b.gpu_gb_per_s)
+                })
+                .collect(),
+        })
+        .collect();
+    plot::ensure_font();
+    let design = plot::Design::panels((1500, 700), 2).with_legend(4);
+    plot::on_backend!(path, design, |root| {
+        (|| -> Result<(), Box<dyn std::error::Error>> {
+            root.fill(&WHITE)?;
+            let root = plot::titled(&root, title)?;
+            let (left, right) = plot::two_panels(&root, 0.5);
+            let left = plot::legend_above(&left, &entries)?;
+            let mut chart = plot::chart(&left, "(a) latency of a random tile chase")
+                .margin(16)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(
+                    (low / 1.2..high * 1.2)
+                        .log_scale()
+                        .with_key_points(plot::byte_ticks(low / 1.2, high * 1.2)),
+                    0.0..top,
+                )?;
+            chart
+                .configure_mesh()
+                .x_desc("footprint (bytes, log scale)")
+                .y_desc("cycles per step")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .x_label_formatter(&|v| plot::binary_bytes(*v))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .draw()?;
+            for (value, colour) in [
+                (
+                    (|r: &LatencyRow| r.tma_cycles) as fn(&LatencyRow) -> f64,
+                    BLUE,
+                ),
+                (|r: &LatencyRow| r.load_cycles, RED),
+            ] {
+                let curve: Vec<(f64, f64)> = latency
+                    .iter()
+                    .map(|r| (r.footprint_bytes as f64, value(r)))
+                    .collect();
+                chart.draw_series(LineSeries::new(curve.clone(), colour.stroke_width(2)))?;
+                chart.draw_series(curve.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
+            }
+            for (fit, colour) in [(tma_fit, BLUE), (load_fit, RED)] {
+                if let Some(f) = fit {
+                    chart.draw_series(std::iter::once(DashedPathElement::new(
+                        vec![(f.capacity_bytes, 0.0), (f.capacity_bytes, top)],
+                        6,
+                        4,
+                        colour.stroke_width(2),
+                    )))?;
+                }
+            }
+            plot::grouped_bars(
+                &right,
+                "(b) streaming a 1 GiB tensor, by tile size",
+                &tiles
+                    .iter()
+                    .map(|&t| plot::binary_bytes(f64::from(t)))
+                    .collect::<Vec<_>>(),
+                &series,
+                "GB/s over the GPU",
+                false,
+            )?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing tma")
+}
+
+pub fn read_latency(dir: &Path) -> Result<Vec<LatencyRow>> {
+    super::saved::read_csv(dir, "tma-latency.csv")
+}
+
+pub fn read_bandwidth(dir: &Path) -> Result<Vec<BandwidthRow>> {
+    super::saved::read_csv(dir, "tma-bandwidth.csv")
+}
+
+/// The summary's TMA rows: the fitted hit and miss latencies and capacity of both chases, whether
+/// they see the same cache, the measured latency at the smallest and largest footprint, and the
+/// streaming rate of every tile size and blocks per SM.
+pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
+    let latency = read_latency(dir)?;
+    let bandwidth = read_bandwidth(dir)?;
+    let mut r = Rows::new("TMA", "tma-latency.csv");
+    let (tma, load) = fits(&latency);
+    for (fit, what) in [(tma, "TMA copy"), (load, "L2 load (ld.global.cg)")] {
+        let Some(f) = fit else {
+            r.text(
+                &format!("{what} latency levels"),
+                Some("no rise from a cache to memory within the measured footprints"),
+            );
+            continue;
+        };
+        r.labelled(
+            &format!("{what} latency, cached"),
+            Some(f.hit_cycles),
+            "cycles",
+            "fit".into(),
+        );
+        r.labelled(
+            &format!("{what} latency, from memory"),
+            Some(f.miss_cycles),
+            "cycles",
+            "fit".into(),
+        );
+        r.push(
+            &format!("{what}: capacity before misses"),
+            Some(f.capacity_bytes),
+            "bytes",
+            Some((f.capacity_low_bytes, f.capacity_high_bytes, "95% CI")),
+        );
+    }
+    if let (Some(t), Some(l)) = (tma, load) {
+        r.text(
+            "TMA latency levels against the L2 load's",
+            Some(if same_capacity(&t, &l) {
+                "the same cache: the copy's latency rises where the L2 load's does"
+            } else {
+                "a different capacity: the copy and the L2 load do not rise at the same footprint"
+            }),
+        );
+    }
+    for row in [latency.first(), latency.last()].into_iter().flatten() {
+        let at = plot::binary_bytes(row.footprint_bytes as f64);
+        r.labelled(
+            &format!("TMA copy latency, {at} chain"),
+            Some(row.tma_cycles),
+            "cycles",
+            "one thread, mean of 2048 steps".into(),
+        );
+    }
+    r.from("tma-bandwidth.csv");
+    for row in &bandwidth {
+        let name = format!(
+            "TMA stream, {} tiles, {} block{} per SM",
+            plot::binary_bytes(f64::from(row.tile_bytes)),
+            row.blocks_per_sm,
+            if row.blocks_per_sm == 1 { "" } else { "s" }
+        );
+        match (&row.skipped, row.gpu_gb_per_s) {
+            (Some(why), _) => r.text(&name, Some(&format!("not run: {why}"))),
+            (None, Some(gbs)) => {
+                r.labelled(&name, Some(gbs), "GB/s", "events around the launch".into())
+            }
+            (None, None) => {}
+        }
+    }
+    Ok(r.finish())
+}
