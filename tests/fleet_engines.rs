@@ -110,7 +110,22 @@ fn reframe_passes_the_committed_run_and_fails_a_throttled_one() {
     );
     let text = String::from_utf8_lossy(&healthy.stdout);
     assert!(healthy.status.success(), "{text}");
-    assert!(text.contains("P: gpu0_sm_clock: 1979.9999 MHz"), "{text}");
+    // ReFrame reports the clock the committed run measured.
+    let clock: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("results/h100/all/clock/clock.json")).unwrap(),
+    )
+    .unwrap();
+    let reported: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("P: gpu0_sm_clock: "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no gpu0_sm_clock in {text}"));
+    let measured = clock["sm_clock"]["mhz"].as_f64().unwrap();
+    assert!(
+        (reported - measured).abs() < 1e-3,
+        "{reported} vs {measured}"
+    );
     assert!(text.contains("P: gpu0_dram_latency: "), "{text}");
 
     // The same card with its SM clock measured at 1600 MHz (a throttled or capped GPU).
