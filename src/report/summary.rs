@@ -244,12 +244,14 @@ impl Figure {
     }
 
     pub fn uncertainty_text(&self) -> String {
+        // Sizes keep their binary units; other bounds are bare numbers in the value's unit.
+        let unit = if self.unit == "bytes" { "bytes" } else { "" };
         match (self.low, self.high) {
             (Some(l), Some(h)) => format!(
                 "{}: {} to {}",
                 self.uncertainty,
-                format_value(l, ""),
-                format_value(h, "")
+                format_value(l, unit),
+                format_value(h, unit)
             ),
             _ => self.uncertainty.clone(),
         }
