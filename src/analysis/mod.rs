@@ -24,4 +24,5 @@ pub mod stack_emulator;
 pub mod stats;
 pub mod sync;
 pub mod tensor;
+pub mod tlb;
 pub mod tma;

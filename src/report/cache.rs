@@ -86,7 +86,6 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
     #[derive(Deserialize)]
     struct Stride {
         stride_bytes: u64,
-        verdict: Option<String>,
     }
     #[derive(Deserialize, Default)]
     #[serde(default)]
@@ -175,11 +174,8 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
             gap.why.as_deref(),
         );
     }
-    for stride in cache.tlb_strides.iter().flatten() {
-        r.text(
-            &format!("TLB at a {} B stride", stride.stride_bytes),
-            stride.verdict.as_deref(),
-        );
+    if let Some(strides) = &cache.tlb_strides {
+        tlb_stride_figures(dir, strides.iter().map(|s| s.stride_bytes), &mut r)?;
     }
     let conflict = cache.conflict.unwrap_or_default();
     if conflict.ways.is_none() {
@@ -230,4 +226,58 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         );
     }
     Ok(r.finish())
+}
+
+/// The TLB stride sweeps' figures, from their points (`tlb_strides.csv`): per stride the element
+/// count after which the chase's latency steps (the break of a one-step least-squares fit,
+/// between the two measured counts around it) and the step's height with its 95 % interval.
+fn tlb_stride_figures(
+    dir: &std::path::Path,
+    strides: impl Iterator<Item = u64>,
+    r: &mut super::figures::Rows,
+) -> anyhow::Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Point {
+        footprint_bytes: u64,
+        stride_bytes: u64,
+        cycles: f64,
+    }
+    let points: Vec<Point> = super::saved::read_csv(dir, "tlb_strides.csv")?;
+    r.from("tlb_strides.csv");
+    for stride in strides {
+        let at: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| p.stride_bytes == stride && stride > 0)
+            .map(|p| ((p.footprint_bytes / stride) as f64, p.cycles))
+            .collect();
+        let name = format!(
+            "TLB at a {} stride",
+            super::summary::format_value(stride as f64, "bytes")
+        );
+        match crate::analysis::tlb::stride_step(&at) {
+            Some(step) => {
+                r.push(
+                    &format!("{name}: elements before the latency steps"),
+                    Some(step.elements_before),
+                    "",
+                    Some((step.elements_before, step.elements_after, "between points")),
+                );
+                r.push(
+                    &format!("{name}: step"),
+                    Some(step.step_cycles),
+                    "cycles",
+                    Some((step.ci95_low, step.ci95_high, "95% CI")),
+                );
+            }
+            None => r.text(
+                &format!("{name}: elements before the latency steps"),
+                Some(&format!(
+                    "no step the fit tells from the noise over {} points",
+                    at.len()
+                )),
+            ),
+        }
+    }
+    r.from("cache.json");
+    Ok(())
 }
