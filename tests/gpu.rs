@@ -588,14 +588,16 @@ fn a_live_run_draws_column_pdfs_for_a_paper_with_figures_tex() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tensor_measures_mma_sync_and_wgmma_on_every_input_type() {
-    let (_dir, run, _) = run_suite(&["tensor", "--iterations", "128"]);
+    let (_dir, run, _) = run_suite(&["tensor", "--iterations", "128", "--wgmma-n", "64,256"]);
     let tensor = json(&run.join("tensor.json"));
     let kernels = tensor["kernels"].as_array().unwrap();
-    assert_eq!(kernels.len(), 11);
+    // mma.sync of five types, wgmma of six at each of two widths.
+    assert_eq!(kernels.len(), 5 + 6 + 6);
+    assert!(kernels.iter().any(|k| k["shape"] == "m64n64k16"));
     let rate = |family: &str, input: &str| {
         kernels
             .iter()
-            .find(|k| k["family"] == family && k["input"] == input)
+            .find(|k| k["family"] == family && k["input"] == input && k["shape"] != "m64n64k16")
             .unwrap()["flop_per_clock_per_sm"]
             .as_f64()
             .unwrap()

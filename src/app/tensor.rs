@@ -8,7 +8,7 @@ use super::suite;
 use crate::cli::TensorArgs;
 use crate::error::UsageError;
 use crate::experiments::plan::PlannedSuite;
-use crate::experiments::tensor::{self, KERNELS, WGMMA_UNROLL};
+use crate::experiments::tensor::{self, WGMMA_UNROLL, WGMMA_WIDTHS};
 use crate::report::tensor as tensor_report;
 
 pub fn run(args: &TensorArgs) -> Result<()> {
@@ -17,6 +17,16 @@ pub fn run(args: &TensorArgs) -> Result<()> {
             UsageError::new("--iterations must be between 1 and 1000000 loop trips").into(),
         );
     }
+    let mut widths = args.wgmma_n.clone();
+    widths.sort_unstable();
+    widths.dedup();
+    if widths.is_empty() || widths.iter().any(|w| !WGMMA_WIDTHS.contains(w)) {
+        return Err(UsageError::new(
+            "--wgmma-n takes wgmma widths from 64, 128 and 256, such as 256 or 64,128,256",
+        )
+        .into());
+    }
+    let kernels = tensor::selected(&widths);
     // The kernels are loaded only once the device is known to be able to run them.
     let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
@@ -29,10 +39,17 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         ))
         .into());
     }
-    let entries: Vec<String> = KERNELS
+    let entries: Vec<(&str, String)> = kernels
         .iter()
-        .flat_map(|k| [k.latency_entry(), k.throughput_entry()])
+        .flat_map(|k| {
+            [
+                (k.module(), k.latency_entry()),
+                (k.module(), k.throughput_entry()),
+            ]
+        })
         .collect();
+    let mut modules: Vec<&str> = kernels.iter().map(|k| k.module()).collect();
+    modules.dedup();
     let settings = json!({
         "iterations": args.iterations,
         "mma_unroll": tensor::MMA_UNROLL,
@@ -40,36 +57,55 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         "mma_chains_per_warp": tensor::MMA_CHAINS,
         "wgmma_unroll": WGMMA_UNROLL,
         "wgmma_warpgroups_per_block": tensor::WGMMA_GROUPS,
-        "wgmma_operands": "A and B from shared memory through descriptors, no swizzle, N = 256",
+        "wgmma_widths": widths,
+        "wgmma_operands": "A and B from shared memory through descriptors, no swizzle",
         "method": "clock64 stamps around each block's loop (after a barrier on both sides); latency: one warp or warpgroup, every MMA dependent on the last (each wgmma committed and waited for); throughput: one block per SM, FLOP per clock of each block's SM, median over SMs",
     });
-    for entry in &entries {
-        gpu.function("tensor", entry)?;
+    for (module, entry) in &entries {
+        gpu.function(module, entry)?;
     }
     suite::run_opened(
         gpu,
         "tensor",
         args.output.as_deref(),
-        &["tensor"],
+        &modules,
         settings,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             // ptxas on the 22 kernels takes seconds of host time: it runs beside the GPU work.
-            let module = crate::kernels::module("tensor").expect("cuda/tensor.cu is embedded");
             let cc = properties.compute_capability.clone();
-            let disassembly =
-                std::thread::spawn(move || crate::experiments::sass::disassemble(module, &cc));
+            let to_read: Vec<&'static crate::kernels::EmbeddedPtx> = modules
+                .iter()
+                .map(|m| crate::kernels::module(m).expect("the tensor modules are embedded"))
+                .collect();
+            let disassembly = std::thread::spawn(move || {
+                to_read
+                    .into_iter()
+                    .map(|module| crate::experiments::sass::disassemble(module, &cc))
+                    .collect::<Vec<_>>()
+            });
             let results = tensor::measure(
                 gpu,
+                &kernels,
                 args.iterations,
                 sms,
                 mhz,
                 &properties.compute_capability,
             )?;
-            let (text, record) = disassembly
+            let read = disassembly
                 .join()
                 .map_err(|_| anyhow::anyhow!("the SASS disassembly thread panicked"))?;
+            let text: Option<String> = read
+                .iter()
+                .map(|(text, _)| text.clone())
+                .collect::<Option<Vec<String>>>()
+                .map(|texts| texts.concat());
+            let record = read
+                .into_iter()
+                .next()
+                .map(|(_, record)| record)
+                .expect("at least the tensor module");
             let sass = text
                 .as_deref()
                 .map(crate::analysis::tensor::mma_instructions)

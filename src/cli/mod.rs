@@ -331,6 +331,10 @@ pub struct TensorArgs {
     /// Loop trips of every kernel (16 mma.sync or 8 wgmma per trip and warp or warpgroup).
     #[arg(long, default_value_t = 512)]
     pub iterations: u32,
+    /// wgmma widths N to measure (m64nNkK), of 64, 128, 256: the widest does the most work per
+    /// instruction; narrower ones show what a kernel tiled that way gets.
+    #[arg(long, value_delimiter = ',', default_value = "256")]
+    pub wgmma_n: Vec<u64>,
     /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
     /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value_t = 0)]

@@ -5,7 +5,8 @@
 //! committed and waited for, so its cycles are the whole round trip) and a throughput kernel
 //! (one block per SM: 16 warps with four independent accumulators each, or two warpgroups each
 //! issuing eight wgmmas per commit group). wgmma's operands come from shared memory through
-//! matrix descriptors; N is 256, the largest shape, as throughput wants.
+//! matrix descriptors; N is 256 by default, the largest shape, as throughput wants, and 128 or
+//! 64 where a run asks (`--wgmma-n`, cuda/tensor_shapes.cu).
 
 use anyhow::{Context, Result};
 
@@ -78,6 +79,8 @@ pub struct Kernel {
     /// Input → accumulator, for tables.
     pub types: &'static str,
     pub shape: &'static str,
+    /// The N of the shape (the width of a wgmma's B and accumulator).
+    pub n: u64,
     /// 2·M·N·K.
     pub flop_per_mma: u64,
 }
@@ -94,8 +97,99 @@ const fn kernel(
         input,
         types,
         shape,
+        n,
         flop_per_mma: 2 * m * n * k,
     }
+}
+
+/// The wgmma widths a run may ask for; N = 256 is the default (the most work per instruction,
+/// what throughput wants), the others are cuda/tensor_shapes.cu's.
+pub const WGMMA_WIDTHS: [u64; 3] = [64, 128, 256];
+
+/// The wgmma kernels at N = 128 and 64, of every input type (cuda/tensor_shapes.cu).
+pub const SHAPE_KERNELS: [Kernel; 12] = [
+    kernel(
+        Family::Wgmma,
+        "f16",
+        "FP16→FP32",
+        "m64n128k16",
+        (64, 128, 16),
+    ),
+    kernel(
+        Family::Wgmma,
+        "bf16",
+        "BF16→FP32",
+        "m64n128k16",
+        (64, 128, 16),
+    ),
+    kernel(
+        Family::Wgmma,
+        "tf32",
+        "TF32→FP32",
+        "m64n128k8",
+        (64, 128, 8),
+    ),
+    kernel(
+        Family::Wgmma,
+        "e4m3",
+        "FP8 e4m3→FP32",
+        "m64n128k32",
+        (64, 128, 32),
+    ),
+    kernel(
+        Family::Wgmma,
+        "e5m2",
+        "FP8 e5m2→FP32",
+        "m64n128k32",
+        (64, 128, 32),
+    ),
+    kernel(
+        Family::Wgmma,
+        "s8",
+        "INT8→INT32",
+        "m64n128k32",
+        (64, 128, 32),
+    ),
+    kernel(Family::Wgmma, "f16", "FP16→FP32", "m64n64k16", (64, 64, 16)),
+    kernel(
+        Family::Wgmma,
+        "bf16",
+        "BF16→FP32",
+        "m64n64k16",
+        (64, 64, 16),
+    ),
+    kernel(Family::Wgmma, "tf32", "TF32→FP32", "m64n64k8", (64, 64, 8)),
+    kernel(
+        Family::Wgmma,
+        "e4m3",
+        "FP8 e4m3→FP32",
+        "m64n64k32",
+        (64, 64, 32),
+    ),
+    kernel(
+        Family::Wgmma,
+        "e5m2",
+        "FP8 e5m2→FP32",
+        "m64n64k32",
+        (64, 64, 32),
+    ),
+    kernel(Family::Wgmma, "s8", "INT8→INT32", "m64n64k32", (64, 64, 32)),
+];
+
+/// Every kernel a run with wgmma widths `widths` measures: mma.sync, then wgmma at each width
+/// asked for, widest first.
+pub fn selected(widths: &[u64]) -> Vec<Kernel> {
+    let mut chosen: Vec<Kernel> = KERNELS
+        .iter()
+        .filter(|k| k.family == Family::MmaSync || widths.contains(&k.n))
+        .copied()
+        .collect();
+    for width in [128, 64] {
+        if widths.contains(&width) {
+            chosen.extend(SHAPE_KERNELS.iter().filter(|k| k.n == width));
+        }
+    }
+    chosen
 }
 
 pub const KERNELS: [Kernel; 11] = [
@@ -161,12 +255,29 @@ pub const KERNELS: [Kernel; 11] = [
 ];
 
 impl Kernel {
+    /// The module holding the kernel: the smaller wgmma shapes have their own.
+    pub fn module(&self) -> &'static str {
+        if self.family == Family::Wgmma && self.n != 256 {
+            "tensor_shapes"
+        } else {
+            "tensor"
+        }
+    }
+
+    fn stem(&self) -> String {
+        if self.module() == "tensor" {
+            format!("{}_{}", self.family.prefix(), self.input)
+        } else {
+            format!("{}_{}_n{}", self.family.prefix(), self.input, self.n)
+        }
+    }
+
     pub fn latency_entry(&self) -> String {
-        format!("{}_{}_lat", self.family.prefix(), self.input)
+        format!("{}_lat", self.stem())
     }
 
     pub fn throughput_entry(&self) -> String {
-        format!("{}_{}_thr", self.family.prefix(), self.input)
+        format!("{}_thr", self.stem())
     }
 
     /// "wgmma m64n256k16 FP16→FP32".
@@ -182,29 +293,31 @@ pub struct KernelResult {
     pub rate: TensorRate,
 }
 
-/// Measures every kernel: latency on one block, throughput on one block per SM, each after one
+/// Measures `kernels`: latency on one block, throughput on one block per SM, each after one
 /// untimed launch (so the code is in the instruction cache and the clocks have ramped).
 pub fn measure(
     gpu: &mut Gpu,
+    kernels: &[Kernel],
     iterations: u32,
     sms: u32,
     mhz: f64,
     compute_capability: &str,
 ) -> Result<Vec<KernelResult>> {
-    KERNELS
+    kernels
         .iter()
         .map(|kernel| {
             let (latency_threads, block_threads) = kernel.family.threads();
             let (per_trip, per_block) = kernel.family.per_trip();
             let mmas = u64::from(iterations) * per_trip;
+            let module = kernel.module();
             let entry = kernel.latency_entry();
-            launch::tensor(gpu, &entry, 1, latency_threads, iterations)?;
-            let stamps = launch::tensor(gpu, &entry, 1, latency_threads, iterations)?;
+            launch::tensor(gpu, module, &entry, 1, latency_threads, iterations)?;
+            let stamps = launch::tensor(gpu, module, &entry, 1, latency_threads, iterations)?;
             let latency_cycles = tensor::cycles_per_mma(&stamps, mmas)
                 .with_context(|| format!("{entry} returned unusable stamps"))?;
             let entry = kernel.throughput_entry();
-            launch::tensor(gpu, &entry, sms, block_threads, iterations)?;
-            let stamps = launch::tensor(gpu, &entry, sms, block_threads, iterations)?;
+            launch::tensor(gpu, module, &entry, sms, block_threads, iterations)?;
+            let stamps = launch::tensor(gpu, module, &entry, sms, block_threads, iterations)?;
             let flop_per_block = (mmas * per_block * kernel.flop_per_mma) as f64;
             let per_sm: Summary = tensor::flop_per_clock(&stamps, flop_per_block)
                 .with_context(|| format!("{entry} returned unusable stamps"))?;
@@ -224,12 +337,22 @@ mod tests {
 
     #[test]
     fn every_kernel_is_in_the_embedded_ptx_with_the_flop_of_its_shape() {
-        let ptx = crate::kernels::module("tensor").unwrap().ptx;
-        for kernel in &KERNELS {
+        for kernel in KERNELS.iter().chain(&SHAPE_KERNELS) {
+            let ptx = crate::kernels::module(kernel.module()).unwrap().ptx;
             for entry in [kernel.latency_entry(), kernel.throughput_entry()] {
                 assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
             }
+            assert!(
+                kernel.shape.contains(&format!("n{}k", kernel.n)),
+                "{}",
+                kernel.shape
+            );
         }
+        // The default is mma.sync and the widest wgmma; every width adds its six input types.
+        assert_eq!(selected(&[256]).len(), KERNELS.len());
+        assert_eq!(selected(&[64, 128, 256]).len(), KERNELS.len() + 12);
+        assert_eq!(selected(&[64]).len(), 5 + 6);
+        assert_eq!(SHAPE_KERNELS[6].throughput_entry(), "wgmma_f16_n64_thr");
         let wgmma_f16 = KERNELS
             .iter()
             .find(|k| k.family == Family::Wgmma && k.input == "f16")
@@ -237,7 +360,7 @@ mod tests {
         assert_eq!(wgmma_f16.flop_per_mma, 524_288);
         assert_eq!(wgmma_f16.describe(), "wgmma m64n256k16 FP16→FP32");
         // The unrolls the host counts with are the kernels'.
-        let source = include_str!("../../cuda/tensor.cu");
+        let source = include_str!("../../cuda/tensor.cuh");
         for (name, value) in [
             ("MMA_UNROLL", MMA_UNROLL),
             ("MMA_WARPS", u64::from(MMA_WARPS)),

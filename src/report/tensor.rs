@@ -124,10 +124,30 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
         })
         .fold(1.0, f64::max)
         * 1.1;
-    let families = [("mma.sync", ORANGE, -0.2), ("wgmma", BLUE, 0.2)];
+    // One bar per instruction family and width: mma.sync, then wgmma at each N measured.
+    let mut series: Vec<String> = Vec::new();
+    for row in rows {
+        let key = series_key(row);
+        if !series.contains(&key) {
+            series.push(key);
+        }
+    }
+    let colours = [ORANGE, BLUE, plot::GREEN, plot::MAGENTA];
+    let width = 0.8 / series.len().max(1) as f64;
+    let families: Vec<(String, RGBColor, f64)> = series
+        .iter()
+        .enumerate()
+        .map(|(i, key)| {
+            (
+                key.clone(),
+                colours[i % colours.len()],
+                -0.4 + width * (i as f64 + 0.5),
+            )
+        })
+        .collect();
     let entries: Vec<plot::Entry> = families
         .iter()
-        .map(|&(f, c, _)| plot::Entry::new(f, c, plot::Key::Box))
+        .map(|(f, c, _)| plot::Entry::new(f.clone(), *c, plot::Key::Box))
         .chain([plot::Entry::new(
             "dense peak (whitepaper rate per SM)",
             BLACK,
@@ -166,16 +186,19 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 .label_style((FONT, plot::TICK_SIZE))
                 .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
-            for (family, colour, offset) in families {
+            for (family, colour, offset) in &families {
                 for (i, input) in inputs.iter().enumerate() {
                     let Some(row) = rows.iter().find(|r| {
-                        r.family == family && r.input == *input && r.sass_problem.is_none()
+                        series_key(r) == *family && r.input == *input && r.sass_problem.is_none()
                     }) else {
                         continue;
                     };
                     let x = i as f64 + offset;
                     chart.draw_series(std::iter::once(Rectangle::new(
-                        [(x - 0.18, 0.0), (x + 0.18, row.flop_per_clock_per_sm)],
+                        [
+                            (x - width * 0.45, 0.0),
+                            (x + width * 0.45, row.flop_per_clock_per_sm),
+                        ],
                         colour.filled(),
                     )))?;
                     chart.draw_series(std::iter::once(PathElement::new(
@@ -208,6 +231,20 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
     .context("drawing tensor")
+}
+
+/// A bar series of the figure: mma.sync, or wgmma with its width ("wgmma n256").
+fn series_key(row: &Row) -> String {
+    if row.family == "wgmma" {
+        let width = row
+            .shape
+            .split_once('n')
+            .and_then(|(_, rest)| rest.split_once('k'))
+            .map_or("", |(n, _)| n);
+        format!("wgmma n{width}")
+    } else {
+        row.family.clone()
+    }
 }
 
 pub fn read_rows(dir: &Path) -> Result<Vec<Row>> {

@@ -2,19 +2,20 @@
 
 use super::*;
 
-/// Runs `entry` of cuda/tensor.cu as `blocks` blocks of `threads` and returns each block's
+/// Runs `entry` of `module` (cuda/tensor.cu or cuda/tensor_shapes.cu) as `blocks` blocks of `threads` and returns each block's
 /// start and end stamps.
 ///
 /// Kernel signature: `(long long *stamps[2*blocks], float *sink[blocks*threads], int
 /// iterations)`.
 pub fn tensor(
     gpu: &mut Gpu,
+    module: &str,
     entry: &str,
     blocks: u32,
     threads: u32,
     iterations: u32,
 ) -> Result<Vec<i64>, GpuError> {
-    let function = gpu.function("tensor", entry)?;
+    let function = gpu.function(module, entry)?;
     let stream = gpu.stream().clone();
     let mut stamps = zeros::<i64>(gpu, 2 * blocks as usize, "tensor stamps")?;
     let mut sink = zeros::<f32>(gpu, (blocks * threads) as usize, "the sink buffer")?;
