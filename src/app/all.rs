@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+
+use crate::experiments::prebuilt;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
@@ -54,6 +56,32 @@ fn last_line(log: &Path) -> Option<String> {
         .map(|l| l.trim().to_string())
 }
 
+/// A directory removed with everything in it when `all` is done with it.
+struct TemporaryDir(std::path::PathBuf);
+
+impl TemporaryDir {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TemporaryDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The kernel modules a suite loads, in the order it needs them, for prebuilding.
+fn modules_of(suite: &str) -> Vec<&'static str> {
+    match suite {
+        "clock" => vec!["clock"],
+        "cache" => vec!["clock", "cache"],
+        other => crate::kernels::module(other)
+            .map(|m| vec![m.name])
+            .unwrap_or_default(),
+    }
+}
+
 pub fn run(args: &AllArgs) -> Result<()> {
     let suites = plan::choose(args.quick, args.only.as_deref(), args.skip.as_deref())
         .map_err(UsageError::new)?;
@@ -65,7 +93,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     }
     forward_interrupts();
     // No usable GPU: say so before any directory exists.
-    drop(Gpu::open(args.device)?);
+    let compute_capability = Gpu::open(args.device)?.properties()?.compute_capability;
     let run = RunDir::create(args.output.as_deref(), "all")?;
     eprintln!("writing to {}", run.path().display());
     let me = std::env::current_exe().context("finding gpubench's own path")?;
@@ -73,6 +101,23 @@ pub fn run(args: &AllArgs) -> Result<()> {
     std::fs::create_dir(&logs).context("creating the logs directory")?;
     let started = Instant::now();
     let started_utc = utc_now();
+    // Host work beside the GPU's: every kernel module compiled and disassembled for the device
+    // on the other cores while the suites run, for the suites to load (see prebuilt).
+    let prebuilt_dir = TemporaryDir(
+        std::env::temp_dir().join(format!("gpubench-prebuilt-{}", std::process::id())),
+    );
+    std::fs::create_dir_all(prebuilt_dir.path())
+        .context("creating the directory for prebuilt modules")?;
+    // SAFETY: no other thread of this process exists yet to read the environment.
+    unsafe { std::env::set_var(prebuilt::ENV, prebuilt_dir.path()) };
+    let order: Vec<&str> = suites.iter().flat_map(|s| modules_of(&s.args[0])).collect();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1));
+    let _prebuilding = prebuilt::start(
+        prebuilt_dir.path().to_path_buf(),
+        compute_capability,
+        &order,
+        workers,
+    );
 
     // all.json as the run stands: `finished` once it has ended.
     let write_manifest = |suites: &[SuiteOutcome], finished: Option<f64>| {

@@ -152,6 +152,9 @@ impl Suite {
             self.metadata.nvml.after = Some(after);
         }
         self.metadata.time_split = Some(TimeSplit::of(&gpu.spent));
+        for record in &mut self.metadata.build.ptx {
+            record.loaded = gpu.loaded_from.get(record.module).cloned();
+        }
         match &outcome {
             Ok(()) => self.metadata.finish(Status::Complete, None),
             Err(error) => self

@@ -11,6 +11,7 @@ pub mod dsm;
 pub mod ncu;
 pub mod pipeline;
 pub mod plan;
+pub mod prebuilt;
 pub mod regs;
 pub mod sass;
 pub mod shared;

@@ -49,33 +49,31 @@ fn run_tool(tool: &Path, args: &[&std::ffi::OsStr]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// Compiles `module` for compute capability `cc` ("9.0") and returns the annotated SASS
-/// text (if any) and the record for the metadata.
-pub fn disassemble(module: &EmbeddedPtx, cc: &str) -> (Option<String>, SassRecord) {
-    // A module built for an architecture-specific target (sm_90a) compiles only for it.
-    let arch = match module.target() {
+/// The ptxas target for `module` on a GPU of compute capability `cc` ("9.0"): a module built
+/// for an architecture-specific target (sm_90a) compiles only for it.
+pub fn arch(module: &EmbeddedPtx, cc: &str) -> String {
+    match module.target() {
         Some(target) if target.ends_with('a') => target.to_string(),
         _ => format!("sm_{}", cc.replace('.', "")),
-    };
-    let fail = |status: String| {
-        (
-            None,
-            SassRecord {
-                status,
-                arch: arch.clone(),
-                kernels: Vec::new(),
-            },
-        )
-    };
+    }
+}
+
+/// Compiles `module` with the toolkit's ptxas for `arch`: the cubin and its `cuobjdump -sass`
+/// text, and the two tools' paths.
+pub fn compile(module: &EmbeddedPtx, arch: &str) -> Result<(Vec<u8>, String, String), String> {
     let (Some(ptxas), Some(cuobjdump)) = (find_tool("ptxas"), find_tool("cuobjdump")) else {
-        return fail(
+        return Err(
             "skipped: ptxas or cuobjdump not found (PATH, CUDA_HOME/bin, CUDA_PATH/bin, /usr/local/cuda/bin); install the CUDA toolkit to get SASS".into(),
         );
     };
-    let work = std::env::temp_dir().join(format!("gpubench-sass-{}", std::process::id()));
-    if let Err(e) = std::fs::create_dir_all(&work) {
-        return fail(format!("skipped: cannot create {}: {e}", work.display()));
-    }
+    static UNIQUE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let work = std::env::temp_dir().join(format!(
+        "gpubench-sass-{}-{}",
+        std::process::id(),
+        UNIQUE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&work)
+        .map_err(|e| format!("skipped: cannot create {}: {e}", work.display()))?;
     let ptx = work.join(format!("{}.ptx", module.name));
     let cubin = work.join(format!("{}.cubin", module.name));
     let result = std::fs::write(&ptx, module.ptx)
@@ -91,24 +89,51 @@ pub fn disassemble(module: &EmbeddedPtx, cc: &str) -> (Option<String>, SassRecor
                 ],
             )
         })
-        .and_then(|_| run_tool(&cuobjdump, &["-sass".as_ref(), cubin.as_os_str()]));
+        .and_then(|_| run_tool(&cuobjdump, &["-sass".as_ref(), cubin.as_os_str()]))
+        .and_then(|text| {
+            std::fs::read(&cubin)
+                .map(|bytes| (bytes, text))
+                .map_err(|e| format!("cannot read {}: {e}", cubin.display()))
+        });
     let _ = std::fs::remove_dir_all(&work);
-    match result {
-        Ok(text) => {
+    let tools = format!(
+        "compiled by {} and disassembled by {}",
+        ptxas.display(),
+        cuobjdump.display()
+    );
+    result
+        .map(|(bytes, text)| (bytes, text, tools))
+        .map_err(|reason| format!("failed: {reason}"))
+}
+
+/// Compiles `module` for compute capability `cc` ("9.0") and returns the annotated SASS
+/// text (if any) and the record for the metadata. Where `gpubench all` compiled the module
+/// already ([`super::prebuilt`]), that SASS is the one read, of the very cubin the suite ran.
+pub fn disassemble(module: &EmbeddedPtx, cc: &str) -> (Option<String>, SassRecord) {
+    let arch = arch(module, cc);
+    let compiled = match super::prebuilt::find(module) {
+        Some(found) => Ok((found.sass, found.tools)),
+        None => compile(module, &arch).map(|(_, text, tools)| (text, tools)),
+    };
+    match compiled {
+        Ok((text, status)) => {
             let (annotated, kernels) = sass::annotate(&text);
             (
                 Some(annotated),
                 SassRecord {
-                    status: format!(
-                        "compiled by {} and disassembled by {}",
-                        ptxas.display(),
-                        cuobjdump.display()
-                    ),
+                    status,
                     arch,
                     kernels,
                 },
             )
         }
-        Err(reason) => fail(format!("failed: {reason}")),
+        Err(status) => (
+            None,
+            SassRecord {
+                status,
+                arch,
+                kernels: Vec::new(),
+            },
+        ),
     }
 }

@@ -47,6 +47,8 @@ pub struct Gpu {
     pub(crate) context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     modules: HashMap<&'static str, Arc<CudaModule>>,
+    /// How each loaded module reached the GPU: the driver's JIT, or a prebuilt cubin.
+    pub loaded_from: std::collections::BTreeMap<&'static str, String>,
     /// The shared-memory carveout (percent) the cache chases ask the driver for.
     pub chase_carveout_percent: i32,
     pub spent: TimeSpent,
@@ -201,6 +203,7 @@ impl Gpu {
             context,
             stream,
             modules: HashMap::new(),
+            loaded_from: std::collections::BTreeMap::new(),
             chase_carveout_percent: launch::CHASE_CARVEOUT_PERCENT,
             spent: TimeSpent {
                 opened: started,
@@ -293,9 +296,15 @@ impl Gpu {
         if let Some(loaded) = self.modules.get(embedded.name) {
             return Ok(loaded.clone());
         }
+        // A cubin `gpubench all` built ahead for this PTX loads without the driver's JIT.
+        let prebuilt = crate::experiments::prebuilt::find(embedded);
+        let image = match &prebuilt {
+            Some(found) => Ptx::from_binary(found.cubin.clone()),
+            None => Ptx::from_src(embedded.ptx),
+        };
         let loaded = self
             .spent
-            .jit(|| self.context.load_module(Ptx::from_src(embedded.ptx)))
+            .jit(|| self.context.load_module(image))
             .map_err(|e| match e.0 {
                 cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => GpuError::PtxTooNew {
                     nvcc: kernels::NVCC_VERSION.to_string(),
@@ -307,6 +316,13 @@ impl Gpu {
                 },
             })?;
         self.modules.insert(embedded.name, loaded.clone());
+        self.loaded_from.insert(
+            embedded.name,
+            prebuilt.map_or_else(
+                || "PTX compiled by the driver".to_string(),
+                |found| format!("cubin prebuilt by gpubench all ({})", found.tools),
+            ),
+        );
         Ok(loaded)
     }
 

@@ -17,6 +17,10 @@ pub struct PtxRecord {
     pub isa_version: Option<&'static str>,
     /// The architecture the PTX targets (`sm_75`, or `sm_90a` for a Hopper-only module).
     pub target: Option<&'static str>,
+    /// How the module reached the GPU (the driver's JIT or a cubin `all` prebuilt), once the
+    /// suite has loaded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loaded: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -44,6 +48,7 @@ impl BuildRecord {
                     sha256: module.sha256(),
                     isa_version: module.isa_version(),
                     target: module.target(),
+                    loaded: None,
                 })
                 .collect(),
         }
