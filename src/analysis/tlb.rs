@@ -2,7 +2,8 @@
 //! page, and the chase's latency steps up once the elements outnumber what a translation
 //! structure holds. The step is found by a piecewise-constant least-squares fit with one break
 //! over the element counts (every break between two measured counts tried); its height comes
-//! with a Welch 95 % interval, and where that interval reaches zero there is no step.
+//! with a Welch 95 % interval, and where that interval reaches zero there is no step; the
+//! figure states the spread of the points past the step, which is what a second sweep varies by.
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -15,8 +16,14 @@ pub struct StrideStep {
     pub near_cycles: f64,
     pub far_cycles: f64,
     pub step_cycles: f64,
+    /// The step's Welch 95 % interval within this sweep (whether there is a step at all).
     pub ci95_low: f64,
     pub ci95_high: f64,
+    /// The points past the step less the lower level's mean, lowest and highest: the spread a
+    /// second sweep's step lands in (the interval above assumes independent points, and the
+    /// page-walk caches' state makes points of one sweep move together).
+    pub spread_low: f64,
+    pub spread_high: f64,
 }
 
 fn mean_and_variance(values: &[f64]) -> (f64, f64) {
@@ -73,6 +80,8 @@ pub fn stride_step(points: &[(f64, f64)]) -> Option<StrideStep> {
         step_cycles: step,
         ci95_low: step - half,
         ci95_high: step + half,
+        spread_low: far.iter().copied().fold(f64::INFINITY, f64::min) - m1,
+        spread_high: far.iter().copied().fold(f64::NEG_INFINITY, f64::max) - m1,
     })
 }
 
@@ -107,6 +116,7 @@ mod tests {
                 "noise {noise}"
             );
             assert!(s.ci95_low <= 10.0 && 10.0 <= s.ci95_high, "{s:?}");
+            assert!(s.spread_low <= s.ci95_low && s.ci95_high <= s.spread_high + 1e-9);
         }
         let eight = stride_step(&chase(8, 2.0)).unwrap();
         assert_eq!((eight.elements_before, eight.elements_after), (8.0, 10.0));
