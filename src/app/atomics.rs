@@ -62,14 +62,10 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
             let properties = gpu.properties()?;
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
-            let module = crate::kernels::module("atomics").expect("cuda/atomics.cu is embedded");
-            let cc = properties.compute_capability.clone();
             let disassembly =
-                std::thread::spawn(move || crate::experiments::sass::disassemble(module, &cc));
+                crate::experiments::sass::beside(&["atomics"], &properties.compute_capability);
             let results = atomics::measure(gpu, &plan, sms, mhz)?;
-            let (text, record) = disassembly
-                .join()
-                .map_err(|_| anyhow::anyhow!("the SASS disassembly thread panicked"))?;
+            let (text, record) = disassembly.join()?;
             let sass = text
                 .as_deref()
                 .map(crate::analysis::atomics::atomic_instructions)

@@ -29,19 +29,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
     }
     let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
-    let major: u32 = properties
-        .compute_capability
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    if major < 9 {
-        return Err(UsageError::new(format!(
-            "the dsm suite needs thread-block clusters, which start with compute capability 9.0 (Hopper); device {} is a {} (CC {})",
-            args.device, properties.name, properties.compute_capability
-        ))
-        .into());
-    }
+    suite::require_hopper(&properties, args.device, "dsm", "thread-block clusters")?;
     for entry in ["dsm_latency", "dsm_bandwidth"] {
         gpu.function("dsm", entry)?;
     }
@@ -67,14 +55,10 @@ pub fn run(args: &DsmArgs) -> Result<()> {
         settings,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
-            let module = crate::kernels::module("dsm").expect("cuda/dsm.cu is embedded");
-            let cc = properties.compute_capability.clone();
             let disassembly =
-                std::thread::spawn(move || crate::experiments::sass::disassemble(module, &cc));
+                crate::experiments::sass::beside(&["dsm"], &properties.compute_capability);
             let results = dsm::measure(gpu, shared_bytes, &sizes, args.iterations)?;
-            let (text, record) = disassembly
-                .join()
-                .map_err(|_| anyhow::anyhow!("the SASS disassembly thread panicked"))?;
+            let (text, record) = disassembly.join()?;
             let loads = text
                 .as_deref()
                 .map(crate::analysis::sass::memory_instructions)

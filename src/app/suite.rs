@@ -30,6 +30,29 @@ pub fn open(device: usize, output: Option<&Path>, entries: &[(&str, &str)]) -> R
     Ok(gpu)
 }
 
+/// Refuses, in one sentence, a GPU older than Hopper (compute capability 9.0) for suite `suite`,
+/// which needs `unit`.
+pub fn require_hopper(
+    properties: &crate::gpu::DeviceProperties,
+    device: usize,
+    suite: &str,
+    unit: &str,
+) -> Result<(), crate::error::UsageError> {
+    let major: u32 = properties
+        .compute_capability
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    if major >= 9 {
+        return Ok(());
+    }
+    Err(crate::error::UsageError::new(format!(
+        "the {suite} suite needs {unit}, which start with compute capability 9.0 (Hopper); device {device} is a {} (CC {})",
+        properties.name, properties.compute_capability
+    )))
+}
+
 /// Opens the device, loads `entries`, starts the run directory of suite `name` with
 /// `settings`, runs `measure` and finishes the run.
 pub fn run(

@@ -74,17 +74,8 @@ pub fn run(args: &TensorArgs) -> Result<()> {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             // ptxas on the 22 kernels takes seconds of host time: it runs beside the GPU work.
-            let cc = properties.compute_capability.clone();
-            let to_read: Vec<&'static crate::kernels::EmbeddedPtx> = modules
-                .iter()
-                .map(|m| crate::kernels::module(m).expect("the tensor modules are embedded"))
-                .collect();
-            let disassembly = std::thread::spawn(move || {
-                to_read
-                    .into_iter()
-                    .map(|module| crate::experiments::sass::disassemble(module, &cc))
-                    .collect::<Vec<_>>()
-            });
+            let disassembly =
+                crate::experiments::sass::beside(&modules, &properties.compute_capability);
             let results = tensor::measure(
                 gpu,
                 &kernels,
@@ -93,19 +84,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
                 mhz,
                 &properties.compute_capability,
             )?;
-            let read = disassembly
-                .join()
-                .map_err(|_| anyhow::anyhow!("the SASS disassembly thread panicked"))?;
-            let text: Option<String> = read
-                .iter()
-                .map(|(text, _)| text.clone())
-                .collect::<Option<Vec<String>>>()
-                .map(|texts| texts.concat());
-            let record = read
-                .into_iter()
-                .next()
-                .map(|(_, record)| record)
-                .expect("at least the tensor module");
+            let (text, record) = disassembly.join()?;
             let sass = text
                 .as_deref()
                 .map(crate::analysis::tensor::mma_instructions)

@@ -50,19 +50,12 @@ pub fn run(args: &TmaArgs) -> Result<()> {
     }
     let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
-    let major: u32 = properties
-        .compute_capability
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    if major < 9 {
-        return Err(UsageError::new(format!(
-            "the tma suite needs the Tensor Memory Accelerator, which starts with compute capability 9.0 (Hopper); device {} is a {} (CC {})",
-            args.device, properties.name, properties.compute_capability
-        ))
-        .into());
-    }
+    suite::require_hopper(
+        &properties,
+        args.device,
+        "tma",
+        "the Tensor Memory Accelerator",
+    )?;
     for entry in ["tma_touch", "tma_latency", "tma_bandwidth"] {
         gpu.function("tma", entry)?;
     }
@@ -85,10 +78,8 @@ pub fn run(args: &TmaArgs) -> Result<()> {
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
-            let module = crate::kernels::module("tma").expect("cuda/tma.cu is embedded");
-            let cc = properties.compute_capability.clone();
             let disassembly =
-                std::thread::spawn(move || crate::experiments::sass::disassemble(module, &cc));
+                crate::experiments::sass::beside(&["tma"], &properties.compute_capability);
             let points = tma::latency(gpu, &footprints, sms)?;
             let streams = tma::bandwidth(
                 gpu,
@@ -98,9 +89,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
                 args.stream_mib << 20,
             )?;
             let results = tma::Results { points, streams };
-            let (text, _record) = disassembly
-                .join()
-                .map_err(|_| anyhow::anyhow!("the SASS disassembly thread panicked"))?;
+            let (text, _record) = disassembly.join()?;
             if let Some(text) = &text {
                 suite.run.write("tma.sass", text.as_bytes())?;
             }

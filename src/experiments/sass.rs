@@ -137,3 +137,42 @@ pub fn disassemble(module: &EmbeddedPtx, cc: &str) -> (Option<String>, SassRecor
         ),
     }
 }
+
+/// [`disassemble`] of `modules` on a thread of its own, so the host's ptxas runs while the GPU
+/// measures; [`Beside::join`] gives the SASS of all of them (concatenated) and the first
+/// module's record.
+pub struct Beside(std::thread::JoinHandle<Vec<(Option<String>, SassRecord)>>);
+
+pub fn beside(modules: &[&'static str], cc: &str) -> Beside {
+    let modules: Vec<&'static EmbeddedPtx> = modules
+        .iter()
+        .filter_map(|name| crate::kernels::module(name))
+        .collect();
+    let cc = cc.to_string();
+    Beside(std::thread::spawn(move || {
+        modules
+            .into_iter()
+            .map(|module| disassemble(module, &cc))
+            .collect()
+    }))
+}
+
+impl Beside {
+    pub fn join(self) -> anyhow::Result<(Option<String>, SassRecord)> {
+        let read = self
+            .0
+            .join()
+            .map_err(|_| anyhow::anyhow!("the SASS disassembly thread panicked"))?;
+        let text = read
+            .iter()
+            .map(|(text, _)| text.clone())
+            .collect::<Option<Vec<String>>>()
+            .map(|texts| texts.concat());
+        let record = read
+            .into_iter()
+            .next()
+            .map(|(_, record)| record)
+            .ok_or_else(|| anyhow::anyhow!("no module to disassemble"))?;
+        Ok((text, record))
+    }
+}
