@@ -149,9 +149,15 @@ fn probe_settings_are_checked_before_the_gpu() {
             "--tlb-strides",
         ),
         (vec!["tensor", "--wgmma-n", "32"], "--wgmma-n"),
-        (vec!["atomics", "--footprints-mib", "0,128"], "--footprints-mib"),
+        (
+            vec!["atomics", "--footprints-mib", "0,128"],
+            "--footprints-mib",
+        ),
         (vec!["atomics", "--repeats", "0"], "--repeats"),
-        (vec!["dsm", "--bandwidth-sizes", "2,17"], "--bandwidth-sizes"),
+        (
+            vec!["dsm", "--bandwidth-sizes", "2,17"],
+            "--bandwidth-sizes",
+        ),
         (vec!["dsm", "--iterations", "0"], "--iterations"),
         (vec!["tma", "--footprints-mib", "1,2,4"], "five sizes"),
         (vec!["tma", "--stream-mib", "4096"], "--stream-mib"),
