@@ -111,6 +111,34 @@ extern "C" __global__ void dsm_latency(long long *out, unsigned *smid, int steps
     cluster_sync();
 }
 
+// `iterations` passes of this block's threads over BW_VECTORS 16-byte vectors from `base`: a
+// shared-window address with LOCAL, a cluster-window one without.
+template <bool LOCAL>
+__device__ __forceinline__ unsigned read_passes(unsigned base, int iterations)
+{
+    unsigned acc = 0;
+#pragma unroll 1
+    for (int it = 0; it < iterations; ++it) {
+#pragma unroll 4
+        for (int i = threadIdx.x; i < BW_VECTORS; i += blockDim.x) {
+            unsigned a, b, c, d;
+            if (LOCAL) {
+                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+                             : "r"(base + 16u * i)
+                             : "memory");
+            } else {
+                asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+                             : "r"(base + 16u * i)
+                             : "memory");
+            }
+            acc ^= a ^ b ^ c ^ d;
+        }
+    }
+    return acc;
+}
+
 extern "C" __global__ void dsm_bandwidth(long long *stamps, unsigned *sink, int pattern, int iterations)
 {
     extern __shared__ uint4 vectors[];
@@ -131,34 +159,7 @@ extern "C" __global__ void dsm_bandwidth(long long *stamps, unsigned *sink, int 
     const unsigned base = pattern == 4 ? local : map_to(local, target);
     cluster_sync();
     const long long start = read_clock64();
-    unsigned acc = 0;
-    if (pattern == 4) {
-#pragma unroll 1
-        for (int it = 0; it < iterations; ++it) {
-#pragma unroll 4
-            for (int i = threadIdx.x; i < BW_VECTORS; i += blockDim.x) {
-                unsigned a, b, c, d;
-                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                             : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
-                             : "r"(base + 16u * i)
-                             : "memory");
-                acc ^= a ^ b ^ c ^ d;
-            }
-        }
-    } else {
-#pragma unroll 1
-        for (int it = 0; it < iterations; ++it) {
-#pragma unroll 4
-            for (int i = threadIdx.x; i < BW_VECTORS; i += blockDim.x) {
-                unsigned a, b, c, d;
-                asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
-                             : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
-                             : "r"(base + 16u * i)
-                             : "memory");
-                acc ^= a ^ b ^ c ^ d;
-            }
-        }
-    }
+    const unsigned acc = pattern == 4 ? read_passes<true>(base, iterations) : read_passes<false>(base, iterations);
     __syncthreads();
     const long long stop = read_clock64();
     if (threadIdx.x == 0) {

@@ -119,18 +119,30 @@ __device__ __forceinline__ void fill_tiles(unsigned *tiles)
     __syncthreads();
 }
 
+// What both kernels of a type do around their timed loop: the A and B tiles in shared memory
+// and their descriptors, N / 2 zeroed accumulators, the start stamp; after it, the end stamp
+// and the accumulators' sum into the sink.
+#define WGMMA_PROLOGUE(N, ACC)                                                                    \
+    __shared__ __align__(128) unsigned tiles[(A_BYTES + B_BYTES) / 4];                            \
+    fill_tiles(tiles);                                                                            \
+    const unsigned long long a = descriptor(tiles);                                               \
+    const unsigned long long b = descriptor(tiles + A_BYTES / 4);                                 \
+    ACC d[N / 2];                                                                                 \
+    _Pragma("unroll") for (int i = 0; i < N / 2; ++i) d[i] = 0;                                   \
+    __syncthreads();                                                                              \
+    stamp(stamps, 0);
+
+#define WGMMA_EPILOGUE(N)                                                                         \
+    stamp(stamps, 1);                                                                             \
+    float s = 0;                                                                                  \
+    _Pragma("unroll") for (int i = 0; i < N / 2; ++i) s += float(d[i]);                           \
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+
 #define WGMMA_KERNELS(NAME, N, ACC)                                                                  \
     extern "C" __global__ void __launch_bounds__(128 * WGMMA_GROUPS, 1)                           \
         wgmma_##NAME##_lat(long long *stamps, float *sink, int iterations)                        \
     {                                                                                             \
-        __shared__ __align__(128) unsigned tiles[(A_BYTES + B_BYTES) / 4];                        \
-        fill_tiles(tiles);                                                                        \
-        const unsigned long long a = descriptor(tiles);                                           \
-        const unsigned long long b = descriptor(tiles + A_BYTES / 4);                             \
-        ACC d[N / 2];                                                                               \
-        _Pragma("unroll") for (int i = 0; i < N / 2; ++i) d[i] = 0;                                 \
-        __syncthreads();                                                                          \
-        stamp(stamps, 0);                                                            \
+        WGMMA_PROLOGUE(N, ACC)                                                                    \
         _Pragma("unroll 1") for (int i = 0; i < iterations; ++i)                                  \
         {                                                                                         \
             _Pragma("unroll") for (int u = 0; u < WGMMA_UNROLL; ++u)                              \
@@ -142,22 +154,12 @@ __device__ __forceinline__ void fill_tiles(unsigned *tiles)
             }                                                                                     \
         }                                                                                         \
         __syncthreads();                                                                          \
-        stamp(stamps, 1);                                                           \
-        float s = 0;                                                                              \
-        _Pragma("unroll") for (int i = 0; i < N / 2; ++i) s += float(d[i]);                         \
-        sink[blockIdx.x * blockDim.x + threadIdx.x] = s;                                          \
+        WGMMA_EPILOGUE(N)                                                                         \
     }                                                                                             \
     extern "C" __global__ void __launch_bounds__(128 * WGMMA_GROUPS, 1)                           \
         wgmma_##NAME##_thr(long long *stamps, float *sink, int iterations)                        \
     {                                                                                             \
-        __shared__ __align__(128) unsigned tiles[(A_BYTES + B_BYTES) / 4];                        \
-        fill_tiles(tiles);                                                                        \
-        const unsigned long long a = descriptor(tiles);                                           \
-        const unsigned long long b = descriptor(tiles + A_BYTES / 4);                             \
-        ACC d[N / 2];                                                                               \
-        _Pragma("unroll") for (int i = 0; i < N / 2; ++i) d[i] = 0;                                 \
-        __syncthreads();                                                                          \
-        stamp(stamps, 0);                                                            \
+        WGMMA_PROLOGUE(N, ACC)                                                                    \
         _Pragma("unroll 1") for (int i = 0; i < iterations; ++i)                                  \
         {                                                                                         \
             wgmma_fence();                                                                        \
@@ -167,8 +169,5 @@ __device__ __forceinline__ void fill_tiles(unsigned *tiles)
         }                                                                                         \
         wgmma_wait<0>();                                                                          \
         __syncthreads();                                                                          \
-        stamp(stamps, 1);                                                           \
-        float s = 0;                                                                              \
-        _Pragma("unroll") for (int i = 0; i < N / 2; ++i) s += float(d[i]);                         \
-        sink[blockIdx.x * blockDim.x + threadIdx.x] = s;                                          \
+        WGMMA_EPILOGUE(N)                                                                         \
     }

@@ -42,10 +42,11 @@ pub fn cluster_latency(cycles: &[i64], smids: &[u32], steps: u32) -> Option<Clus
 }
 
 /// Cycles a remote load gains per block of cluster size: the slope of the median remote
-/// latency against the size, with its 95 % interval (`None` below three sizes).
-pub fn growth_per_block(latencies: &[ClusterLatency]) -> Option<Interval> {
-    let x: Vec<f64> = latencies.iter().map(|l| f64::from(l.cluster)).collect();
-    let y: Vec<f64> = latencies.iter().map(|l| l.remote.median).collect();
+/// latency against the size over `(cluster size, median cycles)`, with its 95 % interval
+/// (`None` below three sizes).
+pub fn growth_per_block(medians: &[(u32, f64)]) -> Option<Interval> {
+    let x: Vec<f64> = medians.iter().map(|&(size, _)| f64::from(size)).collect();
+    let y: Vec<f64> = medians.iter().map(|&(_, cycles)| cycles).collect();
     linear_fit::fit(&x, &y).map(|f| f.slope)
 }
 
@@ -93,12 +94,13 @@ mod tests {
     #[test]
     fn the_growth_with_cluster_size_is_the_slope_of_the_medians() {
         // A simulated network: 180 cycles plus 2 per block of cluster size.
-        let sizes: Vec<ClusterLatency> = (2..=16)
+        let sizes: Vec<(u32, f64)> = (2..=16)
             .map(|n: u32| {
                 let mut cycles: Vec<i64> = (0..n).map(|_| (180 + 2 * n as i64) * 100).collect();
                 cycles.push(3300);
                 let smids: Vec<u32> = (0..n).collect();
-                cluster_latency(&cycles, &smids, 100).unwrap()
+                let l = cluster_latency(&cycles, &smids, 100).unwrap();
+                (l.cluster, l.remote.median)
             })
             .collect();
         let slope = growth_per_block(&sizes).unwrap();

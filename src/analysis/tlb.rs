@@ -8,6 +8,8 @@
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+use super::stats::Summary;
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct StrideStep {
     /// The last element count of the lower level and the first of the upper one.
@@ -26,17 +28,6 @@ pub struct StrideStep {
     pub spread_high: f64,
 }
 
-fn mean_and_variance(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let variance = if values.len() > 1 {
-        values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (mean, variance)
-}
-
 /// The step of `points` (elements, cycles per load); `None` below four points, with fewer than
 /// two points on either side of every break, or where the step's interval reaches zero.
 pub fn stride_step(points: &[(f64, f64)]) -> Option<StrideStep> {
@@ -46,17 +37,16 @@ pub fn stride_step(points: &[(f64, f64)]) -> Option<StrideStep> {
         return None;
     }
     let cycles: Vec<f64> = sorted.iter().map(|p| p.1).collect();
-    let cost = |s: &[f64]| {
-        let (m, _) = mean_and_variance(s);
-        s.iter().map(|v| (v - m).powi(2)).sum::<f64>()
-    };
+    // The squared deviations from the mean: (n − 1) times the sample variance.
+    let cost = |s: &[f64]| Summary::of(s).map_or(0.0, |x| (s.len() - 1) as f64 * x.stdev.powi(2));
     let split = (2..=sorted.len() - 2).min_by(|&a, &b| {
         (cost(&cycles[..a]) + cost(&cycles[a..]))
             .total_cmp(&(cost(&cycles[..b]) + cost(&cycles[b..])))
     })?;
     let (near, far) = cycles.split_at(split);
-    let (m1, v1) = mean_and_variance(near);
-    let (m2, v2) = mean_and_variance(far);
+    let (low, high) = (Summary::of(near)?, Summary::of(far)?);
+    let (m1, v1) = (low.mean, low.stdev.powi(2));
+    let (m2, v2) = (high.mean, high.stdev.powi(2));
     let (n1, n2) = (near.len() as f64, far.len() as f64);
     let se2 = v1 / n1 + v2 / n2;
     let step = m2 - m1;
@@ -80,8 +70,8 @@ pub fn stride_step(points: &[(f64, f64)]) -> Option<StrideStep> {
         step_cycles: step,
         ci95_low: step - half,
         ci95_high: step + half,
-        spread_low: far.iter().copied().fold(f64::INFINITY, f64::min) - m1,
-        spread_high: far.iter().copied().fold(f64::NEG_INFINITY, f64::max) - m1,
+        spread_low: high.min - m1,
+        spread_high: high.max - m1,
     })
 }
 

@@ -76,14 +76,11 @@ pub fn start(dir: PathBuf, cc: String, order: &[&str], workers: usize) -> Vec<Jo
                 loop {
                     let next = queue.lock().map(|mut q| q.next()).unwrap_or(None);
                     let Some(module) = next else { break };
-                    if let Err(reason) = prebuild(&dir, module, &cc) {
-                        if !reason.starts_with("skipped") {
-                            eprintln!("note: prebuilding {}: {reason}", module.name);
-                        }
+                    match prebuild(&dir, module, &cc) {
+                        Ok(()) => {}
                         // Without the toolkit no module can be built: stop early.
-                        if reason.starts_with("skipped") {
-                            break;
-                        }
+                        Err(reason) if reason.starts_with("skipped") => break,
+                        Err(reason) => eprintln!("note: prebuilding {}: {reason}", module.name),
                     }
                 }
             })

@@ -4,9 +4,9 @@
 //! 128-byte tiles, each copied into shared memory by a 1-D `cp.async.bulk.tensor` that completes
 //! on an mbarrier (the next tile's index is the copied tile's first word), and the same chain
 //! with ld.global.cg; before each chase every SM reads the whole footprint once, so a chain that
-//! fits the L2 is there. Bandwidth: thread 0 of every block streams 2-D tiles of a 256 MiB tensor
-//! through `STAGES` shared buffers, for tile sizes from 1 to 32 KiB and 1, 2 or 4 blocks per SM,
-//! once through a 1 GiB tensor, timed by events around the launch.
+//! fits the L2 is there. Bandwidth: thread 0 of every block streams 2-D tiles of a 1 GiB tensor,
+//! each tile once, through `STAGES` shared buffers, for tile sizes from 1 to 32 KiB and 1, 2 or
+//! 4 blocks per SM, timed by events around the launch.
 
 use std::time::Duration;
 

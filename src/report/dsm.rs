@@ -15,9 +15,8 @@ use serde::{Deserialize, Serialize};
 use super::figures::{Figure, Rows};
 use super::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
 use super::run_dir::RunDir;
-use crate::analysis::dsm::{ClusterLatency, growth_per_block};
+use crate::analysis::dsm::growth_per_block;
 use crate::analysis::linear_fit::Interval;
-use crate::analysis::stats::Summary;
 use crate::experiments::dsm::{PATTERNS, Results};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -117,24 +116,8 @@ pub fn bandwidth_rows(results: &Results, mhz: f64) -> Vec<BandwidthRow> {
 
 /// The slope of the median remote latency over cluster size, from the rows.
 pub fn growth(rows: &[LatencyRow]) -> Option<Interval> {
-    let sizes: Vec<ClusterLatency> = rows
-        .iter()
-        .map(|r| ClusterLatency {
-            cluster: r.cluster,
-            remote: Summary {
-                n: 1,
-                min: r.remote_min,
-                median: r.remote_cycles,
-                mean: r.remote_cycles,
-                max: r.remote_max,
-                stdev: 0.0,
-            },
-            own_through_window: r.own_through_window_cycles,
-            local: r.local_cycles,
-            distinct_sms: r.distinct_sms,
-        })
-        .collect();
-    growth_per_block(&sizes)
+    let medians: Vec<(u32, f64)> = rows.iter().map(|r| (r.cluster, r.remote_cycles)).collect();
+    growth_per_block(&medians)
 }
 
 pub fn write(
