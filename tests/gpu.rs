@@ -693,5 +693,15 @@ fn tma_chases_and_streams_with_bulk_tensor_copies() {
         .filter(|r| r["gpu_gb_per_s"].as_f64().is_some_and(|g| g > 0.0))
         .count();
     assert!(streamed >= 6, "{streamed} configurations streamed");
+    // Where the toolkit was there to disassemble, the copies are the TMA's own instruction.
+    if let Some(kernels) = tma["sass"]["memory_instructions"].as_object() {
+        for kernel in ["tma_latency", "tma_bandwidth"] {
+            let ops = kernels[kernel].as_object().unwrap();
+            assert!(
+                ops.keys().any(|op| op.starts_with("UTMALDG")),
+                "{kernel}: {ops:?}"
+            );
+        }
+    }
     assert!(run.join("tma.png").is_file());
 }

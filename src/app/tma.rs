@@ -89,13 +89,22 @@ pub fn run(args: &TmaArgs) -> Result<()> {
                 args.stream_mib << 20,
             )?;
             let results = tma::Results { points, streams };
-            let (text, _record) = disassembly.join()?;
+            let (text, record) = disassembly.join()?;
+            let loads = text
+                .as_deref()
+                .map(crate::analysis::sass::memory_instructions)
+                .unwrap_or_default();
             if let Some(text) = &text {
                 suite.run.write("tma.sass", text.as_bytes())?;
             }
             let latency = tma_report::latency_rows(&results);
             let bandwidth = tma_report::bandwidth_rows(&results, mhz);
-            tma_report::write(&suite.run, &latency, &bandwidth)?;
+            tma_report::write(
+                &suite.run,
+                &latency,
+                &bandwidth,
+                &serde_json::json!({ "status": record.status, "memory_instructions": loads }),
+            )?;
             let title = suite.title(tma_report::title());
             suite.run.write_figure("tma", |path| {
                 tma_report::draw(path, &title, &latency, &bandwidth)

@@ -86,7 +86,14 @@ pub fn fits(rows: &[LatencyRow]) -> (Option<Capacity>, Option<Capacity>) {
     )
 }
 
-pub fn write(run: &RunDir, latency: &[LatencyRow], bandwidth: &[BandwidthRow]) -> Result<()> {
+/// `sass` is what the run's SASS holds: each kernel's memory instructions (the copies are
+/// `UTMALDG`), as `dsm.json` records them.
+pub fn write(
+    run: &RunDir,
+    latency: &[LatencyRow],
+    bandwidth: &[BandwidthRow],
+    sass: &serde_json::Value,
+) -> Result<()> {
     run.write_csv("tma-latency.csv", latency)?;
     run.write_csv("tma-bandwidth.csv", bandwidth)?;
     let (tma, load) = fits(latency);
@@ -101,6 +108,7 @@ pub fn write(run: &RunDir, latency: &[LatencyRow], bandwidth: &[BandwidthRow]) -
             "same_capacity": tma.zip(load).map(|(t, l)| same_capacity(&t, &l)),
             "latency_rows": latency,
             "bandwidth_rows": bandwidth,
+            "sass": sass,
         }),
     )
 }
