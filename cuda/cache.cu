@@ -91,6 +91,33 @@ CHASE_KERNEL(chase_global, load_pointer_default)
 CHASE_KERNEL(chase_l2, load_pointer_cg)
 CHASE_KERNEL(chase_readonly, load_pointer_nc)
 
+// The L2 sweep's chase over an address-order chain of `elements` elements: thread 0 chases
+// as chase_l2 does, from element 0, but the warm pass before it is made by the whole block,
+// every thread reading every blockDim.x-th element, so the elements are read in about the
+// order one thread's pass would read them (element 0 first, the last last) in a thousandth
+// of its time. out[0] = cycles of the timed loads, out[1] = the word index it ended on.
+extern "C" __global__ void chase_l2_block_warmed(const unsigned long long *chain,
+                                                 unsigned long long elements,
+                                                 unsigned long long stride_words, int steps,
+                                                 long long *out)
+{
+    const unsigned long long base = (unsigned long long)chain;
+    unsigned long long sum = 0;
+    for (unsigned long long i = threadIdx.x; i < elements; i += blockDim.x) {
+        sum += load_pointer_cg(base + 8 * i * stride_words);
+    }
+    // Counting a predicate on every loaded value makes the barrier wait for the loads.
+    if (__syncthreads_count(sum == 0) > (int)blockDim.x) {
+        out[0] = -1;
+    }
+    if (threadIdx.x != 0) {
+        return;
+    }
+    unsigned long long p = base;
+    out[0] = timed_chase(p, 0, steps, [](unsigned long long q) { return load_pointer_cg(q); });
+    out[1] = (long long)((p - base) / 4);
+}
+
 // The same chase with 32-bit word indices (`j = chain[j]`), as gpubench measured before: the
 // address computation it puts between loads is the difference to chase_global, reported as
 // the index chain's overhead.

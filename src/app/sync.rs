@@ -15,15 +15,20 @@ use crate::gpu::Gpu;
 use crate::report::run_dir::write_atomically;
 use crate::report::sync as sync_report;
 
-/// A probe's deadline: the timeout until one probe has finished, then four times the slowest
-/// that finished (a child's start, JIT and run take well under a second on a working GPU; a
-/// hang never ends), at least 1 s and at most the timeout.
+/// A probe's deadline, counted from its kernel's launch (the child's start and module load
+/// come before and are not part of it): the timeout until one probe has finished, then four
+/// times the slowest launch-to-exit time measured so far, at least [`DEADLINE_FLOOR`] and at
+/// most the timeout.
 fn probe_deadline(timeout: Duration, slowest_finished: Option<Duration>) -> Duration {
     match slowest_finished {
         None => timeout,
-        Some(slowest) => (slowest * 4).clamp(Duration::from_secs(1).min(timeout), timeout),
+        Some(slowest) => (slowest * 4).clamp(DEADLINE_FLOOR.min(timeout), timeout),
     }
 }
+
+/// The least deadline: ten times the parent's 5 ms polling step, so a probe that ends is
+/// never killed for the poll's granularity.
+const DEADLINE_FLOOR: Duration = Duration::from_millis(50);
 
 pub fn run(args: &SyncArgs) -> Result<()> {
     if let Some(name) = &args.child_probe {
@@ -39,7 +44,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
     let settings = json!({
         "timeout_seconds": args.timeout_seconds,
         "watchdog_ms": args.watchdog_ms,
-        "method": "each probe runs in a child process killed at its deadline: the timeout for the first, then four times the slowest probe that finished so far (at least 1 s, at most the timeout); spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock; deadlines.json records each probe's time and deadline",
+        "method": "each probe runs in a child process killed at its deadline, counted from the kernel's launch (the child reports it): the timeout for the first, then four times the slowest launch-to-exit time of the probes that finished so far (at least 50 ms, at most the timeout); spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock; deadlines.json records each probe's times and deadline",
     });
     suite::run(
         "sync",
@@ -62,15 +67,19 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                     .join(format!("probe-{}.json", probe.info.name));
                 let deadline = probe_deadline(timeout, slowest_finished);
                 let started = std::time::Instant::now();
-                let outcome =
+                let (outcome, launched) =
                     sync::run_in_child(probe, args.device, budget_cycles, deadline, &file)?;
                 let took = started.elapsed();
-                if !matches!(outcome, ChildOutcome::Hung { .. }) {
-                    slowest_finished = Some(slowest_finished.map_or(took, |s| s.max(took)));
+                let since_launch = launched.map(|at| at.elapsed());
+                if !matches!(outcome, ChildOutcome::Hung { .. })
+                    && let Some(ran) = since_launch
+                {
+                    slowest_finished = Some(slowest_finished.map_or(ran, |s| s.max(ran)));
                 }
                 deadlines.push(json!({
                     "probe": probe.info.name,
                     "seconds": took.as_secs_f64(),
+                    "launch_to_end_seconds": since_launch.map(|d| d.as_secs_f64()),
                     "deadline_seconds": deadline.as_secs_f64(),
                 }));
                 let verdict = match outcome {
@@ -110,6 +119,15 @@ fn child(args: &SyncArgs, name: &str) -> Result<()> {
         .ok_or_else(|| UsageError::new("--child-probe needs --child-output"))?;
     let mut gpu = Gpu::open(args.device)?;
     let deadline = Duration::from_secs_f64(args.timeout_seconds + 10.0);
+    // The module is loaded first, so the parent's deadline, counted from the line below,
+    // covers the kernel alone.
+    gpu.function("sync", probe.entry)?;
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{}", sync::LAUNCHING)?;
+        stdout.flush()?;
+    }
     let values = sync::run_probe(&mut gpu, probe, args.child_budget_cycles, deadline)?;
     let text = serde_json::to_vec_pretty(&json!({ "probe": name, "values": values }))?;
     write_atomically(output, &text)
@@ -169,9 +187,10 @@ mod tests {
         let timeout = Duration::from_secs(5);
         assert_eq!(probe_deadline(timeout, None), timeout);
         let ms = Duration::from_millis;
-        assert_eq!(probe_deadline(timeout, Some(ms(100))), ms(1000));
-        assert_eq!(probe_deadline(timeout, Some(ms(400))), ms(1600));
+        assert_eq!(probe_deadline(timeout, Some(ms(5))), ms(50));
+        assert_eq!(probe_deadline(timeout, Some(ms(100))), ms(400));
         assert_eq!(probe_deadline(timeout, Some(ms(3000))), timeout);
-        assert_eq!(probe_deadline(ms(500), Some(ms(100))), ms(500));
+        assert_eq!(probe_deadline(ms(300), Some(ms(100))), ms(300));
+        assert_eq!(probe_deadline(ms(20), Some(ms(1))), ms(20));
     }
 }

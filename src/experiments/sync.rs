@@ -147,15 +147,19 @@ pub enum ChildOutcome {
     Failed(String),
 }
 
+/// The line a probe's child prints on stdout just before it launches the kernel.
+pub const LAUNCHING: &str = "launching";
+
 /// In the parent: runs `probe` in a child process of this executable, which writes its values
-/// as JSON to `result_file`, and kills the child at `deadline`.
+/// as JSON to `result_file`, and kills the child `deadline` after it reports its launch (or
+/// after it started, if it never does). Returns how it ended and when it launched.
 pub fn run_in_child(
     probe: &Probe,
     device: usize,
     budget_cycles: i64,
     deadline: Duration,
     result_file: &Path,
-) -> Result<ChildOutcome> {
+) -> Result<(ChildOutcome, Option<Instant>)> {
     let exe = std::env::current_exe().context("cannot find this executable to start a probe")?;
     let mut child = Command::new(exe)
         .args(["sync", "--device", &device.to_string()])
@@ -163,26 +167,49 @@ pub fn run_in_child(
         .args(["--child-budget-cycles", &budget_cycles.to_string()])
         .arg("--child-output")
         .arg(result_file)
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .context("cannot start a probe's child process")?;
     let started = Instant::now();
+    let (tx, launches) = std::sync::mpsc::channel();
+    if let Some(stdout) = child.stdout.take() {
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                match line {
+                    Ok(line) if line == LAUNCHING => {
+                        let _ = tx.send(Instant::now());
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        });
+    }
+    let mut launched: Option<Instant> = None;
     loop {
+        if launched.is_none() {
+            launched = launches.try_recv().ok();
+        }
         if let Some(status) = child
             .try_wait()
             .context("waiting for a probe's child process")?
         {
+            // The launch line, if the child printed one, is read before its stdout closes.
+            if launched.is_none() {
+                launched = launches.recv().ok();
+            }
             if !status.success() {
                 let mut message = String::new();
                 if let Some(mut stderr) = child.stderr.take() {
                     use std::io::Read;
                     let _ = stderr.read_to_string(&mut message);
                 }
-                return Ok(ChildOutcome::Failed(format!(
-                    "{status}: {}",
-                    message.trim()
-                )));
+                return Ok((
+                    ChildOutcome::Failed(format!("{status}: {}", message.trim())),
+                    launched,
+                ));
             }
             let text = std::fs::read_to_string(result_file).with_context(|| {
                 format!("the probe wrote no result to {}", result_file.display())
@@ -193,14 +220,17 @@ pub fn run_in_child(
                 .iter()
                 .map(|v| v.as_i64().unwrap_or(i64::MIN))
                 .collect();
-            return Ok(ChildOutcome::Values(values));
+            return Ok((ChildOutcome::Values(values), launched));
         }
-        if started.elapsed() > deadline {
+        if launched.unwrap_or(started).elapsed() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            return Ok(ChildOutcome::Hung {
-                seconds: started.elapsed().as_secs_f64(),
-            });
+            return Ok((
+                ChildOutcome::Hung {
+                    seconds: started.elapsed().as_secs_f64(),
+                },
+                launched,
+            ));
         }
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -254,6 +254,9 @@ fn measure_stride_point(
 ) -> Result<f64> {
     let n = (footprint_bytes / stride_bytes).max(1);
     let n32 = u32::try_from(n)?;
+    if space == Space::L2 && threads == 1 {
+        return measure_block_warmed_point(gpu, footprint_bytes, n, stride_bytes);
+    }
     let (warm, steps, deadline) = chase_passes(n32, 2000.0);
     let loads = u64::from(warm + steps);
     let starts: Vec<u64> = (0..u64::from(threads))
@@ -273,6 +276,33 @@ fn measure_stride_point(
         .iter()
         .map(|&start| ((start + loads) % n * stride_bytes / 4) as i64);
     cycles_per_load(space, footprint_bytes, &results, expected, steps)
+}
+
+/// How much of the chain the L2 space's timed loads cover at most: [`L2_TIMED_SPAN_BYTES`]
+/// of its addresses from element 0 (the whole chain when it is shorter). Measured side by side
+/// on an H100, the window moved no latency; at 16 MiB the onset of the first rise, which lies
+/// past 16 MiB there, came out 1.3 MiB apart in two runs, so the window leaves every footprint
+/// up to 32 MiB whole.
+pub const L2_TIMED_SPAN_BYTES: u64 = 32 << 20;
+
+/// [`measure_stride_point`] for the L2 space with one thread: the warm pass made by a whole
+/// block, then one thread's timed loads from element 0 over the first [`L2_TIMED_SPAN_BYTES`]
+/// of the chain (at least 2048 loads, at most one pass). Each timed load's element was last
+/// read in the warm pass, with every other element read in between, in the same order as in
+/// a full timed pass, so it hits or misses as it would there; the window averages fewer of them.
+fn measure_block_warmed_point(
+    gpu: &mut Gpu,
+    footprint_bytes: u64,
+    n: u64,
+    stride_bytes: u64,
+) -> Result<f64> {
+    let window = (L2_TIMED_SPAN_BYTES / stride_bytes).max(2048);
+    let steps = n.max(2048).min(window).div_ceil(16) * 16;
+    let steps32 = u32::try_from(steps)?;
+    let (_, _, deadline) = chase_passes(steps32, 2000.0);
+    let result = launch::chase_l2_block_warmed(gpu, n, stride_bytes, steps32, deadline)?;
+    let expected = (steps % n * stride_bytes / 4) as i64;
+    cycles_per_load(Space::L2, footprint_bytes, &[result], [expected], steps32)
 }
 
 /// Cycles per load of the global chase written with 32-bit word indices (`j = chain[j]`, the
@@ -461,12 +491,41 @@ fn bisection_midpoints(good: u64, bad: u64, depth: u32, into: &mut Vec<u64>) {
     bisection_midpoints(middle, bad, depth - 1, into);
 }
 
-/// Bisection steps prepared at once: a batch of 2^depth − 1 midpoints fits the host's cores.
-fn lookahead_depth() -> u32 {
-    let cores = std::thread::available_parallelism().map_or(4, usize::from);
-    (usize::BITS - cores.leading_zeros())
-        .saturating_sub(1)
-        .max(1)
+/// Bisection steps prepared at once when `bisections` advance side by side: each prepares
+/// 2^depth − 1 midpoints, and together they fill the host's cores about twice over (a round
+/// of compiles lasts as long as its largest kernel, so a second wave of small ones is cheap).
+fn lookahead_depth(cores: usize, bisections: usize) -> u32 {
+    let per = (2 * cores / bisections.max(1)) + 1;
+    (usize::BITS - per.leading_zeros()).saturating_sub(1).max(1)
+}
+
+/// Which side of an edge a latency lies on, for one bisection.
+#[derive(Debug, Clone, Copy)]
+enum Edge {
+    /// Past a clear rise above the plateau at the given latency.
+    Rises(f64),
+    /// Past the first small step above it (a tenth of the threshold).
+    StartsRising(f64),
+    /// At or past the given latency, near the top of the rise.
+    Reaches(f64),
+}
+
+/// A bisection in strides: `good` is before the edge, `bad` past it.
+#[derive(Debug, Clone, Copy)]
+struct Bisection {
+    good: u64,
+    bad: u64,
+    edge: Edge,
+}
+
+impl Bisection {
+    fn past(&self, threshold: RiseThreshold, y: f64) -> bool {
+        match self.edge {
+            Edge::Rises(low) => threshold.rises(low, y),
+            Edge::StartsRising(low) => threshold.starts_rising(low, y),
+            Edge::Reaches(top) => y >= top,
+        }
+    }
 }
 
 /// [`sweep`] on a [`Grid`] with any [`Probe`]. The points measured are the same whether or
@@ -479,13 +538,32 @@ pub fn sweep_with(
     fine_points: u64,
     probe: &mut dyn Probe,
 ) -> Result<SweepResult> {
+    let cores = std::thread::available_parallelism().map_or(4, usize::from);
+    sweep_on_cores(
+        threshold,
+        grid,
+        (smallest, largest),
+        fine_points,
+        probe,
+        cores,
+    )
+}
+
+/// [`sweep_with`] preparing ahead for `cores` host cores.
+fn sweep_on_cores(
+    threshold: RiseThreshold,
+    grid: Grid,
+    (smallest, largest): (u64, u64),
+    fine_points: u64,
+    probe: &mut dyn Probe,
+    cores: usize,
+) -> Result<SweepResult> {
     let Grid {
         stride,
         relative_resolution,
     } = grid;
     // The widest bracket a bisection may stop at, in strides.
     let close_enough = |good: u64| ((good as f64 * relative_resolution) as u64).max(1);
-    let depth = lookahead_depth();
     let started = Instant::now();
     let mut points: Vec<ChasePoint> = Vec::new();
     let measure =
@@ -536,94 +614,112 @@ pub fn sweep_with(
         }
         (from, from.saturating_mul(2))
     };
-    for &((low_f, low_y), (high_f, high_y)) in &regions {
-        if points.len() >= POINT_BUDGET {
-            let (from, _) = doubling_of(low_f);
-            let (_, to) = doubling_of(high_f.saturating_sub(1).max(low_f));
-            unresolved.push(Unresolved {
-                from_bytes: from,
-                to_bytes: to,
-                why: format!(
-                    "the curve rises from {low_f} B to {high_f} B but the sweep's {POINT_BUDGET}-point budget was spent"
-                ),
-            });
+    let over_budget = |low_f: u64, high_f: u64| {
+        let (from, _) = doubling_of(low_f);
+        let (_, to) = doubling_of(high_f.saturating_sub(1).max(low_f));
+        Unresolved {
+            from_bytes: from,
+            to_bytes: to,
+            why: format!(
+                "the curve rises from {low_f} B to {high_f} B but the sweep's {POINT_BUDGET}-point budget was spent"
+            ),
+        }
+    };
+    // A rise is bisected only if the bisections' worst case (three, each to one stride) still
+    // fits the budget, and sampled densely only if the budget is not spent when its turn
+    // comes; the others are listed as unresolved.
+    let mut admitted: Vec<((u64, f64), (u64, f64))> = Vec::new();
+    let mut projected = points.len();
+    for &region in &regions {
+        let ((low_f, _), (high_f, _)) = region;
+        let span = (high_f - low_f) / stride;
+        let worst = 3 * (u64::BITS - span.leading_zeros()) as usize;
+        if projected + worst > POINT_BUDGET {
+            unresolved.push(over_budget(low_f, high_f));
             continue;
         }
-        // Bisection: the last footprint still on the lower plateau.
-        // Before a step whose midpoint was never prepared: the midpoints of the next `depth`
-        // steps, whichever way they go.
-        let look_ahead = |probe: &mut dyn Probe,
-                          good: u64,
-                          bad: u64,
-                          asked: &mut std::collections::HashSet<u64>| {
-            if asked.contains(&((good + bad) / 2 * stride)) {
-                return Ok(());
-            }
-            let mut next = Vec::new();
-            bisection_midpoints(good, bad, depth, &mut next);
-            let next: Vec<u64> = next.into_iter().map(|k| k * stride).collect();
-            asked.extend(&next);
-            probe.prepare(&next)
-        };
-        let mut bisect = |probe: &mut dyn Probe,
-                          asked: &mut std::collections::HashSet<u64>,
-                          sensitive: bool,
-                          mut good: u64,
-                          mut bad: u64|
-         -> Result<u64> {
-            while bad - good > close_enough(good) {
-                let middle = (good + bad) / 2;
-                look_ahead(probe, good, bad, asked)?;
-                let y = measure(probe, middle * stride, &mut points)?;
-                let up = if sensitive {
-                    threshold.starts_rising(low_y, y)
-                } else {
-                    threshold.rises(low_y, y)
-                };
-                if up {
-                    bad = middle;
-                } else {
-                    good = middle;
-                }
-            }
-            Ok(good)
-        };
-        let edge = bisect(probe, &mut asked, false, low_f / stride, high_f / stride)?;
-        // The clear rise can lie well past the first overflowing set, whose step is small:
-        // bisect again below it with a threshold near the noise.
-        let first = bisect(probe, &mut asked, true, low_f / stride, edge + 1)?;
-        // And where the rise has (nearly) reached the level above.
+        projected += worst;
+        admitted.push(region);
+    }
+    // Three bisections per rise, all rises' side by side, so a probe that prepares ahead
+    // (compiles) does so for all of them at once: where the rise is clear, where it starts
+    // (with a tenth of the threshold: the first, small steps of a cache overflowing set by
+    // set), and where it has (nearly) reached the level above.
+    let mut bisections: Vec<Bisection> = Vec::new();
+    for &((low_f, low_y), (high_f, high_y)) in &admitted {
+        let (good, bad) = (low_f / stride, high_f / stride);
         let top = high_y - 0.1 * (high_y - low_y);
-        let (mut good, mut bad) = (edge, high_f / stride);
-        while bad - good > close_enough(good) {
-            let middle = (good + bad) / 2;
-            look_ahead(probe, good, bad, &mut asked)?;
-            if measure(probe, middle * stride, &mut points)? < top {
-                good = middle;
+        for edge in [Edge::Rises(low_y), Edge::StartsRising(low_y), Edge::Reaches(top)] {
+            bisections.push(Bisection { good, bad, edge });
+        }
+    }
+    loop {
+        let active: Vec<usize> = (0..bisections.len())
+            .filter(|&i| bisections[i].bad - bisections[i].good > close_enough(bisections[i].good))
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        // Before a step whose midpoint was never prepared: the midpoints of the next steps,
+        // whichever way they go, for every bisection in that state.
+        let unprepared: Vec<&Bisection> = active
+            .iter()
+            .map(|&i| &bisections[i])
+            .filter(|b| !asked.contains(&((b.good + b.bad) / 2 * stride)))
+            .collect();
+        if !unprepared.is_empty() {
+            let depth = lookahead_depth(cores, unprepared.len());
+            let mut next = Vec::new();
+            for b in unprepared {
+                bisection_midpoints(b.good, b.bad, depth, &mut next);
+            }
+            let mut next: Vec<u64> = next
+                .into_iter()
+                .map(|k| k * stride)
+                .filter(|f| asked.insert(*f))
+                .collect();
+            next.sort_unstable();
+            probe.prepare(&next)?;
+        }
+        for i in active {
+            let b = &mut bisections[i];
+            let middle = (b.good + b.bad) / 2;
+            let y = measure(probe, middle * stride, &mut points)?;
+            if b.past(threshold, y) {
+                b.bad = middle;
             } else {
-                bad = middle;
+                b.good = middle;
             }
         }
-        let end = bad;
-        // Densely across the whole rise (a model fit reads every step of it), a stride apart
-        // where `fine_points` allow, with a margin of plateau on either side.
+    }
+    // Densely across each whole rise (a model fit reads every step of it), a stride apart
+    // where `fine_points` allow, with a margin of plateau on either side.
+    let mut fine: Vec<u64> = Vec::new();
+    for (k, &((low_f, _), (high_f, _))) in admitted.iter().enumerate() {
+        if points.len() + fine.len() >= POINT_BUDGET {
+            unresolved.push(over_budget(low_f, high_f));
+            continue;
+        }
+        let [clear, first, top] = [0, 1, 2].map(|j| bisections[3 * k + j]);
+        let (edge, end) = (clear.good, top.bad.max(clear.good));
         let width = end - edge;
-        let start = first.min(edge.saturating_sub(width / 4)).saturating_sub(16);
+        let start = first.good.min(edge.saturating_sub(width / 4)).saturating_sub(16);
         let start = start.max(smallest.div_ceil(stride));
         let stop = (end + width / 8 + 16).min(high_f / stride);
         let step = (stop.saturating_sub(start))
             .div_ceil(fine_points.max(1))
             .max(1);
-        let fine: Vec<u64> = (start..=stop)
-            .step_by(step as usize)
-            .map(|k| k * stride)
-            .filter(|f| !points.iter().any(|p| p.footprint_bytes == *f))
-            .collect();
-        probe.prepare(&fine)?;
-        asked.extend(&fine);
-        for footprint in fine {
-            measure(probe, footprint, &mut points)?;
+        for footprint in (start..=stop).step_by(step as usize).map(|k| k * stride) {
+            if !points.iter().any(|p| p.footprint_bytes == footprint) && !fine.contains(&footprint)
+            {
+                fine.push(footprint);
+            }
         }
+    }
+    // One batch for every rise's fine points.
+    probe.prepare(&fine)?;
+    for footprint in fine {
+        measure(probe, footprint, &mut points)?;
     }
     if let [.., before, last] = coarse[..]
         && threshold.rises(before.1, last.1)
@@ -689,8 +785,9 @@ mod tests {
     }
 
     /// A two-level L2-like curve (a near and a far half, then memory) swept as the L2 is: the
-    /// bisections stop at 1/512 of the footprint, so far fewer points, and both edges still
-    /// come out within 1 % of the simulated sizes.
+    /// bisections stop at 1/512 of the footprint, so each of the two edges (whose three
+    /// bisections share one path on a sharp step) takes several halvings fewer, and both
+    /// edges still come out within 1 % of the simulated sizes.
     #[test]
     fn a_coarser_bisection_keeps_both_edges_of_a_partitioned_cache() {
         let stride = 128;
@@ -721,7 +818,7 @@ mod tests {
         let exact = run(0.0);
         let coarse = run(1.0 / 512.0);
         assert!(
-            coarse.points.len() * 4 < exact.points.len() * 3,
+            coarse.points.len() + 2 * 6 <= exact.points.len(),
             "{} points against {}",
             coarse.points.len(),
             exact.points.len()
@@ -791,6 +888,64 @@ mod tests {
             recording.batches,
             ahead.points.len()
         );
+    }
+
+    /// Three rises, as the instruction space shows on Hopper, swept for a 16-core host: the
+    /// nine bisections advance side by side, so the compile batches are the coarse grid's, one
+    /// per two or three halvings of the longest bisection, and the fine points' together.
+    #[test]
+    fn the_rises_bisections_share_their_compile_batches() {
+        #[derive(Default)]
+        struct Batches {
+            prepared: std::collections::HashSet<u64>,
+            batches: usize,
+            unprepared: usize,
+        }
+        impl Probe for Batches {
+            fn measure(&mut self, footprint: u64) -> Result<f64> {
+                self.unprepared += usize::from(!self.prepared.contains(&footprint));
+                Ok(match footprint {
+                    0..=32_000 => 1.0,
+                    32_001..=40_000 => 1.0 + (footprint - 32_000) as f64 / 7000.0,
+                    40_001..=128_000 => 2.2,
+                    128_001..=150_000 => 2.2 + (footprint - 128_000) as f64 / 7000.0,
+                    150_001..=200_000 => 5.3,
+                    200_001..=220_000 => 5.3 + (footprint - 200_000) as f64 / 5000.0,
+                    _ => 9.3,
+                })
+            }
+            fn prepare(&mut self, footprints: &[u64]) -> Result<()> {
+                self.batches += 1;
+                self.prepared.extend(footprints);
+                Ok(())
+            }
+        }
+        let mut probe = Batches::default();
+        let grid = Grid {
+            stride: 64,
+            relative_resolution: 0.0,
+        };
+        let threshold = RiseThreshold::of(Space::Instruction);
+        let result =
+            sweep_on_cores(threshold, grid, (1024, 512 << 10), 4, &mut probe, 16).unwrap();
+        assert_eq!(probe.unprepared, 0);
+        // The widest bracket between coarse points here is under 2^10 strides: ten halvings.
+        assert!(
+            probe.batches <= 2 + 10 / 2,
+            "{} batches for {} points",
+            probe.batches,
+            result.points.len()
+        );
+        let report = crate::analysis::cache_inference::infer_with(
+            &result.points,
+            threshold.minimum_rise(),
+        )
+        .unwrap();
+        let sizes: Vec<u64> = report.levels.iter().filter_map(|l| l.size_bytes).collect();
+        assert_eq!(sizes.len(), 3, "{sizes:?}");
+        for (size, truth) in sizes.iter().zip([32_000_u64, 128_000, 200_000]) {
+            assert!(size.abs_diff(truth) * 100 <= truth, "{sizes:?}");
+        }
     }
 
     #[test]

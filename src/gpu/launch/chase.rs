@@ -154,6 +154,66 @@ pub fn chase_stride(
     steps: u32,
     deadline: Duration,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
+    let function = l1_preferring(gpu, entry)?;
+    let (device_chain, device_starts) =
+        stride_chain(gpu, elements, stride_bytes, starts, deadline)?;
+    // Every element now holds the address of an element of the same buffer (the launch
+    // before, same stream); every start is an element's word.
+    run_pointer_chase(
+        gpu,
+        (entry, &function),
+        &device_chain,
+        &device_starts,
+        starts.len(),
+        warm,
+        steps,
+        deadline,
+    )
+}
+
+/// The L2 chase over the address-order chain of [`chase_stride`] with the warm pass made by
+/// a block of 1024 threads (`chase_l2_block_warmed`, cuda/cache.cu): thread 0 then makes
+/// `steps` timed loads from element 0. Returns (cycles, final word index).
+///
+/// Kernel signature: `chase_l2_block_warmed(const unsigned long long *chain, unsigned long
+/// long elements, unsigned long long stride_words, int steps, long long *out[2])`.
+pub fn chase_l2_block_warmed(
+    gpu: &mut Gpu,
+    elements: u64,
+    stride_bytes: u64,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    const ENTRY: &str = "chase_l2_block_warmed";
+    let function = l1_preferring(gpu, ENTRY)?;
+    let (device_chain, _) = stride_chain(gpu, elements, stride_bytes, &[0], deadline)?;
+    let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
+    let (_, steps) = chase_lengths(0, steps)?;
+    let stride_words = stride_bytes / 8;
+    let stream = gpu.stream().clone();
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&device_chain)
+        .arg(&elements)
+        .arg(&stride_words)
+        .arg(&steps)
+        .arg(&mut out);
+    // SAFETY: the arguments match chase_l2_block_warmed's signature; the warm reads elements
+    // below `elements` only, and the chase follows the chain stride_chain built.
+    unsafe { launch_and_wait(gpu, ENTRY, launch, one_block(1024), deadline) }?;
+    let out = read(gpu, &out, "a chase result")?;
+    Ok((out[0], out[1]))
+}
+
+/// The address-order chain of `elements` elements `stride_bytes` apart, built on the device
+/// by `stride_pointers`, and `starts` (element numbers) uploaded as word indices.
+fn stride_chain(
+    gpu: &mut Gpu,
+    elements: u64,
+    stride_bytes: u64,
+    starts: &[u64],
+    deadline: Duration,
+) -> Result<(CudaSlice<u64>, CudaSlice<u32>), GpuError> {
     let bad = |detail: String| GpuError::Driver {
         action: "building an address-order chain".into(),
         detail,
@@ -182,7 +242,6 @@ pub fn chase_stride(
                 .ok_or_else(|| bad(format!("start {e} is not one of the {elements} elements")))
         })
         .collect::<Result<_, _>>()?;
-    let function = l1_preferring(gpu, entry)?;
     let build = gpu.function("cache", "stride_pointers")?;
     let stream = gpu.stream().clone();
     let mut device_chain = zeros::<u64>(gpu, words, "the chase chain")?;
@@ -203,18 +262,7 @@ pub fn chase_stride(
             deadline,
         )
     }?;
-    // Every element now holds the address of an element of the same buffer (the launch
-    // before, same stream); every start is an element's word.
-    run_pointer_chase(
-        gpu,
-        (entry, &function),
-        &device_chain,
-        &device_starts,
-        starts.len(),
-        warm,
-        steps,
-        deadline,
-    )
+    Ok((device_chain, device_starts))
 }
 
 /// Runs `chase_global_index` (cuda/cache.cu): the global chase with 32-bit word indices, one
