@@ -140,7 +140,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
         .spawn()
         .context("starting gpubench info")?;
     let deadline = Duration::from_secs(args.suite_timeout_seconds);
-    if !matches!(wait_with_deadline(&mut child, deadline, |_| {})?, Some(status) if status.success())
+    if !matches!(wait_with_deadline(&mut child, deadline, |_| false)?, Some(Some(status)) if status.success())
     {
         let _ = std::fs::remove_file(&info_path);
         eprintln!("gpubench info did not finish in time or failed; no info.json");
@@ -157,19 +157,13 @@ pub fn run(args: &AllArgs) -> Result<()> {
     );
     let mut outcomes: Vec<SuiteOutcome> = Vec::new();
     let mut done_estimate = 0.0;
-    for (index, suite) in suites.iter().enumerate() {
-        bar.set_message(format!("{} ({}/{})", suite.name, index + 1, suites.len()));
-        let outcome = run_suite(&me, args, run.path(), &logs, suite, |elapsed| {
-            let within = elapsed.min(suite.estimate_seconds * 0.95);
-            bar.set_position(((done_estimate + within) * 10.0) as u64);
-            bar.tick();
-        })?;
-        done_estimate += suite.estimate_seconds;
-        bar.set_position((done_estimate * 10.0) as u64);
+    // The suite before, once it is done with the GPU: still writing its files, or exiting.
+    let mut finishing: Option<Running> = None;
+    let report = |outcome: SuiteOutcome, outcomes: &mut Vec<SuiteOutcome>| -> Result<()> {
         if !terminal {
             eprintln!(
                 "[{}/{}] {}: {} in {:.1} s{}",
-                index + 1,
+                outcomes.len() + 1,
                 suites.len(),
                 outcome.name,
                 outcome.status,
@@ -180,7 +174,24 @@ pub fn run(args: &AllArgs) -> Result<()> {
             );
         }
         outcomes.push(outcome);
-        write_manifest(&outcomes, None)?;
+        write_manifest(outcomes, None)
+    };
+    for (index, suite) in suites.iter().enumerate() {
+        bar.set_message(format!("{} ({}/{})", suite.name, index + 1, suites.len()));
+        let running = start_suite(&me, args, run.path(), &logs, suite, |elapsed| {
+            let within = elapsed.min(suite.estimate_seconds * 0.95);
+            bar.set_position(((done_estimate + within) * 10.0) as u64);
+            bar.tick();
+        })?;
+        done_estimate += suite.estimate_seconds;
+        bar.set_position((done_estimate * 10.0) as u64);
+        if let Some(before) = finishing.take() {
+            report(before.finish()?, &mut outcomes)?;
+        }
+        finishing = Some(running);
+    }
+    if let Some(last) = finishing.take() {
+        report(last.finish()?, &mut outcomes)?;
     }
     bar.finish_and_clear();
     let total_seconds = started.elapsed().as_secs_f64();
@@ -228,14 +239,33 @@ pub fn run(args: &AllArgs) -> Result<()> {
     .context(MeasurementFailed))
 }
 
-fn run_suite(
+/// A suite's child process once it is done with the GPU (or has ended): it may still be
+/// writing its files.
+struct Running {
+    name: String,
+    command: Vec<String>,
+    child: std::process::Child,
+    started: Instant,
+    deadline: Duration,
+    log_path: std::path::PathBuf,
+    dir: std::path::PathBuf,
+    /// How the child ended (`None` inside: timed out), where it did before it said it was
+    /// done with the GPU.
+    ended: Option<Option<std::process::ExitStatus>>,
+}
+
+/// Starts a suite's child and waits until it is done with the GPU: it says so by creating
+/// the file [`suite::GPU_DONE_ENV`] names (after its last kernel and its closing clock
+/// measurement), or it ends, or its deadline passes. The next suite may then start while this
+/// one writes its figures and exits.
+fn start_suite(
     me: &Path,
     args: &AllArgs,
     parent: &Path,
     logs: &Path,
     suite: &PlannedSuite,
-    tick: impl FnMut(f64),
-) -> Result<SuiteOutcome> {
+    mut tick: impl FnMut(f64),
+) -> Result<Running> {
     let mut command_line = suite.args.clone();
     command_line.extend(args.figures.to_args());
     command_line.extend([
@@ -245,6 +275,7 @@ fn run_suite(
         parent.join(&suite.name).to_string_lossy().into_owned(),
     ]);
     let log_path = logs.join(format!("{}.log", suite.name));
+    let gpu_done = logs.join(format!("{}.gpu-done", suite.name));
     let log =
         File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
     let started = Instant::now();
@@ -252,60 +283,91 @@ fn run_suite(
     let mut child = Command::new(me)
         .process_group(0)
         .args(&command_line)
+        .env(super::suite::GPU_DONE_ENV, &gpu_done)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
         .spawn()
         .with_context(|| format!("starting the {} suite", suite.name))?;
     let deadline = Duration::from_secs(args.suite_timeout_seconds);
-    let (status, error) = match wait_with_deadline(&mut child, deadline, tick)? {
-        Some(exit) if exit.success() => ("complete".to_string(), None),
-        Some(exit) => (
-            "failed".to_string(),
-            last_line(&log_path).or(Some(format!("exited with {exit}"))),
-        ),
-        None => (
-            "timed out".to_string(),
-            Some(format!("killed after {} s", args.suite_timeout_seconds)),
-        ),
-    };
-    let seconds = Some(started.elapsed().as_secs_f64());
+    let ended = wait_with_deadline(&mut child, deadline, |elapsed| {
+        tick(elapsed);
+        gpu_done.exists()
+    })?;
+    let _ = std::fs::remove_file(&gpu_done);
     let mut shown = vec!["gpubench".to_string()];
     shown.extend(command_line);
-    let time_split = SavedMetadata::read(&parent.join(&suite.name))
-        .ok()
-        .and_then(|m| m.time_split);
-    Ok(SuiteOutcome {
+    Ok(Running {
         name: suite.name.clone(),
         command: shown,
-        status,
-        error,
-        seconds,
-        time_split,
+        child,
+        started,
+        deadline,
+        log_path,
+        dir: parent.join(&suite.name),
+        ended,
     })
 }
 
-/// Waits for `child` (started in its own process group) up to `deadline`, calling `tick` with
-/// the seconds elapsed; kills its group and returns `None` when the deadline passes. While it
-/// runs an interrupt of `gpubench all` is passed on to it.
+impl Running {
+    /// Waits for the child to end (within what is left of its deadline) and reads its outcome.
+    fn finish(mut self) -> Result<SuiteOutcome> {
+        let ended = match self.ended.take() {
+            Some(ended) => ended,
+            None => {
+                let left = self.deadline.saturating_sub(self.started.elapsed());
+                wait_with_deadline(&mut self.child, left, |_| false)?.flatten()
+            }
+        };
+        let (status, error) = match ended {
+            Some(exit) if exit.success() => ("complete".to_string(), None),
+            Some(exit) => (
+                "failed".to_string(),
+                last_line(&self.log_path).or(Some(format!("exited with {exit}"))),
+            ),
+            None => (
+                "timed out".to_string(),
+                Some(format!("killed after {} s", self.deadline.as_secs())),
+            ),
+        };
+        let time_split = SavedMetadata::read(&self.dir)
+            .ok()
+            .and_then(|m| m.time_split);
+        Ok(SuiteOutcome {
+            name: self.name,
+            command: self.command,
+            status,
+            error,
+            seconds: Some(self.started.elapsed().as_secs_f64()),
+            time_split,
+        })
+    }
+}
+
+/// Waits for `child` (started in its own process group) up to `deadline`, calling `tick`
+/// with the seconds elapsed every 5 ms; kills its group and returns `Some(None)` when the
+/// deadline passes, `Some(Some(status))` when it ends, and `None` (still running) as soon as
+/// `tick` returns true. While it runs an interrupt of `gpubench all` is passed on to it.
 fn wait_with_deadline(
     child: &mut std::process::Child,
     deadline: Duration,
-    mut tick: impl FnMut(f64),
-) -> Result<Option<std::process::ExitStatus>> {
+    mut tick: impl FnMut(f64) -> bool,
+) -> Result<Option<Option<std::process::ExitStatus>>> {
     let started = Instant::now();
     RUNNING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     let outcome = loop {
         if let Some(exit) = child.try_wait()? {
-            break Some(exit);
+            break Some(Some(exit));
         }
         if started.elapsed() > deadline {
             kill_group(child);
             let _ = child.wait();
+            break Some(None);
+        }
+        if tick(started.elapsed().as_secs_f64()) {
             break None;
         }
-        tick(started.elapsed().as_secs_f64());
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(5));
     };
     RUNNING_GROUP.store(0, Ordering::SeqCst);
     Ok(outcome)

@@ -84,6 +84,18 @@ pub fn run_opened(
     suite.finish(&mut gpu, outcome)
 }
 
+/// The environment variable `gpubench all` sets to a path for each suite: the suite creates
+/// that file once its last GPU work (the closing clock measurement) is over, so the next suite
+/// may start while this one writes its files.
+pub const GPU_DONE_ENV: &str = "GPUBENCH_GPU_DONE";
+
+fn signal_gpu_done() {
+    if let Some(path) = std::env::var_os(GPU_DONE_ENV) {
+        // Best effort: without the file `all` waits for the exit, as before.
+        let _ = std::fs::File::create(path);
+    }
+}
+
 pub struct Suite {
     pub run: RunDir,
     pub metadata: RunMetadata,
@@ -151,8 +163,13 @@ impl Suite {
         if self.metadata.gpu_busy_seconds.is_none() {
             self.metadata.gpu_busy_seconds = Some(self.started.elapsed().as_secs_f64());
         }
+        let outcome = outcome
+            .and_then(|()| {
+                self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
+                Ok(())
+            })
+            .inspect(|()| signal_gpu_done());
         let outcome = outcome.and_then(|()| {
-            self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
             let figures = super::registry::require(self.metadata.suite)?
                 .figures(self.run.path())
                 .context("deriving the summary figures")?;
