@@ -1,6 +1,8 @@
 //! `gpubench all`: every suite, each as a child process of this binary (so a crash, a hang or
 //! a poisoned context stays in its suite), into one run directory with one sub-directory per
-//! suite; `all.json` records each suite's command, outcome and wall time as it finishes; at the
+//! suite. A suite starts once the one before is done with the GPU (it says so after its closing
+//! clock measurement), so one's figures and exit overlap the next one's start; no two suites
+//! use the GPU at once. `all.json` records each suite's command, outcome and wall time; at the
 //! end the summary tables and the figure index are written. A progress bar on stderr shows the
 //! suite, its step, the elapsed time and an estimate; it hides itself when stderr is not a
 //! terminal, where one plain line per finished suite is printed instead.
@@ -182,6 +184,9 @@ pub fn run(args: &AllArgs) -> Result<()> {
             let within = elapsed.min(suite.estimate_seconds * 0.95);
             bar.set_position(((done_estimate + within) * 10.0) as u64);
             bar.tick();
+            if let Some(before) = finishing.as_mut() {
+                before.poll();
+            }
         })?;
         done_estimate += suite.estimate_seconds;
         bar.set_position((done_estimate * 10.0) as u64);
@@ -250,8 +255,10 @@ struct Running {
     log_path: std::path::PathBuf,
     dir: std::path::PathBuf,
     /// How the child ended (`None` inside: timed out), where it did before it said it was
-    /// done with the GPU.
+    /// done with the GPU or was seen to end while the next suite ran.
     ended: Option<Option<std::process::ExitStatus>>,
+    /// When it was seen to end.
+    ended_at: Option<Instant>,
 }
 
 /// Starts a suite's child and waits until it is done with the GPU: it says so by creating
@@ -305,18 +312,31 @@ fn start_suite(
         deadline,
         log_path,
         dir: parent.join(&suite.name),
+        ended_at: ended.is_some().then(Instant::now),
         ended,
     })
 }
 
 impl Running {
+    /// Notes the moment the child ends, while the next suite runs (its wall time is its own).
+    fn poll(&mut self) {
+        if self.ended.is_none()
+            && let Ok(Some(exit)) = self.child.try_wait()
+        {
+            self.ended = Some(Some(exit));
+            self.ended_at = Some(Instant::now());
+        }
+    }
+
     /// Waits for the child to end (within what is left of its deadline) and reads its outcome.
     fn finish(mut self) -> Result<SuiteOutcome> {
         let ended = match self.ended.take() {
             Some(ended) => ended,
             None => {
                 let left = self.deadline.saturating_sub(self.started.elapsed());
-                wait_with_deadline(&mut self.child, left, |_| false)?.flatten()
+                let ended = wait_with_deadline(&mut self.child, left, |_| false)?.flatten();
+                self.ended_at = Some(Instant::now());
+                ended
             }
         };
         let (status, error) = match ended {
@@ -338,7 +358,12 @@ impl Running {
             command: self.command,
             status,
             error,
-            seconds: Some(self.started.elapsed().as_secs_f64()),
+            seconds: Some(
+                self.ended_at
+                    .unwrap_or_else(Instant::now)
+                    .duration_since(self.started)
+                    .as_secs_f64(),
+            ),
             time_split,
         })
     }

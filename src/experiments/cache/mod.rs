@@ -649,7 +649,11 @@ fn sweep_on_cores(
     for &((low_f, low_y), (high_f, high_y)) in &admitted {
         let (good, bad) = (low_f / stride, high_f / stride);
         let top = high_y - 0.1 * (high_y - low_y);
-        for edge in [Edge::Rises(low_y), Edge::StartsRising(low_y), Edge::Reaches(top)] {
+        for edge in [
+            Edge::Rises(low_y),
+            Edge::StartsRising(low_y),
+            Edge::Reaches(top),
+        ] {
             bisections.push(Bisection { good, bad, edge });
         }
     }
@@ -703,7 +707,10 @@ fn sweep_on_cores(
         let [clear, first, top] = [0, 1, 2].map(|j| bisections[3 * k + j]);
         let (edge, end) = (clear.good, top.bad.max(clear.good));
         let width = end - edge;
-        let start = first.good.min(edge.saturating_sub(width / 4)).saturating_sub(16);
+        let start = first
+            .good
+            .min(edge.saturating_sub(width / 4))
+            .saturating_sub(16);
         let start = start.max(smallest.div_ceil(stride));
         let stop = (end + width / 8 + 16).min(high_f / stride);
         let step = (stop.saturating_sub(start))
@@ -926,8 +933,7 @@ mod tests {
             relative_resolution: 0.0,
         };
         let threshold = RiseThreshold::of(Space::Instruction);
-        let result =
-            sweep_on_cores(threshold, grid, (1024, 512 << 10), 4, &mut probe, 16).unwrap();
+        let result = sweep_on_cores(threshold, grid, (1024, 512 << 10), 4, &mut probe, 16).unwrap();
         assert_eq!(probe.unprepared, 0);
         // The widest bracket between coarse points here is under 2^10 strides: ten halvings.
         assert!(
@@ -936,11 +942,9 @@ mod tests {
             probe.batches,
             result.points.len()
         );
-        let report = crate::analysis::cache_inference::infer_with(
-            &result.points,
-            threshold.minimum_rise(),
-        )
-        .unwrap();
+        let report =
+            crate::analysis::cache_inference::infer_with(&result.points, threshold.minimum_rise())
+                .unwrap();
         let sizes: Vec<u64> = report.levels.iter().filter_map(|l| l.size_bytes).collect();
         assert_eq!(sizes.len(), 3, "{sizes:?}");
         for (size, truth) in sizes.iter().zip([32_000_u64, 128_000, 200_000]) {
