@@ -2,6 +2,8 @@
 //! characteristics from latency plots" (Fig. 4) and Listings 1–2: one thread follows a chain
 //! of fixed stride through a footprint, one untimed pass warms the caches, a timed run of at
 //! least one full pass gives the average cycles per load, and the final element is checked.
+//! The L2 space's address-order chase has its warm pass made by a whole block and times at
+//! most the first [`L2_TIMED_SPAN_BYTES`] of the chain ([`measure_point`]).
 //! The chains are load-to-use: the global spaces and tlb chase 64-bit addresses (`p = *p`),
 //! shared chases shared-window addresses, constant byte offsets, texture element indices, so
 //! no address arithmetic sits between two loads (the run checks this in the SASS:
@@ -11,7 +13,8 @@
 //! Sweeps: [`COARSE_PER_DOUBLING`] geometric points in every doubling from the smallest
 //! footprint to the largest come first, so no level can fall between two samples; then each
 //! rise between them ([`RiseThreshold`], per space) gets a bisection for where the clear rise
-//! is, a second with a tenth of the threshold for where it starts, a third for where it ends,
+//! is, a second with a tenth of the threshold for where it starts, a third for where it ends
+//! (all rises' bisections side by side, so a probe that compiles prepares them in one batch),
 //! and `fine_points` points across the whole rise (a stride apart where they reach). A rise
 //! still climbing at the largest footprint, or past the point budget, is listed as
 //! unresolved. `analysis::cache_inference` reads the levels from the result.
