@@ -142,7 +142,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
         .spawn()
         .context("starting gpubench info")?;
     let deadline = Duration::from_secs(args.suite_timeout_seconds);
-    if !matches!(wait_with_deadline(&mut child, deadline, |_| false)?, Some(Some(status)) if status.success())
+    if !matches!(wait_with_deadline(&mut child, deadline, |_| false)?, Wait::Ended(End::Exited(status)) if status.success())
     {
         let _ = std::fs::remove_file(&info_path);
         eprintln!("gpubench info did not finish in time or failed; no info.json");
@@ -254,11 +254,24 @@ struct Running {
     deadline: Duration,
     log_path: std::path::PathBuf,
     dir: std::path::PathBuf,
-    /// How the child ended (`None` inside: timed out), where it did before it said it was
-    /// done with the GPU or was seen to end while the next suite ran.
-    ended: Option<Option<std::process::ExitStatus>>,
-    /// When it was seen to end.
-    ended_at: Option<Instant>,
+    /// How and when it was seen to end: before it said it was done with the GPU, or while the
+    /// next suite ran.
+    ended: Option<(End, Instant)>,
+}
+
+/// How a child's run ended.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Exited(std::process::ExitStatus),
+    /// Killed at its deadline.
+    TimedOut,
+}
+
+/// Where waiting for a child stopped.
+enum Wait {
+    Ended(End),
+    /// The caller's `tick` asked to stop waiting; the child still runs.
+    Released,
 }
 
 /// Starts a suite's child and waits until it is done with the GPU: it says so by creating
@@ -297,10 +310,13 @@ fn start_suite(
         .spawn()
         .with_context(|| format!("starting the {} suite", suite.name))?;
     let deadline = Duration::from_secs(args.suite_timeout_seconds);
-    let ended = wait_with_deadline(&mut child, deadline, |elapsed| {
+    let ended = match wait_with_deadline(&mut child, deadline, |elapsed| {
         tick(elapsed);
         gpu_done.exists()
-    })?;
+    })? {
+        Wait::Ended(end) => Some((end, Instant::now())),
+        Wait::Released => None,
+    };
     let _ = std::fs::remove_file(&gpu_done);
     let mut shown = vec!["gpubench".to_string()];
     shown.extend(command_line);
@@ -312,7 +328,6 @@ fn start_suite(
         deadline,
         log_path,
         dir: parent.join(&suite.name),
-        ended_at: ended.is_some().then(Instant::now),
         ended,
     })
 }
@@ -323,29 +338,30 @@ impl Running {
         if self.ended.is_none()
             && let Ok(Some(exit)) = self.child.try_wait()
         {
-            self.ended = Some(Some(exit));
-            self.ended_at = Some(Instant::now());
+            self.ended = Some((End::Exited(exit), Instant::now()));
         }
     }
 
     /// Waits for the child to end (within what is left of its deadline) and reads its outcome.
     fn finish(mut self) -> Result<SuiteOutcome> {
-        let ended = match self.ended.take() {
+        let (end, at) = match self.ended.take() {
             Some(ended) => ended,
             None => {
                 let left = self.deadline.saturating_sub(self.started.elapsed());
-                let ended = wait_with_deadline(&mut self.child, left, |_| false)?.flatten();
-                self.ended_at = Some(Instant::now());
-                ended
+                let end = match wait_with_deadline(&mut self.child, left, |_| false)? {
+                    Wait::Ended(end) => end,
+                    Wait::Released => unreachable!("a tick that never releases"),
+                };
+                (end, Instant::now())
             }
         };
-        let (status, error) = match ended {
-            Some(exit) if exit.success() => ("complete".to_string(), None),
-            Some(exit) => (
+        let (status, error) = match end {
+            End::Exited(exit) if exit.success() => ("complete".to_string(), None),
+            End::Exited(exit) => (
                 "failed".to_string(),
                 last_line(&self.log_path).or(Some(format!("exited with {exit}"))),
             ),
-            None => (
+            End::TimedOut => (
                 "timed out".to_string(),
                 Some(format!("killed after {} s", self.deadline.as_secs())),
             ),
@@ -358,39 +374,34 @@ impl Running {
             command: self.command,
             status,
             error,
-            seconds: Some(
-                self.ended_at
-                    .unwrap_or_else(Instant::now)
-                    .duration_since(self.started)
-                    .as_secs_f64(),
-            ),
+            seconds: Some(at.duration_since(self.started).as_secs_f64()),
             time_split,
         })
     }
 }
 
 /// Waits for `child` (started in its own process group) up to `deadline`, calling `tick`
-/// with the seconds elapsed every 5 ms; kills its group and returns `Some(None)` when the
-/// deadline passes, `Some(Some(status))` when it ends, and `None` (still running) as soon as
-/// `tick` returns true. While it runs an interrupt of `gpubench all` is passed on to it.
+/// with the seconds elapsed every 5 ms, until it ends, or the deadline passes (its group is
+/// killed), or `tick` returns true (it is left running). While it runs an interrupt of
+/// `gpubench all` is passed on to it.
 fn wait_with_deadline(
     child: &mut std::process::Child,
     deadline: Duration,
     mut tick: impl FnMut(f64) -> bool,
-) -> Result<Option<Option<std::process::ExitStatus>>> {
+) -> Result<Wait> {
     let started = Instant::now();
     RUNNING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     let outcome = loop {
         if let Some(exit) = child.try_wait()? {
-            break Some(Some(exit));
+            break Wait::Ended(End::Exited(exit));
         }
         if started.elapsed() > deadline {
             kill_group(child);
             let _ = child.wait();
-            break Some(None);
+            break Wait::Ended(End::TimedOut);
         }
         if tick(started.elapsed().as_secs_f64()) {
-            break None;
+            break Wait::Released;
         }
         std::thread::sleep(Duration::from_millis(5));
     };

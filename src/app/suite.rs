@@ -163,13 +163,9 @@ impl Suite {
         if self.metadata.gpu_busy_seconds.is_none() {
             self.metadata.gpu_busy_seconds = Some(self.started.elapsed().as_secs_f64());
         }
-        let outcome = outcome
-            .and_then(|()| {
-                self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
-                Ok(())
-            })
-            .inspect(|()| signal_gpu_done());
         let outcome = outcome.and_then(|()| {
+            self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
+            signal_gpu_done();
             let figures = super::registry::require(self.metadata.suite)?
                 .figures(self.run.path())
                 .context("deriving the summary figures")?;

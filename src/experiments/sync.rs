@@ -176,15 +176,14 @@ pub fn run_in_child(
     if let Some(stdout) = child.stdout.take() {
         std::thread::spawn(move || {
             use std::io::BufRead;
-            for line in std::io::BufReader::new(stdout).lines() {
-                match line {
-                    Ok(line) if line == LAUNCHING => {
-                        let _ = tx.send(Instant::now());
-                    }
-                    Ok(_) => {}
-                    Err(_) => break,
-                }
+            let mut lines = std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok);
+            if lines.any(|line| line == LAUNCHING) {
+                let _ = tx.send(Instant::now());
             }
+            // Read to the end, so the child never writes into a closed pipe.
+            lines.for_each(drop);
         });
     }
     let mut launched: Option<Instant> = None;

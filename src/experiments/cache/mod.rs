@@ -256,10 +256,10 @@ fn measure_stride_point(
     stride_bytes: u64,
 ) -> Result<f64> {
     let n = (footprint_bytes / stride_bytes).max(1);
-    let n32 = u32::try_from(n)?;
     if space == Space::L2 && threads == 1 {
         return measure_block_warmed_point(gpu, footprint_bytes, n, stride_bytes);
     }
+    let n32 = u32::try_from(n)?;
     let (warm, steps, deadline) = chase_passes(n32, 2000.0);
     let loads = u64::from(warm + steps);
     let starts: Vec<u64> = (0..u64::from(threads))
@@ -648,18 +648,20 @@ fn sweep_on_cores(
     // (compiles) does so for all of them at once: where the rise is clear, where it starts
     // (with a tenth of the threshold: the first, small steps of a cache overflowing set by
     // set), and where it has (nearly) reached the level above.
-    let mut bisections: Vec<Bisection> = Vec::new();
-    for &((low_f, low_y), (high_f, high_y)) in &admitted {
-        let (good, bad) = (low_f / stride, high_f / stride);
-        let top = high_y - 0.1 * (high_y - low_y);
-        for edge in [
-            Edge::Rises(low_y),
-            Edge::StartsRising(low_y),
-            Edge::Reaches(top),
-        ] {
-            bisections.push(Bisection { good, bad, edge });
-        }
-    }
+    let mut rises: Vec<[Bisection; 3]> = admitted
+        .iter()
+        .map(|&((low_f, low_y), (high_f, high_y))| {
+            let (good, bad) = (low_f / stride, high_f / stride);
+            let top = high_y - 0.1 * (high_y - low_y);
+            [
+                Edge::Rises(low_y),
+                Edge::StartsRising(low_y),
+                Edge::Reaches(top),
+            ]
+            .map(|edge| Bisection { good, bad, edge })
+        })
+        .collect();
+    let bisections = rises.as_flattened_mut();
     loop {
         let active: Vec<usize> = (0..bisections.len())
             .filter(|&i| bisections[i].bad - bisections[i].good > close_enough(bisections[i].good))
@@ -707,7 +709,7 @@ fn sweep_on_cores(
             unresolved.push(over_budget(low_f, high_f));
             continue;
         }
-        let [clear, first, top] = [0, 1, 2].map(|j| bisections[3 * k + j]);
+        let [clear, first, top] = rises[k];
         let (edge, end) = (clear.good, top.bad.max(clear.good));
         let width = end - edge;
         let start = first

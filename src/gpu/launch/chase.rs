@@ -155,8 +155,21 @@ pub fn chase_stride(
     deadline: Duration,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
     let function = l1_preferring(gpu, entry)?;
-    let (device_chain, device_starts) =
-        stride_chain(gpu, elements, stride_bytes, starts, deadline)?;
+    let device_chain = stride_chain(gpu, elements, stride_bytes, deadline)?;
+    // Word indices (of 4 bytes) of the starts, as the kernel takes and reports them.
+    let start_words: Vec<u32> = starts
+        .iter()
+        .map(|&e| {
+            (e < elements)
+                .then(|| e * stride_bytes / 4)
+                .and_then(|w| u32::try_from(w).ok())
+                .ok_or_else(|| GpuError::Driver {
+                    action: "building an address-order chain".into(),
+                    detail: format!("start {e} is not one of the {elements} elements"),
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    let device_starts = upload(gpu, &start_words, "the chase starts")?;
     // Every element now holds the address of an element of the same buffer (the launch
     // before, same stream); every start is an element's word.
     run_pointer_chase(
@@ -186,7 +199,7 @@ pub fn chase_l2_block_warmed(
 ) -> Result<(i64, i64), GpuError> {
     const ENTRY: &str = "chase_l2_block_warmed";
     let function = l1_preferring(gpu, ENTRY)?;
-    let (device_chain, _) = stride_chain(gpu, elements, stride_bytes, &[0], deadline)?;
+    let device_chain = stride_chain(gpu, elements, stride_bytes, deadline)?;
     let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
     let (_, steps) = chase_lengths(0, steps)?;
     let stride_words = stride_bytes / 8;
@@ -206,14 +219,13 @@ pub fn chase_l2_block_warmed(
 }
 
 /// The address-order chain of `elements` elements `stride_bytes` apart, built on the device
-/// by `stride_pointers`, and `starts` (element numbers) uploaded as word indices.
+/// by `stride_pointers`.
 fn stride_chain(
     gpu: &mut Gpu,
     elements: u64,
     stride_bytes: u64,
-    starts: &[u64],
     deadline: Duration,
-) -> Result<(CudaSlice<u64>, CudaSlice<u32>), GpuError> {
+) -> Result<CudaSlice<u64>, GpuError> {
     let bad = |detail: String| GpuError::Driver {
         action: "building an address-order chain".into(),
         detail,
@@ -232,20 +244,9 @@ fn stride_chain(
                 "{elements} elements of {stride_bytes} B are too many"
             ))
         })?;
-    // Word indices (of 4 bytes) of the starts, as the kernel takes and reports them.
-    let start_words: Vec<u32> = starts
-        .iter()
-        .map(|&e| {
-            (e < elements)
-                .then(|| e * stride_bytes / 4)
-                .and_then(|w| u32::try_from(w).ok())
-                .ok_or_else(|| bad(format!("start {e} is not one of the {elements} elements")))
-        })
-        .collect::<Result<_, _>>()?;
     let build = gpu.function("cache", "stride_pointers")?;
     let stream = gpu.stream().clone();
     let mut device_chain = zeros::<u64>(gpu, words, "the chase chain")?;
-    let device_starts = upload(gpu, &start_words, "the chase starts")?;
     let mut launch = stream.launch_builder(&build);
     launch
         .arg(&mut device_chain)
@@ -262,7 +263,7 @@ fn stride_chain(
             deadline,
         )
     }?;
-    Ok((device_chain, device_starts))
+    Ok(device_chain)
 }
 
 /// Runs `chase_global_index` (cuda/cache.cu): the global chase with 32-bit word indices, one
