@@ -73,6 +73,18 @@ extern "C" __global__ void stride_pointers(unsigned long long *chain, unsigned l
     }
 }
 
+// The same chain of 32-bit word indices, for the texture space: word i * stride_words holds
+// the index of element i + 1's word, the last element's that of element 0.
+extern "C" __global__ void stride_indices(unsigned *chain, unsigned long long elements,
+                                          unsigned long long stride_words)
+{
+    const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < elements) {
+        const unsigned long long next = (i + 1 == elements) ? 0 : i + 1;
+        chain[i * stride_words] = (unsigned)(next * stride_words);
+    }
+}
+
 // Global-memory chases run on `blockDim.x` threads of one block (`--threads`, for contention
 // studies): thread t starts at word starts[t] and writes out[2t] (cycles) and out[2t + 1]
 // (the word index it ended on, for the host's check).

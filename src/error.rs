@@ -52,6 +52,10 @@ pub enum GpuError {
         "kernel {kernel} did not finish within {seconds:.1} s; the GPU may be hung or busy, and this process must exit to release it"
     )]
     Timeout { kernel: String, seconds: f64 },
+    #[error(
+        "the process that started this one ended before giving it the GPU; run the suite again on its own"
+    )]
+    TurnAbandoned,
 }
 
 impl GpuError {

@@ -14,16 +14,21 @@ include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 /// The git commit the binary was built from (`-dirty` when the tree had changes), or "".
 pub const GIT_COMMIT: &str = env!("GPUBENCH_GIT_COMMIT");
 
+/// The SHA-256 of `text`, in lower-case hex.
+pub fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
 pub fn module(name: &str) -> Option<&'static EmbeddedPtx> {
     MODULES.iter().find(|module| module.name == name)
 }
 
 impl EmbeddedPtx {
     pub fn sha256(&self) -> String {
-        Sha256::digest(self.ptx.as_bytes())
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect()
+        sha256_hex(self.ptx)
     }
 
     /// The `.target` line of the PTX (the architecture it was compiled for).

@@ -1,8 +1,9 @@
 //! `gpubench all`: every suite, each as a child process of this binary (so a crash, a hang or
 //! a poisoned context stays in its suite), into one run directory with one sub-directory per
-//! suite. A suite starts once the one before is done with the GPU (it says so after its closing
-//! clock measurement), so one's figures and exit overlap the next one's start; no two suites
-//! use the GPU at once. `all.json` records each suite's command, outcome and wall time; at the
+//! suite. A suite's turn on the GPU comes once the one before is done with it (it says so after
+//! its closing clock measurement), so one's figures and exit overlap the next one's start; no
+//! two suites use the GPU at once. Each child is started one turn early and loads the driver
+//! while the suite before measures (see [`crate::gpu::turn`]). `all.json` records each suite's command, outcome and wall time; at the
 //! end the summary tables and the figure index are written. A progress bar on stderr shows the
 //! suite, its step, the elapsed time and an estimate; it hides itself when stderr is not a
 //! terminal, where one plain line per finished suite is printed instead.
@@ -24,7 +25,7 @@ use serde::Serialize;
 use crate::cli::AllArgs;
 use crate::error::{MeasurementFailed, UsageError};
 use crate::experiments::plan::{self, PlannedSuite};
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, turn};
 use crate::report::metadata::{SavedMetadata, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
 
@@ -107,10 +108,15 @@ pub fn run(args: &AllArgs) -> Result<()> {
         .chain(suites.iter().map(|s| s.args[0].as_str()))
         .collect();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1));
+    let generated = suites
+        .iter()
+        .flat_map(|s| super::cache::kernels_to_prebuild(&s.args))
+        .collect();
     let _prebuilding = prebuilt::start(
         prebuilt_dir.path().to_path_buf(),
         compute_capability,
         &order,
+        generated,
         workers,
     );
 
@@ -178,9 +184,19 @@ pub fn run(args: &AllArgs) -> Result<()> {
         outcomes.push(outcome);
         write_manifest(outcomes, None)
     };
+    // The next suite's child is started as soon as one gets its turn: it loads the driver
+    // while that one measures and waits for its own turn to create its context (gpu::turn).
+    let spawn = |suite: &PlannedSuite| spawn_suite(&me, args, run.path(), &logs, suite);
+    let mut next = suites.first().map(spawn).transpose()?;
     for (index, suite) in suites.iter().enumerate() {
         bar.set_message(format!("{} ({}/{})", suite.name, index + 1, suites.len()));
-        let running = start_suite(&me, args, run.path(), &logs, suite, |elapsed| {
+        let waiting = match next.take() {
+            Some(waiting) => waiting,
+            None => spawn(suite)?,
+        };
+        let turn = waiting.give_turn()?;
+        next = suites.get(index + 1).map(spawn).transpose()?;
+        let running = turn.wait_until_done_with_gpu(|elapsed| {
             let within = elapsed.min(suite.estimate_seconds * 0.95);
             bar.set_position(((done_estimate + within) * 10.0) as u64);
             bar.tick();
@@ -253,6 +269,9 @@ struct Running {
     started: Instant,
     deadline: Duration,
     log_path: std::path::PathBuf,
+    /// The file that gave it its turn, removed once it has ended (probes it started may still
+    /// read it until then).
+    go: std::path::PathBuf,
     dir: std::path::PathBuf,
     /// How and when it was seen to end: before it said it was done with the GPU, or while the
     /// next suite ran.
@@ -274,18 +293,26 @@ enum Wait {
     Released,
 }
 
-/// Starts a suite's child and waits until it is done with the GPU: it says so by creating
-/// the file [`suite::GPU_DONE_ENV`] names (after its last kernel and its closing clock
-/// measurement), or it ends, or its deadline passes. The next suite may then start while this
-/// one writes its figures and exits.
-fn start_suite(
+/// A suite's child started ahead of its turn: it loads the driver, then waits for the file
+/// `go` before it touches the GPU (see [`crate::gpu::turn`]).
+struct Waiting {
+    name: String,
+    command: Vec<String>,
+    child: std::process::Child,
+    deadline: Duration,
+    log_path: std::path::PathBuf,
+    gpu_done: std::path::PathBuf,
+    go: std::path::PathBuf,
+    dir: std::path::PathBuf,
+}
+
+fn spawn_suite(
     me: &Path,
     args: &AllArgs,
     parent: &Path,
     logs: &Path,
     suite: &PlannedSuite,
-    mut tick: impl FnMut(f64),
-) -> Result<Running> {
+) -> Result<Waiting> {
     let mut command_line = suite.args.clone();
     command_line.extend(args.figures.to_args());
     command_line.extend([
@@ -296,40 +323,83 @@ fn start_suite(
     ]);
     let log_path = logs.join(format!("{}.log", suite.name));
     let gpu_done = logs.join(format!("{}.gpu-done", suite.name));
+    let go = logs.join(format!("{}.go", suite.name));
     let log =
         File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
-    let started = Instant::now();
     // Its own process group, so a timeout kills the suite with every probe it started.
-    let mut child = Command::new(me)
+    let child = Command::new(me)
         .process_group(0)
         .args(&command_line)
         .env(super::suite::GPU_DONE_ENV, &gpu_done)
+        .env(turn::GO_ENV, &go)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
         .spawn()
         .with_context(|| format!("starting the {} suite", suite.name))?;
-    let deadline = Duration::from_secs(args.suite_timeout_seconds);
-    let ended = match wait_with_deadline(&mut child, deadline, |elapsed| {
-        tick(elapsed);
-        gpu_done.exists()
-    })? {
-        Wait::Ended(end) => Some((end, Instant::now())),
-        Wait::Released => None,
-    };
-    let _ = std::fs::remove_file(&gpu_done);
+    WAITING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     let mut shown = vec!["gpubench".to_string()];
     shown.extend(command_line);
-    Ok(Running {
+    Ok(Waiting {
         name: suite.name.clone(),
         command: shown,
         child,
-        started,
-        deadline,
+        deadline: Duration::from_secs(args.suite_timeout_seconds),
         log_path,
+        gpu_done,
+        go,
         dir: parent.join(&suite.name),
-        ended,
     })
+}
+
+/// A suite's child on its turn, until it is done with the GPU.
+struct Turn {
+    waiting: Waiting,
+    started: Instant,
+}
+
+impl Waiting {
+    /// Lets the child create its context; its deadline counts from now.
+    fn give_turn(self) -> Result<Turn> {
+        turn::give(&self.go).with_context(|| format!("creating {}", self.go.display()))?;
+        WAITING_GROUP.store(0, Ordering::SeqCst);
+        Ok(Turn {
+            waiting: self,
+            started: Instant::now(),
+        })
+    }
+}
+
+impl Turn {
+    /// Waits until the child is done with the GPU: it says so by creating the file
+    /// [`super::suite::GPU_DONE_ENV`] names (after its last kernel and its closing clock
+    /// measurement), or it ends, or its deadline passes. The next suite may then start while
+    /// this one writes its figures and exits.
+    fn wait_until_done_with_gpu(self, mut tick: impl FnMut(f64)) -> Result<Running> {
+        let Turn {
+            waiting: mut w,
+            started,
+        } = self;
+        let ended = match wait_with_deadline(&mut w.child, w.deadline, |elapsed| {
+            tick(elapsed);
+            w.gpu_done.exists()
+        })? {
+            Wait::Ended(end) => Some((end, Instant::now())),
+            Wait::Released => None,
+        };
+        let _ = std::fs::remove_file(&w.gpu_done);
+        Ok(Running {
+            name: w.name,
+            command: w.command,
+            child: w.child,
+            started,
+            deadline: w.deadline,
+            log_path: w.log_path,
+            go: w.go,
+            dir: w.dir,
+            ended,
+        })
+    }
 }
 
 impl Running {
@@ -355,6 +425,7 @@ impl Running {
                 (end, Instant::now())
             }
         };
+        let _ = std::fs::remove_file(&self.go);
         let (status, error) = match end {
             End::Exited(exit) if exit.success() => ("complete".to_string(), None),
             End::Exited(exit) => (
@@ -427,12 +498,17 @@ fn kill_group(child: &mut std::process::Child) {
 /// group, so an interrupt of `gpubench all` is passed on to it by [`forward_interrupts`].
 static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
 
+/// The process group of the suite started ahead of its turn (0: none), killed with the
+/// running one on an interrupt.
+static WAITING_GROUP: AtomicI32 = AtomicI32::new(0);
+
 extern "C" fn interrupted(signal: libc::c_int) {
-    let group = RUNNING_GROUP.load(Ordering::SeqCst);
     // SAFETY: kill, signal and raise are async-signal-safe; the handler touches nothing else.
     unsafe {
-        if group > 0 {
-            libc::kill(-group, libc::SIGKILL);
+        for group in [&RUNNING_GROUP, &WAITING_GROUP].map(|g| g.load(Ordering::SeqCst)) {
+            if group > 0 {
+                libc::kill(-group, libc::SIGKILL);
+            }
         }
         libc::signal(signal, libc::SIG_DFL);
         libc::raise(signal);

@@ -65,6 +65,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
             let disassembly =
                 crate::experiments::sass::beside(&["atomics"], &properties.compute_capability);
             let results = atomics::measure(gpu, &plan, sms, mhz)?;
+            suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;
             let sass = text
                 .as_deref()

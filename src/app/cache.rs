@@ -32,6 +32,47 @@ pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
     Ok(())
 }
 
+/// The generated kernels a `cache` suite run with `suite_args` (its command line from the
+/// subcommand on, as `all` plans it) asks for first, for `all` to compile ahead: the
+/// instruction space's coarse grid, the same on every GPU. Nothing for other spaces or for
+/// arguments that do not parse (the suite will say what is wrong with them).
+pub fn kernels_to_prebuild(suite_args: &[String]) -> Vec<crate::experiments::prebuilt::Generated> {
+    #[derive(clap::Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: CacheArgs,
+    }
+    use clap::Parser;
+    let Some(("cache", rest)) = suite_args.split_first().map(|(a, r)| (a.as_str(), r)) else {
+        return Vec::new();
+    };
+    let Ok(Command { args }) =
+        Command::try_parse_from(std::iter::once("cache").chain(rest.iter().map(String::as_str)))
+    else {
+        return Vec::new();
+    };
+    if args.space != SpaceChoice::Instruction {
+        return Vec::new();
+    }
+    let (stride, smallest, largest, _) = defaults(Space::Instruction);
+    let stride = args.stride.unwrap_or(stride);
+    let smallest = args.min_bytes.unwrap_or(smallest);
+    let Some(largest) = args.max_bytes.or(largest) else {
+        return Vec::new();
+    };
+    if stride == 0 || !stride.is_multiple_of(instruction::INSTRUCTION_BYTES) {
+        return Vec::new();
+    }
+    let isa = crate::kernels::module("cache")
+        .and_then(|m| m.isa_version())
+        .unwrap_or("7.0");
+    cache::coarse_grid(stride, smallest, largest, cache::COARSE_PER_DOUBLING)
+        .into_iter()
+        .filter_map(|bytes| u32::try_from(bytes / instruction::INSTRUCTION_BYTES).ok())
+        .map(|instructions| instruction::generated(isa, instructions))
+        .collect()
+}
+
 /// Per-space defaults: (stride, smallest, largest, fine points), each sweep starting on its
 /// fastest plateau and ending past the caches in front of memory. The TLB's largest footprint
 /// depends on the device's memory and is set once it is open.
@@ -219,7 +260,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "preferred_shared_carveout_percent": space.global_loads().then_some(gpu.chase_carveout_percent),
         "coarse_points_per_doubling": cache::COARSE_PER_DOUBLING,
         "method": match space {
-            Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker (each round's batch serves every rise's bisections at once); two passes, the second timed; 16 bytes per instruction; bisection at each rise to 1/512 of the footprint"),
+            Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker (each round's batch serves every rise's bisections at once; under gpubench all the coarse grid is compiled before the suite starts by the toolkit's ptxas, its SASS checked for one FFMA per instruction); two passes, the second timed; 16 bytes per instruction; bisection at each rise to 1/512 of the footprint"),
             Space::Tlb => "one element per stride in one buffer allocated at the largest footprint, chain scattered on the device, ld.global.cg; one warm pass, then at least one full timed pass; final element checked; then a stride sweep past the first reach for the page size".to_string(),
             Space::L2 => format!("64-bit pointer chase (p = *p: nothing but the load on the chain), address-order chain built on the device; one warm pass made by a block of 1024 threads in address order, then one thread's timed loads from element 0 over the first {} MiB of the chain (>= 2048 loads, at most one pass: each element was last read in the warm pass with all others in between, as in a full pass); final element checked; four coarse points per doubling, bisection at each rise to 1/512 of the footprint, fine sweep after it", cache::L2_TIMED_SPAN_BYTES >> 20),
             Space::Global | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
@@ -254,15 +295,22 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 },
             };
             let threshold = cache::RiseThreshold::of(space);
+            let mut generated_kernels = None;
             let sweep = if space == Space::Instruction {
                 let mut code = instruction::CodeProbe::new(gpu, isa);
                 let sweep =
                     cache::sweep_with(threshold, grid, smallest, largest, fine_points, &mut code)?;
                 eprintln!(
-                    "instruction space: {} sizes measured, {} kernels compiled ahead on the host's cores",
+                    "instruction space: {} sizes measured, {} kernels compiled ahead on the host's cores, {} prebuilt by gpubench all",
                     sweep.points.len(),
-                    code.kernels_compiled
+                    code.kernels_compiled,
+                    code.kernels_prebuilt
                 );
+                generated_kernels = Some(json!({
+                    "compiled_by_the_driver": code.kernels_compiled,
+                    "prebuilt_by_all": code.kernels_prebuilt,
+                    "prebuilt_sass_checked": "one FFMA per generated fma instruction",
+                }));
                 sweep
             } else {
                 cache::sweep_with(
@@ -372,6 +420,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             } else {
                 None
             };
+            suite.release_gpu(gpu)?;
             let device = &suite.metadata.device;
             suite.run.write_json(
             "cache.json",
@@ -387,7 +436,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 "conflict": conflict,
                 "carveout": carveouts,
                 "per_load": per_load,
-                "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds },
+                "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds, "generated_kernels": generated_kernels },
                 "device_attributes": {
                     "l2_cache_bytes": device.l2_cache_bytes,
                     "shared_memory_per_multiprocessor_bytes": device.shared_memory_per_multiprocessor_bytes,
@@ -996,5 +1045,51 @@ impl super::registry::SuiteDef for Cache {
             })?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::registry::SuiteDef;
+
+    #[test]
+    fn all_prebuilds_the_instruction_space_coarse_grid_and_nothing_else() {
+        for quick in [false, true] {
+            let plans = Cache.plan(quick);
+            let instruction = plans
+                .iter()
+                .find(|p| p.args.contains(&"instruction".to_string()))
+                .unwrap();
+            let kernels = kernels_to_prebuild(&instruction.args);
+            let stride: u64 = instruction.args[instruction
+                .args
+                .iter()
+                .position(|a| a == "--stride")
+                .unwrap()
+                + 1]
+            .parse()
+            .unwrap();
+            let grid = cache::coarse_grid(stride, 1 << 10, 256 << 10, cache::COARSE_PER_DOUBLING);
+            assert_eq!(kernels.len(), grid.len());
+            for (kernel, bytes) in kernels.iter().zip(&grid) {
+                assert_eq!(kernel.name, instruction::ENTRY);
+                assert_eq!(
+                    kernel.ptx.matches("fma.rn.f32").count() as u64,
+                    bytes / instruction::INSTRUCTION_BYTES
+                );
+            }
+            for other in plans.iter().filter(|p| p != &instruction) {
+                assert!(
+                    kernels_to_prebuild(&other.args).is_empty(),
+                    "{:?}",
+                    other.args
+                );
+            }
+        }
+        assert!(
+            kernels_to_prebuild(&["cache".into(), "--space".into(), "nowhere".into()]).is_empty()
+        );
+        assert!(kernels_to_prebuild(&["divergence".into()]).is_empty());
     }
 }

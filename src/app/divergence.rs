@@ -53,6 +53,7 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
                 Vec::new()
             };
             suite.metadata.gpu_busy_seconds = Some(sampler.busy.as_secs_f64());
+            suite.release_gpu(gpu)?;
             let title = suite.title(divergence_report::TITLE);
             let result = analyze_and_write(&config, &measured, &split, &suite.run, &title)?;
             let module = kernels::module("divergence").expect("divergence.cu is embedded");

@@ -156,16 +156,31 @@ impl Suite {
         )
     }
 
-    /// Records the clock after the measurement and how it ended, then returns the outcome,
-    /// marked as a failed measurement (exit code 4) if it is an error.
+    /// Ends the suite's GPU work: records the clock after the measurement and tells `gpubench
+    /// all` the next suite may start, while this one fits, draws and writes (host work only
+    /// from here on). [`Suite::finish`] does it where a suite did not.
+    pub fn release_gpu(&mut self, gpu: &mut Gpu) -> Result<()> {
+        if self.metadata.sm_clock_after.is_some() {
+            return Ok(());
+        }
+        if self.metadata.gpu_busy_seconds.is_none() {
+            self.metadata.gpu_busy_seconds = Some(self.started.elapsed().as_secs_f64());
+        }
+        self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
+        signal_gpu_done();
+        Ok(())
+    }
+
+    /// Records the clock after the measurement (unless [`Suite::release_gpu`] did) and how it
+    /// ended, then returns the outcome, marked as a failed measurement (exit code 4) if it is
+    /// an error.
     pub fn finish(mut self, gpu: &mut Gpu, outcome: Result<()>) -> Result<()> {
         let outcome = outcome.map_err(|error| error.context(MeasurementFailed));
         if self.metadata.gpu_busy_seconds.is_none() {
             self.metadata.gpu_busy_seconds = Some(self.started.elapsed().as_secs_f64());
         }
         let outcome = outcome.and_then(|()| {
-            self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
-            signal_gpu_done();
+            self.release_gpu(gpu)?;
             let figures = super::registry::require(self.metadata.suite)?
                 .figures(self.run.path())
                 .context("deriving the summary figures")?;

@@ -60,15 +60,27 @@ pub fn run(args: &SyncArgs) -> Result<()> {
             let mut deadlines = Vec::new();
             let mut results = Vec::new();
             let mut pairing_stamps = None;
-            for probe in &PROBES {
-                let file = suite
+            let probe_file = |probe: &sync::Probe| {
+                suite
                     .run
                     .path()
-                    .join(format!("probe-{}.json", probe.info.name));
+                    .join(format!("probe-{}.json", probe.info.name))
+            };
+            // Each probe's child starts while the one before runs (see gpu::turn).
+            let spawn = |probe: &sync::Probe| {
+                sync::spawn_probe(probe, args.device, budget_cycles, &probe_file(probe))
+            };
+            let mut next = PROBES.first().map(spawn).transpose()?;
+            for (index, probe) in PROBES.iter().enumerate() {
+                let child = match next.take() {
+                    Some(child) => child,
+                    None => spawn(probe)?,
+                };
                 let deadline = probe_deadline(timeout, slowest_finished);
                 let started = std::time::Instant::now();
-                let (outcome, launched) =
-                    sync::run_in_child(probe, args.device, budget_cycles, deadline, &file)?;
+                let turn = child.give_turn()?;
+                next = PROBES.get(index + 1).map(spawn).transpose()?;
+                let (outcome, launched) = turn.wait(deadline)?;
                 let took = started.elapsed();
                 let since_launch = launched.map(|at| at.elapsed());
                 if !matches!(outcome, ChildOutcome::Hung { .. })

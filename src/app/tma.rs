@@ -89,6 +89,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
                 args.stream_mib << 20,
             )?;
             let results = tma::Results { points, streams };
+            suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;
             let loads = text
                 .as_deref()

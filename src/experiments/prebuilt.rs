@@ -3,7 +3,9 @@
 //! host's other cores and disassembles it, into a directory it names to its children in
 //! [`ENV`]. A suite then loads the cubin instead of asking the driver to compile the PTX, and
 //! reads the SASS of that very cubin; a module not (yet) there is compiled as before. Without
-//! the toolkit nothing is prebuilt and every suite works as it always did.
+//! the toolkit nothing is prebuilt and every suite works as it always did. After the modules,
+//! `all` compiles the generated kernels a suite will ask for first (the instruction space's
+//! coarse grid, [`Generated`]), which the suite finds by their PTX.
 
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
@@ -21,20 +23,33 @@ pub struct Prebuilt {
     pub tools: String,
 }
 
-fn stem(dir: &Path, module: &EmbeddedPtx) -> PathBuf {
+fn stem(dir: &Path, name: &str, ptx: &str) -> PathBuf {
     // The PTX's hash in the name: a cubin is only ever used for the PTX it was built from.
-    dir.join(format!("{}-{}", module.name, &module.sha256()[..16]))
+    dir.join(format!("{name}-{}", &crate::kernels::sha256_hex(ptx)[..16]))
 }
 
 /// The prebuilt `module`, where [`ENV`] names a directory holding it.
 pub fn find(module: &EmbeddedPtx) -> Option<Prebuilt> {
+    find_ptx(module.name, module.ptx)
+}
+
+/// The prebuilt cubin of the PTX text `ptx` named `name`, where [`ENV`] names a directory
+/// holding it.
+pub fn find_ptx(name: &str, ptx: &str) -> Option<Prebuilt> {
     let dir = PathBuf::from(std::env::var_os(ENV)?);
-    let stem = stem(&dir, module);
+    let stem = stem(&dir, name, ptx);
     Some(Prebuilt {
         cubin: std::fs::read(stem.with_extension("cubin")).ok()?,
         sass: std::fs::read_to_string(stem.with_extension("sass")).ok()?,
         tools: std::fs::read_to_string(stem.with_extension("tools")).ok()?,
     })
+}
+
+/// A kernel a suite generates at run time (PTX for a generic target), named `name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    pub name: &'static str,
+    pub ptx: String,
 }
 
 /// Writes `bytes` to `path` whole or not at all (a reader never sees half a file).
@@ -44,10 +59,9 @@ fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(partial, path)
 }
 
-fn prebuild(dir: &Path, module: &EmbeddedPtx, cc: &str) -> Result<(), String> {
-    let arch = super::sass::arch(module, cc);
-    let (cubin, sass, tools) = super::sass::compile(module, &arch)?;
-    let stem = stem(dir, module);
+fn prebuild(dir: &Path, name: &str, ptx: &str, arch: &str) -> Result<(), String> {
+    let (cubin, sass, tools) = super::sass::compile_ptx(name, ptx, arch)?;
+    let stem = stem(dir, name, ptx);
     let io = |e: std::io::Error| format!("writing into {}: {e}", dir.display());
     // The cubin last: `find` needs all three, so it is the one that makes a module available.
     write_whole(&stem.with_extension("sass"), sass.as_bytes()).map_err(io)?;
@@ -56,31 +70,48 @@ fn prebuild(dir: &Path, module: &EmbeddedPtx, cc: &str) -> Result<(), String> {
 }
 
 /// Compiles the modules named in `order` first, in that order, then every other embedded one,
-/// on `workers` threads, into `dir`, for a GPU of compute capability `cc`. Returns the
-/// threads; a module that fails is left to its suite (the reason goes to stderr).
-pub fn start(dir: PathBuf, cc: String, order: &[&str], workers: usize) -> Vec<JoinHandle<()>> {
-    let mut queue: Vec<&'static EmbeddedPtx> = order
+/// then the `generated` kernels, on `workers` threads, into `dir`, for a GPU of compute
+/// capability `cc`. Returns the threads; a module that fails is left to its suite (the reason
+/// goes to stderr).
+pub fn start(
+    dir: PathBuf,
+    cc: String,
+    order: &[&str],
+    generated: Vec<Generated>,
+    workers: usize,
+) -> Vec<JoinHandle<()>> {
+    let mut modules: Vec<&'static EmbeddedPtx> = order
         .iter()
         .filter_map(|name| crate::kernels::module(name))
         .collect();
     for module in MODULES {
-        if !queue.iter().any(|m| m.name == module.name) {
-            queue.push(module);
+        if !modules.iter().any(|m| m.name == module.name) {
+            modules.push(module);
         }
     }
+    let generic = format!("sm_{}", cc.replace('.', ""));
+    let queue: Vec<(String, std::borrow::Cow<'static, str>, String)> = modules
+        .into_iter()
+        .map(|m| (m.name.to_string(), m.ptx.into(), super::sass::arch(m, &cc)))
+        .chain(
+            generated
+                .into_iter()
+                .map(|g| (g.name.to_string(), g.ptx.into(), generic.clone())),
+        )
+        .collect();
     let queue = std::sync::Arc::new(std::sync::Mutex::new(queue.into_iter()));
     (0..workers.max(1))
         .map(|_| {
-            let (queue, dir, cc) = (queue.clone(), dir.clone(), cc.clone());
+            let (queue, dir) = (queue.clone(), dir.clone());
             std::thread::spawn(move || {
                 loop {
                     let next = queue.lock().map(|mut q| q.next()).unwrap_or(None);
-                    let Some(module) = next else { break };
-                    match prebuild(&dir, module, &cc) {
+                    let Some((name, ptx, arch)) = next else { break };
+                    match prebuild(&dir, &name, &ptx, &arch) {
                         Ok(()) => {}
-                        // Without the toolkit no module can be built: stop early.
+                        // Without the toolkit nothing can be built: stop early.
                         Err(reason) if reason.starts_with("skipped") => break,
-                        Err(reason) => eprintln!("note: prebuilding {}: {reason}", module.name),
+                        Err(reason) => eprintln!("note: prebuilding {name}: {reason}"),
                     }
                 }
             })
@@ -96,7 +127,7 @@ mod tests {
     fn a_module_is_found_only_when_all_three_files_are_there_for_its_ptx() {
         let dir = tempfile::tempdir().unwrap();
         let module = crate::kernels::module("clock").unwrap();
-        let stem = stem(dir.path(), module);
+        let stem = stem(dir.path(), module.name, module.ptx);
         // SAFETY (of the test's environment): no other test reads this variable.
         unsafe { std::env::set_var(ENV, dir.path()) };
         assert!(find(module).is_none());

@@ -61,6 +61,15 @@ pub fn arch(module: &EmbeddedPtx, cc: &str) -> String {
 /// Compiles `module` with the toolkit's ptxas for `arch`: the cubin and its `cuobjdump -sass`
 /// text, and the two tools' paths.
 pub fn compile(module: &EmbeddedPtx, arch: &str) -> Result<(Vec<u8>, String, String), String> {
+    compile_ptx(module.name, module.ptx, arch)
+}
+
+/// [`compile`] for PTX text named `name`.
+pub fn compile_ptx(
+    name: &str,
+    ptx_text: &str,
+    arch: &str,
+) -> Result<(Vec<u8>, String, String), String> {
     let (Some(ptxas), Some(cuobjdump)) = (find_tool("ptxas"), find_tool("cuobjdump")) else {
         return Err(
             "skipped: ptxas or cuobjdump not found (PATH, CUDA_HOME/bin, CUDA_PATH/bin, /usr/local/cuda/bin); install the CUDA toolkit to get SASS".into(),
@@ -74,9 +83,9 @@ pub fn compile(module: &EmbeddedPtx, arch: &str) -> Result<(Vec<u8>, String, Str
     ));
     std::fs::create_dir_all(&work)
         .map_err(|e| format!("skipped: cannot create {}: {e}", work.display()))?;
-    let ptx = work.join(format!("{}.ptx", module.name));
-    let cubin = work.join(format!("{}.cubin", module.name));
-    let result = std::fs::write(&ptx, module.ptx)
+    let ptx = work.join(format!("{name}.ptx"));
+    let cubin = work.join(format!("{name}.cubin"));
+    let result = std::fs::write(&ptx, ptx_text)
         .map_err(|e| format!("cannot write {}: {e}", ptx.display()))
         .and_then(|()| {
             run_tool(

@@ -150,28 +150,37 @@ pub enum ChildOutcome {
 /// The line a probe's child prints on stdout just before it launches the kernel.
 pub const LAUNCHING: &str = "launching";
 
-/// In the parent: runs `probe` in a child process of this executable, which writes its values
-/// as JSON to `result_file`, and kills the child `deadline` after it reports its launch (or
-/// after it started, if it never does). Returns how it ended and when it launched.
-pub fn run_in_child(
+/// A probe's child process, started ahead of its turn on the GPU: it loads the driver, then
+/// waits for the file `go` before it creates its context (see [`crate::gpu::turn`]), so the
+/// parent starts the next probe's child while one probe runs.
+pub struct ProbeChild {
+    child: std::process::Child,
+    go: std::path::PathBuf,
+    result_file: std::path::PathBuf,
+    launches: std::sync::mpsc::Receiver<Instant>,
+}
+
+/// In the parent: starts `probe` in a child process of this executable, which will write its
+/// values as JSON to `result_file` once given its turn ([`ProbeChild::run`]).
+pub fn spawn_probe(
     probe: &Probe,
     device: usize,
     budget_cycles: i64,
-    deadline: Duration,
     result_file: &Path,
-) -> Result<(ChildOutcome, Option<Instant>)> {
+) -> Result<ProbeChild> {
     let exe = std::env::current_exe().context("cannot find this executable to start a probe")?;
+    let go = result_file.with_extension("go");
     let mut child = Command::new(exe)
         .args(["sync", "--device", &device.to_string()])
         .args(["--child-probe", probe.info.name])
         .args(["--child-budget-cycles", &budget_cycles.to_string()])
         .arg("--child-output")
         .arg(result_file)
+        .env(crate::gpu::turn::GO_ENV, &go)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .context("cannot start a probe's child process")?;
-    let started = Instant::now();
     let (tx, launches) = std::sync::mpsc::channel();
     if let Some(stdout) = child.stdout.take() {
         std::thread::spawn(move || {
@@ -186,51 +195,92 @@ pub fn run_in_child(
             lines.for_each(drop);
         });
     }
-    let mut launched: Option<Instant> = None;
-    loop {
-        if launched.is_none() {
-            launched = launches.try_recv().ok();
-        }
-        if let Some(status) = child
-            .try_wait()
-            .context("waiting for a probe's child process")?
-        {
-            // The launch line, if the child printed one, is read before its stdout closes.
+    Ok(ProbeChild {
+        child,
+        go,
+        result_file: result_file.to_path_buf(),
+        launches,
+    })
+}
+
+/// A probe's child on its turn.
+pub struct ProbeTurn {
+    probe: ProbeChild,
+    started: Instant,
+}
+
+impl ProbeChild {
+    /// Lets the child create its context and launch; its deadline counts from now.
+    pub fn give_turn(self) -> Result<ProbeTurn> {
+        crate::gpu::turn::give(&self.go)
+            .with_context(|| format!("creating {}", self.go.display()))?;
+        Ok(ProbeTurn {
+            probe: self,
+            started: Instant::now(),
+        })
+    }
+}
+
+impl ProbeTurn {
+    /// Waits for the probe: kills the child `deadline` after it reports its launch (or after
+    /// its turn began, if it never does). Returns how it ended and when it launched.
+    pub fn wait(mut self, deadline: Duration) -> Result<(ChildOutcome, Option<Instant>)> {
+        let outcome = self.wait_for_child(deadline);
+        let _ = std::fs::remove_file(&self.probe.go);
+        outcome
+    }
+
+    fn wait_for_child(&mut self, deadline: Duration) -> Result<(ChildOutcome, Option<Instant>)> {
+        let started = self.started;
+        let probe = &mut self.probe;
+        let (child, launches, result_file) =
+            (&mut probe.child, &probe.launches, &probe.result_file);
+        let mut launched: Option<Instant> = None;
+        loop {
             if launched.is_none() {
-                launched = launches.recv().ok();
+                launched = launches.try_recv().ok();
             }
-            if !status.success() {
-                let mut message = String::new();
-                if let Some(mut stderr) = child.stderr.take() {
-                    use std::io::Read;
-                    let _ = stderr.read_to_string(&mut message);
+            if let Some(status) = child
+                .try_wait()
+                .context("waiting for a probe's child process")?
+            {
+                // The launch line, if the child printed one, is read before its stdout closes.
+                if launched.is_none() {
+                    launched = launches.recv().ok();
                 }
+                if !status.success() {
+                    let mut message = String::new();
+                    if let Some(mut stderr) = child.stderr.take() {
+                        use std::io::Read;
+                        let _ = stderr.read_to_string(&mut message);
+                    }
+                    return Ok((
+                        ChildOutcome::Failed(format!("{status}: {}", message.trim())),
+                        launched,
+                    ));
+                }
+                let text = std::fs::read_to_string(result_file).with_context(|| {
+                    format!("the probe wrote no result to {}", result_file.display())
+                })?;
+                let values: Vec<i64> = serde_json::from_str::<serde_json::Value>(&text)?["values"]
+                    .as_array()
+                    .context("a probe result without values")?
+                    .iter()
+                    .map(|v| v.as_i64().unwrap_or(i64::MIN))
+                    .collect();
+                return Ok((ChildOutcome::Values(values), launched));
+            }
+            if launched.unwrap_or(started).elapsed() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
                 return Ok((
-                    ChildOutcome::Failed(format!("{status}: {}", message.trim())),
+                    ChildOutcome::Hung {
+                        seconds: started.elapsed().as_secs_f64(),
+                    },
                     launched,
                 ));
             }
-            let text = std::fs::read_to_string(result_file).with_context(|| {
-                format!("the probe wrote no result to {}", result_file.display())
-            })?;
-            let values: Vec<i64> = serde_json::from_str::<serde_json::Value>(&text)?["values"]
-                .as_array()
-                .context("a probe result without values")?
-                .iter()
-                .map(|v| v.as_i64().unwrap_or(i64::MIN))
-                .collect();
-            return Ok((ChildOutcome::Values(values), launched));
+            std::thread::sleep(Duration::from_millis(1));
         }
-        if launched.unwrap_or(started).elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Ok((
-                ChildOutcome::Hung {
-                    seconds: started.elapsed().as_secs_f64(),
-                },
-                launched,
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(5));
     }
 }

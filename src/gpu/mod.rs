@@ -6,6 +6,7 @@ pub mod health;
 pub mod jit;
 pub mod launch;
 pub mod texture;
+pub mod turn;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -56,11 +57,13 @@ pub struct Gpu {
 
 /// Where a process's time with the GPU went, for `all`'s timing table: starting the driver
 /// (cuInit, the context), JIT-compiling modules, and waiting for queued GPU work. What is left
-/// of the wall time is host work.
+/// of the wall time is host work. A process started ahead of its turn (see [`turn`]) counts
+/// from its turn; the cuInit it made before is `driver_ahead`.
 #[derive(Debug)]
 pub struct TimeSpent {
     pub opened: Instant,
     pub driver_start: Duration,
+    pub driver_ahead: Duration,
     jit_nanos: AtomicU64,
     gpu_wait_nanos: AtomicU64,
 }
@@ -182,9 +185,15 @@ fn uuid_text(bytes: &[u8; 16]) -> String {
 impl Gpu {
     /// Opens device `ordinal` ([`start_driver`] first).
     pub fn open(ordinal: usize) -> Result<Gpu, GpuError> {
-        let started = Instant::now();
+        let mut started = Instant::now();
         start_driver()?;
         let count = CudaContext::device_count().map_err(driver_error("counting devices"))?;
+        let mut driver_ahead = Duration::ZERO;
+        let initialised = started.elapsed();
+        if turn::wait()?.is_some() {
+            driver_ahead = initialised;
+            started = Instant::now();
+        }
         let count = usize::try_from(count).unwrap_or(0);
         if count == 0 {
             return Err(GpuError::NoDevice);
@@ -208,6 +217,7 @@ impl Gpu {
             spent: TimeSpent {
                 opened: started,
                 driver_start: started.elapsed(),
+                driver_ahead,
                 jit_nanos: AtomicU64::new(0),
                 gpu_wait_nanos: AtomicU64::new(0),
             },

@@ -15,14 +15,18 @@ pub struct LinearTexture {
 }
 
 impl LinearTexture {
-    /// Copies `words` to the device and makes a point-sampled, integer-read 1-D texture of
-    /// one 32-bit channel over them.
+    /// Copies `words` to the device and makes a texture over them ([`LinearTexture::over`]).
     pub fn new(gpu: &Gpu, words: &[u32]) -> Result<LinearTexture, GpuError> {
-        let stream = gpu.stream();
-        let buffer = stream
+        let buffer = gpu
+            .stream()
             .clone_htod(words)
             .map_err(driver_error("copying the texture's data"))?;
-        let (pointer, _guard) = buffer.device_ptr(stream);
+        LinearTexture::over(buffer)
+    }
+
+    /// A point-sampled, integer-read 1-D texture of one 32-bit channel over `buffer`.
+    pub fn over(buffer: CudaSlice<u32>) -> Result<LinearTexture, GpuError> {
+        let (pointer, _guard) = buffer.device_ptr(buffer.stream());
         // SAFETY: both descriptors are plain C structs for which all-zero bytes are valid
         // (the driver reads zero as "default" for every field set below).
         let mut resource: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
@@ -31,7 +35,7 @@ impl LinearTexture {
             devPtr: pointer,
             format: CUarray_format::CU_AD_FORMAT_UNSIGNED_INT32,
             numChannels: 1,
-            sizeInBytes: std::mem::size_of_val(words),
+            sizeInBytes: buffer.len() * std::mem::size_of::<u32>(),
         };
         // SAFETY: as above.
         let mut texture: sys::CUDA_TEXTURE_DESC = unsafe { std::mem::zeroed() };

@@ -97,9 +97,17 @@ pub struct RunMetadata {
 pub struct TimeSplit {
     pub wall_seconds: f64,
     pub driver_start_seconds: f64,
+    /// cuInit made before the suite's turn on the GPU, while the suite before measured (not in
+    /// the wall time); 0 where the suite did not start ahead.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub driver_ahead_seconds: f64,
     pub jit_seconds: f64,
     pub gpu_wait_seconds: f64,
     pub host_seconds: f64,
+}
+
+fn is_zero(seconds: &f64) -> bool {
+    *seconds == 0.0
 }
 
 impl TimeSplit {
@@ -111,6 +119,7 @@ impl TimeSplit {
         TimeSplit {
             wall_seconds: wall,
             driver_start_seconds: driver_start,
+            driver_ahead_seconds: spent.driver_ahead.as_secs_f64(),
             jit_seconds: jit,
             gpu_wait_seconds: gpu_wait,
             host_seconds: (wall - driver_start - jit - gpu_wait).max(0.0),

@@ -567,6 +567,7 @@ mod tests {
         let split = TimeSplit {
             wall_seconds: 1.9,
             driver_start_seconds: 0.2,
+            driver_ahead_seconds: 0.1,
             jit_seconds: 0.5,
             gpu_wait_seconds: 1.0,
             host_seconds: 0.2,

@@ -19,7 +19,10 @@
 //! one JIT compile per size, which [`CodeProbe`] takes off the critical path: it compiles the
 //! sizes the sweep will probably ask for next (the whole coarse grid, the midpoints of the
 //! next bisection steps, the fine points) on every host core at once with the driver's
-//! linker, then loads each cubin when its size is measured.
+//! linker, then loads each cubin when its size is measured. Under `gpubench all` the coarse
+//! grid (the first batch) is compiled before the suite starts, by the toolkit's ptxas while
+//! other suites measure; its SASS is read then, and each of those kernels must hold one FFMA
+//! per generated instruction.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -28,6 +31,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use cudarc::nvrtc::Ptx;
 
+use crate::experiments::prebuilt::{self, Generated};
 use crate::gpu::{Gpu, jit, launch};
 
 pub const ENTRY: &str = "straight_line";
@@ -81,14 +85,33 @@ pub fn straight_line_ptx(isa: &str, instructions: u32) -> String {
     ptx
 }
 
+/// The kernel of `instructions` fma instructions as `gpubench all` compiles it ahead
+/// ([`crate::experiments::prebuilt`]).
+pub fn generated(isa: &str, instructions: u32) -> Generated {
+    Generated {
+        name: ENTRY,
+        ptx: straight_line_ptx(isa, instructions),
+    }
+}
+
+/// How many FFMA instructions `sass` (cuobjdump's listing of one straight-line kernel) holds:
+/// one per generated fma when ptxas folded none away.
+pub fn ffma_count(sass: &str) -> usize {
+    sass.lines()
+        .filter(|line| line.split_whitespace().any(|word| word == "FFMA"))
+        .count()
+}
+
 /// The instruction space's probe: cycles per instruction at a code size, from cubins compiled
-/// ahead in batches.
+/// ahead in batches, or by `gpubench all` before the suite started.
 pub struct CodeProbe<'a> {
     gpu: &'a Gpu,
     isa: String,
     compiled: HashMap<u64, Vec<u8>>,
-    /// Kernels compiled, used or not.
+    /// Kernels compiled by the driver here, used or not.
     pub kernels_compiled: usize,
+    /// Kernels found prebuilt, each with its SASS checked to hold one FFMA per instruction.
+    pub kernels_prebuilt: usize,
 }
 
 impl<'a> CodeProbe<'a> {
@@ -98,6 +121,7 @@ impl<'a> CodeProbe<'a> {
             isa: isa.to_string(),
             compiled: HashMap::new(),
             kernels_compiled: 0,
+            kernels_prebuilt: 0,
         }
     }
 
@@ -119,6 +143,25 @@ impl super::Probe for CodeProbe<'_> {
             .collect();
         wanted.sort_unstable();
         wanted.dedup();
+        let mut to_compile = Vec::with_capacity(wanted.len());
+        for size in wanted {
+            let instructions = Self::instructions(size)?;
+            let ptx = straight_line_ptx(&self.isa, instructions);
+            let Some(found) = prebuilt::find_ptx(ENTRY, &ptx) else {
+                to_compile.push(size);
+                continue;
+            };
+            let ffma = ffma_count(&found.sass);
+            if ffma != instructions as usize {
+                bail!(
+                    "the prebuilt straight-line kernel of {instructions} fma instructions holds {ffma} FFMA in its SASS ({}): the code size would be wrong",
+                    found.tools
+                );
+            }
+            self.kernels_prebuilt += 1;
+            self.compiled.insert(size, found.cubin);
+        }
+        let wanted = to_compile;
         let sources: Vec<String> = wanted
             .iter()
             .map(|&size| Ok(straight_line_ptx(&self.isa, Self::instructions(size)?)))

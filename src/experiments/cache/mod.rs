@@ -185,12 +185,20 @@ pub fn measure_point(
     footprint_bytes: u64,
     stride_bytes: u64,
 ) -> Result<f64> {
-    // Address-order chains of the pointer chases are built on the device, with no host copy.
+    // Address-order chains of the pointer chases and the texture's are built on the device,
+    // with no host copy.
     if order == Order::Stride
         && matches!(space, Space::Global | Space::L2 | Space::Readonly)
         && stride_bytes.is_multiple_of(8)
     {
         return measure_stride_point(gpu, space, threads, footprint_bytes, stride_bytes);
+    }
+    if order == Order::Stride && space == Space::Texture && stride_bytes.is_multiple_of(4) {
+        let n = (footprint_bytes / stride_bytes).max(1);
+        let (warm, steps, deadline) = chase_passes(u32::try_from(n)?, 2000.0);
+        let result = launch::chase_texture_stride(gpu, n, stride_bytes, warm, steps, deadline)?;
+        let expected = (u64::from(warm + steps) % n * stride_bytes / 4) as i64;
+        return cycles_per_load(space, footprint_bytes, &[result], [expected], steps);
     }
     let (chain, visit) = chain(footprint_bytes, stride_bytes, order);
     let n = visit.len() as u32;
@@ -495,10 +503,14 @@ fn bisection_midpoints(good: u64, bad: u64, depth: u32, into: &mut Vec<u64>) {
 }
 
 /// Bisection steps prepared at once when `bisections` advance side by side: each prepares
-/// 2^depth − 1 midpoints, and together they fill the host's cores about twice over (a round
-/// of compiles lasts as long as its largest kernel, so a second wave of small ones is cheap).
+/// 2^depth − 1 midpoints, and together they fill the host's cores up to four times over. A
+/// round of compiles lasts at least as long as its largest kernel (0.8 s for the 185 KiB
+/// kernels at the H100's second instruction-cache rise), so more waves of smaller ones cost
+/// little: replaying the committed H100 instruction sweep with the driver's measured cost
+/// (64 µs per instruction) on 16 cores, 6 rounds took 5.4 s where filling them twice over
+/// took 7 rounds and 6.3 s; eight times over, 4 rounds took 8.8 s.
 fn lookahead_depth(cores: usize, bisections: usize) -> u32 {
-    let per = (2 * cores / bisections.max(1)) + 1;
+    let per = (4 * cores / bisections.max(1)) + 1;
     (usize::BITS - per.leading_zeros()).saturating_sub(1).max(1)
 }
 

@@ -226,16 +226,32 @@ fn stride_chain(
     stride_bytes: u64,
     deadline: Duration,
 ) -> Result<CudaSlice<u64>, GpuError> {
+    chain_on_device(gpu, "stride_pointers", elements, stride_bytes, deadline)
+}
+
+/// An address-order chain built on the device by `kernel`, whose signature is `(T *chain,
+/// unsigned long long elements, unsigned long long stride_words)` with words of T:
+/// `stride_pointers` (addresses) or `stride_indices` (32-bit word indices). The host would
+/// build and upload the whole footprint, gigabytes for the conflict experiment's widest
+/// strides.
+fn chain_on_device<T: DeviceRepr + ValidAsZeroBits>(
+    gpu: &mut Gpu,
+    kernel: &str,
+    elements: u64,
+    stride_bytes: u64,
+    deadline: Duration,
+) -> Result<CudaSlice<T>, GpuError> {
     let bad = |detail: String| GpuError::Driver {
         action: "building an address-order chain".into(),
         detail,
     };
-    if elements == 0 || stride_bytes == 0 || !stride_bytes.is_multiple_of(8) {
+    let word = std::mem::size_of::<T>() as u64;
+    if elements == 0 || stride_bytes == 0 || !stride_bytes.is_multiple_of(word) {
         return Err(bad(format!(
             "{elements} elements {stride_bytes} B apart cannot be chased"
         )));
     }
-    let stride_words = stride_bytes / 8;
+    let stride_words = stride_bytes / word;
     let words = elements
         .checked_mul(stride_words)
         .and_then(|w| usize::try_from(w).ok())
@@ -244,25 +260,17 @@ fn stride_chain(
                 "{elements} elements of {stride_bytes} B are too many"
             ))
         })?;
-    let build = gpu.function("cache", "stride_pointers")?;
+    let build = gpu.function("cache", kernel)?;
     let stream = gpu.stream().clone();
-    let mut device_chain = zeros::<u64>(gpu, words, "the chase chain")?;
+    let mut device_chain = zeros::<T>(gpu, words, "the chase chain")?;
     let mut launch = stream.launch_builder(&build);
     launch
         .arg(&mut device_chain)
         .arg(&elements)
         .arg(&stride_words);
-    // SAFETY: the arguments match stride_pointers' signature; it writes word i * stride_words
+    // SAFETY: the arguments match the kernel's signature; it writes word i * stride_words
     // for i < elements, all inside the `elements * stride_words` words allocated.
-    unsafe {
-        launch_and_wait(
-            gpu,
-            "stride_pointers",
-            launch,
-            one_thread_per(elements)?,
-            deadline,
-        )
-    }?;
+    unsafe { launch_and_wait(gpu, kernel, launch, one_thread_per(elements)?, deadline) }?;
     Ok(device_chain)
 }
 
@@ -516,8 +524,6 @@ pub fn chase_constant(
 }
 
 /// Runs `chase_texture` (cuda/cache.cu) on one thread through a texture object over `chain`.
-///
-/// Kernel signature: `(unsigned long long texture, int warm, int steps, long long *out[2])`.
 pub fn chase_texture(
     gpu: &mut Gpu,
     chain: &[u32],
@@ -526,8 +532,35 @@ pub fn chase_texture(
     deadline: Duration,
 ) -> Result<(i64, i64), GpuError> {
     check_chain(chain, &[0], false)?;
-    let function = gpu.function("cache", "chase_texture")?;
     let texture = crate::gpu::texture::LinearTexture::new(gpu, chain)?;
+    chase_through(gpu, texture, warm, steps, deadline)
+}
+
+/// [`chase_texture`] over the address-order chain of `elements` word indices `stride_bytes`
+/// apart, built on the device by `stride_indices`.
+pub fn chase_texture_stride(
+    gpu: &mut Gpu,
+    elements: u64,
+    stride_bytes: u64,
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    let chain = chain_on_device::<u32>(gpu, "stride_indices", elements, stride_bytes, deadline)?;
+    let texture = crate::gpu::texture::LinearTexture::over(chain)?;
+    chase_through(gpu, texture, warm, steps, deadline)
+}
+
+/// Kernel signature: `chase_texture(unsigned long long texture, int warm, int steps, long long
+/// *out[2])`.
+fn chase_through(
+    gpu: &mut Gpu,
+    texture: crate::gpu::texture::LinearTexture,
+    warm: u32,
+    steps: u32,
+    deadline: Duration,
+) -> Result<(i64, i64), GpuError> {
+    let function = gpu.function("cache", "chase_texture")?;
     let stream = gpu.stream().clone();
     let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
     let handle = texture.handle();
@@ -535,7 +568,7 @@ pub fn chase_texture(
     let mut launch = stream.launch_builder(&function);
     launch.arg(&handle).arg(&warm).arg(&steps).arg(&mut out);
     // SAFETY: the arguments match the kernel signature above; the texture object stays alive
-    // until after the wait below, every index in `chain` is below its length, `out` holds 2.
+    // until after the wait below, every index in its chain is below its length, `out` holds 2.
     let result = unsafe { launch_and_wait(gpu, "chase_texture", launch, one_block(1), deadline) }
         .and_then(|()| chase_result(gpu, &out));
     drop(texture);
