@@ -3,7 +3,9 @@
 # driver's JIT cache cannot flatter the figure) and RUNS warm (the cache filled by a first,
 # uncounted run), full and --quick. Prints min / median / max of each suite's wall time and of
 # its split (JIT, GPU, host, driver start, as each suite recorded them; "ahead" is the cuInit a
-# suite made before its turn, hidden behind the suite before) and of the whole run.
+# suite made before its turn, hidden behind the suite before; "aside" the time a suite that
+# stepped aside for host work waited for the GPU again, while others measured) and of the
+# whole run.
 #   usage: scripts/bench-all.sh [BIN] [RUNS] [MODES]    (defaults: target/device/gpubench 3 "full quick")
 #   environment: OUT (default ./bench-out) keeps every run directory and bench.md.
 set -uo pipefail
@@ -49,16 +51,16 @@ for mode in modes:
         if not runs:
             continue
         print(f"\n## gpubench all{' --quick' if mode == 'quick' else ''}, JIT cache {cache}: {len(runs)} runs, min / median / max seconds\n")
-        print("| suite | wall | JIT | GPU | host | driver start | ahead |")
-        print("|---|---|---|---|---|---|---|")
+        print("| suite | wall | JIT | GPU | host | driver start | ahead | waited aside |")
+        print("|---|---|---|---|---|---|---|---|")
         names = [s["name"] for s in runs[0]["suites"]]
         for name in names:
             rows = [next((s for s in r["suites"] if s["name"] == name), {}) for r in runs]
             split = lambda key: [(s.get("time_split") or {}).get(key) for s in rows]
             print(f"| {name} | {mmm([s.get('seconds') for s in rows])} | {mmm(split('jit_seconds'))} | "
                   f"{mmm(split('gpu_wait_seconds'))} | {mmm(split('host_seconds'))} | {mmm(split('driver_start_seconds'))} | "
-                  f"{mmm(split('driver_ahead_seconds'))} |")
-        print(f"| **whole run** | **{mmm([r['total_seconds'] for r in runs])}** | | | | | |")
+                  f"{mmm(split('driver_ahead_seconds'))} | {mmm(split('waiting_for_turn_seconds'))} |")
+        print(f"| **whole run** | **{mmm([r['total_seconds'] for r in runs])}** | | | | | | |")
         failed = [s["name"] for r in runs for s in r["suites"] if s["status"] != "complete"]
         if failed:
             print(f"\nsuites that did not complete: {', '.join(failed)}")

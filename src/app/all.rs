@@ -31,6 +31,9 @@ use crate::report::run_dir::{self, RunDir};
 
 #[derive(Debug, Clone, Serialize)]
 struct SuiteOutcome {
+    /// Its place in the plan.
+    #[serde(skip)]
+    index: usize,
     name: String,
     command: Vec<String>,
     status: String,
@@ -165,8 +168,10 @@ pub fn run(args: &AllArgs) -> Result<()> {
     );
     let mut outcomes: Vec<SuiteOutcome> = Vec::new();
     let mut done_estimate = 0.0;
-    // The suite before, once it is done with the GPU: still writing its files, or exiting.
-    let mut finishing: Option<Running> = None;
+    // Suites done with the GPU: still writing their files, or exiting.
+    let mut finishing: Vec<Running> = Vec::new();
+    // Suites that stepped aside for host work and will ask for the GPU again (gpu::turn).
+    let mut parked: Vec<SuiteChild> = Vec::new();
     let report = |outcome: SuiteOutcome, outcomes: &mut Vec<SuiteOutcome>| -> Result<()> {
         if !terminal {
             eprintln!(
@@ -186,34 +191,42 @@ pub fn run(args: &AllArgs) -> Result<()> {
     };
     // The next suite's child is started as soon as one gets its turn: it loads the driver
     // while that one measures and waits for its own turn to create its context (gpu::turn).
-    let spawn = |suite: &PlannedSuite| spawn_suite(&me, args, run.path(), &logs, suite);
-    let mut next = suites.first().map(spawn).transpose()?;
+    let spawn = |index: usize| {
+        suites
+            .get(index)
+            .map(|suite| spawn_suite(&me, args, run.path(), &logs, suite, index))
+            .transpose()
+    };
+    let mut next = spawn(0)?;
     for (index, suite) in suites.iter().enumerate() {
         bar.set_message(format!("{} ({}/{})", suite.name, index + 1, suites.len()));
-        let waiting = match next.take() {
-            Some(waiting) => waiting,
-            None => spawn(suite)?,
-        };
-        let turn = waiting.give_turn()?;
-        next = suites.get(index + 1).map(spawn).transpose()?;
-        let running = turn.wait_until_done_with_gpu(|elapsed| {
+        let mut tick = |elapsed: f64| {
             let within = elapsed.min(suite.estimate_seconds * 0.95);
             bar.set_position(((done_estimate + within) * 10.0) as u64);
             bar.tick();
-            if let Some(before) = finishing.as_mut() {
-                before.poll();
-            }
-        })?;
+        };
+        // A suite that asked for the GPU again has it before the next one starts.
+        serve_parked(&mut parked, &mut finishing, false, &mut tick)?;
+        let mut child = match next.take() {
+            Some(waiting) => waiting,
+            None => spawn(index)?.context("a planned suite")?,
+        };
+        child.give_turn()?;
+        next = spawn(index + 1)?;
+        let off = child.wait_off_gpu(&mut finishing, &mut tick)?;
         done_estimate += suite.estimate_seconds;
         bar.set_position((done_estimate * 10.0) as u64);
-        if let Some(before) = finishing.take() {
+        for before in std::mem::take(&mut finishing) {
             report(before.finish()?, &mut outcomes)?;
         }
-        finishing = Some(running);
+        settle(child, off, &mut parked, &mut finishing);
     }
-    if let Some(last) = finishing.take() {
+    serve_parked(&mut parked, &mut finishing, true, &mut |_| {})?;
+    for last in finishing {
         report(last.finish()?, &mut outcomes)?;
     }
+    // In plan order, whatever order they ended in.
+    outcomes.sort_by_key(|o| o.index);
     bar.finish_and_clear();
     let total_seconds = started.elapsed().as_secs_f64();
     write_manifest(&outcomes, Some(total_seconds))?;
@@ -260,50 +273,32 @@ pub fn run(args: &AllArgs) -> Result<()> {
     .context(MeasurementFailed))
 }
 
-/// A suite's child process once it is done with the GPU (or has ended): it may still be
-/// writing its files.
-struct Running {
-    name: String,
-    command: Vec<String>,
-    child: std::process::Child,
-    started: Instant,
-    deadline: Duration,
-    log_path: std::path::PathBuf,
-    /// The file that gave it its turn, removed once it has ended (probes it started may still
-    /// read it until then).
-    go: std::path::PathBuf,
-    dir: std::path::PathBuf,
-    /// How and when it was seen to end: before it said it was done with the GPU, or while the
-    /// next suite ran.
-    ended: Option<(End, Instant)>,
-}
-
-/// How a child's run ended.
-#[derive(Debug, Clone, Copy)]
-enum End {
-    Exited(std::process::ExitStatus),
-    /// Killed at its deadline.
-    TimedOut,
-}
-
-/// Where waiting for a child stopped.
-enum Wait {
-    Ended(End),
-    /// The caller's `tick` asked to stop waiting; the child still runs.
-    Released,
-}
-
-/// A suite's child started ahead of its turn: it loads the driver, then waits for the file
-/// `go` before it touches the GPU (see [`crate::gpu::turn`]).
-struct Waiting {
+/// A suite's child process: started ahead of its turn (it loads the driver, then waits for
+/// the file `go` before it touches the GPU, see [`crate::gpu::turn`]), on its turn, or parked
+/// between turns while it does host work it stepped aside for.
+struct SuiteChild {
+    index: usize,
     name: String,
     command: Vec<String>,
     child: std::process::Child,
     deadline: Duration,
     log_path: std::path::PathBuf,
     gpu_done: std::path::PathBuf,
+    /// The file that gives it its first turn; later turns' files are named after it.
     go: std::path::PathBuf,
     dir: std::path::PathBuf,
+    /// When its first turn began.
+    started: Option<Instant>,
+    /// How often it stepped aside.
+    asides: u32,
+}
+
+/// How a child's turn ended.
+enum Off {
+    /// It is done with the GPU (its files and exit may follow) or has ended.
+    Done(Option<(End, Instant)>),
+    /// It stepped aside and will ask for the GPU again.
+    Aside,
 }
 
 fn spawn_suite(
@@ -312,7 +307,8 @@ fn spawn_suite(
     parent: &Path,
     logs: &Path,
     suite: &PlannedSuite,
-) -> Result<Waiting> {
+    index: usize,
+) -> Result<SuiteChild> {
     let mut command_line = suite.args.clone();
     command_line.extend(args.figures.to_args());
     command_line.extend([
@@ -340,7 +336,8 @@ fn spawn_suite(
     WAITING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     let mut shown = vec!["gpubench".to_string()];
     shown.extend(command_line);
-    Ok(Waiting {
+    Ok(SuiteChild {
+        index,
         name: suite.name.clone(),
         command: shown,
         child,
@@ -349,64 +346,143 @@ fn spawn_suite(
         gpu_done,
         go,
         dir: parent.join(&suite.name),
+        started: None,
+        asides: 0,
     })
 }
 
-/// A suite's child on its turn, until it is done with the GPU.
-struct Turn {
-    waiting: Waiting,
-    started: Instant,
-}
-
-impl Waiting {
-    /// Lets the child create its context; its deadline counts from now.
-    fn give_turn(self) -> Result<Turn> {
-        turn::give(&self.go).with_context(|| format!("creating {}", self.go.display()))?;
-        WAITING_GROUP.store(0, Ordering::SeqCst);
-        Ok(Turn {
-            waiting: self,
-            started: Instant::now(),
-        })
+impl SuiteChild {
+    /// Gives the child the GPU: its first turn (its deadline counts from now), or the next
+    /// after it stepped aside.
+    fn give_turn(&mut self) -> Result<()> {
+        let file = match self.started {
+            None => self.go.clone(),
+            Some(_) => turn::aside_file(&self.go, self.asides, "go"),
+        };
+        turn::give(&file).with_context(|| format!("creating {}", file.display()))?;
+        if self.started.is_none() {
+            self.started = Some(Instant::now());
+            WAITING_GROUP.store(0, Ordering::SeqCst);
+        }
+        Ok(())
     }
-}
 
-impl Turn {
-    /// Waits until the child is done with the GPU: it says so by creating the file
-    /// [`super::suite::GPU_DONE_ENV`] names (after its last kernel and its closing clock
-    /// measurement), or it ends, or its deadline passes. The next suite may then start while
-    /// this one writes its figures and exits.
-    fn wait_until_done_with_gpu(self, mut tick: impl FnMut(f64)) -> Result<Running> {
-        let Turn {
-            waiting: mut w,
-            started,
-        } = self;
-        let ended = match wait_with_deadline(&mut w.child, w.deadline, |elapsed| {
+    fn time_left(&self) -> Duration {
+        self.deadline
+            .saturating_sub(self.started.map_or(Duration::ZERO, |s| s.elapsed()))
+    }
+
+    /// Waits until the child is off the GPU: it is done with it (it says so by creating the
+    /// file [`super::suite::GPU_DONE_ENV`] names, after its last kernel and its closing clock
+    /// measurement), or steps aside, or ends, or its deadline passes. Meanwhile it notes when
+    /// each of `finishing` ends (their wall times are their own).
+    fn wait_off_gpu(
+        &mut self,
+        finishing: &mut [Running],
+        tick: &mut dyn FnMut(f64),
+    ) -> Result<Off> {
+        let aside = turn::aside_file(&self.go, self.asides + 1, "back");
+        let (gpu_done, left) = (self.gpu_done.clone(), self.time_left());
+        let mut stepped_aside = false;
+        let ended = match wait_with_deadline(&mut self.child, left, |elapsed| {
             tick(elapsed);
-            w.gpu_done.exists()
+            for before in finishing.iter_mut() {
+                before.poll();
+            }
+            stepped_aside = aside.exists();
+            stepped_aside || gpu_done.exists()
         })? {
             Wait::Ended(end) => Some((end, Instant::now())),
+            Wait::Released if stepped_aside => {
+                self.asides += 1;
+                return Ok(Off::Aside);
+            }
             Wait::Released => None,
         };
-        let _ = std::fs::remove_file(&w.gpu_done);
-        Ok(Running {
-            name: w.name,
-            command: w.command,
-            child: w.child,
-            started,
-            deadline: w.deadline,
-            log_path: w.log_path,
-            go: w.go,
-            dir: w.dir,
-            ended,
-        })
+        Ok(Off::Done(ended))
     }
+
+    /// Whether the parked child asks for the GPU again.
+    fn wants_turn(&self) -> bool {
+        turn::aside_file(&self.go, self.asides, "want").exists()
+    }
+}
+
+/// Files a child's turn as it ended: parked until it asks again, or finishing.
+fn settle(child: SuiteChild, off: Off, parked: &mut Vec<SuiteChild>, finishing: &mut Vec<Running>) {
+    match off {
+        Off::Aside => parked.push(child),
+        Off::Done(ended) => finishing.push(Running { child, ended }),
+    }
+}
+
+/// Gives each parked child that asks for the GPU its turn, one after the other; one that
+/// ended or ran out of time while parked goes to `finishing`. With `until_none_left`, waits
+/// until no child is parked.
+fn serve_parked(
+    parked: &mut Vec<SuiteChild>,
+    finishing: &mut Vec<Running>,
+    until_none_left: bool,
+    tick: &mut dyn FnMut(f64),
+) -> Result<()> {
+    loop {
+        for mut child in std::mem::take(parked) {
+            if let Some(exit) = child.child.try_wait()? {
+                finishing.push(Running {
+                    child,
+                    ended: Some((End::Exited(exit), Instant::now())),
+                });
+            } else if child.time_left().is_zero() {
+                kill_group(&mut child.child);
+                let _ = child.child.wait();
+                finishing.push(Running {
+                    child,
+                    ended: Some((End::TimedOut, Instant::now())),
+                });
+            } else if child.wants_turn() {
+                child.give_turn()?;
+                let off = child.wait_off_gpu(finishing, tick)?;
+                settle(child, off, parked, finishing);
+            } else {
+                parked.push(child);
+            }
+        }
+        if parked.is_empty() || !until_none_left {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// A suite's child once it is done with the GPU (or has ended): it may still be writing its
+/// files.
+struct Running {
+    child: SuiteChild,
+    /// How and when it was seen to end: before it said it was done with the GPU, or while the
+    /// next suite ran.
+    ended: Option<(End, Instant)>,
+}
+
+/// How a child's run ended.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Exited(std::process::ExitStatus),
+    /// Killed at its deadline.
+    TimedOut,
+}
+
+/// Where waiting for a child stopped.
+enum Wait {
+    Ended(End),
+    /// The caller's `tick` asked to stop waiting; the child still runs.
+    Released,
 }
 
 impl Running {
     /// Notes the moment the child ends, while the next suite runs (its wall time is its own).
     fn poll(&mut self) {
         if self.ended.is_none()
-            && let Ok(Some(exit)) = self.child.try_wait()
+            && let Ok(Some(exit)) = self.child.child.try_wait()
         {
             self.ended = Some((End::Exited(exit), Instant::now()));
         }
@@ -417,35 +493,43 @@ impl Running {
         let (end, at) = match self.ended.take() {
             Some(ended) => ended,
             None => {
-                let left = self.deadline.saturating_sub(self.started.elapsed());
-                let end = match wait_with_deadline(&mut self.child, left, |_| false)? {
+                let left = self.child.time_left();
+                let end = match wait_with_deadline(&mut self.child.child, left, |_| false)? {
                     Wait::Ended(end) => end,
                     Wait::Released => unreachable!("a tick that never releases"),
                 };
                 (end, Instant::now())
             }
         };
-        let _ = std::fs::remove_file(&self.go);
+        let child = self.child;
+        let _ = std::fs::remove_file(&child.gpu_done);
+        let _ = std::fs::remove_file(&child.go);
+        for n in 1..=child.asides {
+            for what in ["back", "want", "go"] {
+                let _ = std::fs::remove_file(turn::aside_file(&child.go, n, what));
+            }
+        }
         let (status, error) = match end {
             End::Exited(exit) if exit.success() => ("complete".to_string(), None),
             End::Exited(exit) => (
                 "failed".to_string(),
-                last_line(&self.log_path).or(Some(format!("exited with {exit}"))),
+                last_line(&child.log_path).or(Some(format!("exited with {exit}"))),
             ),
             End::TimedOut => (
                 "timed out".to_string(),
-                Some(format!("killed after {} s", self.deadline.as_secs())),
+                Some(format!("killed after {} s", child.deadline.as_secs())),
             ),
         };
-        let time_split = SavedMetadata::read(&self.dir)
+        let time_split = SavedMetadata::read(&child.dir)
             .ok()
             .and_then(|m| m.time_split);
         Ok(SuiteOutcome {
-            name: self.name,
-            command: self.command,
+            index: child.index,
+            name: child.name,
+            command: child.command,
             status,
             error,
-            seconds: Some(at.duration_since(self.started).as_secs_f64()),
+            seconds: Some(at.duration_since(child.started.unwrap_or(at)).as_secs_f64()),
             time_split,
         })
     }

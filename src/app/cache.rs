@@ -906,8 +906,10 @@ fn translation_strides(
 /// `gpubench cache` in the suite registry: one `all` entry per memory space.
 pub struct Cache;
 
-/// The spaces `gpubench all` sweeps, in order.
+/// The spaces `gpubench all` sweeps, in order. The instruction space comes first: its
+/// compiles step aside while the later suites measure (see `instruction::CodeProbe`).
 const ALL_SPACES: [&str; 9] = [
+    "instruction",
     "global",
     "l2",
     "readonly",
@@ -916,7 +918,6 @@ const ALL_SPACES: [&str; 9] = [
     "constant-uniform",
     "texture",
     "tlb",
-    "instruction",
 ];
 
 impl super::registry::SuiteDef for Cache {

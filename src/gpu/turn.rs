@@ -5,7 +5,9 @@
 //! an H100 (driver 580): 166 cuInit calls of other processes during 400 timed L2 chases left
 //! every chase within 0.1 cycles of the undisturbed ones (283.4 to 283.6 cycles per load both
 //! ways), while 16 context creations pushed the slowest 1 % to 410 to 437 cycles; so the
-//! context, and everything after it, waits for the turn.
+//! context, and everything after it, waits for the turn. A process on its turn may also step
+//! [`aside`] for long host work (the instruction space's compiles) and ask for the GPU again;
+//! an idle context disturbs nobody.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -50,6 +52,63 @@ pub fn give(go: &Path) -> std::io::Result<()> {
     std::fs::File::create(go).map(drop)
 }
 
+/// The file of the `n`-th time (from 1) a process that was given its turn by `go` stepped
+/// aside: `what` is "back" (it handed the GPU back), "want" (it asks for it again) or "go"
+/// (it has it again).
+pub fn aside_file(go: &Path, n: u32, what: &str) -> std::path::PathBuf {
+    let mut name = go.as_os_str().to_owned();
+    name.push(format!("-{n}.{what}"));
+    name.into()
+}
+
+/// Times this process has stepped aside.
+static ASIDE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Nanoseconds this process waited for the GPU again after stepping aside.
+static WAITED_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How long this process waited for the GPU again after its host work aside was done (while
+/// other suites measured).
+pub fn waited_after_aside() -> Duration {
+    Duration::from_nanos(WAITED_NANOS.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Runs the host work `f` off the GPU: where this process was started ahead of its turn
+/// ([`GO_ENV`]), it hands the GPU back first, so `gpubench all` may give another suite a turn
+/// while `f` runs, then asks for the GPU again and waits until it has it. Nothing of this
+/// process may be running on the GPU when it is called. Elsewhere it just runs `f`.
+pub fn aside<T>(f: impl FnOnce() -> T) -> anyhow::Result<T> {
+    match std::env::var_os(GO_ENV) {
+        Some(go) => {
+            let n = ASIDE.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            aside_with(Path::new(&go), n, parent, f)
+        }
+        None => Ok(f()),
+    }
+}
+
+fn aside_with<T>(
+    go: &Path,
+    n: u32,
+    parent: impl Fn() -> i32,
+    f: impl FnOnce() -> T,
+) -> anyhow::Result<T> {
+    use anyhow::Context;
+    let mark = |what: &str| {
+        let file = aside_file(go, n, what);
+        give(&file).with_context(|| format!("creating {}", file.display()))
+    };
+    mark("back")?;
+    let value = f();
+    mark("want")?;
+    let waited = wait_for(&aside_file(go, n, "go"), parent)?;
+    WAITED_NANOS.fetch_add(
+        u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    Ok(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +128,33 @@ mod tests {
         let waited = wait_for(&go, || 1).unwrap();
         giver.join().unwrap();
         assert!(waited >= Duration::from_millis(25), "waited {waited:?}");
+    }
+
+    #[test]
+    fn stepping_aside_hands_the_gpu_back_and_waits_for_it_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let go = dir.path().join("suite.go");
+        let child = {
+            let go = go.clone();
+            std::thread::spawn(move || aside_with(&go, 1, || 1, || 42).unwrap())
+        };
+        let appears = |file: std::path::PathBuf| {
+            let started = Instant::now();
+            while !file.exists() {
+                assert!(started.elapsed() < Duration::from_secs(10), "{file:?}");
+                std::thread::sleep(POLL);
+            }
+        };
+        appears(aside_file(&go, 1, "back"));
+        appears(aside_file(&go, 1, "want"));
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!child.is_finished(), "it waits for the GPU again");
+        give(&aside_file(&go, 1, "go")).unwrap();
+        assert_eq!(child.join().unwrap(), 42);
+        assert_eq!(
+            aside_file(&go, 3, "want").file_name().unwrap(),
+            "suite.go-3.want"
+        );
     }
 
     #[test]

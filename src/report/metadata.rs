@@ -101,6 +101,10 @@ pub struct TimeSplit {
     /// the wall time); 0 where the suite did not start ahead.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub driver_ahead_seconds: f64,
+    /// Time off the GPU waiting for it again after host work the suite stepped aside for,
+    /// while other suites measured (in the wall time, not in the host time).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waiting_for_turn_seconds: f64,
     pub jit_seconds: f64,
     pub gpu_wait_seconds: f64,
     pub host_seconds: f64,
@@ -116,13 +120,15 @@ impl TimeSplit {
         let driver_start = spent.driver_start.as_secs_f64();
         let jit = spent.jit_seconds();
         let gpu_wait = spent.gpu_wait_seconds();
+        let waiting = crate::gpu::turn::waited_after_aside().as_secs_f64();
         TimeSplit {
             wall_seconds: wall,
             driver_start_seconds: driver_start,
             driver_ahead_seconds: spent.driver_ahead.as_secs_f64(),
+            waiting_for_turn_seconds: waiting,
             jit_seconds: jit,
             gpu_wait_seconds: gpu_wait,
-            host_seconds: (wall - driver_start - jit - gpu_wait).max(0.0),
+            host_seconds: (wall - driver_start - jit - gpu_wait - waiting).max(0.0),
         }
     }
 

@@ -22,7 +22,8 @@
 //! linker, then loads each cubin when its size is measured. Under `gpubench all` the coarse
 //! grid (the first batch) is compiled before the suite starts, by the toolkit's ptxas while
 //! other suites measure; its SASS is read then, and each of those kernels must hold one FFMA
-//! per generated instruction.
+//! per generated instruction. Each later batch is compiled aside ([`turn::aside`]): the suite
+//! hands the GPU back to `all`, which lets the next suites measure while it compiles.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -32,7 +33,7 @@ use anyhow::{Result, bail};
 use cudarc::nvrtc::Ptx;
 
 use crate::experiments::prebuilt::{self, Generated};
-use crate::gpu::{Gpu, jit, launch};
+use crate::gpu::{Gpu, jit, launch, turn};
 
 pub const ENTRY: &str = "straight_line";
 
@@ -167,7 +168,11 @@ impl super::Probe for CodeProbe<'_> {
             .map(|&size| Ok(straight_line_ptx(&self.isa, Self::instructions(size)?)))
             .collect::<Result<_>>()?;
         let jobs: Vec<(&str, Option<u32>)> = sources.iter().map(|s| (s.as_str(), None)).collect();
-        let cubins = jit::compile_concurrently(self.gpu, &jobs)?;
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        // Host work only: under `gpubench all` another suite may measure meanwhile.
+        let cubins = turn::aside(|| jit::compile_concurrently(self.gpu, &jobs))??;
         self.kernels_compiled += cubins.len();
         self.compiled.extend(wanted.into_iter().zip(cubins));
         Ok(())
