@@ -106,12 +106,6 @@ fn l2_largest(l2_bytes: u64) -> u64 {
     (2 * l2_bytes).next_power_of_two().max(128 << 20)
 }
 
-/// How closely the L2 and instruction sweeps' bisections bracket an edge: 1/512 of its
-/// footprint (about 48 KiB at 24 MiB, 256 B at 128 KiB of code), far finer than the rises
-/// themselves (MiB on hashed, partitioned L2s; KiB of code). Each L2 point there chases tens of
-/// MiB, and each instruction point is a compile, whose rounds the halvings set.
-const RELATIVE_RESOLUTION: f64 = 1.0 / 512.0;
-
 /// `gpubench cache --space …`: sweep one space and read its levels.
 pub fn run(args: &CacheArgs) -> Result<()> {
     let space = match args.space {
@@ -167,6 +161,12 @@ pub fn run(args: &CacheArgs) -> Result<()> {
     }
     if fine_points == 0 {
         return Err(UsageError::new("--fine-points must be at least 1").into());
+    }
+    if !(8..=1 << 16).contains(&args.resolution) {
+        return Err(UsageError::new(
+            "--resolution takes 8 to 65536 (a rise is bisected to 1/N of its footprint)",
+        )
+        .into());
     }
     if !(1..=1024).contains(&args.threads) || (args.threads > 1 && !space.global_loads()) {
         return Err(UsageError::new(
@@ -260,9 +260,9 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "preferred_shared_carveout_percent": space.global_loads().then_some(gpu.chase_carveout_percent),
         "coarse_points_per_doubling": cache::COARSE_PER_DOUBLING,
         "method": match space {
-            Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker (each round's batch serves every rise's bisections at once; under gpubench all the coarse grid is compiled before the suite starts by the toolkit's ptxas, its SASS checked for one FFMA per instruction); two passes, the second timed; 16 bytes per instruction; bisection at each rise to 1/512 of the footprint"),
+            Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker (each round's batch serves every rise's bisections at once; under gpubench all the coarse grid is compiled before the suite starts by the toolkit's ptxas, its SASS checked for one FFMA per instruction); two passes, the second timed; 16 bytes per instruction; bisection at each rise to 1/{} of the footprint", args.resolution),
             Space::Tlb => "one element per stride in one buffer allocated at the largest footprint, chain scattered on the device, ld.global.cg; one warm pass, then at least one full timed pass; final element checked; then a stride sweep past the first reach for the page size".to_string(),
-            Space::L2 => format!("64-bit pointer chase (p = *p: nothing but the load on the chain), address-order chain built on the device; one warm pass made by a block of 1024 threads in address order, then one thread's timed loads from element 0 over the first {} MiB of the chain (>= 2048 loads, at most one pass: each element was last read in the warm pass with all others in between, as in a full pass); final element checked; four coarse points per doubling, bisection at each rise to 1/512 of the footprint, fine sweep after it", cache::L2_TIMED_SPAN_BYTES >> 20),
+            Space::L2 => format!("64-bit pointer chase (p = *p: nothing but the load on the chain), address-order chain built on the device; one warm pass made by a block of 1024 threads in address order, then one thread's timed loads from element 0 over the first {} MiB of the chain (>= 2048 loads, at most one pass: each element was last read in the warm pass with all others in between, as in a full pass); final element checked; four coarse points per doubling, bisection at each rise to 1/{} of the footprint, fine sweep after it", cache::L2_TIMED_SPAN_BYTES >> 20, args.resolution),
             Space::Global | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
             _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
         },
@@ -290,7 +290,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             let grid = cache::Grid {
                 stride,
                 relative_resolution: match space {
-                    Space::L2 | Space::Instruction => RELATIVE_RESOLUTION,
+                    Space::L2 | Space::Instruction => 1.0 / f64::from(args.resolution),
                     _ => 0.0,
                 },
             };
@@ -940,8 +940,10 @@ impl super::registry::SuiteDef for Cache {
                 // keeps its one-line stride: a stride past the line would overstate the
                 // footprint it caches.
                 let estimate = match (space, quick) {
+                    // Bisected to 1/64 of the footprint (about 0.4 MiB at 24 MiB) rather
+                    // than 1/512: three halvings fewer per edge.
                     ("l2", true) => {
-                        args.extend(["--fine-points", "2"]);
+                        args.extend(["--fine-points", "2", "--resolution", "64"]);
                         12.0
                     }
                     ("l2", false) => {

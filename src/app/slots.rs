@@ -59,6 +59,19 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         "ncu": !args.no_ncu,
         "method": "tagged kernels count per branch (warp-vote + leader atomics) and one slot per lane per tagged region; tags compiled out in the plain variant; GPU time between events, median of the repeats",
     });
+    // ncu starts up while this process waits for its own turn and measures; its program
+    // gets the GPU once this one is done with it.
+    let profile: Result<ncu::NcuRun, String> = if args.no_ncu {
+        Err("skipped (--no-ncu)".into())
+    } else {
+        match ncu::find() {
+            None => Err("ncu is not on PATH".into()),
+            Some(path) => {
+                eprintln!("slots: profiling the plain kernels with {}", path.display());
+                ncu::start(&path, args.device, &chosen, args.seed).map_err(|e| format!("{e:#}"))
+            }
+        }
+    };
     suite::run(
         "slots",
         args.device,
@@ -71,18 +84,8 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
                 eprintln!("slots: {workload}");
                 results.push(slots::run(gpu, workload, args.repeats, args.seed)?);
             }
-            let ncu_outcome: Result<BTreeMap<&'static str, Efficiency>, String> = if args.no_ncu {
-                Err("skipped (--no-ncu)".into())
-            } else {
-                match ncu::find() {
-                    None => Err("ncu is not on PATH".into()),
-                    Some(path) => {
-                        eprintln!("slots: profiling the plain kernels with {}", path.display());
-                        ncu::profile(&path, args.device, &chosen, args.seed)
-                            .map_err(|e| format!("{e:#}"))
-                    }
-                }
-            };
+            let ncu_outcome: Result<BTreeMap<&'static str, Efficiency>, String> =
+                profile.and_then(|run| run.finish().map_err(|e| format!("{e:#}")));
             let rows = report::rows(&results, ncu_outcome.as_ref().ok());
             report::write(&suite.run, &results, &rows, ncu_outcome.as_ref().err())?;
             let title = suite.title(report::TITLE);

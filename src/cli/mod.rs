@@ -449,6 +449,10 @@ pub struct CacheArgs {
     #[arg(long)]
     pub fine_points: Option<u64>,
     /// Threads chasing at once, each from its own place in the chain (global, l2, readonly).
+    /// How finely the L2 and instruction spaces bisect each rise: to 1/N of its footprint
+    /// (finer costs more points; the other spaces bisect to one stride)
+    #[arg(long, default_value_t = 512)]
+    pub resolution: u32,
     #[arg(long, default_value_t = 1)]
     pub threads: u32,
     /// Also time loads one by one (1024 per doubling footprint) into loads.csv (global, l2,

@@ -103,15 +103,33 @@ pub fn find() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Runs `gpubench slots --child-plain …` under ncu and sums its table.
-pub fn profile(
+/// `gpubench slots --child-plain …` under ncu, started ahead of its turn on the GPU: ncu
+/// starts up (about 0.9 s on an H100 host) and the program loads the driver while the caller
+/// still measures, then waits for [`NcuRun::finish`] to give it the GPU (see
+/// [`crate::gpu::turn`]). On an H100, twelve ncu-started processes loading the driver beside
+/// 1200 timed L2 chases left every chase within 0.1 cycles of undisturbed ones. Dropped
+/// unfinished, it kills ncu.
+pub struct NcuRun {
+    child: Option<std::process::Child>,
+    go: PathBuf,
+}
+
+/// Starts the profile of `workloads` (see [`NcuRun`]).
+pub fn start(
     ncu: &std::path::Path,
     device: usize,
     workloads: &[&str],
     seed: u64,
-) -> Result<BTreeMap<&'static str, Efficiency>> {
+) -> Result<NcuRun> {
+    static UNIQUE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let me = std::env::current_exe().context("finding gpubench's own path")?;
-    let output = Command::new(ncu)
+    let go = std::env::temp_dir().join(format!(
+        "gpubench-ncu-{}-{}.go",
+        std::process::id(),
+        UNIQUE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_file(&go);
+    let child = Command::new(ncu)
         // Instruction counts do not depend on what the caches hold, so ncu need not flush them
         // before each of the ~300 launches (identical values on an H100; 5.3 s → 3.4 s). Both
         // metrics come from one pass, so ncu need not save and restore each kernel's memory to
@@ -133,19 +151,48 @@ pub fn profile(
         .args(["slots", "--child-plain", "--device"])
         .arg(device.to_string())
         .args(["--seed", &seed.to_string(), "--only", &workloads.join(",")])
-        .output()
+        .env(crate::gpu::turn::GO_ENV, &go)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .with_context(|| format!("running {}", ncu.display()))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr
-            .lines()
-            .chain(stdout.lines())
-            .rfind(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        bail!("ncu exited with {}: {last}", output.status);
+    Ok(NcuRun {
+        child: Some(child),
+        go,
+    })
+}
+
+impl NcuRun {
+    /// Gives the profiled program the GPU (nothing of the caller's may run on it any more),
+    /// waits for ncu and sums its table.
+    pub fn finish(mut self) -> Result<BTreeMap<&'static str, Efficiency>> {
+        crate::gpu::turn::give(&self.go)
+            .with_context(|| format!("creating {}", self.go.display()))?;
+        let child = self.child.take().context("ncu was already waited for")?;
+        let output = child.wait_with_output().context("waiting for ncu")?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let last = stderr
+                .lines()
+                .chain(stdout.lines())
+                .rfind(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            bail!("ncu exited with {}: {last}", output.status);
+        }
+        parse(&stdout)
     }
-    parse(&stdout)
+}
+
+impl Drop for NcuRun {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_file(&self.go);
+    }
 }
 
 #[cfg(test)]

@@ -38,12 +38,20 @@ pub fn find(module: &EmbeddedPtx) -> Option<Prebuilt> {
 pub fn find_ptx(name: &str, ptx: &str) -> Option<Prebuilt> {
     let dir = PathBuf::from(std::env::var_os(ENV)?);
     let stem = stem(&dir, name, ptx);
+    // Being built right now: its build is nearer its end than a compile of our own would be.
+    let started = std::time::Instant::now();
+    while stem.with_extension("building").exists() && started.elapsed() < BUILD_WAIT {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     Some(Prebuilt {
         cubin: std::fs::read(stem.with_extension("cubin")).ok()?,
         sass: std::fs::read_to_string(stem.with_extension("sass")).ok()?,
         tools: std::fs::read_to_string(stem.with_extension("tools")).ok()?,
     })
 }
+
+/// How long a suite waits for a module `all` is compiling before it compiles its own.
+const BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A kernel a suite generates at run time (PTX for a generic target), named `name`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,13 +68,20 @@ fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn prebuild(dir: &Path, name: &str, ptx: &str, arch: &str) -> Result<(), String> {
-    let (cubin, sass, tools) = super::sass::compile_ptx(name, ptx, arch)?;
     let stem = stem(dir, name, ptx);
     let io = |e: std::io::Error| format!("writing into {}: {e}", dir.display());
-    // The cubin last: `find` needs all three, so it is the one that makes a module available.
-    write_whole(&stem.with_extension("sass"), sass.as_bytes()).map_err(io)?;
-    write_whole(&stem.with_extension("tools"), tools.as_bytes()).map_err(io)?;
-    write_whole(&stem.with_extension("cubin"), &cubin).map_err(io)
+    // While it exists a suite that needs the module waits for it rather than compiling it too.
+    let building = stem.with_extension("building");
+    std::fs::write(&building, b"").map_err(io)?;
+    let built = super::sass::compile_ptx(name, ptx, arch).and_then(|(cubin, sass, tools)| {
+        // The cubin last: `find` needs all three, so it is the one that makes a module
+        // available.
+        write_whole(&stem.with_extension("sass"), sass.as_bytes()).map_err(io)?;
+        write_whole(&stem.with_extension("tools"), tools.as_bytes()).map_err(io)?;
+        write_whole(&stem.with_extension("cubin"), &cubin).map_err(io)
+    });
+    let _ = std::fs::remove_file(&building);
+    built
 }
 
 /// Compiles the modules named in `order` first, in that order, then every other embedded one,
@@ -138,6 +153,21 @@ mod tests {
         let found = find(module).unwrap();
         assert_eq!(found.cubin, b"\x7fELF");
         assert_eq!(found.sass, "Function : x");
+        // One being built is waited for.
+        let other = super::stem(dir.path(), "other", "PTX of another");
+        write_whole(&other.with_extension("sass"), b"s").unwrap();
+        write_whole(&other.with_extension("tools"), b"t").unwrap();
+        std::fs::write(other.with_extension("building"), b"").unwrap();
+        let builder = {
+            let other = other.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                write_whole(&other.with_extension("cubin"), b"built").unwrap();
+                std::fs::remove_file(other.with_extension("building")).unwrap();
+            })
+        };
+        assert_eq!(find_ptx("other", "PTX of another").unwrap().cubin, b"built");
+        builder.join().unwrap();
         // Another module's PTX has another name.
         assert!(find(crate::kernels::module("shared").unwrap()).is_none());
         unsafe { std::env::remove_var(ENV) };

@@ -156,7 +156,9 @@ impl CappedKernel {
 /// order. The driver serialises cuModuleLoadData of PTX but runs its linker concurrently:
 /// 16 modules of 8192 instructions took 8.4 s on one thread and 0.8 s on 16 (H100 host, driver
 /// 580). Loading the cubins afterwards compiles nothing. The JIT time counted is the batch's
-/// wall time.
+/// wall time. Compiling is host work: under `gpubench all` the process steps aside meanwhile
+/// ([`super::turn::aside`]), so another suite may measure; nothing of the caller's may be
+/// running on the GPU.
 pub fn compile_concurrently(
     gpu: &Gpu,
     jobs: &[(&str, Option<u32>)],
@@ -168,28 +170,37 @@ pub fn compile_concurrently(
     let next = std::sync::atomic::AtomicUsize::new(0);
     type Slot = std::sync::Mutex<Option<Result<Vec<u8>, GpuError>>>;
     let results: Vec<Slot> = jobs.iter().map(|_| Slot::new(None)).collect();
-    gpu.spent.jit(|| {
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| {
-                    loop {
-                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&(ptx, max_registers)) = jobs.get(k) else {
-                            break;
-                        };
-                        let cubin = gpu
-                            .context
-                            .bind_to_thread()
-                            .map_err(super::driver_error("binding the context"))
-                            .and_then(|()| link(ptx, max_registers));
-                        if let Ok(mut slot) = results[k].lock() {
-                            *slot = Some(cubin);
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    super::turn::aside(|| {
+        gpu.spent.jit(|| {
+            std::thread::scope(|scope| {
+                for _ in 0..threads {
+                    scope.spawn(|| {
+                        loop {
+                            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(&(ptx, max_registers)) = jobs.get(k) else {
+                                break;
+                            };
+                            let cubin = gpu
+                                .context
+                                .bind_to_thread()
+                                .map_err(super::driver_error("binding the context"))
+                                .and_then(|()| link(ptx, max_registers));
+                            if let Ok(mut slot) = results[k].lock() {
+                                *slot = Some(cubin);
+                            }
                         }
-                    }
-                });
-            }
+                    });
+                }
+            })
         })
-    });
+    })
+    .map_err(|e| GpuError::Driver {
+        action: "stepping aside to compile".into(),
+        detail: format!("{e:#}"),
+    })?;
     results
         .into_iter()
         .map(|slot| {

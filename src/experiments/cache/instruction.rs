@@ -22,7 +22,7 @@
 //! linker, then loads each cubin when its size is measured. Under `gpubench all` the coarse
 //! grid (the first batch) is compiled before the suite starts, by the toolkit's ptxas while
 //! other suites measure; its SASS is read then, and each of those kernels must hold one FFMA
-//! per generated instruction. Each later batch is compiled aside ([`turn::aside`]): the suite
+//! per generated instruction. Each later batch is compiled aside ([`crate::gpu::turn::aside`]): the suite
 //! hands the GPU back to `all`, which lets the next suites measure while it compiles.
 
 use std::collections::HashMap;
@@ -33,7 +33,7 @@ use anyhow::{Result, bail};
 use cudarc::nvrtc::Ptx;
 
 use crate::experiments::prebuilt::{self, Generated};
-use crate::gpu::{Gpu, jit, launch, turn};
+use crate::gpu::{Gpu, jit, launch};
 
 pub const ENTRY: &str = "straight_line";
 
@@ -168,11 +168,8 @@ impl super::Probe for CodeProbe<'_> {
             .map(|&size| Ok(straight_line_ptx(&self.isa, Self::instructions(size)?)))
             .collect::<Result<_>>()?;
         let jobs: Vec<(&str, Option<u32>)> = sources.iter().map(|s| (s.as_str(), None)).collect();
-        if jobs.is_empty() {
-            return Ok(());
-        }
-        // Host work only: under `gpubench all` another suite may measure meanwhile.
-        let cubins = turn::aside(|| jit::compile_concurrently(self.gpu, &jobs))??;
+        // Host work only, done aside: under `gpubench all` another suite may measure meanwhile.
+        let cubins = jit::compile_concurrently(self.gpu, &jobs)?;
         self.kernels_compiled += cubins.len();
         self.compiled.extend(wanted.into_iter().zip(cubins));
         Ok(())
