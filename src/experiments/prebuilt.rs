@@ -62,7 +62,8 @@ pub struct Generated {
 
 /// Writes `bytes` to `path` whole or not at all (a reader never sees half a file).
 fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let partial = path.with_extension("partial");
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
     std::fs::write(&partial, bytes)?;
     std::fs::rename(partial, path)
 }
@@ -84,6 +85,22 @@ fn prebuild(dir: &Path, name: &str, ptx: &str, arch: &str) -> Result<(), String>
     built
 }
 
+/// The modules named in `order`, each once (several suites share one), then every other
+/// embedded module: two workers building one module would race for its files.
+fn module_queue(order: &[&str]) -> Vec<&'static EmbeddedPtx> {
+    let mut modules: Vec<&'static EmbeddedPtx> = Vec::new();
+    for module in order
+        .iter()
+        .filter_map(|name| crate::kernels::module(name))
+        .chain(MODULES)
+    {
+        if !modules.iter().any(|m| m.name == module.name) {
+            modules.push(module);
+        }
+    }
+    modules
+}
+
 /// Compiles the modules named in `order` first, in that order, then every other embedded one,
 /// then the `generated` kernels, on `workers` threads, into `dir`, for a GPU of compute
 /// capability `cc`. Returns the threads; a module that fails is left to its suite (the reason
@@ -95,15 +112,7 @@ pub fn start(
     generated: Vec<Generated>,
     workers: usize,
 ) -> Vec<JoinHandle<()>> {
-    let mut modules: Vec<&'static EmbeddedPtx> = order
-        .iter()
-        .filter_map(|name| crate::kernels::module(name))
-        .collect();
-    for module in MODULES {
-        if !modules.iter().any(|m| m.name == module.name) {
-            modules.push(module);
-        }
-    }
+    let modules = module_queue(order);
     let generic = format!("sm_{}", cc.replace('.', ""));
     let queue: Vec<(String, std::borrow::Cow<'static, str>, String)> = modules
         .into_iter()
@@ -137,6 +146,17 @@ pub fn start(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_module_is_queued_once_in_the_order_asked() {
+        let queue = module_queue(&["clock", "cache", "cache", "divergence", "cache"]);
+        let names: Vec<&str> = queue.iter().map(|m| m.name).collect();
+        assert_eq!(names[..3], ["clock", "cache", "divergence"]);
+        assert_eq!(names.len(), MODULES.len());
+        for module in MODULES {
+            assert_eq!(names.iter().filter(|&&n| n == module.name).count(), 1);
+        }
+    }
 
     #[test]
     fn a_module_is_found_only_when_all_three_files_are_there_for_its_ptx() {
