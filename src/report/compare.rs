@@ -106,10 +106,19 @@ fn words(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     let mut in_number = false;
+    let mut before = ' ';
     while let Some(c) = chars.next() {
-        // A point inside a number (1.6) belongs to it; one that ends a sentence does not.
+        // A point inside a number (1.6) belongs to it; one that ends a sentence does not. A
+        // sign that starts a number (-0.4, +2.3) is part of it; a dash between two (16-31) is
+        // not.
+        let next_is_digit = chars.peek().is_some_and(char::is_ascii_digit);
         let numeric = c.is_ascii_digit()
-            || (in_number && c == '.' && chars.peek().is_some_and(char::is_ascii_digit));
+            || (in_number && c == '.' && next_is_digit)
+            || (matches!(c, '-' | '+' | '\u{2212}')
+                && next_is_digit
+                && !before.is_alphanumeric()
+                && !in_number);
+        before = c;
         if !numeric {
             out.push(c);
         } else if !in_number {
@@ -716,6 +725,16 @@ mod tests {
             None
         );
         assert!(differs(&inferred(100.0, 0.5), &inferred(200.0, 1.0), &t).is_some());
+    }
+
+    #[test]
+    fn a_sign_belongs_to_its_number_but_a_dash_between_two_does_not() {
+        assert_eq!(
+            words("+2.3 cycles (points past it -0.4 to 8.6 above)"),
+            words("+10.4 cycles (points past it 8.1 to 12.9 above)")
+        );
+        assert_eq!(words("lanes 16-31 exited"), "lanes #-# exited");
+        assert_ne!(words("lanes 16-31"), words("lanes 16 31"));
     }
 
     #[test]
