@@ -372,6 +372,55 @@ fn slots_checks_every_workload_and_accounts_every_slot() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn a_suite_that_steps_aside_lets_the_next_one_measure_and_is_served_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("all");
+    // regs compiles its register caps aside (about 1 s), so tensor (after it in the plan)
+    // measures meanwhile and regs gets the GPU back once tensor is done with it.
+    let output = gpubench()
+        .args(["all", "--only", "regs,tensor", "--output"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let manifest = json(&run.join("all.json"));
+    let suites = manifest["suites"].as_array().unwrap();
+    let names: Vec<&str> = suites.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["regs", "tensor"],
+        "plan order, whatever order they ended in"
+    );
+    assert!(suites.iter().all(|s| s["status"] == "complete"));
+    assert!(
+        suites[0]["time_split"]["waiting_for_turn_seconds"].is_number(),
+        "regs records its wait for the GPU: {:#}",
+        suites[0]
+    );
+    // tensor's turn came while regs was aside, so regs wrote its figures after tensor's (had
+    // regs kept the GPU, tensor would have started only once regs was done with it).
+    let written = |path: &str| {
+        std::fs::metadata(run.join(path))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    assert!(written("regs/figures.json") > written("tensor/figures.json"));
+    // No turn files are left behind.
+    let leftovers: Vec<String> = std::fs::read_dir(run.join("logs"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| !n.ends_with(".log"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn all_records_a_suite_that_overruns_and_still_runs_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("all");

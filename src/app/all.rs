@@ -411,8 +411,25 @@ impl SuiteChild {
 /// Files a child's turn as it ended: parked until it asks again, or finishing.
 fn settle(child: SuiteChild, off: Off, parked: &mut Vec<SuiteChild>, finishing: &mut Vec<Running>) {
     match off {
-        Off::Aside => parked.push(child),
+        Off::Aside => {
+            park_group(&child.child, true);
+            parked.push(child);
+        }
         Off::Done(ended) => finishing.push(Running { child, ended }),
+    }
+}
+
+/// Notes (or forgets) the process group of a parked child, for an interrupt to kill.
+fn park_group(child: &std::process::Child, parked: bool) {
+    let group = i32::try_from(child.id()).unwrap_or(0);
+    let (from, to) = if parked { (0, group) } else { (group, 0) };
+    for slot in &PARKED_GROUPS {
+        if slot
+            .compare_exchange(from, to, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return;
+        }
     }
 }
 
@@ -427,6 +444,7 @@ fn serve_parked(
 ) -> Result<()> {
     loop {
         for mut child in std::mem::take(parked) {
+            park_group(&child.child, false);
             if let Some(exit) = child.child.try_wait()? {
                 finishing.push(Running {
                     child,
@@ -586,10 +604,19 @@ static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
 /// running one on an interrupt.
 static WAITING_GROUP: AtomicI32 = AtomicI32::new(0);
 
+/// The process groups of suites parked while they work aside (0: a free slot), killed with
+/// the running one on an interrupt. More than fit here would still end on their own: a parked
+/// child that finds its parent gone when it asks for the GPU again exits.
+static PARKED_GROUPS: [AtomicI32; 8] = [const { AtomicI32::new(0) }; 8];
+
 extern "C" fn interrupted(signal: libc::c_int) {
     // SAFETY: kill, signal and raise are async-signal-safe; the handler touches nothing else.
     unsafe {
-        for group in [&RUNNING_GROUP, &WAITING_GROUP].map(|g| g.load(Ordering::SeqCst)) {
+        let groups = [&RUNNING_GROUP, &WAITING_GROUP]
+            .into_iter()
+            .chain(&PARKED_GROUPS)
+            .map(|g| g.load(Ordering::SeqCst));
+        for group in groups {
             if group > 0 {
                 libc::kill(-group, libc::SIGKILL);
             }
