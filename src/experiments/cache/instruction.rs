@@ -240,6 +240,51 @@ mod tests {
         );
     }
 
+    /// Where ptxas and cuobjdump are installed, the SASS of a generated kernel holds one FFMA
+    /// per generated fma, as the check of prebuilt kernels requires.
+    #[test]
+    fn the_sass_holds_one_ffma_per_instruction_where_the_tools_are_installed() {
+        let (Some(ptxas), Some(cuobjdump)) = (find_ptxas(), find_cuobjdump()) else {
+            eprintln!("no ptxas or cuobjdump here; the SASS check is skipped");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("k.ptx");
+        let cubin = dir.path().join("k.cubin");
+        std::fs::write(&source, straight_line_ptx("7.0", 777)).unwrap();
+        let status = std::process::Command::new(&ptxas)
+            .args(["-arch=sm_90", "-o"])
+            .arg(&cubin)
+            .arg(&source)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let sass = std::process::Command::new(&cuobjdump)
+            .arg("-sass")
+            .arg(&cubin)
+            .output()
+            .unwrap();
+        assert_eq!(ffma_count(&String::from_utf8_lossy(&sass.stdout)), 777);
+    }
+
+    fn find_cuobjdump() -> Option<std::path::PathBuf> {
+        let mut candidates: Vec<std::path::PathBuf> = Vec::new();
+        if let Some(path) = std::env::var_os("PATH") {
+            candidates.extend(std::env::split_paths(&path).map(|d| d.join("cuobjdump")));
+        }
+        candidates.extend(find_ptxas().map(|p| p.with_file_name("cuobjdump")));
+        candidates.into_iter().find(|p| p.is_file())
+    }
+
+    #[test]
+    fn ffma_lines_are_counted_not_their_control_words() {
+        let sass = "        /*00e0*/                   FFMA R9, R11, R0.reuse, 1 ;    /* 0x3f8000000b097423 */\n\
+                    /* 0x081fe20000000000 */\n\
+                    /*00f0*/                   FADD R1, R2, R3 ;\n\
+                    /*0100*/                   FFMA R11, R4, R0.reuse, 1.5 ;";
+        assert_eq!(ffma_count(sass), 2);
+    }
+
     fn find_ptxas() -> Option<std::path::PathBuf> {
         let mut candidates: Vec<std::path::PathBuf> = Vec::new();
         if let Ok(nvcc) = std::env::var("NVCC") {
