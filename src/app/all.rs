@@ -3,8 +3,10 @@
 //! suite. A suite's turn on the GPU comes once the one before is done with it (it says so after
 //! its closing clock measurement), so one's figures and exit overlap the next one's start; no
 //! two suites use the GPU at once. Each child is started one turn early and loads the driver
-//! while the suite before measures (see [`crate::gpu::turn`]). `all.json` records each suite's command, outcome and wall time; at the
-//! end the summary tables and the figure index are written. A progress bar on stderr shows the
+//! while the suite before measures; a suite with long host work (compiles) may hand the GPU
+//! back and is given it again between later suites (see [`crate::gpu::turn`]). `all.json`
+//! records each suite's command, outcome and wall time, in plan order; at the end the summary
+//! tables and the figure index are written. A progress bar on stderr shows the
 //! suite, its step, the elapsed time and an estimate; it hides itself when stderr is not a
 //! terminal, where one plain line per finished suite is printed instead.
 
@@ -444,13 +446,14 @@ fn serve_parked(
 ) -> Result<()> {
     loop {
         for mut child in std::mem::take(parked) {
-            park_group(&child.child, false);
             if let Some(exit) = child.child.try_wait()? {
+                park_group(&child.child, false);
                 finishing.push(Running {
                     child,
                     ended: Some((End::Exited(exit), Instant::now())),
                 });
             } else if child.time_left().is_zero() {
+                park_group(&child.child, false);
                 kill_group(&mut child.child);
                 let _ = child.child.wait();
                 finishing.push(Running {
@@ -458,6 +461,7 @@ fn serve_parked(
                     ended: Some((End::TimedOut, Instant::now())),
                 });
             } else if child.wants_turn() {
+                park_group(&child.child, false);
                 child.give_turn()?;
                 let off = child.wait_off_gpu(finishing, tick)?;
                 settle(child, off, parked, finishing);
