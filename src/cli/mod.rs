@@ -449,8 +449,10 @@ pub struct CacheArgs {
     #[arg(long)]
     pub fine_points: Option<u64>,
     /// Threads chasing at once, each from its own place in the chain (global, l2, readonly).
-    /// How finely the L2 and instruction spaces bisect each rise: to 1/N of its footprint
-    /// (finer costs more points; the other spaces bisect to one stride)
+    /// How finely the L2 and instruction spaces bisect each rise: to 1/N of its footprint.
+    /// 512 is about 48 KiB at 24 MiB and 256 B at 128 KiB of code, finer than the rises
+    /// themselves; each halving costs an L2 point of tens of MiB or an instruction-space
+    /// compile round. The other spaces bisect to one stride
     #[arg(long, default_value_t = 512)]
     pub resolution: u32,
     #[arg(long, default_value_t = 1)]
