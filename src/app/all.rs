@@ -209,10 +209,9 @@ pub fn run(args: &AllArgs) -> Result<()> {
         };
         // A suite that asked for the GPU again has it before the next one starts.
         serve_parked(&mut parked, &mut finishing, false, &mut tick)?;
-        let mut child = match next.take() {
-            Some(waiting) => waiting,
-            None => spawn(index)?.context("a planned suite")?,
-        };
+        let mut child = next
+            .take()
+            .context("every suite is started during the turn before its own")?;
         child.give_turn()?;
         next = spawn(index + 1)?;
         let off = child.wait_off_gpu(&mut finishing, &mut tick)?;

@@ -156,6 +156,13 @@ impl Suite {
         )
     }
 
+    /// The measurement's time with the GPU, up to now, unless the suite recorded its own.
+    fn note_gpu_busy(&mut self) {
+        if self.metadata.gpu_busy_seconds.is_none() {
+            self.metadata.gpu_busy_seconds = Some(self.started.elapsed().as_secs_f64());
+        }
+    }
+
     /// Ends the suite's GPU work: records the clock after the measurement and tells `gpubench
     /// all` the next suite may start, while this one fits, draws and writes (host work only
     /// from here on). [`Suite::finish`] does it where a suite did not.
@@ -163,9 +170,7 @@ impl Suite {
         if self.metadata.sm_clock_after.is_some() {
             return Ok(());
         }
-        if self.metadata.gpu_busy_seconds.is_none() {
-            self.metadata.gpu_busy_seconds = Some(self.started.elapsed().as_secs_f64());
-        }
+        self.note_gpu_busy();
         self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
         signal_gpu_done();
         Ok(())
@@ -176,9 +181,7 @@ impl Suite {
     /// an error.
     pub fn finish(mut self, gpu: &mut Gpu, outcome: Result<()>) -> Result<()> {
         let outcome = outcome.map_err(|error| error.context(MeasurementFailed));
-        if self.metadata.gpu_busy_seconds.is_none() {
-            self.metadata.gpu_busy_seconds = Some(self.started.elapsed().as_secs_f64());
-        }
+        self.note_gpu_busy();
         let outcome = outcome.and_then(|()| {
             self.release_gpu(gpu)?;
             let figures = super::registry::require(self.metadata.suite)?

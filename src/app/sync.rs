@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::json;
 
 use super::suite;
@@ -72,10 +72,9 @@ pub fn run(args: &SyncArgs) -> Result<()> {
             };
             let mut next = PROBES.first().map(spawn).transpose()?;
             for (index, probe) in PROBES.iter().enumerate() {
-                let child = match next.take() {
-                    Some(child) => child,
-                    None => spawn(probe)?,
-                };
+                let child = next
+                    .take()
+                    .context("every probe is started while the one before runs")?;
                 let deadline = probe_deadline(timeout, slowest_finished);
                 let started = std::time::Instant::now();
                 let turn = child.give_turn()?;

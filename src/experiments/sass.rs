@@ -18,7 +18,7 @@ pub struct SassRecord {
     pub kernels: Vec<KernelSass>,
 }
 
-fn find_tool(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_tool(name: &str) -> Option<PathBuf> {
     let mut directories: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).collect())
         .unwrap_or_default();

@@ -163,6 +163,21 @@ pub fn compile_concurrently(
     gpu: &Gpu,
     jobs: &[(&str, Option<u32>)],
 ) -> Result<Vec<Vec<u8>>, GpuError> {
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let linked =
+        super::turn::aside(|| gpu.spent.jit(|| link_on_threads(gpu, jobs))).map_err(|e| {
+            GpuError::Driver {
+                action: "stepping aside to compile".into(),
+                detail: format!("{e:#}"),
+            }
+        })?;
+    linked.into_iter().collect()
+}
+
+/// [`link`] of every job, on up to as many threads as the host has cores, in `jobs` order.
+fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8>, GpuError>> {
     let threads = std::thread::available_parallelism()
         .map_or(4, usize::from)
         .min(jobs.len())
@@ -170,37 +185,26 @@ pub fn compile_concurrently(
     let next = std::sync::atomic::AtomicUsize::new(0);
     type Slot = std::sync::Mutex<Option<Result<Vec<u8>, GpuError>>>;
     let results: Vec<Slot> = jobs.iter().map(|_| Slot::new(None)).collect();
-    if jobs.is_empty() {
-        return Ok(Vec::new());
-    }
-    super::turn::aside(|| {
-        gpu.spent.jit(|| {
-            std::thread::scope(|scope| {
-                for _ in 0..threads {
-                    scope.spawn(|| {
-                        loop {
-                            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(&(ptx, max_registers)) = jobs.get(k) else {
-                                break;
-                            };
-                            let cubin = gpu
-                                .context
-                                .bind_to_thread()
-                                .map_err(super::driver_error("binding the context"))
-                                .and_then(|()| link(ptx, max_registers));
-                            if let Ok(mut slot) = results[k].lock() {
-                                *slot = Some(cubin);
-                            }
-                        }
-                    });
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&(ptx, max_registers)) = jobs.get(k) else {
+                        break;
+                    };
+                    let cubin = gpu
+                        .context
+                        .bind_to_thread()
+                        .map_err(super::driver_error("binding the context"))
+                        .and_then(|()| link(ptx, max_registers));
+                    if let Ok(mut slot) = results[k].lock() {
+                        *slot = Some(cubin);
+                    }
                 }
-            })
-        })
-    })
-    .map_err(|e| GpuError::Driver {
-        action: "stepping aside to compile".into(),
-        detail: format!("{e:#}"),
-    })?;
+            });
+        }
+    });
     results
         .into_iter()
         .map(|slot| {

@@ -92,6 +92,11 @@ impl TimeSpent {
     pub fn gpu_wait_seconds(&self) -> f64 {
         self.gpu_wait_nanos.load(Ordering::Relaxed) as f64 / 1e9
     }
+
+    /// Time this process waited for the GPU again after stepping aside ([`turn::aside`]).
+    pub fn waiting_for_turn_seconds(&self) -> f64 {
+        turn::waited_after_aside().as_secs_f64()
+    }
 }
 
 fn add(total: &AtomicU64, since: Instant) {

@@ -120,7 +120,7 @@ impl TimeSplit {
         let driver_start = spent.driver_start.as_secs_f64();
         let jit = spent.jit_seconds();
         let gpu_wait = spent.gpu_wait_seconds();
-        let waiting = crate::gpu::turn::waited_after_aside().as_secs_f64();
+        let waiting = spent.waiting_for_turn_seconds();
         TimeSplit {
             wall_seconds: wall,
             driver_start_seconds: driver_start,

@@ -144,12 +144,13 @@ impl super::Probe for CodeProbe<'_> {
             .collect();
         wanted.sort_unstable();
         wanted.dedup();
-        let mut to_compile = Vec::with_capacity(wanted.len());
+        // (size, PTX) of the sizes `all` did not compile ahead.
+        let mut to_compile: Vec<(u64, String)> = Vec::with_capacity(wanted.len());
         for size in wanted {
             let instructions = Self::instructions(size)?;
             let ptx = straight_line_ptx(&self.isa, instructions);
             let Some(found) = prebuilt::find_ptx(ENTRY, &ptx) else {
-                to_compile.push(size);
+                to_compile.push((size, ptx));
                 continue;
             };
             let ffma = ffma_count(&found.sass);
@@ -162,16 +163,15 @@ impl super::Probe for CodeProbe<'_> {
             self.kernels_prebuilt += 1;
             self.compiled.insert(size, found.cubin);
         }
-        let wanted = to_compile;
-        let sources: Vec<String> = wanted
+        let jobs: Vec<(&str, Option<u32>)> = to_compile
             .iter()
-            .map(|&size| Ok(straight_line_ptx(&self.isa, Self::instructions(size)?)))
-            .collect::<Result<_>>()?;
-        let jobs: Vec<(&str, Option<u32>)> = sources.iter().map(|s| (s.as_str(), None)).collect();
+            .map(|(_, ptx)| (ptx.as_str(), None))
+            .collect();
         // Host work only, done aside: under `gpubench all` another suite may measure meanwhile.
         let cubins = jit::compile_concurrently(self.gpu, &jobs)?;
         self.kernels_compiled += cubins.len();
-        self.compiled.extend(wanted.into_iter().zip(cubins));
+        self.compiled
+            .extend(to_compile.into_iter().map(|(size, _)| size).zip(cubins));
         Ok(())
     }
 
@@ -268,12 +268,11 @@ mod tests {
     }
 
     fn find_cuobjdump() -> Option<std::path::PathBuf> {
-        let mut candidates: Vec<std::path::PathBuf> = Vec::new();
-        if let Some(path) = std::env::var_os("PATH") {
-            candidates.extend(std::env::split_paths(&path).map(|d| d.join("cuobjdump")));
-        }
-        candidates.extend(find_ptxas().map(|p| p.with_file_name("cuobjdump")));
-        candidates.into_iter().find(|p| p.is_file())
+        crate::experiments::sass::find_tool("cuobjdump").or_else(|| {
+            find_ptxas()
+                .map(|p| p.with_file_name("cuobjdump"))
+                .filter(|p| p.is_file())
+        })
     }
 
     #[test]
