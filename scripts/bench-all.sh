@@ -4,8 +4,10 @@
 # uncounted run), full and --quick. Prints min / median / max of each suite's wall time and of
 # its split (JIT, GPU, host, driver start, as each suite recorded them; "ahead" is the cuInit a
 # suite made before its turn, hidden behind the suite before; "aside" the time a suite that
-# stepped aside for host work waited for the GPU again, while others measured) and of the
-# whole run.
+# stepped aside for host work waited for the GPU again, while others measured; "setup" the
+# part of the wall from its context to its own measurement) and of the whole run. "held" is
+# the time the suite held the GPU (its turns in all.json): the held times and the gaps
+# between turns add up to the whole run.
 #   usage: scripts/bench-all.sh [BIN] [RUNS] [MODES]    (defaults: target/device/gpubench 3 "full quick")
 #   environment: OUT (default ./bench-out) keeps every run directory and bench.md.
 set -uo pipefail
@@ -51,16 +53,18 @@ for mode in modes:
         if not runs:
             continue
         print(f"\n## gpubench all{' --quick' if mode == 'quick' else ''}, JIT cache {cache}: {len(runs)} runs, min / median / max seconds\n")
-        print("| suite | wall | JIT | GPU | host | driver start | ahead | waited aside |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| suite | held | wall | JIT | GPU | host | driver start | setup | ahead | waited aside |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         names = [s["name"] for s in runs[0]["suites"]]
         for name in names:
             rows = [next((s for s in r["suites"] if s["name"] == name), {}) for r in runs]
             split = lambda key: [(s.get("time_split") or {}).get(key) for s in rows]
-            print(f"| {name} | {mmm([s.get('seconds') for s in rows])} | {mmm(split('jit_seconds'))} | "
+            held = [sum(b - a for a, b in s["gpu_turns_seconds"]) if s.get("gpu_turns_seconds") else None for s in rows]
+            print(f"| {name} | {mmm(held)} | {mmm([s.get('seconds') for s in rows])} | {mmm(split('jit_seconds'))} | "
                   f"{mmm(split('gpu_wait_seconds'))} | {mmm(split('host_seconds'))} | {mmm(split('driver_start_seconds'))} | "
-                  f"{mmm(split('driver_ahead_seconds'))} | {mmm(split('waiting_for_turn_seconds'))} |")
-        print(f"| **whole run** | **{mmm([r['total_seconds'] for r in runs])}** | | | | | | |")
+                  f"{mmm(split('setup_seconds'))} | {mmm(split('driver_ahead_seconds'))} | {mmm(split('waiting_for_turn_seconds'))} |")
+        held_all = [sum(b - a for s in r["suites"] for a, b in s.get("gpu_turns_seconds", [])) for r in runs]
+        print(f"| **whole run** | {mmm(held_all)} | **{mmm([r['total_seconds'] for r in runs])}** | | | | | | | |")
         failed = [s["name"] for r in runs for s in r["suites"] if s["status"] != "complete"]
         if failed:
             print(f"\nsuites that did not complete: {', '.join(failed)}")

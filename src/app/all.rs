@@ -4,8 +4,9 @@
 //! its closing clock measurement), so one's figures and exit overlap the next one's start; no
 //! two suites use the GPU at once. Each child is started one turn early and loads the driver
 //! while the suite before measures; a suite with long host work (compiles) may hand the GPU
-//! back and is given it again between later suites (see [`crate::gpu::turn`]). `all.json`
-//! records each suite's command, outcome and wall time, in plan order; at the end the summary
+//! back and is given it again between later suites (see [`crate::gpu::turn`]); `gpubench info`
+//! (`info.json`) has the last turn. `all.json` records each suite's command, outcome, wall
+//! time and turns on the GPU, in plan order; at the end the summary
 //! tables and the figure index are written. A progress bar on stderr shows the
 //! suite, its step, the elapsed time and an estimate; it hides itself when stderr is not a
 //! terminal, where one plain line per finished suite is printed instead.
@@ -27,7 +28,7 @@ use serde::Serialize;
 use crate::cli::AllArgs;
 use crate::error::{MeasurementFailed, UsageError};
 use crate::experiments::plan::{self, PlannedSuite};
-use crate::gpu::{Gpu, turn};
+use crate::gpu::turn;
 use crate::report::metadata::{SavedMetadata, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
 
@@ -44,6 +45,10 @@ struct SuiteOutcome {
     /// The suite's own account of its time (from its metadata.json), where it wrote one.
     #[serde(skip_serializing_if = "Option::is_none")]
     time_split: Option<TimeSplit>,
+    /// When it held the GPU: each turn's start and end, in seconds since the run began (a
+    /// suite that stepped aside has several). Their sum is the suite's share of the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    gpu_turns_seconds: Vec<[f64; 2]>,
 }
 
 #[derive(Debug, Serialize)]
@@ -89,8 +94,9 @@ pub fn run(args: &AllArgs) -> Result<()> {
         return Err(UsageError::new("--suite-timeout-seconds must be at least 1").into());
     }
     forward_interrupts();
-    // No usable GPU: say so before any directory exists.
-    let compute_capability = Gpu::open(args.device)?.properties()?.compute_capability;
+    // No usable GPU: say so before any directory exists. No context: the device is the
+    // suites'.
+    let compute_capability = crate::gpu::compute_capability(args.device)?;
     let run = RunDir::create(args.output.as_deref(), "all")?;
     eprintln!("writing to {}", run.path().display());
     let me = std::env::current_exe().context("finding gpubench's own path")?;
@@ -140,24 +146,29 @@ pub fn run(args: &AllArgs) -> Result<()> {
     };
     // A manifest from the start, so an interrupted run still says what it is.
     write_manifest(&[], None)?;
+    // The next suite's child is started as soon as one gets its turn: it loads the driver
+    // while that one measures and waits for its own turn to create its context (gpu::turn).
+    let spawn = |index: usize| {
+        suites
+            .get(index)
+            .map(|suite| spawn_suite(&me, args, run.path(), &logs, suite, index, started))
+            .transpose()
+    };
+    let mut next = spawn(0)?;
     // `info` talks to the driver too: under the same deadline as a suite, killable by an
-    // interrupt like one.
+    // interrupt like one. It loads the driver now and has its turn after the last suite's.
     let info_path = run.path().join("info.json");
-    let info = File::create(&info_path).context("creating info.json")?;
-    let mut child = Command::new(&me)
+    let info_go = logs.join("info.go");
+    let mut info = Command::new(&me)
         .process_group(0)
         .args(["info", "--json", "--device", &args.device.to_string()])
+        .env(turn::GO_ENV, &info_go)
         .stdin(Stdio::null())
-        .stdout(info)
+        .stdout(File::create(&info_path).context("creating info.json")?)
         .stderr(Stdio::null())
         .spawn()
         .context("starting gpubench info")?;
-    let deadline = Duration::from_secs(args.suite_timeout_seconds);
-    if !matches!(wait_with_deadline(&mut child, deadline, |_| false)?, Wait::Ended(End::Exited(status)) if status.success())
-    {
-        let _ = std::fs::remove_file(&info_path);
-        eprintln!("gpubench info did not finish in time or failed; no info.json");
-    }
+    WAITING_INFO.store(i32::try_from(info.id()).unwrap_or(0), Ordering::SeqCst);
 
     let total: f64 = suites.iter().map(|s| s.estimate_seconds).sum();
     let terminal = std::io::stderr().is_terminal();
@@ -191,15 +202,6 @@ pub fn run(args: &AllArgs) -> Result<()> {
         outcomes.push(outcome);
         write_manifest(outcomes, None)
     };
-    // The next suite's child is started as soon as one gets its turn: it loads the driver
-    // while that one measures and waits for its own turn to create its context (gpu::turn).
-    let spawn = |index: usize| {
-        suites
-            .get(index)
-            .map(|suite| spawn_suite(&me, args, run.path(), &logs, suite, index))
-            .transpose()
-    };
-    let mut next = spawn(0)?;
     for (index, suite) in suites.iter().enumerate() {
         bar.set_message(format!("{} ({}/{})", suite.name, index + 1, suites.len()));
         let mut tick = |elapsed: f64| {
@@ -223,6 +225,21 @@ pub fn run(args: &AllArgs) -> Result<()> {
         settle(child, off, &mut parked, &mut finishing);
     }
     serve_parked(&mut parked, &mut finishing, true, &mut |_| {})?;
+    turn::give(&info_go).context("giving gpubench info its turn")?;
+    WAITING_INFO.store(0, Ordering::SeqCst);
+    let deadline = Duration::from_secs(args.suite_timeout_seconds);
+    let ended = wait_with_deadline(&mut info, deadline, |_| {
+        for before in finishing.iter_mut() {
+            before.allow_drop();
+            before.poll();
+        }
+        false
+    })?;
+    if !matches!(ended, Wait::Ended(End::Exited(status)) if status.success()) {
+        let _ = std::fs::remove_file(&info_path);
+        eprintln!("gpubench info did not finish in time or failed; no info.json");
+    }
+    turn::remove_files(&info_go);
     for last in finishing {
         report(last.finish()?, &mut outcomes)?;
     }
@@ -287,11 +304,17 @@ struct SuiteChild {
     gpu_done: std::path::PathBuf,
     /// The file that gives it its first turn; later turns' files are named after it.
     go: std::path::PathBuf,
+    /// The file that lets it destroy its context once done (gpu::turn::DROP_ENV).
+    drop_context: std::path::PathBuf,
     dir: std::path::PathBuf,
     /// When its first turn began.
     started: Option<Instant>,
     /// How often it stepped aside.
     asides: u32,
+    /// When `gpubench all` began, for its turns' times.
+    run_started: Instant,
+    /// Its turns on the GPU so far, as [`SuiteOutcome::gpu_turns_seconds`].
+    turns: Vec<[f64; 2]>,
 }
 
 /// How a child's turn ended.
@@ -309,6 +332,7 @@ fn spawn_suite(
     logs: &Path,
     suite: &PlannedSuite,
     index: usize,
+    run_started: Instant,
 ) -> Result<SuiteChild> {
     let mut command_line = suite.args.clone();
     command_line.extend(args.figures.to_args());
@@ -321,6 +345,7 @@ fn spawn_suite(
     let log_path = logs.join(format!("{}.log", suite.name));
     let gpu_done = logs.join(format!("{}.gpu-done", suite.name));
     let go = logs.join(format!("{}.go", suite.name));
+    let drop_context = logs.join(format!("{}.drop", suite.name));
     let log =
         File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
     // Its own process group, so a timeout kills the suite with every probe it started.
@@ -329,6 +354,7 @@ fn spawn_suite(
         .args(&command_line)
         .env(super::suite::GPU_DONE_ENV, &gpu_done)
         .env(turn::GO_ENV, &go)
+        .env(turn::DROP_ENV, &drop_context)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
@@ -346,9 +372,12 @@ fn spawn_suite(
         log_path,
         gpu_done,
         go,
+        drop_context,
         dir: parent.join(&suite.name),
         started: None,
         asides: 0,
+        run_started,
+        turns: Vec::new(),
     })
 }
 
@@ -361,11 +390,18 @@ impl SuiteChild {
             Some(_) => turn::aside_file(&self.go, self.asides, "go"),
         };
         turn::give(&file).with_context(|| format!("creating {}", file.display()))?;
+        let now = self.since_run_started();
+        self.turns.push([now, now]);
         if self.started.is_none() {
             self.started = Some(Instant::now());
             WAITING_GROUP.store(0, Ordering::SeqCst);
         }
         Ok(())
+    }
+
+    /// Seconds since the run began, to the millisecond.
+    fn since_run_started(&self) -> f64 {
+        (self.run_started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0
     }
 
     fn time_left(&self) -> Duration {
@@ -385,14 +421,25 @@ impl SuiteChild {
         let aside = turn::aside_file(&self.go, self.asides + 1, "back");
         let (gpu_done, left) = (self.gpu_done.clone(), self.time_left());
         let mut stepped_aside = false;
-        let ended = match wait_with_deadline(&mut self.child, left, |elapsed| {
+        let ready = turn::ready_file(&self.go);
+        let waited = wait_with_deadline(&mut self.child, left, |elapsed| {
             tick(elapsed);
+            // The ones before destroy their contexts once this one has its own.
+            let created = ready.exists();
             for before in finishing.iter_mut() {
+                if created {
+                    before.allow_drop();
+                }
                 before.poll();
             }
             stepped_aside = aside.exists();
             stepped_aside || gpu_done.exists()
-        })? {
+        })?;
+        let now = self.since_run_started();
+        if let Some(turn) = self.turns.last_mut() {
+            turn[1] = now;
+        }
+        let ended = match waited {
             Wait::Ended(end) => Some((end, Instant::now())),
             Wait::Released if stepped_aside => {
                 self.asides += 1;
@@ -416,7 +463,11 @@ fn settle(child: SuiteChild, off: Off, parked: &mut Vec<SuiteChild>, finishing: 
             park_group(&child.child, true);
             parked.push(child);
         }
-        Off::Done(ended) => finishing.push(Running { child, ended }),
+        Off::Done(ended) => finishing.push(Running {
+            child,
+            ended,
+            drop_allowed: false,
+        }),
     }
 }
 
@@ -450,6 +501,7 @@ fn serve_parked(
                 finishing.push(Running {
                     child,
                     ended: Some((End::Exited(exit), Instant::now())),
+                    drop_allowed: false,
                 });
             } else if child.time_left().is_zero() {
                 park_group(&child.child, false);
@@ -458,6 +510,7 @@ fn serve_parked(
                 finishing.push(Running {
                     child,
                     ended: Some((End::TimedOut, Instant::now())),
+                    drop_allowed: false,
                 });
             } else if child.wants_turn() {
                 park_group(&child.child, false);
@@ -482,6 +535,8 @@ struct Running {
     /// How and when it was seen to end: before it said it was done with the GPU, or while the
     /// next suite ran.
     ended: Option<(End, Instant)>,
+    /// Whether it may destroy its context.
+    drop_allowed: bool,
 }
 
 /// How a child's run ended.
@@ -500,6 +555,14 @@ enum Wait {
 }
 
 impl Running {
+    /// Lets the child destroy its context (once; see gpu::turn).
+    fn allow_drop(&mut self) {
+        if !self.drop_allowed {
+            self.drop_allowed = true;
+            let _ = turn::give(&self.child.drop_context);
+        }
+    }
+
     /// Notes the moment the child ends, while the next suite runs (its wall time is its own).
     fn poll(&mut self) {
         if self.ended.is_none()
@@ -511,6 +574,7 @@ impl Running {
 
     /// Waits for the child to end (within what is left of its deadline) and reads its outcome.
     fn finish(mut self) -> Result<SuiteOutcome> {
+        self.allow_drop();
         let (end, at) = match self.ended.take() {
             Some(ended) => ended,
             None => {
@@ -523,8 +587,10 @@ impl Running {
             }
         };
         let child = self.child;
-        let _ = std::fs::remove_file(&child.gpu_done);
-        let _ = std::fs::remove_file(&child.go);
+        turn::remove_files(&child.go);
+        for file in [&child.gpu_done, &child.drop_context] {
+            let _ = std::fs::remove_file(file);
+        }
         for n in 1..=child.asides {
             for what in ["back", "want", "go"] {
                 let _ = std::fs::remove_file(turn::aside_file(&child.go, n, what));
@@ -552,6 +618,7 @@ impl Running {
             error,
             seconds: Some(at.duration_since(child.started.unwrap_or(at)).as_secs_f64()),
             time_split,
+            gpu_turns_seconds: child.turns,
         })
     }
 }
@@ -607,6 +674,10 @@ static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
 /// running one on an interrupt.
 static WAITING_GROUP: AtomicI32 = AtomicI32::new(0);
 
+/// The process group of `gpubench info` while it waits for its turn (0: none), killed with
+/// the running one on an interrupt.
+static WAITING_INFO: AtomicI32 = AtomicI32::new(0);
+
 /// The process groups of suites parked while they work aside (0: a free slot), killed with
 /// the running one on an interrupt. More than fit here would still end on their own: a parked
 /// child that finds its parent gone when it asks for the GPU again exits.
@@ -615,7 +686,7 @@ static PARKED_GROUPS: [AtomicI32; 8] = [const { AtomicI32::new(0) }; 8];
 extern "C" fn interrupted(signal: libc::c_int) {
     // SAFETY: kill, signal and raise are async-signal-safe; the handler touches nothing else.
     unsafe {
-        let groups = [&RUNNING_GROUP, &WAITING_GROUP]
+        let groups = [&RUNNING_GROUP, &WAITING_GROUP, &WAITING_INFO]
             .into_iter()
             .chain(&PARKED_GROUPS)
             .map(|g| g.load(Ordering::SeqCst));

@@ -168,6 +168,10 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         )
         .into());
     }
+    if !(1..=1024).contains(&args.timed_span_mib) {
+        return Err(UsageError::new("--timed-span-mib takes 1 to 1024 (MiB)").into());
+    }
+    let span = args.timed_span_mib << 20;
     if !(1..=1024).contains(&args.threads) || (args.threads > 1 && !space.global_loads()) {
         return Err(UsageError::new(
             "--threads takes 1 to 1024, and more than 1 only with --space global, l2 or readonly",
@@ -262,7 +266,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "method": match space {
             Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker (each round's batch serves every rise's bisections at once; under gpubench all the coarse grid is compiled before the suite starts by the toolkit's ptxas, its SASS checked for one FFMA per instruction); two passes, the second timed; 16 bytes per instruction; bisection at each rise to 1/{} of the footprint", args.resolution),
             Space::Tlb => "one element per stride in one buffer allocated at the largest footprint, chain scattered on the device, ld.global.cg; one warm pass, then at least one full timed pass; final element checked; then a stride sweep past the first reach for the page size".to_string(),
-            Space::L2 => format!("64-bit pointer chase (p = *p: nothing but the load on the chain), address-order chain built on the device; one warm pass made by a block of 1024 threads in address order, then one thread's timed loads from element 0 over the first {} MiB of the chain (>= 2048 loads, at most one pass: each element was last read in the warm pass with all others in between, as in a full pass); final element checked; four coarse points per doubling, bisection at each rise to 1/{} of the footprint, fine sweep after it", cache::L2_TIMED_SPAN_BYTES >> 20, args.resolution),
+            Space::L2 => format!("64-bit pointer chase (p = *p: nothing but the load on the chain), address-order chain built on the device; one warm pass made by a block of 1024 threads in address order, then one thread's timed loads from element 0 over the first {} MiB of the chain (>= 2048 loads, at most one pass: each element was last read in the warm pass with all others in between, as in a full pass); final element checked; four coarse points per doubling, bisection at each rise to 1/{} of the footprint, fine sweep after it", args.timed_span_mib, args.resolution),
             Space::Global | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
             _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
         },
@@ -322,7 +326,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     &mut |footprint| match tlb_buffer.as_mut() {
                         Some(buffer) => tlb::measure(gpu, buffer, order, footprint, stride),
                         None => {
-                            cache::measure_point(gpu, space, order, args.threads, footprint, stride)
+                            cache::measure_point(gpu, space, order, args.threads, footprint, stride, span)
                         }
                     },
                 )?
@@ -378,7 +382,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 | Space::Texture
                 | Space::Constant
                 | Space::ConstantUniform => {
-                    fetch_granularity(gpu, suite, space, &report, stride, largest)?
+                    fetch_granularity(gpu, suite, space, &report, stride, largest, span)?
                 }
                 _ => None,
             };
@@ -409,6 +413,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     smallest,
                     largest,
                     fine_points,
+                    span,
                 )?)
             } else {
                 None
@@ -539,6 +544,7 @@ fn fetch_granularity(
     report: &cache_inference::CacheReport,
     stride: u64,
     largest: u64,
+    span: u64,
 ) -> Result<Option<serde_json::Value>> {
     let Some(size) = report.levels.first().and_then(|level| level.size_bytes) else {
         return Ok(None);
@@ -561,7 +567,7 @@ fn fetch_granularity(
         .copied()
         .filter(|&s| footprint.is_multiple_of(s));
     let points = cache::stride_sweep(footprint, dividing, 32, |s| {
-        cache::measure_point(gpu, space, Order::Stride, 1, footprint, s)
+        cache::measure_point(gpu, space, Order::Stride, 1, footprint, s, span)
     })?;
     let estimate = granularity_of(suite, "strides.csv", footprint, &points)?;
     match &estimate {
@@ -677,7 +683,15 @@ fn index_overhead(
     smallest: u64,
     stride: u64,
 ) -> Result<serde_json::Value> {
-    let pointer = cache::measure_point(gpu, Space::Global, Order::Stride, 1, smallest, stride)?;
+    let pointer = cache::measure_point(
+        gpu,
+        Space::Global,
+        Order::Stride,
+        1,
+        smallest,
+        stride,
+        cache::L2_TIMED_SPAN_BYTES,
+    )?;
     let index = cache::measure_index_chase(gpu, smallest, stride)?;
     println!(
         "index chain (j = chain[j]) at {smallest} B: {index:.1} cycles per load; pointer chain (load-to-use): {pointer:.1}; index arithmetic adds {:.1}",
@@ -729,7 +743,8 @@ fn conflict_experiment(
     };
     let found =
         crate::experiments::cache::conflict::experiment(&strides, hit_below, most, |n, s| {
-            cache::measure_point(gpu, space, Order::Stride, 1, n * s, s)
+            // Not the L2 space: no timed span.
+            cache::measure_point(gpu, space, Order::Stride, 1, n * s, s, cache::L2_TIMED_SPAN_BYTES)
         })?;
     let rows: Vec<ConflictRow> = found
         .iter()
@@ -793,6 +808,7 @@ fn carveout_sweep(
     smallest: u64,
     largest: u64,
     fine_points: u64,
+    span: u64,
 ) -> Result<Vec<serde_json::Value>> {
     let shared = i64::from(gpu.properties()?.shared_memory_per_multiprocessor_bytes);
     let mut rows = Vec::new();
@@ -804,7 +820,7 @@ fn carveout_sweep(
             smallest,
             largest,
             fine_points,
-            |f| cache::measure_point(gpu, space, Order::Stride, 1, f, stride),
+            |f| cache::measure_point(gpu, space, Order::Stride, 1, f, stride, span),
         )?;
         let level = cache_inference::infer(&sweep.points).and_then(|r| r.levels.first().cloned());
         let requested = shared * i64::from(percent) / 100;
@@ -942,8 +958,16 @@ impl super::registry::SuiteDef for Cache {
                 let estimate = match (space, quick) {
                     // Bisected to 1/64 of the footprint (about 0.4 MiB at 24 MiB) rather
                     // than 1/512: three halvings fewer per edge.
+                    // Its loads timed over the first 4 MiB of each chain, not 32.
                     ("l2", true) => {
-                        args.extend(["--fine-points", "2", "--resolution", "64"]);
+                        args.extend([
+                            "--fine-points",
+                            "2",
+                            "--resolution",
+                            "64",
+                            "--timed-span-mib",
+                            "4",
+                        ]);
                         12.0
                     }
                     ("l2", false) => {
@@ -973,6 +997,13 @@ impl super::registry::SuiteDef for Cache {
                             "262144",
                         ]);
                         15.0
+                    }
+                    // Ending at 1 MiB, past the L1 (256 KiB on Hopper) and on the L2's plateau,
+                    // rather than at 4 MiB: most of these sweeps' GPU time is their largest
+                    // footprints.
+                    ("global" | "readonly" | "texture", true) => {
+                        args.extend(["--fine-points", "16", "--max-bytes", "1048576"]);
+                        1.0
                     }
                     (_, true) => {
                         args.extend(["--fine-points", "16"]);

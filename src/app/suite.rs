@@ -80,8 +80,12 @@ pub fn run_opened(
     measure: impl FnOnce(&mut Gpu, &mut Suite) -> Result<()>,
 ) -> Result<()> {
     let mut suite = start(&mut gpu, name, output, modules, settings)?;
+    gpu.spent.setup = gpu.spent.opened.elapsed().saturating_sub(gpu.spent.driver_start);
     let outcome = measure(&mut gpu, &mut suite);
-    suite.finish(&mut gpu, outcome)
+    let finished = suite.finish(&mut gpu, outcome);
+    crate::gpu::turn::before_dropping_context();
+    drop(gpu);
+    finished
 }
 
 /// The environment variable `gpubench all` sets to a path for each suite: the suite creates
@@ -112,9 +116,15 @@ fn start(
     settings: serde_json::Value,
 ) -> Result<Suite> {
     let device = gpu.properties()?;
-    let (nvml, health) = health::start(gpu.uuid().map_err(|e| e.to_string()));
-    let sm_clock_before = measure_sm_clock(gpu)?;
-    let read_overhead = measure_read_overhead(gpu)?;
+    let uuid = gpu.uuid().map_err(|e| e.to_string());
+    // NVML starts on another thread while the GPU measures the clock (it takes about 10 ms).
+    let ((nvml, health), clocks) = std::thread::scope(|scope| {
+        let nvml = scope.spawn(|| health::start(uuid));
+        let clocks = measure_sm_clock(gpu).and_then(|clock| Ok((clock, measure_read_overhead(gpu)?)));
+        let nvml = nvml.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (nvml, clocks)
+    });
+    let (sm_clock_before, read_overhead) = clocks?;
     let run = RunDir::create(output, suite)?;
     eprintln!("writing to {}", run.path().display());
     let mut with_clock = modules.to_vec();

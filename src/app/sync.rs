@@ -1,8 +1,8 @@
-//! `gpubench sync`: every probe in a child process with a deadline; verdicts in a table.
+//! `gpubench sync`: the probes in a child process, each with a deadline; verdicts in a table.
 
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 
 use super::suite;
@@ -16,19 +16,25 @@ use crate::report::run_dir::write_atomically;
 use crate::report::sync as sync_report;
 
 /// A probe's deadline, counted from its kernel's launch (the child's start and module load
-/// come before and are not part of it): the timeout until one probe has finished, then four
-/// times the slowest launch-to-exit time measured so far, at least [`DEADLINE_FLOOR`] and at
-/// most the timeout.
-fn probe_deadline(timeout: Duration, slowest_finished: Option<Duration>) -> Duration {
+/// come before and are not part of it): the timeout until one probe has finished; then the
+/// watchdog (the longest a spinning lane may rightly wait) plus four times the slowest
+/// launch-to-result time beyond the watchdog measured so far, that part at least
+/// [`DEADLINE_FLOOR`]; never more than the timeout.
+fn probe_deadline(
+    timeout: Duration,
+    watchdog: Duration,
+    slowest_finished: Option<Duration>,
+) -> Duration {
     match slowest_finished {
         None => timeout,
-        Some(slowest) => (slowest * 4).clamp(DEADLINE_FLOOR.min(timeout), timeout),
+        Some(slowest) => (watchdog + (slowest * 4).max(DEADLINE_FLOOR)).min(timeout),
     }
 }
 
-/// The least deadline: ten times the parent's 5 ms polling step, so a probe that ends is
-/// never killed for the poll's granularity.
-const DEADLINE_FLOOR: Duration = Duration::from_millis(50);
+/// The least allowance beyond the watchdog. A probe's launch-to-result is a few milliseconds
+/// on an H100; this leaves room for the host scheduling the child late while `gpubench all`
+/// compiles on the other cores.
+const DEADLINE_FLOOR: Duration = Duration::from_millis(100);
 
 pub fn run(args: &SyncArgs) -> Result<()> {
     if let Some(name) = &args.child_probe {
@@ -44,7 +50,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
     let settings = json!({
         "timeout_seconds": args.timeout_seconds,
         "watchdog_ms": args.watchdog_ms,
-        "method": "each probe runs in a child process killed at its deadline, counted from the kernel's launch (the child reports it): the timeout for the first, then four times the slowest launch-to-exit time of the probes that finished so far (at least 50 ms, at most the timeout); spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock; deadlines.json records each probe's times and deadline",
+        "method": "the probes run one after another in a child process, killed at a probe's deadline counted from its kernel's launch (the child reports each launch and each result); a probe that hangs or fails ends its process and the probes after it run in a new one. Deadline: the timeout for the first probe, then watchdog_ms plus four times the slowest launch-to-result time beyond the watchdog of the probes that finished so far (that part at least 100 ms), at most the timeout; spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock; deadlines.json records each probe's times, deadline and process",
     });
     suite::run(
         "sync",
@@ -60,40 +66,47 @@ pub fn run(args: &SyncArgs) -> Result<()> {
             let mut deadlines = Vec::new();
             let mut results = Vec::new();
             let mut pairing_stamps = None;
-            let probe_file = |probe: &sync::Probe| {
-                suite
-                    .run
-                    .path()
-                    .join(format!("probe-{}.json", probe.info.name))
-            };
-            // Each probe's child starts while the one before runs (see gpu::turn).
-            let spawn = |probe: &sync::Probe| {
-                sync::spawn_probe(probe, args.device, budget_cycles, &probe_file(probe))
-            };
-            let mut next = PROBES.first().map(spawn).transpose()?;
+            let watchdog = Duration::from_millis(args.watchdog_ms);
+            let dir = suite.run.path().to_path_buf();
+            // Probes run one after another in one child process; one that hangs or fails ends
+            // it, and the probes after it get a new one.
+            let mut child: Option<sync::ProbesChild> = None;
+            let mut children = 0;
             for (index, probe) in PROBES.iter().enumerate() {
-                let child = next
-                    .take()
-                    .context("every probe is started while the one before runs")?;
-                let deadline = probe_deadline(timeout, slowest_finished);
+                let running = match child.as_mut() {
+                    Some(running) => running,
+                    None => {
+                        children += 1;
+                        let rest: Vec<&sync::Probe> = PROBES[index..].iter().collect();
+                        let go = dir.join(format!("probes-{children}.go"));
+                        let started =
+                            sync::spawn_probes(&rest, args.device, budget_cycles, &dir, &go)?;
+                        started.give_turn()?;
+                        child.insert(started)
+                    }
+                };
+                let deadline = probe_deadline(timeout, watchdog, slowest_finished);
                 let started = std::time::Instant::now();
-                let turn = child.give_turn()?;
-                next = PROBES.get(index + 1).map(spawn).transpose()?;
-                let (outcome, launched) = turn.wait(deadline)?;
-                let took = started.elapsed();
-                let since_launch = launched.map(|at| at.elapsed());
-                if !matches!(outcome, ChildOutcome::Hung { .. })
-                    && let Some(ran) = since_launch
-                {
-                    slowest_finished = Some(slowest_finished.map_or(ran, |s| s.max(ran)));
+                let run = running.next(probe, timeout, deadline)?;
+                if !matches!(run.outcome, ChildOutcome::Values(_)) {
+                    child = None;
+                }
+                if let Some(took) = run.launch_to_result {
+                    let beyond = if sync::spins(probe) {
+                        took.saturating_sub(watchdog)
+                    } else {
+                        took
+                    };
+                    slowest_finished = Some(slowest_finished.map_or(beyond, |s| s.max(beyond)));
                 }
                 deadlines.push(json!({
                     "probe": probe.info.name,
-                    "seconds": took.as_secs_f64(),
-                    "launch_to_end_seconds": since_launch.map(|d| d.as_secs_f64()),
+                    "seconds": started.elapsed().as_secs_f64(),
+                    "launch_to_result_seconds": run.launch_to_result.map(|d| d.as_secs_f64()),
                     "deadline_seconds": deadline.as_secs_f64(),
+                    "process": children,
                 }));
-                let verdict = match outcome {
+                let verdict = match run.outcome {
                     ChildOutcome::Values(values) => {
                         if probe.info.name == "barrier-pairing" {
                             pairing_stamps = Some(values.clone());
@@ -105,6 +118,9 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                 };
                 eprintln!("{}: {}", probe.info.name, verdict.outcome.label());
                 results.push((probe.listing, verdict));
+            }
+            if let Some(done) = child {
+                done.finish()?;
             }
             suite.run.write_json("deadlines.json", &deadlines)?;
             sync_report::write(&suite.run, &results)?;
@@ -120,28 +136,42 @@ pub fn run(args: &SyncArgs) -> Result<()> {
     )
 }
 
-/// The child side: one probe, its raw values written atomically to `--child-output`.
-fn child(args: &SyncArgs, name: &str) -> Result<()> {
-    let probe = sync::probe(name)
-        .ok_or_else(|| UsageError::new(format!("there is no sync probe named {name}")))?;
-    let output = args
+/// The child side: the probes `--child-probe` lists, one after another, each one's raw values
+/// written atomically into the directory `--child-output`.
+fn child(args: &SyncArgs, names: &str) -> Result<()> {
+    let probes = names
+        .split(',')
+        .map(|name| {
+            sync::probe(name)
+                .ok_or_else(|| UsageError::new(format!("there is no sync probe named {name}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let dir = args
         .child_output
         .as_deref()
         .ok_or_else(|| UsageError::new("--child-probe needs --child-output"))?;
     let mut gpu = Gpu::open(args.device)?;
     let deadline = Duration::from_secs_f64(args.timeout_seconds + 10.0);
-    // The module is loaded first, so the parent's deadline, counted from the line below,
+    // The module is loaded first, so the parent's deadline, counted from the launch line,
     // covers the kernel alone.
-    gpu.function("sync", probe.entry)?;
-    {
+    for probe in &probes {
+        gpu.function("sync", probe.entry)?;
+    }
+    let say = |what: &str, name: &str| -> Result<()> {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "{}", sync::LAUNCHING)?;
+        writeln!(stdout, "{what} {name}")?;
         stdout.flush()?;
+        Ok(())
+    };
+    for probe in probes {
+        say(sync::LAUNCHING, probe.info.name)?;
+        let values = sync::run_probe(&mut gpu, probe, args.child_budget_cycles, deadline)?;
+        let text = serde_json::to_vec_pretty(&json!({ "probe": probe.info.name, "values": values }))?;
+        write_atomically(&sync::result_file(dir, probe.info.name), &text)?;
+        say(sync::DONE, probe.info.name)?;
     }
-    let values = sync::run_probe(&mut gpu, probe, args.child_budget_cycles, deadline)?;
-    let text = serde_json::to_vec_pretty(&json!({ "probe": name, "values": values }))?;
-    write_atomically(output, &text)
+    Ok(())
 }
 
 /// `gpubench sync` in the suite registry.
@@ -156,8 +186,14 @@ impl super::registry::SuiteDef for Sync {
         run(args)
     }
 
-    fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
-        vec![PlannedSuite::new("sync", &["sync"], 6.6)]
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        // A 25 ms watchdog: Listing 6 spins that long, and every deadline after it is that
+        // much shorter.
+        vec![if quick {
+            PlannedSuite::new("sync", &["sync", "--watchdog-ms", "25"], 1.0)
+        } else {
+            PlannedSuite::new("sync", &["sync"], 1.0)
+        }]
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
@@ -196,12 +232,13 @@ mod tests {
     #[test]
     fn the_deadline_follows_the_slowest_finished_probe_within_bounds() {
         let timeout = Duration::from_secs(5);
-        assert_eq!(probe_deadline(timeout, None), timeout);
         let ms = Duration::from_millis;
-        assert_eq!(probe_deadline(timeout, Some(ms(5))), ms(50));
-        assert_eq!(probe_deadline(timeout, Some(ms(100))), ms(400));
-        assert_eq!(probe_deadline(timeout, Some(ms(3000))), timeout);
-        assert_eq!(probe_deadline(ms(300), Some(ms(100))), ms(300));
-        assert_eq!(probe_deadline(ms(20), Some(ms(1))), ms(20));
+        let watchdog = ms(100);
+        assert_eq!(probe_deadline(timeout, watchdog, None), timeout);
+        assert_eq!(probe_deadline(timeout, watchdog, Some(ms(5))), ms(200));
+        assert_eq!(probe_deadline(timeout, watchdog, Some(ms(50))), ms(300));
+        assert_eq!(probe_deadline(timeout, watchdog, Some(ms(3000))), timeout);
+        assert_eq!(probe_deadline(ms(150), watchdog, Some(ms(1))), ms(150));
+        assert_eq!(probe_deadline(timeout, ms(1), Some(ms(1))), ms(101));
     }
 }

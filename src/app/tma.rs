@@ -167,7 +167,7 @@ impl super::registry::SuiteDef for Tma {
                 &[
                     "tma",
                     "--footprints-mib",
-                    "1,16,32,64,128,256",
+                    "1,16,32,64,128",
                     "--stream-mib",
                     "128",
                 ],

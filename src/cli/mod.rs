@@ -448,13 +448,17 @@ pub struct CacheArgs {
     /// whose points cost a compile or a GiB-scale chain).
     #[arg(long)]
     pub fine_points: Option<u64>,
-    /// Threads chasing at once, each from its own place in the chain (global, l2, readonly).
     /// How finely the L2 and instruction spaces bisect each rise: to 1/N of its footprint.
     /// 512 is about 48 KiB at 24 MiB and 256 B at 128 KiB of code, finer than the rises
     /// themselves; each halving costs an L2 point of tens of MiB or an instruction-space
     /// compile round. The other spaces bisect to one stride
     #[arg(long, default_value_t = 512)]
     pub resolution: u32,
+    /// The L2 space (one thread) times its loads over at most the first N MiB of the chain,
+    /// after a warm pass over all of it; a footprint up to N MiB is timed whole.
+    #[arg(long, default_value_t = 32)]
+    pub timed_span_mib: u64,
+    /// Threads chasing at once, each from its own place in the chain (global, l2, readonly).
     #[arg(long, default_value_t = 1)]
     pub threads: u32,
     /// Also time loads one by one (1024 per doubling footprint) into loads.csv (global, l2,

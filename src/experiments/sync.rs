@@ -3,8 +3,9 @@
 //!
 //! A probe can hang the GPU in a way no in-kernel watchdog can end (lanes waiting in a barrier
 //! never reach a watchdog check), and a hung kernel cannot be stopped from inside its own
-//! process. So every probe runs in a child process (`gpubench sync --child-probe NAME`) that
-//! the parent kills at a deadline; a kill is a verdict, "hung". Spinning loops also carry an
+//! process. So the probes run in a child process (`gpubench sync --child-probe A,B,…`, one
+//! after another, each announcing its launch and its result) that the parent kills at a
+//! probe's deadline; a kill is a verdict, "hung", and the probes after it get a new process. Spinning loops also carry an
 //! in-kernel clock64 watchdog, so a deadlock that can be caught is caught and reported with
 //! what each lane saw.
 
@@ -147,140 +148,203 @@ pub enum ChildOutcome {
     Failed(String),
 }
 
-/// The line a probe's child prints on stdout just before it launches the kernel.
+/// What a probes' child prints on stdout: `launching NAME` just before it launches a probe's
+/// kernel, `done NAME` once the probe's values are in its file ([`result_file`]).
 pub const LAUNCHING: &str = "launching";
+pub const DONE: &str = "done";
 
-/// A probe's child process, started ahead of its turn on the GPU: it loads the driver, then
-/// waits for the file `go` before it creates its context (see [`crate::gpu::turn`]), so the
-/// parent starts the next probe's child while one probe runs.
-pub struct ProbeChild {
-    child: std::process::Child,
-    go: std::path::PathBuf,
-    result_file: std::path::PathBuf,
-    launches: std::sync::mpsc::Receiver<Instant>,
+/// Where a probes' child writes the values of probe `name`, in the directory `dir`.
+pub fn result_file(dir: &Path, name: &str) -> std::path::PathBuf {
+    dir.join(format!("probe-{name}.json"))
 }
 
-/// In the parent: starts `probe` in a child process of this executable, which will write its
-/// values as JSON to `result_file` once given its turn ([`ProbeChild::run`]).
-pub fn spawn_probe(
-    probe: &Probe,
+/// Whether `probe`'s kernel spins in a loop that its clock64 watchdog ends: it may rightly
+/// run for the whole watchdog.
+pub fn spins(probe: &Probe) -> bool {
+    matches!(probe.entry, "sync_simt_spin" | "sync_two_warp_spin")
+}
+
+/// A line a probes' child printed, and when the parent read it; or the end of its output.
+enum Said {
+    Launching(String, Instant),
+    Done(String, Instant),
+    Closed,
+}
+
+/// A child process that runs probes one after another (`gpubench sync --child-probe A,B`),
+/// started ahead of its turn on the GPU: it loads the driver, then waits for the file `go`
+/// before it creates its context (see [`crate::gpu::turn`]).
+pub struct ProbesChild {
+    child: std::process::Child,
+    go: std::path::PathBuf,
+    dir: std::path::PathBuf,
+    said: std::sync::mpsc::Receiver<Said>,
+}
+
+/// How one probe went in a probes' child, and its launch-to-result time where it has one.
+pub struct ProbeRun {
+    pub outcome: ChildOutcome,
+    pub launch_to_result: Option<Duration>,
+    pub launched: bool,
+}
+
+/// In the parent: starts `probes` in a child process of this executable, which writes each
+/// probe's values as JSON into `dir` once given its turn ([`ProbesChild::give_turn`]).
+pub fn spawn_probes(
+    probes: &[&Probe],
     device: usize,
     budget_cycles: i64,
-    result_file: &Path,
-) -> Result<ProbeChild> {
+    dir: &Path,
+    go: &Path,
+) -> Result<ProbesChild> {
     let exe = std::env::current_exe().context("cannot find this executable to start a probe")?;
-    let go = result_file.with_extension("go");
+    let names: Vec<&str> = probes.iter().map(|p| p.info.name).collect();
     let mut child = Command::new(exe)
         .args(["sync", "--device", &device.to_string()])
-        .args(["--child-probe", probe.info.name])
+        .args(["--child-probe", &names.join(",")])
         .args(["--child-budget-cycles", &budget_cycles.to_string()])
         .arg("--child-output")
-        .arg(result_file)
-        .env(crate::gpu::turn::GO_ENV, &go)
+        .arg(dir)
+        .env(crate::gpu::turn::GO_ENV, go)
+        .env_remove(crate::gpu::turn::DROP_ENV)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .context("cannot start a probe's child process")?;
-    let (tx, launches) = std::sync::mpsc::channel();
+    let (tx, said) = std::sync::mpsc::channel();
     if let Some(stdout) = child.stdout.take() {
         std::thread::spawn(move || {
             use std::io::BufRead;
-            let mut lines = std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok);
-            if lines.any(|line| line == LAUNCHING) {
-                let _ = tx.send(Instant::now());
-            }
             // Read to the end, so the child never writes into a closed pipe.
-            lines.for_each(drop);
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let now = Instant::now();
+                let event = match line.split_once(' ') {
+                    Some((LAUNCHING, name)) => Said::Launching(name.to_string(), now),
+                    Some((DONE, name)) => Said::Done(name.to_string(), now),
+                    _ => continue,
+                };
+                let _ = tx.send(event);
+            }
+            let _ = tx.send(Said::Closed);
         });
     }
-    Ok(ProbeChild {
+    Ok(ProbesChild {
         child,
-        go,
-        result_file: result_file.to_path_buf(),
-        launches,
+        go: go.to_path_buf(),
+        dir: dir.to_path_buf(),
+        said,
     })
 }
 
-/// A probe's child on its turn.
-pub struct ProbeTurn {
-    probe: ProbeChild,
-    started: Instant,
-}
-
-impl ProbeChild {
-    /// Lets the child create its context and launch; its deadline counts from now.
-    pub fn give_turn(self) -> Result<ProbeTurn> {
-        crate::gpu::turn::give(&self.go)
-            .with_context(|| format!("creating {}", self.go.display()))?;
-        Ok(ProbeTurn {
-            probe: self,
-            started: Instant::now(),
-        })
-    }
-}
-
-impl ProbeTurn {
-    /// Waits for the probe: kills the child `deadline` after it reports its launch (or after
-    /// its turn began, if it never does). Returns how it ended and when it launched.
-    pub fn wait(mut self, deadline: Duration) -> Result<(ChildOutcome, Option<Instant>)> {
-        let outcome = self.wait_for_child(deadline);
-        let _ = std::fs::remove_file(&self.probe.go);
-        outcome
+impl ProbesChild {
+    /// Lets the child create its context and start its probes.
+    pub fn give_turn(&self) -> Result<()> {
+        crate::gpu::turn::give(&self.go).with_context(|| format!("creating {}", self.go.display()))
     }
 
-    fn wait_for_child(&mut self, deadline: Duration) -> Result<(ChildOutcome, Option<Instant>)> {
-        let started = self.started;
-        let probe = &mut self.probe;
-        let (child, launches, result_file) =
-            (&mut probe.child, &probe.launches, &probe.result_file);
+    /// Waits for `probe`, the child's next: for its launch (up to `timeout` from now), then
+    /// for its values, up to `deadline` after the launch. A child that misses either is killed
+    /// (the probe hung); one that ends without the probe's values failed on it. After either
+    /// the child is gone and the next probe needs a new one.
+    pub fn next(&mut self, probe: &Probe, timeout: Duration, deadline: Duration) -> Result<ProbeRun> {
+        let waiting = Instant::now();
         let mut launched: Option<Instant> = None;
+        let mut exited = None;
         loop {
-            if launched.is_none() {
-                launched = launches.try_recv().ok();
+            // Once the child has ended, its last lines are read to the end of its output.
+            let said = match exited {
+                None => self.said.try_recv().ok(),
+                Some(_) => self.said.recv_timeout(Duration::from_secs(1)).ok(),
+            };
+            match said {
+                Some(Said::Launching(name, at)) if name == probe.info.name => {
+                    launched = Some(at);
+                    continue;
+                }
+                Some(Said::Done(name, at)) if name == probe.info.name => {
+                    return Ok(ProbeRun {
+                        outcome: ChildOutcome::Values(read_values(&result_file(&self.dir, &name))?),
+                        launch_to_result: launched.map(|l| at.duration_since(l)),
+                        launched: true,
+                    });
+                }
+                Some(Said::Closed) | None if exited.is_some() => {
+                    return Ok(ProbeRun {
+                        outcome: ChildOutcome::Failed(self.why_it_ended(exited)),
+                        launch_to_result: None,
+                        launched: launched.is_some(),
+                    });
+                }
+                Some(_) => continue,
+                None => {}
             }
-            if let Some(status) = child
+            if let Some(status) = self
+                .child
                 .try_wait()
                 .context("waiting for a probe's child process")?
             {
-                // The launch line, if the child printed one, is read before its stdout closes.
-                if launched.is_none() {
-                    launched = launches.recv().ok();
-                }
-                if !status.success() {
-                    let mut message = String::new();
-                    if let Some(mut stderr) = child.stderr.take() {
-                        use std::io::Read;
-                        let _ = stderr.read_to_string(&mut message);
-                    }
-                    return Ok((
-                        ChildOutcome::Failed(format!("{status}: {}", message.trim())),
-                        launched,
-                    ));
-                }
-                let text = std::fs::read_to_string(result_file).with_context(|| {
-                    format!("the probe wrote no result to {}", result_file.display())
-                })?;
-                let values: Vec<i64> = serde_json::from_str::<serde_json::Value>(&text)?["values"]
-                    .as_array()
-                    .context("a probe result without values")?
-                    .iter()
-                    .map(|v| v.as_i64().unwrap_or(i64::MIN))
-                    .collect();
-                return Ok((ChildOutcome::Values(values), launched));
+                exited = Some(status);
+                continue;
             }
-            if launched.unwrap_or(started).elapsed() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Ok((
-                    ChildOutcome::Hung {
-                        seconds: started.elapsed().as_secs_f64(),
+            let overdue = match launched {
+                Some(at) => at.elapsed() > deadline,
+                None => waiting.elapsed() > timeout,
+            };
+            if overdue {
+                self.kill();
+                return Ok(ProbeRun {
+                    outcome: ChildOutcome::Hung {
+                        seconds: launched.unwrap_or(waiting).elapsed().as_secs_f64(),
                     },
-                    launched,
-                ));
+                    launch_to_result: None,
+                    launched: launched.is_some(),
+                });
             }
             std::thread::sleep(Duration::from_millis(1));
         }
     }
+
+    /// The child's exit status and what it printed on stderr.
+    fn why_it_ended(&mut self, status: Option<std::process::ExitStatus>) -> String {
+        let mut message = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            use std::io::Read;
+            let _ = stderr.read_to_string(&mut message);
+        }
+        let status = status.map_or("ended".to_string(), |s| s.to_string());
+        match message.trim() {
+            "" => format!("the probe's process ended ({status}) without its values"),
+            message => format!("{status}: {message}"),
+        }
+    }
+
+    /// Ends the child (and its turn file).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        crate::gpu::turn::remove_files(&self.go);
+    }
+
+    /// Waits for a child whose probes are all done to exit.
+    pub fn finish(mut self) -> Result<()> {
+        self.child
+            .wait()
+            .context("waiting for a probe's child process")?;
+        crate::gpu::turn::remove_files(&self.go);
+        Ok(())
+    }
+}
+
+fn read_values(file: &Path) -> Result<Vec<i64>> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("the probe wrote no result to {}", file.display()))?;
+    Ok(serde_json::from_str::<serde_json::Value>(&text)?["values"]
+        .as_array()
+        .context("a probe result without values")?
+        .iter()
+        .map(|v| v.as_i64().unwrap_or(i64::MIN))
+        .collect())
 }

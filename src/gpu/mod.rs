@@ -64,6 +64,8 @@ pub struct TimeSpent {
     pub opened: Instant,
     pub driver_start: Duration,
     pub driver_ahead: Duration,
+    /// From the context to the suite's own measurement (see `app::suite`).
+    pub setup: Duration,
     jit_nanos: AtomicU64,
     gpu_wait_nanos: AtomicU64,
 }
@@ -147,6 +149,42 @@ fn start_driver() -> Result<(), GpuError> {
     })
 }
 
+/// Fails as [`Gpu::open`] does where device `ordinal` is not among the `count` the driver sees.
+fn check_ordinal(ordinal: usize, count: i32) -> Result<(), GpuError> {
+    let count = usize::try_from(count).unwrap_or(0);
+    if count == 0 {
+        return Err(GpuError::NoDevice);
+    }
+    if ordinal >= count {
+        return Err(GpuError::DeviceOutOfRange {
+            requested: ordinal,
+            count,
+        });
+    }
+    Ok(())
+}
+
+/// Device `ordinal`'s compute capability ("9.0"), without a context: it fails as
+/// [`Gpu::open`] would, but leaves the device to the processes that measure on it.
+pub fn compute_capability(ordinal: usize) -> Result<String, GpuError> {
+    start_driver()?;
+    let count = CudaContext::device_count().map_err(driver_error("counting devices"))?;
+    check_ordinal(ordinal, count)?;
+    let device = cudarc::driver::result::device::get(ordinal as i32)
+        .map_err(driver_error("finding the device"))?;
+    let attribute = |attribute| {
+        // SAFETY: the device handle is valid after a successful cuDeviceGet.
+        unsafe { cudarc::driver::result::device::get_attribute(device, attribute) }
+            .map_err(driver_error("reading the compute capability"))
+    };
+    use CUdevice_attribute::*;
+    Ok(format!(
+        "{}.{}",
+        attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+        attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?
+    ))
+}
+
 /// Every device the driver sees, in ordinal order.
 pub fn devices() -> Result<Vec<DeviceIdentity>, GpuError> {
     start_driver()?;
@@ -199,20 +237,12 @@ impl Gpu {
             driver_ahead = initialised;
             started = Instant::now();
         }
-        let count = usize::try_from(count).unwrap_or(0);
-        if count == 0 {
-            return Err(GpuError::NoDevice);
-        }
-        if ordinal >= count {
-            return Err(GpuError::DeviceOutOfRange {
-                requested: ordinal,
-                count,
-            });
-        }
+        check_ordinal(ordinal, count)?;
         let context = CudaContext::new(ordinal).map_err(driver_error("creating a context"))?;
         let stream = context
             .new_stream()
             .map_err(driver_error("creating a stream"))?;
+        turn::note_context_ready();
         Ok(Gpu {
             context,
             stream,
@@ -223,6 +253,7 @@ impl Gpu {
                 opened: started,
                 driver_start: started.elapsed(),
                 driver_ahead,
+                setup: Duration::ZERO,
                 jit_nanos: AtomicU64::new(0),
                 gpu_wait_nanos: AtomicU64::new(0),
             },

@@ -108,6 +108,11 @@ pub struct TimeSplit {
     pub jit_seconds: f64,
     pub gpu_wait_seconds: f64,
     pub host_seconds: f64,
+    /// Of the wall time (its GPU and host parts): from the context to the suite's own
+    /// measurement (modules, device properties, NVML, the opening clock measurements, the run
+    /// directory); 0 where not recorded.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub setup_seconds: f64,
 }
 
 fn is_zero(seconds: &f64) -> bool {
@@ -129,6 +134,7 @@ impl TimeSplit {
             jit_seconds: jit,
             gpu_wait_seconds: gpu_wait,
             host_seconds: (wall - driver_start - jit - gpu_wait - waiting).max(0.0),
+            setup_seconds: spent.setup.as_secs_f64(),
         }
     }
 

@@ -572,6 +572,7 @@ mod tests {
             jit_seconds: 0.5,
             gpu_wait_seconds: 1.0,
             host_seconds: 0.2,
+            setup_seconds: 0.1,
         };
         let summary = |suites| Summary {
             caption: "c".into(),

@@ -176,7 +176,8 @@ pub fn chase_passes(elements: u32, ns_per_load: f64) -> (u32, u32, Duration) {
 
 /// Cycles per load at one footprint: a full warm pass, then at least one full timed pass.
 /// With `threads` > 1 (global spaces only) thread t starts t/threads of the way round the chain
-/// and the result is the mean over threads.
+/// and the result is the mean over threads. The L2 space with one thread times at most
+/// `l2_span_bytes` of the chain ([`measure_block_warmed_point`]).
 pub fn measure_point(
     gpu: &mut Gpu,
     space: Space,
@@ -184,6 +185,7 @@ pub fn measure_point(
     threads: u32,
     footprint_bytes: u64,
     stride_bytes: u64,
+    l2_span_bytes: u64,
 ) -> Result<f64> {
     // Address-order chains of the pointer chases and the texture's are built on the device,
     // with no host copy.
@@ -191,7 +193,14 @@ pub fn measure_point(
         && matches!(space, Space::Global | Space::L2 | Space::Readonly)
         && stride_bytes.is_multiple_of(8)
     {
-        return measure_stride_point(gpu, space, threads, footprint_bytes, stride_bytes);
+        return measure_stride_point(
+            gpu,
+            space,
+            threads,
+            footprint_bytes,
+            stride_bytes,
+            l2_span_bytes,
+        );
     }
     if order == Order::Stride && space == Space::Texture && stride_bytes.is_multiple_of(4) {
         let n = (footprint_bytes / stride_bytes).max(1);
@@ -262,10 +271,11 @@ fn measure_stride_point(
     threads: u32,
     footprint_bytes: u64,
     stride_bytes: u64,
+    l2_span_bytes: u64,
 ) -> Result<f64> {
     let n = (footprint_bytes / stride_bytes).max(1);
     if space == Space::L2 && threads == 1 {
-        return measure_block_warmed_point(gpu, footprint_bytes, n, stride_bytes);
+        return measure_block_warmed_point(gpu, footprint_bytes, n, stride_bytes, l2_span_bytes);
     }
     let n32 = u32::try_from(n)?;
     let (warm, steps, deadline) = chase_passes(n32, 2000.0);
@@ -289,16 +299,16 @@ fn measure_stride_point(
     cycles_per_load(space, footprint_bytes, &results, expected, steps)
 }
 
-/// How much of the chain the L2 space's timed loads cover at most: [`L2_TIMED_SPAN_BYTES`]
-/// of its addresses from element 0 (the whole chain when it is shorter). Measured side by side
-/// on an H100, the window moved no latency; at 16 MiB the onset of the first rise, which lies
-/// past 16 MiB there, came out 1.3 MiB apart in two runs, so the window leaves every footprint
-/// up to 32 MiB whole.
+/// How much of the chain the L2 space's timed loads cover at most by default (`cache
+/// --timed-span-mib`): that many bytes of its addresses from element 0 (the whole chain when
+/// it is shorter). Measured side by side on an H100, the window moved no latency; at 16 MiB
+/// the onset of the first rise, which lies past 16 MiB there, came out 1.3 MiB apart in two
+/// runs, so the default leaves every footprint up to 32 MiB whole.
 pub const L2_TIMED_SPAN_BYTES: u64 = 32 << 20;
 
 /// [`measure_stride_point`] for the L2 space with one thread: the warm pass made by a whole
-/// block, then one thread's timed loads from element 0 over the first [`L2_TIMED_SPAN_BYTES`]
-/// of the chain (at least 2048 loads, at most one pass). Each timed load's element was last
+/// block, then one thread's timed loads from element 0 over the first `span_bytes` of the
+/// chain (at least 2048 loads, at most one pass). Each timed load's element was last
 /// read in the warm pass, with every other element read in between, in the same order as in
 /// a full timed pass, so it hits or misses as it would there; the window averages fewer of them.
 fn measure_block_warmed_point(
@@ -306,8 +316,9 @@ fn measure_block_warmed_point(
     footprint_bytes: u64,
     n: u64,
     stride_bytes: u64,
+    span_bytes: u64,
 ) -> Result<f64> {
-    let window = (L2_TIMED_SPAN_BYTES / stride_bytes).max(2048);
+    let window = (span_bytes / stride_bytes).max(2048);
     let steps = n.max(2048).min(window).div_ceil(16) * 16;
     let steps32 = u32::try_from(steps)?;
     let (_, _, deadline) = chase_passes(steps32, 2000.0);
