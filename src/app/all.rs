@@ -118,8 +118,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let order: Vec<&str> = std::iter::once("clock")
         .chain(suites.iter().map(|s| s.args[0].as_str()))
         .collect();
-    // Two cores left: one for the suite measuring, one for the driver's work of the next.
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(2));
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1));
     let generated = suites
         .iter()
         .flat_map(|s| super::cache::kernels_to_prebuild(&s.args))

@@ -325,9 +325,15 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     fine_points,
                     &mut |footprint| match tlb_buffer.as_mut() {
                         Some(buffer) => tlb::measure(gpu, buffer, order, footprint, stride),
-                        None => {
-                            cache::measure_point(gpu, space, order, args.threads, footprint, stride, span)
-                        }
+                        None => cache::measure_point(
+                            gpu,
+                            space,
+                            order,
+                            args.threads,
+                            footprint,
+                            stride,
+                            span,
+                        ),
                     },
                 )?
             };
@@ -744,7 +750,15 @@ fn conflict_experiment(
     let found =
         crate::experiments::cache::conflict::experiment(&strides, hit_below, most, |n, s| {
             // Not the L2 space: no timed span.
-            cache::measure_point(gpu, space, Order::Stride, 1, n * s, s, cache::L2_TIMED_SPAN_BYTES)
+            cache::measure_point(
+                gpu,
+                space,
+                Order::Stride,
+                1,
+                n * s,
+                s,
+                cache::L2_TIMED_SPAN_BYTES,
+            )
         })?;
     let rows: Vec<ConflictRow> = found
         .iter()
@@ -1000,9 +1014,15 @@ impl super::registry::SuiteDef for Cache {
                     }
                     // Ending at 1 MiB, past the L1 (256 KiB on Hopper) and on the L2's plateau,
                     // rather than at 4 MiB: most of these sweeps' GPU time is their largest
-                    // footprints.
+                    // footprints. Without the conflict experiment (about 230 chases each).
                     ("global" | "readonly" | "texture", true) => {
-                        args.extend(["--fine-points", "16", "--max-bytes", "1048576"]);
+                        args.extend([
+                            "--fine-points",
+                            "16",
+                            "--max-bytes",
+                            "1048576",
+                            "--no-conflict",
+                        ]);
                         1.0
                     }
                     (_, true) => {

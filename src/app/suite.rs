@@ -80,7 +80,11 @@ pub fn run_opened(
     measure: impl FnOnce(&mut Gpu, &mut Suite) -> Result<()>,
 ) -> Result<()> {
     let mut suite = start(&mut gpu, name, output, modules, settings)?;
-    gpu.spent.setup = gpu.spent.opened.elapsed().saturating_sub(gpu.spent.driver_start);
+    gpu.spent.setup = gpu
+        .spent
+        .opened
+        .elapsed()
+        .saturating_sub(gpu.spent.driver_start);
     let outcome = measure(&mut gpu, &mut suite);
     let finished = suite.finish(&mut gpu, outcome);
     crate::gpu::turn::before_dropping_context();
@@ -120,8 +124,11 @@ fn start(
     // NVML starts on another thread while the GPU measures the clock (it takes about 10 ms).
     let ((nvml, health), clocks) = std::thread::scope(|scope| {
         let nvml = scope.spawn(|| health::start(uuid));
-        let clocks = measure_sm_clock(gpu).and_then(|clock| Ok((clock, measure_read_overhead(gpu)?)));
-        let nvml = nvml.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let clocks =
+            measure_sm_clock(gpu).and_then(|clock| Ok((clock, measure_read_overhead(gpu)?)));
+        let nvml = nvml
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (nvml, clocks)
     });
     let (sm_clock_before, read_overhead) = clocks?;

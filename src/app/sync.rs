@@ -167,7 +167,8 @@ fn child(args: &SyncArgs, names: &str) -> Result<()> {
     for probe in probes {
         say(sync::LAUNCHING, probe.info.name)?;
         let values = sync::run_probe(&mut gpu, probe, args.child_budget_cycles, deadline)?;
-        let text = serde_json::to_vec_pretty(&json!({ "probe": probe.info.name, "values": values }))?;
+        let text =
+            serde_json::to_vec_pretty(&json!({ "probe": probe.info.name, "values": values }))?;
         write_atomically(&sync::result_file(dir, probe.info.name), &text)?;
         say(sync::DONE, probe.info.name)?;
     }

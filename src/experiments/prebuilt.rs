@@ -2,7 +2,9 @@
 //! the GPU, `all` compiles every embedded module with the toolkit's ptxas for the device on the
 //! host's other cores and disassembles it, into a directory it names to its children in
 //! [`ENV`]. A suite then loads the cubin instead of asking the driver to compile the PTX, and
-//! reads the SASS of that very cubin; a module not (yet) there is compiled as before. Without
+//! reads the SASS of that very cubin; a module not (yet) there is compiled as before. The
+//! cubin is there as soon as ptxas made it; its SASS (cuobjdump takes about half a second,
+//! more than ptxas for most modules) follows, and a reader of the SASS waits for it. Without
 //! the toolkit nothing is prebuilt and every suite works as it always did. After the modules,
 //! `all` compiles the generated kernels a suite will ask for first (the instruction space's
 //! coarse grid, [`Generated`]), which the suite finds by their PTX.
@@ -15,12 +17,21 @@ use crate::kernels::{EmbeddedPtx, MODULES};
 /// The environment variable naming the directory of prebuilt modules.
 pub const ENV: &str = "GPUBENCH_PREBUILT";
 
-/// A module's prebuilt cubin and SASS.
+/// A module's prebuilt cubin (its SASS follows: [`Prebuilt::sass`]).
 pub struct Prebuilt {
     pub cubin: Vec<u8>,
-    pub sass: String,
     /// "compiled by … and disassembled by …".
     pub tools: String,
+    stem: PathBuf,
+}
+
+impl Prebuilt {
+    /// The cubin's SASS, once `all` has disassembled it (waiting while it does); None where
+    /// that failed.
+    pub fn sass(&self) -> Option<String> {
+        wait_while(&self.stem.with_extension("disassembling"));
+        std::fs::read_to_string(self.stem.with_extension("sass")).ok()
+    }
 }
 
 fn stem(dir: &Path, name: &str, ptx: &str) -> PathBuf {
@@ -39,15 +50,20 @@ pub fn find_ptx(name: &str, ptx: &str) -> Option<Prebuilt> {
     let dir = PathBuf::from(std::env::var_os(ENV)?);
     let stem = stem(&dir, name, ptx);
     // Being built right now: its build is nearer its end than a compile of our own would be.
-    let started = std::time::Instant::now();
-    while stem.with_extension("building").exists() && started.elapsed() < BUILD_WAIT {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_while(&stem.with_extension("building"));
     Some(Prebuilt {
         cubin: std::fs::read(stem.with_extension("cubin")).ok()?,
-        sass: std::fs::read_to_string(stem.with_extension("sass")).ok()?,
         tools: std::fs::read_to_string(stem.with_extension("tools")).ok()?,
+        stem,
     })
+}
+
+/// Waits while the marker `file` exists, at most [`BUILD_WAIT`].
+fn wait_while(file: &Path) {
+    let started = std::time::Instant::now();
+    while file.exists() && started.elapsed() < BUILD_WAIT {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// How long a suite waits for a module `all` is compiling before it compiles its own.
@@ -71,18 +87,27 @@ fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 fn prebuild(dir: &Path, name: &str, ptx: &str, arch: &str) -> Result<(), String> {
     let stem = stem(dir, name, ptx);
     let io = |e: std::io::Error| format!("writing into {}: {e}", dir.display());
-    // While it exists a suite that needs the module waits for it rather than compiling it too.
+    // While they exist a suite that needs the module, or its SASS, waits for it rather than
+    // compiling it too.
     let building = stem.with_extension("building");
+    let disassembling = stem.with_extension("disassembling");
     std::fs::write(&building, b"").map_err(io)?;
-    let built = super::sass::compile_ptx(name, ptx, arch).and_then(|(cubin, sass, tools)| {
-        // The cubin last: `find` needs all three, so it is the one that makes a module
-        // available.
-        write_whole(&stem.with_extension("sass"), sass.as_bytes()).map_err(io)?;
+    std::fs::write(&disassembling, b"").map_err(io)?;
+    let assembled = super::sass::assemble(name, ptx, arch).and_then(|(cubin, tools)| {
+        // The cubin last: `find` needs both, so it is the one that makes a module available.
         write_whole(&stem.with_extension("tools"), tools.as_bytes()).map_err(io)?;
-        write_whole(&stem.with_extension("cubin"), &cubin).map_err(io)
+        write_whole(&stem.with_extension("cubin"), &cubin.bytes).map_err(io)?;
+        Ok(cubin)
     });
     let _ = std::fs::remove_file(&building);
-    built
+    let disassembled = assembled.and_then(|cubin| {
+        let text = cubin
+            .disassemble()
+            .map_err(|reason| format!("failed: {reason}"))?;
+        write_whole(&stem.with_extension("sass"), text.as_bytes()).map_err(io)
+    });
+    let _ = std::fs::remove_file(&disassembling);
+    disassembled
 }
 
 /// The modules named in `order`, each once (several suites share one), then every other
@@ -159,23 +184,33 @@ mod tests {
     }
 
     #[test]
-    fn a_module_is_found_only_when_all_three_files_are_there_for_its_ptx() {
+    fn a_module_is_found_once_its_cubin_is_there_for_its_ptx_and_its_sass_follows() {
         let dir = tempfile::tempdir().unwrap();
         let module = crate::kernels::module("clock").unwrap();
         let stem = stem(dir.path(), module.name, module.ptx);
         // SAFETY (of the test's environment): no other test reads this variable.
         unsafe { std::env::set_var(ENV, dir.path()) };
         assert!(find(module).is_none());
-        write_whole(&stem.with_extension("sass"), b"Function : x").unwrap();
         write_whole(&stem.with_extension("tools"), b"compiled by ptxas").unwrap();
         assert!(find(module).is_none(), "no cubin yet");
         write_whole(&stem.with_extension("cubin"), b"\x7fELF").unwrap();
         let found = find(module).unwrap();
         assert_eq!(found.cubin, b"\x7fELF");
-        assert_eq!(found.sass, "Function : x");
+        assert_eq!(found.sass(), None, "no SASS, and none being made");
+        // SASS being made is waited for.
+        std::fs::write(stem.with_extension("disassembling"), b"").unwrap();
+        let disassembler = {
+            let stem = stem.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                write_whole(&stem.with_extension("sass"), b"Function : x").unwrap();
+                std::fs::remove_file(stem.with_extension("disassembling")).unwrap();
+            })
+        };
+        assert_eq!(found.sass().as_deref(), Some("Function : x"));
+        disassembler.join().unwrap();
         // One being built is waited for.
         let other = super::stem(dir.path(), "other", "PTX of another");
-        write_whole(&other.with_extension("sass"), b"s").unwrap();
         write_whole(&other.with_extension("tools"), b"t").unwrap();
         std::fs::write(other.with_extension("building"), b"").unwrap();
         let builder = {

@@ -70,6 +70,38 @@ pub fn compile_ptx(
     ptx_text: &str,
     arch: &str,
 ) -> Result<(Vec<u8>, String, String), String> {
+    let (mut cubin, tools) = assemble(name, ptx_text, arch)?;
+    let text = cubin
+        .disassemble()
+        .map_err(|reason| format!("failed: {reason}"))?;
+    Ok((std::mem::take(&mut cubin.bytes), text, tools))
+}
+
+/// A cubin ptxas made, kept in a scratch directory until dropped.
+pub struct Cubin {
+    pub bytes: Vec<u8>,
+    file: PathBuf,
+    cuobjdump: PathBuf,
+}
+
+impl Cubin {
+    /// Its `cuobjdump -sass` text.
+    pub fn disassemble(&self) -> Result<String, String> {
+        run_tool(&self.cuobjdump, &["-sass".as_ref(), self.file.as_os_str()])
+    }
+}
+
+impl Drop for Cubin {
+    fn drop(&mut self) {
+        if let Some(work) = self.file.parent() {
+            let _ = std::fs::remove_dir_all(work);
+        }
+    }
+}
+
+/// The first half of [`compile_ptx`]: the cubin, and the tools that make and read it ("compiled
+/// by … and disassembled by …"). A missing tool is an error that starts with "skipped".
+pub fn assemble(name: &str, ptx_text: &str, arch: &str) -> Result<(Cubin, String), String> {
     let (Some(ptxas), Some(cuobjdump)) = (find_tool("ptxas"), find_tool("cuobjdump")) else {
         return Err(
             "skipped: ptxas or cuobjdump not found (PATH, CUDA_HOME/bin, CUDA_PATH/bin, /usr/local/cuda/bin); install the CUDA toolkit to get SASS".into(),
@@ -84,8 +116,19 @@ pub fn compile_ptx(
     std::fs::create_dir_all(&work)
         .map_err(|e| format!("skipped: cannot create {}: {e}", work.display()))?;
     let ptx = work.join(format!("{name}.ptx"));
-    let cubin = work.join(format!("{name}.cubin"));
-    let result = std::fs::write(&ptx, ptx_text)
+    let tools = format!(
+        "compiled by {} and disassembled by {}",
+        ptxas.display(),
+        cuobjdump.display()
+    );
+    // Made first, so that the scratch directory goes whatever happens.
+    let mut cubin = Cubin {
+        bytes: Vec::new(),
+        file: work.join(format!("{name}.cubin")),
+        cuobjdump,
+    };
+    let file = cubin.file.clone();
+    cubin.bytes = std::fs::write(&ptx, ptx_text)
         .map_err(|e| format!("cannot write {}: {e}", ptx.display()))
         .and_then(|()| {
             run_tool(
@@ -94,25 +137,15 @@ pub fn compile_ptx(
                     format!("-arch={arch}").as_ref(),
                     ptx.as_os_str(),
                     "-o".as_ref(),
-                    cubin.as_os_str(),
+                    file.as_os_str(),
                 ],
             )
         })
-        .and_then(|_| run_tool(&cuobjdump, &["-sass".as_ref(), cubin.as_os_str()]))
-        .and_then(|text| {
-            std::fs::read(&cubin)
-                .map(|bytes| (bytes, text))
-                .map_err(|e| format!("cannot read {}: {e}", cubin.display()))
-        });
-    let _ = std::fs::remove_dir_all(&work);
-    let tools = format!(
-        "compiled by {} and disassembled by {}",
-        ptxas.display(),
-        cuobjdump.display()
-    );
-    result
-        .map(|(bytes, text)| (bytes, text, tools))
-        .map_err(|reason| format!("failed: {reason}"))
+        .and_then(|_| {
+            std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))
+        })
+        .map_err(|reason| format!("failed: {reason}"))?;
+    Ok((cubin, tools))
 }
 
 /// Compiles `module` for compute capability `cc` ("9.0") and returns the annotated SASS
@@ -120,8 +153,10 @@ pub fn compile_ptx(
 /// already ([`super::prebuilt`]), that SASS is the one read, of the very cubin the suite ran.
 pub fn disassemble(module: &EmbeddedPtx, cc: &str) -> (Option<String>, SassRecord) {
     let arch = arch(module, cc);
-    let compiled = match super::prebuilt::find(module) {
-        Some(found) => Ok((found.sass, found.tools)),
+    let prebuilt =
+        super::prebuilt::find(module).and_then(|found| Some((found.sass()?, found.tools)));
+    let compiled = match prebuilt {
+        Some(found) => Ok(found),
         None => compile(module, &arch).map(|(_, text, tools)| (text, tools)),
     };
     match compiled {

@@ -249,7 +249,12 @@ impl ProbesChild {
     /// for its values, up to `deadline` after the launch. A child that misses either is killed
     /// (the probe hung); one that ends without the probe's values failed on it. After either
     /// the child is gone and the next probe needs a new one.
-    pub fn next(&mut self, probe: &Probe, timeout: Duration, deadline: Duration) -> Result<ProbeRun> {
+    pub fn next(
+        &mut self,
+        probe: &Probe,
+        timeout: Duration,
+        deadline: Duration,
+    ) -> Result<ProbeRun> {
         let waiting = Instant::now();
         let mut launched: Option<Instant> = None;
         let mut exited = None;

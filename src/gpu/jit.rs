@@ -176,9 +176,10 @@ pub fn compile_concurrently(
     linked.into_iter().collect()
 }
 
-/// [`link`] of every job, on up to [`super::turn::host_threads`] threads, in `jobs` order.
+/// [`link`] of every job, on up to as many threads as the host has cores, in `jobs` order.
 fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8>, GpuError>> {
-    let threads = super::turn::host_threads()
+    let threads = std::thread::available_parallelism()
+        .map_or(4, usize::from)
         .min(jobs.len())
         .max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);

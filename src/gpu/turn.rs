@@ -45,18 +45,6 @@ pub fn ready_file(go: &Path) -> std::path::PathBuf {
     name.into()
 }
 
-/// Threads for host work (compiles, fits) that may run while another process measures on the
-/// GPU: the host's cores less two where this process was started by `gpubench all` (one for
-/// the measuring suite, one for the driver's work of the next), else all of them.
-pub fn host_threads() -> usize {
-    let cores = std::thread::available_parallelism().map_or(4, usize::from);
-    if std::env::var_os(GO_ENV).is_some() {
-        cores.saturating_sub(2).max(1)
-    } else {
-        cores
-    }
-}
-
 /// Removes the files of a turn given by `go` (the turn's and its ready file).
 pub fn remove_files(go: &Path) {
     let _ = std::fs::remove_file(go);

@@ -149,11 +149,15 @@ impl super::Probe for CodeProbe<'_> {
         for size in wanted {
             let instructions = Self::instructions(size)?;
             let ptx = straight_line_ptx(&self.isa, instructions);
-            let Some(found) = prebuilt::find_ptx(ENTRY, &ptx) else {
+            let prebuilt = prebuilt::find_ptx(ENTRY, &ptx).and_then(|found| {
+                let sass = found.sass()?;
+                Some((found, sass))
+            });
+            let Some((found, sass)) = prebuilt else {
                 to_compile.push((size, ptx));
                 continue;
             };
-            let ffma = ffma_count(&found.sass);
+            let ffma = ffma_count(&sass);
             if ffma != instructions as usize {
                 bail!(
                     "the prebuilt straight-line kernel of {instructions} fma instructions holds {ffma} FFMA in its SASS ({}): the code size would be wrong",
