@@ -113,21 +113,23 @@ pub fn run(args: &AllArgs) -> Result<()> {
         .context("creating the directory for prebuilt modules")?;
     // SAFETY: no other thread of this process exists yet to read the environment.
     unsafe { std::env::set_var(prebuilt::ENV, prebuilt_dir.path()) };
-    // Every suite measures the clock first; then each its own module, in the order they run
-    // (a suite whose module is named otherwise is compiled with the rest, after these).
-    let order: Vec<&str> = std::iter::once("clock")
-        .chain(suites.iter().map(|s| s.args[0].as_str()))
+    // Every suite measures the clock first; then each its own module and the generated kernels
+    // it will ask for first, in the order they run (a suite whose module is named otherwise is
+    // compiled with the rest, after these).
+    let jobs = std::iter::once(prebuilt::Job::Module("clock".into()))
+        .chain(suites.iter().flat_map(|s| {
+            std::iter::once(prebuilt::Job::Module(s.args[0].clone())).chain(
+                super::cache::kernels_to_prebuild(&s.args)
+                    .into_iter()
+                    .map(prebuilt::Job::Generated),
+            )
+        }))
         .collect();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1));
-    let generated = suites
-        .iter()
-        .flat_map(|s| super::cache::kernels_to_prebuild(&s.args))
-        .collect();
     let _prebuilding = prebuilt::start(
         prebuilt_dir.path().to_path_buf(),
         compute_capability,
-        &order,
-        generated,
+        jobs,
         workers,
     );
 

@@ -5,8 +5,8 @@
 //! reads the SASS of that very cubin; a module not (yet) there is compiled as before. The
 //! cubin is there as soon as ptxas made it; its SASS (cuobjdump takes about half a second,
 //! more than ptxas for most modules) follows, and a reader of the SASS waits for it. Without
-//! the toolkit nothing is prebuilt and every suite works as it always did. After the modules,
-//! `all` compiles the generated kernels a suite will ask for first (the instruction space's
+//! the toolkit nothing is prebuilt and every suite works as it always did. After a suite's
+//! module, `all` compiles the generated kernels it will ask for first (the instruction space's
 //! coarse grid, [`Generated`]), which the suite finds by their PTX.
 
 use std::path::{Path, PathBuf};
@@ -110,44 +110,47 @@ fn prebuild(dir: &Path, name: &str, ptx: &str, arch: &str) -> Result<(), String>
     disassembled
 }
 
-/// The modules named in `order`, each once (several suites share one), then every other
-/// embedded module: two workers building one module would race for its files.
-fn module_queue(order: &[&str]) -> Vec<&'static EmbeddedPtx> {
-    let mut modules: Vec<&'static EmbeddedPtx> = Vec::new();
-    for module in order
-        .iter()
-        .filter_map(|name| crate::kernels::module(name))
-        .chain(MODULES)
-    {
-        if !modules.iter().any(|m| m.name == module.name) {
-            modules.push(module);
-        }
-    }
-    modules
+/// Something `all` asks to have compiled: an embedded module, by name, or a generated kernel.
+pub enum Job {
+    Module(String),
+    Generated(Generated),
 }
 
-/// Compiles the modules named in `order` first, in that order, then every other embedded one,
-/// then the `generated` kernels, on `workers` threads, into `dir`, for a GPU of compute
-/// capability `cc`. Returns the threads; a module that fails is left to its suite (the reason
-/// goes to stderr).
-pub fn start(
-    dir: PathBuf,
-    cc: String,
-    order: &[&str],
-    generated: Vec<Generated>,
-    workers: usize,
-) -> Vec<JoinHandle<()>> {
-    let modules = module_queue(order);
+/// What to build, as (name, PTX, target), in the order of `jobs`: each module once (several
+/// suites share one: two workers building one module would race for its files), then every
+/// embedded module not named.
+fn build_queue(jobs: Vec<Job>, cc: &str) -> Vec<(String, std::borrow::Cow<'static, str>, String)> {
     let generic = format!("sm_{}", cc.replace('.', ""));
-    let queue: Vec<(String, std::borrow::Cow<'static, str>, String)> = modules
-        .into_iter()
-        .map(|m| (m.name.to_string(), m.ptx.into(), super::sass::arch(m, &cc)))
-        .chain(
-            generated
-                .into_iter()
-                .map(|g| (g.name.to_string(), g.ptx.into(), generic.clone())),
-        )
-        .collect();
+    let mut queued: Vec<&'static str> = Vec::new();
+    let mut queue = Vec::new();
+    let mut module = |m: &'static EmbeddedPtx, queue: &mut Vec<_>| {
+        if !queued.contains(&m.name) {
+            queued.push(m.name);
+            queue.push((m.name.to_string(), m.ptx.into(), super::sass::arch(m, cc)));
+        }
+    };
+    for job in jobs {
+        match job {
+            Job::Module(name) => {
+                if let Some(m) = crate::kernels::module(&name) {
+                    module(m, &mut queue);
+                }
+            }
+            Job::Generated(g) => queue.push((g.name.to_string(), g.ptx.into(), generic.clone())),
+        }
+    }
+    for m in MODULES {
+        module(m, &mut queue);
+    }
+    queue
+}
+
+/// Compiles `jobs` in their order (the order the suites will want them), then every embedded
+/// module they did not name, on `workers` threads, into `dir`, for a GPU of compute capability
+/// `cc`. Returns the threads; a module that fails is left to its suite (the reason goes to
+/// stderr).
+pub fn start(dir: PathBuf, cc: String, jobs: Vec<Job>, workers: usize) -> Vec<JoinHandle<()>> {
+    let queue = build_queue(jobs, &cc);
     let queue = std::sync::Arc::new(std::sync::Mutex::new(queue.into_iter()));
     (0..workers.max(1))
         .map(|_| {
@@ -174,10 +177,23 @@ mod tests {
 
     #[test]
     fn every_module_is_queued_once_in_the_order_asked() {
-        let queue = module_queue(&["clock", "cache", "cache", "divergence", "cache"]);
-        let names: Vec<&str> = queue.iter().map(|m| m.name).collect();
-        assert_eq!(names[..3], ["clock", "cache", "divergence"]);
-        assert_eq!(names.len(), MODULES.len());
+        let job = |name: &str| Job::Module(name.to_string());
+        let grid = Job::Generated(Generated {
+            name: "straight",
+            ptx: "PTX".into(),
+        });
+        let jobs = vec![
+            job("clock"),
+            job("cache"),
+            grid,
+            job("cache"),
+            job("divergence"),
+        ];
+        let queue = build_queue(jobs, "9.0");
+        let names: Vec<&str> = queue.iter().map(|(name, _, _)| name.as_str()).collect();
+        assert_eq!(names[..4], ["clock", "cache", "straight", "divergence"]);
+        assert_eq!(queue[2].2, "sm_90");
+        assert_eq!(names.len(), MODULES.len() + 1);
         for module in MODULES {
             assert_eq!(names.iter().filter(|&&n| n == module.name).count(), 1);
         }
