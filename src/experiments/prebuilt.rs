@@ -58,6 +58,19 @@ pub fn find_ptx(name: &str, ptx: &str) -> Option<Prebuilt> {
     })
 }
 
+/// Whether the prebuilt cubin and SASS of the PTX text `ptx` named `name` are there, with
+/// nothing left to wait for (false where [`ENV`] is not set).
+pub fn ready_ptx(name: &str, ptx: &str) -> bool {
+    let Some(dir) = std::env::var_os(ENV) else {
+        return false;
+    };
+    let stem = stem(Path::new(&dir), name, ptx);
+    ["cubin", "sass"]
+        .iter()
+        .all(|extension| stem.with_extension(extension).exists())
+        && !stem.with_extension("disassembling").exists()
+}
+
 /// Waits while the marker `file` exists, at most [`BUILD_WAIT`].
 fn wait_while(file: &Path) {
     let started = std::time::Instant::now();
@@ -213,6 +226,7 @@ mod tests {
         let found = find(module).unwrap();
         assert_eq!(found.cubin, b"\x7fELF");
         assert_eq!(found.sass(), None, "no SASS, and none being made");
+        assert!(!ready_ptx(module.name, module.ptx), "no SASS yet");
         // SASS being made is waited for.
         std::fs::write(stem.with_extension("disassembling"), b"").unwrap();
         let disassembler = {
@@ -223,8 +237,10 @@ mod tests {
                 std::fs::remove_file(stem.with_extension("disassembling")).unwrap();
             })
         };
+        assert!(!ready_ptx(module.name, module.ptx), "SASS being made");
         assert_eq!(found.sass().as_deref(), Some("Function : x"));
         disassembler.join().unwrap();
+        assert!(ready_ptx(module.name, module.ptx));
         // One being built is waited for.
         let other = super::stem(dir.path(), "other", "PTX of another");
         write_whole(&other.with_extension("tools"), b"t").unwrap();

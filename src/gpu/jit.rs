@@ -166,22 +166,32 @@ pub fn compile_concurrently(
     if jobs.is_empty() {
         return Ok(Vec::new());
     }
-    let linked =
-        super::turn::aside(|| gpu.spent.jit(|| link_on_threads(gpu, jobs))).map_err(|e| {
-            GpuError::Driver {
-                action: "stepping aside to compile".into(),
-                detail: format!("{e:#}"),
-            }
-        })?;
-    linked.into_iter().collect()
+    super::turn::aside(|| compile_here(gpu, jobs)).map_err(|e| GpuError::Driver {
+        action: "stepping aside to compile".into(),
+        detail: format!("{e:#}"),
+    })?
 }
 
-/// [`link`] of every job, on up to as many threads as the host has cores, in `jobs` order.
+/// [`compile_concurrently`] without stepping aside, for a caller that already has.
+pub fn compile_here(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Result<Vec<Vec<u8>>, GpuError> {
+    gpu.spent
+        .jit(|| link_on_threads(gpu, jobs))
+        .into_iter()
+        .collect()
+}
+
+/// [`link`] of every job, on up to as many threads as the host has cores (two fewer under
+/// `gpubench all`), in `jobs` order.
 fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8>, GpuError>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(4, usize::from)
-        .min(jobs.len())
-        .max(1);
+    // Under `gpubench all` another suite measures meanwhile: two cores stay free, for its host
+    // work and for the driver's when the next suite creates its context.
+    let cores = std::thread::available_parallelism().map_or(4, usize::from);
+    let spare = if std::env::var_os(super::turn::GO_ENV).is_some() {
+        2
+    } else {
+        0
+    };
+    let threads = cores.saturating_sub(spare).min(jobs.len()).max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
     type Slot = std::sync::Mutex<Option<Result<Vec<u8>, GpuError>>>;
     let results: Vec<Slot> = jobs.iter().map(|_| Slot::new(None)).collect();

@@ -135,6 +135,43 @@ impl<'a> CodeProbe<'a> {
     }
 }
 
+/// Cubins by code size.
+type Kernels = Vec<(u64, Vec<u8>)>;
+
+/// The cubin of each (size, instructions, PTX): prebuilt by `gpubench all` where it was (its
+/// SASS checked for one FFMA per instruction), else compiled here; and how many were prebuilt.
+fn find_or_compile(gpu: &Gpu, sized: Vec<(u64, u32, String)>) -> Result<(Kernels, usize)> {
+    let mut kernels = Vec::with_capacity(sized.len());
+    // (size, PTX) of the sizes `all` did not compile ahead.
+    let mut to_compile: Vec<(u64, String)> = Vec::new();
+    for (size, instructions, ptx) in sized {
+        let prebuilt = prebuilt::find_ptx(ENTRY, &ptx).and_then(|found| {
+            let sass = found.sass()?;
+            Some((found, sass))
+        });
+        let Some((found, sass)) = prebuilt else {
+            to_compile.push((size, ptx));
+            continue;
+        };
+        let ffma = ffma_count(&sass);
+        if ffma != instructions as usize {
+            bail!(
+                "the prebuilt straight-line kernel of {instructions} fma instructions holds {ffma} FFMA in its SASS ({}): the code size would be wrong",
+                found.tools
+            );
+        }
+        kernels.push((size, found.cubin));
+    }
+    let prebuilt = kernels.len();
+    let jobs: Vec<(&str, Option<u32>)> = to_compile
+        .iter()
+        .map(|(_, ptx)| (ptx.as_str(), None))
+        .collect();
+    let cubins = jit::compile_here(gpu, &jobs)?;
+    kernels.extend(to_compile.into_iter().map(|(size, _)| size).zip(cubins));
+    Ok((kernels, prebuilt))
+}
+
 impl super::Probe for CodeProbe<'_> {
     fn prepare(&mut self, sizes: &[u64]) -> Result<()> {
         let mut wanted: Vec<u64> = sizes
@@ -144,38 +181,31 @@ impl super::Probe for CodeProbe<'_> {
             .collect();
         wanted.sort_unstable();
         wanted.dedup();
-        // (size, PTX) of the sizes `all` did not compile ahead.
-        let mut to_compile: Vec<(u64, String)> = Vec::with_capacity(wanted.len());
+        let mut sized = Vec::with_capacity(wanted.len());
         for size in wanted {
             let instructions = Self::instructions(size)?;
-            let ptx = straight_line_ptx(&self.isa, instructions);
-            let prebuilt = prebuilt::find_ptx(ENTRY, &ptx).and_then(|found| {
-                let sass = found.sass()?;
-                Some((found, sass))
-            });
-            let Some((found, sass)) = prebuilt else {
-                to_compile.push((size, ptx));
-                continue;
-            };
-            let ffma = ffma_count(&sass);
-            if ffma != instructions as usize {
-                bail!(
-                    "the prebuilt straight-line kernel of {instructions} fma instructions holds {ffma} FFMA in its SASS ({}): the code size would be wrong",
-                    found.tools
-                );
-            }
-            self.kernels_prebuilt += 1;
-            self.compiled.insert(size, found.cubin);
+            sized.push((
+                size,
+                instructions,
+                straight_line_ptx(&self.isa, instructions),
+            ));
         }
-        let jobs: Vec<(&str, Option<u32>)> = to_compile
+        // Host work only: waiting for the kernels `all` is still compiling and compiling the
+        // rest. Under `gpubench all` another suite may measure meanwhile, so the suite steps
+        // aside for it, unless every kernel is there already.
+        let ready = sized
             .iter()
-            .map(|(_, ptx)| (ptx.as_str(), None))
-            .collect();
-        // Host work only, done aside: under `gpubench all` another suite may measure meanwhile.
-        let cubins = jit::compile_concurrently(self.gpu, &jobs)?;
-        self.kernels_compiled += cubins.len();
-        self.compiled
-            .extend(to_compile.into_iter().map(|(size, _)| size).zip(cubins));
+            .all(|(_, _, ptx)| prebuilt::ready_ptx(ENTRY, ptx));
+        let gpu = self.gpu;
+        let work = || find_or_compile(gpu, sized);
+        let (kernels, prebuilt) = if ready {
+            work()?
+        } else {
+            crate::gpu::turn::aside(work)??
+        };
+        self.kernels_prebuilt += prebuilt;
+        self.kernels_compiled += kernels.len() - prebuilt;
+        self.compiled.extend(kernels);
         Ok(())
     }
 
