@@ -232,7 +232,6 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let deadline = Duration::from_secs(args.suite_timeout_seconds);
     let ended = wait_with_deadline(&mut info, deadline, |_| {
         for before in finishing.iter_mut() {
-            before.allow_drop();
             before.poll();
         }
         false
@@ -241,7 +240,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
         let _ = std::fs::remove_file(&info_path);
         eprintln!("gpubench info did not finish in time or failed; no info.json");
     }
-    turn::remove_files(&info_go);
+    let _ = std::fs::remove_file(&info_go);
     for last in finishing {
         report(last.finish()?, &mut outcomes)?;
     }
@@ -306,8 +305,6 @@ struct SuiteChild {
     gpu_done: std::path::PathBuf,
     /// The file that gives it its first turn; later turns' files are named after it.
     go: std::path::PathBuf,
-    /// The file that lets it destroy its context once done (gpu::turn::DROP_ENV).
-    drop_context: std::path::PathBuf,
     dir: std::path::PathBuf,
     /// When its first turn began.
     started: Option<Instant>,
@@ -347,7 +344,6 @@ fn spawn_suite(
     let log_path = logs.join(format!("{}.log", suite.name));
     let gpu_done = logs.join(format!("{}.gpu-done", suite.name));
     let go = logs.join(format!("{}.go", suite.name));
-    let drop_context = logs.join(format!("{}.drop", suite.name));
     let log =
         File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
     // Its own process group, so a timeout kills the suite with every probe it started.
@@ -356,7 +352,6 @@ fn spawn_suite(
         .args(&command_line)
         .env(super::suite::GPU_DONE_ENV, &gpu_done)
         .env(turn::GO_ENV, &go)
-        .env(turn::DROP_ENV, &drop_context)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
@@ -374,7 +369,6 @@ fn spawn_suite(
         log_path,
         gpu_done,
         go,
-        drop_context,
         dir: parent.join(&suite.name),
         started: None,
         asides: 0,
@@ -423,15 +417,9 @@ impl SuiteChild {
         let aside = turn::aside_file(&self.go, self.asides + 1, "back");
         let (gpu_done, left) = (self.gpu_done.clone(), self.time_left());
         let mut stepped_aside = false;
-        let ready = turn::ready_file(&self.go);
         let waited = wait_with_deadline(&mut self.child, left, |elapsed| {
             tick(elapsed);
-            // The ones before destroy their contexts once this one has its own.
-            let created = ready.exists();
             for before in finishing.iter_mut() {
-                if created {
-                    before.allow_drop();
-                }
                 before.poll();
             }
             stepped_aside = aside.exists();
@@ -465,11 +453,7 @@ fn settle(child: SuiteChild, off: Off, parked: &mut Vec<SuiteChild>, finishing: 
             park_group(&child.child, true);
             parked.push(child);
         }
-        Off::Done(ended) => finishing.push(Running {
-            child,
-            ended,
-            drop_allowed: false,
-        }),
+        Off::Done(ended) => finishing.push(Running { child, ended }),
     }
 }
 
@@ -503,7 +487,6 @@ fn serve_parked(
                 finishing.push(Running {
                     child,
                     ended: Some((End::Exited(exit), Instant::now())),
-                    drop_allowed: false,
                 });
             } else if child.time_left().is_zero() {
                 park_group(&child.child, false);
@@ -512,7 +495,6 @@ fn serve_parked(
                 finishing.push(Running {
                     child,
                     ended: Some((End::TimedOut, Instant::now())),
-                    drop_allowed: false,
                 });
             } else if child.wants_turn() {
                 park_group(&child.child, false);
@@ -537,8 +519,6 @@ struct Running {
     /// How and when it was seen to end: before it said it was done with the GPU, or while the
     /// next suite ran.
     ended: Option<(End, Instant)>,
-    /// Whether it may destroy its context.
-    drop_allowed: bool,
 }
 
 /// How a child's run ended.
@@ -557,14 +537,6 @@ enum Wait {
 }
 
 impl Running {
-    /// Lets the child destroy its context (once; see gpu::turn).
-    fn allow_drop(&mut self) {
-        if !self.drop_allowed {
-            self.drop_allowed = true;
-            let _ = turn::give(&self.child.drop_context);
-        }
-    }
-
     /// Notes the moment the child ends, while the next suite runs (its wall time is its own).
     fn poll(&mut self) {
         if self.ended.is_none()
@@ -576,7 +548,6 @@ impl Running {
 
     /// Waits for the child to end (within what is left of its deadline) and reads its outcome.
     fn finish(mut self) -> Result<SuiteOutcome> {
-        self.allow_drop();
         let (end, at) = match self.ended.take() {
             Some(ended) => ended,
             None => {
@@ -589,10 +560,8 @@ impl Running {
             }
         };
         let child = self.child;
-        turn::remove_files(&child.go);
-        for file in [&child.gpu_done, &child.drop_context] {
-            let _ = std::fs::remove_file(file);
-        }
+        let _ = std::fs::remove_file(&child.gpu_done);
+        let _ = std::fs::remove_file(&child.go);
         for n in 1..=child.asides {
             for what in ["back", "want", "go"] {
                 let _ = std::fs::remove_file(turn::aside_file(&child.go, n, what));

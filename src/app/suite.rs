@@ -86,10 +86,7 @@ pub fn run_opened(
         .elapsed()
         .saturating_sub(gpu.spent.driver_start);
     let outcome = measure(&mut gpu, &mut suite);
-    let finished = suite.finish(&mut gpu, outcome);
-    crate::gpu::turn::before_dropping_context();
-    drop(gpu);
-    finished
+    suite.finish(&mut gpu, outcome)
 }
 
 /// The environment variable `gpubench all` sets to a path for each suite: the suite creates

@@ -152,7 +152,6 @@ pub fn start(
         .arg(device.to_string())
         .args(["--seed", &seed.to_string(), "--only", &workloads.join(",")])
         .env(crate::gpu::turn::GO_ENV, &go)
-        .env_remove(crate::gpu::turn::DROP_ENV)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -192,7 +191,7 @@ impl Drop for NcuRun {
             let _ = child.kill();
             let _ = child.wait();
         }
-        crate::gpu::turn::remove_files(&self.go);
+        let _ = std::fs::remove_file(&self.go);
     }
 }
 

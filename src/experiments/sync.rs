@@ -206,7 +206,6 @@ pub fn spawn_probes(
         .arg("--child-output")
         .arg(dir)
         .env(crate::gpu::turn::GO_ENV, go)
-        .env_remove(crate::gpu::turn::DROP_ENV)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -330,7 +329,7 @@ impl ProbesChild {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        crate::gpu::turn::remove_files(&self.go);
+        let _ = std::fs::remove_file(&self.go);
     }
 
     /// Waits for a child whose probes are all done to exit.
@@ -338,7 +337,7 @@ impl ProbesChild {
         self.child
             .wait()
             .context("waiting for a probe's child process")?;
-        crate::gpu::turn::remove_files(&self.go);
+        let _ = std::fs::remove_file(&self.go);
         Ok(())
     }
 }

@@ -242,7 +242,6 @@ impl Gpu {
         let stream = context
             .new_stream()
             .map_err(driver_error("creating a stream"))?;
-        turn::note_context_ready();
         Ok(Gpu {
             context,
             stream,

@@ -10,14 +10,14 @@
 //! to 545 cycles against 274), while it destroyed them none did, and in the 0.06 s a process
 //! exits with its context still alive one chase in twenty to thirty ran 289 cycles. A suite
 //! drops its context (and with it the primary context's last reference) before it exits.
-//! Contexts are created and destroyed one at a time by the driver: on an H100 one creation
-//! took 0.10-0.13 s alone, 0.16-0.18 s while another process destroyed its context, and N
-//! processes creating theirs at once took N times as long. So a process on its turn says when
-//! its context exists ([`note_context_ready`]), and one that is done keeps its context until
-//! then ([`before_dropping_context`], [`DROP_ENV`]): the destruction falls in the next suite's
-//! measurement, which it does not disturb, instead of slowing the next creation. A process on
-//! its turn may also step [`aside`] for long host work (the instruction space's compiles) and
-//! ask for the GPU again; an idle context disturbs nobody.
+//! The driver creates and destroys contexts one at a time (H100: one creation took 0.10-0.13 s
+//! alone, 0.16-0.18 s while another process destroyed its context, N processes creating theirs
+//! at once N times as long), but a suite done with the GPU must not keep its context into the
+//! next one's measurement to spare that: tried, the TLB suite after the texture space (whose
+//! context was then destroyed while the TLB suite allocated and chased) lost its 32 MiB-stride
+//! step and saw 14 elements at a 1 GiB stride in 3 runs of 3, against 16, 16, 16 alone. A
+//! process on its turn may also step [`aside`] for long host work (the instruction space's
+//! compiles) and ask for the GPU again; an idle context disturbs nobody.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -29,56 +29,6 @@ pub const GO_ENV: &str = "GPUBENCH_GPU_GO";
 
 /// How often a waiting process looks for its turn.
 const POLL: Duration = Duration::from_millis(1);
-
-/// The environment variable naming the file whose existence lets this process, done with the
-/// GPU, destroy its context (see the module's doc).
-pub const DROP_ENV: &str = "GPUBENCH_CONTEXT_DROP";
-
-/// The longest a process waits to destroy its context: a parent that never says so delays
-/// the exit by this much, never more.
-const DROP_WAIT_LIMIT: Duration = Duration::from_secs(3);
-
-/// The file a process given its turn by `go` creates once its context exists.
-pub fn ready_file(go: &Path) -> std::path::PathBuf {
-    let mut name = go.as_os_str().to_owned();
-    name.push(".ready");
-    name.into()
-}
-
-/// Removes the files of a turn given by `go` (the turn's and its ready file).
-pub fn remove_files(go: &Path) {
-    let _ = std::fs::remove_file(go);
-    let _ = std::fs::remove_file(ready_file(go));
-}
-
-/// Says, where this process was started ahead of its turn, that its context now exists.
-pub fn note_context_ready() {
-    if let Some(go) = std::env::var_os(GO_ENV) {
-        // Best effort: without the file the suite before drops its context a little later.
-        let _ = give(&ready_file(Path::new(&go)));
-    }
-}
-
-/// Waits, where [`DROP_ENV`] is set, until the file it names exists (or its parent ended, or
-/// [`DROP_WAIT_LIMIT`] passed), before this process destroys its context.
-pub fn before_dropping_context() {
-    if let Some(file) = std::env::var_os(DROP_ENV) {
-        let _ = wait_at_most(Path::new(&file), DROP_WAIT_LIMIT, parent);
-    }
-}
-
-/// As [`wait_for`], but gives up after `limit` (false).
-fn wait_at_most(file: &Path, limit: Duration, parent: impl Fn() -> i32) -> bool {
-    let started = Instant::now();
-    let first_parent = parent();
-    while !file.exists() {
-        if parent() != first_parent || started.elapsed() > limit {
-            return false;
-        }
-        std::thread::sleep(POLL);
-    }
-    true
-}
 
 /// Waits, where [`GO_ENV`] is set, until the file it names exists; returns how long that took
 /// (None where it is not set). Fails if the process that started this one ends first, so an
@@ -214,21 +164,6 @@ mod tests {
         assert_eq!(
             aside_file(&go, 3, "want").file_name().unwrap(),
             "suite.go-3.want"
-        );
-    }
-
-    #[test]
-    fn the_wait_to_drop_a_context_is_bounded() {
-        let dir = tempfile::tempdir().unwrap();
-        let never = dir.path().join("never");
-        let started = Instant::now();
-        assert!(!wait_at_most(&never, Duration::from_millis(30), || 1));
-        assert!(started.elapsed() >= Duration::from_millis(30));
-        give(&never).unwrap();
-        assert!(wait_at_most(&never, Duration::from_millis(30), || 1));
-        assert_eq!(
-            ready_file(Path::new("/x/clock.go")),
-            Path::new("/x/clock.go.ready")
         );
     }
 
