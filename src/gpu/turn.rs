@@ -12,10 +12,9 @@
 //! drops its context (and with it the primary context's last reference) before it exits.
 //! The driver creates and destroys contexts one at a time (H100: one creation took 0.10-0.13 s
 //! alone, 0.16-0.18 s while another process destroyed its context, N processes creating theirs
-//! at once N times as long), but a suite done with the GPU must not keep its context into the
-//! next one's measurement to spare that: tried, the TLB suite after the texture space (whose
-//! context was then destroyed while the TLB suite allocated and chased) lost its 32 MiB-stride
-//! step and saw 14 elements at a 1 GiB stride in 3 runs of 3, against 16, 16, 16 alone. A
+//! at once N times as long). Keeping a finished suite's context until the next suite had
+//! created its own, so that the two do not meet, was tried and left out: side by side on one
+//! H100 host `all --quick` took 11.5-11.7 s either way. A
 //! process on its turn may also step [`aside`] for long host work (the instruction space's
 //! compiles) and ask for the GPU again; an idle context disturbs nobody.
 
