@@ -185,7 +185,6 @@ pub struct ProbesChild {
 pub struct ProbeRun {
     pub outcome: ChildOutcome,
     pub launch_to_result: Option<Duration>,
-    pub launched: bool,
 }
 
 /// In the parent: starts `probes` in a child process of this executable, which writes each
@@ -272,14 +271,12 @@ impl ProbesChild {
                     return Ok(ProbeRun {
                         outcome: ChildOutcome::Values(read_values(&result_file(&self.dir, &name))?),
                         launch_to_result: launched.map(|l| at.duration_since(l)),
-                        launched: true,
                     });
                 }
                 Some(Said::Closed) | None if exited.is_some() => {
                     return Ok(ProbeRun {
                         outcome: ChildOutcome::Failed(self.why_it_ended(exited)),
                         launch_to_result: None,
-                        launched: launched.is_some(),
                     });
                 }
                 Some(_) => continue,
@@ -304,7 +301,6 @@ impl ProbesChild {
                         seconds: launched.unwrap_or(waiting).elapsed().as_secs_f64(),
                     },
                     launch_to_result: None,
-                    launched: launched.is_some(),
                 });
             }
             std::thread::sleep(Duration::from_millis(1));
@@ -325,11 +321,10 @@ impl ProbesChild {
         }
     }
 
-    /// Ends the child (and its turn file).
+    /// Ends the child.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.go);
     }
 
     /// Waits for a child whose probes are all done to exit.
@@ -337,8 +332,17 @@ impl ProbesChild {
         self.child
             .wait()
             .context("waiting for a probe's child process")?;
-        let _ = std::fs::remove_file(&self.go);
         Ok(())
+    }
+}
+
+impl Drop for ProbesChild {
+    /// A child left behind (its parent failed) is killed; its turn file goes either way.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.kill();
+        }
+        let _ = std::fs::remove_file(&self.go);
     }
 }
 
