@@ -126,9 +126,9 @@ impl super::registry::SuiteDef for Atomics {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("atomics", &["atomics", "--repeats", "1"], 1.5)
+            PlannedSuite::new("atomics", &["atomics", "--repeats", "1"], 1.0)
         } else {
-            PlannedSuite::new("atomics", &["atomics"], 2.0)
+            PlannedSuite::new("atomics", &["atomics"], 1.2)
         }]
     }
 

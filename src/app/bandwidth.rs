@@ -321,12 +321,12 @@ impl super::registry::SuiteDef for Bandwidth {
                     "--min-ms",
                     "0.25",
                 ],
-                3.0,
+                0.9,
             )
         } else {
             // Launches of 1 ms (not the default 2): a point's spread over its repeats stays
             // well under the figures' 5 % (bandwidth.json keeps each point's range).
-            PlannedSuite::new("bandwidth", &["bandwidth", "--min-ms", "1"], 3.0)
+            PlannedSuite::new("bandwidth", &["bandwidth", "--min-ms", "1"], 2.7)
         }]
     }
 

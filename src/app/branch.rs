@@ -90,7 +90,7 @@ impl super::registry::SuiteDef for Branch {
     }
 
     fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
-        vec![PlannedSuite::new("branch", &["branch"], 1.0)]
+        vec![PlannedSuite::new("branch", &["branch"], 0.3)]
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {

@@ -982,11 +982,11 @@ impl super::registry::SuiteDef for Cache {
                             "--timed-span-mib",
                             "4",
                         ]);
-                        12.0
+                        0.9
                     }
                     ("l2", false) => {
                         args.extend(["--fine-points", "4"]);
-                        18.0
+                        4.9
                     }
                     // The plateau past the last level is flat from about 145 KiB on (H100, H200):
                     // ending at 256 KiB halves the largest kernels the driver compiles.
@@ -999,7 +999,7 @@ impl super::registry::SuiteDef for Cache {
                             "--max-bytes",
                             "262144",
                         ]);
-                        10.0
+                        0.5
                     }
                     ("instruction", false) => {
                         args.extend([
@@ -1010,7 +1010,7 @@ impl super::registry::SuiteDef for Cache {
                             "--max-bytes",
                             "262144",
                         ]);
-                        15.0
+                        0.6
                     }
                     // Ending at 1 MiB, past the L1 (256 KiB on Hopper) and on the L2's plateau,
                     // rather than at 4 MiB: most of these sweeps' GPU time is their largest
@@ -1023,11 +1023,11 @@ impl super::registry::SuiteDef for Cache {
                             "1048576",
                             "--no-conflict",
                         ]);
-                        1.0
+                        0.6
                     }
                     (_, true) => {
                         args.extend(["--fine-points", "16"]);
-                        1.0
+                        0.4
                     }
                     _ => 1.0,
                 };

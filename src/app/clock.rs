@@ -85,7 +85,7 @@ impl super::registry::SuiteDef for Clock {
     }
 
     fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
-        vec![PlannedSuite::new("clock", &["clock"], 2.0)]
+        vec![PlannedSuite::new("clock", &["clock"], 0.2)]
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {

@@ -318,9 +318,9 @@ impl super::registry::SuiteDef for Divergence {
     fn plan(&self, quick: bool) -> Vec<crate::experiments::plan::PlannedSuite> {
         use crate::experiments::plan::PlannedSuite;
         vec![if quick {
-            PlannedSuite::new("divergence", &["divergence", "--samples", "32"], 2.0)
+            PlannedSuite::new("divergence", &["divergence", "--samples", "32"], 0.4)
         } else {
-            PlannedSuite::new("divergence", &["divergence"], 3.0)
+            PlannedSuite::new("divergence", &["divergence"], 1.0)
         }]
     }
 

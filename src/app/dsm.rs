@@ -129,9 +129,9 @@ impl super::registry::SuiteDef for Dsm {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("dsm", &["dsm", "--iterations", "32"], 1.0)
+            PlannedSuite::new("dsm", &["dsm", "--iterations", "32"], 0.3)
         } else {
-            PlannedSuite::new("dsm", &["dsm"], 1.5)
+            PlannedSuite::new("dsm", &["dsm"], 0.3)
         }]
     }
 

@@ -87,9 +87,9 @@ impl super::registry::SuiteDef for Pipeline {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("pipeline", &["pipeline", "--iterations", "64"], 2.0)
+            PlannedSuite::new("pipeline", &["pipeline", "--iterations", "64"], 0.4)
         } else {
-            PlannedSuite::new("pipeline", &["pipeline"], 3.0)
+            PlannedSuite::new("pipeline", &["pipeline"], 0.4)
         }]
     }
 

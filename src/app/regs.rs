@@ -91,7 +91,7 @@ impl super::registry::SuiteDef for Regs {
     fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
         // Every sixth cap still leaves one allocation unit consistent with the H100's data
         // (every eighth leaves four); the summary flags a run where more than one fits.
-        vec![PlannedSuite::new("regs", &["regs", "--step", "6"], 14.0)]
+        vec![PlannedSuite::new("regs", &["regs", "--step", "6"], 0.3)]
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {

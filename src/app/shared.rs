@@ -91,9 +91,9 @@ impl super::registry::SuiteDef for Shared {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("shared", &["shared", "--iterations", "256"], 1.0)
+            PlannedSuite::new("shared", &["shared", "--iterations", "256"], 0.3)
         } else {
-            PlannedSuite::new("shared", &["shared"], 1.5)
+            PlannedSuite::new("shared", &["shared"], 0.3)
         }]
     }
 

@@ -117,9 +117,9 @@ impl super::registry::SuiteDef for Slots {
         vec![if quick {
             // Nsight Compute's cross-check takes about 5 s of a quick run; `gpubench slots`
             // and the full run keep it.
-            PlannedSuite::new("slots", &["slots", "--repeats", "3", "--no-ncu"], 1.0)
+            PlannedSuite::new("slots", &["slots", "--repeats", "3", "--no-ncu"], 0.4)
         } else {
-            PlannedSuite::new("slots", &["slots"], 6.0)
+            PlannedSuite::new("slots", &["slots"], 3.7)
         }]
     }
 

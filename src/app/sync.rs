@@ -191,9 +191,9 @@ impl super::registry::SuiteDef for Sync {
         // A 25 ms watchdog: Listing 6 spins that long, and every deadline after it is that
         // much shorter.
         vec![if quick {
-            PlannedSuite::new("sync", &["sync", "--watchdog-ms", "25"], 1.0)
+            PlannedSuite::new("sync", &["sync", "--watchdog-ms", "25"], 0.7)
         } else {
-            PlannedSuite::new("sync", &["sync"], 1.0)
+            PlannedSuite::new("sync", &["sync"], 0.8)
         }]
     }
 

@@ -138,9 +138,9 @@ impl super::registry::SuiteDef for Tensor {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("tensor", &["tensor", "--iterations", "128"], 2.0)
+            PlannedSuite::new("tensor", &["tensor", "--iterations", "128"], 0.3)
         } else {
-            PlannedSuite::new("tensor", &["tensor"], 3.0)
+            PlannedSuite::new("tensor", &["tensor"], 0.3)
         }]
     }
 

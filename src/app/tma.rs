@@ -171,10 +171,10 @@ impl super::registry::SuiteDef for Tma {
                     "--stream-mib",
                     "128",
                 ],
-                1.5,
+                0.5,
             )
         } else {
-            PlannedSuite::new("tma", &["tma"], 2.5)
+            PlannedSuite::new("tma", &["tma"], 1.0)
         }]
     }
 

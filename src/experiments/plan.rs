@@ -1,6 +1,6 @@
 //! What `gpubench all` runs: every registered suite's entries with their arguments, in registry
 //! order (the quick, basic ones, the clock first of all, before the long sweeps), each with a
-//! rough duration on an H100 for the progress estimate. `--quick` trims samples and sweep
+//! rough share of the run on an H100 for the progress estimate. `--quick` trims samples and sweep
 //! density.
 
 use serde::Serialize;
@@ -11,7 +11,8 @@ pub struct PlannedSuite {
     pub name: String,
     /// gpubench's arguments for it (without `--output` and `--device`).
     pub args: Vec<String>,
-    /// Seconds it took on an H100 (for the progress bar's estimate only).
+    /// Seconds it held the GPU in `gpubench all` on an H100 (for the progress bar's estimate
+    /// only: the time a suite holds the GPU is its share of the run).
     pub estimate_seconds: f64,
 }
 
