@@ -80,11 +80,7 @@ pub fn run_opened(
     measure: impl FnOnce(&mut Gpu, &mut Suite) -> Result<()>,
 ) -> Result<()> {
     let mut suite = start(&mut gpu, name, output, modules, settings)?;
-    gpu.spent.setup = gpu
-        .spent
-        .opened
-        .elapsed()
-        .saturating_sub(gpu.spent.driver_start);
+    gpu.spent.note_setup_done();
     let outcome = measure(&mut gpu, &mut suite);
     suite.finish(&mut gpu, outcome)
 }

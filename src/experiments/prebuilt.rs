@@ -212,6 +212,22 @@ mod tests {
         }
     }
 
+    /// After 50 ms, writes `bytes` to `stem`'s `file` and removes its `marker`, as a worker
+    /// of `all` would.
+    fn finish_later(
+        stem: &Path,
+        file: &'static str,
+        bytes: &'static [u8],
+        marker: &'static str,
+    ) -> std::thread::JoinHandle<()> {
+        let stem = stem.to_path_buf();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            write_whole(&stem.with_extension(file), bytes).unwrap();
+            std::fs::remove_file(stem.with_extension(marker)).unwrap();
+        })
+    }
+
     #[test]
     fn a_module_is_found_once_its_cubin_is_there_for_its_ptx_and_its_sass_follows() {
         let dir = tempfile::tempdir().unwrap();
@@ -229,14 +245,7 @@ mod tests {
         assert!(!ready_ptx(module.name, module.ptx), "no SASS yet");
         // SASS being made is waited for.
         std::fs::write(stem.with_extension("disassembling"), b"").unwrap();
-        let disassembler = {
-            let stem = stem.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                write_whole(&stem.with_extension("sass"), b"Function : x").unwrap();
-                std::fs::remove_file(stem.with_extension("disassembling")).unwrap();
-            })
-        };
+        let disassembler = finish_later(&stem, "sass", b"Function : x", "disassembling");
         assert!(!ready_ptx(module.name, module.ptx), "SASS being made");
         assert_eq!(found.sass().as_deref(), Some("Function : x"));
         disassembler.join().unwrap();
@@ -245,14 +254,7 @@ mod tests {
         let other = super::stem(dir.path(), "other", "PTX of another");
         write_whole(&other.with_extension("tools"), b"t").unwrap();
         std::fs::write(other.with_extension("building"), b"").unwrap();
-        let builder = {
-            let other = other.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                write_whole(&other.with_extension("cubin"), b"built").unwrap();
-                std::fs::remove_file(other.with_extension("building")).unwrap();
-            })
-        };
+        let builder = finish_later(&other, "cubin", b"built", "building");
         assert_eq!(find_ptx("other", "PTX of another").unwrap().cubin, b"built");
         builder.join().unwrap();
         // Another module's PTX has another name.

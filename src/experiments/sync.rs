@@ -161,7 +161,7 @@ pub fn result_file(dir: &Path, name: &str) -> std::path::PathBuf {
 /// Whether `probe`'s kernel spins in a loop that its clock64 watchdog ends: it may rightly
 /// run for the whole watchdog.
 pub fn spins(probe: &Probe) -> bool {
-    matches!(probe.entry, "sync_simt_spin" | "sync_two_warp_spin")
+    launch::sync_probe_spins(probe.entry)
 }
 
 /// A line a probes' child printed, and when the parent read it; or the end of its output.
@@ -322,7 +322,7 @@ impl ProbesChild {
     }
 
     /// Ends the child.
-    pub fn kill(&mut self) {
+    fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

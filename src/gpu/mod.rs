@@ -64,13 +64,19 @@ pub struct TimeSpent {
     pub opened: Instant,
     pub driver_start: Duration,
     pub driver_ahead: Duration,
-    /// From the context to the suite's own measurement (see `app::suite`).
+    /// From the context to the suite's own measurement ([`TimeSpent::note_setup_done`]).
     pub setup: Duration,
     jit_nanos: AtomicU64,
     gpu_wait_nanos: AtomicU64,
 }
 
 impl TimeSpent {
+    /// Notes that the suite's own measurement starts now: the time since the context is its
+    /// setup.
+    pub fn note_setup_done(&mut self) {
+        self.setup = self.opened.elapsed().saturating_sub(self.driver_start);
+    }
+
     /// Runs `f`, counting its wall time as JIT (a module load compiles its PTX).
     pub fn jit<T>(&self, f: impl FnOnce() -> T) -> T {
         let started = Instant::now();

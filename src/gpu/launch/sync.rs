@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// Whether probe `entry` spins in a loop that its clock64 watchdog ends (it takes the budget).
+pub fn sync_probe_spins(entry: &str) -> bool {
+    matches!(entry, "sync_simt_spin" | "sync_two_warp_spin")
+}
+
 /// Runs one probe of cuda/sync.cu as a single block of `threads` threads and returns its
 /// `out` buffer (filled with -1 before the launch, so unwritten entries stay -1).
 ///
@@ -24,14 +29,10 @@ pub fn sync_probe(
     let mut scratch = zeros::<i64>(gpu, 128, "the probe's scratch buffer")?;
     let mut launch = stream.launch_builder(&function);
     launch.arg(&mut out);
-    match entry {
-        "sync_simt_spin" | "sync_two_warp_spin" => {
-            launch.arg(&budget_cycles);
-        }
-        "sync_barrier_pairing" => {
-            launch.arg(&mut scratch);
-        }
-        _ => {}
+    if sync_probe_spins(entry) {
+        launch.arg(&budget_cycles);
+    } else if entry == "sync_barrier_pairing" {
+        launch.arg(&mut scratch);
     }
     // SAFETY: per entry, the arguments pushed above match the signatures listed in this
     // function's documentation; `out` holds out_len elements, which covers every index the
