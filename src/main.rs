@@ -12,6 +12,8 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // SAFETY: no other thread exists yet.
+    unsafe { gpubench::gpu::connections::one_unless_set() };
     std::panic::set_hook(Box::new(|info| {
         let message = panic_message(info.payload());
         // println! panics when stdout cannot be written (a full disk, /dev/full): that is the

@@ -753,3 +753,26 @@ fn tma_chases_and_streams_with_bulk_tensor_copies() {
     }
     assert!(run.join("tma.png").is_file());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_context_gets_one_work_queue_unless_the_environment_names_a_count() {
+    for (environment, recorded) in [(None, "1"), (Some("4"), "4")] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        let mut command = gpubench();
+        command.args(["clock", "--output"]).arg(&run);
+        match environment {
+            Some(count) => command.env("CUDA_DEVICE_MAX_CONNECTIONS", count),
+            None => command.env_remove("CUDA_DEVICE_MAX_CONNECTIONS"),
+        };
+        let output = command.output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let metadata = json(&run.join("metadata.json"));
+        assert_eq!(metadata["device_max_connections"], recorded);
+    }
+}

@@ -52,6 +52,8 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
         "storm_ms": plan.storm_ms,
         "method": "latency: one thread chases a random chain (one element per 128-byte line) with the atomic returning the next index and leaving memory unchanged, beside the same chase with ld.global.cg or ld.shared; throughput: one 1024-thread block per SM, events around the launch, operations per SM clock over the GPU",
     });
+    // Built while the process waits for its turn and the GPU measures.
+    let chains = atomics::start_chains(&plan);
     suite::run(
         "atomics",
         args.device,
@@ -64,7 +66,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             let disassembly =
                 crate::experiments::sass::beside(&["atomics"], &properties.compute_capability);
-            let results = atomics::measure(gpu, &plan, sms, mhz)?;
+            let results = atomics::measure(gpu, &plan, chains, sms, mhz)?;
             suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;
             let sass = text

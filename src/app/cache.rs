@@ -285,7 +285,10 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 .flatten()
                 .map(|module| {
                     let cc = properties.compute_capability.clone();
-                    std::thread::spawn(move || crate::experiments::sass::disassemble(module, &cc))
+                    std::thread::spawn(move || {
+                        crate::gpu::turn::background();
+                        crate::experiments::sass::disassemble(module, &cc)
+                    })
                 });
             let mut tlb_buffer = match space {
                 Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
@@ -989,15 +992,19 @@ impl super::registry::SuiteDef for Cache {
                         4.9
                     }
                     // The plateau past the last level is flat from about 145 KiB on (H100, H200):
-                    // ending at 256 KiB halves the largest kernels the driver compiles.
+                    // ending at 256 KiB halves the largest kernels the driver compiles. Quick
+                    // bisects to 1/32 of the code size and measures two fine points: each
+                    // halving is a round of compiles, which outlasted every other suite.
                     ("instruction", true) => {
                         args.extend([
                             "--stride",
                             "256",
                             "--fine-points",
-                            "4",
+                            "2",
                             "--max-bytes",
                             "262144",
+                            "--resolution",
+                            "32",
                         ]);
                         0.5
                     }
@@ -1031,11 +1038,17 @@ impl super::registry::SuiteDef for Cache {
                     }
                     _ => 1.0,
                 };
-                crate::experiments::plan::PlannedSuite::new(
+                let planned = crate::experiments::plan::PlannedSuite::new(
                     &format!("cache-{space}"),
                     &args,
                     estimate,
-                )
+                );
+                // Its compiles, aside, are the longest host work of any suite.
+                if space == "instruction" {
+                    planned.early()
+                } else {
+                    planned
+                }
             })
             .collect()
     }

@@ -141,6 +141,7 @@ fn start(
         sm_clock_before,
         sm_clock_after: None,
         clock64_read_overhead_cycles: read_overhead,
+        device_max_connections: crate::gpu::connections::current(),
         gpu_busy_seconds: None,
         time_split: None,
         nvml,

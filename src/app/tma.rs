@@ -48,6 +48,8 @@ pub fn run(args: &TmaArgs) -> Result<()> {
         )
         .into());
     }
+    // Built while the process waits for its turn and the GPU measures.
+    let chains = tma::start_chains(&footprints);
     let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
     suite::require_hopper(
@@ -80,7 +82,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             let disassembly =
                 crate::experiments::sass::beside(&["tma"], &properties.compute_capability);
-            let points = tma::latency(gpu, &footprints, sms)?;
+            let points = tma::latency(gpu, &footprints, chains, sms)?;
             let streams = tma::bandwidth(
                 gpu,
                 sms,

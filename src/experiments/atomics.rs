@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::analysis::atomics::{self, StormRate};
 use crate::error::GpuError;
+use crate::experiments::ahead::Ahead;
 use crate::experiments::cache::{Order, chain};
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, AtomicWord};
@@ -233,12 +234,46 @@ fn chain_of<T: Word>(footprint: u64, seed: u64) -> (Vec<T>, Vec<T>) {
     (chain, order)
 }
 
-fn chases<T: Word>(gpu: &mut Gpu, plan: &Plan, out: &mut Vec<Chase>) -> Result<()> {
+/// The global chains of one width, built on the host ahead of their chases.
+type ChainsAhead<T> = Ahead<(Vec<T>, Vec<T>)>;
+
+fn chains_ahead<T: Word + Send + 'static>(plan: &Plan) -> ChainsAhead<T> {
+    let jobs = plan
+        .footprints
+        .iter()
+        .map(|&footprint| {
+            // Each width its own order, so no chase walks lines another left in the L2.
+            let seed = 0x5eed ^ footprint ^ ((T::width() as u64) << 40);
+            move || chain_of::<T>(footprint, seed)
+        })
+        .collect();
+    Ahead::start(jobs, 1)
+}
+
+/// Every global chain the chases of [`measure`] walk, built on host threads from now on.
+pub struct Chains {
+    narrow: ChainsAhead<u32>,
+    wide: ChainsAhead<u64>,
+}
+
+/// Starts building the chains of `plan` (call it before the GPU is open, so they are built
+/// while the process waits for its turn).
+pub fn start_chains(plan: &Plan) -> Chains {
+    Chains {
+        narrow: chains_ahead(plan),
+        wide: chains_ahead(plan),
+    }
+}
+
+fn chases<T: Word>(
+    gpu: &mut Gpu,
+    plan: &Plan,
+    chains: &ChainsAhead<T>,
+    out: &mut Vec<Chase>,
+) -> Result<()> {
     let width = T::width();
     for &footprint in &plan.footprints {
-        // Each width its own order, so no chase walks lines another left in the L2.
-        let seed = 0x5eed ^ footprint ^ ((width as u64) << 40);
-        let (chain, order) = chain_of::<T>(footprint, seed);
+        let (chain, order) = chains.next()?;
         let elements = order.len() as u64;
         let words = launch::upload_words(gpu, &chain)?;
         // A full warm pass puts an L2-sized chain in the L2; a chain far larger gains nothing
@@ -345,11 +380,13 @@ fn storms<T: Word>(
     Ok(())
 }
 
-/// Runs every chase and storm for 32- and 64-bit words.
-pub fn measure(gpu: &mut Gpu, plan: &Plan, sms: u32, mhz: f64) -> Result<Results> {
+/// Runs every chase (on `chains`, from [`start_chains`] of `plan`) and storm for 32- and
+/// 64-bit words.
+pub fn measure(gpu: &mut Gpu, plan: &Plan, chains: Chains, sms: u32, mhz: f64) -> Result<Results> {
     let mut results = Results::default();
-    chases::<u32>(gpu, plan, &mut results.chases)?;
-    chases::<u64>(gpu, plan, &mut results.chases)?;
+    chases(gpu, plan, &chains.narrow, &mut results.chases)?;
+    drop(chains.narrow);
+    chases(gpu, plan, &chains.wide, &mut results.chases)?;
     storms::<u32>(gpu, plan, sms, mhz, &mut results.storms)?;
     storms::<u64>(gpu, plan, sms, mhz, &mut results.storms)?;
     Ok(results)

@@ -1,6 +1,7 @@
 //! Experiments: what to launch and in which order, producing raw samples. Each module sits
 //! beside its kernel source in `cuda/` and states its method and the paper section it follows.
 
+pub mod ahead;
 pub mod atomics;
 pub mod bandwidth;
 pub mod branch;

@@ -1,7 +1,8 @@
 //! What `gpubench all` runs: every registered suite's entries with their arguments, in registry
-//! order (the quick, basic ones, the clock first of all, before the long sweeps), each with a
-//! rough share of the run on an H100 for the progress estimate. `--quick` trims samples and sweep
-//! density.
+//! order (the quick, basic ones, the clock first of all, before the long sweeps) except that
+//! the entries that [start early](PlannedSuite::starts_early) come right after the clock, each
+//! with a rough share of the run on an H100 for the progress estimate. `--quick` trims samples
+//! and sweep density.
 
 use serde::Serialize;
 
@@ -14,6 +15,12 @@ pub struct PlannedSuite {
     /// Seconds it held the GPU in `gpubench all` on an H100 (for the progress bar's estimate
     /// only: the time a suite holds the GPU is its share of the run).
     pub estimate_seconds: f64,
+    /// Whether its host work aside (see [`crate::gpu::turn::aside`]) takes longer than the
+    /// other suites' measurements: the instruction space compiles a kernel per code size, in
+    /// rounds, for seconds. `all` gives such a suite its first turn right after the clock's,
+    /// so that its compiles overlap the other suites' measurements instead of outlasting them.
+    #[serde(skip)]
+    pub starts_early: bool,
 }
 
 impl PlannedSuite {
@@ -22,7 +29,14 @@ impl PlannedSuite {
             name: name.to_string(),
             args: args.iter().map(|a| a.to_string()).collect(),
             estimate_seconds,
+            starts_early: false,
         }
+    }
+
+    /// This entry, [starting early](PlannedSuite::starts_early).
+    pub fn early(mut self) -> PlannedSuite {
+        self.starts_early = true;
+        self
     }
 }
 
@@ -31,12 +45,15 @@ pub fn suite_names() -> Vec<String> {
     plan(false).into_iter().map(|s| s.name).collect()
 }
 
-/// Every registered suite's entries, in registry order.
+/// Every registered suite's entries, in registry order but for those that start early, which
+/// follow the first (the clock).
 pub fn plan(quick: bool) -> Vec<PlannedSuite> {
-    crate::app::registry::SUITES
+    let (early, mut rest): (Vec<_>, Vec<_>) = crate::app::registry::SUITES
         .iter()
         .flat_map(|suite| suite.plan(quick))
-        .collect()
+        .partition(|s| s.starts_early);
+    let later = rest.split_off(rest.len().min(1));
+    rest.into_iter().chain(early).chain(later).collect()
 }
 
 /// `plan` restricted by `--only` (if given) and `--skip`; unknown names are an error naming
@@ -104,6 +121,12 @@ mod tests {
             );
         }
         assert_eq!(plan(true).len(), plan(false).len());
+        for quick in [false, true] {
+            let planned = plan(quick);
+            assert_eq!(planned[0].name, "clock");
+            assert_eq!(planned[1].name, "cache-instruction", "it starts early");
+            assert!(planned[2..].iter().all(|s| !s.starts_early));
+        }
         assert!(plan(true).iter().map(|s| s.estimate_seconds).sum::<f64>() < 80.0);
     }
 

@@ -5,9 +5,11 @@
 //! reads the SASS of that very cubin; a module not (yet) there is compiled as before. The
 //! cubin is there as soon as ptxas made it; its SASS (cuobjdump takes about half a second,
 //! more than ptxas for most modules) follows, and a reader of the SASS waits for it. Without
-//! the toolkit nothing is prebuilt and every suite works as it always did. After a suite's
-//! module, `all` compiles the generated kernels it will ask for first (the instruction space's
-//! coarse grid, [`Generated`]), which the suite finds by their PTX.
+//! the toolkit nothing is prebuilt and every suite works as it always did. Beside the modules,
+//! on half the workers, `all` compiles the generated kernels a suite will ask for first (the
+//! instruction space's coarse grid, [`Generated`]), which the suite finds by their PTX; those
+//! are marked queued from the start, so the suite (which steps aside to wait) waits for them
+//! rather than compiling them too.
 
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
@@ -49,7 +51,9 @@ pub fn find(module: &EmbeddedPtx) -> Option<Prebuilt> {
 pub fn find_ptx(name: &str, ptx: &str) -> Option<Prebuilt> {
     let dir = PathBuf::from(std::env::var_os(ENV)?);
     let stem = stem(&dir, name, ptx);
-    // Being built right now: its build is nearer its end than a compile of our own would be.
+    // Queued (a generated kernel) or being built right now: its build is nearer its end than a
+    // compile of our own would be.
+    wait_while(&stem.with_extension("queued"));
     wait_while(&stem.with_extension("building"));
     Some(Prebuilt {
         cubin: std::fs::read(stem.with_extension("cubin")).ok()?,
@@ -104,8 +108,10 @@ fn prebuild(dir: &Path, name: &str, ptx: &str, arch: &str) -> Result<(), String>
     // compiling it too.
     let building = stem.with_extension("building");
     let disassembling = stem.with_extension("disassembling");
-    std::fs::write(&building, b"").map_err(io)?;
-    std::fs::write(&disassembling, b"").map_err(io)?;
+    let written = std::fs::write(&building, b"").and_then(|()| std::fs::write(&disassembling, b""));
+    // Waiting for it now means waiting for this build (or for nothing, where that failed).
+    let _ = std::fs::remove_file(stem.with_extension("queued"));
+    written.map_err(io)?;
     let assembled = super::sass::assemble(name, ptx, arch).and_then(|(cubin, tools)| {
         // The cubin last: `find` needs both, so it is the one that makes a module available.
         write_whole(&stem.with_extension("tools"), tools.as_bytes()).map_err(io)?;
@@ -129,54 +135,81 @@ pub enum Job {
     Generated(Generated),
 }
 
-/// What to build, as (name, PTX, target), in the order of `jobs`: each module once (several
-/// suites share one: two workers building one module would race for its files), then every
-/// embedded module not named.
-fn build_queue(jobs: Vec<Job>, cc: &str) -> Vec<(String, std::borrow::Cow<'static, str>, String)> {
+/// One compile: (name, PTX, ptxas target).
+type Compile = (String, std::borrow::Cow<'static, str>, String);
+
+/// What to build, in the order of `jobs`: the modules, each once (several suites share one:
+/// two workers building one module would race for its files), then every embedded module not
+/// named; and apart, the generated kernels.
+fn build_queues(jobs: Vec<Job>, cc: &str) -> (Vec<Compile>, Vec<Compile>) {
     let generic = format!("sm_{}", cc.replace('.', ""));
     let mut queued: Vec<&'static str> = Vec::new();
-    let mut queue = Vec::new();
-    let mut module = |m: &'static EmbeddedPtx, queue: &mut Vec<_>| {
+    let (mut modules, mut generated) = (Vec::new(), Vec::new());
+    let mut module = |m: &'static EmbeddedPtx, modules: &mut Vec<_>| {
         if !queued.contains(&m.name) {
             queued.push(m.name);
-            queue.push((m.name.to_string(), m.ptx.into(), super::sass::arch(m, cc)));
+            modules.push((m.name.to_string(), m.ptx.into(), super::sass::arch(m, cc)));
         }
     };
     for job in jobs {
         match job {
             Job::Module(name) => {
                 if let Some(m) = crate::kernels::module(&name) {
-                    module(m, &mut queue);
+                    module(m, &mut modules);
                 }
             }
-            Job::Generated(g) => queue.push((g.name.to_string(), g.ptx.into(), generic.clone())),
+            Job::Generated(g) => {
+                generated.push((g.name.to_string(), g.ptx.into(), generic.clone()))
+            }
         }
     }
     for m in MODULES {
-        module(m, &mut queue);
+        module(m, &mut modules);
     }
-    queue
+    (modules, generated)
 }
 
-/// Compiles `jobs` in their order (the order the suites will want them), then every embedded
-/// module they did not name, on `workers` threads, into `dir`, for a GPU of compute capability
-/// `cc`. Returns the threads; a module that fails is left to its suite (the reason goes to
-/// stderr).
+/// The file that marks a generated kernel queued in `dir`.
+fn queued_marker(dir: &Path, (name, ptx, _): &Compile) -> PathBuf {
+    stem(dir, name, ptx).with_extension("queued")
+}
+
+/// Compiles `jobs` on `workers` threads, into `dir`, for a GPU of compute capability `cc`: the
+/// modules in their order (the order the suites will want them), then every embedded module
+/// they did not name, on half the threads, and the generated kernels on the other half (a
+/// thread whose side is done helps the other). Returns the threads; a module that fails is
+/// left to its suite (the reason goes to stderr).
 pub fn start(dir: PathBuf, cc: String, jobs: Vec<Job>, workers: usize) -> Vec<JoinHandle<()>> {
-    let queue = build_queue(jobs, &cc);
-    let queue = std::sync::Arc::new(std::sync::Mutex::new(queue.into_iter()));
+    let (modules, generated) = build_queues(jobs, &cc);
+    for job in &generated {
+        // Best effort: without the marker its suite compiles the kernel itself.
+        let _ = std::fs::write(queued_marker(&dir, job), b"");
+    }
+    let queues = std::sync::Arc::new([
+        std::sync::Mutex::new(modules.into_iter()),
+        std::sync::Mutex::new(generated.into_iter()),
+    ]);
+    let take = |queue: &std::sync::Mutex<std::vec::IntoIter<Compile>>| {
+        queue.lock().map(|mut q| q.next()).unwrap_or(None)
+    };
     (0..workers.max(1))
-        .map(|_| {
-            let (queue, dir) = (queue.clone(), dir.clone());
+        .map(|worker| {
+            let (queues, dir) = (queues.clone(), dir.clone());
             std::thread::spawn(move || {
-                loop {
-                    let next = queue.lock().map(|mut q| q.next()).unwrap_or(None);
-                    let Some((name, ptx, arch)) = next else { break };
-                    match prebuild(&dir, &name, &ptx, &arch) {
+                crate::gpu::turn::background();
+                let side = worker % 2;
+                while let Some(job) = take(&queues[side]).or_else(|| take(&queues[1 - side])) {
+                    match prebuild(&dir, &job.0, &job.1, &job.2) {
                         Ok(()) => {}
-                        // Without the toolkit nothing can be built: stop early.
-                        Err(reason) if reason.starts_with("skipped") => break,
-                        Err(reason) => eprintln!("note: prebuilding {name}: {reason}"),
+                        // Without the toolkit nothing can be built: stop early, and let no
+                        // suite wait for a kernel marked queued.
+                        Err(reason) if reason.starts_with("skipped") => {
+                            while let Some(job) = take(&queues[1]) {
+                                let _ = std::fs::remove_file(queued_marker(&dir, &job));
+                            }
+                            break;
+                        }
+                        Err(reason) => eprintln!("note: prebuilding {}: {reason}", job.0),
                     }
                 }
             })
@@ -202,11 +235,15 @@ mod tests {
             job("cache"),
             job("divergence"),
         ];
-        let queue = build_queue(jobs, "9.0");
-        let names: Vec<&str> = queue.iter().map(|(name, _, _)| name.as_str()).collect();
-        assert_eq!(names[..4], ["clock", "cache", "straight", "divergence"]);
-        assert_eq!(queue[2].2, "sm_90");
-        assert_eq!(names.len(), MODULES.len() + 1);
+        let (modules, generated) = build_queues(jobs, "9.0");
+        let names: Vec<&str> = modules.iter().map(|(name, _, _)| name.as_str()).collect();
+        assert_eq!(names[..3], ["clock", "cache", "divergence"]);
+        assert_eq!(generated.len(), 1);
+        assert_eq!(
+            (generated[0].0.as_str(), generated[0].2.as_str()),
+            ("straight", "sm_90")
+        );
+        assert_eq!(names.len(), MODULES.len());
         for module in MODULES {
             assert_eq!(names.iter().filter(|&&n| n == module.name).count(), 1);
         }
@@ -256,6 +293,16 @@ mod tests {
         std::fs::write(other.with_extension("building"), b"").unwrap();
         let builder = finish_later(&other, "cubin", b"built", "building");
         assert_eq!(find_ptx("other", "PTX of another").unwrap().cubin, b"built");
+        builder.join().unwrap();
+        // So is a generated kernel queued and not yet begun.
+        let queued = super::stem(dir.path(), "straight", "PTX queued");
+        write_whole(&queued.with_extension("tools"), b"t").unwrap();
+        std::fs::write(queued.with_extension("queued"), b"").unwrap();
+        let builder = finish_later(&queued, "cubin", b"queued, built", "queued");
+        assert_eq!(
+            find_ptx("straight", "PTX queued").unwrap().cubin,
+            b"queued, built"
+        );
         builder.join().unwrap();
         // Another module's PTX has another name.
         assert!(find(crate::kernels::module("shared").unwrap()).is_none());

@@ -194,6 +194,7 @@ pub fn beside(modules: &[&'static str], cc: &str) -> Beside {
         .collect();
     let cc = cc.to_string();
     Beside(std::thread::spawn(move || {
+        crate::gpu::turn::background();
         modules
             .into_iter()
             .map(|module| disassemble(module, &cc))

@@ -14,6 +14,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::analysis::stats::{Summary, per_clock_of_blocks};
+use crate::experiments::ahead::Ahead;
 use crate::experiments::cache::{Order, chain};
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, StreamShape};
@@ -62,12 +63,29 @@ pub struct Results {
     pub streams: Vec<Stream>,
 }
 
-/// Chases at every footprint (bytes, multiples of the 128-byte tile).
-pub fn latency(gpu: &mut Gpu, footprints: &[u64], sms: u32) -> Result<Vec<Point>> {
-    let mut points = Vec::new();
+/// The random tile chain of every footprint, in order, built on a host thread from now on
+/// (call it before the GPU is open, so the first are built while the process waits for its
+/// turn).
+pub fn start_chains(footprints: &[u64]) -> Ahead<(Vec<u32>, Vec<usize>)> {
     let tile_bytes = u64::from(TILE_WORDS) * 4;
+    let jobs = footprints
+        .iter()
+        .map(|&footprint| move || chain(footprint, tile_bytes, Order::Random(0x7a11 ^ footprint)))
+        .collect();
+    Ahead::start(jobs, 1)
+}
+
+/// Chases at every footprint (bytes, multiples of the 128-byte tile), on `chains` from
+/// [`start_chains`] of the same footprints.
+pub fn latency(
+    gpu: &mut Gpu,
+    footprints: &[u64],
+    chains: Ahead<(Vec<u32>, Vec<usize>)>,
+    sms: u32,
+) -> Result<Vec<Point>> {
+    let mut points = Vec::new();
     for &footprint in footprints {
-        let (words, visit) = chain(footprint, tile_bytes, Order::Random(0x7a11 ^ footprint));
+        let (words, visit) = chains.next()?;
         let data = launch::tma_buffer(gpu, &words)?;
         let map = launch::tensor_map(gpu, &data, &[words.len() as u64], None, &[TILE_WORDS])?;
         let deadline = Duration::from_secs(10);

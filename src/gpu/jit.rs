@@ -184,7 +184,8 @@ pub fn compile_here(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Result<Vec<Vec<u
 /// `gpubench all`), in `jobs` order.
 fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8>, GpuError>> {
     // Under `gpubench all` another suite measures meanwhile: two cores stay free, for its host
-    // work and for the driver's when the next suite creates its context.
+    // work and for the driver's when the next suite creates its context, and the compiles
+    // run at background priority.
     let cores = std::thread::available_parallelism().map_or(4, usize::from);
     let spare = if std::env::var_os(super::turn::GO_ENV).is_some() {
         2
@@ -198,6 +199,9 @@ fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
+                if spare > 0 {
+                    super::turn::background();
+                }
                 loop {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(&(ptx, max_registers)) = jobs.get(k) else {

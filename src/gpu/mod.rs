@@ -2,6 +2,7 @@
 //! PTX, launching and waiting with a deadline, and turning every driver failure into a
 //! [`GpuError`] that says what to do. Typed launches (the only `unsafe`) are in [`launch`].
 
+pub mod connections;
 pub mod health;
 pub mod jit;
 pub mod launch;

@@ -56,6 +56,23 @@ fn wait_for(go: &Path, parent: impl Fn() -> i32) -> Result<Duration, GpuError> {
     Ok(started.elapsed())
 }
 
+/// The nice value of host work done beside a measurement.
+const BACKGROUND_NICE: libc::c_int = 10;
+
+/// Lowers the calling thread's CPU priority, and that of the processes it starts (ptxas,
+/// cuobjdump), to nice 10: host work beside a measurement (compiles ahead or aside,
+/// disassembly) then takes only the cores the process on its turn leaves idle, so that
+/// process's context creation, chain building and fits are not slowed by it. Best effort: a
+/// host that refuses leaves the priority as it was.
+pub fn background() {
+    // SAFETY: gettid and setpriority only read and set the calling thread's scheduling
+    // attributes (on Linux the nice value is per thread).
+    unsafe {
+        let thread = libc::gettid();
+        let _ = libc::setpriority(libc::PRIO_PROCESS, thread as libc::id_t, BACKGROUND_NICE);
+    }
+}
+
 /// Gives the process waiting on `go` its turn.
 pub fn give(go: &Path) -> std::io::Result<()> {
     std::fs::File::create(go).map(drop)
@@ -164,6 +181,27 @@ mod tests {
             aside_file(&go, 3, "want").file_name().unwrap(),
             "suite.go-3.want"
         );
+    }
+
+    #[test]
+    fn background_work_lowers_its_own_thread_only() {
+        let nice = || {
+            // SAFETY: reads the calling thread's nice value.
+            unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+        };
+        let before = nice();
+        let (lowered, started_at) = std::thread::spawn(move || {
+            let started_at = nice();
+            background();
+            (nice(), started_at)
+        })
+        .join()
+        .unwrap();
+        assert!(
+            lowered >= BACKGROUND_NICE.max(started_at),
+            "{started_at} -> {lowered}"
+        );
+        assert_eq!(nice(), before, "the calling thread keeps its priority");
     }
 
     #[test]

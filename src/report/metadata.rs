@@ -79,6 +79,9 @@ pub struct RunMetadata {
     pub sm_clock_after: Option<SmClock>,
     /// Back-to-back clock64 reads in a one-thread probe kernel.
     pub clock64_read_overhead_cycles: Summary,
+    /// The hardware work queues of the run's context (CUDA_DEVICE_MAX_CONNECTIONS, see
+    /// [`crate::gpu::connections`]).
+    pub device_max_connections: String,
     /// Host time from launch to completion of the measuring kernels, copies included.
     pub gpu_busy_seconds: Option<f64>,
     /// Where the process's wall time went; `None` until the run ends.
