@@ -113,9 +113,9 @@ pub fn run(args: &AllArgs) -> Result<()> {
         .context("creating the directory for prebuilt modules")?;
     // SAFETY: no other thread of this process exists yet to read the environment.
     unsafe { std::env::set_var(prebuilt::ENV, prebuilt_dir.path()) };
-    // Every suite measures the clock first; then each its own module and the generated kernels
-    // it will ask for first, in the order they run (a suite whose module is named otherwise is
-    // compiled with the rest, after these).
+    // Every suite measures the clock first; then each its own module, in the order they run (a
+    // suite whose module is named otherwise is compiled with the rest, after these); beside
+    // them, the generated kernels a suite will ask for first (prebuilt::start).
     let jobs = std::iter::once(prebuilt::Job::Module("clock".into()))
         .chain(suites.iter().flat_map(|s| {
             std::iter::once(prebuilt::Job::Module(s.args[0].clone())).chain(
