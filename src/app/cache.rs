@@ -280,16 +280,9 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         |gpu, suite| {
             // Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the
             // sweep runs.
-            let disassembly = (space != Space::Instruction)
-                .then(|| crate::kernels::module("cache"))
-                .flatten()
-                .map(|module| {
-                    let cc = properties.compute_capability.clone();
-                    std::thread::spawn(move || {
-                        crate::gpu::turn::background();
-                        crate::experiments::sass::disassemble(module, &cc)
-                    })
-                });
+            let disassembly = (space != Space::Instruction).then(|| {
+                crate::experiments::sass::beside(&["cache"], &properties.compute_capability)
+            });
             let mut tlb_buffer = match space {
                 Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
                 _ => None,
@@ -369,11 +362,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     gap.from_bytes, gap.to_bytes, gap.why
                 );
             }
-            let disassembly = disassembly.map(|thread| {
-                thread
-                    .join()
-                    .map_err(|_| anyhow::anyhow!("the SASS reader panicked"))
-            });
+            let disassembly = disassembly.map(crate::experiments::sass::Beside::join);
             let entry = if space == Space::L2 && args.threads == 1 && order == Order::Stride {
                 "chase_l2_block_warmed"
             } else {

@@ -385,7 +385,6 @@ fn storms<T: Word>(
 pub fn measure(gpu: &mut Gpu, plan: &Plan, chains: Chains, sms: u32, mhz: f64) -> Result<Results> {
     let mut results = Results::default();
     chases(gpu, plan, &chains.narrow, &mut results.chases)?;
-    drop(chains.narrow);
     chases(gpu, plan, &chains.wide, &mut results.chases)?;
     storms::<u32>(gpu, plan, sms, mhz, &mut results.storms)?;
     storms::<u64>(gpu, plan, sms, mhz, &mut results.storms)?;

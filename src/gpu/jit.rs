@@ -186,12 +186,9 @@ fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8
     // Under `gpubench all` another suite measures meanwhile: two cores stay free, for its host
     // work and for the driver's when the next suite creates its context, and the compiles
     // run at background priority.
+    let under_all = std::env::var_os(super::turn::GO_ENV).is_some();
     let cores = std::thread::available_parallelism().map_or(4, usize::from);
-    let spare = if std::env::var_os(super::turn::GO_ENV).is_some() {
-        2
-    } else {
-        0
-    };
+    let spare = if under_all { 2 } else { 0 };
     let threads = cores.saturating_sub(spare).min(jobs.len()).max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
     type Slot = std::sync::Mutex<Option<Result<Vec<u8>, GpuError>>>;
@@ -199,7 +196,7 @@ fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                if spare > 0 {
+                if under_all {
                     super::turn::background();
                 }
                 loop {
