@@ -88,6 +88,14 @@ mod tests {
                 );
             }
         }
+        use crate::experiments::instruction_chains::{Chains, INSTRUCTIONS};
+        for instruction in INSTRUCTIONS {
+            for chains in [Chains::Latency, Chains::Throughput] {
+                for entry in instruction.entries(chains) {
+                    assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+                }
+            }
+        }
         let source = include_str!("../cuda/pipeline.cu");
         for op in crate::experiments::pipeline::OPERATIONS {
             let line = format!("PIPELINE_KERNELS({}, {},", op.name, op.unroll);

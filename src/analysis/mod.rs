@@ -14,6 +14,7 @@ pub mod divergence_model;
 pub mod divergence_split;
 pub mod dsm;
 pub mod granularity;
+pub mod instruction_latency;
 pub mod linear_fit;
 pub mod per_load;
 pub mod pipeline;

@@ -44,6 +44,13 @@ pub fn timed_reads(kernel: &str) -> Option<(usize, usize)> {
         "divergence_split" => Some((1, 3)),
         // Every cache chase reads the clock once before and once after its timed loop.
         name if name.starts_with("chase_") => Some((1, 2)),
+        // So does every arithmetic chain of cuda/pipeline.cu.
+        name if ["lat_", "thr_", "sass_lat_", "sass_thr_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix)) =>
+        {
+            Some((1, 2))
+        }
         _ => None,
     }
 }
@@ -89,6 +96,21 @@ pub struct KernelSass {
     /// Everything else there that is neither control nor a data load (address arithmetic,
     /// loop counters), by opcode.
     pub timed_region_other: BTreeMap<String, usize>,
+}
+
+impl KernelSass {
+    /// Every opcode of the timed region with its static count: control, loads and the rest.
+    pub fn timed_opcodes(&self) -> BTreeMap<String, usize> {
+        let mut all = self.timed_region_other.clone();
+        for (op, n) in self
+            .timed_region_control
+            .iter()
+            .chain(&self.timed_region_loads)
+        {
+            *all.entry(op.clone()).or_default() += n;
+        }
+        all
+    }
 }
 
 /// The kernel being read: its counts so far, its timed region, and the clock reads seen.

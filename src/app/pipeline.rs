@@ -7,6 +7,7 @@ use super::suite;
 use crate::analysis::pipeline::saturation_warps;
 use crate::cli::PipelineArgs;
 use crate::error::UsageError;
+use crate::experiments::instruction_chains::{self, Chains, INSTRUCTIONS};
 use crate::experiments::pipeline::{self, OPERATIONS};
 use crate::experiments::plan::PlannedSuite;
 use crate::report::pipeline as pipeline_report;
@@ -24,6 +25,11 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
         ))
         .into());
     };
+    let chain_entries = INSTRUCTIONS.iter().flat_map(|i| {
+        [Chains::Latency, Chains::Throughput]
+            .into_iter()
+            .flat_map(move |chains| i.entries(chains).map(|entry| ("pipeline", entry)))
+    });
     let entries: Vec<(&str, String)> = OPERATIONS
         .iter()
         .flat_map(|o| {
@@ -32,6 +38,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
                 ("pipeline", format!("thr_{}", o.name)),
             ]
         })
+        .chain(chain_entries)
         .collect();
     let entries: Vec<(&str, &str)> = entries.iter().map(|(m, e)| (*m, e.as_str())).collect();
     let settings = json!({
@@ -41,6 +48,9 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
         "throughput_threads": pipeline::THROUGHPUT_THREADS,
         "throughput_chains_per_thread": pipeline::THROUGHPUT_CHAINS,
         "method": "clock64 stamps by lane 0 of every warp around the op loop; one untimed launch before each timed one",
+        "instruction_latency_chain_lengths": instruction_chains::LATENCY_LENGTHS,
+        "instruction_throughput_chain_lengths": instruction_chains::THROUGHPUT_LENGTHS,
+        "instruction_repeats": instruction_chains::REPEATS,
     });
     suite::run(
         "pipeline",
@@ -49,15 +59,43 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
         &entries,
         settings,
         |gpu, suite| {
+            let disassembly = crate::experiments::sass::beside(
+                &["pipeline"],
+                &suite.metadata.device.compute_capability,
+            );
             let results = pipeline::measure(gpu, args.iterations)?;
+            let chains = instruction_chains::measure(gpu, args.iterations)?;
             let sweep = pipeline::warp_sweep(gpu, swept, args.iterations, 32)?;
+            suite.release_gpu(gpu)?;
             let saturation = saturation_warps(&sweep, 0.95);
-            pipeline_report::write(&suite.run, &results, &sweep, saturation, swept.name)?;
+            let (text, record) = disassembly.join()?;
+            if let Some(text) = &text {
+                suite.run.write("pipeline.sass", text.as_bytes())?;
+            }
+            let read = instruction_chains::read(&chains, &record.kernels, args.iterations);
+            let instructions = pipeline_report::instruction_rows(&read);
+            let operations_sass: Vec<Option<String>> = OPERATIONS
+                .iter()
+                .map(|o| pipeline::timed_sass(o, &record.kernels))
+                .collect();
+            pipeline_report::write(
+                &suite.run,
+                &pipeline_report::Measured {
+                    operations: &results,
+                    operations_sass: &operations_sass,
+                    instructions: &instructions,
+                    sass_status: &record.status,
+                    sweep: &sweep,
+                    saturation,
+                    swept: swept.name,
+                },
+            )?;
             let title = suite.title(&pipeline_report::title(swept));
             suite.run.write_figure("pipeline", |path| {
                 pipeline_report::draw(path, &title, &sweep, saturation)
             })?;
             print!("{}", pipeline_report::render_table(&results));
+            print!("{}", pipeline_report::render_instructions(&instructions));
             if let (Some(knee), Some(best)) = (
                 saturation,
                 sweep.iter().map(|p| p.ops_per_clock).reduce(f64::max),

@@ -6,6 +6,7 @@
 use anyhow::{Context, Result};
 
 use crate::analysis::pipeline::{self, WarpPoint};
+use crate::analysis::sass::KernelSass;
 use crate::gpu::{Gpu, launch};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +124,23 @@ pub struct OperationResult {
     pub operation: Operation,
     pub latency_cycles: f64,
     pub ops_per_clock_per_sm: f64,
+}
+
+/// The SASS of `lat_NAME`'s timed region (the loop and the little set-up before it), most
+/// frequent opcode first: "POPC ×32, IADD3 ×16, VIADD ×16, …" (static counts, per loop trip
+/// of `unroll` operations).
+pub fn timed_sass(operation: &Operation, kernels: &[KernelSass]) -> Option<String> {
+    let entry = format!("lat_{}", operation.name);
+    let kernel = kernels.iter().find(|k| k.kernel == entry)?;
+    let mut counts: Vec<(String, usize)> = kernel.timed_opcodes().into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Some(
+        counts
+            .iter()
+            .map(|(op, n)| format!("{op} ×{n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
 }
 
 /// One untimed launch, so the code is in the instruction cache, then the timed one.

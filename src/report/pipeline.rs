@@ -1,7 +1,9 @@
 //! Files of `gpubench pipeline`: `pipeline.csv` (per operation: latency in cycles and
 //! throughput in operations per clock per SM, laid out like Wong et al.'s Tables III–IV),
 //! `pipeline_warps.csv` and `pipeline.png` (throughput and latency against warps, Fig. 6),
-//! `pipeline.json` (both, with the saturation point).
+//! `pipeline.json` (both, with the saturation point), `instructions.csv` (per SASS
+//! instruction: latency with its range over repeats, throughput, the SASS counted and how the
+//! figure was obtained) and `pipeline.sass` (every kernel, the timed regions marked).
 
 use std::path::Path;
 
@@ -11,7 +13,9 @@ use serde::Serialize;
 
 use super::plot::{self, BLUE, FONT, RED};
 use super::run_dir::RunDir;
+use crate::analysis::instruction_latency::InstructionLatency;
 use crate::analysis::pipeline::WarpPoint;
+use crate::experiments::instruction_chains::{Chains, Instruction};
 use crate::experiments::pipeline::OperationResult;
 
 #[derive(Debug, Serialize)]
@@ -22,40 +26,126 @@ struct Row<'a> {
     latency_cycles: f64,
     throughput_ops_per_clock_per_sm: f64,
     note: &'a str,
+    /// The SASS of the timed loop, static counts per trip.
+    timed_sass: &'a str,
 }
 
-pub fn write(
-    run: &RunDir,
-    results: &[OperationResult],
-    sweep: &[WarpPoint],
-    saturation: Option<u32>,
-    swept: &str,
-) -> Result<()> {
+/// One row of `instructions.csv` and of `pipeline.json`'s `instructions`.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct InstructionRow {
+    pub instruction: String,
+    pub ptx: String,
+    /// The measured instructions the long chain has beyond the short one.
+    pub sass: String,
+    /// Other instructions there, subtracted at their own latency.
+    pub companions: String,
+    pub latency_cycles: Option<f64>,
+    pub latency_min: Option<f64>,
+    pub latency_max: Option<f64>,
+    pub throughput_per_clock_per_sm: Option<f64>,
+    pub method: String,
+    pub kernels: String,
+}
+
+pub fn instruction_rows(read: &[(Instruction, InstructionLatency)]) -> Vec<InstructionRow> {
+    read.iter()
+        .map(|(instruction, reading)| InstructionRow {
+            instruction: instruction.sass[0].to_string(),
+            ptx: instruction.ptx.to_string(),
+            sass: reading.sass.clone(),
+            companions: reading.companions.clone(),
+            latency_cycles: reading.latency_cycles,
+            latency_min: reading.latency_min,
+            latency_max: reading.latency_max,
+            throughput_per_clock_per_sm: reading.throughput_per_clock_per_sm,
+            method: reading.method.clone(),
+            kernels: instruction.entries(Chains::Latency).join(" and "),
+        })
+        .collect()
+}
+
+/// What one run measured, for its files.
+pub struct Measured<'a> {
+    pub operations: &'a [OperationResult],
+    /// Per operation, the SASS of its timed loop (`None` without SASS).
+    pub operations_sass: &'a [Option<String>],
+    pub instructions: &'a [InstructionRow],
+    /// How the SASS was made, or why there is none.
+    pub sass_status: &'a str,
+    pub sweep: &'a [WarpPoint],
+    pub saturation: Option<u32>,
+    pub swept: &'a str,
+}
+
+pub fn write(run: &RunDir, m: &Measured) -> Result<()> {
+    let sass_of = |i: usize| m.operations_sass.get(i).cloned().flatten();
     run.write_csv(
         "pipeline.csv",
-        results.iter().map(|r| Row {
+        m.operations.iter().enumerate().map(|(i, r)| Row {
             operation: r.operation.label,
             kind: r.operation.kind,
             kernel: r.operation.name,
             latency_cycles: r.latency_cycles,
             throughput_ops_per_clock_per_sm: r.ops_per_clock_per_sm,
             note: r.operation.note,
+            timed_sass: m
+                .operations_sass
+                .get(i)
+                .and_then(Option::as_deref)
+                .unwrap_or(""),
         }),
     )?;
-    run.write_csv("pipeline_warps.csv", sweep)?;
+    run.write_csv("instructions.csv", m.instructions)?;
+    run.write_csv("pipeline_warps.csv", m.sweep)?;
     run.write_json(
         "pipeline.json",
         &serde_json::json!({
-            "latency": "cycles per operation of one dependent chain, one warp",
+            "latency": "cycles per PTX operation of one dependent chain, one warp, loop included",
             "throughput": "thread operations per clock on one SM: 1024 threads, four independent chains each",
-            "operations": results.iter().map(|r| serde_json::json!({
+            "operations": m.operations.iter().enumerate().map(|(i, r)| serde_json::json!({
                 "kernel": r.operation.name, "operation": r.operation.label, "kind": r.operation.kind,
                 "latency_cycles": r.latency_cycles, "ops_per_clock_per_sm": r.ops_per_clock_per_sm,
-                "note": r.operation.note,
+                "note": r.operation.note, "timed_sass": sass_of(i),
             })).collect::<Vec<_>>(),
-            "warp_sweep": { "operation": swept, "points": sweep, "saturation_warps_95_percent": saturation },
+            "instructions_method": "per SASS instruction: one warp runs chains of 32 and 128 dependent steps per loop trip; latency = (cycles of the long chain - cycles of the short one) / the instructions the SASS shows the long loop has beyond the short one, other instructions of a step subtracted at their own measured latency; throughput the same with 1024 threads of four chains of 16 and 32 steps, thread instructions per clock on one SM",
+            "instructions": m.instructions,
+            "sass": m.sass_status,
+            "warp_sweep": { "operation": m.swept, "points": m.sweep, "saturation_warps_95_percent": m.saturation },
         }),
     )
+}
+
+/// The per-instruction table as the terminal shows it.
+pub fn render_instructions(rows: &[InstructionRow]) -> String {
+    let mut text = format!(
+        "{:<10} {:>9} {:>15} {:>14}  {}\n",
+        "SASS", "latency", "range", "instr/clk/SM", "chain step"
+    );
+    for r in rows {
+        let number = |v: Option<f64>, width: usize| {
+            v.map_or(format!("{:>width$}", "-"), |v| format!("{v:>width$.2}"))
+        };
+        let range = match (r.latency_min, r.latency_max) {
+            (Some(l), Some(h)) => format!("{l:.2}-{h:.2}"),
+            _ => "-".into(),
+        };
+        let step = if r.latency_cycles.is_none() {
+            r.method.clone()
+        } else if r.companions.is_empty() {
+            r.sass.clone()
+        } else {
+            format!("{} + {} (subtracted)", r.sass, r.companions)
+        };
+        text += &format!(
+            "{:<10} {} {:>15} {}  {}\n",
+            r.instruction,
+            number(r.latency_cycles, 9),
+            range,
+            number(r.throughput_per_clock_per_sm, 14),
+            step
+        );
+    }
+    text
 }
 
 pub fn render_table(results: &[OperationResult]) -> String {
@@ -149,8 +239,9 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
     .context("drawing pipeline")
 }
 
-/// The summary's pipeline rows: each operation's latency and throughput, and the warps that
-/// reach 95 % of the fp32 fma throughput.
+/// The summary's pipeline rows: latency and throughput per SASS instruction (where the run
+/// measured them), each PTX operation's chain figures named as such, and the warps that reach
+/// 95 % of the fp32 fma throughput.
 pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     #[derive(serde::Deserialize)]
     struct Operation {
@@ -158,6 +249,8 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         operation: String,
         latency_cycles: Option<f64>,
         ops_per_clock_per_sm: Option<f64>,
+        #[serde(default)]
+        note: String,
     }
     #[derive(serde::Deserialize)]
     struct Sweep {
@@ -166,12 +259,50 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     #[derive(serde::Deserialize)]
     struct File {
         operations: Vec<Operation>,
+        #[serde(default)]
+        instructions: Vec<InstructionRow>,
         warp_sweep: Option<Sweep>,
     }
     let pipeline: File = super::saved::read_json(dir, "pipeline.json")?;
     let mut r = super::figures::Rows::new("Pipeline", "pipeline.json");
+    for row in &pipeline.instructions {
+        let name = if row.companions.is_empty() {
+            row.instruction.clone()
+        } else {
+            format!("{} ({} subtracted)", row.instruction, row.companions)
+        };
+        let range = row
+            .latency_min
+            .zip(row.latency_max)
+            .map(|(low, high)| (low, high, "min-max over repeats"));
+        r.push(
+            &format!("{name} latency"),
+            row.latency_cycles,
+            "cycles",
+            range,
+        );
+        r.push(
+            &format!("{} throughput", row.instruction),
+            row.throughput_per_clock_per_sm,
+            "instructions/clock/SM",
+            None,
+        );
+    }
+    // Runs from before the per-instruction table named these rows by the operation alone.
+    let chain = |op: &Operation| {
+        if pipeline.instructions.is_empty() {
+            format!("{} {}", op.kind, op.operation)
+        } else if op.note.is_empty() {
+            format!("{} {} (PTX, chain and loop)", op.kind, op.operation)
+        } else {
+            format!(
+                "{} {} (PTX, {}; chain and loop)",
+                op.kind, op.operation, op.note
+            )
+        }
+    };
     for op in &pipeline.operations {
-        let label = format!("{} {}", op.kind, op.operation);
+        let label = chain(op);
         r.push(
             &format!("{label} latency"),
             op.latency_cycles,

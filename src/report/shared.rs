@@ -155,7 +155,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     let shared: File = read_json(dir, "shared.json")?;
     let mut r = Rows::new("Shared memory", "shared.json");
     r.push(
-        "load latency (4 B, no conflict)",
+        "indexed load latency (4 B, no conflict; the word index is scaled on the chain)",
         shared.load_latency_cycles,
         "cycles",
         None,

@@ -609,7 +609,7 @@ mod tests {
         let latency = summary
             .figures
             .iter()
-            .find(|f| f.quantity.starts_with("load latency"))
+            .find(|f| f.quantity.starts_with("indexed load latency"))
             .unwrap();
         assert!(latency.value.unwrap() > 1.0);
         let conflict = summary
