@@ -248,12 +248,73 @@ pub struct GeometryFit {
     pub within_delta_2_count: usize,
     /// The best geometry's Akaike weight among all candidates.
     pub confidence: f64,
+    /// What the candidates within Δ ≤ 2 of the best agree on: the parameters the data identify.
+    pub identified: Identified,
+    /// The weight of every candidate that agrees with the best on the identified parameters:
+    /// how likely the statement made (those parameters, not the whole geometry) is right.
+    pub identified_confidence: f64,
+    /// The noise the costs were computed at: the point noise, or the best candidate's robust
+    /// residual spread where that is larger (a model that misses the data by more than the
+    /// noise cannot tell candidates apart any better than its misfit allows).
+    pub likelihood_sigma_cycles: f64,
     /// Whether the best candidate's residuals are within the noise (robust spread ≤ 2σ + 0.05
     /// cycles; outliers aside).
     pub fits: bool,
     pub noise_cycles: f64,
     pub points: usize,
     pub tried: Vec<TriedFamily>,
+}
+
+/// Each geometry parameter, where every candidate within Δ ≤ 2 of the best has the same value
+/// (`None` where they differ), and the values they span.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Identified {
+    pub line_bytes: Option<u64>,
+    pub ways: Option<u64>,
+    pub sets: Option<u64>,
+    /// Distinct values among those candidates, each list sorted (at most 8 kept).
+    pub line_values: Vec<u64>,
+    pub way_values: Vec<u64>,
+    pub set_values: Vec<u64>,
+    pub size_min_bytes: u64,
+    pub size_max_bytes: u64,
+}
+
+impl Identified {
+    fn of(close: &[Candidate]) -> Identified {
+        let values = |f: &dyn Fn(&Candidate) -> u64| {
+            let mut v: Vec<u64> = close.iter().map(f).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let lines = values(&|c| c.line_bytes);
+        let ways = values(&|c| c.ways);
+        let sets = values(&|c| c.sets);
+        let sizes = values(&|c| c.size_bytes());
+        let only = |v: &[u64]| (v.len() == 1).then(|| v[0]);
+        let keep = |mut v: Vec<u64>| {
+            v.truncate(8);
+            v
+        };
+        Identified {
+            line_bytes: only(&lines),
+            ways: only(&ways),
+            sets: only(&sets),
+            line_values: keep(lines),
+            way_values: keep(ways),
+            set_values: keep(sets),
+            size_min_bytes: sizes.first().copied().unwrap_or(0),
+            size_max_bytes: sizes.last().copied().unwrap_or(0),
+        }
+    }
+
+    /// Whether `c` agrees with every identified parameter.
+    fn admits(&self, c: &Candidate) -> bool {
+        self.line_bytes.is_none_or(|b| b == c.line_bytes)
+            && self.ways.is_none_or(|w| w == c.ways)
+            && self.sets.is_none_or(|s| s == c.sets)
+    }
 }
 
 /// The footprints between which the size of the cache may lie, and the chase's stride.
@@ -400,21 +461,21 @@ fn score_all(
     scored
 }
 
-/// Fits every candidate in `range` to `points` (one stride, a rise and the plateaus on both
-/// sides); `sigma` is the noise of one point in cycles (floored at 0.02). `None` when no
-/// candidate changes over the points.
-pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<GeometryFit> {
-    let sigma = sigma.max(0.02);
-    let ys: Vec<f64> = points.iter().map(|p| p.cycles).collect();
-    let candidates = candidates(range);
-    // Tens of thousands of candidates, each scored on its own: split over the host's cores,
-    // the chunks joined in candidate order so ties resolve as in one pass.
+/// [`score_all`] over the host's cores, the chunks joined in candidate order so ties resolve as
+/// in one pass.
+fn score_parallel(
+    candidates: &[Candidate],
+    points: &[ChasePoint],
+    stride: u64,
+    ys: &[f64],
+    sigma: f64,
+) -> Vec<Scored> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let chunk = candidates.len().div_ceil(threads).max(1);
-    let mut scored: Vec<Scored> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let workers: Vec<_> = candidates
             .chunks(chunk)
-            .map(|part| scope.spawn(|| score_all(part, points, range.stride_bytes, &ys, sigma)))
+            .map(|part| scope.spawn(|| score_all(part, points, stride, ys, sigma)))
             .collect();
         workers
             .into_iter()
@@ -423,31 +484,62 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
             .collect()
-    });
-    let mut memo = std::collections::HashMap::new();
-    let mut random = |n: u64, ways: u64| {
-        *memo
-            .entry((n, ways))
-            .or_insert_with(|| random_miss_rate(n, ways))
-    };
+    })
+}
+
+/// The best candidate's index and its robust residual spread (1.4826 × the median absolute
+/// residual).
+fn best_and_spread(
+    scored: &[Scored],
+    points: &[ChasePoint],
+    ys: &[f64],
+    stride: u64,
+) -> Option<(usize, f64)> {
     let best_index =
         (0..scored.len()).min_by(|&a, &b| scored[a].cost.total_cmp(&scored[b].cost))?;
-    let best_cost = scored[best_index].cost;
-    // The best candidate's robust spread decides whether it fits at all.
-    {
-        let best = &mut scored[best_index];
-        let c = best.candidate;
-        let mut residuals: Vec<f64> = points
-            .iter()
-            .zip(&ys)
-            .map(|(p, y)| {
-                let x = miss_fraction_with(&c, p.footprint_bytes, range.stride_bytes, &mut random);
-                (y - (best.hit + (best.miss - best.hit) * x)).abs()
-            })
-            .collect();
-        residuals.sort_by(f64::total_cmp);
-        best.spread = 1.4826 * residuals[residuals.len() / 2];
+    let best = &scored[best_index];
+    let mut random = |n: u64, ways: u64| random_miss_rate(n, ways);
+    let mut residuals: Vec<f64> = points
+        .iter()
+        .zip(ys)
+        .map(|(p, y)| {
+            let x = miss_fraction_with(&best.candidate, p.footprint_bytes, stride, &mut random);
+            (y - (best.hit + (best.miss - best.hit) * x)).abs()
+        })
+        .collect();
+    residuals.sort_by(f64::total_cmp);
+    Some((best_index, 1.4826 * residuals[residuals.len() / 2]))
+}
+
+/// Fits every candidate in `range` to `points` (one stride, a rise and the plateaus on both
+/// sides); `sigma` is the noise of one point in cycles (floored at 0.02). `None` when no
+/// candidate changes over the points.
+///
+/// The likelihood's noise is the larger of `sigma` and the best candidate's robust residual
+/// spread: when even the best model misses the points by more than their noise, differences
+/// between candidates smaller than that misfit say nothing, and the weights spread out.
+/// (Scoring again at the misfit instead would let Huber's cut-off at 3σ move the ranking: on
+/// simulated LRU caches that picked wrong lines the noise-level ranking got right.)
+pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<GeometryFit> {
+    let sigma = sigma.max(0.02);
+    let ys: Vec<f64> = points.iter().map(|p| p.cycles).collect();
+    let candidates = candidates(range);
+    let mut scored = score_parallel(&candidates, points, range.stride_bytes, &ys, sigma);
+    let (best_index, spread) = best_and_spread(&scored, points, &ys, range.stride_bytes)?;
+    // The ranking stays the one at the point noise; the costs, and so every Δ and weight, are
+    // scaled down by (σ / misfit)² (exact for the quadratic part of the cost).
+    // The misfit is the larger of the robust spread and the scale at which the best's Huber
+    // cost per point is its expectation under noise alone (≈ 1 at the 3σ cut-off).
+    let cost_per_point = scored[best_index].cost / points.len() as f64;
+    let likelihood_sigma = sigma
+        .max(spread)
+        .max(sigma * cost_per_point.max(1.0).sqrt());
+    let scale = (sigma / likelihood_sigma).powi(2);
+    for s in &mut scored {
+        s.cost *= scale;
     }
+    scored[best_index].spread = spread;
+    let best_cost = scored[best_index].cost;
     let best = &scored[best_index];
     let total: f64 = scored
         .iter()
@@ -501,12 +593,26 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
             }),
         }
     }
+    let ties: Vec<Candidate> = scored
+        .iter()
+        .filter(|s| s.cost - best_cost <= 2.0)
+        .map(|s| s.candidate)
+        .collect();
+    let identified = Identified::of(&ties);
+    let agreeing: f64 = scored
+        .iter()
+        .filter(|s| identified.admits(&s.candidate))
+        .map(|s| (-(s.cost - best_cost) / 2.0).exp())
+        .sum();
     Some(GeometryFit {
         best: model(best, best_cost),
         runner_up,
         within_delta_2,
         within_delta_2_count,
         confidence: mine / total,
+        identified,
+        identified_confidence: agreeing / total,
+        likelihood_sigma_cycles: likelihood_sigma,
         fits: best.spread <= 2.0 * sigma + 0.05,
         noise_cycles: sigma,
         points: points.len(),
@@ -584,12 +690,33 @@ mod tests {
         .points
     }
 
+    /// The size within a line; a line or way count, where one is stated, exact (a parameter the
+    /// fit cannot tell apart is left unstated, and says so).
     fn assert_level(level: &crate::analysis::cache_inference::CacheLevel, g: Geometry) {
         let size = level.size_bytes.unwrap();
         assert!(
             size.abs_diff(g.size_bytes) <= g.line_bytes,
             "size {size} vs {g:?}: {level:?}"
         );
+        assert!(
+            level.line_bytes.is_none_or(|b| b == g.line_bytes),
+            "{g:?}: {level:?}"
+        );
+        assert!(level.ways.is_none_or(|w| w == g.ways), "{g:?}: {level:?}");
+        for (stated, name) in [
+            (level.line_bytes.is_some(), "line"),
+            (level.ways.is_some(), "ways"),
+        ] {
+            assert!(
+                stated || level.unidentified.iter().any(|u| u.starts_with(name)),
+                "{name} neither stated nor said to be open: {level:?}"
+            );
+        }
+    }
+
+    /// [`assert_level`], and every parameter stated.
+    fn assert_identified(level: &crate::analysis::cache_inference::CacheLevel, g: Geometry) {
+        assert_level(level, g);
         assert_eq!(level.line_bytes, Some(g.line_bytes), "{g:?}: {level:?}");
         assert_eq!(level.ways, Some(g.ways), "{g:?}: {level:?}");
     }
@@ -643,7 +770,7 @@ mod tests {
         let level = &crate::analysis::cache_inference::infer(&clean)
             .unwrap()
             .levels[0];
-        assert_level(level, g);
+        assert_identified(level, g);
         assert!(level.confidence > 0.99, "{level:?}");
         let noisy = noisy_sweep(&hierarchy, 16, 2 << 10, 32 << 10, 1.0, 37, 2);
         let level = &crate::analysis::cache_inference::infer(&noisy)

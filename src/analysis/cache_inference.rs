@@ -56,6 +56,10 @@ pub struct CacheLevel {
     pub sets: Option<u64>,
     pub confidence: f64,
     pub notes: Vec<String>,
+    /// Geometry parameters the fit could not tell apart, each with the values that fit within
+    /// the noise ("ways: 3, 6 or 12"): not stated as figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unidentified: Vec<String>,
     /// The model fit of the rise (`analysis::cache_fit`), where one was made.
     pub fit: Option<GeometryFit>,
 }
@@ -129,6 +133,13 @@ impl MinimumRise {
     pub const CACHES: MinimumRise = MinimumRise {
         relative: 0.05,
         absolute: 2.0,
+    };
+
+    /// A curve of unknown origin: any rise that stands clear of its own noise (the jump
+    /// threshold, five times the noise) and of 5 % of the lower latency.
+    pub const NOISE_ONLY: MinimumRise = MinimumRise {
+        relative: 0.05,
+        absolute: 0.0,
     };
 
     fn of(self, lower: f64) -> f64 {
@@ -215,6 +226,7 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
                 notes: vec![
                     "the slowest level seen: memory, or a cache larger than the sweep".into(),
                 ],
+                unidentified: Vec::new(),
                 fit: None,
             });
             break;
@@ -369,6 +381,7 @@ fn rise(
         sets,
         confidence,
         notes,
+        unidentified: Vec::new(),
         fit: None,
     }
 }
@@ -415,18 +428,25 @@ fn fit_geometry(
         return;
     };
     let best = &fit.best;
-    if fit.fits && fit.confidence < 0.5 {
+    let identified = &fit.identified;
+    if fit.fits
+        && identified.line_bytes.is_none()
+        && identified.ways.is_none()
+        && identified.sets.is_none()
+    {
         level.notes.push(format!(
-            "the fit cannot choose: the best, {} sets x {} ways x {} B, has weight {:.2}{}; geometry left open",
+            "the fit cannot choose: geometries within the noise have lines of {} B, {} ways, {} sets (sizes {} to {} B); the best, {} sets x {} ways x {} B, has weight {:.2}; geometry left open",
+            list(&identified.line_values),
+            list(&identified.way_values),
+            list(&identified.set_values),
+            identified.size_min_bytes,
+            identified.size_max_bytes,
             best.sets,
             best.ways,
             best.line_bytes,
             fit.confidence,
-            fit.runner_up.as_ref().map_or(String::new(), |r| format!(
-                ", {} sets x {} ways x {} B is {:.1} behind",
-                r.sets, r.ways, r.line_bytes, r.delta
-            ))
         ));
+        level.unidentified = unidentified(identified);
         level.confidence = level.confidence.min(fit.confidence.max(0.1));
     } else if fit.fits {
         let disagreement = match (level.line_bytes, level.ways) {
@@ -443,19 +463,27 @@ fn fit_geometry(
             .retain(|n| !n.contains("steps") && !n.contains("way"));
         level.notes.extend(disagreement);
         level.size_bytes = Some(best.size_bytes);
-        level.line_bytes = Some(best.line_bytes);
-        level.ways = Some(best.ways);
-        level.sets = Some(best.sets);
-        level.way_bytes = Some(best.sets * best.line_bytes);
-        level.confidence = fit.confidence;
+        level.line_bytes = identified.line_bytes;
+        level.ways = identified.ways;
+        level.sets = identified.sets;
+        level.way_bytes = identified
+            .sets
+            .zip(identified.line_bytes)
+            .map(|(s, b)| s * b);
+        level.unidentified = unidentified(identified);
+        level.confidence = fit.identified_confidence;
         level.notes.push(format!(
-            "geometry by model fit ({:?}{}): hit {:.1}, miss {:.1} cycles, residual RMS {:.2} cycles at noise {:.2}; {}",
+            "geometry by model fit ({:?}{}): hit {:.1}, miss {:.1} cycles, residual RMS {:.2} cycles at noise {:.2} (likelihood at {:.2}); best {} sets x {} ways x {} B; {}",
             best.policy,
             best.sector_bytes.map_or(String::new(), |s| format!(", {s}-byte sectors")),
             best.hit_cycles,
             best.miss_cycles,
             best.rms_cycles,
             fit.noise_cycles,
+            fit.likelihood_sigma_cycles,
+            best.sets,
+            best.ways,
+            best.line_bytes,
             match &fit.runner_up {
                 Some(r) => format!(
                     "runner-up {} B = {} sets x {} ways x {} B at delta {:.1}",
@@ -489,6 +517,28 @@ fn fit_geometry(
         level.confidence = level.confidence.min(0.3);
     }
     level.fit = Some(fit);
+}
+
+fn list(values: &[u64]) -> String {
+    let words: Vec<String> = values.iter().map(u64::to_string).collect();
+    match words.as_slice() {
+        [] => "none".into(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// "ways: 3, 6 or 12" for each parameter the candidates within the noise disagree on.
+fn unidentified(identified: &cache_fit::Identified) -> Vec<String> {
+    [
+        ("line (B)", identified.line_bytes, &identified.line_values),
+        ("ways", identified.ways, &identified.way_values),
+        ("sets", identified.sets, &identified.set_values),
+    ]
+    .into_iter()
+    .filter(|(_, value, _)| value.is_none())
+    .map(|(name, _, values)| format!("{name}: {} fit within the noise", list(values)))
+    .collect()
 }
 
 #[cfg(test)]

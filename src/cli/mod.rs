@@ -541,6 +541,10 @@ pub struct AnalyzeCacheArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// The space the curve was measured in (its rise threshold); by default the space of the
+    /// cache run whose directory holds FILE, else a threshold from the curve's own noise.
+    #[arg(long)]
+    pub space: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -65,6 +65,8 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         ways: Option<f64>,
         sets: Option<f64>,
         confidence: Option<f64>,
+        #[serde(default)]
+        unidentified: Vec<String>,
     }
     #[derive(Deserialize)]
     struct Report {
@@ -152,6 +154,12 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         r.confident(&format!("{label} line"), level.line_bytes, "bytes", c);
         r.confident(&format!("{label} ways"), level.ways, "", c);
         r.confident(&format!("{label} sets"), level.sets, "", c);
+        if !level.unidentified.is_empty() {
+            r.text(
+                &format!("{label} geometry not identifiable from this sweep"),
+                Some(&level.unidentified.join("; ")),
+            );
+        }
     }
     if let Some(timed) = cache.timed_loop.filter(|t| !t.loads.is_empty()) {
         let loads: Vec<&str> = timed.loads.keys().map(String::as_str).collect();
