@@ -22,12 +22,14 @@ use serde::Serialize;
 
 use super::cache_inference::ChasePoint;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Policy {
     /// LRU, or FIFO: identical under a cyclic chase.
     Lru,
     Random,
+    /// Tree pseudo-LRU (ways a power of two, four or more: on two it is LRU).
+    TreePlru,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,6 +52,7 @@ impl Candidate {
             (Policy::Lru, None) => "LRU or FIFO",
             (Policy::Lru, Some(_)) => "LRU or FIFO, sectored lines",
             (Policy::Random, _) => "random replacement",
+            (Policy::TreePlru, _) => "tree pseudo-LRU",
         }
     }
 
@@ -92,6 +95,46 @@ fn random_miss_rate(n: u64, ways: u64) -> f64 {
         m.insert((n, ways), rate);
     }
     rate
+}
+
+/// Steady-state misses per access of a cyclic walk over n lines of one W-way tree-PLRU set
+/// (simulated: deterministic, 8 warm passes then 64 counted; remembered like the random rate).
+fn plru_miss_rate(n: u64, ways: u64) -> f64 {
+    if n <= ways {
+        return 0.0;
+    }
+    static RATES: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<(u64, u64), f64>>,
+    > = std::sync::OnceLock::new();
+    let rates = RATES.get_or_init(Default::default);
+    if let Some(rate) = rates.lock().ok().and_then(|m| m.get(&(n, ways)).copied()) {
+        return rate;
+    }
+    let mut set = super::cache_model::PlruSet::new(ways as usize);
+    const WARM: u64 = 8;
+    const PASSES: u64 = 64;
+    let mut misses = 0_u64;
+    for pass in 0..WARM + PASSES {
+        for line in 0..n {
+            if !set.access(line) && pass >= WARM {
+                misses += 1;
+            }
+        }
+    }
+    let rate = misses as f64 / (PASSES * n) as f64;
+    if let Ok(mut m) = rates.lock() {
+        m.insert((n, ways), rate);
+    }
+    rate
+}
+
+/// The per-set miss rate of a cyclic walk over n lines of a W-way set under a policy that
+/// keeps part of such a walk (random, tree pseudo-LRU).
+fn per_set_rate(policy: Policy, n: u64, ways: u64) -> f64 {
+    match policy {
+        Policy::TreePlru => plru_miss_rate(n, ways),
+        _ => random_miss_rate(n, ways),
+    }
 }
 
 /// p = 1 − (1 − 1/W)^((n − 1)p): each of the n − 1 accesses between two uses of a line misses
@@ -151,17 +194,16 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// The fraction of loads that miss `c` in a chase of one load every `stride` bytes over
 /// `footprint` bytes (addresses 0, stride, … below the footprint), in steady state.
 pub fn miss_fraction(c: &Candidate, footprint: u64, stride: u64) -> f64 {
-    miss_fraction_with(c, footprint, stride, &mut |n, ways| {
-        random_miss_rate(n, ways)
-    })
+    miss_fraction_with(c, footprint, stride, &mut per_set_rate)
 }
 
-/// [`miss_fraction`] with the random-replacement rate from `random` (a memo in [`fit`]).
+/// [`miss_fraction`] with the per-set rates of random and tree-PLRU sets from `rate` (a memo
+/// in [`fit`]).
 fn miss_fraction_with(
     c: &Candidate,
     footprint: u64,
     stride: u64,
-    random: &mut impl FnMut(u64, u64) -> f64,
+    rate: &mut impl FnMut(Policy, u64, u64) -> f64,
 ) -> f64 {
     let loads = footprint.max(stride).div_ceil(stride);
     let b = c.line_bytes;
@@ -204,9 +246,9 @@ fn miss_fraction_with(
             }
             m as f64
         }
-        Policy::Random => {
-            r as f64 * (q + 1) as f64 * random(q + 1, c.ways)
-                + (sets_used - r) as f64 * q as f64 * random(q, c.ways)
+        Policy::Random | Policy::TreePlru => {
+            r as f64 * (q + 1) as f64 * rate(c.policy, q + 1, c.ways)
+                + (sets_used - r) as f64 * q as f64 * rate(c.policy, q, c.ways)
         }
     };
     misses / loads as f64
@@ -250,8 +292,9 @@ pub struct GeometryFit {
     pub confidence: f64,
     /// What the candidates within Δ ≤ 2 of the best agree on: the parameters the data identify.
     pub identified: Identified,
-    /// The weight of every candidate that agrees with the best on the identified parameters:
-    /// how likely the statement made (those parameters, not the whole geometry) is right.
+    /// The weight of every candidate that agrees with the best on the identified parameters
+    /// and on the size within a line: how likely the statement made (those parameters and
+    /// the size, not the whole geometry) is right.
     pub identified_confidence: f64,
     /// The noise the costs were computed at: the point noise, or the best candidate's robust
     /// residual spread where that is larger (a model that misses the data by more than the
@@ -345,6 +388,9 @@ fn candidates(range: SearchRange) -> Vec<Candidate> {
             }
             for sets in first..=last {
                 let mut shapes = vec![(None, Policy::Lru), (None, Policy::Random)];
+                if ways >= 4 && ways.is_power_of_two() {
+                    shapes.push((None, Policy::TreePlru));
+                }
                 if line > SECTOR_BYTES && range.stride_bytes < line {
                     shapes.push((Some(SECTOR_BYTES), Policy::Lru));
                 }
@@ -446,15 +492,15 @@ fn score_all(
 ) -> Vec<Scored> {
     let mut xs = vec![0.0; points.len()];
     let mut memo = std::collections::HashMap::new();
-    let mut random = |n: u64, ways: u64| {
+    let mut rate = |policy: Policy, n: u64, ways: u64| {
         *memo
-            .entry((n, ways))
-            .or_insert_with(|| random_miss_rate(n, ways))
+            .entry((policy, n, ways))
+            .or_insert_with(|| per_set_rate(policy, n, ways))
     };
     let mut scored = Vec::new();
     for candidate in candidates {
         for (x, p) in xs.iter_mut().zip(points) {
-            *x = miss_fraction_with(candidate, p.footprint_bytes, stride, &mut random);
+            *x = miss_fraction_with(candidate, p.footprint_bytes, stride, &mut rate);
         }
         scored.extend(score(*candidate, xs.as_slice(), ys, sigma));
     }
@@ -498,12 +544,12 @@ fn best_and_spread(
     let best_index =
         (0..scored.len()).min_by(|&a, &b| scored[a].cost.total_cmp(&scored[b].cost))?;
     let best = &scored[best_index];
-    let mut random = |n: u64, ways: u64| random_miss_rate(n, ways);
+    let mut rate = per_set_rate;
     let mut residuals: Vec<f64> = points
         .iter()
         .zip(ys)
         .map(|(p, y)| {
-            let x = miss_fraction_with(&best.candidate, p.footprint_bytes, stride, &mut random);
+            let x = miss_fraction_with(&best.candidate, p.footprint_bytes, stride, &mut rate);
             (y - (best.hit + (best.miss - best.hit) * x)).abs()
         })
         .collect();
@@ -599,9 +645,13 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
         .map(|s| s.candidate)
         .collect();
     let identified = Identified::of(&ties);
+    let (best_size, best_line) = (best.candidate.size_bytes(), best.candidate.line_bytes);
     let agreeing: f64 = scored
         .iter()
-        .filter(|s| identified.admits(&s.candidate))
+        .filter(|s| {
+            identified.admits(&s.candidate)
+                && s.candidate.size_bytes().abs_diff(best_size) <= best_line
+        })
         .map(|s| (-(s.cost - best_cost) / 2.0).exp())
         .sum();
     Some(GeometryFit {
@@ -877,5 +927,54 @@ mod tests {
         };
         assert!((miss_fraction(&whole, 4096, 8) - 1.0 / 16.0).abs() < 1e-12);
         assert_eq!(miss_fraction(&sectored, 512, 8), 0.0);
+    }
+
+    /// The tree-PLRU and random families' miss fractions are the simulated caches' steady
+    /// state: tree-PLRU exactly (it is deterministic), random within its pass-to-pass spread.
+    #[test]
+    fn plru_and_random_fractions_match_a_settled_simulation() {
+        use crate::analysis::cache_model::{Quirks, Replacement, chase_latency_quirky};
+        for (size, line, ways, replacement, policy, tolerance) in [
+            (
+                4096_u64,
+                64_u64,
+                16_u64,
+                Replacement::TreePlru,
+                Policy::TreePlru,
+                1e-9,
+            ),
+            (6144, 32, 8, Replacement::TreePlru, Policy::TreePlru, 1e-9),
+            (14848, 64, 8, Replacement::Random, Policy::Random, 0.004),
+        ] {
+            let g = Geometry {
+                size_bytes: size,
+                line_bytes: line,
+                ways,
+            };
+            let hierarchy = Hierarchy::one_level(g, 0.0, 1.0);
+            let candidate = Candidate {
+                sets: size / line / ways,
+                ways,
+                line_bytes: line,
+                sector_bytes: None,
+                policy,
+            };
+            for k in [1.0, 1.05, 1.2, 1.6, 2.4] {
+                let footprint = (size as f64 * k) as u64 / 8 * 8;
+                let simulated = chase_latency_quirky(
+                    &hierarchy,
+                    footprint,
+                    8,
+                    replacement,
+                    Quirks::default(),
+                    (16, 8),
+                );
+                let model = miss_fraction(&candidate, footprint, 8);
+                assert!(
+                    (simulated - model).abs() <= tolerance,
+                    "{g:?} {replacement:?} at {footprint} B: {simulated} vs {model}"
+                );
+            }
+        }
     }
 }

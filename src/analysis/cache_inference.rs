@@ -54,7 +54,15 @@ pub struct CacheLevel {
     pub way_bytes: Option<u64>,
     pub ways: Option<u64>,
     pub sets: Option<u64>,
+    /// How likely what the level states is right: `raw_confidence` mapped through the
+    /// calibration study's table for its `basis` (`analysis::confidence_map`).
     pub confidence: f64,
+    /// The model's own weight (fit) or the step reading's heuristic, before calibration.
+    pub raw_confidence: f64,
+    /// What the statement rests on: "fit" (a model within the noise, some parameter
+    /// identified), "open" (models within the noise, none identified), "misfit" (no model
+    /// within the noise; the step reading stays) or "steps" (no model tried).
+    pub basis: &'static str,
     pub notes: Vec<String>,
     /// Geometry parameters the fit could not tell apart, each with the values that fit within
     /// the noise ("ways: 3, 6 or 12"): not stated as figures.
@@ -223,6 +231,8 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
                 ways: None,
                 sets: None,
                 confidence: 1.0,
+                raw_confidence: 1.0,
+                basis: "memory",
                 notes: vec![
                     "the slowest level seen: memory, or a cache larger than the sweep".into(),
                 ],
@@ -241,6 +251,10 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
             sigma / 2f64.sqrt(),
         );
         levels.push(level);
+    }
+    for level in &mut levels {
+        level.raw_confidence = level.confidence;
+        level.confidence = super::confidence_map::calibrated(level.basis, level.confidence);
     }
     // Plateaus above the first mix misses with hits when the stride is below the line size.
     if let Some(line) = levels
@@ -380,6 +394,8 @@ fn rise(
         ways,
         sets,
         confidence,
+        raw_confidence: confidence,
+        basis: "steps",
         notes,
         unidentified: Vec::new(),
         fit: None,
@@ -448,6 +464,7 @@ fn fit_geometry(
         ));
         level.unidentified = unidentified(identified);
         level.confidence = level.confidence.min(fit.confidence.max(0.1));
+        level.basis = "open";
     } else if fit.fits {
         let disagreement = match (level.line_bytes, level.ways) {
             (Some(line), Some(ways)) if (line, ways) != (best.line_bytes, best.ways) => {
@@ -472,6 +489,7 @@ fn fit_geometry(
             .map(|(s, b)| s * b);
         level.unidentified = unidentified(identified);
         level.confidence = fit.identified_confidence;
+        level.basis = "fit";
         level.notes.push(format!(
             "geometry by model fit ({:?}{}): hit {:.1}, miss {:.1} cycles, residual RMS {:.2} cycles at noise {:.2} (likelihood at {:.2}); best {} sets x {} ways x {} B; {}",
             best.policy,
@@ -515,6 +533,7 @@ fn fit_geometry(
             best.rms_cycles
         ));
         level.confidence = level.confidence.min(0.3);
+        level.basis = "misfit";
     }
     level.fit = Some(fit);
 }

@@ -1,7 +1,9 @@
 //! A simulated memory hierarchy for testing cache inference: inclusive levels of
-//! set-associative LRU caches in front of memory, walked by the same fixed-stride chase the
-//! GPU runs (every address of the footprint at the stride, in order, twice: the first pass
-//! warms, the second is averaged).
+//! set-associative caches in front of memory, walked by the same fixed-stride chase the GPU
+//! runs (every address of the footprint at the stride, in order, twice: the first pass warms,
+//! the second is averaged). Besides LRU, the calibration study (`analysis::calibration`) uses
+//! replacement, indexing and prefetching the fitted families do not all contain: FIFO, random,
+//! tree pseudo-LRU, a hashed set index, a next-line prefetcher.
 
 use std::collections::VecDeque;
 
@@ -57,32 +59,129 @@ pub enum Replacement {
     Fifo,
     /// A uniformly random one (a fixed-seed generator, so runs repeat).
     Random,
+    /// Tree pseudo-LRU: a binary tree of bits per set points away from the most recently
+    /// touched half at every level; the victim is where the bits lead (ways a power of two).
+    TreePlru,
+}
+
+/// Departures from a plain modulo-indexed, demand-filled cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Quirks {
+    /// The set is the line number with its upper bits folded in, not the line modulo sets.
+    pub hashed_index: bool,
+    /// A miss also fills the next line.
+    pub next_line_prefetch: bool,
+}
+
+/// One set under tree pseudo-LRU: `ways` slots and `ways − 1` tree bits (heap order; a bit
+/// false sends the victim search left).
+#[derive(Debug, Clone)]
+pub struct PlruSet {
+    slots: Vec<Option<u64>>,
+    bits: Vec<bool>,
+}
+
+impl PlruSet {
+    pub fn new(ways: usize) -> PlruSet {
+        PlruSet {
+            slots: vec![None; ways],
+            bits: vec![false; ways.saturating_sub(1)],
+        }
+    }
+
+    /// Points every bit on the path to `slot` away from it.
+    fn touch(&mut self, slot: usize) {
+        let ways = self.slots.len();
+        let (mut node, mut low, mut high) = (0, 0, ways);
+        while high - low > 1 {
+            let middle = (low + high) / 2;
+            let right = slot >= middle;
+            self.bits[node] = !right;
+            node = 2 * node + 1 + usize::from(right);
+            (low, high) = if right { (middle, high) } else { (low, middle) };
+        }
+    }
+
+    /// Looks `line` up; on a miss fills it into an empty slot or the slot the bits lead to.
+    pub fn access(&mut self, line: u64) -> bool {
+        if let Some(slot) = self.slots.iter().position(|&l| l == Some(line)) {
+            self.touch(slot);
+            return true;
+        }
+        let slot = match self.slots.iter().position(Option::is_none) {
+            Some(empty) => empty,
+            None => {
+                let (mut node, mut low, mut high) = (0, 0, self.slots.len());
+                while high - low > 1 {
+                    let middle = (low + high) / 2;
+                    let right = self.bits[node];
+                    node = 2 * node + 1 + usize::from(right);
+                    (low, high) = if right { (middle, high) } else { (low, middle) };
+                }
+                low
+            }
+        };
+        self.slots[slot] = Some(line);
+        self.touch(slot);
+        false
+    }
 }
 
 struct Cache {
     geometry: Geometry,
     replacement: Replacement,
+    quirks: Quirks,
     /// Per set, resident lines; under LRU the most recently used is at the back, under FIFO
     /// the newest.
     sets: Vec<VecDeque<u64>>,
+    /// Per set, under tree pseudo-LRU.
+    plru: Vec<PlruSet>,
     /// xorshift state for random replacement.
     state: u64,
 }
 
 impl Cache {
-    fn new(geometry: Geometry, replacement: Replacement) -> Cache {
+    fn new(geometry: Geometry, replacement: Replacement, quirks: Quirks) -> Cache {
+        let sets = geometry.sets().max(1) as usize;
         Cache {
             geometry,
             replacement,
-            sets: vec![VecDeque::new(); geometry.sets().max(1) as usize],
+            quirks,
+            sets: vec![VecDeque::new(); sets],
+            plru: vec![PlruSet::new(geometry.ways as usize); sets],
             state: 0x9e37_79b9_7f4a_7c15,
         }
     }
 
-    /// Looks `address` up; on a miss the line is filled, evicting one by the replacement policy.
+    fn set_of(&self, line: u64) -> usize {
+        let sets = self.geometry.sets().max(1);
+        let index = if self.quirks.hashed_index {
+            // The line's upper bits, scrambled, folded into the index.
+            line ^ ((line / sets).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40)
+        } else {
+            line
+        };
+        (index % sets) as usize
+    }
+
+    /// Looks `address` up; on a miss the line is filled (and, with a next-line prefetcher,
+    /// the line after it).
     fn access(&mut self, address: u64) -> bool {
         let line = address / self.geometry.line_bytes;
-        let set = &mut self.sets[(line % self.geometry.sets().max(1)) as usize];
+        let hit = self.access_line(line);
+        if !hit && self.quirks.next_line_prefetch {
+            self.access_line(line + 1);
+        }
+        hit
+    }
+
+    /// Looks `line` up; on a miss it is filled, evicting one by the replacement policy.
+    fn access_line(&mut self, line: u64) -> bool {
+        let index = self.set_of(line);
+        if self.replacement == Replacement::TreePlru {
+            return self.plru[index].access(line);
+        }
+        let set = &mut self.sets[index];
         if let Some(position) = set.iter().position(|&l| l == line) {
             if self.replacement == Replacement::Lru {
                 set.remove(position);
@@ -92,7 +191,7 @@ impl Cache {
         }
         if set.len() as u64 >= self.geometry.ways {
             let victim = match self.replacement {
-                Replacement::Lru | Replacement::Fifo => 0,
+                Replacement::Lru | Replacement::Fifo | Replacement::TreePlru => 0,
                 Replacement::Random => {
                     self.state ^= self.state << 13;
                     self.state ^= self.state >> 7;
@@ -127,16 +226,36 @@ pub fn chase_latency_with(
     replacement: Replacement,
     passes: u32,
 ) -> f64 {
+    chase_latency_quirky(
+        hierarchy,
+        footprint_bytes,
+        stride_bytes,
+        replacement,
+        Quirks::default(),
+        (1, passes),
+    )
+}
+
+/// [`chase_latency_with`] with `quirks`, after `passes.0` warm passes (random and tree-PLRU
+/// sets take several to settle), averaged over `passes.1`.
+pub fn chase_latency_quirky(
+    hierarchy: &Hierarchy,
+    footprint_bytes: u64,
+    stride_bytes: u64,
+    replacement: Replacement,
+    quirks: Quirks,
+    (warm, passes): (u32, u32),
+) -> f64 {
     let mut caches: Vec<Cache> = hierarchy
         .levels
         .iter()
-        .map(|(g, _)| Cache::new(*g, replacement))
+        .map(|(g, _)| Cache::new(*g, replacement, quirks))
         .collect();
     let addresses: Vec<u64> = (0..footprint_bytes.max(stride_bytes))
         .step_by(stride_bytes as usize)
         .collect();
     let mut total = 0.0;
-    for pass in 0..=passes {
+    for pass in 0..warm + passes {
         for &address in &addresses {
             let mut latency = hierarchy.memory_latency;
             let mut found = false;
@@ -148,7 +267,7 @@ pub fn chase_latency_with(
                     found = true;
                 }
             }
-            if pass > 0 {
+            if pass >= warm {
                 total += latency;
             }
         }
@@ -185,5 +304,51 @@ mod tests {
         // Past 512 B (the way size beyond the capacity) every line misses once per pass.
         assert!((at(544) - at(1024)).abs() < 1e-9);
         assert!((at(1024) - (100.0 + 3.0 * 10.0) / 4.0).abs() < 1e-9);
+    }
+
+    /// Filling A B C D into four ways leaves the root pointing left (D, in the right half, was
+    /// touched last) and the left node pointing at A (B was touched after it): A goes first,
+    /// as under LRU. The fill of its replacement points the root right, where the right node
+    /// points away from D: C goes next, where LRU would evict B.
+    #[test]
+    fn tree_plru_evicts_by_its_bits() {
+        let mut set = PlruSet::new(4);
+        for line in [10, 11, 12, 13] {
+            assert!(!set.access(line));
+        }
+        assert!(!set.access(14));
+        assert_eq!(set.slots, vec![Some(14), Some(11), Some(12), Some(13)]);
+        assert!(!set.access(15));
+        assert_eq!(set.slots, vec![Some(14), Some(11), Some(15), Some(13)]);
+        assert!(set.access(11) && set.access(13));
+    }
+
+    /// A cyclic walk over one line more than a 4-way tree-PLRU set holds still hits sometimes
+    /// (LRU would miss every time), and a hashed index or a prefetcher changes the curve.
+    #[test]
+    fn quirks_change_the_chase() {
+        let g = Geometry {
+            size_bytes: 2048,
+            line_bytes: 64,
+            ways: 4,
+        };
+        let h = Hierarchy::one_level(g, 0.0, 1.0);
+        let at = |replacement, quirks| {
+            chase_latency_quirky(&h, 2048 + 8 * 64, 64, replacement, quirks, (4, 4))
+        };
+        let plain = Quirks::default();
+        let lru = at(Replacement::Lru, plain);
+        let plru = at(Replacement::TreePlru, plain);
+        assert!(lru > 0.0 && plru < lru, "lru {lru}, plru {plru}");
+        let prefetch = Quirks {
+            next_line_prefetch: true,
+            ..plain
+        };
+        assert!(at(Replacement::Lru, prefetch) != lru);
+        let hashed = Quirks {
+            hashed_index: true,
+            ..plain
+        };
+        assert!(at(Replacement::Lru, hashed) != lru);
     }
 }

@@ -6,6 +6,7 @@ mod atomics;
 mod bandwidth;
 mod branch;
 mod cache;
+mod calibrate;
 mod clock;
 pub mod devices;
 mod divergence;
@@ -40,6 +41,7 @@ pub fn run(opts: Opts) -> Result<()> {
             target: AnalyzeTarget::Cache(args),
         } => cache::analyze_saved(&args),
         Command::Emulate(args) => emulate::run(&args),
+        Command::Calibrate(args) => calibrate::run(&args),
         Command::All(args) => all::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Compare(args) => report::compare(&args),

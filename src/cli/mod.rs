@@ -1,7 +1,9 @@
 //! Command-line types. clap stops here: every subcommand's arguments become a plain config.
 
 mod bandwidth;
+mod calibrate;
 pub use bandwidth::BandwidthArgs;
+pub use calibrate::CalibrateArgs;
 
 use std::path::PathBuf;
 
@@ -43,6 +45,9 @@ pub enum Command {
     /// Run a loop kernel on the reconvergence-stack emulator (no GPU) and draw its stack and
     /// execution-mask history.
     Emulate(EmulateArgs),
+    /// Check that cache-level confidences mean what they say, on simulated caches (no GPU):
+    /// a reliability diagram of stated confidence against the share of answers right.
+    Calibrate(CalibrateArgs),
 }
 
 /// One GPU suite's subcommand: its name and its matches, which the suite parses itself (so a

@@ -5,6 +5,7 @@ pub mod bandwidth;
 pub mod branch;
 pub mod cache;
 pub mod cache_plot;
+pub mod calibration;
 pub mod clock;
 pub mod compare;
 pub mod devices;

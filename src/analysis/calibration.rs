@@ -1,0 +1,465 @@
+//! Does a cache level's confidence mean what it says? A simulation study: caches drawn from a
+//! family wider than the fitted one (LRU, FIFO, tree pseudo-LRU and random replacement; a
+//! hashed set index; a next-line prefetcher; Gaussian noise of the size real runs leave; 40-cycle
+//! outliers; sweeps coarser than the rise), each swept as a chase and read by
+//! `cache_inference` as a run is. An answer is right when every geometry parameter it states
+//! (line, ways) is the true one and its size is within a line of the true size. Among answers
+//! stated with confidence in [p, p + 0.1), the share right should be about p.
+
+use rand::{Rng, RngExt, SeedableRng, rngs::StdRng};
+use serde::Serialize;
+
+use super::cache_inference::{self, ChasePoint, MinimumRise};
+use super::cache_model::{Geometry, Hierarchy, Quirks, Replacement, chase_latency_quirky};
+
+/// One simulated cache and how it is swept.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Case {
+    pub size_bytes: u64,
+    pub line_bytes: u64,
+    pub ways: u64,
+    pub replacement: &'static str,
+    pub hashed_index: bool,
+    pub next_line_prefetch: bool,
+    /// Noise of one point, cycles (standard deviation).
+    pub noise_cycles: f64,
+    /// Every 29th point 40 cycles slow.
+    pub outliers: bool,
+    /// Footprints across the rise every four lines instead of every stride.
+    pub coarse: bool,
+    pub stride_bytes: u64,
+    pub hit_cycles: f64,
+    pub miss_cycles: f64,
+    pub seed: u64,
+}
+
+/// What the inference said about one case, and whether it was right.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    pub case: Case,
+    /// `None` when no level with a size was read.
+    pub confidence: Option<f64>,
+    /// Before the calibration table, and what the level rests on.
+    pub raw_confidence: Option<f64>,
+    pub basis: &'static str,
+    pub stated_size_bytes: Option<u64>,
+    pub stated_line_bytes: Option<u64>,
+    pub stated_ways: Option<u64>,
+    pub right: bool,
+}
+
+/// One bin of the reliability diagram.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bin {
+    pub from: f64,
+    pub to: f64,
+    pub answers: usize,
+    pub mean_confidence: Option<f64>,
+    pub share_right: Option<f64>,
+}
+
+const REPLACEMENTS: [(Replacement, &str); 4] = [
+    (Replacement::Lru, "lru"),
+    (Replacement::Fifo, "fifo"),
+    (Replacement::TreePlru, "tree-plru"),
+    (Replacement::Random, "random"),
+];
+
+/// Draws case `index` of the study seeded `seed` (the same pair gives the same case).
+pub fn draw(seed: u64, index: u64) -> Case {
+    let mut rng = StdRng::seed_from_u64(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let (replacement, name) = REPLACEMENTS[rng.random_range(0..REPLACEMENTS.len())];
+    let line_bytes = 1_u64 << rng.random_range(5..=7_u32);
+    let ways = if replacement == Replacement::TreePlru {
+        1_u64 << rng.random_range(2..=4_u32)
+    } else {
+        rng.random_range(2..=16_u64)
+    };
+    // 1 to 16 KiB: small enough to simulate thousands of sweeps, large enough for 8+ sets.
+    let sets = loop {
+        let sets = rng.random_range(2..=64_u64);
+        let size = sets * ways * line_bytes;
+        if (1 << 10..=16 << 10).contains(&size) {
+            break sets;
+        }
+        if ways * line_bytes * 2 > 16 << 10 {
+            break 2;
+        }
+    };
+    let hit_cycles = rng.random_range(20.0..60.0);
+    Case {
+        size_bytes: sets * ways * line_bytes,
+        line_bytes,
+        ways,
+        replacement: name,
+        hashed_index: rng.random_bool(0.15),
+        next_line_prefetch: rng.random_bool(0.15),
+        // Real runs' fits leave 0.02 (instruction fetch) to about 1 cycle (L1 chases) RMS.
+        noise_cycles: 10_f64.powf(rng.random_range(-1.7..0.0)),
+        outliers: rng.random_bool(0.2),
+        coarse: rng.random_bool(0.2),
+        stride_bytes: line_bytes / if rng.random_bool(0.5) { 4 } else { 8 },
+        hit_cycles,
+        miss_cycles: hit_cycles + rng.random_range(100.0..500.0),
+        seed: rng.random(),
+    }
+}
+
+fn normal(rng: &mut impl Rng) -> f64 {
+    let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-12), rng.random());
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+/// The chase curve of `case`: eight points a doubling from an eighth of the size to half of
+/// it, then evenly (every four lines when coarse) to two and a half times the size, then eight
+/// a doubling to eight times it.
+pub fn sweep(case: &Case) -> Vec<ChasePoint> {
+    let replacement = REPLACEMENTS
+        .iter()
+        .find(|(_, name)| *name == case.replacement)
+        .map_or(Replacement::Lru, |(r, _)| *r);
+    let geometry = Geometry {
+        size_bytes: case.size_bytes,
+        line_bytes: case.line_bytes,
+        ways: case.ways,
+    };
+    let hierarchy = Hierarchy::one_level(geometry, case.hit_cycles, case.miss_cycles);
+    let quirks = Quirks {
+        hashed_index: case.hashed_index,
+        next_line_prefetch: case.next_line_prefetch,
+    };
+    let stride = case.stride_bytes;
+    let on_stride = |f: f64| ((f / stride as f64).round() as u64).max(1) * stride;
+    let mut footprints: Vec<u64> = Vec::new();
+    let size = case.size_bytes as f64;
+    let doubling = |from: f64, to: f64, out: &mut Vec<u64>| {
+        let mut f = from;
+        while f < to {
+            out.push(on_stride(f));
+            f *= 2_f64.powf(1.0 / 8.0);
+        }
+    };
+    doubling(size / 8.0, size / 2.0, &mut footprints);
+    // At most 384 points across the rise, as the GPU's sweep bisects only where the curve
+    // moves: finer than a stride for the smaller caches, about a line for the larger.
+    let fine = stride.max((2 * case.size_bytes / 384).div_ceil(stride) * stride);
+    let grain = if case.coarse {
+        4 * case.line_bytes
+    } else {
+        fine
+    };
+    let mut f = on_stride(size / 2.0);
+    while (f as f64) < 2.5 * size {
+        footprints.push(f);
+        f += grain;
+    }
+    doubling(2.5 * size, 8.0 * size, &mut footprints);
+    footprints.sort_unstable();
+    footprints.dedup();
+    // Random and tree-PLRU sets settle over several passes; the fitted models are their
+    // steady state, as a chase that warms long enough measures it.
+    let passes = match replacement {
+        Replacement::Random => (16, 8),
+        Replacement::TreePlru => (16, 2),
+        _ => (1, 1),
+    };
+    let mut rng = StdRng::seed_from_u64(case.seed);
+    footprints
+        .into_iter()
+        .enumerate()
+        .map(|(i, footprint)| {
+            let clean =
+                chase_latency_quirky(&hierarchy, footprint, stride, replacement, quirks, passes);
+            let outlier = if case.outliers && i % 29 == 28 {
+                40.0
+            } else {
+                0.0
+            };
+            ChasePoint {
+                footprint_bytes: footprint,
+                stride_bytes: stride,
+                cycles: clean + case.noise_cycles * normal(&mut rng) + outlier,
+            }
+        })
+        .collect()
+}
+
+/// Sweeps `case`, reads its first level and judges the answer.
+pub fn judge(case: Case) -> Outcome {
+    let points = sweep(&case);
+    let level = cache_inference::infer_with(&points, MinimumRise::CACHES)
+        .and_then(|report| report.levels.into_iter().next())
+        .filter(|level| level.size_bytes.is_some());
+    let Some(level) = level else {
+        return Outcome {
+            case,
+            confidence: None,
+            raw_confidence: None,
+            basis: "none",
+            stated_size_bytes: None,
+            stated_line_bytes: None,
+            stated_ways: None,
+            right: false,
+        };
+    };
+    let size_right = level
+        .size_bytes
+        .is_some_and(|s| s.abs_diff(case.size_bytes) <= case.line_bytes);
+    let right = size_right
+        && level.line_bytes.is_none_or(|b| b == case.line_bytes)
+        && level.ways.is_none_or(|w| w == case.ways);
+    Outcome {
+        case,
+        confidence: Some(level.confidence),
+        raw_confidence: Some(level.raw_confidence),
+        basis: level.basis,
+        stated_size_bytes: level.size_bytes,
+        stated_line_bytes: level.line_bytes,
+        stated_ways: level.ways,
+        right,
+    }
+}
+
+/// Cases `0..cases` of the study seeded `seed`, judged on `threads` threads (in case order).
+pub fn study(seed: u64, cases: u64, threads: usize) -> Vec<Outcome> {
+    let threads = threads.max(1) as u64;
+    let mut outcomes: Vec<(u64, Outcome)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    (t..cases)
+                        .step_by(threads as usize)
+                        .map(|i| (i, judge(draw(seed, i))))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    outcomes.sort_by_key(|(i, _)| *i);
+    outcomes.into_iter().map(|(_, o)| o).collect()
+}
+
+/// The reliability diagram: ten bins of stated confidence, each with its answers' mean
+/// confidence and the share of them that were right.
+pub fn reliability(outcomes: &[Outcome]) -> Vec<Bin> {
+    (0..10)
+        .map(|k| {
+            let (from, to) = (f64::from(k) / 10.0, f64::from(k + 1) / 10.0);
+            let inside: Vec<(f64, bool)> = outcomes
+                .iter()
+                .filter_map(|o| o.confidence.map(|c| (c, o.right)))
+                .filter(|(c, _)| *c >= from && (*c < to || (k == 9 && *c <= 1.0)))
+                .collect();
+            let n = inside.len();
+            let mean = |f: &dyn Fn(&(f64, bool)) -> f64| {
+                (n > 0).then(|| inside.iter().map(f).sum::<f64>() / n as f64)
+            };
+            Bin {
+                from,
+                to,
+                answers: n,
+                mean_confidence: mean(&|(c, _)| *c),
+                share_right: mean(&|(_, r)| f64::from(u8::from(*r))),
+            }
+        })
+        .collect()
+}
+
+/// The calibration table from `outcomes` (raw confidences): per basis and raw bin of
+/// `confidence_map::EDGES`, the share right with one right and one wrong answer added (so a
+/// bin of few answers stays near a half), made non-decreasing across bins by pooling adjacent
+/// violators weighted by their answers; an empty bin takes its lower neighbour's value.
+pub fn fit_map(outcomes: &[Outcome]) -> Vec<(&'static str, [f64; 12])> {
+    use super::confidence_map::{EDGES, bin};
+    let mut bases: Vec<&'static str> = outcomes
+        .iter()
+        .filter(|o| o.raw_confidence.is_some())
+        .map(|o| o.basis)
+        .collect();
+    bases.sort_unstable();
+    bases.dedup();
+    bases
+        .into_iter()
+        .map(|basis| {
+            let mut counts = [(0_usize, 0_usize); EDGES.len()];
+            for o in outcomes.iter().filter(|o| o.basis == basis) {
+                if let Some(raw) = o.raw_confidence {
+                    let c = &mut counts[bin(raw)];
+                    c.0 += 1;
+                    c.1 += usize::from(o.right);
+                }
+            }
+            // Pool adjacent violators over the non-empty bins.
+            let mut blocks: Vec<(f64, f64, Vec<usize>)> = Vec::new();
+            for (k, &(n, right)) in counts.iter().enumerate() {
+                if n == 0 {
+                    continue;
+                }
+                blocks.push(((right + 1) as f64, (n + 2) as f64, vec![k]));
+                while blocks.len() > 1 {
+                    let last = &blocks[blocks.len() - 1];
+                    let before = &blocks[blocks.len() - 2];
+                    if before.0 / before.1 <= last.0 / last.1 {
+                        break;
+                    }
+                    let last = blocks.pop().expect("two blocks");
+                    let before = blocks.last_mut().expect("two blocks");
+                    before.0 += last.0;
+                    before.1 += last.1;
+                    before.2.extend(last.2);
+                }
+            }
+            let mut values = [f64::NAN; EDGES.len()];
+            for (right, n, members) in &blocks {
+                for &k in members {
+                    values[k] = right / n;
+                }
+            }
+            let mut previous = blocks.first().map_or(0.5, |b| b.0 / b.1);
+            for v in &mut values {
+                if v.is_nan() {
+                    *v = previous;
+                }
+                previous = *v;
+            }
+            (basis, values)
+        })
+        .collect()
+}
+
+/// [`fit_map`]'s table as the Rust text of `confidence_map::TABLE`.
+pub fn map_as_rust(table: &[(&str, [f64; 12])]) -> String {
+    let mut text = String::from("pub const TABLE: &[(&str, [f64; 12])] = &[\n");
+    for (basis, values) in table {
+        let values: Vec<String> = values.iter().map(|v| format!("{v:.3}")).collect();
+        text += &format!("    (\"{basis}\", [{}]),\n", values.join(", "));
+    }
+    text + "];\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The study at a size CI affords (`GPUBENCH_CALIBRATION_CASES` for more; `gpubench
+    /// calibrate` runs it at full size and draws the diagram): answers stated with high
+    /// confidence are right about as often as they say, and no stated line or way count with
+    /// confidence 0.5 or more is wrong on tree-PLRU, hashed, prefetching or coarse sweeps.
+    #[test]
+    fn confidence_is_calibrated_on_caches_outside_the_fitted_family() {
+        let cases = std::env::var("GPUBENCH_CALIBRATION_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(40);
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let outcomes = study(29, cases, threads);
+        let bins = reliability(&outcomes);
+        for o in &outcomes {
+            if std::env::var_os("GPUBENCH_CALIBRATION_DEBUG").is_some() && !o.right {
+                eprintln!(
+                    "WRONG {:?} conf {:?} size {:?} line {:?} ways {:?}",
+                    o.case, o.confidence, o.stated_size_bytes, o.stated_line_bytes, o.stated_ways
+                );
+            }
+        }
+        for bin in &bins {
+            if let (Some(mean), Some(share)) = (bin.mean_confidence, bin.share_right)
+                && bin.answers >= 10
+            {
+                // Binomial spread of the share over n answers, plus the 0.1 the issue allows.
+                let allowed = 0.1 + 2.0 * (mean * (1.0 - mean) / bin.answers as f64).sqrt();
+                assert!(
+                    (share - mean).abs() <= allowed,
+                    "{bin:?}: {} of {} answers",
+                    (share * bin.answers as f64).round(),
+                    bin.answers
+                );
+            }
+        }
+        for o in &outcomes {
+            let outside = o.case.replacement == "tree-plru"
+                || o.case.hashed_index
+                || o.case.next_line_prefetch
+                || o.case.coarse;
+            if outside && o.confidence.is_some_and(|c| c >= 0.5) {
+                assert!(
+                    o.stated_line_bytes.is_none_or(|b| b == o.case.line_bytes)
+                        && o.stated_ways.is_none_or(|w| w == o.case.ways),
+                    "{o:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_map_is_the_share_right_made_monotone() {
+        let case = draw(1, 0);
+        let outcome = |raw: f64, right: bool| Outcome {
+            case,
+            confidence: Some(raw),
+            raw_confidence: Some(raw),
+            basis: "fit",
+            stated_size_bytes: None,
+            stated_line_bytes: None,
+            stated_ways: None,
+            right,
+        };
+        // Raw 0.95: 8 right of 8; raw 0.55: 1 of 4; raw 0.35: 3 of 4 (a violator, pooled).
+        let mut outcomes: Vec<Outcome> = (0..8).map(|_| outcome(0.95, true)).collect();
+        outcomes.extend((0..4).map(|i| outcome(0.55, i == 0)));
+        outcomes.extend((0..4).map(|i| outcome(0.35, i < 3)));
+        let table = fit_map(&outcomes);
+        assert_eq!(table.len(), 1);
+        let values = table[0].1;
+        assert!((values[9] - 9.0 / 10.0).abs() < 1e-12, "{values:?}");
+        // (3 + 1 + 1 + 1) / (4 + 2 + 4 + 2): the two middle bins pooled.
+        assert!((values[3] - 0.5).abs() < 1e-12, "{values:?}");
+        assert!((values[5] - 0.5).abs() < 1e-12, "{values:?}");
+        assert!(values.windows(2).all(|w| w[0] <= w[1]), "{values:?}");
+        assert!(map_as_rust(&table).contains("(\"fit\", [0.500,"));
+    }
+
+    #[test]
+    fn cases_repeat_and_vary() {
+        assert_eq!(draw(1, 7), draw(1, 7));
+        let kinds: std::collections::BTreeSet<&str> =
+            (0..64).map(|i| draw(3, i).replacement).collect();
+        assert_eq!(kinds.len(), REPLACEMENTS.len());
+        for i in 0..64 {
+            let c = draw(3, i);
+            assert_eq!(c.size_bytes % (c.line_bytes * c.ways), 0, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn bins_count_answers_by_their_confidence() {
+        let case = draw(1, 0);
+        let outcome = |confidence: f64, right: bool| Outcome {
+            case,
+            confidence: Some(confidence),
+            raw_confidence: Some(confidence),
+            basis: "fit",
+            stated_size_bytes: Some(case.size_bytes),
+            stated_line_bytes: None,
+            stated_ways: None,
+            right,
+        };
+        let bins = reliability(&[
+            outcome(0.95, true),
+            outcome(1.0, false),
+            outcome(0.05, false),
+        ]);
+        assert_eq!(bins[9].answers, 2);
+        assert_eq!(bins[9].share_right, Some(0.5));
+        assert_eq!(bins[0].answers, 1);
+        assert_eq!(bins[5].answers, 0);
+        assert_eq!(bins[5].share_right, None);
+    }
+}

@@ -1,0 +1,51 @@
+//! `gpubench calibrate`: the calibration study of cache-level confidence
+//! (`analysis::calibration`) at the size asked, into a new directory. No GPU.
+
+use anyhow::Result;
+
+use crate::analysis::calibration;
+use crate::cli::CalibrateArgs;
+use crate::error::UsageError;
+use crate::report::calibration as calibration_report;
+use crate::report::run_dir::RunDir;
+
+pub fn run(args: &CalibrateArgs) -> Result<()> {
+    if args.cases == 0 || args.cases > 1_000_000 {
+        return Err(UsageError::new("--cases must be between 1 and 1000000").into());
+    }
+    if args.threads == Some(0) {
+        return Err(UsageError::new("--threads must be at least 1").into());
+    }
+    let run = RunDir::create(args.output.as_deref(), "calibration")?;
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let started = std::time::Instant::now();
+    let outcomes = calibration::study(args.seed, args.cases, threads);
+    let bins = calibration::reliability(&outcomes);
+    let settings = serde_json::json!({
+        "cases": args.cases,
+        "seed": args.seed,
+        "threads": threads,
+        "seconds": started.elapsed().as_secs_f64(),
+        "gpubench_version": env!("CARGO_PKG_VERSION"),
+        "git_commit": crate::kernels::GIT_COMMIT,
+    });
+    calibration_report::write(&run, &outcomes, &bins, &settings)?;
+    // The table this study would make, for `analysis::confidence_map` (from a study with a
+    // seed other than the one the committed diagram checks).
+    run.write(
+        "confidence_map.rs.txt",
+        calibration::map_as_rust(&calibration::fit_map(&outcomes)).as_bytes(),
+    )?;
+    let title = format!(
+        "Cache-level confidence on {} simulated caches (seed {})",
+        args.cases, args.seed
+    );
+    run.write_figure("reliability", |path| {
+        calibration_report::draw(path, &title, &bins)
+    })?;
+    print!("{}", calibration_report::render(&bins));
+    println!("study written to {}", run.path().display());
+    Ok(())
+}
