@@ -821,7 +821,7 @@ mod tests {
             .unwrap()
             .levels[0];
         assert_identified(level, g);
-        assert!(level.confidence > 0.99, "{level:?}");
+        assert!(level.raw_confidence > 0.99, "{level:?}");
         let noisy = noisy_sweep(&hierarchy, 16, 2 << 10, 32 << 10, 1.0, 37, 2);
         let level = &crate::analysis::cache_inference::infer(&noisy)
             .unwrap()

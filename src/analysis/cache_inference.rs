@@ -576,7 +576,7 @@ mod tests {
         assert_eq!(level.ways, Some(geometry.ways), "{level:?}");
         assert_eq!(level.sets, Some(geometry.sets()), "{level:?}");
         assert_eq!(level.way_bytes, Some(geometry.way_bytes()));
-        assert!(level.confidence > 0.9, "{level:?}");
+        assert!(level.raw_confidence > 0.9, "{level:?}");
     }
 
     #[test]
@@ -679,7 +679,7 @@ mod tests {
             "{level:?}"
         );
         let fit = level.fit.as_ref().unwrap();
-        assert!(fit.fits && level.confidence > 0.99, "{level:?}");
+        assert!(fit.fits && level.raw_confidence > 0.99, "{level:?}");
         assert!(fit.runner_up.as_ref().unwrap().delta > 10.0, "{fit:?}");
     }
 
