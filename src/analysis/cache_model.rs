@@ -349,9 +349,8 @@ mod tests {
             0.0,
             1.0,
         );
-        let cold = |replacement| {
-            chase_latency_quirky(&sixteen_ways, 4296, 8, replacement, plain, (1, 8))
-        };
+        let cold =
+            |replacement| chase_latency_quirky(&sixteen_ways, 4296, 8, replacement, plain, (1, 8));
         assert!(cold(Replacement::TreePlru) < cold(Replacement::Lru));
         let prefetch = Quirks {
             next_line_prefetch: true,
@@ -366,9 +365,8 @@ mod tests {
             ..plain
         };
         assert_eq!(at(Replacement::Lru, hashed), lru);
-        let every_other = |quirks| {
-            chase_latency_quirky(&h, 2048 + 8 * 64, 128, Replacement::Lru, quirks, (1, 1))
-        };
+        let every_other =
+            |quirks| chase_latency_quirky(&h, 2048 + 8 * 64, 128, Replacement::Lru, quirks, (1, 1));
         assert!(every_other(hashed) < every_other(plain));
     }
 }

@@ -324,17 +324,29 @@ pub fn markdown_cell(text: &str) -> String {
 pub fn render_markdown(summary: &Summary) -> String {
     let mut md = String::from("# Architecture summary\n\n");
     let _ = writeln!(md, "{}\n", summary.caption);
-    md += "| Section | Quantity | Value | Uncertainty | Source |\n|---|---|---|---|---|\n";
-    for row in table_rows(&summary.figures) {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} |",
-            markdown_cell(&row.section),
-            markdown_cell(&row.quantity),
-            markdown_cell(&row.value),
-            markdown_cell(&row.uncertainty),
-            markdown_cell(&row.source)
-        );
+    let (figures, unresolved): (Vec<Figure>, Vec<Figure>) = summary
+        .figures
+        .iter()
+        .cloned()
+        .partition(|f| !f.is_unresolved());
+    let table = |md: &mut String, figures: &[Figure]| {
+        *md += "| Section | Quantity | Value | Uncertainty | Source |\n|---|---|---|---|---|\n";
+        for row in table_rows(figures) {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                markdown_cell(&row.section),
+                markdown_cell(&row.quantity),
+                markdown_cell(&row.value),
+                markdown_cell(&row.uncertainty),
+                markdown_cell(&row.source)
+            );
+        }
+    };
+    table(&mut md, &figures);
+    if !unresolved.is_empty() {
+        md += "\n## Unresolved\n\nStated with a confidence below 0.5, or not identifiable from the sweep: what the run saw, not figures.\n\n";
+        table(&mut md, &unresolved);
     }
     // Runs that recorded where their time went get the split; older ones keep three columns.
     let split = summary.suites.iter().any(|s| s.time_split.is_some());
