@@ -144,11 +144,17 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
             format!("{space}: level {}", i + 1)
         };
         let c = level.confidence;
-        r.confident(
+        // The latency is a plateau's median, measured whatever the geometry: it carries no
+        // geometry confidence.
+        r.labelled(
             &format!("{label} latency"),
             level.latency_cycles,
             "cycles",
-            c,
+            if level.confidence.is_some() {
+                "plateau median".into()
+            } else {
+                String::new()
+            },
         );
         r.confident(&format!("{label} size"), level.size_bytes, "bytes", c);
         r.confident(&format!("{label} line"), level.line_bytes, "bytes", c);
