@@ -66,6 +66,8 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         sets: Option<f64>,
         confidence: Option<f64>,
         #[serde(default)]
+        basis: Option<String>,
+        #[serde(default)]
         unidentified: Vec<String>,
     }
     #[derive(Deserialize)]
@@ -156,10 +158,26 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
                 String::new()
             },
         );
-        r.confident(&format!("{label} size"), level.size_bytes, "bytes", c);
-        r.confident(&format!("{label} line"), level.line_bytes, "bytes", c);
-        r.confident(&format!("{label} ways"), level.ways, "", c);
-        r.confident(&format!("{label} sets"), level.sets, "", c);
+        // A level read from its steps alone (no model could be fitted: a TLB swept at strides
+        // of megabytes) states a heuristic the calibration study never saw.
+        if level.basis.as_deref() == Some("steps") {
+            let label_c = c.map_or(String::new(), |c| {
+                format!("uncalibrated confidence {c:.2} (steps read one by one)")
+            });
+            for (what, value, unit) in [
+                ("size", level.size_bytes, "bytes"),
+                ("line", level.line_bytes, "bytes"),
+                ("ways", level.ways, ""),
+                ("sets", level.sets, ""),
+            ] {
+                r.labelled(&format!("{label} {what}"), value, unit, label_c.clone());
+            }
+        } else {
+            r.confident(&format!("{label} size"), level.size_bytes, "bytes", c);
+            r.confident(&format!("{label} line"), level.line_bytes, "bytes", c);
+            r.confident(&format!("{label} ways"), level.ways, "", c);
+            r.confident(&format!("{label} sets"), level.sets, "", c);
+        }
         if !level.unidentified.is_empty() {
             r.text(
                 &format!("{label} geometry not identifiable from this sweep"),
@@ -224,12 +242,16 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         granularity.as_ref().and_then(|g| g.confidence),
     );
     if let Some(tlb) = cache.tlb {
+        // Read from steps a few cycles high at strides of megabytes, where no cache model
+        // applies: the confidence is the step reading's heuristic, not a calibrated one.
         for (i, level) in tlb.levels.iter().enumerate() {
-            r.confident(
+            r.labelled(
                 &format!("TLB level {} reach", i + 1),
                 level.reach_bytes,
                 "bytes",
-                level.confidence,
+                level.confidence.map_or(String::new(), |c| {
+                    format!("uncalibrated confidence {c:.2} (steps read one by one)")
+                }),
             );
         }
         r.confident(

@@ -154,15 +154,11 @@ fn confident(figure: &Figure) -> bool {
     confidence(figure).is_none_or(|c| c >= LEAST_CONFIDENCE)
 }
 
-/// A parameter the run says its data do not identify: which candidates tied may differ
-/// between runs without either being a figure.
-fn unidentified(figure: &Figure) -> bool {
-    figure.quantity.contains("not identifiable")
-}
-
 /// Why `other` differs from `reference`, if it does (see the module doc).
 pub fn differs(reference: &Figure, other: &Figure, tolerances: &Tolerances) -> Option<String> {
-    if unidentified(reference) || unidentified(other) {
+    // What a run itself calls unresolved (not identifiable, uncalibrated) is no figure to
+    // flag: which candidates tied, or where an unvouched step fell, may differ between runs.
+    if reference.is_unresolved() || other.is_unresolved() {
         return None;
     }
     if reference.text.is_none() && !(confident(reference) && confident(other)) {
@@ -506,7 +502,7 @@ fn verdict_headers(c: &Comparison) -> Vec<&'static str> {
 fn footnote(c: &Comparison) -> String {
     match c.k {
         None => format!(
-            "Flagged: {} of {} figures differ from the first run (numbers: moved more than {} and, where both state an interval, disjoint; not figures inferred with confidence below 0.5; verdicts: different words, numbers masked).",
+            "Flagged: {} of {} figures differ from the first run (numbers: moved more than {} and, where both state an interval, disjoint; neither figures inferred with confidence below 0.5 nor what a run calls unresolved; verdicts: different words, numbers masked).",
             c.flagged(),
             c.rows.len(),
             c.tolerances.describe()

@@ -25,15 +25,17 @@ pub struct Figure {
 }
 
 impl Figure {
-    /// Whether the figure is one the run could not settle: a confidence below 0.5, or a
-    /// parameter the data do not identify.
+    /// Whether the figure is one the run could not settle: a confidence below 0.5, one no
+    /// calibration stands behind, or a parameter the data do not identify.
     pub fn is_unresolved(&self) -> bool {
         let low_confidence = self
             .uncertainty
             .strip_prefix("confidence ")
             .and_then(|c| c.parse::<f64>().ok())
             .is_some_and(|c| c < 0.5);
-        low_confidence || self.quantity.contains("not identifiable")
+        low_confidence
+            || self.uncertainty.starts_with("uncalibrated")
+            || self.quantity.contains("not identifiable")
     }
 }
 
