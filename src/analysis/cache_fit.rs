@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use super::cache_inference::ChasePoint;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Policy {
     /// LRU, or FIFO: identical under a cyclic chase.
@@ -94,13 +94,6 @@ fn random_miss_rate(n: u64, ways: u64) -> f64 {
     rate
 }
 
-/// The per-set miss rate of a cyclic walk over n lines of a W-way set under random
-/// replacement. (Tree pseudo-LRU needs no family of its own: once settled, a cyclic walk past
-/// its ways misses every time, as under LRU; see the test below.)
-fn per_set_rate(_policy: Policy, n: u64, ways: u64) -> f64 {
-    random_miss_rate(n, ways)
-}
-
 /// p = 1 − (1 − 1/W)^((n − 1)p): each of the n − 1 accesses between two uses of a line misses
 /// with probability p and then evicts it with probability 1/W.
 fn mean_field_random_rate(n: u64, ways: u64) -> f64 {
@@ -158,16 +151,17 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// The fraction of loads that miss `c` in a chase of one load every `stride` bytes over
 /// `footprint` bytes (addresses 0, stride, … below the footprint), in steady state.
 pub fn miss_fraction(c: &Candidate, footprint: u64, stride: u64) -> f64 {
-    miss_fraction_with(c, footprint, stride, &mut per_set_rate)
+    miss_fraction_with(c, footprint, stride, &mut random_miss_rate)
 }
 
-/// [`miss_fraction`] with the per-set rates of random and tree-PLRU sets from `rate` (a memo
-/// in [`fit`]).
+/// [`miss_fraction`] with the random-replacement rate from `random` (a memo in [`fit`]). (Tree
+/// pseudo-LRU needs no family of its own: once settled, a cyclic walk past its ways misses
+/// every time, as under LRU; see the tests.)
 fn miss_fraction_with(
     c: &Candidate,
     footprint: u64,
     stride: u64,
-    rate: &mut impl FnMut(Policy, u64, u64) -> f64,
+    random: &mut impl FnMut(u64, u64) -> f64,
 ) -> f64 {
     let loads = footprint.max(stride).div_ceil(stride);
     let b = c.line_bytes;
@@ -211,8 +205,8 @@ fn miss_fraction_with(
             m as f64
         }
         Policy::Random => {
-            r as f64 * (q + 1) as f64 * rate(c.policy, q + 1, c.ways)
-                + (sets_used - r) as f64 * q as f64 * rate(c.policy, q, c.ways)
+            r as f64 * (q + 1) as f64 * random(q + 1, c.ways)
+                + (sets_used - r) as f64 * q as f64 * random(q, c.ways)
         }
     };
     misses / loads as f64
@@ -453,15 +447,15 @@ fn score_all(
 ) -> Vec<Scored> {
     let mut xs = vec![0.0; points.len()];
     let mut memo = std::collections::HashMap::new();
-    let mut rate = |policy: Policy, n: u64, ways: u64| {
+    let mut random = |n: u64, ways: u64| {
         *memo
-            .entry((policy, n, ways))
-            .or_insert_with(|| per_set_rate(policy, n, ways))
+            .entry((n, ways))
+            .or_insert_with(|| random_miss_rate(n, ways))
     };
     let mut scored = Vec::new();
     for candidate in candidates {
         for (x, p) in xs.iter_mut().zip(points) {
-            *x = miss_fraction_with(candidate, p.footprint_bytes, stride, &mut rate);
+            *x = miss_fraction_with(candidate, p.footprint_bytes, stride, &mut random);
         }
         scored.extend(score(*candidate, xs.as_slice(), ys, sigma));
     }
@@ -505,12 +499,12 @@ fn best_and_spread(
     let best_index =
         (0..scored.len()).min_by(|&a, &b| scored[a].cost.total_cmp(&scored[b].cost))?;
     let best = &scored[best_index];
-    let mut rate = per_set_rate;
+    let mut random = random_miss_rate;
     let mut residuals: Vec<f64> = points
         .iter()
         .zip(ys)
         .map(|(p, y)| {
-            let x = miss_fraction_with(&best.candidate, p.footprint_bytes, stride, &mut rate);
+            let x = miss_fraction_with(&best.candidate, p.footprint_bytes, stride, &mut random);
             (y - (best.hit + (best.miss - best.hit) * x)).abs()
         })
         .collect();
