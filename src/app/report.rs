@@ -22,13 +22,25 @@ pub fn write_tables(source: &Path, out: &RunDir, figure_extension: &str) -> Resu
     write_summary(&summary::summarise(source)?, out, figure_extension)
 }
 
-/// [`write_tables`], with every suite's figures derived again from its own files.
-fn write_tables_from_files(source: &Path, out: &RunDir, figure_extension: &str) -> Result<()> {
-    write_summary(
-        &summary::summarise_from_files(source)?,
-        out,
-        figure_extension,
-    )
+/// [`write_tables`], with every suite's figures derived again from its own files, and those
+/// `repeat` does not confirm marked unresolved.
+fn write_tables_from_files(
+    source: &Path,
+    out: &RunDir,
+    figure_extension: &str,
+    repeat: Option<&Path>,
+) -> Result<()> {
+    let mut made = summary::summarise_from_files(source)?;
+    if let Some(repeat) = repeat {
+        let other = summary::summarise(repeat)
+            .with_context(|| format!("summarising the repeat {}", repeat.display()))?;
+        let moved = summary::confirm_by_repeat(&mut made, &other, &repeat.display().to_string());
+        eprintln!(
+            "{moved} figures that {} does not confirm are with the unresolved",
+            repeat.display()
+        );
+    }
+    write_summary(&made, out, figure_extension)
 }
 
 fn write_summary(summary: &summary::Summary, out: &RunDir, figure_extension: &str) -> Result<()> {
@@ -56,6 +68,15 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| args.dir.join(format!("report-{extension}")));
     run_dir::check_new(&output)?;
+    if let Some(repeat) = &args.repeat_of
+        && !repeat.is_dir()
+    {
+        return Err(UsageError::new(format!(
+            "--repeat-of {} is not a directory; pass a second run of the same GPU",
+            repeat.display()
+        ))
+        .into());
+    }
     let suites = summary::suite_dirs(&args.dir).map_err(|e| UsageError::new(format!("{e:#}")))?;
     // Everything is written to a hidden sibling and renamed into place once complete, so a
     // failure leaves nothing behind and a second try is not refused as "already exists".
@@ -73,8 +94,9 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             e
         }
     })?;
-    let made = draw_every_suite(&args.dir, &suites, &out, extension)
-        .and_then(|()| write_tables_from_files(&args.dir, &out, extension));
+    let made = draw_every_suite(&args.dir, &suites, &out, extension).and_then(|()| {
+        write_tables_from_files(&args.dir, &out, extension, args.repeat_of.as_deref())
+    });
     if let Err(error) = made {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(error.context(format!("nothing was written to {}", output.display())));

@@ -235,6 +235,10 @@ pub struct ReportArgs {
     /// Where to write (default: DIR/report-<format>); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// A second run of the same GPU: every figure it does not confirm (as `compare` would
+    /// flag it) moves to the summary's unresolved part, with both values.
+    #[arg(long, value_name = "DIR2")]
+    pub repeat_of: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

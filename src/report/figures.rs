@@ -26,7 +26,8 @@ pub struct Figure {
 
 impl Figure {
     /// Whether the figure is one the run could not settle: a confidence below 0.5, one no
-    /// calibration stands behind, or a parameter the data do not identify.
+    /// calibration stands behind, a parameter the data do not identify, or a value a repeat
+    /// did not confirm.
     pub fn is_unresolved(&self) -> bool {
         let low_confidence = self
             .uncertainty
@@ -35,6 +36,7 @@ impl Figure {
             .is_some_and(|c| c < 0.5);
         low_confidence
             || self.uncertainty.starts_with("uncalibrated")
+            || self.uncertainty.starts_with("did not repeat")
             || self.quantity.contains("not identifiable")
     }
 }

@@ -144,6 +144,36 @@ fn caption(metadata: &SavedMetadata) -> String {
 
 /// Reads every suite of `dir` into one summary, each suite's figures from its `figures.json`
 /// (derived from its files for runs that have none).
+/// Marks every figure of `summary` that `repeat` does not confirm (`compare::differs` with the
+/// default tolerances) as unresolved, naming the other run's value and how far apart they are.
+/// A figure the repeat lacks is left as it is.
+pub fn confirm_by_repeat(summary: &mut Summary, repeat: &Summary, repeat_name: &str) -> usize {
+    let tolerances = super::compare::Tolerances::default();
+    let mut moved = 0;
+    for figure in &mut summary.figures {
+        let Some(other) = repeat
+            .figures
+            .iter()
+            .find(|o| o.section == figure.section && o.quantity == figure.quantity)
+        else {
+            continue;
+        };
+        if let Some(why) = super::compare::differs(figure, other, &tolerances) {
+            let mut mark = format!("did not repeat: {} in {repeat_name}", other.value_text());
+            if !why.is_empty() {
+                mark += &format!(" ({why})");
+            }
+            figure.uncertainty = if figure.uncertainty.is_empty() {
+                mark
+            } else {
+                format!("{mark}; {}", figure.uncertainty)
+            };
+            moved += 1;
+        }
+    }
+    moved
+}
+
 pub fn summarise(dir: &Path) -> Result<Summary> {
     summarise_with(dir, true)
 }
@@ -635,5 +665,44 @@ mod tests {
                 .contains("| Shared memory | cost per extra bank-conflict way |")
         );
         assert!(render_latex(&summary).contains("\\begin{longtable}"));
+    }
+
+    #[test]
+    fn a_figure_a_repeat_does_not_confirm_is_unresolved() {
+        let figure = |quantity: &str, value: f64| Figure {
+            section: "Atomics".into(),
+            quantity: quantity.into(),
+            value: Some(value),
+            unit: "ops/clock".into(),
+            low: None,
+            high: None,
+            uncertainty: String::new(),
+            text: None,
+            source: "atomics/atomics.json".into(),
+        };
+        let summary_of = |figures: Vec<Figure>| Summary {
+            caption: String::new(),
+            figures,
+            suites: Vec::new(),
+            total_seconds: None,
+        };
+        let mut first = summary_of(vec![figure("storm", 4080.0), figure("steady", 131.0)]);
+        let repeat = summary_of(vec![figure("storm", 949.3), figure("steady", 131.5)]);
+        assert_eq!(confirm_by_repeat(&mut first, &repeat, "run 2"), 1);
+        assert!(first.figures[0].is_unresolved());
+        assert!(
+            first.figures[0]
+                .uncertainty
+                .starts_with("did not repeat: 949.3 ops/clock in run 2"),
+            "{}",
+            first.figures[0].uncertainty
+        );
+        assert!(!first.figures[1].is_unresolved());
+        let md = render_markdown(&first);
+        let unresolved = md.split("## Unresolved").nth(1).unwrap();
+        assert!(
+            unresolved.contains("storm") && !unresolved.contains("steady"),
+            "{md}"
+        );
     }
 }
