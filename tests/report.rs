@@ -658,3 +658,40 @@ fn column_figures_for_a_paper_are_three_and_a_half_inches_wide_with_no_titles() 
     // 7 in at 72 points to the inch.
     assert!((width - 504.0).abs() < 0.5, "page width {width} pt");
 }
+
+/// `report` on a calibration study draws its reliability diagram again, byte for byte, and
+/// `--repeat-of` moves what a second run does not confirm to the unresolved part.
+#[test]
+fn report_redraws_the_calibration_diagram_and_confirms_by_a_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/calibration/study-seed29");
+    let out = dir.path().join("study");
+    gpubench()
+        .arg("report")
+        .arg(&study)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read(out.join("reliability.png")).unwrap(),
+        std::fs::read(study.join("reliability.png")).unwrap()
+    );
+    let confirmed = dir.path().join("confirmed");
+    gpubench()
+        .arg("report")
+        .arg(committed("all"))
+        .arg("--repeat-of")
+        .arg(committed("all-repeat"))
+        .arg("--output")
+        .arg(&confirmed)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(confirmed.join("summary.md")).unwrap();
+    let unresolved = md.split("## Unresolved").nth(1).unwrap();
+    assert!(unresolved.contains("did not repeat"), "{unresolved}");
+    assert_eq!(
+        md,
+        std::fs::read_to_string(committed("all-repeat").join("summary-confirmed.md")).unwrap()
+    );
+}

@@ -49,7 +49,7 @@ pub struct Outcome {
 }
 
 /// One bin of the reliability diagram.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Bin {
     pub from: f64,
     pub to: f64,

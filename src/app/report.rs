@@ -34,7 +34,11 @@ fn write_tables_from_files(
     if let Some(repeat) = repeat {
         let other = summary::summarise(repeat)
             .with_context(|| format!("summarising the repeat {}", repeat.display()))?;
-        let moved = summary::confirm_by_repeat(&mut made, &other, &repeat.display().to_string());
+        let name = repeat.file_name().map_or_else(
+            || repeat.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let moved = summary::confirm_by_repeat(&mut made, &other, &name);
         eprintln!(
             "{moved} figures that {} does not confirm are with the unresolved",
             repeat.display()
@@ -68,6 +72,9 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| args.dir.join(format!("report-{extension}")));
     run_dir::check_new(&output)?;
+    if args.dir.join("calibration.json").is_file() && !args.dir.join("metadata.json").is_file() {
+        return redraw_calibration(&args.dir, &output);
+    }
     if let Some(repeat) = &args.repeat_of
         && !repeat.is_dir()
     {
@@ -105,6 +112,34 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     std::fs::rename(&staging, &output)
         .with_context(|| format!("moving the finished report to {}", output.display()))?;
     println!("tables and figures written to {}", output.display());
+    Ok(())
+}
+
+/// The reliability diagram of a `gpubench calibrate` directory, drawn again from its
+/// `reliability.csv`.
+fn redraw_calibration(dir: &Path, output: &Path) -> Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Settings {
+        cases: u64,
+        seed: u64,
+    }
+    #[derive(serde::Deserialize)]
+    struct Study {
+        settings: Settings,
+    }
+    let study: Study = crate::report::saved::read_json(dir, "calibration.json")?;
+    let bins: Vec<crate::analysis::calibration::Bin> =
+        crate::report::saved::read_csv(dir, "reliability.csv")?;
+    let out = RunDir::create(Some(output), "report")?;
+    let title = format!(
+        "Cache-level confidence on {} simulated caches (seed {})",
+        study.settings.cases, study.settings.seed
+    );
+    out.write_figure("reliability", |path| {
+        crate::report::calibration::draw(path, &title, &bins)
+    })?;
+    print!("{}", crate::report::calibration::render(&bins));
+    println!("reliability diagram written to {}", output.display());
     Ok(())
 }
 
