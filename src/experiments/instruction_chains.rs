@@ -199,3 +199,60 @@ pub fn read(
         .zip(instruction_latency::read_table(&timings))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The SASS the committed H100 run recorded (`results/h100/all/pipeline/pipeline.sass.gz`,
+    /// ptxas 13.0 for sm_90): every instruction's long chain has exactly its own instruction
+    /// beyond the short one (MUFU.SIN with the FMUL.RZ ptxas puts before it), so every row
+    /// gets a figure; with timings of 4 cycles an instruction the figure is 4.
+    #[test]
+    fn every_chain_of_the_committed_sass_measures_its_instruction() {
+        use std::io::Read;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("results/h100/all/pipeline/pipeline.sass.gz");
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        // The recorded file carries two columns of marks before each cuobjdump line.
+        let raw: String = text
+            .lines()
+            .skip_while(|l| l.starts_with("//"))
+            .map(|l| format!("{}\n", l.get(2..).unwrap_or("")))
+            .collect();
+        let (_, kernels) = crate::analysis::sass::annotate(&raw);
+        let iterations = 100;
+        let spans: Vec<ChainSpans> = INSTRUCTIONS
+            .iter()
+            .map(|instruction| {
+                let per_trip = |steps: u32| {
+                    let step = if instruction.name == "mufu_sin" { 8 } else { 4 };
+                    i64::from(iterations * (steps * step + 7))
+                };
+                let [s, l] = LATENCY_LENGTHS.map(per_trip);
+                ChainSpans {
+                    instruction: *instruction,
+                    latency: vec![(s, l)],
+                    throughput: vec![(1000, 2000)],
+                }
+            })
+            .collect();
+        for (instruction, reading) in read(&spans, &kernels, iterations) {
+            assert!(
+                instruction
+                    .sass
+                    .iter()
+                    .any(|target| reading.sass.contains(target)),
+                "{instruction:?}: {reading:?}"
+            );
+            // MUFU.SIN's steps take 8 cycles, of which its FMUL.RZ's 4 (FMUL's own chain)
+            // are subtracted.
+            let latency = reading.latency_cycles.unwrap_or(f64::NAN);
+            assert!((latency - 4.0).abs() < 1e-9, "{instruction:?}: {reading:?}");
+            assert!(reading.throughput_per_clock_per_sm.is_some(), "{reading:?}");
+        }
+    }
+}
