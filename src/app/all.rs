@@ -84,6 +84,36 @@ impl Drop for TemporaryDir {
     }
 }
 
+/// The same `gpubench all` again, into `dir/repeat`: this process's own arguments without
+/// `--repeat` and `--output`, the repeat's output and progress passed through.
+fn run_repeat(me: &Path, dir: &Path) -> Result<()> {
+    let mut forwarded = Vec::new();
+    let mut given = std::env::args().skip(1);
+    while let Some(arg) = given.next() {
+        if arg == "--repeat" || arg.starts_with("--output=") {
+            continue;
+        }
+        if arg == "--output" {
+            given.next();
+            continue;
+        }
+        forwarded.push(arg);
+    }
+    let target = dir.join(super::report::REPEAT);
+    eprintln!("repeating every suite into {}", target.display());
+    let status = std::process::Command::new(me)
+        .args(&forwarded)
+        .arg("--output")
+        .arg(&target)
+        .status()
+        .context("starting the repeat run")?;
+    // A repeat that failed in part still confirms what it measured.
+    if !status.success() && !target.join("all.json").is_file() {
+        anyhow::bail!("the repeat run into {} failed: {status}", target.display());
+    }
+    Ok(())
+}
+
 pub fn run(args: &AllArgs) -> Result<()> {
     let suites = plan::choose(args.quick, args.only.as_deref(), args.skip.as_deref())
         .map_err(UsageError::new)?;
@@ -250,6 +280,9 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let total_seconds = started.elapsed().as_secs_f64();
     write_manifest(&outcomes, Some(total_seconds))?;
     let extension = args.figures.extension();
+    if args.repeat {
+        run_repeat(&me, run.path())?;
+    }
     super::report::write_tables(run.path(), &run, extension)?;
     super::report::write_figures_tex(&run, extension, &live_figures(run.path(), extension)?)?;
     let slowest = outcomes.iter().max_by(|a, b| {

@@ -17,13 +17,44 @@ use crate::report::run_dir::{self, RunDir};
 use crate::report::summary;
 
 /// summary.md, summary.tex, summary.json (from the `figures.json` of `source`'s suites) and
-/// index.md (of the figures in `out`).
+/// index.md (of the figures in `out`); a repeat `gpubench all --repeat` left in
+/// `source/repeat` confirms the figures or moves them to the unresolved rows.
 pub fn write_tables(source: &Path, out: &RunDir, figure_extension: &str) -> Result<()> {
-    write_summary(&summary::summarise(source)?, out, figure_extension)
+    let mut made = summary::summarise(source)?;
+    confirm(&mut made, own_repeat(source).as_deref())?;
+    write_summary(&made, out, figure_extension)
+}
+
+/// The repeat `gpubench all --repeat` wrote inside `source`, if there is one.
+fn own_repeat(source: &Path) -> Option<std::path::PathBuf> {
+    let repeat = source.join(REPEAT);
+    repeat.join("all.json").is_file().then_some(repeat)
+}
+
+/// Where `gpubench all --repeat` writes its second run, inside the first.
+pub const REPEAT: &str = "repeat";
+
+/// Marks what `repeat` (a second run of the same GPU) does not confirm in `made`.
+fn confirm(made: &mut summary::Summary, repeat: Option<&Path>) -> Result<()> {
+    let Some(repeat) = repeat else {
+        return Ok(());
+    };
+    let other = summary::summarise(repeat)
+        .with_context(|| format!("summarising the repeat {}", repeat.display()))?;
+    let name = repeat.file_name().map_or_else(
+        || repeat.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let moved = summary::confirm_by_repeat(made, &other, &name);
+    eprintln!(
+        "{moved} figures that {} does not confirm are with the unresolved",
+        repeat.display()
+    );
+    Ok(())
 }
 
 /// [`write_tables`], with every suite's figures derived again from its own files, and those
-/// `repeat` does not confirm marked unresolved.
+/// `repeat` (else the run's own repeat) does not confirm marked unresolved.
 fn write_tables_from_files(
     source: &Path,
     out: &RunDir,

@@ -153,6 +153,10 @@ pub struct AllArgs {
     /// New run directory (default: results/runs/<UTC time>-all); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// Run every suite a second time (into DIR/repeat, after the first run) and put each
+    /// figure the second run does not confirm with the summary's unresolved rows.
+    #[arg(long)]
+    pub repeat: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
