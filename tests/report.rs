@@ -695,3 +695,41 @@ fn report_redraws_the_calibration_diagram_and_confirms_by_a_repeat() {
         std::fs::read_to_string(committed("all-repeat").join("summary-confirmed.md")).unwrap()
     );
 }
+
+/// A run that `gpubench all --repeat` left with its repeat inside (`DIR/repeat`) is confirmed
+/// by it when reported again: the committed H100 run with its committed repeat put there.
+#[test]
+fn report_confirms_a_run_by_its_own_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(committed("all"))
+        .arg(&run)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(committed("all-repeat"))
+        .arg(run.join("repeat"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = dir.path().join("out");
+    gpubench()
+        .arg("report")
+        .arg(&run)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let unresolved = md.split("## Unresolved").nth(1).unwrap();
+    assert_eq!(
+        unresolved.matches("did not repeat").count(),
+        6,
+        "{unresolved}"
+    );
+    assert!(unresolved.contains("in repeat ("), "{unresolved}");
+}

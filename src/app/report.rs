@@ -62,19 +62,8 @@ fn write_tables_from_files(
     repeat: Option<&Path>,
 ) -> Result<()> {
     let mut made = summary::summarise_from_files(source)?;
-    if let Some(repeat) = repeat {
-        let other = summary::summarise(repeat)
-            .with_context(|| format!("summarising the repeat {}", repeat.display()))?;
-        let name = repeat.file_name().map_or_else(
-            || repeat.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        let moved = summary::confirm_by_repeat(&mut made, &other, &name);
-        eprintln!(
-            "{moved} figures that {} does not confirm are with the unresolved",
-            repeat.display()
-        );
-    }
+    let own = own_repeat(source);
+    confirm(&mut made, repeat.or(own.as_deref()))?;
     write_summary(&made, out, figure_extension)
 }
 
