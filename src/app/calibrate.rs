@@ -38,10 +38,7 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
         "confidence_map.rs.txt",
         calibration::map_as_rust(&calibration::fit_map(&outcomes)).as_bytes(),
     )?;
-    let title = format!(
-        "Cache-level confidence on {} simulated caches (seed {})",
-        args.cases, args.seed
-    );
+    let title = calibration_report::title(args.cases, args.seed);
     run.write_figure("reliability", |path| {
         calibration_report::draw(path, &title, &bins)
     })?;

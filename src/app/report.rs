@@ -151,10 +151,7 @@ fn redraw_calibration(dir: &Path, output: &Path) -> Result<()> {
     let bins: Vec<crate::analysis::calibration::Bin> =
         crate::report::saved::read_csv(dir, "reliability.csv")?;
     let out = RunDir::create(Some(output), "report")?;
-    let title = format!(
-        "Cache-level confidence on {} simulated caches (seed {})",
-        study.settings.cases, study.settings.seed
-    );
+    let title = crate::report::calibration::title(study.settings.cases, study.settings.seed);
     out.write_figure("reliability", |path| {
         crate::report::calibration::draw(path, &title, &bins)
     })?;

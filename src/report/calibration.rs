@@ -82,6 +82,11 @@ pub fn write(
     )
 }
 
+/// The diagram's title.
+pub fn title(cases: u64, seed: u64) -> String {
+    format!("Cache-level confidence on {cases} simulated caches (seed {seed})")
+}
+
 pub fn render(bins: &[Bin]) -> String {
     let mut text = format!(
         "{:<12} {:>8} {:>16} {:>12}\n",
