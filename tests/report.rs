@@ -702,20 +702,18 @@ fn report_redraws_the_calibration_diagram_and_confirms_by_a_repeat() {
 fn report_confirms_a_run_by_its_own_repeat() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(committed("all"))
-        .arg(&run)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(committed("all-repeat"))
-        .arg(run.join("repeat"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    for (from, to) in [
+        (committed("all"), run.clone()),
+        (committed("all-repeat"), run.join("repeat")),
+    ] {
+        let copied = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(from)
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(copied.success());
+    }
     let out = dir.path().join("out");
     gpubench()
         .arg("report")

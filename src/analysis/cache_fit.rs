@@ -254,9 +254,10 @@ pub struct GeometryFit {
     /// and on the size within a line: how likely the statement made (those parameters and
     /// the size, not the whole geometry) is right.
     pub identified_confidence: f64,
-    /// The noise the costs were computed at: the point noise, or the best candidate's robust
-    /// residual spread where that is larger (a model that misses the data by more than the
-    /// noise cannot tell candidates apart any better than its misfit allows).
+    /// The noise the weights were computed at: the point noise, or the best candidate's misfit
+    /// where that is larger (its robust residual spread, or the scale at which its Huber cost
+    /// per point is what noise alone gives): a model that misses the data by more than the
+    /// noise cannot tell candidates apart any better than its misfit allows.
     pub likelihood_sigma_cycles: f64,
     /// Whether the best candidate's residuals are within the noise (robust spread ≤ 2σ + 0.05
     /// cycles; outliers aside).
@@ -462,21 +463,27 @@ fn score_all(
     scored
 }
 
-/// [`score_all`] over the host's cores, the chunks joined in candidate order so ties resolve as
-/// in one pass.
-fn score_parallel(
-    candidates: &[Candidate],
-    points: &[ChasePoint],
-    stride: u64,
-    ys: &[f64],
-    sigma: f64,
-) -> Vec<Scored> {
+/// Fits every candidate in `range` to `points` (one stride, a rise and the plateaus on both
+/// sides); `sigma` is the noise of one point in cycles (floored at 0.02). `None` when no
+/// candidate changes over the points.
+///
+/// The likelihood's noise is the larger of `sigma` and the best candidate's misfit: when even
+/// the best model misses the points by more than their noise, differences between candidates
+/// smaller than that misfit say nothing, and the weights spread out.
+/// (Scoring again at the misfit instead would let Huber's cut-off at 3σ move the ranking: on
+/// simulated LRU caches that picked wrong lines the noise-level ranking got right.)
+pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<GeometryFit> {
+    let sigma = sigma.max(0.02);
+    let ys: Vec<f64> = points.iter().map(|p| p.cycles).collect();
+    let candidates = candidates(range);
+    // Tens of thousands of candidates, each scored on its own: split over the host's cores,
+    // the chunks joined in candidate order so ties resolve as in one pass.
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let chunk = candidates.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
+    let mut scored: Vec<Scored> = std::thread::scope(|scope| {
         let workers: Vec<_> = candidates
             .chunks(chunk)
-            .map(|part| scope.spawn(|| score_all(part, points, stride, ys, sigma)))
+            .map(|part| scope.spawn(|| score_all(part, points, range.stride_bytes, &ys, sigma)))
             .collect();
         workers
             .into_iter()
@@ -485,48 +492,29 @@ fn score_parallel(
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
             .collect()
-    })
-}
-
-/// The best candidate's index and its robust residual spread (1.4826 × the median absolute
-/// residual).
-fn best_and_spread(
-    scored: &[Scored],
-    points: &[ChasePoint],
-    ys: &[f64],
-    stride: u64,
-) -> Option<(usize, f64)> {
+    });
+    let mut random = random_miss_rate;
     let best_index =
         (0..scored.len()).min_by(|&a, &b| scored[a].cost.total_cmp(&scored[b].cost))?;
-    let best = &scored[best_index];
-    let mut random = random_miss_rate;
-    let mut residuals: Vec<f64> = points
-        .iter()
-        .zip(ys)
-        .map(|(p, y)| {
-            let x = miss_fraction_with(&best.candidate, p.footprint_bytes, stride, &mut random);
-            (y - (best.hit + (best.miss - best.hit) * x)).abs()
-        })
-        .collect();
-    residuals.sort_by(f64::total_cmp);
-    Some((best_index, 1.4826 * residuals[residuals.len() / 2]))
-}
-
-/// Fits every candidate in `range` to `points` (one stride, a rise and the plateaus on both
-/// sides); `sigma` is the noise of one point in cycles (floored at 0.02). `None` when no
-/// candidate changes over the points.
-///
-/// The likelihood's noise is the larger of `sigma` and the best candidate's robust residual
-/// spread: when even the best model misses the points by more than their noise, differences
-/// between candidates smaller than that misfit say nothing, and the weights spread out.
-/// (Scoring again at the misfit instead would let Huber's cut-off at 3σ move the ranking: on
-/// simulated LRU caches that picked wrong lines the noise-level ranking got right.)
-pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<GeometryFit> {
-    let sigma = sigma.max(0.02);
-    let ys: Vec<f64> = points.iter().map(|p| p.cycles).collect();
-    let candidates = candidates(range);
-    let mut scored = score_parallel(&candidates, points, range.stride_bytes, &ys, sigma);
-    let (best_index, spread) = best_and_spread(&scored, points, &ys, range.stride_bytes)?;
+    // The best candidate's robust spread decides whether it fits at all.
+    let spread = {
+        let best = &scored[best_index];
+        let mut residuals: Vec<f64> = points
+            .iter()
+            .zip(&ys)
+            .map(|(p, y)| {
+                let x = miss_fraction_with(
+                    &best.candidate,
+                    p.footprint_bytes,
+                    range.stride_bytes,
+                    &mut random,
+                );
+                (y - (best.hit + (best.miss - best.hit) * x)).abs()
+            })
+            .collect();
+        residuals.sort_by(f64::total_cmp);
+        1.4826 * residuals[residuals.len() / 2]
+    };
     // The ranking stays the one at the point noise; the costs, and so every Δ and weight, are
     // scaled down by (σ / misfit)² (exact for the quadratic part of the cost).
     // The misfit is the larger of the robust spread and the scale at which the best's Huber

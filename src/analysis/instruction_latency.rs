@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::stats;
+
 /// Whether `opcode` ("MUFU.EX2", "FMUL.RZ") is an instance of `target` ("MUFU.EX2", "FMUL"):
 /// equal, or `target` followed by a modifier.
 pub fn matches(opcode: &str, target: &str) -> bool {
@@ -85,18 +87,6 @@ fn describe(counts: &[(&String, &usize)]) -> String {
         .join(" + ")
 }
 
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    (n > 0).then(|| {
-        if n % 2 == 1 {
-            values[n / 2]
-        } else {
-            (values[n / 2 - 1] + values[n / 2]) / 2.0
-        }
-    })
-}
-
 /// Reads one instruction's chains. `known` gives the latency already measured for an
 /// instruction that may sit beside the measured one in a step (looked up by opcode).
 pub fn read(timings: &ChainTimings, known: &dyn Fn(&str) -> Option<f64>) -> InstructionLatency {
@@ -151,9 +141,10 @@ pub fn read(timings: &ChainTimings, known: &dyn Fn(&str) -> Option<f64>) -> Inst
         ((long - short) as f64 / trips - companion_cycles) / instructions as f64
     };
     let each: Vec<f64> = timings.latency_spans.iter().map(per_instruction).collect();
-    reading.latency_min = each.iter().copied().reduce(f64::min);
-    reading.latency_max = each.iter().copied().reduce(f64::max);
-    reading.latency_cycles = median(each).filter(|l| *l > 0.0);
+    let summary = stats::Summary::of(&each);
+    reading.latency_min = summary.map(|s| s.min);
+    reading.latency_max = summary.map(|s| s.max);
+    reading.latency_cycles = summary.map(|s| s.median).filter(|l| *l > 0.0);
     reading.method = if others.is_empty() {
         format!(
             "(long chain − short chain) / {instructions} instructions; median of {} repeats",
@@ -189,7 +180,7 @@ pub fn read(timings: &ChainTimings, known: &dyn Fn(&str) -> Option<f64>) -> Inst
                     / (long - short) as f64
             })
             .collect();
-        reading.throughput_per_clock_per_sm = median(rates).filter(|_| per_thread > 0);
+        reading.throughput_per_clock_per_sm = stats::median(&rates).filter(|_| per_thread > 0);
     }
     reading
 }

@@ -8,6 +8,8 @@
 
 use anyhow::{Context, Result};
 
+// The throughput kernels run as Wong et al.'s table's do: one block of 1024 threads.
+use super::pipeline::THROUGHPUT_THREADS;
 use crate::analysis::instruction_latency::{self, ChainTimings, InstructionLatency};
 use crate::analysis::pipeline;
 use crate::analysis::sass::KernelSass;
@@ -71,7 +73,6 @@ pub const LATENCY_LENGTHS: [u32; 2] = [32, 128];
 pub const THROUGHPUT_LENGTHS: [u32; 2] = [16, 32];
 /// Timed launches of each kernel (each after one untimed launch).
 pub const REPEATS: usize = 5;
-pub const THROUGHPUT_THREADS: u32 = 1024;
 
 /// A latency or a throughput kernel pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

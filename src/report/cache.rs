@@ -152,31 +152,27 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
             &format!("{label} latency"),
             level.latency_cycles,
             "cycles",
-            if level.confidence.is_some() {
-                "plateau median".into()
-            } else {
-                String::new()
-            },
+            c.map_or(String::new(), |_| "plateau median".into()),
         );
         // A level read from its steps alone (no model could be fitted: a TLB swept at strides
         // of megabytes) states a heuristic the calibration study never saw.
-        if level.basis.as_deref() == Some("steps") {
-            let label_c = c.map_or(String::new(), |c| {
-                format!("uncalibrated confidence {c:.2} (steps read one by one)")
-            });
-            for (what, value, unit) in [
-                ("size", level.size_bytes, "bytes"),
-                ("line", level.line_bytes, "bytes"),
-                ("ways", level.ways, ""),
-                ("sets", level.sets, ""),
-            ] {
-                r.labelled(&format!("{label} {what}"), value, unit, label_c.clone());
-            }
+        let geometry_label = if level.basis.as_deref() == Some("steps") {
+            uncalibrated(c)
         } else {
-            r.confident(&format!("{label} size"), level.size_bytes, "bytes", c);
-            r.confident(&format!("{label} line"), level.line_bytes, "bytes", c);
-            r.confident(&format!("{label} ways"), level.ways, "", c);
-            r.confident(&format!("{label} sets"), level.sets, "", c);
+            super::figures::confidence_label(c)
+        };
+        for (what, value, unit) in [
+            ("size", level.size_bytes, "bytes"),
+            ("line", level.line_bytes, "bytes"),
+            ("ways", level.ways, ""),
+            ("sets", level.sets, ""),
+        ] {
+            r.labelled(
+                &format!("{label} {what}"),
+                value,
+                unit,
+                geometry_label.clone(),
+            );
         }
         if !level.unidentified.is_empty() {
             r.text(
@@ -249,9 +245,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
                 &format!("TLB level {} reach", i + 1),
                 level.reach_bytes,
                 "bytes",
-                level.confidence.map_or(String::new(), |c| {
-                    format!("uncalibrated confidence {c:.2} (steps read one by one)")
-                }),
+                uncalibrated(level.confidence),
             );
         }
         r.confident(
@@ -262,6 +256,13 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         );
     }
     Ok(r.finish())
+}
+
+/// The label of a confidence no calibration stands behind: a step reading's heuristic.
+fn uncalibrated(confidence: Option<f64>) -> String {
+    confidence.map_or(String::new(), |c| {
+        format!("uncalibrated confidence {c:.2} (steps read one by one)")
+    })
 }
 
 /// The TLB stride sweeps' figures, from their points (`tlb_strides.csv`): per stride the element

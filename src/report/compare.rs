@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::figures::Figure;
+use super::figures::{Figure, LEAST_CONFIDENCE};
 use super::summary::{Summary, format_value, latex_escape, markdown_cell};
 use crate::analysis::stats::median_of_sorted;
 
@@ -138,30 +138,19 @@ fn relative(a: f64, b: f64) -> f64 {
     }
 }
 
-/// Below this confidence an inferred figure (a level read from a fit, `confidence 0.12`) says
-/// itself that another run may well read another value: it is shown, not flagged.
-pub const LEAST_CONFIDENCE: f64 = 0.5;
-
-/// The inference confidence a figure states, if it states one.
-fn confidence(figure: &Figure) -> Option<f64> {
-    figure
-        .uncertainty
-        .strip_prefix("confidence ")
-        .and_then(|c| c.trim().parse().ok())
-}
-
+/// Whether `figure` states no confidence, or one of at least [`LEAST_CONFIDENCE`].
 fn confident(figure: &Figure) -> bool {
-    confidence(figure).is_none_or(|c| c >= LEAST_CONFIDENCE)
+    figure
+        .stated_confidence()
+        .is_none_or(|c| c >= LEAST_CONFIDENCE)
 }
 
 /// Why `other` differs from `reference`, if it does (see the module doc).
 pub fn differs(reference: &Figure, other: &Figure, tolerances: &Tolerances) -> Option<String> {
-    // What a run itself calls unresolved (not identifiable, uncalibrated) is no figure to
-    // flag: which candidates tied, or where an unvouched step fell, may differ between runs.
+    // What a run itself calls unresolved (a low confidence, not identifiable, uncalibrated)
+    // is no figure to flag: another reading was likely, which candidates tied or where an
+    // unvouched step fell may differ between runs.
     if reference.is_unresolved() || other.is_unresolved() {
-        return None;
-    }
-    if reference.text.is_none() && !(confident(reference) && confident(other)) {
         return None;
     }
     match (&reference.text, &other.text, reference.value, other.value) {

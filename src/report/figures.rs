@@ -24,17 +24,25 @@ pub struct Figure {
     pub source: String,
 }
 
+/// Below this confidence an inferred figure (a level read from a fit, `confidence 0.12`) says
+/// itself that another run may well read another value: it is unresolved, shown but not
+/// flagged by `compare`.
+pub const LEAST_CONFIDENCE: f64 = 0.5;
+
 impl Figure {
+    /// The inference confidence the figure states (`confidence 0.84`), if it states one.
+    pub fn stated_confidence(&self) -> Option<f64> {
+        self.uncertainty
+            .strip_prefix("confidence ")
+            .and_then(|c| c.trim().parse().ok())
+    }
+
     /// Whether the figure is one the run could not settle: a confidence below 0.5, one no
     /// calibration stands behind, a parameter the data do not identify, or a value a repeat
     /// did not confirm.
     pub fn is_unresolved(&self) -> bool {
-        let low_confidence = self
-            .uncertainty
-            .strip_prefix("confidence ")
-            .and_then(|c| c.parse::<f64>().ok())
-            .is_some_and(|c| c < 0.5);
-        low_confidence
+        self.stated_confidence()
+            .is_some_and(|c| c < LEAST_CONFIDENCE)
             || self.uncertainty.starts_with("uncalibrated")
             || self.uncertainty.starts_with("did not repeat")
             || self.quantity.contains("not identifiable")
@@ -66,6 +74,11 @@ pub struct MedianView {
     pub min: Option<f64>,
     pub median: Option<f64>,
     pub max: Option<f64>,
+}
+
+/// "confidence 0.84": how an inferred figure states its confidence (empty without one).
+pub fn confidence_label(confidence: Option<f64>) -> String {
+    confidence.map_or(String::new(), |c| format!("confidence {c:.2}"))
 }
 
 /// Builds one suite's figures, all in one section, from one source file at a time.
@@ -162,8 +175,7 @@ impl Rows {
         unit: &str,
         confidence: Option<f64>,
     ) {
-        let label = confidence.map_or(String::new(), |c| format!("confidence {c:.2}"));
-        self.labelled(quantity, value, unit, label);
+        self.labelled(quantity, value, unit, confidence_label(confidence));
     }
 
     pub fn text(&mut self, quantity: &str, text: Option<&str>) {
