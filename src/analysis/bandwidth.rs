@@ -56,6 +56,24 @@ fn rates(points: &[CurvePoint]) -> Vec<f64> {
     points.iter().map(|p| p.bytes_per_second).collect()
 }
 
+/// The plateaus that are levels: a plateau between a higher and a lower one that spans at
+/// most one doubling of footprint is a pause in one descent, not a level (a device copy on an
+/// H100 falls from the L2's rate to DRAM's over 30 to 80 MiB and pauses on the way at a
+/// footprint that moved between 26 and 42 MiB from one process to the next; the half-way
+/// point of the whole descent stayed between 41.6 and 52.4 MiB).
+fn levels_of(plateaus: &[Plateau]) -> Vec<&Plateau> {
+    let mut kept: Vec<&Plateau> = plateaus.iter().collect();
+    while let Some(i) = (1..kept.len().saturating_sub(1)).find(|&i| {
+        let (before, pause, after) = (kept[i - 1], kept[i], kept[i + 1]);
+        pause.to_bytes <= 2 * pause.from_bytes
+            && before.median_bytes_per_second > pause.median_bytes_per_second
+            && pause.median_bytes_per_second > after.median_bytes_per_second
+    }) {
+        kept.remove(i);
+    }
+    kept
+}
+
 /// Plateaus and falloffs of `points` (any order; sorted by footprint here).
 pub fn levels(points: &[CurvePoint]) -> Levels {
     let mut sorted: Vec<CurvePoint> = points
@@ -92,8 +110,8 @@ pub fn levels(points: &[CurvePoint]) -> Levels {
         })
         .collect();
     let mut falloffs = Vec::new();
-    for pair in plateaus.windows(2) {
-        let (before, after) = (&pair[0], &pair[1]);
+    for pair in levels_of(&plateaus).windows(2) {
+        let (before, after) = (pair[0], pair[1]);
         if after.median_bytes_per_second >= before.median_bytes_per_second * FALL {
             continue;
         }
@@ -197,6 +215,98 @@ mod tests {
         assert_eq!(found.plateaus.len(), 1);
         assert!(found.falloffs.is_empty());
         assert!(found.plateaus[0].min_bytes_per_second < found.plateaus[0].max_bytes_per_second);
+    }
+
+    /// Device copies on one H100 in two processes (gpubench bandwidth, 2026-11-24): the pause
+    /// on the way down moved (34.6 MiB read 5.47 TB/s in one, 4.35 in the other); the descent
+    /// from the L2's rate to DRAM's is one fall-off, at the same place in both.
+    #[test]
+    fn a_pause_in_one_descent_is_no_level_of_its_own() {
+        let measured: [&[(u64, f64)]; 2] = [
+            &[
+                (1081344, 3.344e+12),
+                (1359872, 4.104e+12),
+                (1703936, 4.934e+12),
+                (2162688, 5.756e+12),
+                (2719744, 4.730e+12),
+                (3424256, 5.206e+12),
+                (4325376, 6.240e+12),
+                (5439488, 5.913e+12),
+                (6864896, 5.642e+12),
+                (8650752, 6.422e+12),
+                (10895360, 6.222e+12),
+                (13729792, 6.400e+12),
+                (17301504, 6.371e+12),
+                (21790720, 5.819e+12),
+                (27459584, 5.492e+12),
+                (34603008, 5.473e+12),
+                (43581440, 4.538e+12),
+                (54919168, 4.083e+12),
+                (69206016, 4.036e+12),
+                (87179264, 3.244e+12),
+                (109854720, 3.146e+12),
+                (138412032, 3.039e+12),
+                (174374912, 2.946e+12),
+                (219709440, 2.871e+12),
+                (276824064, 2.841e+12),
+                (348766208, 2.811e+12),
+                (439418880, 2.812e+12),
+                (553648128, 2.799e+12),
+                (697548800, 2.790e+12),
+                (878854144, 2.791e+12),
+            ],
+            &[
+                (1081344, 3.345e+12),
+                (1359872, 4.133e+12),
+                (1703936, 4.987e+12),
+                (2162688, 5.778e+12),
+                (2719744, 4.594e+12),
+                (3424256, 5.268e+12),
+                (4325376, 5.874e+12),
+                (5439488, 5.908e+12),
+                (6864896, 5.855e+12),
+                (8650752, 6.462e+12),
+                (10895360, 6.354e+12),
+                (13729792, 6.664e+12),
+                (17301504, 6.349e+12),
+                (21790720, 5.816e+12),
+                (27459584, 5.231e+12),
+                (34603008, 4.352e+12),
+                (43581440, 4.267e+12),
+                (54919168, 3.993e+12),
+                (69206016, 3.186e+12),
+                (87179264, 2.933e+12),
+                (109854720, 2.787e+12),
+                (138412032, 2.799e+12),
+                (174374912, 2.775e+12),
+                (219709440, 2.765e+12),
+                (276824064, 2.793e+12),
+                (348766208, 2.781e+12),
+                (439418880, 2.787e+12),
+                (553648128, 2.783e+12),
+                (697548800, 2.787e+12),
+                (878854144, 2.790e+12),
+            ],
+        ];
+        let mut found = Vec::new();
+        for curve in measured {
+            let points: Vec<CurvePoint> = curve
+                .iter()
+                .map(|&(footprint_bytes, bytes_per_second)| CurvePoint {
+                    footprint_bytes,
+                    bytes_per_second,
+                })
+                .collect();
+            let levels = levels(&points);
+            assert_eq!(levels.falloffs.len(), 1, "{levels:?}");
+            found.push(levels.falloffs[0].clone());
+        }
+        assert_eq!(
+            (found[0].low_bytes, found[0].high_bytes),
+            (found[1].low_bytes, found[1].high_bytes)
+        );
+        let moved = found[0].bytes.abs_diff(found[1].bytes) as f64 / found[0].bytes as f64;
+        assert!(moved < 0.1, "{found:?}");
     }
 
     proptest! {

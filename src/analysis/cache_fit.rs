@@ -280,6 +280,25 @@ pub struct Identified {
     pub set_values: Vec<u64>,
     pub size_min_bytes: u64,
     pub size_max_bytes: u64,
+    /// Whether the ties include a candidate's [`prefetch_twin`].
+    pub prefetch_ties: bool,
+    /// The line every candidate within Δ ≤ 2 has, before the twins: the bytes one miss
+    /// fetches, line or line and prefetch.
+    pub fetch_bytes: Option<u64>,
+}
+
+/// The cache an address-order chase cannot tell from `c`: lines of half the size, twice the
+/// sets, the same ways, and a next-line prefetcher. Each miss fills the line and the next, in
+/// neighbouring sets that fill and evict in step, so the walk sees pairs of lines behave as
+/// one line of `c` (checked against the simulator in the tests). `None` where the half line
+/// would be below the stride or the smallest line tried, or `c` is sectored.
+pub fn prefetch_twin(c: &Candidate, stride_bytes: u64) -> Option<Candidate> {
+    let half = c.line_bytes / 2;
+    (c.sector_bytes.is_none() && half >= stride_bytes.max(LINES[0])).then_some(Candidate {
+        sets: 2 * c.sets,
+        line_bytes: half,
+        ..*c
+    })
 }
 
 impl Identified {
@@ -308,6 +327,8 @@ impl Identified {
             set_values: keep(sets),
             size_min_bytes: sizes.first().copied().unwrap_or(0),
             size_max_bytes: sizes.last().copied().unwrap_or(0),
+            prefetch_ties: false,
+            fetch_bytes: None,
         }
     }
 
@@ -327,7 +348,9 @@ pub struct SearchRange {
     pub stride_bytes: u64,
 }
 
-const LINES: [u64; 5] = [16, 32, 64, 128, 256];
+const LINES: [u64; 5] = [SMALLEST_LINE_BYTES, 32, 64, 128, 256];
+/// The smallest line the fit tries.
+pub const SMALLEST_LINE_BYTES: u64 = 16;
 const WITHIN_DELTA_2_LISTED: usize = 16;
 const MAX_WAYS: u64 = 64;
 const SECTOR_BYTES: u64 = 32;
@@ -582,12 +605,21 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
             }),
         }
     }
-    let ties: Vec<Candidate> = scored
+    let mut ties: Vec<Candidate> = scored
         .iter()
         .filter(|s| s.cost - best_cost <= 2.0)
         .map(|s| s.candidate)
         .collect();
-    let identified = Identified::of(&ties);
+    let twins: Vec<Candidate> = ties
+        .iter()
+        .filter_map(|c| prefetch_twin(c, range.stride_bytes))
+        .collect();
+    let prefetch_ties = !twins.is_empty();
+    let fetch_bytes = Identified::of(&ties).line_bytes;
+    ties.extend(twins);
+    let mut identified = Identified::of(&ties);
+    identified.prefetch_ties = prefetch_ties;
+    identified.fetch_bytes = fetch_bytes;
     let (best_size, best_line) = (best.candidate.size_bytes(), best.candidate.line_bytes);
     let agreeing: f64 = scored
         .iter()
@@ -617,6 +649,79 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
 mod tests {
     use super::*;
     use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+
+    /// A next-line prefetcher's cache and its twin (lines twice as long, half the sets) give
+    /// an address-order chase the same curve, under every replacement that is not random.
+    #[test]
+    fn a_prefetcher_and_its_twin_chase_alike() {
+        use crate::analysis::cache_model::{Quirks, Replacement, chase_latency_quirky};
+        for (sets, ways, line) in [(4, 4, 64), (8, 2, 128), (16, 8, 64), (6, 3, 64)] {
+            let seen = Candidate {
+                sets,
+                ways,
+                line_bytes: line,
+                sector_bytes: None,
+                policy: Policy::Lru,
+            };
+            let twin = prefetch_twin(&seen, 8).unwrap();
+            assert_eq!(
+                (twin.line_bytes, twin.sets, twin.ways),
+                (line / 2, 2 * sets, ways)
+            );
+            assert_eq!(twin.size_bytes(), seen.size_bytes());
+            let one_level = |c: &Candidate| {
+                Hierarchy::one_level(
+                    Geometry {
+                        size_bytes: c.size_bytes(),
+                        line_bytes: c.line_bytes,
+                        ways: c.ways,
+                    },
+                    0.0,
+                    1.0,
+                )
+            };
+            let prefetch = Quirks {
+                next_line_prefetch: true,
+                ..Quirks::default()
+            };
+            for replacement in [Replacement::Lru, Replacement::Fifo, Replacement::TreePlru] {
+                if replacement == Replacement::TreePlru && !ways.is_power_of_two() {
+                    continue;
+                }
+                for footprint in (8..=3 * seen.size_bytes()).step_by(8) {
+                    let plain = chase_latency_quirky(
+                        &one_level(&seen),
+                        footprint,
+                        8,
+                        replacement,
+                        Quirks::default(),
+                        (4, 2),
+                    );
+                    let fetching = chase_latency_quirky(
+                        &one_level(&twin),
+                        footprint,
+                        8,
+                        replacement,
+                        prefetch,
+                        (4, 2),
+                    );
+                    assert_eq!(plain, fetching, "{seen:?} {replacement:?} at {footprint} B");
+                }
+            }
+        }
+        let smallest = Candidate {
+            sets: 4,
+            ways: 2,
+            line_bytes: 32,
+            sector_bytes: None,
+            policy: Policy::Lru,
+        };
+        assert!(
+            prefetch_twin(&smallest, 32).is_none(),
+            "half a line below the stride"
+        );
+        assert!(prefetch_twin(&smallest, 8).is_some());
+    }
 
     /// The closed-form miss fraction is the simulator's, for LRU at strides below and above
     /// the line and for sizes that are not powers of two.
@@ -695,9 +800,13 @@ mod tests {
             level.line_bytes.is_none_or(|b| b == g.line_bytes),
             "{g:?}: {level:?}"
         );
+        assert!(
+            level.fetch_bytes.is_none_or(|b| b == g.line_bytes),
+            "{g:?}: {level:?}"
+        );
         assert!(level.ways.is_none_or(|w| w == g.ways), "{g:?}: {level:?}");
         for (stated, name) in [
-            (level.line_bytes.is_some(), "line"),
+            (level.line_bytes.or(level.fetch_bytes).is_some(), "line"),
             (level.ways.is_some(), "ways"),
         ] {
             assert!(
@@ -710,7 +819,13 @@ mod tests {
     /// [`assert_level`], and every parameter stated.
     fn assert_identified(level: &crate::analysis::cache_inference::CacheLevel, g: Geometry) {
         assert_level(level, g);
-        assert_eq!(level.line_bytes, Some(g.line_bytes), "{g:?}: {level:?}");
+        // No prefetcher here: what one miss fetches is the line, stated as such where half of
+        // it would be below the smallest line tried.
+        assert_eq!(
+            level.line_bytes.or(level.fetch_bytes),
+            Some(g.line_bytes),
+            "{g:?}: {level:?}"
+        );
         assert_eq!(level.ways, Some(g.ways), "{g:?}: {level:?}");
     }
 

@@ -51,6 +51,11 @@ pub struct CacheLevel {
     pub latency_cycles: f64,
     pub size_bytes: Option<u64>,
     pub line_bytes: Option<u64>,
+    /// Bytes one miss brings in, as the chase sees it: a line, or a line and the next where a
+    /// next-line prefetcher fetches it, which an address-order chase cannot tell apart. Stated
+    /// where the line is not (runs before this was: absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch_bytes: Option<u64>,
     pub way_bytes: Option<u64>,
     pub ways: Option<u64>,
     pub sets: Option<u64>,
@@ -237,6 +242,7 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
                     "the slowest level seen: memory, or a cache larger than the sweep".into(),
                 ],
                 unidentified: Vec::new(),
+                fetch_bytes: None,
                 fit: None,
             });
             break;
@@ -250,6 +256,7 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
             stride,
             sigma / 2f64.sqrt(),
         );
+        prefetch_caveat(&mut level, stride);
         levels.push(level);
     }
     for level in &mut levels {
@@ -259,12 +266,12 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
     // Plateaus above the first mix misses with hits when the stride is below the line size.
     if let Some(line) = levels
         .first()
-        .and_then(|l| l.line_bytes)
+        .and_then(|l| l.line_bytes.or(l.fetch_bytes))
         .filter(|&b| stride < b)
     {
         for level in levels.iter_mut().skip(1) {
             level.notes.push(format!(
-                "latency measured at a {stride}-byte stride inside {line}-byte lines: one load in {} pays this level's latency, the rest hit a faster level",
+                "latency measured at a {stride}-byte stride inside {line}-byte fetches: one load in {} pays this level's latency, the rest hit a faster level",
                 line / stride
             ));
         }
@@ -277,6 +284,46 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
         notes: Vec::new(),
     })
 }
+
+/// An address-order chase sees lines of L with a next-line prefetcher as lines of 2L (see
+/// `cache_fit::prefetch_twin`): a line the steps or the fit read is stated as the bytes one
+/// miss fetches, and the line and set count as not identified, unless half the line would be
+/// below the stride or the smallest line tried.
+fn prefetch_caveat(level: &mut CacheLevel, stride: u64) {
+    let Some(line) = level.line_bytes else {
+        return;
+    };
+    if line / 2 < stride.max(cache_fit::SMALLEST_LINE_BYTES) {
+        return;
+    }
+    level.fetch_bytes = Some(line);
+    level.line_bytes = None;
+    level
+        .unidentified
+        .retain(|u| !u.starts_with("line") && !u.starts_with("sets"));
+    level.unidentified.insert(
+        0,
+        format!(
+            "line (B): {line}, or {} with a next-line prefetcher",
+            line / 2
+        ),
+    );
+    if let Some(sets) = level.sets.take() {
+        level.unidentified.insert(
+            1,
+            format!("sets: {sets}, or {} with a next-line prefetcher", 2 * sets),
+        );
+    }
+    if !level
+        .unidentified
+        .iter()
+        .any(|u| u.starts_with(PREFETCH_NOTE))
+    {
+        level.unidentified.push(PREFETCH_NOTE.into());
+    }
+}
+
+const PREFETCH_NOTE: &str = "an address-order chase sees a line of L with a next-line prefetcher as a line of 2L (a descending chase would tell them apart)";
 
 /// The cache level whose plateau is `lower`, read from the rise up to `upper`.
 fn rise(
@@ -398,6 +445,7 @@ fn rise(
         basis: "steps",
         notes,
         unidentified: Vec::new(),
+        fetch_bytes: None,
         fit: None,
     }
 }
@@ -483,10 +531,11 @@ fn fit_geometry(
         level.line_bytes = identified.line_bytes;
         level.ways = identified.ways;
         level.sets = identified.sets;
-        level.way_bytes = identified
-            .sets
-            .zip(identified.line_bytes)
-            .map(|(s, b)| s * b);
+        // sets × line, which a prefetcher's twin shares: size / ways.
+        level.way_bytes = identified.ways.map(|w| best.size_bytes / w.max(1));
+        level.fetch_bytes = identified
+            .fetch_bytes
+            .filter(|_| identified.line_bytes.is_none());
         level.unidentified = unidentified(identified);
         level.confidence = fit.identified_confidence;
         level.basis = "fit";
@@ -557,6 +606,7 @@ fn unidentified(identified: &cache_fit::Identified) -> Vec<String> {
     .into_iter()
     .filter(|(_, value, _)| value.is_none())
     .map(|(name, _, values)| format!("{name}: {} fit within the noise", list(values)))
+    .chain(identified.prefetch_ties.then(|| PREFETCH_NOTE.to_string()))
     .collect()
 }
 
@@ -572,9 +622,18 @@ mod tests {
             size.abs_diff(geometry.size_bytes) <= stride,
             "{level:?} vs {geometry:?}"
         );
-        assert_eq!(level.line_bytes, Some(geometry.line_bytes), "{level:?}");
+        // Half these lines is still a line the fit tries: a next-line prefetcher over it
+        // would chase alike, so the line is stated as what one miss fetches, and the sets not.
+        assert_eq!(level.line_bytes, None, "{level:?}");
+        assert_eq!(level.fetch_bytes, Some(geometry.line_bytes), "{level:?}");
         assert_eq!(level.ways, Some(geometry.ways), "{level:?}");
-        assert_eq!(level.sets, Some(geometry.sets()), "{level:?}");
+        assert_eq!(level.sets, None, "{level:?}");
+        assert!(
+            level.unidentified.iter().any(|u| u == PREFETCH_NOTE)
+                && level.unidentified[0].starts_with("line (B)")
+                && level.unidentified[0].contains(&(geometry.line_bytes / 2).to_string()),
+            "{level:?}"
+        );
         assert_eq!(level.way_bytes, Some(geometry.way_bytes()));
         assert!(level.raw_confidence > 0.9, "{level:?}");
     }
@@ -743,9 +802,10 @@ mod tests {
             prop_assert!(report.levels.len() >= 2, "{:?}", report);
             let level = &report.levels[0];
             prop_assert!(level.size_bytes.unwrap().abs_diff(geometry.size_bytes) <= stride, "{:?} {:?}", level, geometry);
-            prop_assert_eq!(level.line_bytes, Some(line), "{:?} {:?}", level, geometry);
+            prop_assert_eq!(level.line_bytes.or(level.fetch_bytes), Some(line), "{:?} {:?}", level, geometry);
             prop_assert_eq!(level.ways, Some(ways), "{:?} {:?}", level, geometry);
-            prop_assert_eq!(level.sets, Some(sets));
+            // The sets come with the line, where a prefetcher's twin does not tie.
+            prop_assert_eq!(level.sets, level.line_bytes.map(|_| sets));
         }
     }
 

@@ -155,11 +155,19 @@ impl Cache {
 
     fn set_of(&self, line: u64) -> usize {
         let sets = self.geometry.sets().max(1);
-        let index = if self.quirks.hashed_index {
-            // The line's upper bits, scrambled, folded into the index.
-            line ^ ((line / sets).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40)
+        if !self.quirks.hashed_index {
+            return (line % sets) as usize;
+        }
+        // The line's upper bits, scrambled, folded into the index: XORed where the sets are a
+        // power of two, added otherwise, so that within each aligned block of `sets` lines the
+        // hash is a permutation of the sets, as a hardware index hash is. (An XOR taken modulo
+        // a count that is no power of two is not: it sent some sets two lines of a block and
+        // others none, a smaller cache in effect.)
+        let fold = (line / sets).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+        let index = if sets.is_power_of_two() {
+            line ^ fold
         } else {
-            line
+            line % sets + fold % sets
         };
         (index % sets) as usize
     }
@@ -365,6 +373,21 @@ mod tests {
             ..plain
         };
         assert_eq!(at(Replacement::Lru, hashed), lru);
+        let six_sets = Hierarchy::one_level(
+            Geometry {
+                size_bytes: 6 * 4 * 64,
+                line_bytes: 64,
+                ways: 4,
+            },
+            0.0,
+            1.0,
+        );
+        for footprint in (64..=3 * 1536).step_by(64) {
+            let walk = |quirks| {
+                chase_latency_quirky(&six_sets, footprint, 16, Replacement::Lru, quirks, (2, 2))
+            };
+            assert_eq!(walk(hashed), walk(plain), "{footprint} B over six sets");
+        }
         let every_other =
             |quirks| chase_latency_quirky(&h, 2048 + 8 * 64, 128, Replacement::Lru, quirks, (1, 1));
         assert!(every_other(hashed) < every_other(plain));

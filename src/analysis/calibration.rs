@@ -3,7 +3,8 @@
 //! hashed set index; a next-line prefetcher; Gaussian noise of the size real runs leave; 40-cycle
 //! outliers; sweeps coarser than the rise), each swept as a chase and read by
 //! `cache_inference` as a run is. An answer is right when every geometry parameter it states
-//! (line, ways) is the true one and its size is within a line of the true size. Among answers
+//! (line, ways, bytes fetched per miss) is the true one and its size is within a line of the
+//! true size. Among answers
 //! stated with confidence in [p, p + 0.1), the share right should be about p.
 
 use rand::{Rng, RngExt, SeedableRng, rngs::StdRng};
@@ -44,6 +45,7 @@ pub struct Outcome {
     pub basis: &'static str,
     pub stated_size_bytes: Option<u64>,
     pub stated_line_bytes: Option<u64>,
+    pub stated_fetch_bytes: Option<u64>,
     pub stated_ways: Option<u64>,
     pub right: bool,
 }
@@ -198,6 +200,7 @@ pub fn judge(case: Case) -> Outcome {
             basis: "none",
             stated_size_bytes: None,
             stated_line_bytes: None,
+            stated_fetch_bytes: None,
             stated_ways: None,
             right: false,
         };
@@ -205,8 +208,11 @@ pub fn judge(case: Case) -> Outcome {
     let size_right = level
         .size_bytes
         .is_some_and(|s| s.abs_diff(case.size_bytes) <= case.line_bytes);
+    // What one miss fetches: the line, and the next one too under a next-line prefetcher.
+    let fetched = case.line_bytes * if case.next_line_prefetch { 2 } else { 1 };
     let right = size_right
         && level.line_bytes.is_none_or(|b| b == case.line_bytes)
+        && level.fetch_bytes.is_none_or(|b| b == fetched)
         && level.ways.is_none_or(|w| w == case.ways);
     Outcome {
         case,
@@ -215,6 +221,7 @@ pub fn judge(case: Case) -> Outcome {
         basis: level.basis,
         stated_size_bytes: level.size_bytes,
         stated_line_bytes: level.line_bytes,
+        stated_fetch_bytes: level.fetch_bytes,
         stated_ways: level.ways,
         right,
     }
@@ -410,6 +417,7 @@ mod tests {
             basis: "fit",
             stated_size_bytes: None,
             stated_line_bytes: None,
+            stated_fetch_bytes: None,
             stated_ways: None,
             right,
         };
@@ -450,6 +458,7 @@ mod tests {
             basis: "fit",
             stated_size_bytes: Some(case.size_bytes),
             stated_line_bytes: None,
+            stated_fetch_bytes: None,
             stated_ways: None,
             right,
         };

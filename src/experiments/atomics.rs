@@ -159,8 +159,16 @@ pub struct Chase {
     pub op: &'static str,
     /// Bytes the chain spans (the shared ring: its words).
     pub footprint_bytes: u64,
+    /// The median over the chain's copies (global: [`COPIES`] allocations; shared: one).
     pub cycles_per_step: f64,
+    /// The fastest and slowest copy, where there are several.
+    pub copies_range: Option<(f64, f64)>,
 }
+
+/// Separate allocations of every global chain, each chased: a DRAM-resident chain's latency
+/// depends on where its pages landed (one 128 MiB chain read 608 to 648 cycles per load in
+/// four processes on one H100), so one allocation is no repeatable figure.
+pub const COPIES: usize = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Storm {
@@ -275,7 +283,10 @@ fn chases<T: Word>(
     for &footprint in &plan.footprints {
         let (chain, order) = chains.next()?;
         let elements = order.len() as u64;
-        let words = launch::upload_words(gpu, &chain)?;
+        // All copies held at once, so each has pages of its own.
+        let copies = (0..COPIES)
+            .map(|_| launch::upload_words(gpu, &chain))
+            .collect::<Result<Vec<_>, GpuError>>()?;
         // A full warm pass puts an L2-sized chain in the L2; a chain far larger gains nothing
         // from one, so it is warmed no longer than it is timed.
         let warm = elements.min(8 * u64::from(STEPS)) as u32;
@@ -292,16 +303,25 @@ fn chases<T: Word>(
             let start = order[position as usize];
             let entry = latency_entry(Space::Global, width, op);
             let value = T::from_u64(chase_value(op));
-            let (cycles, _) = launch::atomic_global_latency(
-                gpu, &entry, &words, value, start, warm, STEPS, deadline,
-            )?;
+            let mut per_copy = Vec::with_capacity(COPIES);
+            for words in &copies {
+                let (cycles, _) = launch::atomic_global_latency(
+                    gpu, &entry, words, value, start, warm, STEPS, deadline,
+                )?;
+                per_copy.push(
+                    atomics::cycles_per_step(cycles, STEPS)
+                        .with_context(|| format!("{entry} returned no cycles"))?,
+                );
+            }
+            let spread = crate::analysis::stats::Summary::of(&per_copy)
+                .with_context(|| format!("{entry} measured no copy"))?;
             out.push(Chase {
                 space: Space::Global,
                 width,
                 op,
                 footprint_bytes: footprint,
-                cycles_per_step: atomics::cycles_per_step(cycles, STEPS)
-                    .with_context(|| format!("{entry} returned no cycles"))?,
+                cycles_per_step: spread.median,
+                copies_range: Some((spread.min, spread.max)),
             });
         }
     }
@@ -323,6 +343,7 @@ fn chases<T: Word>(
             footprint_bytes: u64::from(SHARED_WORDS) * size_of::<T>() as u64,
             cycles_per_step: atomics::cycles_per_step(cycles, STEPS)
                 .with_context(|| format!("{entry} returned no cycles"))?,
+            copies_range: None,
         });
     }
     Ok(())
@@ -353,10 +374,24 @@ fn storms<T: Word>(
                         iterations,
                     )
                 };
-                // The probe also brings the clocks up and the code into the caches.
+                // The probe also brings the clocks up and the code into the caches. A probe of a
+                // few trips is mostly launch overhead, so the trips it asks for can last a few
+                // microseconds, where the overhead is most of the time (one H100 run read the
+                // per-thread red storm at a quarter of its rate so): grow the storm until it
+                // lasts at least half the target.
                 const PROBE: u32 = 4;
+                const MAX_TRIPS: u32 = 1 << 16;
                 let probe_ms = storm(PROBE)?;
-                let iterations = atomics::iterations_for(plan.storm_ms, probe_ms, PROBE, 1 << 16);
+                let mut iterations =
+                    atomics::iterations_for(plan.storm_ms, probe_ms, PROBE, MAX_TRIPS);
+                for _ in 0..4 {
+                    let ms = storm(iterations)?;
+                    let next = atomics::iterations_for(plan.storm_ms, ms, iterations, MAX_TRIPS);
+                    if ms >= 0.5 * plan.storm_ms || next <= iterations {
+                        break;
+                    }
+                    iterations = next;
+                }
                 let ms = (0..plan.repeats)
                     .map(|_| storm(iterations))
                     .collect::<Result<Vec<f64>, GpuError>>()?;

@@ -24,6 +24,11 @@ pub struct LatencyRow {
     pub op: String,
     pub footprint_bytes: u64,
     pub cycles_per_step: f64,
+    /// The fastest and slowest of the chain's copies (runs before copies were measured: none).
+    #[serde(default)]
+    pub cycles_per_step_min: Option<f64>,
+    #[serde(default)]
+    pub cycles_per_step_max: Option<f64>,
     /// Cycles over the load chase of the same chain (none for the load itself).
     pub over_load_cycles: Option<f64>,
     pub sass_instruction: Option<String>,
@@ -87,6 +92,8 @@ pub fn latency_rows(results: &Results, sass: &[AtomicSass]) -> Vec<LatencyRow> {
                 op: c.op.into(),
                 footprint_bytes: c.footprint_bytes,
                 cycles_per_step: c.cycles_per_step,
+                cycles_per_step_min: c.copies_range.map(|r| r.0),
+                cycles_per_step_max: c.copies_range.map(|r| r.1),
                 over_load_cycles: load
                     .filter(|_| c.op != "load")
                     .map(|l| c.cycles_per_step - l.cycles_per_step),
@@ -371,12 +378,20 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             .sass_instruction
             .as_deref()
             .map_or(String::new(), |i| format!("one thread; {i}"));
-        r.labelled(
-            &format!("{name} latency{at}"),
-            Some(row.cycles_per_step),
-            "cycles",
-            how,
-        );
+        match (row.cycles_per_step_min, row.cycles_per_step_max) {
+            (Some(low), Some(high)) => r.push(
+                &format!("{name} latency{at}"),
+                Some(row.cycles_per_step),
+                "cycles",
+                Some((low, high, &format!("median of allocations, min-max; {how}"))),
+            ),
+            _ => r.labelled(
+                &format!("{name} latency{at}"),
+                Some(row.cycles_per_step),
+                "cycles",
+                how,
+            ),
+        }
     }
     let verdicts = verdicts(&latency);
     for width in ["u32", "u64"] {

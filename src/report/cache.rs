@@ -62,6 +62,8 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         latency_cycles: Option<f64>,
         size_bytes: Option<f64>,
         line_bytes: Option<f64>,
+        #[serde(default)]
+        fetch_bytes: Option<f64>,
         ways: Option<f64>,
         sets: Option<f64>,
         confidence: Option<f64>,
@@ -164,6 +166,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         for (what, value, unit) in [
             ("size", level.size_bytes, "bytes"),
             ("line", level.line_bytes, "bytes"),
+            ("fetch per miss", level.fetch_bytes, "bytes"),
             ("ways", level.ways, ""),
             ("sets", level.sets, ""),
         ] {

@@ -32,6 +32,7 @@ struct Row<'a> {
     basis: &'a str,
     stated_size_bytes: Option<u64>,
     stated_line_bytes: Option<u64>,
+    stated_fetch_bytes: Option<u64>,
     stated_ways: Option<u64>,
     right: bool,
 }
@@ -63,6 +64,7 @@ pub fn write(
             basis: o.basis,
             stated_size_bytes: o.stated_size_bytes,
             stated_line_bytes: o.stated_line_bytes,
+            stated_fetch_bytes: o.stated_fetch_bytes,
             stated_ways: o.stated_ways,
             right: o.right,
         }),
