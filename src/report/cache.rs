@@ -296,11 +296,17 @@ fn tlb_stride_figures(
         );
         match crate::analysis::tlb::stride_step(&at) {
             Some(step) => {
+                // A one-step fit that no calibration study covers, and one that two H100 runs
+                // placed at 16 and at 6 elements (32 MiB stride): what the run saw, not a figure.
                 r.push(
                     &format!("{name}: elements before the latency steps"),
                     Some(step.elements_before),
                     "",
-                    Some((step.elements_before, step.elements_after, "between points")),
+                    Some((
+                        step.elements_before,
+                        step.elements_after,
+                        "uncalibrated one-step fit, between points",
+                    )),
                 );
                 // The height moves between runs by more than any interval of one sweep states
                 // (10.9 and 16.7 cycles on one H100 model): it is said, not compared.
@@ -316,12 +322,13 @@ fn tlb_stride_figures(
                     )),
                 );
             }
-            None => r.text(
+            None => r.text_labelled(
                 &format!("{name}: elements before the latency steps"),
                 Some(&format!(
                     "no step the fit tells from the noise over {} points",
                     at.len()
                 )),
+                "uncalibrated one-step fit".into(),
             ),
         }
     }

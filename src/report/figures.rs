@@ -181,4 +181,9 @@ impl Rows {
     pub fn text(&mut self, quantity: &str, text: Option<&str>) {
         self.add(quantity, None, text, "", None, String::new());
     }
+
+    /// A verdict whose standing is said in words (`"uncalibrated …"`).
+    pub fn text_labelled(&mut self, quantity: &str, text: Option<&str>, label: String) {
+        self.add(quantity, None, text, "", None, label);
+    }
 }
