@@ -726,7 +726,7 @@ fn report_confirms_a_run_by_its_own_repeat() {
     let unresolved = md.split("## Unresolved").nth(1).unwrap();
     assert_eq!(
         unresolved.matches("did not repeat").count(),
-        6,
+        3,
         "{unresolved}"
     );
     assert!(unresolved.contains("in repeat ("), "{unresolved}");
