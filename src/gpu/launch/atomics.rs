@@ -87,6 +87,13 @@ pub fn atomic_shared_latency<T: AtomicWord>(
 /// Kernel signatures: global `(T *data, T *sink, T value, int pattern, int iterations)`,
 /// shared `(T *sink, T value, int pattern, int iterations)`; sink holds one word per thread.
 #[allow(clippy::too_many_arguments)]
+/// Bytes between two placements of a global storm's words: a large page apart, so each
+/// placement lies on other physical pages, whose addresses choose the L2 slices it contends on.
+pub const PLACEMENT_BYTES: usize = 2 << 20;
+
+/// `placement` (global storms) puts the words `placement` × [`PLACEMENT_BYTES`] into a
+/// buffer of their own.
+#[allow(clippy::too_many_arguments)]
 pub fn atomic_throughput<T: AtomicWord>(
     gpu: &mut Gpu,
     entry: &str,
@@ -96,6 +103,7 @@ pub fn atomic_throughput<T: AtomicWord>(
     value: T,
     pattern: u32,
     iterations: u32,
+    placement: usize,
 ) -> Result<f64, GpuError> {
     if threads > 1024 || !threads.is_multiple_of(32) {
         return Err(GpuError::Driver {
@@ -108,7 +116,9 @@ pub fn atomic_throughput<T: AtomicWord>(
     let function = gpu.function("atomics", entry)?;
     let stream = gpu.stream().clone();
     let n = (blocks * threads) as usize;
-    let mut data = zeros::<T>(gpu, n, "the atomic words")?;
+    let skip = placement * PLACEMENT_BYTES / size_of::<T>();
+    let mut buffer = zeros::<T>(gpu, skip + n, "the atomic words")?;
+    let mut data = buffer.slice_mut(skip..);
     let mut sink = zeros::<T>(gpu, n, "the sink")?;
     let pattern = as_i32(pattern, "the pattern")?;
     let iterations = as_i32(iterations, "iterations")?;
