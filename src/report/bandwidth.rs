@@ -121,11 +121,17 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
                 "min-max",
             )),
         );
+        // The same launches per SM and clock: the headline's range, scaled alike.
+        let per_sm = l.bytes_per_clock_per_sm / l.median_bytes_per_second;
         r.push(
             &format!("{name} per SM"),
             Some(l.bytes_per_clock_per_sm),
             "bytes/clock/SM",
-            None,
+            (per_sm.is_finite() && l.median_bytes_per_second > 0.0).then_some((
+                l.min_bytes_per_second * per_sm,
+                l.max_bytes_per_second * per_sm,
+                "min-max",
+            )),
         );
         if let Some(fraction) = l.fraction_of_peak {
             r.push(
