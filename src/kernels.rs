@@ -74,35 +74,6 @@ mod tests {
         assert!(PTX_ARCH.starts_with("compute_") || PTX_ARCH.starts_with("sm_"));
     }
 
-    /// Every operation the pipeline suite lists has both of its kernels in the PTX, and the
-    /// unroll the host divides by is the one the kernel was generated with.
-    #[test]
-    fn pipeline_table_matches_the_kernels() {
-        let ptx = module("pipeline").unwrap().ptx;
-        for op in crate::experiments::pipeline::OPERATIONS {
-            for prefix in ["lat", "thr"] {
-                assert!(
-                    ptx.contains(&format!(".entry {prefix}_{}(", op.name)),
-                    "{prefix}_{}",
-                    op.name
-                );
-            }
-        }
-        use crate::experiments::instruction_chains::{Chains, INSTRUCTIONS};
-        for instruction in INSTRUCTIONS {
-            for chains in [Chains::Latency, Chains::Throughput] {
-                for entry in instruction.entries(chains) {
-                    assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
-                }
-            }
-        }
-        let source = include_str!("../cuda/pipeline.cu");
-        for op in crate::experiments::pipeline::OPERATIONS {
-            let line = format!("PIPELINE_KERNELS({}, {},", op.name, op.unroll);
-            assert!(source.contains(&line), "{line}");
-        }
-    }
-
     /// The timed loops must reach the GPU as loops: between the clock read that starts the
     /// timed region and the one that ends it there must be the multiply-add and a backward
     /// branch for every loop level (unroll loop plus one or two bound loops), not an

@@ -30,6 +30,7 @@ fn main() -> ExitCode {
             );
         }
     }));
+    gpubench::app::registry::hand_to_cli();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Several GPUs (`--device all`, `--device 0,2`): one child per GPU, run by app::devices.
     let work: Box<dyn FnOnce() -> anyhow::Result<()>> =

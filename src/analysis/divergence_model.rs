@@ -498,7 +498,7 @@ impl ModelReport {
 #[cfg(test)]
 pub mod tests {
     use super::*;
-    use crate::experiments::divergence::patterns::Pattern;
+    use crate::analysis::divergence_patterns::Pattern;
     use proptest::prelude::*;
     use rand::{RngExt, SeedableRng, rngs::StdRng};
 

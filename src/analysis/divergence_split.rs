@@ -148,7 +148,7 @@ pub fn timeline(level: &SplitLevel) -> Vec<TimelinePoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::divergence::patterns::Pattern;
+    use crate::analysis::divergence_patterns::Pattern;
 
     /// A model warp: every iteration 10 cycles; each lane that leaves adds `push` cycles to
     /// the loop of the lanes still running, and `pop` cycles to the reconvergence.

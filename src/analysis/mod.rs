@@ -13,6 +13,7 @@ pub mod confidence_map;
 pub mod conflict;
 pub mod divergence;
 pub mod divergence_model;
+pub mod divergence_patterns;
 pub mod divergence_split;
 pub mod dsm;
 pub mod granularity;

@@ -460,7 +460,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::divergence::patterns::Pattern;
+    use crate::analysis::divergence_patterns::Pattern;
     use proptest::prelude::*;
 
     fn staircase(m: u32) -> [i32; WARP_LANES] {

@@ -21,13 +21,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::experiments::prebuilt;
+use crate::gpu::prebuilt;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use crate::app::plan::{self, PlannedSuite};
 use crate::cli::AllArgs;
 use crate::error::{MeasurementFailed, UsageError};
-use crate::experiments::plan::{self, PlannedSuite};
 use crate::gpu::turn;
 use crate::report::metadata::{SavedMetadata, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};

@@ -5,10 +5,10 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::suite;
+use crate::app::plan::PlannedSuite;
 use crate::cli::AtomicsArgs;
 use crate::error::UsageError;
 use crate::experiments::atomics::{self, Plan};
-use crate::experiments::plan::PlannedSuite;
 use crate::report::atomics as atomics_report;
 
 /// The largest chain the suite builds on the host, in MiB.
@@ -65,7 +65,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             let disassembly =
-                crate::experiments::sass::beside(&["atomics"], &properties.compute_capability);
+                crate::gpu::sass::beside(&["atomics"], &properties.compute_capability);
             let results = atomics::measure(gpu, &plan, chains, sms, mhz)?;
             suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;

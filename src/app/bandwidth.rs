@@ -8,11 +8,11 @@ use serde_json::json;
 
 use super::suite;
 use crate::analysis::bandwidth::{CurvePoint, levels};
+use crate::app::plan::PlannedSuite;
 use crate::cli::BandwidthArgs;
 use crate::experiments::bandwidth::{
     self as experiment, BandwidthConfig, Bench, Level, Limits, Point,
 };
-use crate::experiments::plan::PlannedSuite;
 use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel};
 use crate::report::bandwidth::{
     self as report, BandwidthFile, FalloffFigure, KernelAccesses, LevelFigure, PointRow, SassCheck,
@@ -201,7 +201,7 @@ fn sass_check(suite: &suite::Suite, cc: &str) -> Result<SassCheck> {
             kernels: Vec::new(),
         });
     };
-    let (text, record) = crate::experiments::sass::disassemble(module, cc);
+    let (text, record) = crate::gpu::sass::disassemble(module, cc);
     let Some(text) = text else {
         println!("kernels' SASS not read ({})", record.status);
         return Ok(SassCheck {

@@ -5,10 +5,10 @@ use serde_json::json;
 
 use super::suite;
 use crate::analysis::branch::{order_report, warp_overlap};
+use crate::app::plan::PlannedSuite;
 use crate::cli::BranchArgs;
 use crate::error::UsageError;
 use crate::experiments::branch;
-use crate::experiments::plan::PlannedSuite;
 use crate::report::branch as branch_report;
 
 pub fn run(args: &BranchArgs) -> Result<()> {

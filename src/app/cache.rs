@@ -74,7 +74,7 @@ fn space_of_run(file: &std::path::Path) -> Option<Space> {
 /// subcommand on, as `all` plans it) asks for first, for `all` to compile ahead: the
 /// instruction space's coarse grid, the same on every GPU. Nothing for other spaces or for
 /// arguments that do not parse (the suite will say what is wrong with them).
-pub fn kernels_to_prebuild(suite_args: &[String]) -> Vec<crate::experiments::prebuilt::Generated> {
+pub fn kernels_to_prebuild(suite_args: &[String]) -> Vec<crate::gpu::prebuilt::Generated> {
     #[derive(clap::Parser)]
     struct Command {
         #[command(flatten)]
@@ -318,9 +318,8 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         |gpu, suite| {
             // Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the
             // sweep runs.
-            let disassembly = (space != Space::Instruction).then(|| {
-                crate::experiments::sass::beside(&["cache"], &properties.compute_capability)
-            });
+            let disassembly = (space != Space::Instruction)
+                .then(|| crate::gpu::sass::beside(&["cache"], &properties.compute_capability));
             let mut tlb_buffer = match space {
                 Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
                 _ => None,
@@ -400,7 +399,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     gap.from_bytes, gap.to_bytes, gap.why
                 );
             }
-            let disassembly = disassembly.map(crate::experiments::sass::Beside::join);
+            let disassembly = disassembly.map(crate::gpu::sass::Beside::join);
             let entry = if space == Space::L2 && args.threads == 1 && order == Order::Stride {
                 "chase_l2_block_warmed"
             } else {
@@ -666,7 +665,7 @@ fn timed_loop(
     suite: &suite::Suite,
     space: Space,
     entry: &str,
-    disassembly: Option<(Option<String>, crate::experiments::sass::SassRecord)>,
+    disassembly: Option<(Option<String>, crate::gpu::sass::SassRecord)>,
 ) -> Result<serde_json::Value> {
     if space == Space::Instruction {
         return Ok(
@@ -990,7 +989,7 @@ impl super::registry::SuiteDef for Cache {
         run(args)
     }
 
-    fn plan(&self, quick: bool) -> Vec<crate::experiments::plan::PlannedSuite> {
+    fn plan(&self, quick: bool) -> Vec<crate::app::plan::PlannedSuite> {
         ALL_SPACES
             .iter()
             .map(|&space| {
@@ -1065,11 +1064,8 @@ impl super::registry::SuiteDef for Cache {
                     }
                     _ => 1.0,
                 };
-                let planned = crate::experiments::plan::PlannedSuite::new(
-                    &format!("cache-{space}"),
-                    &args,
-                    estimate,
-                );
+                let planned =
+                    crate::app::plan::PlannedSuite::new(&format!("cache-{space}"), &args, estimate);
                 // Its compiles, aside, are the longest host work of any suite.
                 if space == "instruction" {
                     planned.early()

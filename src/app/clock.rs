@@ -7,10 +7,10 @@ use serde_json::json;
 
 use super::suite;
 use crate::analysis::clock::counter_scope;
+use crate::app::plan::PlannedSuite;
 use crate::cli::ClockArgs;
 use crate::error::UsageError;
 use crate::experiments::clock::{measure_counter_scope, measure_sm_clock, measure_timer_overheads};
-use crate::experiments::plan::PlannedSuite;
 use crate::report::clock as clock_report;
 
 pub fn run(args: &ClockArgs) -> Result<()> {

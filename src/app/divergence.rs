@@ -16,7 +16,7 @@ use crate::cli::{AnalyzeDivergenceArgs, DivergenceArgs};
 use crate::error::UsageError;
 use crate::experiments::divergence::saved;
 use crate::experiments::divergence::{self, DivergenceConfig, GpuLoopSampler, LevelMeasurement};
-use crate::experiments::sass;
+use crate::gpu::sass;
 use crate::kernels;
 use crate::report::divergence as divergence_report;
 use crate::report::divergence_model as model_report;
@@ -315,8 +315,8 @@ impl super::registry::SuiteDef for Divergence {
         measure(args)
     }
 
-    fn plan(&self, quick: bool) -> Vec<crate::experiments::plan::PlannedSuite> {
-        use crate::experiments::plan::PlannedSuite;
+    fn plan(&self, quick: bool) -> Vec<crate::app::plan::PlannedSuite> {
+        use crate::app::plan::PlannedSuite;
         vec![if quick {
             PlannedSuite::new("divergence", &["divergence", "--samples", "32"], 0.4)
         } else {

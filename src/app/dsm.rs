@@ -6,10 +6,10 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::suite;
+use crate::app::plan::PlannedSuite;
 use crate::cli::DsmArgs;
 use crate::error::UsageError;
 use crate::experiments::dsm::{self, MAX_CLUSTER};
-use crate::experiments::plan::PlannedSuite;
 use crate::report::dsm as dsm_report;
 
 pub fn run(args: &DsmArgs) -> Result<()> {
@@ -55,8 +55,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
         settings,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
-            let disassembly =
-                crate::experiments::sass::beside(&["dsm"], &properties.compute_capability);
+            let disassembly = crate::gpu::sass::beside(&["dsm"], &properties.compute_capability);
             let results = dsm::measure(gpu, shared_bytes, &sizes, args.iterations)?;
             let (text, record) = disassembly.join()?;
             let loads = text

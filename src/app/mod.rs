@@ -14,6 +14,7 @@ mod dsm;
 mod emulate;
 mod info;
 mod pipeline;
+pub mod plan;
 pub mod registry;
 mod regs;
 mod report;

@@ -5,11 +5,11 @@ use serde_json::json;
 
 use super::suite;
 use crate::analysis::pipeline::saturation_warps;
+use crate::app::plan::PlannedSuite;
 use crate::cli::PipelineArgs;
 use crate::error::UsageError;
 use crate::experiments::instruction_chains::{self, Chains, INSTRUCTIONS};
 use crate::experiments::pipeline::{self, OPERATIONS};
-use crate::experiments::plan::PlannedSuite;
 use crate::report::pipeline as pipeline_report;
 
 pub fn run(args: &PipelineArgs) -> Result<()> {
@@ -59,10 +59,8 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
         &entries,
         settings,
         |gpu, suite| {
-            let disassembly = crate::experiments::sass::beside(
-                &["pipeline"],
-                &suite.metadata.device.compute_capability,
-            );
+            let disassembly =
+                crate::gpu::sass::beside(&["pipeline"], &suite.metadata.device.compute_capability);
             let results = pipeline::measure(gpu, args.iterations)?;
             let chains = instruction_chains::measure(gpu, args.iterations)?;
             let sweep = pipeline::warp_sweep(gpu, swept, args.iterations, 32)?;

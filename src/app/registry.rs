@@ -12,8 +12,8 @@ use std::path::Path;
 use anyhow::Result;
 use clap::{ArgMatches, Args, FromArgMatches};
 
+use crate::app::plan::PlannedSuite;
 use crate::error::UsageError;
-use crate::experiments::plan::PlannedSuite;
 use crate::report::figures::Figure;
 use crate::report::metadata::SavedMetadata;
 use crate::report::run_dir::RunDir;
@@ -115,6 +115,19 @@ pub fn find(name: &str) -> Option<&'static dyn Suite> {
 }
 
 /// [`find`], or an error naming the suites this binary knows.
+/// Hands the suites' subcommands to the CLI (before any command line is parsed).
+pub fn hand_to_cli() {
+    crate::cli::hand_suites(crate::cli::SuiteTable {
+        commands: || SUITES.iter().map(|suite| suite.command()).collect(),
+        known: |name| find(name).is_some(),
+    });
+}
+
+/// The figures suite `suite` derives from its run directory `dir` ([`crate::report::summary::Derive`]).
+pub fn derive_figures(suite: &str, dir: &Path) -> Result<Vec<Figure>> {
+    require(suite)?.figures(dir)
+}
+
 pub fn require(name: &str) -> Result<&'static dyn Suite> {
     find(name).ok_or_else(|| {
         anyhow::anyhow!(
@@ -171,6 +184,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_committed_h100_runs_summarise_through_the_registry() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100");
+        let summary =
+            crate::report::summary::summarise(&root.join("shared"), derive_figures).unwrap();
+        let latency = summary
+            .figures
+            .iter()
+            .find(|f| f.quantity.starts_with("indexed load latency"))
+            .unwrap();
+        assert!(latency.value.unwrap() > 1.0);
+        let conflict = summary
+            .figures
+            .iter()
+            .find(|f| f.quantity.contains("bank-conflict"))
+            .unwrap();
+        assert_eq!(conflict.uncertainty, "95% CI");
+        assert!(
+            crate::report::summary::render_markdown(&summary)
+                .contains("| Shared memory | cost per extra bank-conflict way |")
+        );
+        assert!(crate::report::summary::render_latex(&summary).contains("\\begin{longtable}"));
+    }
+
+    /// The CLI parses a suite's subcommand once the registry has handed the suites down, and
+    /// the defaults are the papers' settings.
+    #[test]
+    fn defaults_are_the_papers_settings() {
+        use crate::cli::{Command, DivergenceArgs, Opts};
+        use clap::{CommandFactory, FromArgMatches, Parser};
+        hand_to_cli();
+        Opts::command().debug_assert();
+        let opts = Opts::try_parse_from(["gpubench", "divergence"]).unwrap();
+        let Command::Suite(suite) = opts.command else {
+            panic!("parsed the wrong subcommand")
+        };
+        assert_eq!(suite.name, "divergence");
+        let args = DivergenceArgs::from_arg_matches(&suite.matches).unwrap();
+        assert_eq!(
+            args.to_config().unwrap(),
+            crate::experiments::divergence::DivergenceConfig::default()
+        );
+    }
+
+    #[test]
     fn every_suite_is_named_once_and_planned_in_full_and_quick_runs() {
         for (i, suite) in SUITES.iter().enumerate() {
             assert!(
@@ -190,7 +247,7 @@ mod tests {
                 }
             }
         }
-        let planned = crate::experiments::plan::plan(false);
+        let planned = crate::app::plan::plan(false);
         for suite in SUITES {
             assert!(
                 planned.iter().any(|p| p.args[0] == suite.name()),

@@ -5,9 +5,9 @@ use serde_json::json;
 
 use super::suite;
 use crate::analysis::registers;
+use crate::app::plan::PlannedSuite;
 use crate::cli::RegsArgs;
 use crate::error::UsageError;
-use crate::experiments::plan::PlannedSuite;
 use crate::experiments::regs;
 use crate::report::regs as regs_report;
 

@@ -20,7 +20,7 @@ use crate::report::summary;
 /// index.md (of the figures in `out`); a repeat `gpubench all --repeat` left in
 /// `source/repeat` confirms the figures or moves them to the unresolved rows.
 pub fn write_tables(source: &Path, out: &RunDir, figure_extension: &str) -> Result<()> {
-    let mut made = summary::summarise(source)?;
+    let mut made = summary::summarise(source, registry::derive_figures)?;
     confirm(&mut made, own_repeat(source).as_deref())?;
     write_summary(&made, out, figure_extension)
 }
@@ -39,7 +39,7 @@ fn confirm(made: &mut summary::Summary, repeat: Option<&Path>) -> Result<()> {
     let Some(repeat) = repeat else {
         return Ok(());
     };
-    let other = summary::summarise(repeat)
+    let other = summary::summarise(repeat, registry::derive_figures)
         .with_context(|| format!("summarising the repeat {}", repeat.display()))?;
     let name = repeat.file_name().map_or_else(
         || repeat.display().to_string(),
@@ -61,7 +61,7 @@ fn write_tables_from_files(
     figure_extension: &str,
     repeat: Option<&Path>,
 ) -> Result<()> {
-    let mut made = summary::summarise_from_files(source)?;
+    let mut made = summary::summarise_from_files(source, registry::derive_figures)?;
     let own = own_repeat(source);
     confirm(&mut made, repeat.or(own.as_deref()))?;
     write_summary(&made, out, figure_extension)
@@ -283,7 +283,8 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
             crate::report::saved::read_json(&dir, "summary.json")
                 .with_context(|| format!("{} is not a gpubench summary", saved.display()))?
         } else {
-            summary::summarise(&dir).map_err(|e| UsageError::new(format!("{e:#}")))?
+            summary::summarise(&dir, registry::derive_figures)
+                .map_err(|e| UsageError::new(format!("{e:#}")))?
         };
         if summary.figures.is_empty() {
             return Err(UsageError::new(format!(

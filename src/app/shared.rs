@@ -5,8 +5,8 @@ use serde_json::json;
 
 use super::suite;
 use crate::analysis::bank_conflicts;
+use crate::app::plan::PlannedSuite;
 use crate::cli::SharedArgs;
-use crate::experiments::plan::PlannedSuite;
 use crate::experiments::shared;
 use crate::report::shared as shared_report;
 

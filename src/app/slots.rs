@@ -7,10 +7,10 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::suite;
+use crate::app::plan::PlannedSuite;
 use crate::cli::SlotsArgs;
 use crate::error::UsageError;
 use crate::experiments::ncu::{self, Efficiency};
-use crate::experiments::plan::PlannedSuite;
 use crate::experiments::slots::{self, WORKLOADS};
 use crate::gpu::Gpu;
 use crate::report::slots as report;

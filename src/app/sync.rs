@@ -7,9 +7,9 @@ use serde_json::json;
 
 use super::suite;
 use crate::analysis::sync as verdicts;
+use crate::app::plan::PlannedSuite;
 use crate::cli::SyncArgs;
 use crate::error::UsageError;
-use crate::experiments::plan::PlannedSuite;
 use crate::experiments::sync::{self, ChildOutcome, PROBES};
 use crate::gpu::Gpu;
 use crate::report::run_dir::write_atomically;

@@ -5,9 +5,9 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::suite;
+use crate::app::plan::PlannedSuite;
 use crate::cli::TensorArgs;
 use crate::error::UsageError;
-use crate::experiments::plan::PlannedSuite;
 use crate::experiments::tensor::{self, WGMMA_UNROLL, WGMMA_WIDTHS};
 use crate::report::tensor as tensor_report;
 
@@ -74,8 +74,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             // ptxas on the 22 kernels takes seconds of host time: it runs beside the GPU work.
-            let disassembly =
-                crate::experiments::sass::beside(&modules, &properties.compute_capability);
+            let disassembly = crate::gpu::sass::beside(&modules, &properties.compute_capability);
             let results = tensor::measure(
                 gpu,
                 &kernels,

@@ -6,9 +6,9 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::suite;
+use crate::app::plan::PlannedSuite;
 use crate::cli::TmaArgs;
 use crate::error::UsageError;
-use crate::experiments::plan::PlannedSuite;
 use crate::experiments::tma;
 use crate::report::tma as tma_report;
 
@@ -80,8 +80,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
-            let disassembly =
-                crate::experiments::sass::beside(&["tma"], &properties.compute_capability);
+            let disassembly = crate::gpu::sass::beside(&["tma"], &properties.compute_capability);
             let points = tma::latency(gpu, &footprints, chains, sms)?;
             let streams = tma::bandwidth(
                 gpu,

@@ -201,3 +201,37 @@ pub fn warp_sweep(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every operation the pipeline suite lists has both of its kernels in the PTX, and the
+    /// unroll the host divides by is the one the kernel was generated with.
+    #[test]
+    fn pipeline_table_matches_the_kernels() {
+        let ptx = crate::kernels::module("pipeline").unwrap().ptx;
+        for op in OPERATIONS {
+            for prefix in ["lat", "thr"] {
+                assert!(
+                    ptx.contains(&format!(".entry {prefix}_{}(", op.name)),
+                    "{prefix}_{}",
+                    op.name
+                );
+            }
+        }
+        use crate::experiments::instruction_chains::{Chains, INSTRUCTIONS};
+        for instruction in INSTRUCTIONS {
+            for chains in [Chains::Latency, Chains::Throughput] {
+                for entry in instruction.entries(chains) {
+                    assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+                }
+            }
+        }
+        let source = include_str!("../../cuda/pipeline.cu");
+        for op in OPERATIONS {
+            let line = format!("PIPELINE_KERNELS({}, {},", op.name, op.unroll);
+            assert!(source.contains(&line), "{line}");
+        }
+    }
+}

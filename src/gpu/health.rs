@@ -137,7 +137,7 @@ impl Health {
     }
 
     pub fn sample(&self) -> HealthSample {
-        let utc = crate::report::metadata::utc_now();
+        let utc = utc_now();
         let Some(d) = self.device() else {
             return HealthSample {
                 utc,
@@ -287,6 +287,11 @@ pub fn throttling(before: &HealthSample, after: &HealthSample) -> Option<String>
             parts.join("; ")
         )
     })
+}
+
+/// Now, as RFC 3339 to the second in UTC: the time stamps of runs and health records.
+pub fn utc_now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
 #[cfg(test)]

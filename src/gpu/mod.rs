@@ -6,6 +6,8 @@ pub mod connections;
 pub mod health;
 pub mod jit;
 pub mod launch;
+pub mod prebuilt;
+pub mod sass;
 pub mod texture;
 pub mod turn;
 
@@ -349,7 +351,7 @@ impl Gpu {
             return Ok(loaded.clone());
         }
         // A cubin `gpubench all` built ahead for this PTX loads without the driver's JIT.
-        let prebuilt = crate::experiments::prebuilt::find(embedded);
+        let prebuilt = prebuilt::find(embedded);
         let image = match &prebuilt {
             Some(found) => Ptx::from_binary(found.cubin.clone()),
             None => Ptx::from_src(embedded.ptx),

@@ -1,8 +1,6 @@
 //! `metadata.json`: what ran, where, built by what, and how it ended. Written when a run
 //! starts (status "running"), after each stage, and when it ends ("complete" or "failed").
 
-use std::time::SystemTime;
-
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::clock::SmClock;
@@ -150,9 +148,7 @@ impl TimeSplit {
     }
 }
 
-pub fn utc_now() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
+pub use crate::gpu::health::utc_now;
 
 impl RunMetadata {
     pub fn finish(&mut self, status: Status, error: Option<String>) {

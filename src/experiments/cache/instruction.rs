@@ -32,7 +32,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use cudarc::nvrtc::Ptx;
 
-use crate::experiments::prebuilt::{self, Generated};
+use crate::gpu::prebuilt::{self, Generated};
 use crate::gpu::{Gpu, jit, launch};
 
 pub const ENTRY: &str = "straight_line";
@@ -87,7 +87,7 @@ pub fn straight_line_ptx(isa: &str, instructions: u32) -> String {
 }
 
 /// The kernel of `instructions` fma instructions as `gpubench all` compiles it ahead
-/// ([`crate::experiments::prebuilt`]).
+/// ([`crate::gpu::prebuilt`]).
 pub fn generated(isa: &str, instructions: u32) -> Generated {
     Generated {
         name: ENTRY,
@@ -302,7 +302,7 @@ mod tests {
     }
 
     fn find_cuobjdump() -> Option<std::path::PathBuf> {
-        crate::experiments::sass::find_tool("cuobjdump").or_else(|| {
+        crate::gpu::sass::find_tool("cuobjdump").or_else(|| {
             find_ptxas()
                 .map(|p| p.with_file_name("cuobjdump"))
                 .filter(|p| p.is_file())

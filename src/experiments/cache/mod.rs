@@ -36,6 +36,9 @@ pub mod per_load;
 pub mod saved;
 pub mod tlb;
 
+#[cfg(test)]
+mod fit_tests;
+
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};

@@ -11,7 +11,7 @@
 //! Outputs (see `report::divergence`): `samples.csv`, `summary.csv`, `fit.json`,
 //! `divergence.png` and `metadata.json` in a new run directory.
 
-pub mod patterns;
+pub use crate::analysis::divergence_patterns as patterns;
 pub mod saved;
 
 use std::fmt;

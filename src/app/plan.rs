@@ -48,7 +48,7 @@ pub fn suite_names() -> Vec<String> {
 /// Every registered suite's entries, in registry order but for those that start early, which
 /// follow the first (the clock).
 pub fn plan(quick: bool) -> Vec<PlannedSuite> {
-    let (early, mut rest): (Vec<_>, Vec<_>) = crate::app::registry::SUITES
+    let (early, mut rest): (Vec<_>, Vec<_>) = super::registry::SUITES
         .iter()
         .flat_map(|suite| suite.plan(quick))
         .partition(|s| s.starts_early);
