@@ -1,0 +1,187 @@
+//! `gpubench cache` in the suite registry: one `all` entry per memory space.
+
+use anyhow::Result;
+
+use super::*;
+use crate::analysis::cache_inference;
+use crate::cli::CacheArgs;
+use crate::experiments::cache::conflict::{self, ConflictRow};
+use crate::experiments::cache::{self, Space, saved};
+use crate::report::cache as cache_report;
+use crate::report::cache_plot;
+
+/// `gpubench cache` in the suite registry: one `all` entry per memory space.
+pub struct Cache;
+
+/// The spaces `gpubench all` sweeps, in order. The instruction space comes first: its
+/// compiles step aside while the later suites measure (see `instruction::CodeProbe`).
+const ALL_SPACES: [&str; 9] = [
+    "instruction",
+    "global",
+    "l2",
+    "readonly",
+    "shared",
+    "constant",
+    "constant-uniform",
+    "texture",
+    "tlb",
+];
+
+impl crate::app::registry::SuiteDef for Cache {
+    const NAME: &'static str = "cache";
+    const ABOUT: &'static str =
+        "Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4)";
+    type Args = CacheArgs;
+
+    fn run(args: &CacheArgs) -> Result<()> {
+        run(args)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<crate::app::plan::PlannedSuite> {
+        ALL_SPACES
+            .iter()
+            .map(|&space| {
+                let mut args = vec!["cache", "--space", space];
+                // The L2 and instruction sweeps are the long ones (each L2 point chases tens of
+                // MiB, each instruction point is a JIT compile): fewer fine points there. The L2
+                // keeps its one-line stride: a stride past the line would overstate the
+                // footprint it caches.
+                let estimate = match (space, quick) {
+                    // Bisected to 1/64 of the footprint (about 0.4 MiB at 24 MiB) rather
+                    // than 1/512: three halvings fewer per edge.
+                    // Its loads timed over the first 4 MiB of each chain, not 32.
+                    ("l2", true) => {
+                        args.extend([
+                            "--fine-points",
+                            "2",
+                            "--resolution",
+                            "64",
+                            "--timed-span-mib",
+                            "4",
+                        ]);
+                        0.9
+                    }
+                    ("l2", false) => {
+                        args.extend(["--fine-points", "4"]);
+                        4.9
+                    }
+                    // The plateau past the last level is flat from about 145 KiB on (H100, H200):
+                    // ending at 256 KiB halves the largest kernels the driver compiles. Quick
+                    // bisects to 1/32 of the code size and measures two fine points: each
+                    // halving is a round of compiles, which outlasted every other suite.
+                    ("instruction", true) => {
+                        args.extend([
+                            "--stride",
+                            "256",
+                            "--fine-points",
+                            "2",
+                            "--max-bytes",
+                            "262144",
+                            "--resolution",
+                            "32",
+                        ]);
+                        0.5
+                    }
+                    ("instruction", false) => {
+                        args.extend([
+                            "--stride",
+                            "64",
+                            "--fine-points",
+                            "4",
+                            "--max-bytes",
+                            "262144",
+                        ]);
+                        0.6
+                    }
+                    // Ending at 1 MiB, past the L1 (256 KiB on Hopper) and on the L2's plateau,
+                    // rather than at 4 MiB: most of these sweeps' GPU time is their largest
+                    // footprints. Without the conflict experiment (about 230 chases each).
+                    ("global" | "readonly" | "texture", true) => {
+                        args.extend([
+                            "--fine-points",
+                            "16",
+                            "--max-bytes",
+                            "1048576",
+                            "--no-conflict",
+                        ]);
+                        0.6
+                    }
+                    (_, true) => {
+                        args.extend(["--fine-points", "16"]);
+                        0.4
+                    }
+                    _ => 1.0,
+                };
+                let planned =
+                    crate::app::plan::PlannedSuite::new(&format!("cache-{space}"), &args, estimate);
+                // Its compiles, aside, are the longest host work of any suite.
+                if space == "instruction" {
+                    planned.early()
+                } else {
+                    planned
+                }
+            })
+            .collect()
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        cache_report::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
+    ) -> Result<()> {
+        use crate::report::saved as files;
+        use anyhow::Context;
+        #[derive(serde::Deserialize)]
+        struct Settings {
+            space: String,
+            stride_bytes: u64,
+            threads: Option<u32>,
+        }
+        let settings: Settings = run.metadata.settings()?;
+        let space = Space::from_name(&settings.space)
+            .with_context(|| format!("unknown cache space '{}'", settings.space))?;
+        let chase = files::find(run.dir, "chase.csv")
+            .with_context(|| format!("{} has no chase.csv", run.dir.display()))?;
+        let points = saved::load(&chase)?;
+        let report =
+            cache_inference::infer_with(&points, cache::RiseThreshold::of(space).minimum_rise())
+                .context("chase.csv has too few points")?;
+        let title = run.title(&cache_plot::title(
+            &settings.space,
+            settings.stride_bytes,
+            settings.threads.unwrap_or(1),
+        ));
+        out.figure("cache", |p| cache_plot::draw(p, &title, &points, &report))?;
+        if files::find(run.dir, "conflict.csv").is_some() {
+            let rows: Vec<ConflictRow> = files::read_csv(run.dir, "conflict.csv")?;
+            let kept = conflict::points_from_rows(&rows);
+            let line = match files::find(run.dir, "strides.csv") {
+                Some(path) => {
+                    let strides = saved::load(&path)?;
+                    let pairs: Vec<(u64, f64)> =
+                        strides.iter().map(|p| (p.stride_bytes, p.cycles)).collect();
+                    crate::analysis::granularity::granularity(&pairs).map(|g| g.bytes)
+                }
+                None => None,
+            };
+            let analysis = crate::analysis::conflict::analyse(&kept, line);
+            let title = run.title(&format!("{} conflict experiment", settings.space));
+            out.figure("conflict", |p| {
+                cache_plot::draw_conflict(p, &title, &kept, &analysis)
+            })?;
+        }
+        if let Some(path) = files::find(run.dir, "tlb_strides.csv") {
+            let more = saved::load(&path)?;
+            let every: Vec<_> = points.iter().chain(&more).copied().collect();
+            let title = run.title("TLB chase, one element per stride");
+            out.figure("tlb_strides", |p| {
+                cache_plot::draw_by_stride(p, &title, &every)
+            })?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,502 @@
+//! `gpubench cache --space …` (sweep one memory space and read its levels) and
+//! `gpubench analyze cache FILE.csv` (the same inference on a saved curve, no GPU).
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::suite;
+use crate::analysis::cache_inference;
+use crate::cli::{CacheArgs, ChainChoice, SpaceChoice};
+use crate::error::UsageError;
+use crate::experiments::cache::{self, Order, Space, instruction, tlb};
+use crate::gpu::launch::TlbBuffer;
+use crate::report::cache as cache_report;
+use crate::report::cache_plot;
+
+mod analyze;
+mod entry;
+mod side_experiments;
+mod translation;
+
+pub use analyze::analyze_saved;
+pub use entry::Cache;
+use side_experiments::*;
+use translation::*;
+
+/// The generated kernels a `cache` suite run with `suite_args` (its command line from the
+/// subcommand on, as `all` plans it) asks for first, for `all` to compile ahead: the
+/// instruction space's coarse grid, the same on every GPU. Nothing for other spaces or for
+/// arguments that do not parse (the suite will say what is wrong with them).
+pub fn kernels_to_prebuild(suite_args: &[String]) -> Vec<crate::gpu::prebuilt::Generated> {
+    #[derive(clap::Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: CacheArgs,
+    }
+    use clap::Parser;
+    let Some(("cache", rest)) = suite_args.split_first().map(|(a, r)| (a.as_str(), r)) else {
+        return Vec::new();
+    };
+    let Ok(Command { args }) =
+        Command::try_parse_from(std::iter::once("cache").chain(rest.iter().map(String::as_str)))
+    else {
+        return Vec::new();
+    };
+    if args.space != SpaceChoice::Instruction {
+        return Vec::new();
+    }
+    let (stride, smallest, largest, _) = defaults(Space::Instruction);
+    let stride = args.stride.unwrap_or(stride);
+    let smallest = args.min_bytes.unwrap_or(smallest);
+    let Some(largest) = args.max_bytes.or(largest) else {
+        return Vec::new();
+    };
+    if stride == 0 || !stride.is_multiple_of(instruction::INSTRUCTION_BYTES) {
+        return Vec::new();
+    }
+    let isa = crate::kernels::module("cache")
+        .and_then(|m| m.isa_version())
+        .unwrap_or("7.0");
+    cache::coarse_grid(stride, smallest, largest, cache::COARSE_PER_DOUBLING)
+        .into_iter()
+        .filter_map(|bytes| u32::try_from(bytes / instruction::INSTRUCTION_BYTES).ok())
+        .map(|instructions| instruction::generated(isa, instructions))
+        .collect()
+}
+
+/// Per-space defaults: (stride, smallest, largest, fine points), each sweep starting on its
+/// fastest plateau and ending past the caches in front of memory. The TLB's largest footprint
+/// depends on the device's memory and is set once it is open.
+fn defaults(space: Space) -> (u64, u64, Option<u64>, u64) {
+    match space {
+        Space::Global | Space::Readonly | Space::Texture => (32, 4 << 10, Some(4 << 20), 160),
+        // The L2's end comes from the device (`l2_largest`).
+        Space::L2 => (128, 256 << 10, None, 48),
+        Space::Shared => (4, 1 << 10, Some(48 << 10), 160),
+        Space::Constant | Space::ConstantUniform => (64, 64, Some(64 << 10), 160),
+        Space::Instruction => (16, 1 << 10, Some(512 << 10), 32),
+        Space::Tlb => (2 << 20, 8 << 20, None, 32),
+    }
+}
+
+/// The TLB sweep's default end: the largest doubling of `smallest` within 85 % of the
+/// device's memory.
+fn tlb_largest(smallest: u64, memory_bytes: u64) -> u64 {
+    let limit = memory_bytes / 20 * 17;
+    let mut largest = smallest;
+    while let Some(next) = largest.checked_mul(2).filter(|&n| n <= limit) {
+        largest = next;
+    }
+    largest
+}
+
+/// The L2 sweep's default end: at least twice the driver's L2 size (the far half and the step
+/// to DRAM sit near the size itself: 49 MiB on the H100's 50, 49–64 MiB on the H200's 60),
+/// a power of two, no less than 128 MiB.
+fn l2_largest(l2_bytes: u64) -> u64 {
+    (2 * l2_bytes).next_power_of_two().max(128 << 20)
+}
+
+/// `gpubench cache --space …`: sweep one space and read its levels.
+pub fn run(args: &CacheArgs) -> Result<()> {
+    let space = match args.space {
+        SpaceChoice::Global => Space::Global,
+        SpaceChoice::L2 => Space::L2,
+        SpaceChoice::Readonly => Space::Readonly,
+        SpaceChoice::Shared => Space::Shared,
+        SpaceChoice::Constant => Space::Constant,
+        SpaceChoice::ConstantUniform => Space::ConstantUniform,
+        SpaceChoice::Texture => Space::Texture,
+        SpaceChoice::Instruction => Space::Instruction,
+        SpaceChoice::Tlb => Space::Tlb,
+    };
+    let order = match args.chain {
+        ChainChoice::Stride => Order::Stride,
+        ChainChoice::Random => Order::Random(args.seed),
+    };
+    let (stride, smallest, largest, fine_points) = defaults(space);
+    let stride = args.stride.unwrap_or(stride);
+    let smallest = args.min_bytes.unwrap_or(smallest);
+    let fine_points = args.fine_points.unwrap_or(fine_points);
+    // Pointer chases (the global spaces and tlb) need 8-byte elements.
+    let unit = match space {
+        Space::Instruction => 16,
+        Space::Global | Space::L2 | Space::Readonly | Space::Tlb => 8,
+        _ => 4,
+    };
+    if stride == 0
+        || !stride.is_multiple_of(unit)
+        || smallest < stride
+        || (space == Space::Tlb && smallest < 2 * stride)
+        || !smallest.is_multiple_of(stride)
+        || args
+            .max_bytes
+            .is_some_and(|largest| smallest.checked_mul(4).is_none_or(|m| largest < m))
+    {
+        return Err(UsageError::new(format!(
+            "--stride must be a positive multiple of {unit}, --min-bytes a multiple of it (two strides at least for tlb), and --max-bytes at least 4 times --min-bytes (three doublings at least)"
+        ))
+        .into());
+    }
+    if space == Space::Shared && args.max_bytes.is_some_and(|largest| largest > 48 << 10) {
+        return Err(UsageError::new(
+            "the shared space holds at most 48 KiB per block here; pass --max-bytes 49152 or less",
+        )
+        .into());
+    }
+    if space != Space::Tlb && args.max_bytes.is_some_and(|largest| largest > 8 << 30) {
+        return Err(UsageError::new(
+            "--max-bytes must be at most 8 GiB (use --space tlb for larger footprints)",
+        )
+        .into());
+    }
+    if fine_points == 0 {
+        return Err(UsageError::new("--fine-points must be at least 1").into());
+    }
+    if !(8..=1 << 16).contains(&args.resolution) {
+        return Err(UsageError::new(
+            "--resolution takes 8 to 65536 (a rise is bisected to 1/N of its footprint)",
+        )
+        .into());
+    }
+    if !(1..=1024).contains(&args.timed_span_mib) {
+        return Err(UsageError::new("--timed-span-mib takes 1 to 1024 (MiB)").into());
+    }
+    let span = args.timed_span_mib << 20;
+    if !(1..=1024).contains(&args.threads) || (args.threads > 1 && !space.global_loads()) {
+        return Err(UsageError::new(
+            "--threads takes 1 to 1024, and more than 1 only with --space global, l2 or readonly",
+        )
+        .into());
+    }
+    if args.per_load && !space.global_loads() {
+        return Err(UsageError::new(
+            "--per-load works with --space global, l2 or readonly; drop it for this space",
+        )
+        .into());
+    }
+    if !args.carveout.is_empty()
+        && (!matches!(space, Space::Global | Space::Readonly)
+            || args.carveout.iter().any(|p| !(0..=100).contains(p)))
+    {
+        return Err(UsageError::new(
+            "--carveout takes percentages from 0 to 100, with --space global or readonly",
+        )
+        .into());
+    }
+    if !args.tlb_strides.is_empty()
+        && (space != Space::Tlb
+            || args
+                .tlb_strides
+                .iter()
+                .any(|&s| s == 0 || !s.is_multiple_of(8) || s > 1 << 40))
+    {
+        return Err(UsageError::new(
+            "--tlb-strides takes positive multiples of 8 bytes up to 1 TiB, with --space tlb",
+        )
+        .into());
+    }
+    let entries: &[(&str, &str)] = match space {
+        // The instruction space's kernels are generated later; loading the cache module still
+        // proves the PTX this binary carries (and whose ISA they declare) loads on the driver.
+        Space::Instruction => &[("cache", "chase_global")],
+        Space::Tlb => &[("cache", "chase_tlb"), ("cache", "tlb_chain_init")],
+        Space::Global => &[
+            ("cache", "chase_global"),
+            ("cache", "absolute_pointers"),
+            ("cache", "chase_global_index"),
+        ],
+        Space::L2 => &[
+            ("cache", "chase_l2"),
+            ("cache", "chase_l2_block_warmed"),
+            ("cache", "absolute_pointers"),
+        ],
+        Space::Readonly => &[("cache", space.entry()), ("cache", "absolute_pointers")],
+        _ => &[("cache", space.entry())],
+    };
+    let mut gpu = suite::open(args.device, args.output.as_deref(), entries)?;
+    let properties = gpu.properties()?;
+    let memory = properties.global_memory_bytes as u64;
+    let largest = match (args.max_bytes, largest) {
+        (Some(given), _) => given,
+        (None, Some(default)) => default,
+        (None, None) if space == Space::L2 => {
+            l2_largest(u64::try_from(properties.l2_cache_bytes).unwrap_or(0))
+        }
+        (None, None) => tlb_largest(smallest, memory),
+    };
+    if let Some(&first) = args.carveout.first() {
+        gpu.chase_carveout_percent = first;
+    }
+    if space == Space::Tlb && largest > memory / 10 * 9 {
+        return Err(UsageError::new(format!(
+            "--max-bytes {largest} is more than 90 % of the device's {memory} bytes; pass a smaller one"
+        ))
+        .into());
+    }
+    if smallest.checked_mul(4).is_none_or(|m| largest < m) {
+        return Err(UsageError::new(
+            "--max-bytes must be at least 4 times --min-bytes (three doublings at least)",
+        )
+        .into());
+    }
+    let isa = crate::kernels::module("cache")
+        .and_then(|m| m.isa_version())
+        .unwrap_or("7.0");
+    let settings = json!({
+        "space": space.name(),
+        "stride_bytes": stride,
+        "min_bytes": smallest,
+        "max_bytes": largest,
+        "fine_points": fine_points,
+        "threads": args.threads,
+        "per_load": args.per_load,
+        "chain": match order { Order::Stride => "fixed stride, address order".to_string(), Order::Random(seed) => format!("fixed stride, random order (seed {seed})") },
+        "preferred_shared_carveout_percent": space.global_loads().then_some(gpu.chase_carveout_percent),
+        "coarse_points_per_doubling": cache::COARSE_PER_DOUBLING,
+        "method": match space {
+            Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker (each round's batch serves every rise's bisections at once; under gpubench all the coarse grid is compiled before the suite starts by the toolkit's ptxas, its SASS checked for one FFMA per instruction); two passes, the second timed; 16 bytes per instruction; bisection at each rise to 1/{} of the footprint", args.resolution),
+            Space::Tlb => "one element per stride in one buffer allocated at the largest footprint, chain scattered on the device, ld.global.cg; one warm pass, then at least one full timed pass; final element checked; then a stride sweep past the first reach for the page size".to_string(),
+            Space::L2 => format!("64-bit pointer chase (p = *p: nothing but the load on the chain), address-order chain built on the device; one warm pass made by a block of 1024 threads in address order, then one thread's timed loads from element 0 over the first {} MiB of the chain (>= 2048 loads, at most one pass: each element was last read in the warm pass with all others in between, as in a full pass); final element checked; four coarse points per doubling, bisection at each rise to 1/{} of the footprint, fine sweep after it", args.timed_span_mib, args.resolution),
+            Space::Global | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
+            _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
+        },
+    });
+    suite::run_opened(
+        gpu,
+        "cache",
+        args.output.as_deref(),
+        &["cache"],
+        settings,
+        |gpu, suite| {
+            // Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the
+            // sweep runs.
+            let disassembly = (space != Space::Instruction)
+                .then(|| crate::gpu::sass::beside(&["cache"], &properties.compute_capability));
+            let mut tlb_buffer = match space {
+                Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
+                _ => None,
+            };
+            let grid = cache::Grid {
+                stride,
+                relative_resolution: match space {
+                    Space::L2 | Space::Instruction => 1.0 / f64::from(args.resolution),
+                    _ => 0.0,
+                },
+            };
+            let threshold = cache::RiseThreshold::of(space);
+            let mut generated_kernels = None;
+            let sweep = if space == Space::Instruction {
+                let mut code = instruction::CodeProbe::new(gpu, isa);
+                let sweep =
+                    cache::sweep_with(threshold, grid, smallest, largest, fine_points, &mut code)?;
+                eprintln!(
+                    "instruction space: {} sizes measured, {} kernels compiled ahead on the host's cores, {} prebuilt by gpubench all",
+                    sweep.points.len(),
+                    code.kernels_compiled,
+                    code.kernels_prebuilt
+                );
+                generated_kernels = Some(json!({
+                    "compiled_by_the_driver": code.kernels_compiled,
+                    "prebuilt_by_all": code.kernels_prebuilt,
+                    "prebuilt_sass_checked": "one FFMA per generated fma instruction",
+                }));
+                sweep
+            } else {
+                cache::sweep_with(
+                    threshold,
+                    grid,
+                    smallest,
+                    largest,
+                    fine_points,
+                    &mut |footprint| match tlb_buffer.as_mut() {
+                        Some(buffer) => tlb::measure(gpu, buffer, order, footprint, stride),
+                        None => cache::measure_point(
+                            gpu,
+                            space,
+                            order,
+                            args.threads,
+                            footprint,
+                            stride,
+                            span,
+                        ),
+                    },
+                )?
+            };
+            suite.run.write_csv("chase.csv", &sweep.points)?;
+            let report = cache_inference::infer_with(
+                &sweep.points,
+                cache::RiseThreshold::of(space).minimum_rise(),
+            )
+            .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+            let tlb_summary = match tlb_buffer.as_mut() {
+                Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
+                None => None,
+            };
+            let tlb_strides = match tlb_buffer.as_mut() {
+                Some(buffer) => Some(translation_strides(
+                    gpu,
+                    buffer,
+                    suite,
+                    order,
+                    &sweep.points,
+                    &args.tlb_strides,
+                    largest,
+                )?),
+                None => None,
+            };
+            drop(tlb_buffer);
+            for gap in &sweep.unresolved {
+                println!(
+                    "unresolved: {} B to {} B: {}",
+                    gap.from_bytes, gap.to_bytes, gap.why
+                );
+            }
+            let disassembly = disassembly.map(crate::gpu::sass::Beside::join);
+            let entry = if space == Space::L2 && args.threads == 1 && order == Order::Stride {
+                "chase_l2_block_warmed"
+            } else {
+                space.entry()
+            };
+            let timed_loop = timed_loop(suite, space, entry, disassembly.transpose()?)?;
+            let index_overhead = match space {
+                Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
+                _ => None,
+            };
+            let granularity = match space {
+                Space::Global
+                | Space::L2
+                | Space::Readonly
+                | Space::Texture
+                | Space::Constant
+                | Space::ConstantUniform => {
+                    fetch_granularity(gpu, suite, space, &report, stride, largest, span)?
+                }
+                _ => None,
+            };
+            let line = granularity
+                .as_ref()
+                .and_then(|g| g.get("estimate"))
+                .and_then(|e| e.get("bytes"))
+                .and_then(serde_json::Value::as_u64);
+            let conflict = match space {
+                Space::Global
+                | Space::Readonly
+                | Space::Texture
+                | Space::Constant
+                | Space::ConstantUniform
+                    if !args.no_conflict && args.threads == 1 =>
+                {
+                    conflict_experiment(gpu, suite, space, &report, stride, line)?
+                }
+                _ => None,
+            };
+            let carveouts = if args.carveout.len() > 1 {
+                Some(carveout_sweep(
+                    gpu,
+                    suite,
+                    space,
+                    &args.carveout,
+                    stride,
+                    smallest,
+                    largest,
+                    fine_points,
+                    span,
+                )?)
+            } else {
+                None
+            };
+            let per_load = if args.per_load {
+                Some(per_load_sweep(
+                    gpu, suite, space, order, stride, smallest, largest,
+                )?)
+            } else {
+                None
+            };
+            suite.release_gpu(gpu)?;
+            let device = &suite.metadata.device;
+            suite.run.write_json(
+            "cache.json",
+            &json!({
+                "space": space.name(),
+                "report": report,
+                "tlb": tlb_summary,
+                "tlb_strides": tlb_strides,
+                "timed_loop": timed_loop,
+                "index_chain": index_overhead,
+                "unresolved": sweep.unresolved,
+                "fetch_granularity": granularity,
+                "conflict": conflict,
+                "carveout": carveouts,
+                "per_load": per_load,
+                "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds, "generated_kernels": generated_kernels },
+                "device_attributes": {
+                    "l2_cache_bytes": device.l2_cache_bytes,
+                    "shared_memory_per_multiprocessor_bytes": device.shared_memory_per_multiprocessor_bytes,
+                    "global_memory_bytes": device.global_memory_bytes,
+                },
+            }),
+        )?;
+            let title = suite.title(&cache_plot::title(space.name(), stride, args.threads));
+            suite.run.write_figure("cache", |path| {
+                cache_plot::draw(path, &title, &sweep.points, &report)
+            })?;
+            print!("{}", cache_report::render_text(&report));
+            println!(
+                "{} space: {} points ({} launches) in {:.1} s; the driver reports an L2 of {} KiB",
+                space.name(),
+                sweep.points.len(),
+                sweep.launches,
+                sweep.seconds,
+                device.l2_cache_bytes / 1024
+            );
+            Ok(())
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::registry::SuiteDef;
+
+    #[test]
+    fn all_prebuilds_the_instruction_space_coarse_grid_and_nothing_else() {
+        for quick in [false, true] {
+            let plans = Cache.plan(quick);
+            let instruction = plans
+                .iter()
+                .find(|p| p.args.contains(&"instruction".to_string()))
+                .unwrap();
+            let kernels = kernels_to_prebuild(&instruction.args);
+            let stride: u64 = instruction.args[instruction
+                .args
+                .iter()
+                .position(|a| a == "--stride")
+                .unwrap()
+                + 1]
+            .parse()
+            .unwrap();
+            let grid = cache::coarse_grid(stride, 1 << 10, 256 << 10, cache::COARSE_PER_DOUBLING);
+            assert_eq!(kernels.len(), grid.len());
+            for (kernel, bytes) in kernels.iter().zip(&grid) {
+                assert_eq!(kernel.name, instruction::ENTRY);
+                assert_eq!(
+                    kernel.ptx.matches("fma.rn.f32").count() as u64,
+                    bytes / instruction::INSTRUCTION_BYTES
+                );
+            }
+            for other in plans.iter().filter(|p| p != &instruction) {
+                assert!(
+                    kernels_to_prebuild(&other.args).is_empty(),
+                    "{:?}",
+                    other.args
+                );
+            }
+        }
+        assert!(
+            kernels_to_prebuild(&["cache".into(), "--space".into(), "nowhere".into()]).is_empty()
+        );
+        assert!(kernels_to_prebuild(&["divergence".into()]).is_empty());
+    }
+}
