@@ -1,0 +1,225 @@
+//! The printers of a comparison: Markdown, LaTeX, CSV and JSON.
+
+use super::*;
+
+/// How a comparison is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Latex,
+    Csv,
+    Json,
+}
+
+pub fn render(comparison: &Comparison, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Markdown => render_markdown(comparison),
+        Format::Latex => render_latex(comparison),
+        Format::Csv => render_csv(comparison)?,
+        Format::Json => serde_json::to_string_pretty(comparison)? + "\n",
+    })
+}
+
+pub(super) fn cell_text(f: &Option<Figure>) -> String {
+    f.as_ref().map_or("-".to_string(), |f| {
+        let u = f.uncertainty_text();
+        if u.is_empty() {
+            f.value_text()
+        } else {
+            format!("{} ({u})", f.value_text())
+        }
+    })
+}
+
+/// The last columns of a row: the flag (pairwise), or median, MAD and the odd runs (fleet).
+pub(super) fn verdict_cells(c: &Comparison, row: &Row) -> Vec<String> {
+    match &row.fleet {
+        None => vec![row.flag.clone().unwrap_or_default()],
+        Some(fleet) => {
+            let median = fleet.centre(&row.unit).unwrap_or_else(|| "-".into());
+            let mad = fleet.mad.map_or("-".into(), |m| format_value(m, &row.unit));
+            let odd: Vec<String> = fleet
+                .odd
+                .iter()
+                .map(|&(i, d)| match d {
+                    Some(d) => format!("{} ({d:+.1} σ)", c.runs[i]),
+                    None => c.runs[i].clone(),
+                })
+                .collect();
+            vec![median, mad, odd.join(", ")]
+        }
+    }
+}
+
+/// Every row's cells, escaped for the table's format: the quantity, one per run, then the
+/// flag or the fleet's columns.
+pub(super) fn table_rows(c: &Comparison, escape: fn(&str) -> String) -> Vec<Vec<String>> {
+    c.rows
+        .iter()
+        .map(|row| {
+            std::iter::once(format!("{}: {}", row.section, row.quantity))
+                .chain(row.cells.iter().map(cell_text))
+                .chain(verdict_cells(c, row))
+                .map(|text| escape(&text))
+                .collect()
+        })
+        .collect()
+}
+
+pub(super) fn verdict_headers(c: &Comparison) -> Vec<&'static str> {
+    match c.k {
+        None => vec!["Flag"],
+        Some(_) => vec!["Median", "MAD", "Odd ones"],
+    }
+}
+
+pub(super) fn footnote(c: &Comparison) -> String {
+    match c.k {
+        None => format!(
+            "Flagged: {} of {} figures differ from the first run (numbers: moved more than {} and, where both state an interval, disjoint; neither figures inferred with confidence below 0.5 nor what a run calls unresolved; verdicts: different words, numbers masked).",
+            c.flagged(),
+            c.rows.len(),
+            c.tolerances.describe()
+        ),
+        Some(k) => format!(
+            "Odd: more than {k} robust standard deviations (1.4826 × MAD) and more than {} from the median over {} runs (figures inferred with confidence below 0.5 aside), or a verdict other than the most common.",
+            c.tolerances.describe(),
+            c.runs.len()
+        ),
+    }
+}
+
+pub(super) fn render_markdown(c: &Comparison) -> String {
+    let mut out = String::new();
+    let headers: Vec<String> = c.runs.iter().map(|r| markdown_cell(r)).collect();
+    let extra = verdict_headers(c);
+    let _ = writeln!(
+        out,
+        "| Quantity | {} | {} |",
+        headers.join(" | "),
+        extra.join(" | ")
+    );
+    let _ = writeln!(
+        out,
+        "|---|{}{}",
+        "---|".repeat(c.runs.len()),
+        "---|".repeat(extra.len())
+    );
+    for cells in table_rows(c, markdown_cell) {
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    let _ = writeln!(out, "\n{}", footnote(c));
+    if c.k.is_some() {
+        out += "\n## Odd ones out\n\n";
+        if c.odd_ones_out.is_empty() {
+            out += "No run is odd in any figure.\n";
+        } else {
+            out += "| Run | Odd figures | Figure | Value | Median | Deviation |\n|---|---|---|---|---|---|\n";
+            for run in &c.odd_ones_out {
+                for (j, f) in run.figures.iter().enumerate() {
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | {} | {} | {} | {} |",
+                        if j == 0 {
+                            markdown_cell(&run.run)
+                        } else {
+                            String::new()
+                        },
+                        if j == 0 {
+                            run.figures.len().to_string()
+                        } else {
+                            String::new()
+                        },
+                        markdown_cell(&f.figure),
+                        markdown_cell(&f.value),
+                        markdown_cell(&f.median),
+                        f.deviation
+                            .map_or("verdict".into(), |d| format!("{d:+.1} σ"))
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn render_latex(c: &Comparison) -> String {
+    let extra = verdict_headers(c);
+    let mut out = format!(
+        "\\begin{{longtable}}{{l{}{}}}\n",
+        "l".repeat(c.runs.len()),
+        "l".repeat(extra.len())
+    );
+    let headers: Vec<String> = c.runs.iter().map(|r| latex_escape(r)).collect();
+    let _ = writeln!(
+        out,
+        "Quantity & {} & {} \\\\\n\\hline",
+        headers.join(" & "),
+        extra.join(" & ")
+    );
+    for cells in table_rows(c, latex_escape) {
+        let _ = writeln!(out, "{} \\\\", cells.join(" & "));
+    }
+    let _ = writeln!(
+        out,
+        "\\hline\n\\multicolumn{{{}}}{{p{{0.9\\linewidth}}}}{{{}}} \\\\",
+        1 + c.runs.len() + extra.len(),
+        latex_escape(&footnote(c))
+    );
+    out += "\\end{longtable}\n";
+    out
+}
+
+/// Long form: one line per figure and run.
+pub(super) fn render_csv(c: &Comparison) -> anyhow::Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record([
+        "section",
+        "quantity",
+        "unit",
+        "run",
+        "value",
+        "low",
+        "high",
+        "text",
+        "flag",
+        "median",
+        "mad",
+        "odd",
+        "deviation",
+    ])?;
+    let number = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    for row in &c.rows {
+        for (i, cell) in row.cells.iter().enumerate() {
+            let Some(f) = cell else { continue };
+            let odd = row
+                .fleet
+                .as_ref()
+                .and_then(|fl| fl.odd.iter().find(|(j, _)| *j == i));
+            writer.write_record([
+                row.section.clone(),
+                row.quantity.clone(),
+                row.unit.clone(),
+                c.runs[i].clone(),
+                number(f.value),
+                number(f.low),
+                number(f.high),
+                f.text.clone().unwrap_or_default(),
+                if i > 0 {
+                    row.flag.clone().unwrap_or_default()
+                } else {
+                    String::new()
+                },
+                number(row.fleet.as_ref().and_then(|fl| fl.median)),
+                number(row.fleet.as_ref().and_then(|fl| fl.mad)),
+                if row.fleet.is_some() {
+                    odd.is_some().to_string()
+                } else {
+                    String::new()
+                },
+                number(odd.and_then(|(_, d)| *d)),
+            ])?;
+        }
+    }
+    Ok(String::from_utf8(writer.into_inner()?)?)
+}
