@@ -19,6 +19,7 @@ pub mod dsm;
 pub mod granularity;
 pub mod instruction_latency;
 pub mod linear_fit;
+pub mod miss_fraction;
 pub mod per_load;
 pub mod pipeline;
 pub mod registers;

@@ -1,0 +1,357 @@
+//! What each candidate cache of the model fit (`analysis::cache_fit`) predicts: the fraction
+//! of a stride chase's loads that miss at each footprint.
+//!
+//! Misses of a cyclic chase in steady state, per set holding n of the lines the chase touches
+//! in a W-way set: LRU and FIFO evict the line needed next, so every access of the set misses
+//! once n > W and none does below (the two policies give the same curve; [`Policy::Lru`]
+//! stands for both); random replacement misses a fraction p(n, W) of accesses, simulated per
+//! (n, W) and remembered during a fit; a sectored line (a tag per line, data per sector)
+//! misses once per sector touched where a whole line misses once.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// LRU, or FIFO: identical under a cyclic chase.
+    Lru,
+    Random,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Candidate {
+    pub sets: u64,
+    pub ways: u64,
+    pub line_bytes: u64,
+    /// Sectors of a sectored line (data fetched per sector, one tag per line).
+    pub sector_bytes: Option<u64>,
+    pub policy: Policy,
+}
+
+impl Candidate {
+    pub fn size_bytes(&self) -> u64 {
+        self.sets * self.ways * self.line_bytes
+    }
+
+    pub(crate) fn family(&self) -> &'static str {
+        match (self.policy, self.sector_bytes) {
+            (Policy::Lru, None) => "LRU or FIFO",
+            (Policy::Lru, Some(_)) => "LRU or FIFO, sectored lines",
+            (Policy::Random, _) => "random replacement",
+        }
+    }
+
+    /// Same sets, ways and line: the geometry reported; the policy and sectors are how it
+    /// behaves, and the confidence is the geometry's whatever they are.
+    pub(crate) fn same_geometry(&self, other: &Candidate) -> bool {
+        (self.sets, self.ways, self.line_bytes) == (other.sets, other.ways, other.line_bytes)
+    }
+}
+
+/// Steady-state misses per access of a cyclic walk over n lines of one W-way set under random
+/// replacement: simulated up to three times the ways (16 warm passes, then the misses of 256;
+/// a fixed-seed xorshift picks each victim, so a fit repeats exactly), the mean-field fixed
+/// point beyond.
+pub(crate) fn random_miss_rate(n: u64, ways: u64) -> f64 {
+    if n <= ways {
+        return 0.0;
+    }
+    // Remembered across fits: every fit of a process asks for the same few hundred pairs.
+    static RATES: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<(u64, u64), f64>>,
+    > = std::sync::OnceLock::new();
+    let rates = RATES.get_or_init(Default::default);
+    if let Some(&rate) = rates
+        .lock()
+        .ok()
+        .and_then(|m| m.get(&(n, ways)).copied())
+        .as_ref()
+    {
+        return rate;
+    }
+    // Far past the ways nearly every access misses and the mean-field fixed point is close;
+    // near them only a simulation is (the mean field is off by up to a sixth at n = W + 1).
+    let rate = if n > 3 * ways {
+        mean_field_random_rate(n, ways)
+    } else {
+        simulate_random_set(n, ways)
+    };
+    if let Ok(mut m) = rates.lock() {
+        m.insert((n, ways), rate);
+    }
+    rate
+}
+
+/// p = 1 − (1 − 1/W)^((n − 1)p): each of the n − 1 accesses between two uses of a line misses
+/// with probability p and then evicts it with probability 1/W.
+fn mean_field_random_rate(n: u64, ways: u64) -> f64 {
+    let keep = 1.0 - 1.0 / ways as f64;
+    let mut p: f64 = 1.0;
+    for _ in 0..200 {
+        let next = 1.0 - keep.powf((n - 1) as f64 * p);
+        if (next - p).abs() < 1e-12 {
+            break;
+        }
+        p = next;
+    }
+    p
+}
+
+fn simulate_random_set(n: u64, ways: u64) -> f64 {
+    let (n, ways) = (n as usize, ways as usize);
+    let mut resident: Vec<usize> = Vec::with_capacity(ways);
+    let mut present = vec![false; n];
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d ^ (n as u64) << 32 ^ ways as u64;
+    let mut misses = 0_u64;
+    const WARM: usize = 16;
+    const PASSES: usize = 256;
+    for pass in 0..WARM + PASSES {
+        for line in 0..n {
+            if present[line] {
+                continue;
+            }
+            if pass >= WARM {
+                misses += 1;
+            }
+            present[line] = true;
+            if resident.len() < ways {
+                resident.push(line);
+            } else {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let victim = (state % ways as u64) as usize;
+                present[resident[victim]] = false;
+                resident[victim] = line;
+            }
+        }
+    }
+    misses as f64 / (PASSES * n) as f64
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The fraction of loads that miss `c` in a chase of one load every `stride` bytes over
+/// `footprint` bytes (addresses 0, stride, … below the footprint), in steady state.
+pub fn miss_fraction(c: &Candidate, footprint: u64, stride: u64) -> f64 {
+    miss_fraction_with(c, footprint, stride, &mut random_miss_rate)
+}
+
+/// [`miss_fraction`] with the random-replacement rate from `random` (a memo in [`fit`]). (Tree
+/// pseudo-LRU needs no family of its own: once settled, a cyclic walk past its ways misses
+/// every time, as under LRU; see the tests.)
+pub(crate) fn miss_fraction_with(
+    c: &Candidate,
+    footprint: u64,
+    stride: u64,
+    random: &mut impl FnMut(u64, u64) -> f64,
+) -> f64 {
+    let loads = footprint.max(stride).div_ceil(stride);
+    let b = c.line_bytes;
+    // Units: the lines the chase touches, numbered so that unit u falls in set u mod sets_used.
+    let (units, sets_used, per_unit, last_unit) = if stride < b {
+        let units = ((loads - 1) * stride) / b + 1;
+        let grain = c.sector_bytes.unwrap_or(b).max(stride);
+        let per_unit = if c.sector_bytes.is_some() {
+            b / grain
+        } else {
+            1
+        };
+        let last_loads = loads - (units - 1) * (b / stride);
+        let last_unit = if c.sector_bytes.is_some() {
+            (last_loads * stride).div_ceil(grain)
+        } else {
+            1
+        };
+        (units, c.sets, per_unit, last_unit)
+    } else {
+        let step = stride / b;
+        (loads, c.sets / gcd(step, c.sets).max(1), 1, 1)
+    };
+    let sets_used = sets_used.max(1);
+    let (q, r) = (units / sets_used, units % sets_used);
+    // Sets r.. hold q units, sets ..r hold q + 1; the last unit is in set (units − 1) mod sets.
+    let last_in_big = r > 0;
+    let misses = match c.policy {
+        Policy::Lru => {
+            let big = if q + 1 > c.ways { r * (q + 1) } else { 0 };
+            let small = if q > c.ways { (sets_used - r) * q } else { 0 };
+            let last_misses = if last_in_big {
+                q + 1 > c.ways
+            } else {
+                q > c.ways
+            };
+            let mut m = (big + small) * per_unit;
+            if last_misses {
+                m -= per_unit - last_unit;
+            }
+            m as f64
+        }
+        Policy::Random => {
+            r as f64 * (q + 1) as f64 * random(q + 1, c.ways)
+                + (sets_used - r) as f64 * q as f64 * random(q, c.ways)
+        }
+    };
+    misses / loads as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+
+    /// The closed-form miss fraction is the simulator's, for LRU at strides below and above
+    /// the line and for sizes that are not powers of two.
+    #[test]
+    fn lru_miss_fractions_match_the_simulator() {
+        for (sets, ways, line) in [(4, 3, 32), (8, 2, 64), (5, 4, 16), (16, 1, 32)] {
+            let geometry = Geometry {
+                size_bytes: sets * ways * line,
+                line_bytes: line,
+                ways,
+            };
+            let hierarchy = Hierarchy::one_level(geometry, 0.0, 1.0);
+            let candidate = Candidate {
+                sets,
+                ways,
+                line_bytes: line,
+                sector_bytes: None,
+                policy: Policy::Lru,
+            };
+            for stride in [8, 16, 32, 64, 128] {
+                for k in 1..=(3 * geometry.size_bytes / stride) {
+                    let footprint = k * stride;
+                    let simulated = chase_latency(&hierarchy, footprint, stride);
+                    let closed = miss_fraction(&candidate, footprint, stride);
+                    assert!(
+                        (simulated - closed).abs() < 1e-12,
+                        "{geometry:?} stride {stride} footprint {footprint}: {simulated} vs {closed}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// LRU and FIFO give the same chase curve (a cyclic walk never hits a line that FIFO would
+    /// keep and LRU evict), so one candidate family stands for both; random replacement's
+    /// per-set rate agrees with the whole simulated cache within 0.04.
+    #[test]
+    fn fifo_equals_lru_and_the_random_rate_matches_a_simulation() {
+        use crate::analysis::cache_model::{Replacement, chase_latency_with};
+        for (sets, ways, line) in [(4_u64, 3_u64, 32_u64), (8, 4, 64), (2, 8, 16)] {
+            let g = Geometry {
+                size_bytes: sets * ways * line,
+                line_bytes: line,
+                ways,
+            };
+            let hierarchy = Hierarchy::one_level(g, 0.0, 1.0);
+            for k in 1..=(3 * g.size_bytes / 8) {
+                let (lru, fifo) = (
+                    chase_latency_with(&hierarchy, k * 8, 8, Replacement::Lru, 2),
+                    chase_latency_with(&hierarchy, k * 8, 8, Replacement::Fifo, 2),
+                );
+                assert_eq!(lru, fifo, "{g:?} at {} B", k * 8);
+            }
+            let candidate = Candidate {
+                sets,
+                ways,
+                line_bytes: line,
+                sector_bytes: None,
+                policy: Policy::Random,
+            };
+            for extra_lines in [1, ways / 2, ways, 2 * ways] {
+                let footprint = g.size_bytes + extra_lines * sets * line;
+                let simulated =
+                    chase_latency_with(&hierarchy, footprint, line, Replacement::Random, 400);
+                let closed = miss_fraction(&candidate, footprint, line);
+                assert!(
+                    (simulated - closed).abs() < 0.04,
+                    "{g:?} at {footprint} B: simulated {simulated}, mean field {closed}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn random_replacement_misses_less_than_lru_past_the_capacity() {
+        assert_eq!(random_miss_rate(4, 4), 0.0);
+        let p = random_miss_rate(5, 4);
+        assert!(p > 0.0 && p < 1.0, "{p}");
+        assert!(random_miss_rate(40, 4) > 0.95);
+    }
+
+    #[test]
+    fn sectored_lines_miss_once_per_sector() {
+        let sectored = Candidate {
+            sets: 2,
+            ways: 2,
+            line_bytes: 128,
+            sector_bytes: Some(32),
+            policy: Policy::Lru,
+        };
+        // Far past the capacity every sector misses once: one load in four at an 8-B stride.
+        assert!((miss_fraction(&sectored, 4096, 8) - 0.25).abs() < 1e-12);
+        let whole = Candidate {
+            sector_bytes: None,
+            ..sectored
+        };
+        assert!((miss_fraction(&whole, 4096, 8) - 1.0 / 16.0).abs() < 1e-12);
+        assert_eq!(miss_fraction(&sectored, 512, 8), 0.0);
+    }
+
+    /// The fitted families' miss fractions are the simulated caches' steady state: a tree-PLRU
+    /// cache's exactly LRU's (a settled cyclic walk past its ways misses every time, as LRU
+    /// does), random replacement's within its pass-to-pass spread.
+    #[test]
+    fn plru_and_random_fractions_match_a_settled_simulation() {
+        use crate::analysis::cache_model::{Quirks, Replacement, chase_latency_quirky};
+        for (size, line, ways, replacement, policy, tolerance) in [
+            (
+                4096_u64,
+                64_u64,
+                16_u64,
+                Replacement::TreePlru,
+                Policy::Lru,
+                1e-9,
+            ),
+            (6144, 32, 8, Replacement::TreePlru, Policy::Lru, 1e-9),
+            (1024, 32, 4, Replacement::TreePlru, Policy::Lru, 1e-9),
+            (14848, 64, 8, Replacement::Random, Policy::Random, 0.004),
+        ] {
+            let g = Geometry {
+                size_bytes: size,
+                line_bytes: line,
+                ways,
+            };
+            let hierarchy = Hierarchy::one_level(g, 0.0, 1.0);
+            let candidate = Candidate {
+                sets: size / line / ways,
+                ways,
+                line_bytes: line,
+                sector_bytes: None,
+                policy,
+            };
+            for k in [1.0, 1.05, 1.2, 1.6, 2.4] {
+                let footprint = (size as f64 * k) as u64 / 8 * 8;
+                let simulated = chase_latency_quirky(
+                    &hierarchy,
+                    footprint,
+                    8,
+                    replacement,
+                    Quirks::default(),
+                    (16, 8),
+                );
+                let model = miss_fraction(&candidate, footprint, 8);
+                assert!(
+                    (simulated - model).abs() <= tolerance,
+                    "{g:?} {replacement:?} at {footprint} B: {simulated} vs {model}"
+                );
+            }
+        }
+    }
+}
