@@ -1,0 +1,205 @@
+//! A level's geometry from the model fit (`analysis::cache_fit`) of its rise: what the fit
+//! identifies is stated, what ties is listed, and a line a next-line prefetcher could explain
+//! is stated as the bytes one miss fetches.
+
+use super::*;
+
+/// An address-order chase sees lines of L with a next-line prefetcher as lines of 2L (see
+/// `cache_fit::prefetch_twin`): a line the steps or the fit read is stated as the bytes one
+/// miss fetches, and the line and set count as not identified, unless half the line would be
+/// below the stride or the smallest line tried.
+pub(super) fn prefetch_caveat(level: &mut CacheLevel, stride: u64) {
+    let Some(line) = level.line_bytes else {
+        return;
+    };
+    if line / 2 < stride.max(cache_fit::SMALLEST_LINE_BYTES) {
+        return;
+    }
+    level.fetch_bytes = Some(line);
+    level.line_bytes = None;
+    level
+        .unidentified
+        .retain(|u| !u.starts_with("line") && !u.starts_with("sets"));
+    level.unidentified.insert(
+        0,
+        format!(
+            "line (B): {line}, or {} with a next-line prefetcher",
+            line / 2
+        ),
+    );
+    if let Some(sets) = level.sets.take() {
+        level.unidentified.insert(
+            1,
+            format!("sets: {sets}, or {} with a next-line prefetcher", 2 * sets),
+        );
+    }
+    if !level
+        .unidentified
+        .iter()
+        .any(|u| u.starts_with(PREFETCH_NOTE))
+    {
+        level.unidentified.push(PREFETCH_NOTE.into());
+    }
+}
+
+pub(super) const PREFETCH_NOTE: &str = "an address-order chase sees a line of L with a next-line prefetcher as a line of 2L (a descending chase would tell them apart)";
+
+/// Fits candidate caches to the rise from `lower` to `upper` (`analysis::cache_fit`, sizes
+/// within a quarter of the plateau's edge) and, where the best fits within the noise, takes
+/// its geometry and confidence; otherwise the step reading stays, with why.
+pub(super) fn fit_geometry(
+    level: &mut CacheLevel,
+    curve: &[ChasePoint],
+    lower: &Plateau,
+    upper: &Plateau,
+    stride: u64,
+    sigma: f64,
+) {
+    let Some(edge) = level.size_bytes else {
+        return;
+    };
+    let range = SearchRange {
+        min_size_bytes: edge - edge / 4,
+        max_size_bytes: (edge + edge / 4).min(curve[upper.first].footprint_bytes),
+        stride_bytes: stride,
+    };
+    // The whole rise with the plateaus on both sides: the lower pins the hit latency, the
+    // upper the miss penalty and where the rise ends. Of a long plateau (a linear sweep of
+    // thousands of points) an even selection suffices: below the smallest size tried every
+    // candidate predicts the same hits, so those points only pin the hit latency.
+    let thin = |points: &[ChasePoint], most: usize| -> Vec<ChasePoint> {
+        let step = points.len().div_ceil(most).max(1);
+        points.iter().step_by(step).copied().collect()
+    };
+    let split = (lower.first..=lower.last)
+        .find(|&i| curve[i].footprint_bytes >= range.min_size_bytes)
+        .unwrap_or(lower.last + 1);
+    let upper_from = upper.first.max(split);
+    let mut segment = thin(&curve[lower.first..split], 64);
+    segment.extend_from_slice(&curve[split..upper_from]);
+    segment.extend(thin(&curve[upper_from..=upper.last], 256));
+    let Some(fit) = cache_fit::fit(&segment, range, sigma) else {
+        level.notes.push(format!(
+            "no geometry fitted: no candidate ({} to {} B, lines of 16 to 256 B, 1 to 64 ways, at most 1024 set counts a shape) changes over the rise",
+            range.min_size_bytes, range.max_size_bytes
+        ));
+        return;
+    };
+    let best = &fit.best;
+    let identified = &fit.identified;
+    if fit.fits
+        && identified.line_bytes.is_none()
+        && identified.ways.is_none()
+        && identified.sets.is_none()
+    {
+        level.notes.push(format!(
+            "the fit cannot choose: geometries within the noise have lines of {} B, {} ways, {} sets (sizes {} to {} B); the best, {} sets x {} ways x {} B, has weight {:.2}; geometry left open",
+            list(&identified.line_values),
+            list(&identified.way_values),
+            list(&identified.set_values),
+            identified.size_min_bytes,
+            identified.size_max_bytes,
+            best.sets,
+            best.ways,
+            best.line_bytes,
+            fit.confidence,
+        ));
+        level.unidentified = unidentified(identified);
+        level.confidence = level.confidence.min(fit.confidence.max(0.1));
+        level.basis = "open";
+    } else if fit.fits {
+        let disagreement = match (level.line_bytes, level.ways) {
+            (Some(line), Some(ways)) if (line, ways) != (best.line_bytes, best.ways) => {
+                Some(format!(
+                    "the steps read one by one gave {ways} ways of {line}-byte lines; the fit is preferred"
+                ))
+            }
+            _ => None,
+        };
+        // The step reading's reservations are about what the fit now answers.
+        level
+            .notes
+            .retain(|n| !n.contains("steps") && !n.contains("way"));
+        level.notes.extend(disagreement);
+        level.size_bytes = Some(best.size_bytes);
+        level.line_bytes = identified.line_bytes;
+        level.ways = identified.ways;
+        level.sets = identified.sets;
+        // sets × line, which a prefetcher's twin shares: size / ways.
+        level.way_bytes = identified.ways.map(|w| best.size_bytes / w.max(1));
+        level.fetch_bytes = identified
+            .fetch_bytes
+            .filter(|_| identified.line_bytes.is_none());
+        level.unidentified = unidentified(identified);
+        level.confidence = fit.identified_confidence;
+        level.basis = "fit";
+        level.notes.push(format!(
+            "geometry by model fit ({:?}{}): hit {:.1}, miss {:.1} cycles, residual RMS {:.2} cycles at noise {:.2} (likelihood at {:.2}); best {} sets x {} ways x {} B; {}",
+            best.policy,
+            best.sector_bytes.map_or(String::new(), |s| format!(", {s}-byte sectors")),
+            best.hit_cycles,
+            best.miss_cycles,
+            best.rms_cycles,
+            fit.noise_cycles,
+            fit.likelihood_sigma_cycles,
+            best.sets,
+            best.ways,
+            best.line_bytes,
+            match &fit.runner_up {
+                Some(r) => format!(
+                    "runner-up {} B = {} sets x {} ways x {} B at delta {:.1}",
+                    r.size_bytes, r.sets, r.ways, r.line_bytes, r.delta
+                ),
+                None => "no other geometry fits at all".into(),
+            }
+        ));
+    } else {
+        let tried: Vec<String> = fit
+            .tried
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} ({} candidates, best RMS {:.2})",
+                    t.family,
+                    t.candidates,
+                    t.best_rms_cycles.unwrap_or(f64::NAN)
+                )
+            })
+            .collect();
+        level.notes.push(format!(
+            "no model fits within the noise ({:.2} cycles): tried {}; the closest, {} sets x {} ways x {} B, leaves {:.2} cycles RMS (hashed set indexing or adaptive replacement would do this)",
+            fit.noise_cycles,
+            tried.join(", "),
+            best.sets,
+            best.ways,
+            best.line_bytes,
+            best.rms_cycles
+        ));
+        level.confidence = level.confidence.min(0.3);
+        level.basis = "misfit";
+    }
+    level.fit = Some(fit);
+}
+
+pub(super) fn list(values: &[u64]) -> String {
+    let words: Vec<String> = values.iter().map(u64::to_string).collect();
+    match words.as_slice() {
+        [] => "none".into(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// "ways: 3, 6 or 12" for each parameter the candidates within the noise disagree on.
+pub(super) fn unidentified(identified: &cache_fit::Identified) -> Vec<String> {
+    [
+        ("line (B)", identified.line_bytes, &identified.line_values),
+        ("ways", identified.ways, &identified.way_values),
+        ("sets", identified.sets, &identified.set_values),
+    ]
+    .into_iter()
+    .filter(|(_, value, _)| value.is_none())
+    .map(|(name, _, values)| format!("{name}: {} fit within the noise", list(values)))
+    .chain(identified.prefetch_ties.then(|| PREFETCH_NOTE.to_string()))
+    .collect()
+}
