@@ -196,8 +196,8 @@ fn the_slurm_gather_step_compares_every_gpu_of_every_node() {
     let fleet = std::fs::read_to_string(dir.path().join("fleet.md")).unwrap();
     let header = fleet.lines().next().unwrap();
     for column in [
-        "nodeA-1-0/gpu0-eb1b9046",
-        "nodeA-1-0/gpu1-af3f0c4e",
+        "nodeA-1-0/gpu0-f64c03ac",
+        "nodeA-1-0/gpu1-954a65b1",
         "nodeB-1-1",
     ] {
         assert!(header.contains(column), "{column} not in {header}");
