@@ -139,6 +139,22 @@ impl Identified {
         }
     }
 
+    /// [`Identified::of`] `close` and each one's [`prefetch_twin`], which an address-order
+    /// chase cannot tell from it; the line `close` agree on is what one miss fetches.
+    fn with_prefetch_twins(close: &[Candidate], stride_bytes: u64) -> Identified {
+        let twins: Vec<Candidate> = close
+            .iter()
+            .filter_map(|c| prefetch_twin(c, stride_bytes))
+            .collect();
+        let fetch_bytes = Identified::of(close).line_bytes;
+        let all: Vec<Candidate> = close.iter().chain(&twins).copied().collect();
+        Identified {
+            prefetch_ties: !twins.is_empty(),
+            fetch_bytes,
+            ..Identified::of(&all)
+        }
+    }
+
     /// Whether `c` agrees with every identified parameter.
     fn admits(&self, c: &Candidate) -> bool {
         self.line_bytes.is_none_or(|b| b == c.line_bytes)
@@ -412,21 +428,12 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
             }),
         }
     }
-    let mut ties: Vec<Candidate> = scored
+    let ties: Vec<Candidate> = scored
         .iter()
         .filter(|s| s.cost - best_cost <= 2.0)
         .map(|s| s.candidate)
         .collect();
-    let twins: Vec<Candidate> = ties
-        .iter()
-        .filter_map(|c| prefetch_twin(c, range.stride_bytes))
-        .collect();
-    let prefetch_ties = !twins.is_empty();
-    let fetch_bytes = Identified::of(&ties).line_bytes;
-    ties.extend(twins);
-    let mut identified = Identified::of(&ties);
-    identified.prefetch_ties = prefetch_ties;
-    identified.fetch_bytes = fetch_bytes;
+    let identified = Identified::with_prefetch_twins(&ties, range.stride_bytes);
     let (best_size, best_line) = (best.candidate.size_bytes(), best.candidate.line_bytes);
     let agreeing: f64 = scored
         .iter()

@@ -145,7 +145,6 @@ pub fn select(
 pub fn run(fan: FanOut) -> Result<()> {
     // The arguments are checked once, as device 0's child would get them, before anything
     // starts: a typo is one clap message, not one per GPU.
-    super::registry::hand_to_cli();
     let mut probe = vec![OsString::from("gpubench")];
     probe.extend(fan.child_args(0, std::path::Path::new("unused")));
     if let Err(error) = <crate::cli::Opts as clap::Parser>::try_parse_from(&probe) {

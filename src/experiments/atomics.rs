@@ -18,6 +18,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::analysis::atomics::{self, StormRate};
+use crate::analysis::stats::Summary;
 use crate::error::GpuError;
 use crate::experiments::ahead::Ahead;
 use crate::experiments::cache::{Order, chain};
@@ -316,8 +317,8 @@ fn chases<T: Word>(
                         .with_context(|| format!("{entry} returned no cycles"))?,
                 );
             }
-            let spread = crate::analysis::stats::Summary::of(&per_copy)
-                .with_context(|| format!("{entry} measured no copy"))?;
+            let spread =
+                Summary::of(&per_copy).with_context(|| format!("{entry} measured no copy"))?;
             out.push(Chase {
                 space: Space::Global,
                 width,

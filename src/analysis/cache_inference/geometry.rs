@@ -33,11 +33,7 @@ pub(super) fn prefetch_caveat(level: &mut CacheLevel, stride: u64) {
             format!("sets: {sets}, or {} with a next-line prefetcher", 2 * sets),
         );
     }
-    if !level
-        .unidentified
-        .iter()
-        .any(|u| u.starts_with(PREFETCH_NOTE))
-    {
+    if !level.unidentified.iter().any(|u| u == PREFETCH_NOTE) {
         level.unidentified.push(PREFETCH_NOTE.into());
     }
 }

@@ -80,19 +80,17 @@ pub fn atomic_shared_latency<T: AtomicWord>(
     Ok((out[0], out[1]))
 }
 
-/// Runs `entry` (`atomic_<space>_*_thr`) as `blocks` blocks of `threads` (at most 1024) and
-/// returns the GPU milliseconds between events around the launch. Global kernels get `data`
-/// (one word per thread of the grid, zeroed here); shared ones use their block's own words.
-///
-/// Kernel signatures: global `(T *data, T *sink, T value, int pattern, int iterations)`,
-/// shared `(T *sink, T value, int pattern, int iterations)`; sink holds one word per thread.
-#[allow(clippy::too_many_arguments)]
 /// Bytes between two placements of a global storm's words: a large page apart, so each
 /// placement lies on other physical pages, whose addresses choose the L2 slices it contends on.
 pub const PLACEMENT_BYTES: usize = 2 << 20;
 
-/// `placement` (global storms) puts the words `placement` × [`PLACEMENT_BYTES`] into a
-/// buffer of their own.
+/// Runs `entry` (`atomic_<space>_*_thr`) as `blocks` blocks of `threads` (at most 1024) and
+/// returns the GPU milliseconds between events around the launch. Global kernels get `data`
+/// (one word per thread of the grid, zeroed here, `placement` × [`PLACEMENT_BYTES`] into a
+/// buffer of their own); shared ones use their block's own words.
+///
+/// Kernel signatures: global `(T *data, T *sink, T value, int pattern, int iterations)`,
+/// shared `(T *sink, T value, int pattern, int iterations)`; sink holds one word per thread.
 #[allow(clippy::too_many_arguments)]
 pub fn atomic_throughput<T: AtomicWord>(
     gpu: &mut Gpu,
