@@ -9,6 +9,14 @@
 //! `GPUBENCH_PTX_ARCH`. A source whose first line reads `// gpubench-arch: compute_90a` is
 //! compiled for that target instead (instructions that exist only there, such as wgmma).
 //!
+//! Before installing anything, a build with no nvcc takes the PTX committed in `cuda/ptx/`,
+//! when `cuda/ptx/PROVENANCE` records the SHA-256 of exactly today's sources and flags: the
+//! pinned nvcc compiles the same sources to the same bytes, so a fresh clone need not fetch
+//! the compiler to build and test. Wherever an nvcc is found, the sources are compiled
+//! afresh instead; a test (`kernels::tests`) then checks the committed PTX against that
+//! compile, and every build checks that the committed PTX belongs to today's sources
+//! (`scripts/refresh-ptx.sh` writes it again after a kernel changes).
+//!
 //! Generated: `$OUT_DIR/<name>.ptx` for every kernel source and `$OUT_DIR/kernels.rs`, which
 //! lists them together with the nvcc version and PTX target, for the run metadata.
 
@@ -19,6 +27,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, exit};
 
 const DEFAULT_PTX_ARCH: &str = "compute_75";
+/// Where the PTX of today's sources is committed, and the file that says which sources.
+const COMMITTED_PTX: &str = "cuda/ptx";
+const PROVENANCE: &str = "cuda/ptx/PROVENANCE";
+/// nvcc's options besides the target; part of what the committed PTX was compiled with.
+const NVCC_OPTIONS: [&str; 2] = ["-ptx", "-O3"];
 /// The PyPI packages that make a working nvcc 13.0 (unpinned, nvvm moves to a newer release
 /// whose PTX the 580 drivers refuse).
 const PINNED_TOOLCHAIN: [&str; 4] = [
@@ -43,29 +56,65 @@ fn main() {
 
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let arch = env::var("GPUBENCH_PTX_ARCH").unwrap_or_else(|_| DEFAULT_PTX_ARCH.to_string());
-    let nvcc = find_nvcc(&out_dir).unwrap_or_else(|message| fail(&message));
-    let nvcc_version = nvcc_version(&nvcc).unwrap_or_else(|message| fail(&message));
 
-    let mut sources: Vec<PathBuf> = fs::read_dir("cuda")
-        .unwrap_or_else(|e| fail(&format!("cannot read the cuda/ folder: {e}")))
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "cu"))
-        .collect();
-    sources.sort();
+    let sources = kernel_sources("cu");
+    let digest = sources_digest(&arch);
+    let committed = read_provenance();
+    let matches = committed.as_ref().is_some_and(|c| c.digest == digest);
+    let found = find_nvcc(&out_dir, matches).unwrap_or_else(|message| fail(&message));
+    let (nvcc_version, origin) = match &found {
+        Some(nvcc) => (
+            nvcc_version(nvcc).unwrap_or_else(|message| fail(&message)),
+            "nvcc",
+        ),
+        None => (
+            committed.as_ref().map(|c| c.nvcc.clone()).unwrap(),
+            "committed",
+        ),
+    };
 
     let mut listing = String::new();
     writeln!(listing, "pub const NVCC_VERSION: &str = {nvcc_version:?};").unwrap();
     writeln!(listing, "pub const PTX_ARCH: &str = {arch:?};").unwrap();
+    writeln!(
+        listing,
+        "/// `nvcc` when build.rs compiled the kernels, `committed` when it took `cuda/ptx/`."
+    )
+    .unwrap();
+    writeln!(listing, "pub const PTX_ORIGIN: &str = {origin:?};").unwrap();
+    writeln!(
+        listing,
+        "/// Whether `cuda/ptx/PROVENANCE` names today's sources and flags."
+    )
+    .unwrap();
+    writeln!(
+        listing,
+        "pub const COMMITTED_PTX_IS_CURRENT: bool = {matches};"
+    )
+    .unwrap();
     writeln!(listing, "pub static MODULES: &[EmbeddedPtx] = &[").unwrap();
     for source in &sources {
-        println!("cargo:rerun-if-changed={}", source.display());
         let name = source.file_stem().unwrap().to_string_lossy().into_owned();
         let ptx = out_dir.join(format!("{name}.ptx"));
-        let own = fs::read_to_string(source).ok().and_then(|text| {
-            let first = text.lines().next()?.to_string();
-            Some(first.strip_prefix("// gpubench-arch:")?.trim().to_string())
-        });
-        compile(&nvcc, own.as_deref().unwrap_or(&arch), source, &ptx);
+        match &found {
+            Some(nvcc) => {
+                let own = fs::read_to_string(source).ok().and_then(|text| {
+                    let first = text.lines().next()?.to_string();
+                    Some(first.strip_prefix("// gpubench-arch:")?.trim().to_string())
+                });
+                compile(nvcc, own.as_deref().unwrap_or(&arch), source, &ptx);
+            }
+            None => {
+                let from = Path::new(COMMITTED_PTX).join(format!("{name}.ptx"));
+                fs::copy(&from, &ptx).unwrap_or_else(|e| {
+                    fail(&format!(
+                        "{} names today's sources but {} cannot be read ({e}); run scripts/refresh-ptx.sh where nvcc is",
+                        PROVENANCE,
+                        from.display()
+                    ))
+                });
+            }
+        }
         writeln!(
             listing,
             "    EmbeddedPtx {{ name: {name:?}, ptx: include_str!({:?}) }},",
@@ -75,6 +124,11 @@ fn main() {
     }
     writeln!(listing, "];").unwrap();
     fs::write(out_dir.join("kernels.rs"), listing).expect("write kernels.rs");
+    // What scripts/refresh-ptx.sh copies to cuda/ptx/ beside the PTX it compiled.
+    let provenance = format!(
+        "# The PTX in this folder, compiled from cuda/ by the nvcc below; build.rs embeds it when\n# no nvcc is found and the digest matches today's sources. Written by scripts/refresh-ptx.sh.\nsources-sha256 {digest}\nnvcc {nvcc_version}\n"
+    );
+    fs::write(out_dir.join("PROVENANCE"), provenance).expect("write PROVENANCE");
 
     println!("cargo:rustc-env=GPUBENCH_GIT_COMMIT={}", git_commit());
 }
@@ -85,11 +139,70 @@ fn fail(message: &str) -> ! {
     exit(1);
 }
 
-fn find_nvcc(out_dir: &Path) -> Result<PathBuf, String> {
+/// The files of `cuda/` with extension `ext`, sorted, each watched for changes.
+fn kernel_sources(ext: &str) -> Vec<PathBuf> {
+    let mut sources: Vec<PathBuf> = fs::read_dir("cuda")
+        .unwrap_or_else(|e| fail(&format!("cannot read the cuda/ folder: {e}")))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == ext))
+        .collect();
+    sources.sort();
+    for source in &sources {
+        println!("cargo:rerun-if-changed={}", source.display());
+    }
+    sources
+}
+
+/// SHA-256 over every kernel source and header (name and bytes), the PTX target and nvcc's
+/// options: what decides the PTX, short of the compiler.
+fn sources_digest(arch: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(format!("arch {arch}\noptions {}\n", NVCC_OPTIONS.join(" ")));
+    let mut files = kernel_sources("cu");
+    files.extend(kernel_sources("cuh"));
+    files.sort();
+    for file in files {
+        let bytes = fs::read(&file)
+            .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", file.display())));
+        hash.update(file.file_name().unwrap().to_string_lossy().as_bytes());
+        hash.update([0]);
+        hash.update(&bytes);
+        hash.update([0]);
+    }
+    hash.finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// What `cuda/ptx/PROVENANCE` says the committed PTX was compiled from, and by what.
+struct Provenance {
+    digest: String,
+    nvcc: String,
+}
+
+fn read_provenance() -> Option<Provenance> {
+    println!("cargo:rerun-if-changed={PROVENANCE}");
+    let text = fs::read_to_string(PROVENANCE).ok()?;
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(key)?.strip_prefix(' '))
+            .map(|value| value.trim().to_string())
+    };
+    Some(Provenance {
+        digest: field("sources-sha256")?,
+        nvcc: field("nvcc")?,
+    })
+}
+
+/// The nvcc to compile with, or `None` to take the committed PTX (only where it is current
+/// and no nvcc is at hand; a missing nvcc is installed from PyPI otherwise).
+fn find_nvcc(out_dir: &Path, committed_is_current: bool) -> Result<Option<PathBuf>, String> {
     if let Some(explicit) = env::var_os("NVCC") {
         let path = PathBuf::from(explicit);
         return if path.is_file() {
-            Ok(path)
+            Ok(Some(path))
         } else {
             Err(format!(
                 "NVCC is set to {} but no such file exists; point it at nvcc or unset it",
@@ -101,7 +214,7 @@ fn find_nvcc(out_dir: &Path) -> Result<PathBuf, String> {
         if let Some(root) = env::var_os(var) {
             let candidate = PathBuf::from(root).join("bin").join("nvcc");
             if candidate.is_file() {
-                return Ok(candidate);
+                return Ok(Some(candidate));
             }
         }
     }
@@ -110,16 +223,22 @@ fn find_nvcc(out_dir: &Path) -> Result<PathBuf, String> {
             .map(|dir| dir.join("nvcc"))
             .find(|candidate| candidate.is_file())
     }) {
-        return Ok(on_path);
+        return Ok(Some(on_path));
     }
     let cache = toolchain_cache(out_dir);
     let cached = cache.join("nvidia").join("cu13").join("bin").join("nvcc");
     if cached.is_file() {
-        return Ok(cached);
+        return Ok(Some(cached));
     }
+    if committed_is_current {
+        return Ok(None);
+    }
+    println!(
+        "cargo:warning={PROVENANCE} does not name today's kernel sources (run scripts/refresh-ptx.sh where nvcc is)"
+    );
     provision(&cache)?;
     if cached.is_file() {
-        Ok(cached)
+        Ok(Some(cached))
     } else {
         Err(format!(
             "pip installed the CUDA toolchain but {} is missing; install the CUDA 13.0 toolkit and set NVCC",
@@ -204,9 +323,8 @@ fn nvcc_version(nvcc: &Path) -> Result<String, String> {
 fn compile(nvcc: &Path, arch: &str, source: &Path, ptx: &Path) {
     let mut command = Command::new(nvcc);
     command
-        .arg("-ptx")
+        .args(NVCC_OPTIONS)
         .arg(format!("-arch={arch}"))
-        .arg("-O3")
         .arg(source)
         .arg("-o")
         .arg(ptx);

@@ -74,6 +74,55 @@ mod tests {
         assert!(PTX_ARCH.starts_with("compute_") || PTX_ARCH.starts_with("sm_"));
     }
 
+    /// The committed PTX (`cuda/ptx/`) is what a fresh clone without nvcc embeds, so it must
+    /// belong to today's kernel sources.
+    #[test]
+    fn the_committed_ptx_belongs_to_todays_kernel_sources() {
+        assert!(
+            COMMITTED_PTX_IS_CURRENT,
+            "cuda/ptx/PROVENANCE does not name today's cuda/ sources: run scripts/refresh-ptx.sh and commit cuda/ptx/"
+        );
+    }
+
+    /// Where build.rs compiled the kernels with the nvcc that made the committed PTX, the two
+    /// must be the same bytes (no path, date or host in them).
+    #[test]
+    fn the_committed_ptx_is_what_that_nvcc_compiles() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/ptx");
+        let provenance = std::fs::read_to_string(folder.join("PROVENANCE")).unwrap();
+        let committed_nvcc = provenance
+            .lines()
+            .find_map(|line| line.strip_prefix("nvcc "))
+            .expect("PROVENANCE names its nvcc");
+        if PTX_ORIGIN != "nvcc" || committed_nvcc != NVCC_VERSION || !COMMITTED_PTX_IS_CURRENT {
+            eprintln!(
+                "not compared: this build's PTX came from {PTX_ORIGIN} ({NVCC_VERSION}), the committed from {committed_nvcc}"
+            );
+            return;
+        }
+        for module in MODULES {
+            let committed = std::fs::read_to_string(folder.join(format!("{}.ptx", module.name)))
+                .unwrap_or_else(|e| panic!("cuda/ptx/{}.ptx: {e}", module.name));
+            assert!(
+                committed == module.ptx,
+                "cuda/ptx/{}.ptx differs from nvcc's compile of today's source",
+                module.name
+            );
+        }
+        let committed_files = std::fs::read_dir(&folder)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "ptx"))
+            })
+            .count();
+        assert_eq!(
+            committed_files,
+            MODULES.len(),
+            "a stale module in cuda/ptx/"
+        );
+    }
+
     /// The timed loops must reach the GPU as loops: between the clock read that starts the
     /// timed region and the one that ends it there must be the multiply-add and a backward
     /// branch for every loop level (unroll loop plus one or two bound loops), not an

@@ -232,50 +232,6 @@ fn analyze_cache_reads_the_papers_example() {
     assert!(String::from_utf8_lossy(&text.stdout).contains("memory"));
 }
 
-/// A noisy two-level curve (an 8 KiB 4-way L1 of 64-byte lines in front of a 48 KiB 12-way
-/// L2 of 128-byte lines, 0.8 cycles of Gaussian noise, every 16-byte footprint) read through
-/// the CLI: both levels' lines and ways exact, sizes within a line, the fit in the JSON.
-#[test]
-fn analyze_cache_fits_a_noisy_two_level_curve() {
-    use gpubench::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
-    use rand::{RngExt, SeedableRng, rngs::StdRng};
-    let l1 = Geometry {
-        size_bytes: 8 << 10,
-        line_bytes: 64,
-        ways: 4,
-    };
-    let l2 = Geometry {
-        size_bytes: 48 << 10,
-        line_bytes: 128,
-        ways: 12,
-    };
-    let hierarchy = Hierarchy {
-        levels: vec![(l1, 30.0), (l2, 200.0)],
-        memory_latency: 600.0,
-    };
-    let mut rng = StdRng::seed_from_u64(3);
-    let mut csv = String::from("footprint_bytes,stride_bytes,cycles\n");
-    for k in 32..=(96 << 10) / 16 {
-        let footprint = k * 16;
-        let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-12), rng.random());
-        let noise = 0.8 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
-        csv += &format!(
-            "{footprint},16,{}\n",
-            chase_latency(&hierarchy, footprint, 16) + noise
-        );
-    }
-    let report = analyze_json("cache", &csv);
-    let levels = report["levels"].as_array().unwrap();
-    assert_eq!(levels.len(), 3, "{report}");
-    for (level, g) in levels.iter().zip([l1, l2]) {
-        let size = level["size_bytes"].as_u64().unwrap();
-        assert!(size.abs_diff(g.size_bytes) <= g.line_bytes, "{level}");
-        assert_eq!(level["fetch_bytes"], g.line_bytes, "{level}");
-        assert_eq!(level["ways"], g.ways, "{level}");
-        assert!(level["fit"]["fits"].as_bool().unwrap(), "{level}");
-    }
-}
-
 /// `analyze cache` refuses negative cycles and a footprint given twice (exit 2, one sentence
 /// naming the line or the footprint), and says why a sweep too narrow for a plateau has no
 /// levels.
@@ -302,4 +258,55 @@ fn analyze_cache_refuses_negative_cycles_and_duplicates_and_explains_an_empty_ta
     let output = analyze("cache", narrow, &[]);
     assert!(output.status.success());
     assert!(String::from_utf8_lossy(&output.stdout).contains("no plateau"));
+}
+
+/// The tests that take many seconds unoptimised: the README's `cargo test` skips them,
+/// `.ci/run` runs them as a step of their own.
+mod slow {
+    use super::*;
+
+    /// A noisy two-level curve (an 8 KiB 4-way L1 of 64-byte lines in front of a 48 KiB 12-way
+    /// L2 of 128-byte lines, 0.8 cycles of Gaussian noise, every 16-byte footprint) read through
+    /// the CLI: both levels' lines and ways exact, sizes within a line, the fit in the JSON.
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn analyze_cache_fits_a_noisy_two_level_curve() {
+        use gpubench::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
+        use rand::{RngExt, SeedableRng, rngs::StdRng};
+        let l1 = Geometry {
+            size_bytes: 8 << 10,
+            line_bytes: 64,
+            ways: 4,
+        };
+        let l2 = Geometry {
+            size_bytes: 48 << 10,
+            line_bytes: 128,
+            ways: 12,
+        };
+        let hierarchy = Hierarchy {
+            levels: vec![(l1, 30.0), (l2, 200.0)],
+            memory_latency: 600.0,
+        };
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut csv = String::from("footprint_bytes,stride_bytes,cycles\n");
+        for k in 32..=(96 << 10) / 16 {
+            let footprint = k * 16;
+            let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-12), rng.random());
+            let noise = 0.8 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+            csv += &format!(
+                "{footprint},16,{}\n",
+                chase_latency(&hierarchy, footprint, 16) + noise
+            );
+        }
+        let report = analyze_json("cache", &csv);
+        let levels = report["levels"].as_array().unwrap();
+        assert_eq!(levels.len(), 3, "{report}");
+        for (level, g) in levels.iter().zip([l1, l2]) {
+            let size = level["size_bytes"].as_u64().unwrap();
+            assert!(size.abs_diff(g.size_bytes) <= g.line_bytes, "{level}");
+            assert_eq!(level["fetch_bytes"], g.line_bytes, "{level}");
+            assert_eq!(level["ways"], g.ways, "{level}");
+            assert!(level["fit"]["fits"].as_bool().unwrap(), "{level}");
+        }
+    }
 }

@@ -94,60 +94,6 @@ fn copy_run(to: &Path) {
 }
 
 #[test]
-fn reframe_passes_the_committed_run_and_fails_a_throttled_one() {
-    let Some(program) = reframe_or_skip() else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let healthy = run_reframe(
-        program,
-        dir.path(),
-        &[
-            "-r",
-            "-S",
-            &format!("replay={}", root().join("results/h100/all").display()),
-        ],
-    );
-    let text = String::from_utf8_lossy(&healthy.stdout);
-    assert!(healthy.status.success(), "{text}");
-    // ReFrame reports the clock the committed run measured.
-    let clock: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("results/h100/all/clock/clock.json")).unwrap(),
-    )
-    .unwrap();
-    let reported: f64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("P: gpu0_sm_clock: "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no gpu0_sm_clock in {text}"));
-    let measured = clock["sm_clock"]["mhz"].as_f64().unwrap();
-    assert!(
-        (reported - measured).abs() < 1e-3,
-        "{reported} vs {measured}"
-    );
-    assert!(text.contains("P: gpu0_dram_latency: "), "{text}");
-
-    // The same card with its SM clock measured at 1600 MHz (a throttled or capped GPU).
-    let throttled = dir.path().join("throttled");
-    copy_run(&throttled);
-    let clock = throttled.join("clock/clock.json");
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&clock).unwrap()).unwrap();
-    json["sm_clock"]["mhz"] = 1600.0.into();
-    std::fs::write(&clock, json.to_string()).unwrap();
-    let failed = run_reframe(
-        program,
-        dir.path(),
-        &["-r", "-S", &format!("replay={}", throttled.display())],
-    );
-    let text = String::from_utf8_lossy(&failed.stdout);
-    assert!(!failed.status.success(), "{text}");
-    assert!(text.contains("gpu0_sm_clock"), "{text}");
-    assert!(text.contains("FAILED"), "{text}");
-}
-
-#[test]
 fn reframe_writes_a_slurm_job_per_node_in_a_dry_run() {
     let Some(program) = reframe_or_skip() else {
         return;
@@ -208,4 +154,65 @@ fn the_slurm_gather_step_compares_every_gpu_of_every_node() {
             .unwrap();
     assert_eq!(json["runs"].as_array().unwrap().len(), 3);
     assert!(dir.path().join("fleet.csv").is_file());
+}
+
+/// The tests that take many seconds unoptimised: the README's `cargo test` skips them,
+/// `.ci/run` runs them as a step of their own.
+mod slow {
+    use super::*;
+
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn reframe_passes_the_committed_run_and_fails_a_throttled_one() {
+        let Some(program) = reframe_or_skip() else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let healthy = run_reframe(
+            program,
+            dir.path(),
+            &[
+                "-r",
+                "-S",
+                &format!("replay={}", root().join("results/h100/all").display()),
+            ],
+        );
+        let text = String::from_utf8_lossy(&healthy.stdout);
+        assert!(healthy.status.success(), "{text}");
+        // ReFrame reports the clock the committed run measured.
+        let clock: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root().join("results/h100/all/clock/clock.json")).unwrap(),
+        )
+        .unwrap();
+        let reported: f64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("P: gpu0_sm_clock: "))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no gpu0_sm_clock in {text}"));
+        let measured = clock["sm_clock"]["mhz"].as_f64().unwrap();
+        assert!(
+            (reported - measured).abs() < 1e-3,
+            "{reported} vs {measured}"
+        );
+        assert!(text.contains("P: gpu0_dram_latency: "), "{text}");
+
+        // The same card with its SM clock measured at 1600 MHz (a throttled or capped GPU).
+        let throttled = dir.path().join("throttled");
+        copy_run(&throttled);
+        let clock = throttled.join("clock/clock.json");
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&clock).unwrap()).unwrap();
+        json["sm_clock"]["mhz"] = 1600.0.into();
+        std::fs::write(&clock, json.to_string()).unwrap();
+        let failed = run_reframe(
+            program,
+            dir.path(),
+            &["-r", "-S", &format!("replay={}", throttled.display())],
+        );
+        let text = String::from_utf8_lossy(&failed.stdout);
+        assert!(!failed.status.success(), "{text}");
+        assert!(text.contains("gpu0_sm_clock"), "{text}");
+        assert!(text.contains("FAILED"), "{text}");
+    }
 }

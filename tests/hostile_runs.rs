@@ -238,41 +238,6 @@ fn check_outcome(what: &str, output: &Output) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
-
-    #[test]
-    fn a_damaged_run_is_reported_or_refused_and_nothing_escapes_the_output(
-        pick in any::<prop::sample::Index>(),
-        damage in damage(),
-    ) {
-        let place = tempfile::tempdir().unwrap();
-        let run = place.path().join("run");
-        small_run(&run);
-        let all = files(&run);
-        let file = pick.get(&all).clone();
-        apply(&damage, &file, &run);
-
-        let out = place.path().join("out");
-        let what = format!("report after {damage:?} of {}", file.display());
-        let reported = gpubench(&[Path::new("report"), &run, Path::new("--output"), &out]);
-        check_outcome(&what, &reported)?;
-        if !reported.status.success() {
-            prop_assert!(!out.exists(), "{what}: a refused report left {}", out.display());
-        }
-        let mut beside: Vec<String> = std::fs::read_dir(place.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        beside.sort();
-        beside.retain(|name| name != "out" && name != "run");
-        prop_assert!(beside.is_empty(), "{what} wrote beside its output: {beside:?}");
-
-        let compared = gpubench(&[Path::new("compare"), &committed_all(), &run]);
-        check_outcome(&format!("compare after {damage:?} of {}", file.display()), &compared)?;
-    }
-}
-
 #[test]
 fn the_undamaged_small_run_reports_and_compares() {
     let place = tempfile::tempdir().unwrap();
@@ -287,4 +252,46 @@ fn the_undamaged_small_run_reports_and_compares() {
     let compared = gpubench(&[Path::new("compare"), &committed_all(), &run]);
     assert!(compared.status.success(), "{compared:?}");
     assert!(String::from_utf8_lossy(&compared.stdout).contains("Shared"));
+}
+
+/// The tests that take many seconds unoptimised: the README's `cargo test` skips them,
+/// `.ci/run` runs them as a step of their own.
+mod slow {
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
+
+        #[test]
+        #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+        fn a_damaged_run_is_reported_or_refused_and_nothing_escapes_the_output(
+            pick in any::<prop::sample::Index>(),
+            damage in damage(),
+        ) {
+            let place = tempfile::tempdir().unwrap();
+            let run = place.path().join("run");
+            small_run(&run);
+            let all = files(&run);
+            let file = pick.get(&all).clone();
+            apply(&damage, &file, &run);
+
+            let out = place.path().join("out");
+            let what = format!("report after {damage:?} of {}", file.display());
+            let reported = gpubench(&[Path::new("report"), &run, Path::new("--output"), &out]);
+            check_outcome(&what, &reported)?;
+            if !reported.status.success() {
+                prop_assert!(!out.exists(), "{what}: a refused report left {}", out.display());
+            }
+            let mut beside: Vec<String> = std::fs::read_dir(place.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            beside.sort();
+            beside.retain(|name| name != "out" && name != "run");
+            prop_assert!(beside.is_empty(), "{what} wrote beside its output: {beside:?}");
+
+            let compared = gpubench(&[Path::new("compare"), &committed_all(), &run]);
+            check_outcome(&format!("compare after {damage:?} of {}", file.display()), &compared)?;
+        }
+    }
 }

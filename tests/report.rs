@@ -27,50 +27,6 @@ fn gpubench() -> Command {
 }
 
 #[test]
-fn report_regenerates_the_h100_tables_byte_for_byte_and_every_figure() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("report");
-    let source = committed("all");
-    gpubench()
-        .arg("report")
-        .arg(&source)
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .success();
-    for table in ["summary.md", "summary.tex", "summary.json"] {
-        assert_eq!(
-            std::fs::read(out.join(table)).unwrap(),
-            std::fs::read(source.join(table)).unwrap(),
-            "{table} differs from the live run's"
-        );
-    }
-    // Every figure the live run drew is drawn again, under the same name.
-    let mut live = 0;
-    for suite in std::fs::read_dir(&source).unwrap() {
-        let suite = suite.unwrap().path();
-        if !suite.join("metadata.json").is_file() {
-            continue;
-        }
-        for file in std::fs::read_dir(&suite).unwrap() {
-            let name = file.unwrap().file_name();
-            if Path::new(&name).extension().is_some_and(|e| e == "png") {
-                live += 1;
-                let again = out.join(suite.file_name().unwrap()).join(&name);
-                assert!(
-                    std::fs::metadata(&again).is_ok_and(|m| m.len() > 1000),
-                    "{} was not re-drawn",
-                    again.display()
-                );
-            }
-        }
-    }
-    assert!(live >= 15, "only {live} figures in the committed run");
-    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
-    assert!(index.contains("cache-texture/cache.png"), "{index}");
-}
-
-#[test]
 fn report_draws_svg_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("svg");
@@ -498,31 +454,6 @@ fn every_byte_size_axis_is_ticked_at_powers_of_two_in_binary_units() {
     assert!(axes >= 8, "only {axes} byte-size axes found");
 }
 
-#[test]
-fn report_writes_a_vector_pdf_per_figure_and_a_figures_tex() {
-    let (_dir, out) = report_of_committed_all("pdf");
-    let tex = std::fs::read_to_string(out.join("figures.tex")).unwrap();
-    let mut pdfs = 0;
-    for line in tex.lines() {
-        let Some(path) = line
-            .trim()
-            .strip_prefix("\\includegraphics[width=\\linewidth]{")
-            .and_then(|l| l.strip_suffix('}'))
-        else {
-            continue;
-        };
-        let bytes = std::fs::read(out.join(path)).unwrap();
-        assert!(bytes.starts_with(b"%PDF-"), "{path}");
-        // Vector: the text is set in the embedded font, not painted as an image.
-        let text = String::from_utf8_lossy(&bytes);
-        assert!(text.contains("DejaVuSans"), "{path} embeds no font");
-        pdfs += 1;
-    }
-    assert!(pdfs >= 20, "{pdfs} figures in figures.tex");
-    assert_eq!(tex.matches("\\begin{figure}").count(), pdfs);
-    assert_eq!(tex.matches("\\caption{").count(), pdfs);
-}
-
 /// What a LaTeX user does with a report: `\input` the summary table and `figures.tex`. Runs
 /// where pdflatex is installed (Debian: texlive-latex-base, texlive-latex-recommended).
 #[test]
@@ -613,121 +544,256 @@ fn every_figure_draws_in_the_colour_blind_safe_palette() {
     }
 }
 
-#[test]
-fn column_figures_for_a_paper_are_three_and_a_half_inches_wide_with_no_titles() {
-    let (_dir, out) = report_of_committed_all_with(&["--format", "svg"]);
-    let titled = figure_files(&out, "svg")
-        .iter()
-        .filter(|f| std::fs::read_to_string(f).unwrap().contains("NVIDIA H100"))
-        .count();
-    assert!(
-        titled >= 20,
-        "only {titled} screen figures carry their title"
-    );
+/// The tests that take many seconds unoptimised: the README's `cargo test` skips them,
+/// `.ci/run` runs them as a step of their own.
+mod slow {
+    use super::*;
 
-    let (_dir, out) =
-        report_of_committed_all_with(&["--format", "svg", "--figure-width", "column", "--paper"]);
-    let figures = figure_files(&out, "svg");
-    assert!(figures.len() >= 20);
-    for figure in &figures {
-        let svg = std::fs::read_to_string(figure).unwrap();
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn report_regenerates_the_h100_tables_byte_for_byte_and_every_figure() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("report");
+        let source = committed("all");
+        gpubench()
+            .arg("report")
+            .arg(&source)
+            .arg("--output")
+            .arg(&out)
+            .assert()
+            .success();
+        for table in ["summary.md", "summary.tex", "summary.json"] {
+            assert_eq!(
+                std::fs::read(out.join(table)).unwrap(),
+                std::fs::read(source.join(table)).unwrap(),
+                "{table} differs from the live run's"
+            );
+        }
+        // Every figure the live run drew is drawn again, under the same name.
+        let mut live = 0;
+        for suite in std::fs::read_dir(&source).unwrap() {
+            let suite = suite.unwrap().path();
+            if !suite.join("metadata.json").is_file() {
+                continue;
+            }
+            for file in std::fs::read_dir(&suite).unwrap() {
+                let name = file.unwrap().file_name();
+                if Path::new(&name).extension().is_some_and(|e| e == "png") {
+                    live += 1;
+                    let again = out.join(suite.file_name().unwrap()).join(&name);
+                    assert!(
+                        std::fs::metadata(&again).is_ok_and(|m| m.len() > 1000),
+                        "{} was not re-drawn",
+                        again.display()
+                    );
+                }
+            }
+        }
+        assert!(live >= 15, "only {live} figures in the committed run");
+        let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+        assert!(index.contains("cache-texture/cache.png"), "{index}");
+    }
+
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn report_writes_a_vector_pdf_per_figure_and_a_figures_tex() {
+        let (_dir, out) = report_of_committed_all("pdf");
+        let tex = std::fs::read_to_string(out.join("figures.tex")).unwrap();
+        let mut pdfs = 0;
+        for line in tex.lines() {
+            let Some(path) = line
+                .trim()
+                .strip_prefix("\\includegraphics[width=\\linewidth]{")
+                .and_then(|l| l.strip_suffix('}'))
+            else {
+                continue;
+            };
+            let bytes = std::fs::read(out.join(path)).unwrap();
+            assert!(bytes.starts_with(b"%PDF-"), "{path}");
+            // Vector: the text is set in the embedded font, not painted as an image.
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(text.contains("DejaVuSans"), "{path} embeds no font");
+            pdfs += 1;
+        }
+        assert!(pdfs >= 20, "{pdfs} figures in figures.tex");
+        assert_eq!(tex.matches("\\begin{figure}").count(), pdfs);
+        assert_eq!(tex.matches("\\caption{").count(), pdfs);
+    }
+
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn column_figures_for_a_paper_are_three_and_a_half_inches_wide_with_no_titles() {
+        let (_dir, out) = report_of_committed_all_with(&["--format", "svg"]);
+        let titled = figure_files(&out, "svg")
+            .iter()
+            .filter(|f| std::fs::read_to_string(f).unwrap().contains("NVIDIA H100"))
+            .count();
         assert!(
-            svg.starts_with("<svg width=\"3.40in\""),
-            "{}: {}",
-            figure.display(),
-            &svg[..60]
+            titled >= 20,
+            "only {titled} screen figures carry their title"
         );
-        // Titles name the device; a paper's figure leaves that to its caption.
-        assert!(
-            !svg.contains("NVIDIA H100"),
-            "{} has a title",
-            figure.display()
+
+        let (_dir, out) = report_of_committed_all_with(&[
+            "--format",
+            "svg",
+            "--figure-width",
+            "column",
+            "--paper",
+        ]);
+        let figures = figure_files(&out, "svg");
+        assert!(figures.len() >= 20);
+        for figure in &figures {
+            let svg = std::fs::read_to_string(figure).unwrap();
+            assert!(
+                svg.starts_with("<svg width=\"3.40in\""),
+                "{}: {}",
+                figure.display(),
+                &svg[..60]
+            );
+            // Titles name the device; a paper's figure leaves that to its caption.
+            assert!(
+                !svg.contains("NVIDIA H100"),
+                "{} has a title",
+                figure.display()
+            );
+        }
+
+        let (_dir, out) =
+            report_of_committed_all_with(&["--format", "pdf", "--figure-width", "page"]);
+        let tex = std::fs::read_to_string(out.join("figures.tex")).unwrap();
+        assert!(tex.contains("\\begin{figure*}"), "{tex}");
+        let pdf = std::fs::read(out.join("cache-l2/cache.pdf")).unwrap();
+        let text = String::from_utf8_lossy(&pdf);
+        let width: f64 = text
+            .split_once("/MediaBox [0 0 ")
+            .and_then(|(_, rest)| rest.split(' ').next())
+            .and_then(|w| w.parse().ok())
+            .expect("a MediaBox");
+        // 7 in at 72 points to the inch.
+        assert!((width - 504.0).abs() < 0.5, "page width {width} pt");
+    }
+
+    /// `report` on a calibration study draws its reliability diagram again, byte for byte, and
+    /// `--repeat-of` moves what a second run does not confirm to the unresolved part.
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn report_redraws_the_calibration_diagram_and_confirms_by_a_repeat() {
+        let dir = tempfile::tempdir().unwrap();
+        let study = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/calibration/study-seed29");
+        let out = dir.path().join("study");
+        gpubench()
+            .arg("report")
+            .arg(&study)
+            .arg("--output")
+            .arg(&out)
+            .assert()
+            .success();
+        assert_eq!(
+            std::fs::read(out.join("reliability.png")).unwrap(),
+            std::fs::read(study.join("reliability.png")).unwrap()
+        );
+        let confirmed = dir.path().join("confirmed");
+        gpubench()
+            .arg("report")
+            .arg(committed("all"))
+            .arg("--repeat-of")
+            .arg(committed("all-repeat"))
+            .arg("--output")
+            .arg(&confirmed)
+            .assert()
+            .success();
+        let md = std::fs::read_to_string(confirmed.join("summary.md")).unwrap();
+        let unresolved = md.split("## Unresolved").nth(1).unwrap();
+        assert!(unresolved.contains("did not repeat"), "{unresolved}");
+        assert_eq!(
+            md,
+            std::fs::read_to_string(committed("all-repeat").join("summary-confirmed.md")).unwrap()
         );
     }
 
-    let (_dir, out) = report_of_committed_all_with(&["--format", "pdf", "--figure-width", "page"]);
-    let tex = std::fs::read_to_string(out.join("figures.tex")).unwrap();
-    assert!(tex.contains("\\begin{figure*}"), "{tex}");
-    let pdf = std::fs::read(out.join("cache-l2/cache.pdf")).unwrap();
-    let text = String::from_utf8_lossy(&pdf);
-    let width: f64 = text
-        .split_once("/MediaBox [0 0 ")
-        .and_then(|(_, rest)| rest.split(' ').next())
-        .and_then(|w| w.parse().ok())
-        .expect("a MediaBox");
-    // 7 in at 72 points to the inch.
-    assert!((width - 504.0).abs() < 0.5, "page width {width} pt");
-}
-
-/// `report` on a calibration study draws its reliability diagram again, byte for byte, and
-/// `--repeat-of` moves what a second run does not confirm to the unresolved part.
-#[test]
-fn report_redraws_the_calibration_diagram_and_confirms_by_a_repeat() {
-    let dir = tempfile::tempdir().unwrap();
-    let study = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/calibration/study-seed29");
-    let out = dir.path().join("study");
-    gpubench()
-        .arg("report")
-        .arg(&study)
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .success();
-    assert_eq!(
-        std::fs::read(out.join("reliability.png")).unwrap(),
-        std::fs::read(study.join("reliability.png")).unwrap()
-    );
-    let confirmed = dir.path().join("confirmed");
-    gpubench()
-        .arg("report")
-        .arg(committed("all"))
-        .arg("--repeat-of")
-        .arg(committed("all-repeat"))
-        .arg("--output")
-        .arg(&confirmed)
-        .assert()
-        .success();
-    let md = std::fs::read_to_string(confirmed.join("summary.md")).unwrap();
-    let unresolved = md.split("## Unresolved").nth(1).unwrap();
-    assert!(unresolved.contains("did not repeat"), "{unresolved}");
-    assert_eq!(
-        md,
-        std::fs::read_to_string(committed("all-repeat").join("summary-confirmed.md")).unwrap()
-    );
-}
-
-/// A run that `gpubench all --repeat` left with its repeat inside (`DIR/repeat`) is confirmed
-/// by it when reported again: the committed H100 run with its committed repeat put there.
-#[test]
-fn report_confirms_a_run_by_its_own_repeat() {
-    let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    for (from, to) in [
-        (committed("all"), run.clone()),
-        (committed("all-repeat"), run.join("repeat")),
-    ] {
-        let copied = std::process::Command::new("cp")
-            .arg("-r")
-            .arg(from)
-            .arg(to)
-            .status()
-            .unwrap();
-        assert!(copied.success());
+    /// A run that `gpubench all --repeat` left with its repeat inside (`DIR/repeat`) is confirmed
+    /// by it when reported again: the committed H100 run with its committed repeat put there.
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn report_confirms_a_run_by_its_own_repeat() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        for (from, to) in [
+            (committed("all"), run.clone()),
+            (committed("all-repeat"), run.join("repeat")),
+        ] {
+            let copied = std::process::Command::new("cp")
+                .arg("-r")
+                .arg(from)
+                .arg(to)
+                .status()
+                .unwrap();
+            assert!(copied.success());
+        }
+        let out = dir.path().join("out");
+        gpubench()
+            .arg("report")
+            .arg(&run)
+            .arg("--output")
+            .arg(&out)
+            .assert()
+            .success();
+        let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        let unresolved = md.split("## Unresolved").nth(1).unwrap();
+        assert_eq!(
+            unresolved.matches("did not repeat").count(),
+            3,
+            "{unresolved}"
+        );
+        assert!(unresolved.contains("in repeat ("), "{unresolved}");
     }
-    let out = dir.path().join("out");
-    gpubench()
-        .arg("report")
-        .arg(&run)
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .success();
-    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    let unresolved = md.split("## Unresolved").nth(1).unwrap();
-    assert_eq!(
-        unresolved.matches("did not repeat").count(),
-        3,
-        "{unresolved}"
-    );
-    assert!(unresolved.contains("in repeat ("), "{unresolved}");
+
+    /// Every run committed under results/ (a single suite, `all`, or a repeat kept as its
+    /// figures only) gives its summary tables back byte for byte; its own repeat, where it
+    /// has one, confirms as it did live.
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn report_of_every_committed_run_gives_its_tables_byte_for_byte() {
+        fn runs(dir: &Path, found: &mut Vec<PathBuf>) {
+            if dir.join("summary.md").is_file() {
+                found.push(dir.to_path_buf());
+            }
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    runs(&path, found);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        runs(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("results"),
+            &mut found,
+        );
+        assert!(
+            found.len() >= 9,
+            "only {} committed runs: {found:?}",
+            found.len()
+        );
+        let scratch = tempfile::tempdir().unwrap();
+        for (i, run) in found.iter().enumerate() {
+            let out = scratch.path().join(i.to_string());
+            gpubench()
+                .arg("report")
+                .arg(run)
+                .arg("--output")
+                .arg(&out)
+                .assert()
+                .success();
+            for table in ["summary.md", "summary.tex", "summary.json"] {
+                assert!(
+                    std::fs::read(out.join(table)).unwrap()
+                        == std::fs::read(run.join(table)).unwrap(),
+                    "{} of {} differs from the committed one",
+                    table,
+                    run.display()
+                );
+            }
+        }
+    }
 }

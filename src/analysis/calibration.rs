@@ -355,58 +355,6 @@ pub fn map_as_rust(table: &[(&str, [f64; 12])]) -> String {
 mod tests {
     use super::*;
 
-    /// The study at a size CI affords (`GPUBENCH_CALIBRATION_CASES` for more; `gpubench
-    /// calibrate` runs it at full size and draws the diagram), with a seed other than the
-    /// table's: answers are right about as often as their confidence says, and no stated line
-    /// or way count with confidence 0.5 or more is wrong on a tree-PLRU cache or a coarse
-    /// sweep (hashed indexing, prefetching and random replacement do mislead the fit: their
-    /// answers are wrong often enough that the table lowers every high weight to 0.84).
-    #[test]
-    fn confidence_is_calibrated_on_caches_outside_the_fitted_family() {
-        let cases = std::env::var("GPUBENCH_CALIBRATION_CASES")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(40);
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        let outcomes = study(29, cases, threads);
-        let bins = reliability(&outcomes);
-        for o in &outcomes {
-            if std::env::var_os("GPUBENCH_CALIBRATION_DEBUG").is_some() && !o.right {
-                eprintln!(
-                    "WRONG {:?} conf {:?} size {:?} line {:?} ways {:?}",
-                    o.case, o.confidence, o.stated_size_bytes, o.stated_line_bytes, o.stated_ways
-                );
-            }
-        }
-        for bin in &bins {
-            if let (Some(mean), Some(share)) = (bin.mean_confidence, bin.share_right)
-                && bin.answers >= 10
-            {
-                // Binomial spread of the share over n answers, plus the 0.1 the issue allows.
-                let allowed = 0.1 + 2.0 * (mean * (1.0 - mean) / bin.answers as f64).sqrt();
-                assert!(
-                    (share - mean).abs() <= allowed,
-                    "{bin:?}: {} of {} answers",
-                    (share * bin.answers as f64).round(),
-                    bin.answers
-                );
-            }
-        }
-        for o in &outcomes {
-            let outside = (o.case.replacement == "tree-plru" || o.case.coarse)
-                && o.case.replacement != "random"
-                && !o.case.hashed_index
-                && !o.case.next_line_prefetch;
-            if outside && o.confidence.is_some_and(|c| c >= 0.5) {
-                assert!(
-                    o.stated_line_bytes.is_none_or(|b| b == o.case.line_bytes)
-                        && o.stated_ways.is_none_or(|w| w == o.case.ways),
-                    "{o:?}"
-                );
-            }
-        }
-    }
-
     #[test]
     fn the_map_is_the_share_right_made_monotone() {
         let case = draw(1, 0);
@@ -472,5 +420,68 @@ mod tests {
         assert_eq!(bins[0].answers, 1);
         assert_eq!(bins[5].answers, 0);
         assert_eq!(bins[5].share_right, None);
+    }
+
+    /// The tests that take many seconds unoptimised: the README's `cargo test` skips them,
+    /// `.ci/run` runs them as a step of their own.
+    mod slow {
+        use super::*;
+
+        /// The study at a size CI affords (`GPUBENCH_CALIBRATION_CASES` for more; `gpubench
+        /// calibrate` runs it at full size and draws the diagram), with a seed other than the
+        /// table's: answers are right about as often as their confidence says, and no stated line
+        /// or way count with confidence 0.5 or more is wrong on a tree-PLRU cache or a coarse
+        /// sweep (hashed indexing, prefetching and random replacement do mislead the fit: their
+        /// answers are wrong often enough that the table lowers every high weight to 0.84).
+        #[test]
+        #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+        fn confidence_is_calibrated_on_caches_outside_the_fitted_family() {
+            let cases = std::env::var("GPUBENCH_CALIBRATION_CASES")
+                .ok()
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(40);
+            let threads = std::thread::available_parallelism().map_or(1, usize::from);
+            let outcomes = study(29, cases, threads);
+            let bins = reliability(&outcomes);
+            for o in &outcomes {
+                if std::env::var_os("GPUBENCH_CALIBRATION_DEBUG").is_some() && !o.right {
+                    eprintln!(
+                        "WRONG {:?} conf {:?} size {:?} line {:?} ways {:?}",
+                        o.case,
+                        o.confidence,
+                        o.stated_size_bytes,
+                        o.stated_line_bytes,
+                        o.stated_ways
+                    );
+                }
+            }
+            for bin in &bins {
+                if let (Some(mean), Some(share)) = (bin.mean_confidence, bin.share_right)
+                    && bin.answers >= 10
+                {
+                    // Binomial spread of the share over n answers, plus the 0.1 the issue allows.
+                    let allowed = 0.1 + 2.0 * (mean * (1.0 - mean) / bin.answers as f64).sqrt();
+                    assert!(
+                        (share - mean).abs() <= allowed,
+                        "{bin:?}: {} of {} answers",
+                        (share * bin.answers as f64).round(),
+                        bin.answers
+                    );
+                }
+            }
+            for o in &outcomes {
+                let outside = (o.case.replacement == "tree-plru" || o.case.coarse)
+                    && o.case.replacement != "random"
+                    && !o.case.hashed_index
+                    && !o.case.next_line_prefetch;
+                if outside && o.confidence.is_some_and(|c| c >= 0.5) {
+                    assert!(
+                        o.stated_line_bytes.is_none_or(|b| b == o.case.line_bytes)
+                            && o.stated_ways.is_none_or(|w| w == o.case.ways),
+                        "{o:?}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -3,7 +3,8 @@
 //! [`registry::Suite::redraw`] sends its saved data through the same analysis and drawing
 //! functions as the live run; the tables are derived again from each suite's own files (not
 //! its `figures.json`) by `report::summary`, which `gpubench all` also uses, so they come out
-//! byte-identical to the live run's when nothing was lost on the way.
+//! byte-identical to the live run's when nothing was lost on the way. A suite committed with
+//! only its `figures.json` (a repeat, kept small) gives its rows from there and no figures.
 
 use std::path::Path;
 
@@ -173,6 +174,12 @@ fn draw_every_suite(
         let metadata = SavedMetadata::read(path)?;
         if !metadata.complete() {
             println!("{name}: not complete, no figures");
+            continue;
+        }
+        if crate::report::figures::figures_only(path) {
+            println!(
+                "{name}: only its figures.json was kept; its rows come from there, no figures"
+            );
             continue;
         }
         // A single suite's directory is drawn into the output itself.

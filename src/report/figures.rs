@@ -58,6 +58,22 @@ pub struct FiguresFile {
 
 pub const FILE: &str = "figures.json";
 
+/// Whether the suite directory `dir` kept only its figures: a `figures.json` beside its
+/// `metadata.json` and none of the JSON results every suite writes (a repeat run is committed
+/// so, to save space). Such a suite cannot be re-drawn, and its rows can only be read from
+/// `figures.json`.
+pub fn figures_only(dir: &std::path::Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let json: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".json"))
+        .collect();
+    json.len() == 2 && json.iter().all(|n| n == FILE || n == "metadata.json")
+}
+
 /// A point estimate with its 95 % confidence interval, as `analysis::linear_fit` writes one.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(default)]

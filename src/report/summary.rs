@@ -100,8 +100,9 @@ fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
     super::saved::read_json_optional(dir, "all.json")
 }
 
-/// A complete suite's figures: its `figures.json` where `saved` allows and it has one, else
-/// derived from its own files by its registered suite. Sources get the directory's name.
+/// A complete suite's figures: its `figures.json` where `saved` allows and it has one, or
+/// where it kept nothing else ([`super::figures::figures_only`]); else derived from its own
+/// files by its registered suite. Sources get the directory's name.
 fn figures_of(
     metadata: &SavedMetadata,
     name: &str,
@@ -109,7 +110,7 @@ fn figures_of(
     saved: bool,
     derive: Derive,
 ) -> Result<Vec<Figure>> {
-    let file: Option<FiguresFile> = if saved {
+    let file: Option<FiguresFile> = if saved || super::figures::figures_only(dir) {
         super::saved::read_json_optional(dir, super::figures::FILE)?
     } else {
         None

@@ -579,42 +579,6 @@ mod tests {
         assert_eq!(report.levels[0].size_bytes, None);
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(24))]
-        /// Any LRU cache with 2 to 16 sets (two steps at least, each visible): size
-        /// within one sweep step, line, ways and sets exact.
-        #[test]
-        fn reads_random_lru_caches(
-            line_log in 4u32..=7,
-            sets in 2u64..=16,
-            ways in 1u64..=16,
-            hit in 5.0f64..60.0,
-            extra in 80.0f64..600.0,
-            stride_divisor_log in 2u32..=3,
-        ) {
-            let line = 1u64 << line_log;
-            let stride = (line >> stride_divisor_log).max(4);
-            // At least four loads per line: then steps are at most a quarter of the neighbour
-            // differences and the robust noise estimate does not swallow them.
-            prop_assume!(line / stride >= 4);
-            let geometry = Geometry { size_bytes: sets * ways * line, line_bytes: line, ways };
-            // The method needs a first plateau (three sweep points spanning 25 % of footprint),
-            // and a cache of at least 16 lines: in tinier ones every partial line past the rise
-            // moves the average by a step's height, and the noise estimate then hides the steps.
-            prop_assume!(geometry.size_bytes >= 4 * stride && sets * ways >= 16);
-            let hierarchy = Hierarchy::one_level(geometry, hit, hit + extra);
-            let up_to = 2 * (geometry.size_bytes + geometry.way_bytes());
-            let report = infer(&sweep(&hierarchy, stride, up_to)).unwrap();
-            prop_assert!(report.levels.len() >= 2, "{:?}", report);
-            let level = &report.levels[0];
-            prop_assert!(level.size_bytes.unwrap().abs_diff(geometry.size_bytes) <= stride, "{:?} {:?}", level, geometry);
-            prop_assert_eq!(level.line_bytes.or(level.fetch_bytes), Some(line), "{:?} {:?}", level, geometry);
-            prop_assert_eq!(level.ways, Some(ways), "{:?} {:?}", level, geometry);
-            // The sets come with the line, where a prefetcher's twin does not tie.
-            prop_assert_eq!(level.sets, level.line_bytes.map(|_| sets));
-        }
-    }
-
     /// A sweep too narrow for any plateau says so instead of returning an empty table.
     #[test]
     fn a_sweep_without_a_plateau_says_why() {
@@ -629,5 +593,48 @@ mod tests {
         let report = infer(&points).unwrap();
         assert!(report.levels.is_empty());
         assert!(report.notes[0].contains("no plateau"), "{report:?}");
+    }
+
+    /// The tests that take many seconds unoptimised: the README's `cargo test` skips them,
+    /// `.ci/run` runs them as a step of their own.
+    mod slow {
+        use super::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(24))]
+            /// Any LRU cache with 2 to 16 sets (two steps at least, each visible): size
+            /// within one sweep step, line, ways and sets exact.
+            #[test]
+            #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+            fn reads_random_lru_caches(
+                line_log in 4u32..=7,
+                sets in 2u64..=16,
+                ways in 1u64..=16,
+                hit in 5.0f64..60.0,
+                extra in 80.0f64..600.0,
+                stride_divisor_log in 2u32..=3,
+            ) {
+                let line = 1u64 << line_log;
+                let stride = (line >> stride_divisor_log).max(4);
+                // At least four loads per line: then steps are at most a quarter of the neighbour
+                // differences and the robust noise estimate does not swallow them.
+                prop_assume!(line / stride >= 4);
+                let geometry = Geometry { size_bytes: sets * ways * line, line_bytes: line, ways };
+                // The method needs a first plateau (three sweep points spanning 25 % of footprint),
+                // and a cache of at least 16 lines: in tinier ones every partial line past the rise
+                // moves the average by a step's height, and the noise estimate then hides the steps.
+                prop_assume!(geometry.size_bytes >= 4 * stride && sets * ways >= 16);
+                let hierarchy = Hierarchy::one_level(geometry, hit, hit + extra);
+                let up_to = 2 * (geometry.size_bytes + geometry.way_bytes());
+                let report = infer(&sweep(&hierarchy, stride, up_to)).unwrap();
+                prop_assert!(report.levels.len() >= 2, "{:?}", report);
+                let level = &report.levels[0];
+                prop_assert!(level.size_bytes.unwrap().abs_diff(geometry.size_bytes) <= stride, "{:?} {:?}", level, geometry);
+                prop_assert_eq!(level.line_bytes.or(level.fetch_bytes), Some(line), "{:?} {:?}", level, geometry);
+                prop_assert_eq!(level.ways, Some(ways), "{:?} {:?}", level, geometry);
+                // The sets come with the line, where a prefetcher's twin does not tie.
+                prop_assert_eq!(level.sets, level.line_bytes.map(|_| sets));
+            }
+        }
     }
 }
