@@ -34,6 +34,12 @@ pub struct Falloff {
     /// The measured footprints either side of the crossing.
     pub low_bytes: u64,
     pub high_bytes: u64,
+    /// The descent: from the last footprint of the plateau before to the first of the one
+    /// after. Where the fall is gradual the crossing moves within it from one process to the
+    /// next (a device copy on an H100 crossed at 41.5 and at 61.7 MiB), so the descent, not
+    /// the pair of points around the crossing, is what a repeat can confirm.
+    pub descent_from_bytes: u64,
+    pub descent_to_bytes: u64,
     /// The plateaus' bandwidths, before and after.
     pub before_bytes_per_second: f64,
     pub after_bytes_per_second: f64,
@@ -138,6 +144,8 @@ pub fn levels(points: &[CurvePoint]) -> Levels {
                 bytes: (fa + t * (fb - fa)).exp().round() as u64,
                 low_bytes: a.footprint_bytes,
                 high_bytes: b.footprint_bytes,
+                descent_from_bytes: before.to_bytes,
+                descent_to_bytes: after.from_bytes,
                 before_bytes_per_second: before.median_bytes_per_second,
                 after_bytes_per_second: after.median_bytes_per_second,
             });

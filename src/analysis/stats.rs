@@ -76,10 +76,53 @@ pub fn median(values: &[f64]) -> Option<f64> {
     Summary::of(values).map(|summary| summary.median)
 }
 
+/// Weighted median of `(value, weight)` pairs: the smallest value at which the weights of the
+/// values up to it reach half the total (the mean of two values where one ends exactly at
+/// half). `None` when empty or when no weight is positive and finite.
+pub fn weighted_median(pairs: &[(f64, f64)]) -> Option<f64> {
+    let mut sorted: Vec<(f64, f64)> = pairs
+        .iter()
+        .copied()
+        .filter(|&(v, w)| v.is_finite() && w.is_finite() && w >= 0.0)
+        .collect();
+    let total: f64 = sorted.iter().map(|&(_, w)| w).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut below = 0.0;
+    for (k, &(value, weight)) in sorted.iter().enumerate() {
+        below += weight;
+        if below > total / 2.0 {
+            return Some(value);
+        }
+        if below == total / 2.0 {
+            // Exactly half below: between this value and the next that carries weight.
+            let next = sorted[k + 1..].iter().find(|&&(_, w)| w > 0.0);
+            return Some(next.map_or(value, |&(n, _)| (value + n) / 2.0));
+        }
+    }
+    sorted.last().map(|&(v, _)| v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_weighted_median_follows_the_weight_not_the_count() {
+        // Ten light values at 1 and one heavy value at 5: the weight decides.
+        let mut pairs: Vec<(f64, f64)> = (0..10).map(|_| (1.0, 0.1)).collect();
+        pairs.push((5.0, 2.0));
+        assert_eq!(weighted_median(&pairs), Some(5.0));
+        // Equal weights: the plain median.
+        let equal = [(4.0, 1.0), (1.0, 1.0), (3.0, 1.0), (2.0, 1.0)];
+        assert_eq!(weighted_median(&equal), Some(2.5));
+        assert_eq!(weighted_median(&equal[..3]), median(&[4.0, 1.0, 3.0]));
+        assert_eq!(weighted_median(&[(1.0, 0.0)]), None);
+        assert_eq!(weighted_median(&[]), None);
+    }
 
     #[test]
     fn summarises_a_small_group() {

@@ -289,6 +289,8 @@ fn falloffs_of(sweep: &str, points: &[Point]) -> Vec<FalloffFigure> {
             bytes: f.bytes,
             low_bytes: f.low_bytes,
             high_bytes: f.high_bytes,
+            descent_from_bytes: Some(f.descent_from_bytes),
+            descent_to_bytes: Some(f.descent_to_bytes),
             before_bytes_per_second: f.before_bytes_per_second,
             after_bytes_per_second: f.after_bytes_per_second,
         })

@@ -9,8 +9,9 @@
 //! one address per block, one per warp, or one per thread; operations per clock from events
 //! around the launch at the measured SM clock. Where the words lie decides which L2 slices a
 //! global storm contends on, and a DRAM-resident chain's latency moves with its pages: global
-//! chains are chased on [`COPIES`] allocations and global storms repeated on as many
-//! placements, so a figure's range covers where its memory happened to land.
+//! chains are chased on [`COPIES`] allocations and global storms repeated on
+//! [`STORM_PLACEMENTS`] placements, so a figure's range covers where its memory happened to
+//! land.
 
 use std::time::Duration;
 
@@ -173,6 +174,12 @@ pub struct Chase {
 /// depends on where its pages landed (one 128 MiB chain read 608 to 648 cycles per load in
 /// four processes on one H100), so one allocation is no repeatable figure.
 pub const COPIES: usize = 3;
+
+/// Placements (2 MiB apart) a global storm is launched on, once each at least: which L2
+/// slices the contended words fall in sets the rate. With three, one address per SM read
+/// 13.7 to 15.3 ops/clock in one process and 17.0 to 20.2 in the next on one H100, so three
+/// pages were not a sample of where the words can land.
+pub const STORM_PLACEMENTS: usize = 8;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Storm {
@@ -397,11 +404,14 @@ fn storms<T: Word>(
                     }
                     iterations = next;
                 }
-                // Global storms: each repeat on another placement of the words (see
-                // [`COPIES`]); one address per SM read 18.6 and 20.1 ops/clock in two
-                // processes on one H100, each within 0.1 % over its repeats.
-                let placements = if space == Space::Global { COPIES } else { 1 };
-                let ms = (0..plan.repeats)
+                // Global storms: each launch on another placement of the words (see
+                // [`STORM_PLACEMENTS`]).
+                let (launches, placements) = if space == Space::Global {
+                    (plan.repeats.max(STORM_PLACEMENTS), STORM_PLACEMENTS)
+                } else {
+                    (plan.repeats, 1)
+                };
+                let ms = (0..launches)
                     .map(|r| storm(iterations, r % placements))
                     .collect::<Result<Vec<f64>, GpuError>>()?;
                 let ops = f64::from(sms)

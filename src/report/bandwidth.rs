@@ -60,6 +60,11 @@ pub struct FalloffFigure {
     pub bytes: u64,
     pub low_bytes: u64,
     pub high_bytes: u64,
+    /// The descent between the two plateaus (runs before 2026-11-24 did not record it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descent_from_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descent_to_bytes: Option<u64>,
     pub before_bytes_per_second: f64,
     pub after_bytes_per_second: f64,
 }
@@ -183,7 +188,10 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             &quantity,
             Some(f.bytes as f64),
             "bytes",
-            Some((f.low_bytes as f64, f.high_bytes as f64, "between points")),
+            Some(match (f.descent_from_bytes, f.descent_to_bytes) {
+                (Some(from), Some(to)) => (from as f64, to as f64, "descent between plateaus"),
+                _ => (f.low_bytes as f64, f.high_bytes as f64, "between points"),
+            }),
         );
     }
     Ok(r.finish())
