@@ -13,9 +13,9 @@
 //! when `cuda/ptx/PROVENANCE` records the SHA-256 of exactly today's sources and flags: the
 //! pinned nvcc compiles the same sources to the same bytes, so a fresh clone need not fetch
 //! the compiler to build and test. Wherever an nvcc is found, the sources are compiled
-//! afresh instead; a test (`kernels::tests`) then checks the committed PTX against that
-//! compile, and every build checks that the committed PTX belongs to today's sources
-//! (`scripts/refresh-ptx.sh` writes it again after a kernel changes).
+//! afresh instead; tests (`kernels::tests`) check that the committed PTX belongs to today's
+//! sources and equals that compile (`scripts/refresh-ptx.sh` writes it again after a kernel
+//! changes).
 //!
 //! Generated: `$OUT_DIR/<name>.ptx` for every kernel source and `$OUT_DIR/kernels.rs`, which
 //! lists them together with the nvcc version and PTX target, for the run metadata.
@@ -58,7 +58,8 @@ fn main() {
     let arch = env::var("GPUBENCH_PTX_ARCH").unwrap_or_else(|_| DEFAULT_PTX_ARCH.to_string());
 
     let sources = kernel_sources("cu");
-    let digest = sources_digest(&arch);
+    let headers = kernel_sources("cuh");
+    let digest = sources_digest(&arch, sources.iter().chain(&headers));
     let committed = read_provenance();
     let matches = committed.as_ref().is_some_and(|c| c.digest == digest);
     let found = find_nvcc(&out_dir, matches).unwrap_or_else(|message| fail(&message));
@@ -155,15 +156,14 @@ fn kernel_sources(ext: &str) -> Vec<PathBuf> {
 
 /// SHA-256 over every kernel source and header (name and bytes), the PTX target and nvcc's
 /// options: what decides the PTX, short of the compiler.
-fn sources_digest(arch: &str) -> String {
+fn sources_digest<'a>(arch: &str, files: impl Iterator<Item = &'a PathBuf>) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
     hash.update(format!("arch {arch}\noptions {}\n", NVCC_OPTIONS.join(" ")));
-    let mut files = kernel_sources("cu");
-    files.extend(kernel_sources("cuh"));
+    let mut files: Vec<&PathBuf> = files.collect();
     files.sort();
     for file in files {
-        let bytes = fs::read(&file)
+        let bytes = fs::read(file)
             .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", file.display())));
         hash.update(file.file_name().unwrap().to_string_lossy().as_bytes());
         hash.update([0]);

@@ -112,10 +112,8 @@ mod tests {
         }
         let committed_files = std::fs::read_dir(&folder)
             .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "ptx"))
-            })
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "ptx"))
             .count();
         assert_eq!(
             committed_files,
