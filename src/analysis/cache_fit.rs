@@ -61,6 +61,12 @@ pub struct GeometryFit {
     /// and on the size within a line: how likely the statement made (those parameters and
     /// the size, not the whole geometry) is right.
     pub identified_confidence: f64,
+    /// [`GeometryFit::identified`] where a descending chase has shown there is no next-line
+    /// prefetcher: the candidates' twins no longer tie with them.
+    pub without_prefetch: Identified,
+    pub without_prefetch_confidence: f64,
+    /// The weight of every candidate whose size is within a line of the best's.
+    pub size_confidence: f64,
     /// The noise the weights were computed at: the point noise, or the best candidate's misfit
     /// where that is larger (its robust residual spread, or the scale at which its Huber cost
     /// per point is what noise alone gives): a model that misses the data by more than the
@@ -92,6 +98,12 @@ pub struct Identified {
     /// The line every candidate within Δ ≤ 2 has, before the twins: the bytes one miss
     /// fetches, line or line and prefetch.
     pub fetch_bytes: Option<u64>,
+    /// Whether line, ways and sets are left unstated because the best candidate replaces at
+    /// random: its rise is smooth, with no step per set to place the line and the ways by
+    /// (the calibration study's random caches were given a wrong way count about half the
+    /// time at full weight, and a wrong line in one case of ten once the ways were dropped).
+    #[serde(default)]
+    pub random_replacement: bool,
 }
 
 /// The cache an address-order chase cannot tell from `c`: lines of half the size, twice the
@@ -136,6 +148,22 @@ impl Identified {
             size_max_bytes: sizes.last().copied().unwrap_or(0),
             prefetch_ties: false,
             fetch_bytes: None,
+            random_replacement: false,
+        }
+    }
+
+    /// Under random replacement only the size is stated.
+    fn without_random_geometry(self, best: &Candidate) -> Identified {
+        if best.policy != Policy::Random {
+            return self;
+        }
+        Identified {
+            line_bytes: None,
+            ways: None,
+            sets: None,
+            fetch_bytes: None,
+            random_replacement: true,
+            ..self
         }
     }
 
@@ -433,16 +461,30 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
         .filter(|s| s.cost - best_cost <= 2.0)
         .map(|s| s.candidate)
         .collect();
-    let identified = Identified::with_prefetch_twins(&ties, range.stride_bytes);
+    let identified = Identified::with_prefetch_twins(&ties, range.stride_bytes)
+        .without_random_geometry(&best.candidate);
+    let without_prefetch = {
+        let plain = Identified::of(&ties);
+        Identified {
+            fetch_bytes: plain.line_bytes,
+            ..plain
+        }
+    }
+    .without_random_geometry(&best.candidate);
     let (best_size, best_line) = (best.candidate.size_bytes(), best.candidate.line_bytes);
-    let agreeing: f64 = scored
-        .iter()
-        .filter(|s| {
-            identified.admits(&s.candidate)
-                && s.candidate.size_bytes().abs_diff(best_size) <= best_line
-        })
-        .map(|s| (-(s.cost - best_cost) / 2.0).exp())
-        .sum();
+    let weight_of = |admits: &dyn Fn(&Candidate) -> bool| -> f64 {
+        scored
+            .iter()
+            .filter(|s| {
+                admits(&s.candidate) && s.candidate.size_bytes().abs_diff(best_size) <= best_line
+            })
+            .map(|s| (-(s.cost - best_cost) / 2.0).exp())
+            .sum::<f64>()
+            / total
+    };
+    let identified_confidence = weight_of(&|c| identified.admits(c));
+    let without_prefetch_confidence = weight_of(&|c| without_prefetch.admits(c));
+    let size_confidence = weight_of(&|_| true);
     Some(GeometryFit {
         best: model(best, best_cost),
         runner_up,
@@ -450,7 +492,10 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
         within_delta_2_count,
         confidence: mine / total,
         identified,
-        identified_confidence: agreeing / total,
+        identified_confidence,
+        without_prefetch,
+        without_prefetch_confidence,
+        size_confidence,
         likelihood_sigma_cycles: likelihood_sigma,
         fits: best.spread <= 2.0 * sigma + 0.05,
         noise_cycles: sigma,

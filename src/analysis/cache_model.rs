@@ -252,16 +252,51 @@ pub fn chase_latency_quirky(
     stride_bytes: u64,
     replacement: Replacement,
     quirks: Quirks,
+    passes: (u32, u32),
+) -> f64 {
+    chase_latency_directed(
+        hierarchy,
+        footprint_bytes,
+        stride_bytes,
+        replacement,
+        quirks,
+        passes,
+        Direction::Ascending,
+    )
+}
+
+/// Which way a stride chase walks its footprint.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Direction {
+    /// Address order (Wong et al.): a next-line prefetcher fetches what the walk loads next.
+    #[default]
+    Ascending,
+    /// From the top address down: the line after a miss is the one just loaded, so a next-line
+    /// prefetcher brings in nothing new.
+    Descending,
+}
+
+/// [`chase_latency_quirky`] walking the footprint in `direction`.
+pub fn chase_latency_directed(
+    hierarchy: &Hierarchy,
+    footprint_bytes: u64,
+    stride_bytes: u64,
+    replacement: Replacement,
+    quirks: Quirks,
     (warm, passes): (u32, u32),
+    direction: Direction,
 ) -> f64 {
     let mut caches: Vec<Cache> = hierarchy
         .levels
         .iter()
         .map(|(g, _)| Cache::new(*g, replacement, quirks))
         .collect();
-    let addresses: Vec<u64> = (0..footprint_bytes.max(stride_bytes))
+    let mut addresses: Vec<u64> = (0..footprint_bytes.max(stride_bytes))
         .step_by(stride_bytes as usize)
         .collect();
+    if direction == Direction::Descending {
+        addresses.reverse();
+    }
     let mut total = 0.0;
     for pass in 0..warm + passes {
         for &address in &addresses {
@@ -391,5 +426,57 @@ mod tests {
         let every_other =
             |quirks| chase_latency_quirky(&h, 2048 + 8 * 64, 128, Replacement::Lru, quirks, (1, 1));
         assert!(every_other(hashed) < every_other(plain));
+    }
+
+    /// A descending walk defeats a next-line prefetcher: the line after a miss is the one just
+    /// loaded, so a prefetching cache chases as its plain self, but for the one line past the
+    /// top that each pass's first miss prefetches (at most a line's worth of misses spread
+    /// over the footprint). Without a prefetcher the two directions are the same, and far past
+    /// the size the prefetcher halves the ascending walk's misses, whatever the set count.
+    #[test]
+    fn a_descending_chase_sees_through_a_next_line_prefetcher() {
+        let prefetch = Quirks {
+            next_line_prefetch: true,
+            ..Quirks::default()
+        };
+        for (sets, ways, line) in [(4_u64, 4_u64, 64_u64), (5, 4, 64), (7, 3, 32)] {
+            let geometry = Geometry {
+                size_bytes: sets * ways * line,
+                line_bytes: line,
+                ways,
+            };
+            let h = Hierarchy::one_level(geometry, 0.0, 1.0);
+            let at = |footprint, quirks, direction| {
+                chase_latency_directed(
+                    &h,
+                    footprint,
+                    8,
+                    Replacement::Lru,
+                    quirks,
+                    (2, 2),
+                    direction,
+                )
+            };
+            for footprint in (8..=3 * geometry.size_bytes).step_by(8) {
+                let plain = at(footprint, Quirks::default(), Direction::Descending);
+                assert_eq!(
+                    plain,
+                    at(footprint, Quirks::default(), Direction::Ascending),
+                    "{geometry:?} at {footprint} B"
+                );
+                let fetching = at(footprint, prefetch, Direction::Descending);
+                let one_line = line as f64 / footprint as f64;
+                assert!(
+                    (fetching - plain).abs() <= one_line + 1e-12,
+                    "{geometry:?} at {footprint} B: {fetching} against {plain}"
+                );
+            }
+            let far = 8 * geometry.size_bytes;
+            assert_eq!(
+                at(far, prefetch, Direction::Descending),
+                2.0 * at(far, prefetch, Direction::Ascending),
+                "{geometry:?}"
+            );
+        }
     }
 }

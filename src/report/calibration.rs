@@ -27,6 +27,7 @@ struct Row<'a> {
     hit_cycles: f64,
     miss_cycles: f64,
     seed: u64,
+    reading: &'a str,
     confidence: Option<f64>,
     raw_confidence: Option<f64>,
     basis: &'a str,
@@ -59,6 +60,7 @@ pub fn write(
             hit_cycles: o.case.hit_cycles,
             miss_cycles: o.case.miss_cycles,
             seed: o.case.seed,
+            reading: o.reading,
             confidence: o.confidence,
             raw_confidence: o.raw_confidence,
             basis: o.basis,
@@ -79,7 +81,7 @@ pub fn write(
             "answered": answered,
             "right": outcomes.iter().filter(|o| o.right).count(),
             "bins": bins,
-            "method": "each case a simulated cache (LRU, FIFO, tree-PLRU, random; hashed index 15 %, next-line prefetch 15 %; noise 0.02-1 cycle; outliers 20 %; coarse sweeps 20 %) swept as a chase and read by cache_inference as a run is; right = every stated line and way count true and the size within a line",
+            "method": "each case a simulated cache (LRU, FIFO, tree-PLRU, random; hashed index 15 %, next-line prefetch 15 %; noise 0.02-1 cycle; outliers 20 %; coarse sweeps 20 %) swept as an ascending chase and as a descending one; each case read twice by cache_inference as a run is (the ascending chase alone, and both: reading); right = every stated line and way count true and the size within a line",
         }),
     )
 }

@@ -40,6 +40,18 @@ pub(super) fn prefetch_caveat(level: &mut CacheLevel, stride: u64) {
 
 pub(super) const PREFETCH_NOTE: &str = "an address-order chase sees a line of L with a next-line prefetcher as a line of 2L (a descending chase would tell them apart)";
 
+/// What a descending chase beside the ascending one showed about a next-line prefetcher
+/// (`descending::prefetch_seen`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Prefetch {
+    /// No descending chase: each candidate's prefetching twin ties with it.
+    Unknown,
+    /// Both chases rise alike: one line per miss, so the twins are ruled out.
+    Absent,
+    /// The descending chase rises twice as high: each ascending miss fetches two lines.
+    Present,
+}
+
 /// Fits candidate caches to the rise from `lower` to `upper` (`analysis::cache_fit`, sizes
 /// within a quarter of the plateau's edge) and, where the best fits within the noise, takes
 /// its geometry and confidence; otherwise the step reading stays, with why.
@@ -50,6 +62,7 @@ pub(super) fn fit_geometry(
     upper: &Plateau,
     stride: u64,
     sigma: f64,
+    prefetch: Prefetch,
 ) {
     let Some(edge) = level.size_bytes else {
         return;
@@ -82,8 +95,24 @@ pub(super) fn fit_geometry(
         return;
     };
     let best = &fit.best;
-    let identified = &fit.identified;
+    // Under a prefetcher that a descending chase revealed, only the size is stated: the
+    // ascending rise is its twin's or, with an odd set count, a plain cache's of half the
+    // miss penalty, and the calibration study read neither's ways reliably.
+    let size_only = cache_fit::Identified {
+        line_bytes: None,
+        ways: None,
+        sets: None,
+        fetch_bytes: None,
+        ..fit.without_prefetch.clone()
+    };
+    let (identified, identified_confidence) = match prefetch {
+        Prefetch::Unknown => (&fit.identified, fit.identified_confidence),
+        Prefetch::Absent => (&fit.without_prefetch, fit.without_prefetch_confidence),
+        Prefetch::Present => (&size_only, fit.size_confidence),
+    };
     if fit.fits
+        && prefetch != Prefetch::Present
+        && !identified.random_replacement
         && identified.line_bytes.is_none()
         && identified.ways.is_none()
         && identified.sets.is_none()
@@ -127,7 +156,7 @@ pub(super) fn fit_geometry(
             .fetch_bytes
             .filter(|_| identified.line_bytes.is_none());
         level.unidentified = unidentified(identified);
-        level.confidence = fit.identified_confidence;
+        level.confidence = identified_confidence;
         level.basis = "fit";
         level.notes.push(format!(
             "geometry by model fit ({:?}{}): hit {:.1}, miss {:.1} cycles, residual RMS {:.2} cycles at noise {:.2} (likelihood at {:.2}); best {} sets x {} ways x {} B; {}",
@@ -195,7 +224,13 @@ pub(super) fn unidentified(identified: &cache_fit::Identified) -> Vec<String> {
     ]
     .into_iter()
     .filter(|(_, value, _)| value.is_none())
-    .map(|(name, _, values)| format!("{name}: {} fit within the noise", list(values)))
+    .map(|(name, _, values)| {
+        if identified.random_replacement {
+            format!("{name}: not stated: the best model replaces at random, whose smooth rise has no step per set to read it by ({} fit within the noise)", list(values))
+        } else {
+            format!("{name}: {} fit within the noise", list(values))
+        }
+    })
     .chain(identified.prefetch_ties.then(|| PREFETCH_NOTE.to_string()))
     .collect()
 }

@@ -39,11 +39,12 @@ use serde::Serialize;
 use super::cache_fit::{self, GeometryFit, SearchRange};
 use super::stats;
 
+mod descending;
 mod geometry;
 
 #[cfg(test)]
 use geometry::PREFETCH_NOTE;
-use geometry::{fit_geometry, prefetch_caveat};
+use geometry::{Prefetch, fit_geometry, prefetch_caveat};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ChasePoint {
@@ -195,6 +196,24 @@ pub fn infer(points: &[ChasePoint]) -> Option<CacheReport> {
 /// [`infer`] with the rise a level needs over the one below (instruction fetch and address
 /// translation step by less than caches do).
 pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<CacheReport> {
+    read(points, None, minimum_rise)
+}
+
+/// [`infer_with`] where the same footprints were also chased in descending address order
+/// (`descending`; at least those around each level's rise): the levels are read from the
+/// ascending curve as by [`infer_with`]; the two rises' heights tell whether a next-line
+/// prefetcher fetches two lines per ascending miss (`descending::prefetch_seen`), which an
+/// ascending chase alone cannot.
+pub fn infer_paired(
+    ascending: &[ChasePoint],
+    descending: &[ChasePoint],
+    minimum_rise: MinimumRise,
+) -> Option<CacheReport> {
+    read(ascending, Some(descending), minimum_rise)
+}
+
+/// The points of the smallest stride, one per footprint, in footprint order.
+fn one_stride(points: &[ChasePoint]) -> Option<(u64, Vec<ChasePoint>)> {
     let stride = points.iter().map(|p| p.stride_bytes).min()?;
     let mut curve: Vec<ChasePoint> = points
         .iter()
@@ -203,17 +222,31 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
         .collect();
     curve.sort_by_key(|p| p.footprint_bytes);
     curve.dedup_by_key(|p| p.footprint_bytes);
-    if curve.len() < 3 {
-        return None;
-    }
-    // Noise: robust spread of neighbour differences; most neighbours differ by noise alone.
+    Some((stride, curve))
+}
+
+/// The noise of one point: the robust spread of neighbour differences (most neighbours
+/// differ by noise alone).
+fn neighbour_noise(curve: &[ChasePoint]) -> f64 {
     let differences: Vec<f64> = curve
         .windows(2)
         .map(|w| w[1].cycles - w[0].cycles)
         .collect();
     let center = stats::median(&differences).unwrap_or(0.0);
     let deviations: Vec<f64> = differences.iter().map(|d| (d - center).abs()).collect();
-    let sigma = 1.4826 * stats::median(&deviations).unwrap_or(0.0);
+    1.4826 * stats::median(&deviations).unwrap_or(0.0)
+}
+
+fn read(
+    points: &[ChasePoint],
+    descending: Option<&[ChasePoint]>,
+    minimum_rise: MinimumRise,
+) -> Option<CacheReport> {
+    let (stride, curve) = one_stride(points)?;
+    if curve.len() < 3 {
+        return None;
+    }
+    let sigma = neighbour_noise(&curve);
     let jump = (5.0 * sigma).max(0.25);
     // Flat within the noise: a step (one set overflowing) can be under a cycle in a big
     // cache, so the first plateau's tolerance is no wider than the noise demands. Higher
@@ -274,6 +307,10 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
             break;
         };
         let mut level = rise(&curve, plateau, next, stride, jump);
+        let seen = descending.map(|down| {
+            descending::prefetch_seen(&curve, down, plateau, next, stride, level.size_bytes)
+        });
+        let prefetch = seen.as_ref().map_or(Prefetch::Unknown, |(p, _)| *p);
         fit_geometry(
             &mut level,
             &curve,
@@ -281,8 +318,14 @@ pub fn infer_with(points: &[ChasePoint], minimum_rise: MinimumRise) -> Option<Ca
             next,
             stride,
             sigma / 2f64.sqrt(),
+            prefetch,
         );
-        prefetch_caveat(&mut level, stride);
+        if prefetch != Prefetch::Absent {
+            prefetch_caveat(&mut level, stride);
+        }
+        if let Some((prefetch, note)) = seen {
+            descending::restate(&mut level, prefetch, note);
+        }
         levels.push(level);
     }
     for level in &mut levels {

@@ -8,6 +8,8 @@ use crate::error::UsageError;
 use crate::experiments::cache::{self, Space, saved};
 use crate::report::cache as cache_report;
 
+const DESCENDING_FILE: &str = "chase-descending.csv";
+
 pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
     let points = saved::load(&args.file)?;
     let space = match &args.space {
@@ -23,7 +25,19 @@ pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
     let minimum_rise = space.map_or(cache_inference::MinimumRise::NOISE_ONLY, |space| {
         cache::RiseThreshold::of(space).minimum_rise()
     });
-    let report = cache_inference::infer_with(&points, minimum_rise).ok_or_else(|| {
+    // A run's descending chase, kept beside its chase.csv, is read with it as the run did.
+    let descending = args
+        .file
+        .parent()
+        .map(|dir| dir.join(DESCENDING_FILE))
+        .filter(|path| path.is_file() && args.file.file_name() == Some("chase.csv".as_ref()))
+        .map(|path| saved::load(&path))
+        .transpose()?;
+    let report = match &descending {
+        Some(down) => cache_inference::infer_paired(&points, down, minimum_rise),
+        None => cache_inference::infer_with(&points, minimum_rise),
+    }
+    .ok_or_else(|| {
         UsageError::new(format!(
             "{}: the finest stride has fewer than 3 distinct footprints; sweep more footprints",
             args.file.display()
@@ -42,6 +56,9 @@ pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
             None => println!(
                 "levels read with a threshold from the curve's own noise (pass --space, or keep the file in its run directory, for a space's threshold)"
             ),
+        }
+        if descending.is_some() {
+            println!("with the run's descending chase ({DESCENDING_FILE})");
         }
         print!("{}", cache_report::render_text(&report));
     }

@@ -97,6 +97,13 @@ fn l2_largest(l2_bytes: u64) -> u64 {
     (2 * l2_bytes).next_power_of_two().max(128 << 20)
 }
 
+/// Levels up to this size are chased again in descending order, at this many footprints on
+/// each side of their rise: enough for both plateaus' medians, a few milliseconds a level
+/// (the L2 and the TLB are larger, and their chains are built on the device in address
+/// order).
+const DESCENDING_LARGEST_LEVEL: u64 = 4 << 20;
+const DESCENDING_PER_SIDE: usize = 4;
+
 /// `gpubench cache --space …`: sweep one space and read its levels.
 pub fn run(args: &CacheArgs) -> Result<()> {
     let space = match args.space {
@@ -251,7 +258,12 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "fine_points": fine_points,
         "threads": args.threads,
         "per_load": args.per_load,
-        "chain": match order { Order::Stride => "fixed stride, address order".to_string(), Order::Random(seed) => format!("fixed stride, random order (seed {seed})") },
+        "chain": match order {
+            Order::Stride if space.descends() => format!("fixed stride, address order; each level up to {} MiB chased again in descending order at up to {DESCENDING_PER_SIDE} footprints on each side of its rise (chase-descending.csv)", DESCENDING_LARGEST_LEVEL >> 20),
+            Order::Stride => "fixed stride, address order".to_string(),
+            Order::Random(seed) => format!("fixed stride, random order (seed {seed})"),
+            Order::Descending => "fixed stride, descending address order".to_string(),
+        },
         "preferred_shared_carveout_percent": space.global_loads().then_some(gpu.chase_carveout_percent),
         "coarse_points_per_doubling": cache::COARSE_PER_DOUBLING,
         "method": match space {
@@ -324,11 +336,41 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 )?
             };
             suite.run.write_csv("chase.csv", &sweep.points)?;
-            let report = cache_inference::infer_with(
-                &sweep.points,
-                cache::RiseThreshold::of(space).minimum_rise(),
-            )
-            .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+            let minimum_rise = cache::RiseThreshold::of(space).minimum_rise();
+            let report = cache_inference::infer_with(&sweep.points, minimum_rise)
+                .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+            let report = if order == Order::Stride && space.descends() {
+                let sizes: Vec<u64> = report.levels.iter().filter_map(|l| l.size_bytes).collect();
+                let swept: Vec<u64> = sweep.points.iter().map(|p| p.footprint_bytes).collect();
+                let down = cache::descending_footprints(
+                    &sizes,
+                    &swept,
+                    DESCENDING_LARGEST_LEVEL,
+                    DESCENDING_PER_SIDE,
+                )
+                .into_iter()
+                .map(|footprint| {
+                    let cycles = cache::measure_point(
+                        gpu,
+                        space,
+                        Order::Descending,
+                        args.threads,
+                        footprint,
+                        stride,
+                        span,
+                    )?;
+                    Ok(cache_inference::ChasePoint {
+                        footprint_bytes: footprint,
+                        stride_bytes: stride,
+                        cycles,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+                suite.run.write_csv("chase-descending.csv", &down)?;
+                cache_inference::infer_paired(&sweep.points, &down, minimum_rise).unwrap_or(report)
+            } else {
+                report
+            };
             let tlb_summary = match tlb_buffer.as_mut() {
                 Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
                 None => None,

@@ -99,6 +99,20 @@ impl Space {
         }
     }
 
+    /// Whether a chain of this space is walked in descending order beside the ascending
+    /// sweep (host-built chains of the data spaces; not the L2's, the TLB's or the code's).
+    pub fn descends(self) -> bool {
+        matches!(
+            self,
+            Space::Global
+                | Space::Readonly
+                | Space::Shared
+                | Space::Constant
+                | Space::ConstantUniform
+                | Space::Texture
+        )
+    }
+
     /// Whether the space's chase kernel runs on several threads (`--threads`) and per load.
     pub fn global_loads(self) -> bool {
         matches!(self, Space::Global | Space::L2 | Space::Readonly)
@@ -142,6 +156,10 @@ pub enum Order {
     Stride,
     /// A seeded random order of the same elements, starting at element 0.
     Random(u64),
+    /// Address order backwards, from element 0 to the last and down: the line after each
+    /// miss is the one just loaded, so a next-line prefetcher brings in nothing the walk
+    /// needs (`analysis::cache_inference::infer_paired`).
+    Descending,
 }
 
 /// A chain over `footprint_bytes` with one element every `stride_bytes` (both multiples of
@@ -154,14 +172,44 @@ pub fn chain(footprint_bytes: u64, stride_bytes: u64, order: Order) -> (Vec<u32>
     let k = (stride_bytes / 4).max(1) as usize;
     let n = (words / k).max(1);
     let mut visit: Vec<usize> = (0..n).collect();
-    if let Order::Random(seed) = order {
-        visit[1..].shuffle(&mut StdRng::seed_from_u64(seed));
+    match order {
+        Order::Random(seed) => visit[1..].shuffle(&mut StdRng::seed_from_u64(seed)),
+        Order::Descending => visit[1..].reverse(),
+        Order::Stride => {}
     }
     let mut chain = vec![0_u32; words.max(1)];
     for i in 0..n {
         chain[visit[i] * k] = (visit[(i + 1) % n] * k) as u32;
     }
     (chain, visit)
+}
+
+/// Where to chase a second time in descending order, to tell a next-line prefetcher from a
+/// longer line (`analysis::cache_inference::infer_paired`): for each level of at most
+/// `largest_level` bytes, up to `per_side` of the swept footprints between a quarter of its
+/// size and the size, and as many between twice and four times it (the plateaus on either
+/// side of its rise), every k-th of those swept there counting down from the highest.
+pub fn descending_footprints(
+    level_sizes: &[u64],
+    swept: &[u64],
+    largest_level: u64,
+    per_side: usize,
+) -> Vec<u64> {
+    let mut chosen = Vec::new();
+    for &size in level_sizes.iter().filter(|&&s| s > 0 && s <= largest_level) {
+        for (from, to) in [(size / 4, size), (2 * size, 4 * size)] {
+            let inside: Vec<u64> = swept
+                .iter()
+                .copied()
+                .filter(|f| (from..=to).contains(f))
+                .collect();
+            let step = inside.len().div_ceil(per_side.max(1)).max(1);
+            chosen.extend(inside.iter().rev().step_by(step));
+        }
+    }
+    chosen.sort_unstable();
+    chosen.dedup();
+    chosen
 }
 
 /// The index a chase from 0 reaches after `loads` loads.
@@ -385,6 +433,35 @@ mod tests {
         assert_eq!(expected_index(&visit, 32, 8), 0);
         assert_eq!(expected_index(&visit, 32, 11), 24);
         assert!(chain.iter().all(|&i| (i as usize) < chain.len()));
+    }
+
+    #[test]
+    fn descending_chains_walk_down_from_the_top() {
+        let (chain, visit) = chain(256, 32, Order::Descending);
+        assert_eq!(visit, vec![0, 7, 6, 5, 4, 3, 2, 1]);
+        let mut j = 0_usize;
+        let mut seen = vec![];
+        for step in 0..8 {
+            assert_eq!(j as i64, expected_index(&visit, 32, step));
+            seen.push(j);
+            j = chain[j] as usize;
+        }
+        assert_eq!(seen, vec![0, 56, 48, 40, 32, 24, 16, 8]);
+        assert_eq!(j, 0);
+    }
+
+    #[test]
+    fn descending_footprints_sit_on_both_plateaus_of_each_small_level() {
+        let swept: Vec<u64> = (1..=64).map(|k| k * 1024).collect();
+        let chosen = descending_footprints(&[8 << 10, 1 << 30], &swept, 1 << 20, 3);
+        let below = chosen.iter().filter(|&&f| (2 << 10..=8 << 10).contains(&f));
+        let above = chosen
+            .iter()
+            .filter(|&&f| (16 << 10..=32 << 10).contains(&f));
+        assert_eq!(below.count(), 3, "{chosen:?}");
+        assert_eq!(above.count(), 3, "{chosen:?}");
+        assert_eq!(chosen.len(), 6, "the level past the largest is left out");
+        assert!(chosen.contains(&(8 << 10)) && chosen.contains(&(32 << 10)));
     }
 
     #[test]
