@@ -106,7 +106,6 @@ pub(super) fn prefetch_seen(
 pub(super) fn restate(level: &mut CacheLevel, prefetch: Prefetch, note: String) {
     level.notes.push(note);
     level.basis = match (prefetch, level.basis) {
-        (Prefetch::Unknown, basis) => basis,
         (Prefetch::Absent, "fit") => "fit, both directions",
         (Prefetch::Absent, "open") => "open, both directions",
         (Prefetch::Absent, "misfit") => "misfit, both directions",
@@ -114,8 +113,8 @@ pub(super) fn restate(level: &mut CacheLevel, prefetch: Prefetch, note: String) 
         (Prefetch::Present, "misfit") => "misfit, both directions",
         (_, basis) => basis,
     };
+    // `fit_geometry` stated the size alone (and so no way size); say why.
     if level.basis == "prefetch, both directions" {
-        level.way_bytes = None;
         level.unidentified = vec![PRESENT_NOTE.into()];
     }
 }

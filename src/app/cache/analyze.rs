@@ -8,8 +8,6 @@ use crate::error::UsageError;
 use crate::experiments::cache::{self, Space, saved};
 use crate::report::cache as cache_report;
 
-const DESCENDING_FILE: &str = "chase-descending.csv";
-
 pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
     let points = saved::load(&args.file)?;
     let space = match &args.space {
@@ -29,7 +27,7 @@ pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
     let descending = args
         .file
         .parent()
-        .map(|dir| dir.join(DESCENDING_FILE))
+        .map(|dir| dir.join(cache::DESCENDING_CSV))
         .filter(|path| path.is_file() && args.file.file_name() == Some("chase.csv".as_ref()))
         .map(|path| saved::load(&path))
         .transpose()?;
@@ -58,7 +56,10 @@ pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
             ),
         }
         if descending.is_some() {
-            println!("with the run's descending chase ({DESCENDING_FILE})");
+            println!(
+                "with the run's descending chase ({})",
+                cache::DESCENDING_CSV
+            );
         }
         print!("{}", cache_report::render_text(&report));
     }

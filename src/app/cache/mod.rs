@@ -259,7 +259,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "threads": args.threads,
         "per_load": args.per_load,
         "chain": match order {
-            Order::Stride if space.descends() => format!("fixed stride, address order; each level up to {} MiB chased again in descending order at up to {DESCENDING_PER_SIDE} footprints on each side of its rise (chase-descending.csv)", DESCENDING_LARGEST_LEVEL >> 20),
+            Order::Stride if space.descends() => format!("fixed stride, address order; each level up to {} MiB chased again in descending order at up to {DESCENDING_PER_SIDE} footprints on each side of its rise ({})", DESCENDING_LARGEST_LEVEL >> 20, cache::DESCENDING_CSV),
             Order::Stride => "fixed stride, address order".to_string(),
             Order::Random(seed) => format!("fixed stride, random order (seed {seed})"),
             Order::Descending => "fixed stride, descending address order".to_string(),
@@ -366,7 +366,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-                suite.run.write_csv("chase-descending.csv", &down)?;
+                suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
                 cache_inference::infer_paired(&sweep.points, &down, minimum_rise).unwrap_or(report)
             } else {
                 report

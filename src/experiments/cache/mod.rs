@@ -184,6 +184,9 @@ pub fn chain(footprint_bytes: u64, stride_bytes: u64, order: Order) -> (Vec<u32>
     (chain, visit)
 }
 
+/// The file of a run's descending chase, beside its `chase.csv`.
+pub const DESCENDING_CSV: &str = "chase-descending.csv";
+
 /// Where to chase a second time in descending order, to tell a next-line prefetcher from a
 /// longer line (`analysis::cache_inference::infer_paired`): for each level of at most
 /// `largest_level` bytes, up to `per_side` of the swept footprints between a quarter of its
