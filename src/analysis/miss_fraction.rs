@@ -6,7 +6,8 @@
 //! once n > W and none does below (the two policies give the same curve; [`Policy::Lru`]
 //! stands for both); random replacement misses a fraction p(n, W) of accesses, simulated per
 //! (n, W) and remembered during a fit; a sectored line (a tag per line, data per sector)
-//! misses once per sector touched where a whole line misses once.
+//! misses once per sector touched where a whole line misses once. A next-line prefetcher
+//! ([`Policy::LruNextLine`]) is counted in closed form too ([`prefetching_misses`]).
 
 use serde::Serialize;
 
@@ -16,6 +17,9 @@ pub enum Policy {
     /// LRU, or FIFO: identical under a cyclic chase.
     Lru,
     Random,
+    /// LRU or FIFO with a next-line prefetcher: each miss fills the line after it too. Tried
+    /// only where a descending chase has shown the prefetcher (`cache_fit::fit_prefetching`).
+    LruNextLine,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -38,6 +42,7 @@ impl Candidate {
             (Policy::Lru, None) => "LRU or FIFO",
             (Policy::Lru, Some(_)) => "LRU or FIFO, sectored lines",
             (Policy::Random, _) => "random replacement",
+            (Policy::LruNextLine, _) => "LRU or FIFO, next-line prefetch",
         }
     }
 
@@ -129,6 +134,50 @@ fn simulate_random_set(n: u64, ways: u64) -> f64 {
     misses as f64 / (PASSES * n) as f64
 }
 
+/// Misses per pass of a settled cyclic walk over lines 0..n, in order, of an LRU (or FIFO)
+/// cache of `sets` × `ways` with a next-line prefetcher (each miss also fills the line after
+/// it, as most recently used).
+///
+/// A set thrashes when more than `ways` distinct lines cycle through it; then each of its
+/// lines misses unless the line before it just missed and prefetched it, so a run of
+/// consecutive lines in thrashing sets misses every other line, starting with its first. The
+/// walk's last line, when it misses, prefetches line n, past the footprint, into set n mod
+/// sets; a set that held exactly `ways` lines then thrashes too, which holds whenever that
+/// last line still misses with it thrashing (the state a cold cache settles into). Checked
+/// against the simulator in the tests, for two sets or more (in a single set, LRU and FIFO
+/// part ways at the size: the fit offers this family no single-set candidate).
+pub fn prefetching_misses(sets: u64, ways: u64, n: u64) -> u64 {
+    let (sets, ways) = (sets.max(1), ways.max(1));
+    if n < sets * ways {
+        return 0;
+    }
+    let (q, r) = (n / sets, n % sets);
+    let count = |set: u64| q + u64::from(set < r);
+    let walk = |phantom_set: Option<u64>| -> (u64, bool) {
+        let (mut misses, mut run, mut last_missed) = (0, 0_u64, false);
+        for line in 0..n {
+            let set = line % sets;
+            if count(set) > ways || Some(set) == phantom_set {
+                last_missed = run % 2 == 0;
+                misses += u64::from(last_missed);
+                run += 1;
+            } else {
+                run = 0;
+                last_missed = false;
+            }
+        }
+        (misses, last_missed)
+    };
+    let past = n % sets;
+    if count(past) == ways {
+        let (misses, last_missed) = walk(Some(past));
+        if last_missed {
+            return misses;
+        }
+    }
+    walk(None).0
+}
+
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
@@ -174,11 +223,16 @@ pub(crate) fn miss_fraction_with(
         (loads, c.sets / gcd(step, c.sets).max(1), 1, 1)
     };
     let sets_used = sets_used.max(1);
+    if c.policy == Policy::LruNextLine && stride < b {
+        return prefetching_misses(sets_used, c.ways, units) as f64 / loads as f64;
+    }
     let (q, r) = (units / sets_used, units % sets_used);
     // Sets r.. hold q units, sets ..r hold q + 1; the last unit is in set (units − 1) mod sets.
     let last_in_big = r > 0;
     let misses = match c.policy {
-        Policy::Lru => {
+        // At a stride of a line or more the walk never loads a prefetched line; the fit offers
+        // the prefetching family below that stride only.
+        Policy::Lru | Policy::LruNextLine => {
             let big = if q + 1 > c.ways { r * (q + 1) } else { 0 };
             let small = if q > c.ways { (sets_used - r) * q } else { 0 };
             let last_misses = if last_in_big {
@@ -275,6 +329,65 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The closed-form count under a next-line prefetcher is the simulator's settled chase,
+    /// LRU and FIFO alike, below, across and far past the rise, odd and even set counts.
+    #[test]
+    fn prefetching_misses_match_the_simulator() {
+        use crate::analysis::cache_model::{Quirks, Replacement, chase_latency_quirky};
+        let prefetch = Quirks {
+            next_line_prefetch: true,
+            ..Quirks::default()
+        };
+        for (sets, ways) in [
+            (2, 3),
+            (3, 1),
+            (3, 5),
+            (4, 4),
+            (5, 3),
+            (7, 2),
+            (9, 15),
+            (6, 7),
+        ] {
+            let line = 32;
+            let g = Geometry {
+                size_bytes: sets * ways * line,
+                line_bytes: line,
+                ways,
+            };
+            let hierarchy = Hierarchy::one_level(g, 0.0, 1.0);
+            let candidate = Candidate {
+                sets,
+                ways,
+                line_bytes: line,
+                sector_bytes: None,
+                policy: Policy::LruNextLine,
+            };
+            for replacement in [Replacement::Lru, Replacement::Fifo] {
+                for k in 1..=(3 * g.size_bytes / 8 + 16) {
+                    let footprint = k * 8;
+                    let simulated = chase_latency_quirky(
+                        &hierarchy,
+                        footprint,
+                        8,
+                        replacement,
+                        prefetch,
+                        (6, 2),
+                    );
+                    let closed = miss_fraction(&candidate, footprint, 8);
+                    assert!(
+                        (simulated - closed).abs() < 1e-12,
+                        "{g:?} {replacement:?} at {footprint} B: {simulated} vs {closed}"
+                    );
+                }
+            }
+        }
+        // Far past the size every other line misses; one line past it, the set it overfills
+        // misses all its sixteen lines (their neighbours were resident: nothing to prefetch).
+        assert_eq!(prefetching_misses(4, 4, 1000), 500);
+        assert_eq!(prefetching_misses(9, 15, 135), 0);
+        assert_eq!(prefetching_misses(9, 15, 136), 16);
     }
 
     #[test]

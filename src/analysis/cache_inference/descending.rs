@@ -9,8 +9,9 @@
 //! going down and every other line going up. So the ratio of the two rises (upper plateau
 //! over lower, over the same footprints) is the number of lines one ascending miss fetches:
 //! 1 rules the twins out and the ascending fit's line stands as the line; 2 reveals the
-//! prefetcher, and then only the size is stated (the prefetched line past the top of each
-//! descending pass also blurs the descending curve's steps, so it is not fitted itself).
+//! prefetcher, and then only the size is stated, from a fit among prefetching caches (the
+//! prefetched line past the top of each descending pass also blurs the descending curve's
+//! steps, so it is not fitted itself).
 
 use super::geometry::Prefetch;
 use super::*;
@@ -19,6 +20,8 @@ use super::*;
 const RATIO_TOLERANCE: f64 = 0.2;
 
 const PRESENT_NOTE: &str = "line, ways and sets: not stated: a next-line prefetcher (the descending chase rises twice as high as the ascending one) makes the ascending rise either its twin's (lines of twice the size, half the sets) or, with an odd set count, a plain cache's with half the miss penalty";
+
+const UNMODELLED_NOTE: &str = "size: from a cache without a prefetcher, as no LRU or FIFO cache with one fits the rise (random replacement?); a prefetcher moves where the rise begins, so the size may be a few lines off";
 
 /// What the descending points (within a quarter and four times the level's edge) say of a
 /// prefetcher at the rise from `lower` to `upper` of `ascending`, and the note that says why;
@@ -105,16 +108,26 @@ pub(super) fn prefetch_seen(
 /// Names the basis after the reading and, under a prefetcher, says what is not stated.
 pub(super) fn restate(level: &mut CacheLevel, prefetch: Prefetch, note: String) {
     level.notes.push(note);
+    // Whether the size comes from a cache with a next-line prefetcher (`fit_geometry` tries
+    // them once the prefetcher is seen) or, where none of those fits, from a plain cache's.
+    let prefetcher_fits = level
+        .fit
+        .as_ref()
+        .is_some_and(|f| f.best.policy == cache_fit::Policy::LruNextLine);
     level.basis = match (prefetch, level.basis) {
         (Prefetch::Absent, "fit") => "fit, both directions",
         (Prefetch::Absent, "open") => "open, both directions",
         (Prefetch::Absent, "misfit") => "misfit, both directions",
-        (Prefetch::Present, "fit") => "prefetch, both directions",
+        (Prefetch::Present, "fit") if prefetcher_fits => "prefetch, both directions",
+        (Prefetch::Present, "fit") => "prefetch unmodelled, both directions",
         (Prefetch::Present, "misfit") => "misfit, both directions",
         (_, basis) => basis,
     };
     // `fit_geometry` stated the size alone (and so no way size); say why.
     if level.basis == "prefetch, both directions" {
         level.unidentified = vec![PRESENT_NOTE.into()];
+    }
+    if level.basis == "prefetch unmodelled, both directions" {
+        level.unidentified = vec![PRESENT_NOTE.into(), UNMODELLED_NOTE.into()];
     }
 }

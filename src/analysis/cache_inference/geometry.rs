@@ -94,6 +94,22 @@ pub(super) fn fit_geometry(
         ));
         return;
     };
+    // Under a prefetcher the descending chase revealed, the prefetching candidates place the
+    // size where the plain ones (none of which chases like it when the set count is odd) miss
+    // it by a few lines.
+    let fit = match prefetch {
+        Prefetch::Present => {
+            match cache_fit::fit_prefetching(&segment, fit.best.size_bytes, stride, sigma) {
+                Some(fetching)
+                    if fetching.fits && fetching.best.rms_cycles <= fit.best.rms_cycles =>
+                {
+                    fetching
+                }
+                _ => fit,
+            }
+        }
+        _ => fit,
+    };
     let best = &fit.best;
     // Under a prefetcher that a descending chase revealed, only the size is stated: the
     // ascending rise is its twin's or, with an odd set count, a plain cache's of half the

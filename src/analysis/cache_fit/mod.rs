@@ -347,9 +347,46 @@ fn score_all(
 /// (Scoring again at the misfit instead would let Huber's cut-off at 3σ move the ranking: on
 /// simulated LRU caches that picked wrong lines the noise-level ranking got right.)
 pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<GeometryFit> {
+    fit_candidates(points, &candidates(range), range.stride_bytes, sigma)
+}
+
+/// [`fit`] among caches with a next-line prefetcher ([`Policy::LruNextLine`]), of lines longer
+/// than the stride and two sets or more, within eight lines (and 512 B) of `near_bytes`: for a
+/// level whose descending chase showed the prefetcher, where the plain candidates place the
+/// size a few lines off (with an odd set count none of them chases like it).
+pub fn fit_prefetching(
+    points: &[ChasePoint],
+    near_bytes: u64,
+    stride_bytes: u64,
+    sigma: f64,
+) -> Option<GeometryFit> {
+    let mut candidates = Vec::new();
+    for line in LINES.into_iter().filter(|&b| b > stride_bytes) {
+        let slack = (8 * line).max(512);
+        let first = near_bytes.saturating_sub(slack).div_ceil(line).max(4);
+        for lines in first..=(near_bytes + slack) / line {
+            for ways in (1..=MAX_WAYS.min(lines / 2)).filter(|w| lines % w == 0) {
+                candidates.push(Candidate {
+                    sets: lines / ways,
+                    ways,
+                    line_bytes: line,
+                    sector_bytes: None,
+                    policy: Policy::LruNextLine,
+                });
+            }
+        }
+    }
+    fit_candidates(points, &candidates, stride_bytes, sigma)
+}
+
+fn fit_candidates(
+    points: &[ChasePoint],
+    candidates: &[Candidate],
+    stride_bytes: u64,
+    sigma: f64,
+) -> Option<GeometryFit> {
     let sigma = sigma.max(0.02);
     let ys: Vec<f64> = points.iter().map(|p| p.cycles).collect();
-    let candidates = candidates(range);
     // Tens of thousands of candidates, each scored on its own: split over the host's cores,
     // the chunks joined in candidate order so ties resolve as in one pass.
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
@@ -357,7 +394,7 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
     let mut scored: Vec<Scored> = std::thread::scope(|scope| {
         let workers: Vec<_> = candidates
             .chunks(chunk)
-            .map(|part| scope.spawn(|| score_all(part, points, range.stride_bytes, &ys, sigma)))
+            .map(|part| scope.spawn(|| score_all(part, points, stride_bytes, &ys, sigma)))
             .collect();
         workers
             .into_iter()
@@ -380,7 +417,7 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
                 let x = miss_fraction_with(
                     &best.candidate,
                     p.footprint_bytes,
-                    range.stride_bytes,
+                    stride_bytes,
                     &mut random,
                 );
                 (y - (best.hit + (best.miss - best.hit) * x)).abs()
@@ -461,7 +498,7 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
         .filter(|s| s.cost - best_cost <= 2.0)
         .map(|s| s.candidate)
         .collect();
-    let identified = Identified::with_prefetch_twins(&ties, range.stride_bytes)
+    let identified = Identified::with_prefetch_twins(&ties, stride_bytes)
         .without_random_geometry(&best.candidate);
     let without_prefetch = {
         let plain = Identified::of(&ties);
@@ -505,87 +542,4 @@ pub fn fit(points: &[ChasePoint], range: SearchRange, sigma: f64) -> Option<Geom
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::analysis::cache_model::{Geometry, Hierarchy};
-
-    /// The tests that take many seconds unoptimised: the README's `cargo test` skips them,
-    /// `.ci/run` runs them as a step of their own.
-    mod slow {
-        use super::*;
-
-        /// A next-line prefetcher's cache and its twin (lines twice as long, half the sets) give
-        /// an address-order chase the same curve, under every replacement that is not random.
-        #[test]
-        #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
-        fn a_prefetcher_and_its_twin_chase_alike() {
-            use crate::analysis::cache_model::{Quirks, Replacement, chase_latency_quirky};
-            for (sets, ways, line) in [(4, 4, 64), (8, 2, 128), (16, 8, 64), (6, 3, 64)] {
-                let seen = Candidate {
-                    sets,
-                    ways,
-                    line_bytes: line,
-                    sector_bytes: None,
-                    policy: Policy::Lru,
-                };
-                let twin = prefetch_twin(&seen, 8).unwrap();
-                assert_eq!(
-                    (twin.line_bytes, twin.sets, twin.ways),
-                    (line / 2, 2 * sets, ways)
-                );
-                assert_eq!(twin.size_bytes(), seen.size_bytes());
-                let one_level = |c: &Candidate| {
-                    Hierarchy::one_level(
-                        Geometry {
-                            size_bytes: c.size_bytes(),
-                            line_bytes: c.line_bytes,
-                            ways: c.ways,
-                        },
-                        0.0,
-                        1.0,
-                    )
-                };
-                let prefetch = Quirks {
-                    next_line_prefetch: true,
-                    ..Quirks::default()
-                };
-                for replacement in [Replacement::Lru, Replacement::Fifo, Replacement::TreePlru] {
-                    if replacement == Replacement::TreePlru && !ways.is_power_of_two() {
-                        continue;
-                    }
-                    for footprint in (8..=3 * seen.size_bytes()).step_by(8) {
-                        let plain = chase_latency_quirky(
-                            &one_level(&seen),
-                            footprint,
-                            8,
-                            replacement,
-                            Quirks::default(),
-                            (4, 2),
-                        );
-                        let fetching = chase_latency_quirky(
-                            &one_level(&twin),
-                            footprint,
-                            8,
-                            replacement,
-                            prefetch,
-                            (4, 2),
-                        );
-                        assert_eq!(plain, fetching, "{seen:?} {replacement:?} at {footprint} B");
-                    }
-                }
-            }
-            let smallest = Candidate {
-                sets: 4,
-                ways: 2,
-                line_bytes: 32,
-                sector_bytes: None,
-                policy: Policy::Lru,
-            };
-            assert!(
-                prefetch_twin(&smallest, 32).is_none(),
-                "half a line below the stride"
-            );
-            assert!(prefetch_twin(&smallest, 8).is_some());
-        }
-    }
-}
+mod tests;
