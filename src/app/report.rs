@@ -54,18 +54,13 @@ fn confirm(made: &mut summary::Summary, repeat: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// [`write_tables`], with every suite's figures derived again from its own files, and those
-/// `repeat` (else the run's own repeat) does not confirm marked unresolved.
-fn write_tables_from_files(
-    source: &Path,
-    out: &RunDir,
-    figure_extension: &str,
-    repeat: Option<&Path>,
-) -> Result<()> {
+/// The summary [`write_tables`] writes, with every suite's figures derived again from its own
+/// files, and those `repeat` (else the run's own repeat) does not confirm marked unresolved.
+fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<summary::Summary> {
     let mut made = summary::summarise_from_files(source, registry::derive_figures)?;
     let own = own_repeat(source);
     confirm(&mut made, repeat.or(own.as_deref()))?;
-    write_summary(&made, out, figure_extension)
+    Ok(made)
 }
 
 fn write_summary(summary: &summary::Summary, out: &RunDir, figure_extension: &str) -> Result<()> {
@@ -122,8 +117,10 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             e
         }
     })?;
-    let made = draw_every_suite(&args.dir, &suites, &out, extension).and_then(|()| {
-        write_tables_from_files(&args.dir, &out, extension, args.repeat_of.as_deref())
+    // The tables first: a value outside its domain refuses the run before anything is drawn.
+    let made = tables_from_files(&args.dir, args.repeat_of.as_deref()).and_then(|tables| {
+        draw_every_suite(&args.dir, &suites, &out, extension)?;
+        write_summary(&tables, &out, extension)
     });
     if let Err(error) = made {
         let _ = std::fs::remove_dir_all(&staging);
@@ -287,8 +284,12 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
     for (name, dir) in dirs {
         let saved = dir.join("summary.json");
         let summary: summary::Summary = if saved.is_file() {
-            crate::report::saved::read_json(&dir, "summary.json")
-                .with_context(|| format!("{} is not a gpubench summary", saved.display()))?
+            let summary: summary::Summary =
+                crate::report::saved::read_json(&dir, "summary.json")
+                    .with_context(|| format!("{} is not a gpubench summary", saved.display()))?;
+            crate::report::domain::check(&summary.figures, &saved.display().to_string())
+                .map_err(UsageError::new)?;
+            summary
         } else {
             summary::summarise(&dir, registry::derive_figures)
                 .map_err(|e| UsageError::new(format!("{e:#}")))?

@@ -12,6 +12,7 @@ pub mod devices;
 pub mod divergence;
 pub mod divergence_model;
 pub mod divergence_split;
+pub mod domain;
 pub mod dsm;
 pub mod emulation;
 pub mod figures;

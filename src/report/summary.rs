@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::error::UsageError;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
@@ -115,10 +116,24 @@ fn figures_of(
     } else {
         None
     };
+    let read_back = file.is_some();
     let mut figures = match file {
         Some(file) => file.figures,
         None => derive(&metadata.suite, dir)?,
     };
+    // Nothing outside its domain is summarised: the file it came from is named instead.
+    for figure in &figures {
+        if let Some(why) = super::domain::violation(figure) {
+            let file = dir.join(if read_back {
+                super::figures::FILE
+            } else {
+                &figure.source
+            });
+            return Err(
+                UsageError::new(super::domain::refusal(&file.display().to_string(), &why)).into(),
+            );
+        }
+    }
     for figure in &mut figures {
         figure.source = format!("{name}/{}", figure.source);
     }

@@ -1,0 +1,212 @@
+//! The domain of every figure read back: what values a quantity can take, from its unit and
+//! from what its uncertainty says it is. `report`, `compare` (and its fleet mode), the summary
+//! `all` writes and everything that reads `summary.json` take figures through [`check`], so a
+//! damaged or hand-edited file (a latency of −5 cycles, a confidence of 1.4, a median outside
+//! its own min–max) is refused in one sentence instead of being drawn or summarised.
+//!
+//! A figure is one of two kinds:
+//! - **measured** (a median, a minimum, a plateau, a rate, a count, a size a level was read
+//!   at): never negative; a size or a count of blocks, warps, registers is a whole number; a
+//!   fraction lies in [0, 1];
+//! - **fitted** (an estimate with a 95 % CI, or labelled `fit`): a slope or a difference, which
+//!   may be negative or fractional, so only finiteness and its interval are checked.
+//!
+//! For both, a stated confidence lies in [0, 1] and an interval holds its value
+//! (low ≤ value ≤ high).
+
+use super::figures::Figure;
+
+/// Units whose measured values are whole numbers.
+const WHOLE_UNITS: [&str; 6] = [
+    "bytes",
+    "blocks",
+    "clusters",
+    "registers",
+    "registers/warp",
+    "warps",
+];
+
+/// How far a value may sit outside its interval before it is refused: the rounding of a
+/// number written with a few decimals.
+const INTERVAL_SLACK: f64 = 1e-9;
+
+/// Whether `figure` is a fitted coefficient (a slope, an intercept, a difference of fits).
+fn fitted(figure: &Figure) -> bool {
+    figure.uncertainty.starts_with("95% CI") || figure.uncertainty == "fit"
+}
+
+/// The confidence a figure states in its uncertainty ("confidence 0.84", "uncalibrated
+/// confidence 0.50 (…)"), as written, if it states one.
+fn stated_confidence(uncertainty: &str) -> Option<(f64, &str)> {
+    let rest = uncertainty
+        .strip_prefix("uncalibrated confidence ")
+        .or_else(|| uncertainty.strip_prefix("confidence "))?;
+    let number = rest.split_whitespace().next()?;
+    number.parse().ok().map(|c| (c, number))
+}
+
+/// `None` where `figure` lies in its domain, else one sentence that names the field, the value
+/// and why (the caller puts the file in front).
+pub fn violation(figure: &Figure) -> Option<String> {
+    let what = format!("\"{}: {}\"", figure.section, figure.quantity);
+    let fields = [
+        ("value", figure.value),
+        ("low", figure.low),
+        ("high", figure.high),
+    ];
+    for (field, number) in fields {
+        let Some(x) = number else { continue };
+        if !x.is_finite() {
+            return Some(format!("{field} of {what} is {x}, not a finite number"));
+        }
+        if fitted(figure) {
+            continue;
+        }
+        if x < 0.0 {
+            return Some(format!(
+                "{field} of {what} is {x} {}, but a measured {} cannot be negative",
+                figure.unit,
+                if figure.unit.is_empty() {
+                    "count"
+                } else {
+                    "quantity"
+                }
+            ));
+        }
+        if figure.unit == "fraction" && x > 1.0 {
+            return Some(format!(
+                "{field} of {what} is {x}, but a fraction lies between 0 and 1"
+            ));
+        }
+        if WHOLE_UNITS.contains(&figure.unit.as_str()) && x.fract() != 0.0 {
+            return Some(format!(
+                "{field} of {what} is {x} {}, but it counts whole {}",
+                figure.unit, figure.unit
+            ));
+        }
+    }
+    if let (Some(low), Some(high)) = (figure.low, figure.high) {
+        let slack = INTERVAL_SLACK * low.abs().max(high.abs()).max(1.0);
+        if low > high + slack {
+            return Some(format!(
+                "the interval of {what} runs from {low} down to {high}: its low end is above its high end"
+            ));
+        }
+        if let Some(value) = figure.value
+            && (value < low - slack || value > high + slack)
+        {
+            return Some(format!(
+                "value of {what} is {value}, outside its own interval {low} to {high} ({})",
+                figure.uncertainty
+            ));
+        }
+    }
+    if let Some((confidence, written)) = stated_confidence(&figure.uncertainty)
+        && !(0.0..=1.0).contains(&confidence)
+    {
+        return Some(format!(
+            "confidence of {what} is {written}, but a confidence lies between 0 and 1"
+        ));
+    }
+    None
+}
+
+/// Refuses the first figure of `figures` outside its domain: `Err` with one sentence naming
+/// `file` (where the figures were read), the field and the value.
+pub fn check(figures: &[Figure], file: &str) -> Result<(), String> {
+    match figures.iter().find_map(violation) {
+        Some(why) => Err(refusal(file, &why)),
+        None => Ok(()),
+    }
+}
+
+/// The sentence that refuses a value of `file` outside its domain (`why`, from [`violation`]).
+pub fn refusal(file: &str, why: &str) -> String {
+    format!(
+        "{file}: {why}; the file is damaged or was edited, so it is not summarised (run the suite again, or restore the file)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn figure(value: f64, unit: &str, uncertainty: &str, interval: Option<(f64, f64)>) -> Figure {
+        Figure {
+            section: "Pipeline".into(),
+            quantity: "int32 add: latency".into(),
+            value: Some(value),
+            unit: unit.into(),
+            low: interval.map(|i| i.0),
+            high: interval.map(|i| i.1),
+            uncertainty: uncertainty.into(),
+            text: None,
+            source: "pipeline/pipeline.json".into(),
+        }
+    }
+
+    #[test]
+    fn the_issues_negative_latency_is_refused_in_one_sentence_naming_file_field_and_value() {
+        let bad = figure(-5.0, "cycles", "", None);
+        let why = check(&[bad], "results/x/pipeline/pipeline.json").unwrap_err();
+        assert!(
+            why.starts_with("results/x/pipeline/pipeline.json: value of"),
+            "{why}"
+        );
+        assert!(why.contains("-5 cycles"), "{why}");
+        assert_eq!(why.matches(". ").count(), 0, "one sentence: {why}");
+    }
+
+    #[test]
+    fn each_rule_refuses_what_it_names_and_passes_the_rest() {
+        let cases = [
+            (figure(0.5, "fraction", "", None), true),
+            (figure(1.5, "fraction", "", None), false),
+            (figure(32768.0, "bytes", "confidence 0.84", None), true),
+            (figure(32768.5, "bytes", "confidence 0.84", None), false),
+            (figure(32768.0, "bytes", "confidence 1.40", None), false),
+            (
+                figure(8.0, "", "uncalibrated confidence -0.2 (steps)", None),
+                false,
+            ),
+            (figure(3.0, "cycles", "min-max", Some((2.0, 3.0))), true),
+            (figure(4.0, "cycles", "min-max", Some((2.0, 3.0))), false),
+            (figure(3.0, "cycles", "min-max", Some((3.5, 2.0))), false),
+            (figure(-1.0, "cycles", "min-max", Some((-2.0, 0.0))), false),
+            // A fitted slope may be negative or fractional, but not outside its own CI.
+            (figure(-0.01, "cycles", "95% CI", Some((-0.05, 0.03))), true),
+            (
+                figure(2.5e7 + 0.25, "bytes", "95% CI", Some((2.4e7, 2.6e7))),
+                true,
+            ),
+            (figure(-0.5, "cycles", "95% CI", Some((0.0, 1.0))), false),
+            (figure(f64::INFINITY, "GB/s", "", None), false),
+        ];
+        for (f, ok) in cases {
+            assert_eq!(violation(&f).is_none(), ok, "{f:?}: {:?}", violation(&f));
+        }
+    }
+
+    proptest! {
+        /// Any measured figure pushed below zero, any interval turned inside out and any
+        /// stated confidence past one is refused; the same figure within its domain passes.
+        #[test]
+        fn out_of_domain_values_are_refused(
+            value in 0.0..1e6_f64,
+            spread in 0.0..1e3_f64,
+            below in 1e-6..1e6_f64,
+            over in 1e-6..10.0_f64,
+            unit in prop::sample::select(vec!["cycles", "ns", "GB/s", "ops/clock", "%", ""]),
+        ) {
+            let good = figure(value, unit, "min-max", Some((value - spread.min(value), value + spread)));
+            prop_assert!(violation(&good).is_none(), "{:?}", violation(&good));
+            let negative = figure(-below, unit, "", None);
+            prop_assert!(violation(&negative).is_some());
+            let outside = figure(value + spread + below, unit, "min-max", Some((value, value + spread)));
+            prop_assert!(violation(&outside).is_some());
+            let confident = figure(value, unit, &format!("confidence {}", 1.0 + over), None);
+            prop_assert!(violation(&confident).is_some());
+        }
+    }
+}
