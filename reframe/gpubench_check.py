@@ -64,7 +64,13 @@ REFERENCES = {
 
 @sn.deferrable
 def figure(path, section, quantity):
-    """The value of one figure of a gpubench summary.json."""
+    """The value of one figure of a gpubench summary.json.
+
+    The summaries read are the ones `gpubench all` or `gpubench report` wrote in the stage
+    directory just now, and every figure in them passed gpubench's domain check
+    (src/report/domain.rs) on its way in; a run with a value outside its domain left no
+    summary.json and fails the sanity check.
+    """
     with open(path) as f:
         summary = json.load(f)
     for fig in summary['figures']:
