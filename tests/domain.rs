@@ -53,9 +53,7 @@ fn leaves(value: &Value, at: String, out: &mut Vec<(String, f64)>) {
 /// Whether `figure` is one a negative value takes out of its domain (a measured quantity:
 /// not a fitted slope, which may be negative).
 fn measured(figure: &Figure) -> bool {
-    figure.value.is_some_and(|v| v > 0.0)
-        && !figure.uncertainty.starts_with("95% CI")
-        && figure.uncertainty != "fit"
+    figure.value.is_some_and(|v| v > 0.0) && !domain::fitted(figure)
 }
 
 /// The issue's own example: a hand-edited copy of the pipeline run whose first latency is

@@ -31,18 +31,22 @@ const WHOLE_UNITS: [&str; 6] = [
 const INTERVAL_SLACK: f64 = 1e-9;
 
 /// Whether `figure` is a fitted coefficient (a slope, an intercept, a difference of fits).
-fn fitted(figure: &Figure) -> bool {
+pub fn fitted(figure: &Figure) -> bool {
     figure.uncertainty.starts_with("95% CI") || figure.uncertainty == "fit"
 }
 
-/// The confidence a figure states in its uncertainty ("confidence 0.84", "uncalibrated
-/// confidence 0.50 (…)"), as written, if it states one.
-fn stated_confidence(uncertainty: &str) -> Option<(f64, &str)> {
-    let rest = uncertainty
-        .strip_prefix("uncalibrated confidence ")
-        .or_else(|| uncertainty.strip_prefix("confidence "))?;
-    let number = rest.split_whitespace().next()?;
-    number.parse().ok().map(|c| (c, number))
+/// The confidence a figure states, calibrated ([`Figure::stated_confidence`]) or not
+/// ("uncalibrated confidence 0.50 (…)").
+fn any_stated_confidence(figure: &Figure) -> Option<f64> {
+    figure.stated_confidence().or_else(|| {
+        figure
+            .uncertainty
+            .strip_prefix("uncalibrated confidence ")?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    })
 }
 
 /// `None` where `figure` lies in its domain, else one sentence that names the field, the value
@@ -101,11 +105,11 @@ pub fn violation(figure: &Figure) -> Option<String> {
             ));
         }
     }
-    if let Some((confidence, written)) = stated_confidence(&figure.uncertainty)
+    if let Some(confidence) = any_stated_confidence(figure)
         && !(0.0..=1.0).contains(&confidence)
     {
         return Some(format!(
-            "confidence of {what} is {written}, but a confidence lies between 0 and 1"
+            "confidence of {what} is {confidence}, but a confidence lies between 0 and 1"
         ));
     }
     None

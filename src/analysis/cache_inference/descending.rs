@@ -124,10 +124,11 @@ pub(super) fn restate(level: &mut CacheLevel, prefetch: Prefetch, note: String) 
         (_, basis) => basis,
     };
     // `fit_geometry` stated the size alone (and so no way size); say why.
-    if level.basis == "prefetch, both directions" {
-        level.unidentified = vec![PRESENT_NOTE.into()];
-    }
-    if level.basis == "prefetch unmodelled, both directions" {
-        level.unidentified = vec![PRESENT_NOTE.into(), UNMODELLED_NOTE.into()];
+    match level.basis {
+        "prefetch, both directions" => level.unidentified = vec![PRESENT_NOTE.into()],
+        "prefetch unmodelled, both directions" => {
+            level.unidentified = vec![PRESENT_NOTE.into(), UNMODELLED_NOTE.into()];
+        }
+        _ => {}
     }
 }

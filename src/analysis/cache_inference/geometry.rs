@@ -97,19 +97,11 @@ pub(super) fn fit_geometry(
     // Under a prefetcher the descending chase revealed, the prefetching candidates place the
     // size where the plain ones (none of which chases like it when the set count is odd) miss
     // it by a few lines.
-    let fit = match prefetch {
-        Prefetch::Present => {
-            match cache_fit::fit_prefetching(&segment, fit.best.size_bytes, stride, sigma) {
-                Some(fetching)
-                    if fetching.fits && fetching.best.rms_cycles <= fit.best.rms_cycles =>
-                {
-                    fetching
-                }
-                _ => fit,
-            }
-        }
-        _ => fit,
-    };
+    let fetching = (prefetch == Prefetch::Present)
+        .then(|| cache_fit::fit_prefetching(&segment, fit.best.size_bytes, stride, sigma))
+        .flatten()
+        .filter(|f| f.fits && f.best.rms_cycles <= fit.best.rms_cycles);
+    let fit = fetching.unwrap_or(fit);
     let best = &fit.best;
     // Under a prefetcher that a descending chase revealed, only the size is stated: the
     // ascending rise is its twin's or, with an odd set count, a plain cache's of half the

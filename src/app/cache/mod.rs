@@ -97,13 +97,6 @@ fn l2_largest(l2_bytes: u64) -> u64 {
     (2 * l2_bytes).next_power_of_two().max(128 << 20)
 }
 
-/// Levels up to this size are chased again in descending order, at this many footprints on
-/// each side of their rise: enough for both plateaus' medians, a few milliseconds a level
-/// (the L2 and the TLB are larger, and their chains are built on the device in address
-/// order).
-const DESCENDING_LARGEST_LEVEL: u64 = 4 << 20;
-const DESCENDING_PER_SIDE: usize = 4;
-
 /// `gpubench cache --space …`: sweep one space and read its levels.
 pub fn run(args: &CacheArgs) -> Result<()> {
     let space = match args.space {
@@ -259,7 +252,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         "threads": args.threads,
         "per_load": args.per_load,
         "chain": match order {
-            Order::Stride if space.descends() => format!("fixed stride, address order; each level up to {} MiB chased again in descending order at up to {DESCENDING_PER_SIDE} footprints on each side of its rise ({})", DESCENDING_LARGEST_LEVEL >> 20, cache::DESCENDING_CSV),
+            Order::Stride if space.descends() => format!("fixed stride, address order; each level up to {} MiB chased again in descending order at up to {} footprints on each side of its rise ({})", cache::DESCENDING_LARGEST_LEVEL >> 20, cache::DESCENDING_PER_SIDE, cache::DESCENDING_CSV),
             Order::Stride => "fixed stride, address order".to_string(),
             Order::Random(seed) => format!("fixed stride, random order (seed {seed})"),
             Order::Descending => "fixed stride, descending address order".to_string(),
@@ -342,30 +335,15 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             let report = if order == Order::Stride && space.descends() {
                 let sizes: Vec<u64> = report.levels.iter().filter_map(|l| l.size_bytes).collect();
                 let swept: Vec<u64> = sweep.points.iter().map(|p| p.footprint_bytes).collect();
-                let down = cache::descending_footprints(
+                let down = cache::chase_descending(
+                    gpu,
+                    space,
+                    args.threads,
                     &sizes,
                     &swept,
-                    DESCENDING_LARGEST_LEVEL,
-                    DESCENDING_PER_SIDE,
-                )
-                .into_iter()
-                .map(|footprint| {
-                    let cycles = cache::measure_point(
-                        gpu,
-                        space,
-                        Order::Descending,
-                        args.threads,
-                        footprint,
-                        stride,
-                        span,
-                    )?;
-                    Ok(cache_inference::ChasePoint {
-                        footprint_bytes: footprint,
-                        stride_bytes: stride,
-                        cycles,
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
+                    stride,
+                    span,
+                )?;
                 suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
                 cache_inference::infer_paired(&sweep.points, &down, minimum_rise).unwrap_or(report)
             } else {

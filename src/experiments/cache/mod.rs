@@ -187,6 +187,50 @@ pub fn chain(footprint_bytes: u64, stride_bytes: u64, order: Order) -> (Vec<u32>
 /// The file of a run's descending chase, beside its `chase.csv`.
 pub const DESCENDING_CSV: &str = "chase-descending.csv";
 
+/// Levels up to this size are chased again in descending order, at this many footprints on
+/// each side of their rise: enough for both plateaus' medians, a few milliseconds a level
+/// (the L2 and the TLB are larger, and their chains are built on the device in address
+/// order).
+pub const DESCENDING_LARGEST_LEVEL: u64 = 4 << 20;
+pub const DESCENDING_PER_SIDE: usize = 4;
+
+/// The descending chase beside an ascending sweep over `swept` that read levels of
+/// `level_sizes`: each of their [`descending_footprints`] chased in [`Order::Descending`].
+pub fn chase_descending(
+    gpu: &mut Gpu,
+    space: Space,
+    threads: u32,
+    level_sizes: &[u64],
+    swept: &[u64],
+    stride_bytes: u64,
+    l2_span_bytes: u64,
+) -> Result<Vec<ChasePoint>> {
+    descending_footprints(
+        level_sizes,
+        swept,
+        DESCENDING_LARGEST_LEVEL,
+        DESCENDING_PER_SIDE,
+    )
+    .into_iter()
+    .map(|footprint| {
+        let cycles = measure_point(
+            gpu,
+            space,
+            Order::Descending,
+            threads,
+            footprint,
+            stride_bytes,
+            l2_span_bytes,
+        )?;
+        Ok(ChasePoint {
+            footprint_bytes: footprint,
+            stride_bytes,
+            cycles,
+        })
+    })
+    .collect()
+}
+
 /// Where to chase a second time in descending order, to tell a next-line prefetcher from a
 /// longer line (`analysis::cache_inference::infer_paired`): for each level of at most
 /// `largest_level` bytes, up to `per_side` of the swept footprints between a quarter of its
