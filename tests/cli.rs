@@ -252,3 +252,60 @@ fn without_a_gpu_several_devices_say_so() {
         .stderr(one_sentence().and(predicate::str::contains("no CUDA driver")));
     assert_no_run_written(dir.path());
 }
+
+/// A study run as shards and merged is the study run at once, file for file; shards that are
+/// not consecutive cases of one seed are refused in a sentence and nothing is written.
+#[test]
+fn calibration_shards_merge_into_the_study_run_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = |args: &[&str], output: &str| {
+        gpubench(dir.path())
+            .args([
+                "calibrate",
+                "--seed",
+                "7",
+                "--threads",
+                "2",
+                "--output",
+                output,
+            ])
+            .args(args)
+            .assert()
+            .success();
+    };
+    study(&["--cases", "2"], "whole");
+    study(&["--cases", "1"], "first");
+    study(&["--cases", "1", "--first-case", "1"], "rest");
+    study(&["--cases", "1", "--first-case", "2"], "gap");
+    gpubench(dir.path())
+        .args([
+            "calibrate",
+            "--merge",
+            "rest",
+            "first",
+            "--output",
+            "merged",
+        ])
+        .assert()
+        .success();
+    for file in ["outcomes.csv", "reliability.csv", "reliability.png"] {
+        assert_eq!(
+            std::fs::read(dir.path().join("whole").join(file)).unwrap(),
+            std::fs::read(dir.path().join("merged").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    gpubench(dir.path())
+        .args([
+            "calibrate",
+            "--merge",
+            "first",
+            "gap",
+            "--output",
+            "refused",
+        ])
+        .assert()
+        .code(USAGE)
+        .stderr(one_sentence().and(predicate::str::contains("starts at case 2")));
+    assert!(!dir.path().join("refused").exists());
+}

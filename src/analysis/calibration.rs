@@ -262,15 +262,17 @@ fn judge_report(
     }
 }
 
-/// Cases `0..cases` of the study seeded `seed`, judged on `threads` threads (in case order,
-/// each case's two readings together).
-pub fn study(seed: u64, cases: u64, threads: usize) -> Vec<Outcome> {
+/// Cases `first..first + cases` of the study seeded `seed`, judged on `threads` threads (in
+/// case order, each case's two readings together). A study split into shards by `first` and
+/// merged is the study run at once.
+pub fn study(seed: u64, first: u64, cases: u64, threads: usize) -> Vec<Outcome> {
     let threads = threads.max(1) as u64;
+    let cases = first + cases;
     let mut outcomes: Vec<(u64, Outcome)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
                 scope.spawn(move || {
-                    (t..cases)
+                    (first + t..cases)
                         .step_by(threads as usize)
                         .flat_map(|i| judge(draw(seed, i)).map(|o| (i, o)))
                         .collect::<Vec<_>>()
@@ -292,12 +294,22 @@ pub fn study(seed: u64, cases: u64, threads: usize) -> Vec<Outcome> {
 /// The reliability diagram: ten bins of stated confidence, each with its answers' mean
 /// confidence and the share of them that were right.
 pub fn reliability(outcomes: &[Outcome]) -> Vec<Bin> {
+    reliability_of(outcomes.iter().map(|o| (o.confidence, o.right)))
+}
+
+/// [`reliability`] from each answer's stated confidence (`None`: nothing stated) and whether
+/// it was right, as `outcomes.csv` keeps them.
+pub fn reliability_of(answers: impl IntoIterator<Item = (Option<f64>, bool)>) -> Vec<Bin> {
+    let stated: Vec<(f64, bool)> = answers
+        .into_iter()
+        .filter_map(|(c, right)| c.map(|c| (c, right)))
+        .collect();
     (0..10)
         .map(|k| {
             let (from, to) = (f64::from(k) / 10.0, f64::from(k + 1) / 10.0);
-            let inside: Vec<(f64, bool)> = outcomes
+            let inside: Vec<(f64, bool)> = stated
                 .iter()
-                .filter_map(|o| o.confidence.map(|c| (c, o.right)))
+                .copied()
                 .filter(|(c, _)| *c >= from && (*c < to || (k == 9 && *c <= 1.0)))
                 .collect();
             let n = inside.len();
@@ -479,7 +491,7 @@ mod tests {
                 .and_then(|c| c.parse().ok())
                 .unwrap_or(40);
             let threads = std::thread::available_parallelism().map_or(1, usize::from);
-            let outcomes = study(29, cases, threads);
+            let outcomes = study(29, 0, cases, threads);
             let bins = reliability(&outcomes);
             for o in &outcomes {
                 if std::env::var_os("GPUBENCH_CALIBRATION_DEBUG").is_some() && !o.right {

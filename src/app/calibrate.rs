@@ -10,6 +10,9 @@ use crate::report::calibration as calibration_report;
 use crate::report::run_dir::RunDir;
 
 pub fn run(args: &CalibrateArgs) -> Result<()> {
+    if !args.merge.is_empty() {
+        return merge(args);
+    }
     if args.cases == 0 || args.cases > 1_000_000 {
         return Err(UsageError::new("--cases must be between 1 and 1000000").into());
     }
@@ -21,11 +24,15 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let started = std::time::Instant::now();
-    let outcomes = calibration::study(args.seed, args.cases, threads);
+    if args.first_case.checked_add(args.cases).is_none() {
+        return Err(UsageError::new("--first-case plus --cases must stay below 2^64").into());
+    }
+    let outcomes = calibration::study(args.seed, args.first_case, args.cases, threads);
     let bins = calibration::reliability(&outcomes);
     let settings = serde_json::json!({
         "cases": args.cases,
         "seed": args.seed,
+        "first_case": args.first_case,
         "threads": threads,
         "seconds": started.elapsed().as_secs_f64(),
         "gpubench_version": env!("CARGO_PKG_VERSION"),
@@ -44,5 +51,19 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     })?;
     print!("{}", calibration_report::render(&bins));
     println!("study written to {}", run.path().display());
+    Ok(())
+}
+
+/// `--merge`: the shards' outcomes joined into one study, its diagram drawn anew.
+fn merge(args: &CalibrateArgs) -> Result<()> {
+    let merged = calibration_report::merge(&args.merge)?;
+    let run = RunDir::create(args.output.as_deref(), "calibration")?;
+    merged.write(&run)?;
+    let title = calibration_report::title(merged.cases, merged.seed);
+    run.write_figure("reliability", |path| {
+        calibration_report::draw(path, &title, &merged.bins)
+    })?;
+    print!("{}", calibration_report::render(&merged.bins));
+    println!("merged study written to {}", run.path().display());
     Ok(())
 }

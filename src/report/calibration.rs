@@ -2,14 +2,16 @@
 //! whether it was right), `reliability.csv` and `reliability.png` (stated confidence against
 //! the share right, per tenth), `calibration.json` (the study's settings and bins).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
 use super::plot::{self, BLUE, FONT, GREY};
-use super::run_dir::RunDir;
-use crate::analysis::calibration::{Bin, Outcome};
+use super::run_dir::{RunDir, csv_bytes};
+use super::saved;
+use crate::analysis::calibration::{Bin, Outcome, reliability_of};
+use crate::error::UsageError;
 
 /// One row of `outcomes.csv`: the case, then what was stated about it.
 #[derive(serde::Serialize)]
@@ -44,46 +46,215 @@ pub fn write(
     bins: &[Bin],
     settings: &serde_json::Value,
 ) -> Result<()> {
-    run.write_csv(
-        "outcomes.csv",
-        outcomes.iter().map(|o| Row {
-            size_bytes: o.case.size_bytes,
-            line_bytes: o.case.line_bytes,
-            ways: o.case.ways,
-            replacement: o.case.replacement,
-            hashed_index: o.case.hashed_index,
-            next_line_prefetch: o.case.next_line_prefetch,
-            noise_cycles: o.case.noise_cycles,
-            outliers: o.case.outliers,
-            coarse: o.case.coarse,
-            stride_bytes: o.case.stride_bytes,
-            hit_cycles: o.case.hit_cycles,
-            miss_cycles: o.case.miss_cycles,
-            seed: o.case.seed,
-            reading: o.reading,
-            confidence: o.confidence,
-            raw_confidence: o.raw_confidence,
-            basis: o.basis,
-            stated_size_bytes: o.stated_size_bytes,
-            stated_line_bytes: o.stated_line_bytes,
-            stated_fetch_bytes: o.stated_fetch_bytes,
-            stated_ways: o.stated_ways,
-            right: o.right,
-        }),
-    )?;
+    let rows = outcomes.iter().map(|o| Row {
+        size_bytes: o.case.size_bytes,
+        line_bytes: o.case.line_bytes,
+        ways: o.case.ways,
+        replacement: o.case.replacement,
+        hashed_index: o.case.hashed_index,
+        next_line_prefetch: o.case.next_line_prefetch,
+        noise_cycles: o.case.noise_cycles,
+        outliers: o.case.outliers,
+        coarse: o.case.coarse,
+        stride_bytes: o.case.stride_bytes,
+        hit_cycles: o.case.hit_cycles,
+        miss_cycles: o.case.miss_cycles,
+        seed: o.case.seed,
+        reading: o.reading,
+        confidence: o.confidence,
+        raw_confidence: o.raw_confidence,
+        basis: o.basis,
+        stated_size_bytes: o.stated_size_bytes,
+        stated_line_bytes: o.stated_line_bytes,
+        stated_fetch_bytes: o.stated_fetch_bytes,
+        stated_ways: o.stated_ways,
+        right: o.right,
+    });
+    let answers = outcomes.iter().map(|o| (o.confidence, o.right));
+    write_study(run, &csv_bytes(rows)?, answers, bins, settings)
+}
+
+/// The study's files from `outcomes.csv`'s bytes and each answer's (confidence, right).
+fn write_study(
+    run: &RunDir,
+    outcomes_csv: &[u8],
+    answers: impl Iterator<Item = (Option<f64>, bool)>,
+    bins: &[Bin],
+    settings: &serde_json::Value,
+) -> Result<()> {
+    let (mut readings, mut answered, mut right) = (0, 0, 0);
+    for (confidence, is_right) in answers {
+        readings += 1;
+        answered += usize::from(confidence.is_some());
+        right += usize::from(is_right);
+    }
+    run.write("outcomes.csv", outcomes_csv)?;
     run.write_csv("reliability.csv", bins)?;
-    let answered = outcomes.iter().filter(|o| o.confidence.is_some()).count();
     run.write_json(
         "calibration.json",
         &serde_json::json!({
             "settings": settings,
-            "cases": outcomes.len(),
+            "cases": readings,
             "answered": answered,
-            "right": outcomes.iter().filter(|o| o.right).count(),
+            "right": right,
             "bins": bins,
             "method": "each case a simulated cache (LRU, FIFO, tree-PLRU, random; hashed index 15 %, next-line prefetch 15 %; noise 0.02-1 cycle; outliers 20 %; coarse sweeps 20 %) swept as an ascending chase and as a descending one; each case read twice by cache_inference as a run is (the ascending chase alone, and both: reading); right = every stated line and way count true and the size within a line",
         }),
     )
+}
+
+/// The settings of one study directory that a merge checks.
+#[derive(serde::Deserialize)]
+struct ShardSettings {
+    cases: u64,
+    seed: u64,
+    #[serde(default)]
+    first_case: u64,
+    #[serde(default)]
+    seconds: f64,
+    git_commit: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct Shard {
+    settings: ShardSettings,
+}
+
+/// What `outcomes.csv` says of one answer, for the diagram.
+#[derive(serde::Deserialize)]
+struct Answer {
+    confidence: Option<f64>,
+    right: bool,
+}
+
+/// Shards joined into one study, not yet written.
+pub struct Merged {
+    outcomes_csv: Vec<u8>,
+    answers: Vec<(Option<f64>, bool)>,
+    pub bins: Vec<Bin>,
+    pub seed: u64,
+    pub cases: u64,
+    settings: serde_json::Value,
+}
+
+impl Merged {
+    pub fn write(&self, run: &RunDir) -> Result<()> {
+        write_study(
+            run,
+            &self.outcomes_csv,
+            self.answers.iter().copied(),
+            &self.bins,
+            &self.settings,
+        )
+    }
+}
+
+/// Joins the studies in `shards` (one seed, one build, consecutive cases: `gpubench
+/// calibrate --first-case`) into one study, as if it had run at once. Shards that do not
+/// make one study are refused in a sentence.
+pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
+    let mut read: Vec<(&PathBuf, ShardSettings)> = shards
+        .iter()
+        .map(|dir| {
+            Ok((
+                dir,
+                saved::read_json::<Shard>(dir, "calibration.json")?.settings,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    read.sort_by_key(|(_, s)| s.first_case);
+    let (first_dir, first) = &read[0];
+    for pair in read.windows(2) {
+        let ((a_dir, a), (b_dir, b)) = (&pair[0], &pair[1]);
+        let refuse = |why: String| -> Result<()> {
+            Err(UsageError::new(format!(
+                "{} and {} are not shards of one study: {why}; run each with the same --seed on one build and consecutive --first-case",
+                a_dir.display(),
+                b_dir.display()
+            ))
+            .into())
+        };
+        if a.seed != b.seed {
+            refuse(format!("seeds {} and {}", a.seed, b.seed))?;
+        }
+        if a.git_commit != first.git_commit || b.git_commit != first.git_commit {
+            refuse("they were run by different builds".to_string())?;
+        }
+        if a.first_case + a.cases != b.first_case {
+            refuse(format!(
+                "the first ends before case {}, the second starts at case {}",
+                a.first_case + a.cases,
+                b.first_case
+            ))?;
+        }
+    }
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let mut header: Option<csv::StringRecord> = None;
+    let mut answers = Vec::new();
+    for (dir, settings) in &read {
+        let path = saved::find(dir, "outcomes.csv")
+            .with_context(|| format!("{} has no outcomes.csv", dir.display()))?;
+        let text = crate::input::read_text(&path)?;
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let this_header = reader.headers()?.clone();
+        match &header {
+            None => {
+                writer.write_record(&this_header)?;
+                header = Some(this_header.clone());
+            }
+            Some(h) if *h != this_header => {
+                return Err(UsageError::new(format!(
+                    "{} has other columns than {}: shards must come from one build",
+                    path.display(),
+                    first_dir.display()
+                ))
+                .into());
+            }
+            Some(_) => {}
+        }
+        let mut readings = 0;
+        for record in reader.records() {
+            let record = record.with_context(|| format!("unreadable row in {}", path.display()))?;
+            let answer: Answer = record
+                .deserialize(Some(&this_header))
+                .with_context(|| format!("unreadable row in {}", path.display()))?;
+            answers.push((answer.confidence, answer.right));
+            writer.write_record(&record)?;
+            readings += 1;
+        }
+        // Two readings per case: the ascending chase alone and both directions.
+        if readings != 2 * settings.cases {
+            return Err(UsageError::new(format!(
+                "{} has {readings} rows for {} cases (two each): the study is damaged",
+                path.display(),
+                settings.cases
+            ))
+            .into());
+        }
+    }
+    let cases: u64 = read.iter().map(|(_, s)| s.cases).sum();
+    let bins = reliability_of(answers.iter().copied());
+    let settings = serde_json::json!({
+        "cases": cases,
+        "seed": first.seed,
+        "first_case": first.first_case,
+        "seconds": read.iter().map(|(_, s)| s.seconds).sum::<f64>(),
+        "git_commit": first.git_commit,
+        "merged_from": read.iter().map(|(dir, s)| serde_json::json!({
+            "directory": dir.file_name().map(|n| n.to_string_lossy().into_owned()),
+            "first_case": s.first_case,
+            "cases": s.cases,
+        })).collect::<Vec<_>>(),
+        "gpubench_version": env!("CARGO_PKG_VERSION"),
+    });
+    Ok(Merged {
+        outcomes_csv: writer.into_inner().context("finishing outcomes.csv")?,
+        answers,
+        bins,
+        seed: first.seed,
+        cases,
+        settings,
+    })
 }
 
 /// The diagram's title.
