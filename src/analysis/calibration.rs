@@ -328,40 +328,48 @@ pub fn reliability_of(answers: impl IntoIterator<Item = (Option<f64>, bool)>) ->
 }
 
 /// The calibration table from `outcomes` (raw confidences): per basis and raw bin of
-/// `confidence_map::EDGES`, the share right with one right and one wrong answer added (so a
-/// bin of few answers stays near a half), made non-decreasing across bins by pooling adjacent
-/// violators weighted by their answers; an empty bin takes its lower neighbour's value.
-pub fn fit_map(outcomes: &[Outcome]) -> Vec<(&'static str, [f64; 12])> {
+/// `confidence_map::EDGES`, the share right made non-decreasing across bins by pooling
+/// adjacent violators weighted by their answers, each pooled block's share taken with one right
+/// and one wrong answer added (so a block of few answers stays near a half; added once per
+/// block, not per bin, or a basis of many sparse bins is pulled towards a half by each of
+/// them); an empty bin takes its lower neighbour's value.
+pub fn fit_map(outcomes: &[Outcome]) -> Vec<(String, [f64; 12])> {
+    fit_map_of(
+        outcomes
+            .iter()
+            .map(|o| (o.basis, o.raw_confidence, o.right)),
+    )
+}
+
+/// [`fit_map`] from each answer's basis, raw confidence and whether it was right.
+pub fn fit_map_of<'a>(
+    answers: impl IntoIterator<Item = (&'a str, Option<f64>, bool)>,
+) -> Vec<(String, [f64; 12])> {
     use super::confidence_map::{EDGES, bin};
-    let mut bases: Vec<&'static str> = outcomes
-        .iter()
-        .filter(|o| o.raw_confidence.is_some())
-        .map(|o| o.basis)
-        .collect();
-    bases.sort_unstable();
-    bases.dedup();
-    bases
+    let mut counts: std::collections::BTreeMap<&str, [(usize, usize); EDGES.len()]> =
+        std::collections::BTreeMap::new();
+    for (basis, raw, right) in answers {
+        if let Some(raw) = raw {
+            let c = &mut counts.entry(basis).or_default()[bin(raw)];
+            c.0 += 1;
+            c.1 += usize::from(right);
+        }
+    }
+    let share = |right: usize, n: usize| (right + 1) as f64 / (n + 2) as f64;
+    counts
         .into_iter()
-        .map(|basis| {
-            let mut counts = [(0_usize, 0_usize); EDGES.len()];
-            for o in outcomes.iter().filter(|o| o.basis == basis) {
-                if let Some(raw) = o.raw_confidence {
-                    let c = &mut counts[bin(raw)];
-                    c.0 += 1;
-                    c.1 += usize::from(o.right);
-                }
-            }
-            // Pool adjacent violators over the non-empty bins.
-            let mut blocks: Vec<(f64, f64, Vec<usize>)> = Vec::new();
+        .map(|(basis, counts)| {
+            // Pool adjacent violators over the non-empty bins: (answers, right, bins).
+            let mut blocks: Vec<(usize, usize, Vec<usize>)> = Vec::new();
             for (k, &(n, right)) in counts.iter().enumerate() {
                 if n == 0 {
                     continue;
                 }
-                blocks.push(((right + 1) as f64, (n + 2) as f64, vec![k]));
+                blocks.push((n, right, vec![k]));
                 while blocks.len() > 1 {
                     let last = &blocks[blocks.len() - 1];
                     let before = &blocks[blocks.len() - 2];
-                    if before.0 / before.1 <= last.0 / last.1 {
+                    if share(before.1, before.0) <= share(last.1, last.0) {
                         break;
                     }
                     let last = blocks.pop().expect("two blocks");
@@ -372,25 +380,25 @@ pub fn fit_map(outcomes: &[Outcome]) -> Vec<(&'static str, [f64; 12])> {
                 }
             }
             let mut values = [f64::NAN; EDGES.len()];
-            for (right, n, members) in &blocks {
+            for (n, right, members) in &blocks {
                 for &k in members {
-                    values[k] = right / n;
+                    values[k] = share(*right, *n);
                 }
             }
-            let mut previous = blocks.first().map_or(0.5, |b| b.0 / b.1);
+            let mut previous = blocks.first().map_or(0.5, |b| share(b.1, b.0));
             for v in &mut values {
                 if v.is_nan() {
                     *v = previous;
                 }
                 previous = *v;
             }
-            (basis, values)
+            (basis.to_string(), values)
         })
         .collect()
 }
 
 /// [`fit_map`]'s table as the Rust text of `confidence_map::TABLE`.
-pub fn map_as_rust(table: &[(&str, [f64; 12])]) -> String {
+pub fn map_as_rust(table: &[(String, [f64; 12])]) -> String {
     let mut text = String::from("pub const TABLE: &[(&str, [f64; 12])] = &[\n");
     for (basis, values) in table {
         let values: Vec<String> = values.iter().map(|v| format!("{v:.3}")).collect();
@@ -426,7 +434,7 @@ mod tests {
         assert_eq!(table.len(), 1);
         let values = table[0].1;
         assert!((values[9] - 9.0 / 10.0).abs() < 1e-12, "{values:?}");
-        // (3 + 1 + 1 + 1) / (4 + 2 + 4 + 2): the two middle bins pooled.
+        // (3 + 1 + 1) / (4 + 4 + 2): the two middle bins pooled, one added answer each way.
         assert!((values[3] - 0.5).abs() < 1e-12, "{values:?}");
         assert!((values[5] - 0.5).abs() < 1e-12, "{values:?}");
         assert!(values.windows(2).all(|w| w[0] <= w[1]), "{values:?}");

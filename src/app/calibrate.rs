@@ -59,6 +59,10 @@ fn merge(args: &CalibrateArgs) -> Result<()> {
     let merged = calibration_report::merge(&args.merge)?;
     let run = RunDir::create(args.output.as_deref(), "calibration")?;
     merged.write(&run)?;
+    run.write(
+        "confidence_map.rs.txt",
+        calibration::map_as_rust(&merged.table).as_bytes(),
+    )?;
     let title = calibration_report::title(merged.cases, merged.seed);
     run.write_figure("reliability", |path| {
         calibration_report::draw(path, &title, &merged.bins)

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use super::plot::{self, BLUE, FONT, GREY};
 use super::run_dir::{RunDir, csv_bytes};
 use super::saved;
-use crate::analysis::calibration::{Bin, Outcome, reliability_of};
+use crate::analysis::calibration::{Bin, Outcome, fit_map_of, reliability_of};
 use crate::error::UsageError;
 
 /// One row of `outcomes.csv`: the case, then what was stated about it.
@@ -124,6 +124,8 @@ struct Shard {
 #[derive(serde::Deserialize)]
 struct Answer {
     confidence: Option<f64>,
+    raw_confidence: Option<f64>,
+    basis: String,
     right: bool,
 }
 
@@ -132,6 +134,8 @@ pub struct Merged {
     outcomes_csv: Vec<u8>,
     answers: Vec<(Option<f64>, bool)>,
     pub bins: Vec<Bin>,
+    /// The calibration table this study would make (`calibration::fit_map`).
+    pub table: Vec<(String, [f64; 12])>,
     pub seed: u64,
     pub cases: u64,
     settings: serde_json::Value,
@@ -191,6 +195,7 @@ pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     let mut header: Option<csv::StringRecord> = None;
     let mut answers = Vec::new();
+    let mut raw = Vec::new();
     for (dir, settings) in &read {
         let path = saved::find(dir, "outcomes.csv")
             .with_context(|| format!("{} has no outcomes.csv", dir.display()))?;
@@ -219,6 +224,7 @@ pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
                 .deserialize(Some(&this_header))
                 .with_context(|| format!("unreadable row in {}", path.display()))?;
             answers.push((answer.confidence, answer.right));
+            raw.push((answer.basis, answer.raw_confidence, answer.right));
             writer.write_record(&record)?;
             readings += 1;
         }
@@ -247,7 +253,9 @@ pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
         })).collect::<Vec<_>>(),
         "gpubench_version": env!("CARGO_PKG_VERSION"),
     });
+    let table = fit_map_of(raw.iter().map(|(b, c, r)| (b.as_str(), *c, *r)));
     Ok(Merged {
+        table,
         outcomes_csv: writer.into_inner().context("finishing outcomes.csv")?,
         answers,
         bins,
