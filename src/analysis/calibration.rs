@@ -489,8 +489,8 @@ mod tests {
         /// calibrate` runs it at full size and draws the diagram), with a seed other than the
         /// table's: answers are right about as often as their confidence says, and, read from
         /// both directions, no stated line or way count with confidence 0.5 or more is wrong
-        /// on a tree-PLRU cache, a prefetching one or a coarse sweep (at full size 3 of 516
-        /// prefetching and 22 of 1217 tree-PLRU answers were: `docs/calibration.md`).
+        /// on a tree-PLRU cache, a prefetching one or a coarse sweep (at full size 6 of 1796
+        /// prefetching and 79 of 3986 tree-PLRU answers were: `docs/calibration.md`).
         #[test]
         #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
         fn confidence_is_calibrated_on_caches_outside_the_fitted_family() {

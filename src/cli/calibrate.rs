@@ -6,7 +6,7 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
-    /// Simulated caches to read (CI runs 40; the committed study 4000 or more).
+    /// Simulated caches to read (CI runs 40; the committed studies 20 000, in two shards).
     #[arg(long, default_value_t = 400)]
     pub cases: u64,
     /// Seed of the cases: the same seed and count give the same study.
