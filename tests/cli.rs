@@ -106,6 +106,24 @@ fn help_lists_the_subcommands() {
         .stdout(predicate::str::contains("divergence").and(predicate::str::contains("info")));
 }
 
+/// Every subcommand's line in the help says what that subcommand does: no two share a
+/// description (each suite's once read the figure options' doc comment).
+#[test]
+fn every_subcommand_has_its_own_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = gpubench(dir.path()).arg("--help").output().unwrap();
+    let help = String::from_utf8(output.stdout).unwrap();
+    let commands = help.split("Commands:").nth(1).unwrap();
+    let commands = commands.split("Options:").next().unwrap();
+    let descriptions: Vec<&str> = commands
+        .lines()
+        .filter_map(|line| line.trim().split_once("  ").map(|(_, about)| about.trim()))
+        .collect();
+    assert!(descriptions.len() >= 20, "{commands}");
+    let distinct: std::collections::BTreeSet<&&str> = descriptions.iter().collect();
+    assert_eq!(distinct.len(), descriptions.len(), "{commands}");
+}
+
 #[test]
 fn probe_settings_are_checked_before_the_gpu() {
     let dir = tempfile::tempdir().unwrap();

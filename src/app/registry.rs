@@ -64,8 +64,12 @@ impl<T: SuiteDef> Suite for T {
     }
 
     fn command(&self) -> clap::Command {
-        let command = T::Args::augment_args(clap::Command::new(T::NAME).about(T::ABOUT));
+        let command = T::Args::augment_args(clap::Command::new(T::NAME));
+        // Augmenting sets the command's about from each Args struct's doc comment; the
+        // suite's own sentence goes on last so the help lists it, not FigureArgs' doc.
         crate::cli::FigureArgs::augment_args(command)
+            .about(T::ABOUT)
+            .long_about(None)
     }
 
     fn measure(&self, matches: &ArgMatches) -> Result<()> {
