@@ -1,7 +1,8 @@
 //! Domain errors and the exit code each one maps to.
 //!
 //! Exit codes: 0 success, 1 anything unforeseen (I/O writing results, say), 2 bad usage,
-//! 3 no usable GPU, 4 the measurement failed on a usable GPU.
+//! 3 no usable GPU, 4 the measurement failed on a usable GPU, 5 the GPU was lost during the
+//! run (the driver says it is unavailable or gone).
 
 use std::process::ExitCode;
 
@@ -49,6 +50,10 @@ pub enum GpuError {
     #[error("CUDA failed while {action}: {detail}")]
     Driver { action: String, detail: String },
     #[error(
+        "the GPU was lost while {action} ({detail}); check it with nvidia-smi before running on it again"
+    )]
+    Lost { action: String, detail: String },
+    #[error(
         "kernel {kernel} did not finish within {seconds:.1} s; the GPU may be hung or busy, and this process must exit to release it"
     )]
     Timeout { kernel: String, seconds: f64 },
@@ -81,11 +86,19 @@ pub enum Exit {
     Usage = 2,
     NoUsableGpu = 3,
     MeasurementFailed = 4,
+    GpuLost = 5,
 }
 
 impl Exit {
     /// Picks the exit code from the first domain error in the chain.
     pub fn for_error(error: &anyhow::Error) -> Exit {
+        // A lost GPU outranks the measurement that met it: `all` stops using that GPU.
+        if error
+            .chain()
+            .any(|c| matches!(c.downcast_ref::<GpuError>(), Some(GpuError::Lost { .. })))
+        {
+            return Exit::GpuLost;
+        }
         // A context is found by downcasting the error itself, not by walking its chain.
         if error.downcast_ref::<MeasurementFailed>().is_some() {
             return Exit::MeasurementFailed;
@@ -131,6 +144,14 @@ mod tests {
             seconds: 1.0,
         });
         assert_eq!(Exit::for_error(&timeout), Exit::MeasurementFailed);
+
+        let lost: anyhow::Result<()> = Err(GpuError::Lost {
+            action: "launching k".into(),
+            detail: "CUDA_ERROR_DEVICE_UNAVAILABLE".into(),
+        }
+        .into());
+        let lost = lost.context(MeasurementFailed).unwrap_err();
+        assert_eq!(Exit::for_error(&lost), Exit::GpuLost);
 
         let io = anyhow::Error::from(std::io::Error::other("disk full"));
         assert_eq!(Exit::for_error(&io), Exit::Failure);

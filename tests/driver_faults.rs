@@ -200,3 +200,148 @@ fn every_gpu_of_a_fan_out_is_recorded_even_when_it_fails() {
     let log = std::fs::read_to_string(run.path().join("out/gpu0-10111213.log")).unwrap();
     assert!(log.contains("cannot load gpubench's kernels"), "{log}");
 }
+
+/// A driver with GPUs that run nothing but go bad on cue (see the fixture's header).
+const FAKE_GPU: &str = include_str!("fixtures/fake_gpu.c");
+
+fn all_on_fake_gpus(libraries: &Path, run: &Path, env: &[(&str, &str)], args: &[&str]) -> i32 {
+    let mut command = Command::cargo_bin("gpubench").unwrap();
+    command
+        .current_dir(run)
+        .env("LD_LIBRARY_PATH", libraries)
+        .args(["all", "--only", "clock,branch", "--output", "out"])
+        .args(args)
+        .timeout(Duration::from_secs(120));
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.assert().get_output().status.code().unwrap_or(-1)
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A launch, a copy or a synchronisation that fails half-way through a suite (the third
+/// launch, the second copy or wait of the branch suite): that suite is recorded as failed with
+/// the driver's error name and sentence, what it wrote stays, and the suite beside it
+/// completes; `all` exits 4.
+#[test]
+fn a_fault_in_the_middle_of_a_suite_fails_that_suite_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = stub_driver(dir.path(), FAKE_GPU) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let faults = [
+        (
+            "launch:3",
+            "719",
+            "CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure",
+        ),
+        (
+            "copy:2",
+            "700",
+            "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered",
+        ),
+        (
+            "sync:2",
+            "214",
+            "CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered",
+        ),
+    ];
+    for (fault, error, words) in faults {
+        let run = tempfile::tempdir().unwrap();
+        let env = [
+            ("FAKE_CUDA_FAIL", fault),
+            ("FAKE_CUDA_ERROR", error),
+            ("FAKE_CUDA_FAULT_SUITE", "branch"),
+        ];
+        assert_eq!(
+            all_on_fake_gpus(&libraries, run.path(), &env, &[]),
+            4,
+            "{fault}"
+        );
+        let manifest = json(&run.path().join("out/all.json"));
+        let suites = manifest["suites"].as_array().unwrap();
+        let suite = |name: &str| suites.iter().find(|s| s["name"] == name).unwrap().clone();
+        assert_eq!(suite("branch")["status"], "failed", "{fault}");
+        let said = suite("branch")["error"].as_str().unwrap().to_string();
+        assert!(said.contains(words), "{fault}: {said}");
+        assert_eq!(suite("clock")["status"], "complete", "{fault}");
+        assert!(run.path().join("out/clock/clock.json").is_file(), "{fault}");
+        assert!(manifest["finished_utc"].is_string(), "{fault}");
+    }
+    // Failed at its third launch, after it began its directory: what it wrote is kept.
+    let run = tempfile::tempdir().unwrap();
+    let env = [
+        ("FAKE_CUDA_FAIL", "launch:3"),
+        ("FAKE_CUDA_FAULT_SUITE", "branch"),
+    ];
+    all_on_fake_gpus(&libraries, run.path(), &env, &[]);
+    assert!(run.path().join("out/branch/metadata.json").is_file());
+}
+
+/// Under `--device all`, the second of four GPUs falls off the bus at its second launch
+/// (CUDA_ERROR_DEVICE_UNAVAILABLE): its run ends there (the suite that met it failed, the rest
+/// not run), exiting 5; the other three complete; devices.json says which GPU failed and how;
+/// and the fleet comparison compares the three and names the fourth.
+#[test]
+fn a_gpu_lost_under_device_all_ends_that_gpus_run_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = stub_driver(dir.path(), FAKE_GPU) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let run = tempfile::tempdir().unwrap();
+    let env = [
+        ("FAKE_CUDA_GPUS", "4"),
+        ("FAKE_CUDA_FAIL", "launch:2"),
+        ("FAKE_CUDA_ERROR", "46"),
+        ("FAKE_CUDA_FAULT_DEVICE", "1"),
+    ];
+    let code = all_on_fake_gpus(&libraries, run.path(), &env, &["--device", "all"]);
+    assert_eq!(code, 4);
+    let out = run.path().join("out");
+    let manifest = json(&out.join("devices.json"));
+    let gpus = manifest["gpus"].as_array().unwrap();
+    for (i, gpu) in gpus.iter().enumerate() {
+        if i == 1 {
+            assert_eq!(gpu["status"], "failed: GPU lost (exit 5)");
+            let failures: Vec<&str> = gpu["failures"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap())
+                .collect();
+            assert_eq!(failures.len(), 2, "{failures:?}");
+            assert!(
+                failures[0].starts_with("clock: failed (the GPU was lost while launching")
+                    && failures[0].contains("CUDA_ERROR_DEVICE_UNAVAILABLE"),
+                "{failures:?}"
+            );
+            assert_eq!(
+                failures[1],
+                "branch: not run (the GPU was lost during the clock suite)"
+            );
+        } else {
+            assert_eq!(gpu["status"], "complete", "GPU {i}");
+        }
+    }
+    let compared = Command::cargo_bin("gpubench")
+        .unwrap()
+        .arg("compare")
+        .arg(&out)
+        .arg("--fleet")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let compared = String::from_utf8(compared).unwrap();
+    assert!(
+        compared.contains("gpu1-20212223 did not complete: Fake GPU 1"),
+        "{compared}"
+    );
+    assert!(compared.contains("gpu3-40414243"), "{compared}");
+}

@@ -66,7 +66,7 @@ fn last_line(log: &Path) -> Option<String> {
     text.lines()
         .rev()
         .find(|l| !l.trim().is_empty())
-        .map(|l| l.trim().to_string())
+        .map(|l| l.trim().trim_start_matches("Error: ").to_string())
 }
 
 /// A directory removed with everything in it when `all` is done with it.
@@ -213,6 +213,8 @@ pub fn run(args: &AllArgs) -> Result<()> {
     );
     let mut outcomes: Vec<SuiteOutcome> = Vec::new();
     let mut done_estimate = 0.0;
+    // The suite during which the GPU was lost, if it was.
+    let mut lost_in: Option<String> = None;
     // Suites done with the GPU: still writing their files, or exiting.
     let mut finishing: Vec<Running> = Vec::new();
     // Suites that stepped aside for host work and will ask for the GPU again (gpu::turn).
@@ -249,12 +251,29 @@ pub fn run(args: &AllArgs) -> Result<()> {
         child.give_turn()?;
         next = spawn(index + 1)?;
         let off = child.wait_off_gpu(&mut finishing, &mut tick)?;
+        let lost = matches!(off, Off::Done(Some((End::Exited(exit), _)))
+            if exit.code() == Some(crate::error::Exit::GpuLost as i32));
         done_estimate += suite.estimate_seconds;
         bar.set_position((done_estimate * 10.0) as u64);
         for before in std::mem::take(&mut finishing) {
             report(before.finish()?, &mut outcomes)?;
         }
         settle(child, off, &mut parked, &mut finishing);
+        if lost {
+            lost_in = Some(suite.name.clone());
+            // Nothing more runs on a GPU that is gone: the suite started ahead is stopped,
+            // and it and the rest are recorded as not run, with the reason.
+            if let Some(mut ahead) = next.take() {
+                kill_group(&mut ahead.child);
+                let _ = ahead.child.wait();
+                WAITING_GROUP.store(0, Ordering::SeqCst);
+            }
+            for (later, planned) in suites.iter().enumerate().skip(index + 1) {
+                let outcome = SuiteOutcome::not_run(later, planned, &suite.name);
+                report(outcome, &mut outcomes)?;
+            }
+            break;
+        }
     }
     serve_parked(&mut parked, &mut finishing, true, &mut |_| {})?;
     turn::give(&info_go).context("giving gpubench info its turn")?;
@@ -312,7 +331,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
             f.error.as_deref().unwrap_or("no message")
         );
     }
-    Err(anyhow::anyhow!(
+    let summary = format!(
         "{} of {} suites did not complete: {}",
         failed.len(),
         outcomes.len(),
@@ -321,8 +340,39 @@ pub fn run(args: &AllArgs) -> Result<()> {
             .map(|f| f.name.as_str())
             .collect::<Vec<_>>()
             .join(", ")
-    )
-    .context(MeasurementFailed))
+    );
+    // A lost GPU exits 5 (as the suite that met it did), so a fan-out or a scheduler can tell
+    // a node to drain from a measurement that failed.
+    if let Some(lost_in) = lost_in {
+        let error = outcomes
+            .iter()
+            .find(|o| o.name == lost_in)
+            .and_then(|o| o.error.clone());
+        return Err(anyhow::Error::from(crate::error::GpuError::Lost {
+            action: format!("the {lost_in} suite ran"),
+            detail: error.unwrap_or_default(),
+        })
+        .context(summary));
+    }
+    Err(anyhow::anyhow!(summary).context(MeasurementFailed))
+}
+
+impl SuiteOutcome {
+    /// A suite never started because the GPU was lost during `lost_in`.
+    fn not_run(index: usize, suite: &PlannedSuite, lost_in: &str) -> SuiteOutcome {
+        SuiteOutcome {
+            index,
+            name: suite.name.clone(),
+            command: std::iter::once("gpubench".to_string())
+                .chain(suite.args.iter().cloned())
+                .collect(),
+            status: "not run".to_string(),
+            error: Some(format!("the GPU was lost during the {lost_in} suite")),
+            seconds: None,
+            time_split: None,
+            gpu_turns_seconds: Vec::new(),
+        }
+    }
 }
 
 /// A suite's child process: started ahead of its turn (it loads the driver, then waits for

@@ -190,6 +190,7 @@ pub fn run(fan: FanOut) -> Result<()> {
                     dir,
                     status: "waiting".into(),
                     seconds: None,
+                    failures: Vec::new(),
                 }
             })
             .collect(),
@@ -236,10 +237,16 @@ pub fn run(fan: FanOut) -> Result<()> {
         } else {
             failed += 1;
             match status.code() {
+                Some(code) if code == crate::error::Exit::GpuLost as i32 => {
+                    "failed: GPU lost (exit 5)".into()
+                }
                 Some(code) => format!("failed (exit {code})"),
                 None => "failed (killed by a signal)".into(),
             }
         };
+        if !status.success() {
+            gpu.failures = crate::report::devices::failures_of(run.path(), gpu);
+        }
         eprintln!(
             "device {} ({}, {}): {} in {:.1} s; log {}",
             gpu.device.index,
@@ -249,6 +256,9 @@ pub fn run(fan: FanOut) -> Result<()> {
             gpu.seconds.unwrap_or(0.0),
             run.path().join(&gpu.log).display()
         );
+        for failure in &gpu.failures {
+            eprintln!("  {failure}");
+        }
         run.write_json(devices::FILE, &manifest)?;
     }
     manifest.finished_utc = Some(utc_now());

@@ -255,6 +255,8 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
         tolerances.set(argument).map_err(UsageError::new)?;
     }
     let mut dirs = Vec::new();
+    // GPUs of a fan-out that did not complete, named above the comparison.
+    let mut incomplete: Vec<(String, String)> = Vec::new();
     for dir in &args.dirs {
         if !dir.is_dir() {
             return Err(UsageError::new(format!(
@@ -264,7 +266,16 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
             .into());
         }
         match crate::report::devices::gpu_runs(dir)? {
-            Some(runs) => dirs.extend(runs),
+            Some(runs) => {
+                for run in runs {
+                    if let Some(failed) = run.failed {
+                        incomplete.push((run.name.clone(), failed));
+                    }
+                    if run.path.is_dir() {
+                        dirs.push((run.name, run.path));
+                    }
+                }
+            }
             None => dirs.push((dir.display().to_string(), dir.clone())),
         }
     }
@@ -294,6 +305,10 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
             summary::summarise(&dir, registry::derive_figures)
                 .map_err(|e| UsageError::new(format!("{e:#}")))?
         };
+        if summary.figures.is_empty() && incomplete.iter().any(|(n, _)| *n == name) {
+            // A GPU that failed before any figure is named above the comparison, not compared.
+            continue;
+        }
         if summary.figures.is_empty() {
             return Err(UsageError::new(format!(
                 "{} has no figures (no suite in it completed), so there is nothing to compare",
@@ -304,6 +319,16 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
         names.push(name);
         summaries.push(summary);
     }
+    if names.len() < 2 || (fleet.is_some() && names.len() < 3) {
+        let failed: Vec<&str> = incomplete.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(UsageError::new(format!(
+            "only {} of the runs given have figures ({} failed: {}); compare needs two at least, --fleet three at least",
+            names.len(),
+            failed.len(),
+            failed.join(", ")
+        ))
+        .into());
+    }
     let format = match (args.latex, args.format) {
         (true, _) | (_, CompareFormat::Latex) => Format::Latex,
         (_, CompareFormat::Markdown) => Format::Markdown,
@@ -311,6 +336,16 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
         (_, CompareFormat::Json) => Format::Json,
     };
     let comparison = compare::compare(&names, &summaries, &tolerances, fleet);
+    let notes: Vec<String> = incomplete
+        .iter()
+        .map(|(name, failed)| format!("{name} did not complete: {failed}"))
+        .collect();
+    match format {
+        // Machine-read formats stay parseable: the GPUs that failed go to stderr.
+        Format::Csv | Format::Json => notes.iter().for_each(|n| eprintln!("{n}")),
+        Format::Markdown => notes.iter().for_each(|n| println!("**{n}**\n")),
+        Format::Latex => notes.iter().for_each(|n| println!("% {n}")),
+    }
     print!("{}", compare::render(&comparison, format)?);
     Ok(())
 }

@@ -130,10 +130,28 @@ pub(crate) fn describe_status(status: sys::CUresult) -> String {
 }
 
 pub(crate) fn driver_error(action: &str) -> impl FnOnce(DriverError) -> GpuError + '_ {
-    move |error| GpuError::Driver {
-        action: action.to_string(),
-        detail: driver_detail(error),
+    move |error| {
+        let (action, lost) = (action.to_string(), means_gpu_lost(error.0));
+        let detail = driver_detail(error);
+        if lost {
+            GpuError::Lost { action, detail }
+        } else {
+            GpuError::Driver { action, detail }
+        }
     }
+}
+
+/// Statuses that mean the device itself is gone or unavailable mid-run (fallen off the bus,
+/// taken away, its driver torn down), not a fault of one kernel: nothing more can run on it.
+/// CUDA_ERROR_UNKNOWN is not among them: the driver also returns it for faults a context
+/// survives.
+fn means_gpu_lost(status: sys::CUresult) -> bool {
+    matches!(
+        status,
+        cudaError_enum::CUDA_ERROR_DEVICE_UNAVAILABLE
+            | cudaError_enum::CUDA_ERROR_NO_DEVICE
+            | cudaError_enum::CUDA_ERROR_DEINITIALIZED
+    )
 }
 
 /// A device as the driver names it, without a context on it.

@@ -31,6 +31,53 @@ pub struct GpuRun {
     /// "running", "complete", or "failed (exit N)".
     pub status: String,
     pub seconds: Option<f64>,
+    /// Where it did not complete, what failed and how: each suite of its `all.json` that did
+    /// not complete ("suite: status (error)"), else the last line of its log.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+}
+
+/// One GPU's run directory of a manifest, as `compare` reads it.
+pub struct GpuRunDir {
+    /// `<node directory>/<GPU directory>`.
+    pub name: String,
+    pub path: PathBuf,
+    /// Where the GPU's run did not complete: its status and failures, in words.
+    pub failed: Option<String>,
+}
+
+/// What [`GpuRun::failures`] says of the GPU run in `root`/`gpu.dir`.
+pub fn failures_of(root: &Path, gpu: &GpuRun) -> Vec<String> {
+    #[derive(Deserialize)]
+    struct Suite {
+        name: String,
+        status: String,
+        error: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct All {
+        suites: Vec<Suite>,
+    }
+    let manifest = std::fs::read_to_string(root.join(&gpu.dir).join("all.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<All>(&text).ok());
+    if let Some(all) = manifest {
+        return all
+            .suites
+            .into_iter()
+            .filter(|s| s.status != "complete")
+            .map(|s| match s.error {
+                Some(error) => format!("{}: {} ({error})", s.name, s.status),
+                None => format!("{}: {}", s.name, s.status),
+            })
+            .collect();
+    }
+    let log = std::fs::read_to_string(root.join(&gpu.log)).unwrap_or_default();
+    log.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| vec![l.trim().trim_start_matches("Error: ").to_string()])
+        .unwrap_or_default()
 }
 
 /// The directory name of a GPU's run: `gpu<index>-<first 8 hex digits of the UUID>`.
@@ -45,9 +92,9 @@ pub fn dir_name(device: &DeviceIdentity) -> String {
     format!("gpu{}-{short}", device.index)
 }
 
-/// The GPUs' runs of a `devices.json` directory, as (name, directory) in device order, or
-/// `None` for any other directory. Only runs whose directory holds something are listed.
-pub fn gpu_runs(dir: &Path) -> Result<Option<Vec<(String, PathBuf)>>> {
+/// The GPUs' runs of a `devices.json` directory in device order, or `None` for any other
+/// directory: each whose directory exists or whose run failed.
+pub fn gpu_runs(dir: &Path) -> Result<Option<Vec<GpuRunDir>>> {
     let path = dir.join(FILE);
     if !path.is_file() {
         return Ok(None);
@@ -64,12 +111,23 @@ pub fn gpu_runs(dir: &Path) -> Result<Option<Vec<(String, PathBuf)>>> {
             );
         }
         let run = dir.join(&gpu.dir);
-        if run.is_dir() {
-            // Named with the node's directory, so GPUs of several nodes stay apart.
-            let node = dir
-                .file_name()
-                .map_or(String::new(), |n| format!("{}/", n.to_string_lossy()));
-            runs.push((format!("{node}{}", gpu.dir), run));
+        // Named with the node's directory, so GPUs of several nodes stay apart.
+        let node = dir
+            .file_name()
+            .map_or(String::new(), |n| format!("{}/", n.to_string_lossy()));
+        let failed = (gpu.status != "complete").then(|| {
+            let mut note = format!("{} ({}): {}", gpu.device.name, gpu.device.uuid, gpu.status);
+            for failure in &gpu.failures {
+                note += &format!("; {failure}");
+            }
+            note
+        });
+        if run.is_dir() || failed.is_some() {
+            runs.push(GpuRunDir {
+                name: format!("{node}{}", gpu.dir),
+                path: run,
+                failed,
+            });
         }
     }
     Ok(Some(runs))
