@@ -243,6 +243,14 @@ pub fn measure(
                 "the {kernel} kernel returned {} timings where {expected} were expected",
                 timings.cycles.len()
             );
+            // clock64 read around a loop always moves on a GPU that ran it; a zero is a kernel
+            // that did not run (a GPU or driver fault), not a free loop.
+            anyhow::ensure!(
+                timings.cycles.iter().all(|&c| c > 0),
+                "the {kernel} kernel's clock did not advance around its loop at M = {} (a timing of {} cycles): the kernel did not run as written; check the GPU with nvidia-smi and run the suite again",
+                row.m,
+                timings.cycles.iter().min().copied().unwrap_or_default()
+            );
             measured.push(LevelMeasurement {
                 kernel,
                 row: row.clone(),
@@ -367,6 +375,29 @@ pub mod tests {
         assert_eq!(progress, vec![32, 64]);
         assert_eq!(measured[31].row.m, 31);
         assert_eq!(measured[31].timings.cycles[0], 320 + 31 * 30 + 2);
+    }
+
+    /// A GPU whose kernels do not run leaves the timings at zero: refused, not fitted.
+    #[test]
+    fn a_clock_that_did_not_move_is_refused() {
+        let config = DivergenceConfig {
+            samples: 2,
+            ..DivergenceConfig::default()
+        };
+        let mut sampler = ModelSampler {
+            per_iteration: 0,
+            per_divergence: 0,
+            overhead: 0,
+            launches: 0,
+        };
+        let error = measure(&config, &mut sampler, |_| Ok(())).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("clock did not advance around its loop at M = 0"),
+            "{error}"
+        );
+        assert_eq!(sampler.launches, 1);
     }
 
     #[test]
