@@ -204,12 +204,13 @@ fn every_gpu_of_a_fan_out_is_recorded_even_when_it_fails() {
 /// A driver with GPUs that run nothing but go bad on cue (see the fixture's header).
 const FAKE_GPU: &str = include_str!("fixtures/fake_gpu.c");
 
+/// `gpubench all --only <suites>` on the stand-in GPUs, with `env` set; its exit code.
 fn all_on_fake_gpus(libraries: &Path, run: &Path, env: &[(&str, &str)], args: &[&str]) -> i32 {
     let mut command = Command::cargo_bin("gpubench").unwrap();
     command
         .current_dir(run)
         .env("LD_LIBRARY_PATH", libraries)
-        .args(["all", "--only", "clock,branch", "--output", "out"])
+        .args(["all", "--output", "out"])
         .args(args)
         .timeout(Duration::from_secs(120));
     for (name, value) in env {
@@ -224,8 +225,9 @@ fn json(path: &Path) -> serde_json::Value {
 
 /// A launch, a copy or a synchronisation that fails half-way through a suite (the third
 /// launch, the second copy or wait of the branch suite): that suite is recorded as failed with
-/// the driver's error name and sentence, what it wrote stays, and the suite beside it
-/// completes; `all` exits 4.
+/// the driver's error name and sentence, what it wrote stays, and the suites before and after
+/// it complete (clock, and sync, whose probes read what a GPU that runs nothing leaves and say
+/// so); `all` exits 4.
 #[test]
 fn a_fault_in_the_middle_of_a_suite_fails_that_suite_alone() {
     let dir = tempfile::tempdir().unwrap();
@@ -269,6 +271,7 @@ fn a_fault_in_the_middle_of_a_suite_fails_that_suite_alone() {
         let said = suite("branch")["error"].as_str().unwrap().to_string();
         assert!(said.contains(words), "{fault}: {said}");
         assert_eq!(suite("clock")["status"], "complete", "{fault}");
+        assert_eq!(suite("sync")["status"], "complete", "{fault}");
         assert!(run.path().join("out/clock/clock.json").is_file(), "{fault}");
         assert!(manifest["finished_utc"].is_string(), "{fault}");
     }
@@ -278,7 +281,7 @@ fn a_fault_in_the_middle_of_a_suite_fails_that_suite_alone() {
         ("FAKE_CUDA_FAIL", "launch:3"),
         ("FAKE_CUDA_FAULT_SUITE", "branch"),
     ];
-    all_on_fake_gpus(&libraries, run.path(), &env, &[]);
+    all_on_fake_gpus(&libraries, run.path(), &env, &["--only", "branch"]);
     assert!(run.path().join("out/branch/metadata.json").is_file());
 }
 
@@ -300,7 +303,8 @@ fn a_gpu_lost_under_device_all_ends_that_gpus_run_alone() {
         ("FAKE_CUDA_ERROR", "46"),
         ("FAKE_CUDA_FAULT_DEVICE", "1"),
     ];
-    let code = all_on_fake_gpus(&libraries, run.path(), &env, &["--device", "all"]);
+    let args = ["--only", "clock,sync", "--device", "all"];
+    let code = all_on_fake_gpus(&libraries, run.path(), &env, &args);
     assert_eq!(code, 4);
     let out = run.path().join("out");
     let manifest = json(&out.join("devices.json"));
@@ -322,7 +326,7 @@ fn a_gpu_lost_under_device_all_ends_that_gpus_run_alone() {
             );
             assert_eq!(
                 failures[1],
-                "branch: not run (the GPU was lost during the clock suite)"
+                "sync: not run (the GPU was lost during the clock suite)"
             );
         } else {
             assert_eq!(gpu["status"], "complete", "GPU {i}");

@@ -38,11 +38,22 @@ pub fn measure(gpu: &mut Gpu, seed: u64, work: u32) -> Result<Vec<OrderRun>> {
             // One untimed launch first, so the chain's code is in the instruction cache.
             launch::branch_order(gpu, &order, warps * WARP_LANES as u32, work)?;
             let stamps = launch::branch_order(gpu, &order, warps * WARP_LANES as u32, work)?;
+            let paths = branch::intervals(&order, &stamps);
+            // Each path does `work` between its two clock reads; a clock that did not move is
+            // a kernel that did not run (a GPU or driver fault), not a path that took no time.
+            if let Some(still) = paths.iter().find(|p| p.end_cycles <= p.start_cycles) {
+                anyhow::bail!(
+                    "the {name} branch-order run's clock did not advance across thread {}'s path ({} to {} cycles): the kernel did not run as written; check the GPU with nvidia-smi and run the suite again",
+                    still.thread,
+                    still.start_cycles,
+                    still.end_cycles
+                );
+            }
             Ok(OrderRun {
                 name,
                 order,
                 warps,
-                paths: branch::intervals(&order, &stamps),
+                paths,
             })
         })
         .collect()
