@@ -349,3 +349,59 @@ fn a_gpu_lost_under_device_all_ends_that_gpus_run_alone() {
     );
     assert!(compared.contains("gpu3-40414243"), "{compared}");
 }
+
+/// The disk fills while `all` writes (a file-size limit of 30 KiB, below a figure's size):
+/// whether the writer is killed (SIGXFSZ) or its write fails (EFBIG, the signal ignored, as a
+/// full disk's ENOSPC fails it), the suite is recorded as failed saying so, no half-written
+/// file is left in the run, every JSON file in it is whole, and all.json says where each suite
+/// stopped; `all` exits 4.
+#[test]
+fn a_full_disk_in_the_middle_of_all_leaves_nothing_half_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = stub_driver(dir.path(), FAKE_GPU) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let me = assert_cmd::cargo::cargo_bin("gpubench");
+    for (ignore, said) in [
+        ("", "killed by SIGXFSZ"),
+        ("trap '' XFSZ;", "File too large"),
+    ] {
+        let run = tempfile::tempdir().unwrap();
+        let script =
+            format!("ulimit -f 30; {ignore} exec \"$0\" all --only clock,sync --output out",);
+        let status = Process::new("sh")
+            .current_dir(run.path())
+            .env("LD_LIBRARY_PATH", &libraries)
+            .args(["-c", &script])
+            .arg(&me)
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(4), "{said}");
+        let out = run.path().join("out");
+        let manifest = json(&out.join("all.json"));
+        assert!(manifest["finished_utc"].is_string(), "{said}");
+        for suite in manifest["suites"].as_array().unwrap() {
+            assert_eq!(suite["status"], "failed", "{said}: {suite}");
+            let error = suite["error"].as_str().unwrap();
+            assert!(error.contains(said), "{said}: {error}");
+        }
+        let mut files = vec![out.clone()];
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(!name.contains("partial"), "{said}: {} left", path.display());
+            if name.ends_with(".json") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    serde_json::from_str::<serde_json::Value>(&text).is_ok(),
+                    "{said}: {} is not whole",
+                    path.display()
+                );
+            }
+        }
+    }
+}

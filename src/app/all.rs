@@ -69,6 +69,20 @@ fn last_line(log: &Path) -> Option<String> {
         .map(|l| l.trim().trim_start_matches("Error: ").to_string())
 }
 
+/// A signal as a reader of `all.json` needs it: its name, and for the ones a run meets, why.
+fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGXFSZ => "SIGXFSZ (a file outgrew the file-size limit, ulimit -f)".to_string(),
+        libc::SIGKILL => {
+            "SIGKILL (from outside: the out-of-memory killer, a scheduler)".to_string()
+        }
+        libc::SIGSEGV => "SIGSEGV (a crash; please report it with the command line)".to_string(),
+        libc::SIGTERM => "SIGTERM".to_string(),
+        libc::SIGINT => "SIGINT".to_string(),
+        other => format!("signal {other}"),
+    }
+}
+
 /// A directory removed with everything in it when `all` is done with it.
 struct TemporaryDir(std::path::PathBuf);
 
@@ -654,13 +668,26 @@ impl Running {
             End::Exited(exit) if exit.success() => ("complete".to_string(), None),
             End::Exited(exit) => (
                 "failed".to_string(),
-                last_line(&child.log_path).or(Some(format!("exited with {exit}"))),
+                Some(match std::os::unix::process::ExitStatusExt::signal(&exit) {
+                    // Killed, it wrote no sentence: its log's last line would mislead.
+                    Some(signal) => format!("killed by {}", signal_name(signal)),
+                    None => last_line(&child.log_path).unwrap_or(format!("exited with {exit}")),
+                }),
             ),
             End::TimedOut => (
                 "timed out".to_string(),
                 Some(format!("killed after {} s", child.deadline.as_secs())),
             ),
         };
+        let removed = if status == "complete" {
+            Vec::new()
+        } else {
+            run_dir::remove_partial_files(&child.dir)
+        };
+        let error = error.map(|e| match removed.is_empty() {
+            true => e,
+            false => format!("{e}; half-written {} removed", removed.join(", ")),
+        });
         let time_split = SavedMetadata::read(&child.dir)
             .ok()
             .and_then(|m| m.time_split);

@@ -136,6 +136,26 @@ impl RunDir {
     }
 }
 
+/// Removes what writers killed in mid-write left in `dir`: the temporary files of
+/// [`RunDir::write_with`] (`.partial-NAME`) and of [`write_atomically`] (`.NAME.partial`), so
+/// nothing half-written stays beside the finished files. Returns the names removed.
+pub fn remove_partial_files(dir: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed: Vec<String> = entries
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let partial = name.starts_with(".partial-")
+                || (name.starts_with('.') && name.ends_with(".partial"));
+            (partial && fs::remove_file(entry.path()).is_ok()).then_some(name)
+        })
+        .collect();
+    removed.sort();
+    removed
+}
+
 pub fn csv_bytes<T: Serialize>(rows: impl IntoIterator<Item = T>) -> Result<Vec<u8>> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
