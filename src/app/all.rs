@@ -16,7 +16,7 @@ use std::io::IsTerminal;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -24,6 +24,13 @@ use anyhow::{Context, Result};
 use crate::gpu::prebuilt;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
+
+mod children;
+
+use children::{
+    End, PARKED_GROUPS, WAITING_GROUP, WAITING_INFO, Wait, forward_interrupts, kill_group,
+    signal_name, wait_with_deadline,
+};
 
 use crate::app::plan::{self, PlannedSuite};
 use crate::cli::AllArgs;
@@ -67,20 +74,6 @@ fn last_line(log: &Path) -> Option<String> {
         .rev()
         .find(|l| !l.trim().is_empty())
         .map(|l| l.trim().trim_start_matches("Error: ").to_string())
-}
-
-/// A signal as a reader of `all.json` needs it: its name, and for the ones a run meets, why.
-fn signal_name(signal: i32) -> String {
-    match signal {
-        libc::SIGXFSZ => "SIGXFSZ (a file outgrew the file-size limit, ulimit -f)".to_string(),
-        libc::SIGKILL => {
-            "SIGKILL (from outside: the out-of-memory killer, a scheduler)".to_string()
-        }
-        libc::SIGSEGV => "SIGSEGV (a crash; please report it with the command line)".to_string(),
-        libc::SIGTERM => "SIGTERM".to_string(),
-        libc::SIGINT => "SIGINT".to_string(),
-        other => format!("signal {other}"),
-    }
 }
 
 /// A directory removed with everything in it when `all` is done with it.
@@ -618,21 +611,6 @@ struct Running {
     ended: Option<(End, Instant)>,
 }
 
-/// How a child's run ended.
-#[derive(Debug, Clone, Copy)]
-enum End {
-    Exited(std::process::ExitStatus),
-    /// Killed at its deadline.
-    TimedOut,
-}
-
-/// Where waiting for a child stopped.
-enum Wait {
-    Ended(End),
-    /// The caller's `tick` asked to stop waiting; the child still runs.
-    Released,
-}
-
 impl Running {
     /// Notes the moment the child ends, while the next suite runs (its wall time is its own).
     fn poll(&mut self) {
@@ -701,93 +679,6 @@ impl Running {
             time_split,
             gpu_turns_seconds: child.turns,
         })
-    }
-}
-
-/// Waits for `child` (started in its own process group) up to `deadline`, calling `tick`
-/// with the seconds elapsed every 5 ms, until it ends, or the deadline passes (its group is
-/// killed), or `tick` returns true (it is left running). While it runs an interrupt of
-/// `gpubench all` is passed on to it.
-fn wait_with_deadline(
-    child: &mut std::process::Child,
-    deadline: Duration,
-    mut tick: impl FnMut(f64) -> bool,
-) -> Result<Wait> {
-    let started = Instant::now();
-    RUNNING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
-    let outcome = loop {
-        if let Some(exit) = child.try_wait()? {
-            break Wait::Ended(End::Exited(exit));
-        }
-        if started.elapsed() > deadline {
-            kill_group(child);
-            let _ = child.wait();
-            break Wait::Ended(End::TimedOut);
-        }
-        if tick(started.elapsed().as_secs_f64()) {
-            break Wait::Released;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    RUNNING_GROUP.store(0, Ordering::SeqCst);
-    Ok(outcome)
-}
-
-/// SIGKILL to the process group `child` heads (a suite started with `process_group(0)`), so
-/// the probe processes a suite started (sync's) go with it; the child alone if that fails.
-fn kill_group(child: &mut std::process::Child) {
-    let killed = i32::try_from(child.id()).is_ok_and(|group| {
-        // SAFETY: kill(2) with a negative pid signals that process group; it reads no memory of
-        // ours, and the group is the child's own, created for it by process_group(0).
-        unsafe { libc::kill(-group, libc::SIGKILL) == 0 }
-    });
-    if !killed {
-        let _ = child.kill();
-    }
-}
-
-/// The process group of the suite running now (0: none). A suite has its own group so that a
-/// timeout can kill it with its probes; that also keeps it out of the terminal's foreground
-/// group, so an interrupt of `gpubench all` is passed on to it by [`forward_interrupts`].
-static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
-
-/// The process group of the suite started ahead of its turn (0: none), killed with the
-/// running one on an interrupt.
-static WAITING_GROUP: AtomicI32 = AtomicI32::new(0);
-
-/// The process group of `gpubench info` while it waits for its turn (0: none), killed with
-/// the running one on an interrupt.
-static WAITING_INFO: AtomicI32 = AtomicI32::new(0);
-
-/// The process groups of suites parked while they work aside (0: a free slot), killed with
-/// the running one on an interrupt. More than fit here would still end on their own: a parked
-/// child that finds its parent gone when it asks for the GPU again exits.
-static PARKED_GROUPS: [AtomicI32; 8] = [const { AtomicI32::new(0) }; 8];
-
-extern "C" fn interrupted(signal: libc::c_int) {
-    // SAFETY: kill, signal and raise are async-signal-safe; the handler touches nothing else.
-    unsafe {
-        let groups = [&RUNNING_GROUP, &WAITING_GROUP, &WAITING_INFO]
-            .into_iter()
-            .chain(&PARKED_GROUPS)
-            .map(|g| g.load(Ordering::SeqCst));
-        for group in groups {
-            if group > 0 {
-                libc::kill(-group, libc::SIGKILL);
-            }
-        }
-        libc::signal(signal, libc::SIG_DFL);
-        libc::raise(signal);
-    }
-}
-
-/// On SIGINT or SIGTERM, kill the running suite's group, then end as the signal would.
-fn forward_interrupts() {
-    let handler = interrupted as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: installs a handler that only calls async-signal-safe functions.
-    unsafe {
-        libc::signal(libc::SIGINT, handler);
-        libc::signal(libc::SIGTERM, handler);
     }
 }
 

@@ -1,0 +1,124 @@
+//! The suites' child processes as `all` supervises them: each in a process group of its own,
+//! waited for up to its deadline and killed with its probes when it passes; an interrupt of
+//! `all` passed on to every group it started; a killing signal named for `all.json`.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+/// How a child's run ended.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum End {
+    Exited(std::process::ExitStatus),
+    /// Killed at its deadline.
+    TimedOut,
+}
+
+/// Where waiting for a child stopped.
+pub(super) enum Wait {
+    Ended(End),
+    /// The caller's `tick` asked to stop waiting; the child still runs.
+    Released,
+}
+
+/// Waits for `child` (started in its own process group) up to `deadline`, calling `tick`
+/// with the seconds elapsed every 5 ms, until it ends, or the deadline passes (its group is
+/// killed), or `tick` returns true (it is left running). While it runs an interrupt of
+/// `gpubench all` is passed on to it.
+pub(super) fn wait_with_deadline(
+    child: &mut std::process::Child,
+    deadline: Duration,
+    mut tick: impl FnMut(f64) -> bool,
+) -> Result<Wait> {
+    let started = Instant::now();
+    RUNNING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+    let outcome = loop {
+        if let Some(exit) = child.try_wait()? {
+            break Wait::Ended(End::Exited(exit));
+        }
+        if started.elapsed() > deadline {
+            kill_group(child);
+            let _ = child.wait();
+            break Wait::Ended(End::TimedOut);
+        }
+        if tick(started.elapsed().as_secs_f64()) {
+            break Wait::Released;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    RUNNING_GROUP.store(0, Ordering::SeqCst);
+    Ok(outcome)
+}
+
+/// SIGKILL to the process group `child` heads (a suite started with `process_group(0)`), so
+/// the probe processes a suite started (sync's) go with it; the child alone if that fails.
+pub(super) fn kill_group(child: &mut std::process::Child) {
+    let killed = i32::try_from(child.id()).is_ok_and(|group| {
+        // SAFETY: kill(2) with a negative pid signals that process group; it reads no memory of
+        // ours, and the group is the child's own, created for it by process_group(0).
+        unsafe { libc::kill(-group, libc::SIGKILL) == 0 }
+    });
+    if !killed {
+        let _ = child.kill();
+    }
+}
+
+/// The process group of the suite running now (0: none). A suite has its own group so that a
+/// timeout can kill it with its probes; that also keeps it out of the terminal's foreground
+/// group, so an interrupt of `gpubench all` is passed on to it by [`forward_interrupts`].
+pub(super) static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// The process group of the suite started ahead of its turn (0: none), killed with the
+/// running one on an interrupt.
+pub(super) static WAITING_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// The process group of `gpubench info` while it waits for its turn (0: none), killed with
+/// the running one on an interrupt.
+pub(super) static WAITING_INFO: AtomicI32 = AtomicI32::new(0);
+
+/// The process groups of suites parked while they work aside (0: a free slot), killed with
+/// the running one on an interrupt. More than fit here would still end on their own: a parked
+/// child that finds its parent gone when it asks for the GPU again exits.
+pub(super) static PARKED_GROUPS: [AtomicI32; 8] = [const { AtomicI32::new(0) }; 8];
+
+extern "C" fn interrupted(signal: libc::c_int) {
+    // SAFETY: kill, signal and raise are async-signal-safe; the handler touches nothing else.
+    unsafe {
+        let groups = [&RUNNING_GROUP, &WAITING_GROUP, &WAITING_INFO]
+            .into_iter()
+            .chain(&PARKED_GROUPS)
+            .map(|g| g.load(Ordering::SeqCst));
+        for group in groups {
+            if group > 0 {
+                libc::kill(-group, libc::SIGKILL);
+            }
+        }
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+}
+
+/// On SIGINT or SIGTERM, kill the running suite's group, then end as the signal would.
+pub(super) fn forward_interrupts() {
+    let handler = interrupted as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: installs a handler that only calls async-signal-safe functions.
+    unsafe {
+        libc::signal(libc::SIGINT, handler);
+        libc::signal(libc::SIGTERM, handler);
+    }
+}
+
+/// A signal as a reader of `all.json` needs it: its name, and for the ones a run meets, why.
+pub(super) fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGXFSZ => "SIGXFSZ (a file outgrew the file-size limit, ulimit -f)".to_string(),
+        libc::SIGKILL => {
+            "SIGKILL (from outside: the out-of-memory killer, a scheduler)".to_string()
+        }
+        libc::SIGSEGV => "SIGSEGV (a crash; please report it with the command line)".to_string(),
+        libc::SIGTERM => "SIGTERM".to_string(),
+        libc::SIGINT => "SIGINT".to_string(),
+        other => format!("signal {other}"),
+    }
+}
