@@ -11,6 +11,10 @@ fn main() -> ExitCode {
     // SAFETY: restores the default disposition of one signal before any thread exists.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        // A file that outgrows the file-size limit (ulimit -f) fails its write (EFBIG), which
+        // gpubench reports in a sentence like a full disk, instead of killing the process
+        // mid-write. Ignored, it stays ignored in the suites `all` starts.
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     // SAFETY: no other thread exists yet.
     unsafe { gpubench::gpu::connections::one_unless_set() };
