@@ -375,7 +375,7 @@ fn a_full_disk_in_the_middle_of_all_leaves_nothing_half_written() {
             .arg(&me)
             .status()
             .unwrap();
-        assert_eq!(status.code(), Some(4), "{said}");
+        assert_eq!(status.code(), Some(4), "{said}: {status:?}");
         let out = run.path().join("out");
         let manifest = json(&out.join("all.json"));
         assert!(manifest["finished_utc"].is_string(), "{said}");
