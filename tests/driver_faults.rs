@@ -368,14 +368,20 @@ fn a_full_disk_in_the_middle_of_all_leaves_nothing_half_written() {
         let run = tempfile::tempdir().unwrap();
         let script =
             format!("ulimit -f 30; {ignore} exec \"$0\" all --only clock,sync --output out",);
-        let status = Process::new("sh")
+        let output = Process::new("sh")
             .current_dir(run.path())
             .env("LD_LIBRARY_PATH", &libraries)
             .args(["-c", &script])
             .arg(&me)
-            .status()
+            .output()
             .unwrap();
-        assert_eq!(status.code(), Some(4), "{said}: {status:?}");
+        assert_eq!(
+            output.status.code(),
+            Some(4),
+            "{said}: {:?}, {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
         let out = run.path().join("out");
         let manifest = json(&out.join("all.json"));
         assert!(manifest["finished_utc"].is_string(), "{said}");
