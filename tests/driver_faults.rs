@@ -385,7 +385,15 @@ fn a_full_disk_in_the_middle_of_all_leaves_nothing_half_written() {
         let out = run.path().join("out");
         let manifest = json(&out.join("all.json"));
         assert!(manifest["finished_utc"].is_string(), "{said}");
-        for suite in manifest["suites"].as_array().unwrap() {
+        // A suite whose figure happens to fit (a loaded machine draws sync's smaller) may
+        // complete; every one that failed failed on the limit, and one at least did.
+        let suites = manifest["suites"].as_array().unwrap();
+        let failed: Vec<&serde_json::Value> = suites
+            .iter()
+            .filter(|s| s["status"] != "complete")
+            .collect();
+        assert!(!failed.is_empty(), "{said}: {suites:?}");
+        for suite in failed {
             assert_eq!(suite["status"], "failed", "{said}: {suite}");
             let error = suite["error"].as_str().unwrap();
             assert!(error.contains(said), "{said}: {error}");
