@@ -3,35 +3,16 @@
 //! held-out study (seed 29) states what that table says, and at its size every bin of the
 //! reliability diagram that holds 200 answers or more is within 0.1 of its share right.
 
-use std::io::Read;
 use std::path::Path;
 
-use gpubench::analysis::calibration::map_as_rust;
+use gpubench::analysis::calibration::{map_as_rust, reliability_of};
 use gpubench::analysis::confidence_map::{TABLE, calibrated};
+use gpubench::report::calibration::answers;
 
 fn study(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("results/calibration")
         .join(name)
-}
-
-#[derive(serde::Deserialize)]
-struct Answer {
-    confidence: Option<f64>,
-    raw_confidence: Option<f64>,
-    basis: String,
-    right: bool,
-}
-
-fn answers(dir: &Path) -> Vec<Answer> {
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(dir.join("outcomes.csv.gz")).unwrap())
-        .read_to_string(&mut text)
-        .unwrap();
-    csv::Reader::from_reader(text.as_bytes())
-        .deserialize()
-        .collect::<Result<_, _>>()
-        .unwrap()
 }
 
 #[test]
@@ -45,9 +26,8 @@ fn the_table_in_the_code_is_the_committed_studys() {
 
 #[test]
 fn the_held_out_study_is_calibrated_under_todays_table() {
-    let answers = answers(&study("study-seed29"));
+    let answers = answers(&study("study-seed29")).unwrap();
     assert!(answers.len() >= 40_000, "{} answers", answers.len());
-    let mut bins = [(0_usize, 0.0_f64, 0_usize); 10];
     for a in &answers {
         assert_eq!(a.confidence.is_some(), a.raw_confidence.is_some());
         let (Some(stated), Some(raw)) = (a.confidence, a.raw_confidence) else {
@@ -60,22 +40,19 @@ fn the_held_out_study_is_calibrated_under_todays_table() {
             a.basis,
             calibrated(&a.basis, raw)
         );
-        let bin = &mut bins[((stated * 10.0) as usize).min(9)];
-        bin.0 += 1;
-        bin.1 += stated;
-        bin.2 += usize::from(a.right);
     }
-    let stated: usize = bins.iter().map(|b| b.0).sum();
+    let bins = reliability_of(answers.iter().map(|a| (a.confidence, a.right)));
+    let stated: usize = bins.iter().map(|b| b.answers).sum();
     let mut sparse = 0;
-    for (k, (n, sum, right)) in bins.iter().enumerate() {
-        if *n >= 200 {
-            let (mean, share) = (sum / *n as f64, *right as f64 / *n as f64);
-            assert!(
-                (mean - share).abs() <= 0.1,
-                "bin {k}: {share} right at {mean}"
-            );
-        } else {
-            sparse += n;
+    for (k, bin) in bins.iter().enumerate() {
+        match (bin.mean_confidence, bin.share_right) {
+            (Some(mean), Some(share)) if bin.answers >= 200 => {
+                assert!(
+                    (mean - share).abs() <= 0.1,
+                    "bin {k}: {share} right at {mean}"
+                );
+            }
+            _ => sparse += bin.answers,
         }
     }
     // The table leaves some tenths almost empty (no basis is right 0-10 % or 20-30 % of the

@@ -3,9 +3,12 @@
 //! read from pushed out of its domain, one at a time; the summary must refuse it in one
 //! sentence naming the file.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use common::copy_tree;
 use gpubench::app::registry::derive_figures;
 use gpubench::report::domain;
 use gpubench::report::figures::Figure;
@@ -16,16 +19,6 @@ fn committed(run: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("results/h100")
         .join(run)
-}
-
-fn copy(from: &Path, to: &Path) {
-    let copied = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(from)
-        .arg(to)
-        .status()
-        .unwrap();
-    assert!(copied.success());
 }
 
 /// Every numeric leaf of `value`, as a JSON pointer and its number.
@@ -63,7 +56,7 @@ fn measured(figure: &Figure) -> bool {
 fn a_negative_latency_in_a_copied_run_is_refused_by_report() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("pipeline");
-    copy(&committed("pipeline"), &run);
+    copy_tree(&committed("pipeline"), &run);
     let file = run.join("pipeline.json");
     let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let mut numbers = Vec::new();
@@ -106,7 +99,7 @@ fn every_suites_read_back_values_are_checked_for_their_domain() {
         }
         let name = suite.file_name().unwrap().to_string_lossy().into_owned();
         let copy_dir = dir.path().join(&name);
-        copy(&suite, &copy_dir);
+        copy_tree(&suite, &copy_dir);
         let figures = summarise_from_files(&copy_dir, derive_figures)
             .unwrap_or_else(|e| panic!("{name}: the committed run is refused: {e:#}"))
             .figures;

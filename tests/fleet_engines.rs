@@ -8,9 +8,13 @@
 //! Where it cannot be installed (no python3, no network) the ReFrame tests say so and stop,
 //! except under CI (`CI` set), where that is a failure.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
+
+use common::copy_tree;
 
 const REFRAME: &str = "reframe-hpc==4.10.4";
 
@@ -84,13 +88,7 @@ fn run_reframe(program: &Path, prefix: &Path, extra: &[&str]) -> Output {
 
 /// A copy of the committed H100 `all` run under `to`.
 fn copy_run(to: &Path) {
-    let status = Command::new("cp")
-        .arg("-r")
-        .arg(root().join("results/h100/all"))
-        .arg(to)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    copy_tree(&root().join("results/h100/all"), to);
 }
 
 #[test]
@@ -123,13 +121,10 @@ fn reframe_writes_a_slurm_job_per_node_in_a_dry_run() {
 fn the_slurm_gather_step_compares_every_gpu_of_every_node() {
     let dir = tempfile::tempdir().unwrap();
     // Three nodes as the array leaves them: two H200s under a devices.json, one H100 alone.
-    let status = Command::new("cp")
-        .arg("-r")
-        .arg(root().join("results/h200x2"))
-        .arg(dir.path().join("nodeA-1-0"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    copy_tree(
+        &root().join("results/h200x2"),
+        &dir.path().join("nodeA-1-0"),
+    );
     copy_run(&dir.path().join("nodeB-1-1"));
     let output = Command::new("bash")
         .arg(root().join("scripts/slurm-fleet.sh"))

@@ -5,7 +5,11 @@
 //! code 2 (or 1 for a file gpubench could not write) — never a panic — in bounded time, and
 //! nothing may appear outside `--output`; a refused report leaves no output behind.
 
+mod common;
+
 use std::path::{Path, PathBuf};
+
+use common::copy_tree;
 use std::process::Output;
 use std::time::Duration;
 
@@ -17,19 +21,6 @@ const SUITES: [&str; 4] = ["clock", "shared", "branch", "sync"];
 
 fn committed_all() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100/all")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// An `all` run of four suites: their directories, `info.json`, and an `all.json` naming them.

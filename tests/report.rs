@@ -1,6 +1,8 @@
 //! `gpubench report` and `gpubench compare` on the committed H100 runs, with no GPU: the
 //! tables come back byte for byte, every figure is re-drawn, and bad input is refused.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -724,13 +726,7 @@ mod slow {
             (committed("all"), run.clone()),
             (committed("all-repeat"), run.join("repeat")),
         ] {
-            let copied = std::process::Command::new("cp")
-                .arg("-r")
-                .arg(from)
-                .arg(to)
-                .status()
-                .unwrap();
-            assert!(copied.success());
+            common::copy_tree(&from, &to);
         }
         let texture = run.join("repeat/cache-texture/figures.json");
         let mut figures: serde_json::Value =

@@ -267,12 +267,12 @@ fn judge_report(
 /// merged is the study run at once.
 pub fn study(seed: u64, first: u64, cases: u64, threads: usize) -> Vec<Outcome> {
     let threads = threads.max(1) as u64;
-    let cases = first + cases;
+    let end = first + cases;
     let mut outcomes: Vec<(u64, Outcome)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
                 scope.spawn(move || {
-                    (first + t..cases)
+                    (first + t..end)
                         .step_by(threads as usize)
                         .flat_map(|i| judge(draw(seed, i)).map(|o| (i, o)))
                         .collect::<Vec<_>>()

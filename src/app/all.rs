@@ -67,15 +67,6 @@ struct Manifest<'a> {
     suites: &'a [SuiteOutcome],
 }
 
-/// The last non-empty line of a suite's log: its one-sentence error, where it failed.
-fn last_line(log: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(log).ok()?;
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| l.trim().trim_start_matches("Error: ").to_string())
-}
-
 /// A directory removed with everything in it when `all` is done with it.
 struct TemporaryDir(std::path::PathBuf);
 
@@ -649,7 +640,8 @@ impl Running {
                 Some(match std::os::unix::process::ExitStatusExt::signal(&exit) {
                     // Killed, it wrote no sentence: its log's last line would mislead.
                     Some(signal) => format!("killed by {}", signal_name(signal)),
-                    None => last_line(&child.log_path).unwrap_or(format!("exited with {exit}")),
+                    None => run_dir::last_log_line(&child.log_path)
+                        .unwrap_or(format!("exited with {exit}")),
                 }),
             ),
             End::TimedOut => (
@@ -662,9 +654,12 @@ impl Running {
         } else {
             run_dir::remove_partial_files(&child.dir)
         };
-        let error = error.map(|e| match removed.is_empty() {
-            true => e,
-            false => format!("{e}; half-written {} removed", removed.join(", ")),
+        let error = error.map(|e| {
+            if removed.is_empty() {
+                e
+            } else {
+                format!("{e}; half-written {} removed", removed.join(", "))
+            }
         });
         let time_split = SavedMetadata::read(&child.dir)
             .ok()

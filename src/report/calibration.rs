@@ -120,19 +120,25 @@ struct Shard {
     settings: ShardSettings,
 }
 
-/// What `outcomes.csv` says of one answer, for the diagram.
-#[derive(serde::Deserialize)]
-struct Answer {
-    confidence: Option<f64>,
-    raw_confidence: Option<f64>,
-    basis: String,
-    right: bool,
+/// What `outcomes.csv` says of one answer: its basis, raw and stated confidence, and whether
+/// it was right (the columns the diagram and the table are made from).
+#[derive(Debug, serde::Deserialize)]
+pub struct Answer {
+    pub confidence: Option<f64>,
+    pub raw_confidence: Option<f64>,
+    pub basis: String,
+    pub right: bool,
+}
+
+/// The answers of the study in `dir` (its `outcomes.csv`, plain or gzip-compressed).
+pub fn answers(dir: &Path) -> Result<Vec<Answer>> {
+    saved::read_csv(dir, "outcomes.csv")
 }
 
 /// Shards joined into one study, not yet written.
 pub struct Merged {
     outcomes_csv: Vec<u8>,
-    answers: Vec<(Option<f64>, bool)>,
+    answers: Vec<Answer>,
     pub bins: Vec<Bin>,
     /// The calibration table this study would make (`calibration::fit_map`).
     pub table: Vec<(String, [f64; 12])>,
@@ -146,7 +152,7 @@ impl Merged {
         write_study(
             run,
             &self.outcomes_csv,
-            self.answers.iter().copied(),
+            self.answers.iter().map(|a| (a.confidence, a.right)),
             &self.bins,
             &self.settings,
         )
@@ -195,7 +201,6 @@ pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     let mut header: Option<csv::StringRecord> = None;
     let mut answers = Vec::new();
-    let mut raw = Vec::new();
     for (dir, settings) in &read {
         let path = saved::find(dir, "outcomes.csv")
             .with_context(|| format!("{} has no outcomes.csv", dir.display()))?;
@@ -223,8 +228,7 @@ pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
             let answer: Answer = record
                 .deserialize(Some(&this_header))
                 .with_context(|| format!("unreadable row in {}", path.display()))?;
-            answers.push((answer.confidence, answer.right));
-            raw.push((answer.basis, answer.raw_confidence, answer.right));
+            answers.push(answer);
             writer.write_record(&record)?;
             readings += 1;
         }
@@ -239,7 +243,7 @@ pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
         }
     }
     let cases: u64 = read.iter().map(|(_, s)| s.cases).sum();
-    let bins = reliability_of(answers.iter().copied());
+    let bins = reliability_of(answers.iter().map(|a| (a.confidence, a.right)));
     let settings = serde_json::json!({
         "cases": cases,
         "seed": first.seed,
@@ -253,7 +257,11 @@ pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
         })).collect::<Vec<_>>(),
         "gpubench_version": env!("CARGO_PKG_VERSION"),
     });
-    let table = fit_map_of(raw.iter().map(|(b, c, r)| (b.as_str(), *c, *r)));
+    let table = fit_map_of(
+        answers
+            .iter()
+            .map(|a| (a.basis.as_str(), a.raw_confidence, a.right)),
+    );
     Ok(Merged {
         table,
         outcomes_csv: writer.into_inner().context("finishing outcomes.csv")?,

@@ -72,12 +72,9 @@ pub fn failures_of(root: &Path, gpu: &GpuRun) -> Vec<String> {
             })
             .collect();
     }
-    let log = std::fs::read_to_string(root.join(&gpu.log)).unwrap_or_default();
-    log.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| vec![l.trim().trim_start_matches("Error: ").to_string()])
-        .unwrap_or_default()
+    super::run_dir::last_log_line(&root.join(&gpu.log))
+        .into_iter()
+        .collect()
 }
 
 /// The directory name of a GPU's run: `gpu<index>-<first 8 hex digits of the UUID>`.

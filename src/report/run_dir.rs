@@ -136,6 +136,16 @@ impl RunDir {
     }
 }
 
+/// The last non-empty line of a log, without the "Error: " every failed command's sentence
+/// starts with: what the command said last, where it failed.
+pub fn last_log_line(log: &Path) -> Option<String> {
+    let text = fs::read_to_string(log).ok()?;
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().trim_start_matches("Error: ").to_string())
+}
+
 /// Removes what writers killed in mid-write left in `dir`: the temporary files of
 /// [`RunDir::write_with`] (`.partial-NAME`) and of [`write_atomically`] (`.NAME.partial`), so
 /// nothing half-written stays beside the finished files. Returns the names removed.
