@@ -417,3 +417,103 @@ fn a_full_disk_in_the_middle_of_all_leaves_nothing_half_written() {
         }
     }
 }
+
+/// A stand-in NVML beside the stand-in driver (see the fixture's header).
+const FAKE_NVML: &str = include_str!("fixtures/fake_nvml.c");
+
+/// `dir` with the stand-in driver and the stand-in NVML, or `None` without a C compiler.
+fn fake_gpu_with_nvml(dir: &Path) -> Option<PathBuf> {
+    let libraries = stub_driver(dir, FAKE_GPU)?;
+    let c = dir.join("nvml.c");
+    std::fs::write(&c, FAKE_NVML).unwrap();
+    let built = Process::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(dir.join("libnvidia-ml.so.1"))
+        .arg(&c)
+        .status()
+        .unwrap();
+    assert!(built.success(), "the stand-in NVML did not compile");
+    Some(libraries)
+}
+
+/// NVML sees the clocks held down (a power cap) while the sync suite runs: that suite's
+/// metadata says so, every figure it gave is marked in the summary, which names it and what
+/// NVML saw, and `compare` against a run that was not held down marks the same figures in the
+/// throttled run's column alone, the others in neither.
+#[test]
+fn a_throttle_seen_during_a_suite_marks_its_figures_in_the_summary_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = fake_gpu_with_nvml(dir.path()) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let run = tempfile::tempdir().unwrap();
+    let only = ["--only", "clock,sync"];
+    let held = [("FAKE_NVML_THROTTLE_SUITE", "sync")];
+    assert_eq!(all_on_fake_gpus(&libraries, run.path(), &held, &only), 0);
+    std::fs::rename(run.path().join("out"), run.path().join("held")).unwrap();
+    assert_eq!(all_on_fake_gpus(&libraries, run.path(), &[], &only), 0);
+    let held = run.path().join("held");
+
+    let nvml = |suite: &str| json(&held.join(suite).join("metadata.json"))["nvml"].clone();
+    let said = nvml("sync")["throttled"].as_str().unwrap().to_string();
+    assert!(said.contains("power 2.0 ms"), "{said}");
+    assert!(said.contains("sw power cap after the run"), "{said}");
+    assert!(nvml("clock")["throttled"].is_null());
+    assert_eq!(nvml("clock")["identity"]["name"], "Fake GPU");
+
+    let summary = std::fs::read_to_string(held.join("summary.md")).unwrap();
+    let rows: Vec<&str> = summary.lines().filter(|l| l.starts_with("| ")).collect();
+    let figure_rows = |suite: &str| {
+        rows.iter()
+            .filter(|l| l.contains(&format!(" {suite}/")))
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    assert!(!figure_rows("sync").is_empty(), "{summary}");
+    assert!(!figure_rows("clock").is_empty(), "{summary}");
+    for row in figure_rows("sync") {
+        assert!(row.contains("(throttled)"), "{row}");
+    }
+    for row in figure_rows("clock") {
+        assert!(!row.contains("(throttled)"), "{row}");
+    }
+    assert!(
+        summary.contains("## Measured under throttling"),
+        "{summary}"
+    );
+    assert!(summary.contains(&format!("| sync | {said} |")), "{summary}");
+    let suites = json(&held.join("summary.json"))["suites"].clone();
+    let sync = suites
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "sync");
+    assert_eq!(sync.unwrap()["throttled"], said.as_str());
+
+    let compared = Command::cargo_bin("gpubench")
+        .unwrap()
+        .arg("compare")
+        .arg(&held)
+        .arg(run.path().join("out"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let compared = String::from_utf8(compared).unwrap();
+    let rows: Vec<&str> = compared.lines().filter(|l| l.starts_with("| ")).collect();
+    let marked: Vec<&&str> = rows.iter().filter(|l| l.contains("(throttled)")).collect();
+    assert_eq!(marked.len(), figure_rows("sync").len(), "{compared}");
+    for row in marked {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        assert!(cells[1].ends_with("(throttled)"), "{row}");
+        assert!(!cells[2].contains("(throttled)"), "{row}");
+    }
+    let footnote = format!(
+        "{} figures were measured while NVML saw the clocks held down (in {}), marked (throttled)",
+        figure_rows("sync").len(),
+        held.display()
+    );
+    assert!(compared.contains(&footnote), "{compared}");
+}

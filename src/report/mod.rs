@@ -29,4 +29,5 @@ pub mod slots;
 pub mod summary;
 pub mod sync;
 pub mod tensor;
+pub mod throttling;
 pub mod tma;

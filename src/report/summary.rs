@@ -27,6 +27,10 @@ pub struct SuiteTiming {
     /// JIT / GPU / host / driver start, where the suite recorded them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_split: Option<TimeSplit>,
+    /// What NVML saw where the clocks were held down while the suite ran
+    /// ([`super::throttling`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -230,6 +234,7 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
                 .and_then(|s| s.error.clone())
                 .or_else(|| metadata.error.clone()),
             time_split: listed.and_then(|s| s.time_split).or(metadata.time_split),
+            throttled: metadata.nvml.throttled.clone(),
         });
         if metadata.complete() && first_metadata.is_none() {
             first_metadata = Some(metadata);
@@ -367,6 +372,15 @@ fn table_rows(figures: &[Figure]) -> Vec<Row> {
     rows
 }
 
+/// A row's value, marked where its suite ran with the clocks held down.
+fn marked_value(summary: &Summary, row: &Row) -> String {
+    if super::throttling::source_is_throttled(summary, &row.source) {
+        format!("{} {}", row.value, super::throttling::MARK)
+    } else {
+        row.value.clone()
+    }
+}
+
 /// `text` as one cell of a Markdown table.
 pub fn markdown_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -388,7 +402,7 @@ pub fn render_markdown(summary: &Summary) -> String {
                 "| {} | {} | {} | {} | {} |",
                 markdown_cell(&row.section),
                 markdown_cell(&row.quantity),
-                markdown_cell(&row.value),
+                markdown_cell(&marked_value(summary, &row)),
                 markdown_cell(&row.uncertainty),
                 markdown_cell(&row.source)
             );
@@ -399,6 +413,7 @@ pub fn render_markdown(summary: &Summary) -> String {
         md += "\n## Unresolved\n\nStated with a confidence below 0.5, or not identifiable from the sweep: what the run saw, not figures.\n\n";
         table(&mut md, &unresolved);
     }
+    md += &super::throttling::markdown_section(summary);
     // Runs that recorded where their time went get the split; older ones keep three columns.
     let split = summary.suites.iter().any(|s| s.time_split.is_some());
     md += "\n## Wall time of each suite\n\n| Suite | Status | Seconds |";
@@ -502,7 +517,7 @@ pub fn render_latex(summary: &Summary) -> String {
             tex,
             "{} & {} & {} & {} \\\\",
             latex_escape(&row.quantity),
-            latex_escape(&row.value),
+            latex_escape(&marked_value(summary, &row)),
             latex_escape(&row.uncertainty),
             latex_escape(&row.source)
         );
@@ -626,6 +641,7 @@ mod tests {
             seconds: Some(2.0),
             error: None,
             time_split: split,
+            throttled: None,
         };
         let split = TimeSplit {
             wall_seconds: 1.9,

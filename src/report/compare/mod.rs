@@ -199,6 +199,10 @@ pub struct Row {
     pub flag: Option<String>,
     /// Fleet mode: the spread over the runs and the odd ones.
     pub fleet: Option<FleetRow>,
+    /// The runs (by index) whose figure came from a suite NVML saw throttled, with what it
+    /// saw.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub throttled: Vec<(usize, String)>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -288,6 +292,17 @@ pub fn compare(
             .flatten()
             .next()
             .map_or(String::new(), |f| f.unit.clone());
+        let throttled = cells
+            .iter()
+            .zip(summaries)
+            .enumerate()
+            .filter_map(|(i, (cell, summary))| {
+                Some((
+                    i,
+                    crate::report::throttling::of(summary, cell.as_ref()?)?.to_string(),
+                ))
+            })
+            .collect();
         let (flag, fleet) = match k {
             None => {
                 let flag = cells[0].as_ref().and_then(|reference| {
@@ -307,6 +322,7 @@ pub fn compare(
             cells,
             flag,
             fleet,
+            throttled,
         });
     }
     let odd_ones_out = odd_ones_out(runs, &rows);

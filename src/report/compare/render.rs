@@ -58,7 +58,14 @@ pub(super) fn table_rows(c: &Comparison, escape: fn(&str) -> String) -> Vec<Vec<
         .iter()
         .map(|row| {
             std::iter::once(format!("{}: {}", row.section, row.quantity))
-                .chain(row.cells.iter().map(cell_text))
+                .chain(row.cells.iter().enumerate().map(|(i, cell)| {
+                    let text = cell_text(cell);
+                    if row.throttled.iter().any(|(j, _)| *j == i) {
+                        format!("{text} {}", crate::report::throttling::MARK)
+                    } else {
+                        text
+                    }
+                }))
                 .chain(verdict_cells(c, row))
                 .map(|text| escape(&text))
                 .collect()
@@ -74,7 +81,7 @@ pub(super) fn verdict_headers(c: &Comparison) -> Vec<&'static str> {
 }
 
 pub(super) fn footnote(c: &Comparison) -> String {
-    match c.k {
+    let mut text = match c.k {
         None => format!(
             "Flagged: {} of {} figures differ from the first run (numbers: moved more than {} and, where both state an interval, disjoint; neither figures inferred with confidence below 0.5 nor what a run calls unresolved; verdicts: different words, numbers masked).",
             c.flagged(),
@@ -86,7 +93,27 @@ pub(super) fn footnote(c: &Comparison) -> String {
             c.tolerances.describe(),
             c.runs.len()
         ),
+    };
+    let throttled = c.rows.iter().filter(|r| !r.throttled.is_empty()).count();
+    if throttled > 0 {
+        let runs: Vec<&str> = c
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                c.rows
+                    .iter()
+                    .any(|r| r.throttled.iter().any(|(j, _)| j == i))
+            })
+            .map(|(_, run)| run.as_str())
+            .collect();
+        text += &format!(
+            " {throttled} figures were measured while NVML saw the clocks held down (in {}), marked {}: they may read low.",
+            runs.join(", "),
+            crate::report::throttling::MARK
+        );
     }
+    text
 }
 
 pub(super) fn render_markdown(c: &Comparison) -> String {
@@ -187,6 +214,7 @@ pub(super) fn render_csv(c: &Comparison) -> anyhow::Result<String> {
         "mad",
         "odd",
         "deviation",
+        "throttled",
     ])?;
     let number = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     for row in &c.rows {
@@ -218,6 +246,10 @@ pub(super) fn render_csv(c: &Comparison) -> anyhow::Result<String> {
                     String::new()
                 },
                 number(odd.and_then(|(_, d)| *d)),
+                row.throttled
+                    .iter()
+                    .find(|(j, _)| *j == i)
+                    .map_or(String::new(), |(_, what)| what.clone()),
             ])?;
         }
     }

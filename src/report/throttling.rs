@@ -1,0 +1,106 @@
+//! Figures measured while NVML saw the clocks held down (a power cap, a thermal slowdown):
+//! each suite records what NVML said in its `metadata.json` (`nvml.throttled`); the summary
+//! carries it per suite, and the summary's tables and `compare` mark every figure that suite
+//! gave, since a figure in cycles or bytes per second taken at a lowered clock may read low.
+
+use super::summary::{Figure, Summary};
+
+/// What the Value cells of a throttled suite's figures carry.
+pub const MARK: &str = "(throttled)";
+
+/// The suite a summary figure came from: the first part of its source (`sync/sync.json`).
+fn suite_of(figure: &Figure) -> &str {
+    figure.source.split('/').next().unwrap_or_default()
+}
+
+/// What NVML said of the suite `figure` came from in `summary`, where it was throttled.
+pub fn of<'a>(summary: &'a Summary, figure: &Figure) -> Option<&'a str> {
+    let suite = suite_of(figure);
+    summary
+        .suites
+        .iter()
+        .find(|s| s.name == suite)
+        .and_then(|s| s.throttled.as_deref())
+}
+
+/// Whether the table row whose source is `source` came from a throttled suite of `summary`.
+pub fn source_is_throttled(summary: &Summary, source: &str) -> bool {
+    let suite = source.split('/').next().unwrap_or_default();
+    summary
+        .suites
+        .iter()
+        .any(|s| s.name == suite && s.throttled.is_some())
+}
+
+/// The summary's section naming each throttled suite and what NVML said, or nothing.
+pub fn markdown_section(summary: &Summary) -> String {
+    let throttled: Vec<(&str, &str)> = summary
+        .suites
+        .iter()
+        .filter_map(|s| Some((s.name.as_str(), s.throttled.as_deref()?)))
+        .collect();
+    if throttled.is_empty() {
+        return String::new();
+    }
+    let mut md = format!(
+        "\n## Measured under throttling\n\nNVML saw the clocks held down while these suites ran; every figure they gave is marked {MARK} above and may read low.\n\n| Suite | What NVML saw |\n|---|---|\n"
+    );
+    for (suite, what) in throttled {
+        md += &format!(
+            "| {} | {} |\n",
+            super::summary::markdown_cell(suite),
+            super::summary::markdown_cell(what)
+        );
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::summary::SuiteTiming;
+
+    fn summary(throttled: Option<&str>) -> Summary {
+        Summary {
+            caption: String::new(),
+            figures: Vec::new(),
+            suites: vec![SuiteTiming {
+                name: "sync".into(),
+                status: "complete".into(),
+                seconds: Some(1.0),
+                error: None,
+                time_split: None,
+                throttled: throttled.map(str::to_string),
+            }],
+            total_seconds: None,
+        }
+    }
+
+    fn figure(source: &str) -> Figure {
+        Figure {
+            section: "Sync".into(),
+            quantity: "barrier cost".into(),
+            value: Some(20.0),
+            unit: "cycles".into(),
+            low: None,
+            high: None,
+            uncertainty: String::new(),
+            text: None,
+            source: source.into(),
+        }
+    }
+
+    #[test]
+    fn a_figure_is_throttled_exactly_when_its_suite_was() {
+        let held = summary(Some("power 3.0 ms"));
+        assert_eq!(of(&held, &figure("sync/sync.json")), Some("power 3.0 ms"));
+        assert_eq!(of(&held, &figure("synchronous/sync.json")), None);
+        assert!(source_is_throttled(&held, "sync/sync.json"));
+        assert!(!source_is_throttled(&held, "clock/clock.json"));
+        let free = summary(None);
+        assert_eq!(of(&free, &figure("sync/sync.json")), None);
+        assert!(markdown_section(&free).is_empty());
+        let section = markdown_section(&held);
+        assert!(section.contains("| sync | power 3.0 ms |"), "{section}");
+    }
+}
