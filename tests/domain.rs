@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use common::copy_tree;
 use gpubench::app::registry::derive_figures;
+use gpubench::input::columns;
 use gpubench::report::domain;
 use gpubench::report::figures::Figure;
 use gpubench::report::summary::summarise_from_files;
@@ -185,4 +186,124 @@ fn every_suites_read_back_values_are_checked_for_their_domain() {
         refused += pushed;
     }
     assert!(refused > 100, "{refused}");
+}
+
+/// Every CSV a suite of the committed H100 run keeps: one number of a column that cannot be
+/// negative (a latency, a size, a count, a fraction), made negative, is refused by `report`
+/// naming the file and the column (exit 2, nothing written) — whether the figures or only the
+/// drawing read it; a file `report` does not read must be one of those written for people or
+/// for `analyze` ([`not_read_by_report`]), and `analyze cache` refuses the descending chase.
+#[test]
+fn every_suites_csv_files_are_checked_for_their_domain() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut refused = Vec::new();
+    let mut suites: Vec<PathBuf> = std::fs::read_dir(committed("all"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("metadata.json").is_file())
+        .collect();
+    suites.sort();
+    for suite in suites {
+        let name = suite.file_name().unwrap().to_string_lossy().into_owned();
+        let mut files: Vec<String> = std::fs::read_dir(&suite)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|f| f.ends_with(".csv") || f.ends_with(".csv.gz"))
+            .collect();
+        files.sort();
+        for file in files {
+            let copy_dir = dir.path().join(format!("{name}-{file}"));
+            copy_tree(&suite, &copy_dir);
+            let path = copy_dir.join(&file);
+            let text = gpubench::input::read_text(&path).unwrap();
+            let Some((column, damaged)) = negate_first_measured(&text) else {
+                continue;
+            };
+            let plain = copy_dir.join(file.trim_end_matches(".gz"));
+            std::fs::remove_file(&path).unwrap();
+            std::fs::write(&plain, damaged).unwrap();
+            let out = dir.path().join(format!("report-{name}-{file}"));
+            let output = Command::cargo_bin("gpubench")
+                .unwrap()
+                .arg("report")
+                .arg(&copy_dir)
+                .arg("--output")
+                .arg(&out)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let plain_name = plain.file_name().unwrap().to_string_lossy();
+            if output.status.success() {
+                let why = not_read_by_report(&file);
+                assert!(why.is_some(), "{name}/{file} was reported: {stderr}");
+                if file == "chase-descending.csv" {
+                    let analysed = Command::cargo_bin("gpubench")
+                        .unwrap()
+                        .args(["analyze", "cache"])
+                        .arg(copy_dir.join("chase.csv"))
+                        .output()
+                        .unwrap();
+                    let stderr = String::from_utf8_lossy(&analysed.stderr);
+                    assert_eq!(analysed.status.code(), Some(2), "{name}/{file}: {stderr}");
+                    assert!(stderr.contains(&format!("column {column}")), "{stderr}");
+                }
+                continue;
+            }
+            assert!(
+                stderr.contains(&*plain_name) && stderr.contains(&format!("column {column}")),
+                "{name}/{file}: {stderr}"
+            );
+            assert!(!out.exists(), "{name}/{file}");
+            refused.push(format!("{name}/{file}"));
+        }
+    }
+    assert!(refused.len() > 20, "{refused:?}");
+}
+
+/// Why `report` may not read the CSV named `file` (in some suites): the suite wrote it for
+/// people (a copy of what its JSON holds, raw samples), read it while it measured, or left it
+/// for `analyze`.
+fn not_read_by_report(file: &str) -> Option<&'static str> {
+    match file {
+        "chase-descending.csv" => Some("analyze cache reads it beside chase.csv"),
+        "strides.csv" | "pages.csv" => Some("the cache suite read it while it measured"),
+        "samples.csv.gz" => Some("raw samples; summary.csv is what is read"),
+        "split.csv" | "instructions.csv" | "pipeline.csv" | "branches.csv" => {
+            Some("a copy for people of what the suite's JSON holds")
+        }
+        _ => None,
+    }
+}
+
+/// `text` (a CSV) with the first number of its first row that lies in a column whose domain
+/// excludes negatives made negative, and that column's name.
+fn negate_first_measured(text: &str) -> Option<(String, String)> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader.headers().ok()?.clone();
+    let mut rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>().ok()?;
+    let first = rows.first()?.clone();
+    let column = (0..header.len().min(first.len())).find(|&i| {
+        first[i].parse::<f64>().is_ok_and(|x| x > 0.0)
+            && columns::domain(&header[i]) != columns::Domain::Signed
+    })?;
+    rows[0] = first
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            if i == column {
+                format!("-{field}")
+            } else {
+                field.to_string()
+            }
+        })
+        .collect();
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(&header).unwrap();
+    for row in &rows {
+        writer.write_record(row).unwrap();
+    }
+    Some((
+        header[column].to_string(),
+        String::from_utf8(writer.into_inner().unwrap()).unwrap(),
+    ))
 }

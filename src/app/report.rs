@@ -126,9 +126,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(error.context(format!("nothing was written to {}", output.display())));
     }
-    run_dir::check_new(&output)?;
-    std::fs::rename(&staging, &output)
-        .with_context(|| format!("moving the finished report to {}", output.display()))?;
+    run_dir::publish(&staging, &output)?;
     println!("tables and figures written to {}", output.display());
     Ok(())
 }

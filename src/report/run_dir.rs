@@ -56,8 +56,18 @@ impl RunDir {
                     fs::create_dir_all(parent)
                         .with_context(|| format!("cannot create {}", parent.display()))?;
                 }
-                fs::create_dir(path)
-                    .with_context(|| format!("cannot create run directory {}", path.display()))?;
+                match fs::create_dir(path) {
+                    // Another gpubench made it between the check and here: it is that run's.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        check_new(path)?;
+                        return Err(e).with_context(|| {
+                            format!("cannot create run directory {}", path.display())
+                        });
+                    }
+                    result => result.with_context(|| {
+                        format!("cannot create run directory {}", path.display())
+                    })?,
+                }
                 Ok(RunDir {
                     path: path.to_path_buf(),
                 })
@@ -172,6 +182,56 @@ pub fn csv_bytes<T: Serialize>(rows: impl IntoIterator<Item = T>) -> Result<Vec<
         writer.serialize(row).context("serialising a CSV row")?;
     }
     writer.into_inner().context("finishing CSV")
+}
+
+/// Moves the finished directory `staging` to `output`, which must still not exist: where
+/// another gpubench finished there first, `staging` is removed and the run refused as
+/// [`check_new`] refuses it.
+pub fn publish(staging: &Path, output: &Path) -> Result<()> {
+    if let Err(error) = rename_without_replacing(staging, output) {
+        let _ = fs::remove_dir_all(staging);
+        check_new(output)?;
+        return Err(error)
+            .with_context(|| format!("cannot move the finished run to {}", output.display()));
+    }
+    Ok(())
+}
+
+/// `rename`, failing with `AlreadyExists` where `to` exists (an empty directory included),
+/// atomically where the kernel and the file system offer it.
+fn rename_without_replacing(from: &Path, to: &Path) -> std::io::Result<()> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| {
+            std::ffi::CString::new(p.as_os_str().as_bytes())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+        };
+        let (from_c, to_c) = (c(from)?, c(to)?);
+        // SAFETY: both paths are NUL-terminated strings that outlive the call.
+        let moved = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                from_c.as_ptr(),
+                libc::AT_FDCWD,
+                to_c.as_ptr(),
+                libc::RENAME_NOREPLACE,
+            )
+        };
+        if moved == 0 {
+            return Ok(());
+        }
+        let error = std::io::Error::last_os_error();
+        // A file system without RENAME_NOREPLACE says EINVAL: check, then rename, below.
+        if error.raw_os_error() != Some(libc::EINVAL) && error.raw_os_error() != Some(libc::ENOSYS)
+        {
+            return Err(error);
+        }
+    }
+    if fs::symlink_metadata(to).is_ok() {
+        return Err(std::io::ErrorKind::AlreadyExists.into());
+    }
+    fs::rename(from, to)
 }
 
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {

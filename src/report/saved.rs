@@ -22,7 +22,10 @@ use crate::input::read_text;
 pub fn find(dir: &Path, name: &str) -> Option<PathBuf> {
     let plain = dir.join(name);
     let compressed = dir.join(format!("{name}.gz"));
-    [plain, compressed].into_iter().find(|p| p.exists())
+    // symlink_metadata: a link that leads nowhere (or round in a loop) is found, not absent.
+    [plain, compressed]
+        .into_iter()
+        .find(|p| std::fs::symlink_metadata(p).is_ok())
 }
 
 /// `dir/name` (or its .gz) read as `T`.

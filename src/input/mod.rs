@@ -10,6 +10,8 @@ use std::path::Path;
 
 use crate::error::UsageError;
 
+pub mod columns;
+
 /// The most bytes gpubench reads from one file, after unpacking.
 pub const MAX_INPUT_BYTES: u64 = 1 << 30;
 
@@ -57,26 +59,40 @@ pub fn read_text_within(path: &Path, limit: u64) -> Result<String, UsageError> {
     Ok(text)
 }
 
-/// Every field of a CSV that reads as a number is finite and within [`MAX_MAGNITUDE`].
+/// Every field of a CSV that reads as a number is finite and within [`MAX_MAGNITUDE`], and
+/// below the header, within its column's domain ([`columns`]).
 fn check_numbers(text: &str) -> Result<(), String> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .from_reader(text.as_bytes());
+    let mut header: Option<csv::StringRecord> = None;
     for (index, record) in reader.records().enumerate() {
         let Ok(record) = record else {
             // Malformed rows are the typed readers' to report, with their column names.
             continue;
         };
-        for field in record.iter() {
-            if let Ok(value) = field.trim().parse::<f64>()
-                && !(value.is_finite() && value.abs() <= MAX_MAGNITUDE)
-            {
+        for (column, field) in record.iter().enumerate() {
+            let Ok(value) = field.trim().parse::<f64>() else {
+                continue;
+            };
+            if !(value.is_finite() && value.abs() <= MAX_MAGNITUDE) {
                 return Err(format!(
                     "line {} holds {field:?}, which gpubench never writes (numbers are finite and at most {MAX_MAGNITUDE:e} in magnitude)",
                     index + 1
                 ));
             }
+            if let Some(name) = header.as_ref().and_then(|h| h.get(column))
+                && let Some(why) = columns::violation(name.trim(), value)
+            {
+                return Err(format!(
+                    "line {} holds {field:?} in column {name}, outside its domain ({why}): the file was damaged or edited",
+                    index + 1
+                ));
+            }
+        }
+        if header.is_none() {
+            header = Some(record);
         }
     }
     Ok(())

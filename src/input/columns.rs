@@ -1,0 +1,113 @@
+//! What each column gpubench writes to a CSV may hold, by the column's name: a file read back
+//! (by `report`, `compare` or `analyze`) whose number lies outside its column's domain was
+//! damaged or edited, and is refused before it is drawn or summarised. Measured quantities
+//! (cycles, bytes, rates, times) are not negative, fractions and confidences lie in [0, 1],
+//! counts and byte sizes are whole; only a difference of two measurements may be negative.
+
+/// What a column's numbers may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// A difference of two measurements (a cost over a load, an overhead): any finite number.
+    Signed,
+    /// A measured quantity: cycles, rates, times.
+    NotNegative,
+    /// A count or a size in bytes: a whole number, not negative.
+    Whole,
+    /// A fraction, a share or a confidence: within [0, 1].
+    Fraction,
+}
+
+/// Differences of two measurements, which a fast path can make slightly negative.
+const SIGNED: [&str; 3] = ["over_load_cycles", "tma_over_load_cycles", "overhead"];
+
+/// Columns that count things (lanes, threads, repeats, …).
+const COUNTS: [&str; 31] = [
+    "active",
+    "addresses",
+    "block",
+    "blocks",
+    "blocks_per_sm",
+    "cap",
+    "clause",
+    "cluster",
+    "clusters",
+    "dynamic_count",
+    "hits",
+    "idle_extrinsic",
+    "idle_intrinsic",
+    "instances",
+    "iteration",
+    "iterations",
+    "lane",
+    "m",
+    "max_active_clusters",
+    "n",
+    "passes",
+    "registers_per_thread",
+    "repeats",
+    "sample",
+    "slots",
+    "smid",
+    "stride_elements",
+    "thread",
+    "threads",
+    "warp",
+    "warps",
+];
+
+/// Columns holding a fraction or a confidence besides those named `f_*` and `*_fraction`.
+const FRACTIONS: [&str; 6] = [
+    "confidence",
+    "raw_confidence",
+    "mean_confidence",
+    "share_right",
+    "ncu_warp_efficiency",
+    "divergent_fraction",
+];
+
+/// The domain of the column named `name`.
+pub fn domain(name: &str) -> Domain {
+    if SIGNED.contains(&name) {
+        Domain::Signed
+    } else if FRACTIONS.contains(&name) || name.starts_with("f_") || name.ends_with("_fraction") {
+        Domain::Fraction
+    } else if COUNTS.contains(&name) || name.ends_with("_bytes") {
+        Domain::Whole
+    } else {
+        Domain::NotNegative
+    }
+}
+
+/// Why `value` cannot be in column `name`, if it cannot.
+pub fn violation(name: &str, value: f64) -> Option<&'static str> {
+    match domain(name) {
+        Domain::Signed => None,
+        Domain::NotNegative => (value < 0.0).then_some("a measured quantity is not negative"),
+        Domain::Whole => (value < 0.0 || value.fract() != 0.0)
+            .then_some("a count or a size in bytes is a whole number, not negative"),
+        Domain::Fraction => (!(0.0..=1.0).contains(&value))
+            .then_some("a fraction or a confidence lies within 0 to 1"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_of_column_refuses_what_it_cannot_hold() {
+        assert_eq!(violation("cycles", 31.5), None);
+        assert!(violation("cycles", -0.5).is_some());
+        assert!(violation("latency_cycles", -5.0).is_some());
+        assert_eq!(violation("over_load_cycles", -0.007), None);
+        assert_eq!(violation("footprint_bytes", 4096.0), None);
+        assert!(violation("footprint_bytes", 4096.5).is_some());
+        assert!(violation("lane", -1.0).is_some());
+        assert_eq!(violation("taken_fraction", 1.0), None);
+        assert!(violation("taken_fraction", 1.01).is_some());
+        assert!(violation("f_active", -0.1).is_some());
+        assert!(violation("confidence", 1.5).is_some());
+        assert_eq!(domain("median_bytes_per_second"), Domain::NotNegative);
+        assert_eq!(domain("bytes_per_launch"), Domain::NotNegative);
+    }
+}
