@@ -202,6 +202,29 @@ extern "C" __global__ void bw_read_device_strong(const uint4 *data, unsigned sli
     }
 }
 
+// Lines shared by many SMs, as gpu-benches' gpu-l2-cache reads them: the region is `chunks`
+// chunks of `chunk_count` vectors, and in pass p block b reads chunk (b + p * gridDim) %
+// chunks. Where the grid has more blocks than the region chunks, gridDim / chunks blocks on
+// as many SMs read each chunk at once; where it has fewer, each pass reads the next gridDim
+// chunks, so the passes walk the whole region and nothing is read again before all of it has
+// been. Strong .cg loads keep L1 out of it; what the L2 serves to many SMs at once is what
+// this measures, beside the private lines of the kernels above.
+extern "C" __global__ void bw_read_device_shared(const uint4 *data, unsigned chunk_count,
+                                                 unsigned chunks, int passes, unsigned *sink)
+{
+    unsigned sum = 0;
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) {
+        const unsigned chunk =
+            (unsigned)((blockIdx.x + (unsigned long long)p * gridDim.x) % chunks);
+        read_once<STRONG>(sum, data + (unsigned long long)chunk * chunk_count, chunk_count,
+                          blockDim.x);
+    }
+    if (sum == 0x9e3779b9u) {
+        sink[0] = sum;
+    }
+}
+
 // Reads through L1: each block reads a region of its own, `count` vectors, placed by the SM it
 // runs on (%smid) and its arrival order there (an atomic ticket in `tickets`, zeroed before the
 // launch), so the blocks of one SM together keep `blocks_per_sm` regions and no two blocks read

@@ -493,6 +493,7 @@ fn bandwidth_measures_every_level_and_checks_its_kernels() {
         ("shared", "read"),
         ("l1", "read"),
         ("l2", "read"),
+        ("l2", "shared-line read"),
         ("dram", "copy"),
     ] {
         let found = levels

@@ -177,6 +177,7 @@ pub fn describe(kernel: Kernel) -> (&'static str, &'static str) {
     match kernel {
         Kernel::ReadDevice => ("read", "device"),
         Kernel::ReadDeviceStrong => ("strong read", "device"),
+        Kernel::ReadDeviceShared => ("shared-line read", "device"),
         Kernel::WriteDevice => ("write", "device"),
         Kernel::CopyDevice => ("copy", "device"),
         Kernel::ReadSm => ("read", "sm"),

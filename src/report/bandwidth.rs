@@ -12,7 +12,7 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::figures::{Figure, Rows};
-use super::plot::{self, BLUE, CYAN, FONT, GREEN, MAGENTA};
+use super::plot::{self, BLUE, CYAN, FONT, GREEN, MAGENTA, RED};
 
 /// One row of `points.csv` (also what the figure and `report` read back).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,7 +55,8 @@ pub struct LevelFigure {
 /// Where one sweep's bandwidth falls from one plateau to the next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FalloffFigure {
-    /// "l1 read (per SM)" or "device read" / "device strong read" / "device write" / "device copy".
+    /// "l1 read (per SM)" or "device read" / "device strong read" / "device shared-line read" /
+    /// "device write" / "device copy".
     pub sweep: String,
     pub bytes: u64,
     pub low_bytes: u64,
@@ -108,6 +109,18 @@ pub const TITLE: &str = "Memory bandwidth against footprint";
 
 fn gb(bytes_per_second: f64) -> f64 {
     bytes_per_second / 1e9
+}
+
+/// The sweep whose falls mark where sharing changes (the grid's chunks against the
+/// region's), not where a level ends; runs before that was known recorded them.
+const SHARED_LINE_SWEEP: &str = "device shared-line read";
+
+/// The fall-offs that mark a level's end: all but the shared-line read's.
+fn level_falloffs(file: &BandwidthFile) -> Vec<&FalloffFigure> {
+    file.falloffs
+        .iter()
+        .filter(|f| f.sweep != SHARED_LINE_SWEEP)
+        .collect()
 }
 
 /// The summary's bandwidth rows.
@@ -174,12 +187,10 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     r.text("kernels' memory instructions (SASS)", Some(&verdict));
     // A sweep may fall off more than once (a copy past the near L2, then past the whole L2):
     // each fall-off its own row, numbered, so a comparison pairs first with first.
-    for (i, f) in file.falloffs.iter().enumerate() {
-        let nth = file.falloffs[..i]
-            .iter()
-            .filter(|g| g.sweep == f.sweep)
-            .count();
-        let later = file.falloffs.iter().skip(i + 1).any(|g| g.sweep == f.sweep);
+    let falloffs = level_falloffs(&file);
+    for (i, f) in falloffs.iter().enumerate() {
+        let nth = falloffs[..i].iter().filter(|g| g.sweep == f.sweep).count();
+        let later = falloffs.iter().skip(i + 1).any(|g| g.sweep == f.sweep);
         let quantity = match (nth, later) {
             (0, false) => format!("{} falls off at", f.sweep),
             (n, _) => format!("{} falls off at (fall-off {})", f.sweep, n + 1),
@@ -206,7 +217,7 @@ type Sweep = (Vec<(f64, f64)>, RGBColor, Vec<f64>, String);
 /// no text lies on the curves.
 pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile) -> Result<()> {
     // (sweep name in the fall-offs, placement, operation, legend label, colour)
-    let sweeps: [(&str, &str, &str, &str, RGBColor); 5] = [
+    let sweeps: [(&str, &str, &str, &str, RGBColor); 6] = [
         (
             "l1 read (per SM)",
             "sm",
@@ -221,6 +232,13 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
             "strong read",
             "strong read past L1",
             CYAN,
+        ),
+        (
+            "device shared-line read",
+            "device",
+            "shared-line read",
+            "strong read of lines many SMs share",
+            RED,
         ),
         (
             "device write",
@@ -261,9 +279,8 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
             if curve.is_empty() {
                 return None;
             }
-            let falls: Vec<f64> = file
-                .falloffs
-                .iter()
+            let falls: Vec<f64> = level_falloffs(file)
+                .into_iter()
                 .filter(|f| f.sweep == name)
                 .map(|f| f.bytes as f64)
                 .collect();

@@ -15,6 +15,9 @@ use crate::error::GpuError;
 pub const VECTOR_BYTES: u64 = 16;
 /// Independent accesses each thread keeps in flight (`UNROLL` in cuda/bandwidth.cu).
 pub const UNROLL: u64 = 4;
+/// The most bytes of a chunk of the shared-line read: 512 KiB, what gpu-benches' L2 kernel
+/// gives each block (with whole slices, so every thread keeps its loads in flight).
+pub const SHARED_CHUNK_BYTES: u64 = 512 << 10;
 
 /// What one launch does, and where its footprint lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +26,9 @@ pub enum Kernel {
     ReadDevice,
     /// `bw_read_device_strong`: the same with strong `.cg` loads.
     ReadDeviceStrong,
+    /// `bw_read_device_shared`: strong loads of lines many SMs read at once (the region in
+    /// chunks, each read by many blocks per pass).
+    ReadDeviceShared,
     /// `bw_write_device`: the grid writes one region.
     WriteDevice,
     /// `bw_copy_device`: the grid copies a region onto another (footprint: both).
@@ -41,6 +47,7 @@ impl Kernel {
         match self {
             Kernel::ReadDevice => "bw_read_device",
             Kernel::ReadDeviceStrong => "bw_read_device_strong",
+            Kernel::ReadDeviceShared => "bw_read_device_shared",
             Kernel::WriteDevice => "bw_write_device",
             Kernel::CopyDevice => "bw_copy_device",
             Kernel::ReadSm => "bw_read_sm",
@@ -55,7 +62,7 @@ impl Kernel {
     pub fn expected_accesses(self) -> &'static [&'static str] {
         match self {
             Kernel::ReadDevice => &["LDG.E.NA.128"],
-            Kernel::ReadDeviceStrong => &["LDG.E.128.STRONG.GPU"],
+            Kernel::ReadDeviceStrong | Kernel::ReadDeviceShared => &["LDG.E.128.STRONG.GPU"],
             Kernel::WriteDevice => &["STG.E.128"],
             Kernel::CopyDevice => &["LDG.E.NA.128", "STG.E.128"],
             Kernel::ReadSm => &["LDG.E.128"],
@@ -72,14 +79,16 @@ impl Kernel {
             self,
             Kernel::ReadDevice
                 | Kernel::ReadDeviceStrong
+                | Kernel::ReadDeviceShared
                 | Kernel::WriteDevice
                 | Kernel::CopyDevice
         )
     }
 
-    pub const ALL: [Kernel; 8] = [
+    pub const ALL: [Kernel; 9] = [
         Kernel::ReadDevice,
         Kernel::ReadDeviceStrong,
+        Kernel::ReadDeviceShared,
         Kernel::WriteDevice,
         Kernel::CopyDevice,
         Kernel::ReadSm,
@@ -156,18 +165,28 @@ impl Launch {
     /// would be served by each other's fetches, not by the level measured).
     pub fn grid(&self, multiprocessors: u32) -> u32 {
         let full = multiprocessors * self.occupancy.blocks_per_sm;
-        if self.kernel.device_wide() {
+        if self.kernel == Kernel::ReadDeviceShared {
+            // Sharing is the point: every resident block reads, however few the chunks.
+            full
+        } else if self.kernel.device_wide() {
             u32::try_from(self.device_slices().1).map_or(full, |slices| full.min(slices))
         } else {
             full
         }
     }
 
-    /// (vectors per slice, slices) of a device launch: the region in whole slices.
+    /// (vectors per slice, slices) of a device launch: the region in whole slices; for the
+    /// shared-line read, (vectors per chunk, chunks): chunks of whole slices, at most
+    /// [`SHARED_CHUNK_BYTES`] each.
     fn device_slices(&self) -> (u64, u64) {
         let slice = self.slice_vectors();
         let region = self.footprint_bytes / self.copies() / VECTOR_BYTES;
-        (slice, (region / slice).max(1))
+        let slices = (region / slice).max(1);
+        if self.kernel == Kernel::ReadDeviceShared {
+            let per_chunk = (SHARED_CHUNK_BYTES / VECTOR_BYTES / slice).clamp(1, slices);
+            return (slice * per_chunk, slices / per_chunk);
+        }
+        (slice, slices)
     }
 
     /// 2 for a device copy, whose footprint is its source and its target; 1 otherwise.
@@ -192,7 +211,10 @@ impl Launch {
     /// Bytes one launch reads plus writes, as the kernel's loops count them.
     pub fn bytes_moved(&self, multiprocessors: u32) -> u64 {
         let passes = u64::from(self.passes);
-        if self.kernel.device_wide() {
+        if self.kernel == Kernel::ReadDeviceShared {
+            let (chunk, _) = self.device_slices();
+            chunk * VECTOR_BYTES * u64::from(self.grid(multiprocessors)) * passes
+        } else if self.kernel.device_wide() {
             self.covered_bytes() * passes
         } else {
             self.block_bytes() * u64::from(self.grid(multiprocessors)) * passes
@@ -260,6 +282,7 @@ pub fn run(
         match launch.kernel {
             Kernel::ReadDevice
             | Kernel::ReadDeviceStrong
+            | Kernel::ReadDeviceShared
             | Kernel::WriteDevice
             | Kernel::CopyDevice => {
                 let (slice, slices) = launch.device_slices();
@@ -275,7 +298,7 @@ pub fn run(
                 let (slice, slices) = (as_u32(slice, "a slice")?, as_u32(slices, "the slices")?);
                 let mut builder = stream.launch_builder(&function);
                 match launch.kernel {
-                    Kernel::ReadDevice | Kernel::ReadDeviceStrong => {
+                    Kernel::ReadDevice | Kernel::ReadDeviceStrong | Kernel::ReadDeviceShared => {
                         builder
                             .arg(&buffers.source)
                             .arg(&slice)
@@ -299,7 +322,8 @@ pub fn run(
                             .arg(&passes);
                     }
                 }
-                // SAFETY: (const uint4 *, unsigned, unsigned, int, unsigned *) for the reads,
+                // SAFETY: (const uint4 *, unsigned, unsigned, int, unsigned *) for the reads
+                // (the shared-line read's chunks are whole slices of the same region),
                 // (uint4 *, unsigned, unsigned, int) for the write, (const uint4 *, uint4 *,
                 // unsigned, unsigned, int) for the copy, as cuda/bandwidth.cu declares them; the
                 // kernels index slices × slice vectors, which the check above keeps inside the
@@ -407,6 +431,22 @@ mod tests {
         let copy = launch(Kernel::CopyDevice, 256, 8, 1 << 30);
         assert_eq!(copy.covered_bytes(), 1 << 30);
         assert_eq!(copy.bytes_moved(132), 3 << 30);
+    }
+
+    #[test]
+    fn shared_line_reads_cut_the_region_in_chunks_every_resident_block_reads() {
+        // 512 threads: slices of 32 KiB, chunks of 16 slices (512 KiB); 9 MiB is 18 chunks,
+        // and all 4 × 132 resident blocks read one each pass, about 29 blocks a chunk.
+        let shared = launch(Kernel::ReadDeviceShared, 512, 4, 9 << 20);
+        assert_eq!(shared.device_slices(), (16 * 4 * 512, 18));
+        assert_eq!(shared.grid(132), 528);
+        assert_eq!(shared.covered_bytes(), 9 << 20);
+        assert_eq!(shared.bytes_moved(132), 528 * (512 << 10) * 3);
+        // A region smaller than a chunk is one chunk of its whole slices, read by every block.
+        let small = launch(Kernel::ReadDeviceShared, 512, 4, 100 << 10);
+        assert_eq!(small.device_slices(), (3 * 4 * 512, 1));
+        assert_eq!(small.covered_bytes(), 96 << 10);
+        assert_eq!(small.bytes_moved(132), 528 * (96 << 10) * 3);
     }
 
     #[test]

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# gpubench's bandwidth ceilings beside the public kernels people already trust, in one session
+# on one GPU, one after the other: gpu-benches' gpu-l2-cache (L2 read, and DRAM read past the
+# L2) and gpu-stream (DRAM write, read and copy). Their code never enters this repository:
+# pass the path of a gpu-benches checkout you fetched (git clone
+# https://github.com/te42kyfo/gpu-benches); it is built here for the GPU at hand with its
+# metric hooks left out (an empty initMeasureMetric, which is all gpu-l2-cache calls).
+#
+#   scripts/peers.sh GPUBENCH_BINARY GPU_BENCHES_DIR OUTPUT_DIR
+#
+# Writes OUTPUT_DIR/bandwidth (gpubench's run), OUTPUT_DIR/peers/*.txt (the peers' own output),
+# OUTPUT_DIR/peers.md (the table of ratios) and OUTPUT_DIR/peers.json. Needs nvcc and python3.
+# Figures compared: each side's best at the pattern named in the table; gpu-benches' figures
+# are its own (minimum time over 11 runs for gpu-l2-cache, its printed rate for gpu-stream).
+set -euo pipefail
+if [ $# -ne 3 ]; then
+    echo "usage: $0 GPUBENCH_BINARY GPU_BENCHES_DIR OUTPUT_DIR (a new directory)" >&2
+    exit 2
+fi
+gpubench=$1 benches=$2 out=$3
+if [ -e "$out" ]; then
+    echo "$out already exists; choose a new output directory" >&2
+    exit 2
+fi
+for f in gpu-l2-cache/main.cu gpu-stream/main.cu; do
+    if [ ! -f "$benches/$f" ]; then
+        echo "$benches has no $f; pass the path of a gpu-benches checkout" >&2
+        exit 2
+    fi
+done
+mkdir -p "$out/peers" "$out/build"
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+shim="$out/build/no-metrics.h"
+cat >"$shim" <<'EOF'
+#define GPU_MEASURE_METRICS_H_
+inline void initMeasureMetric() {}
+EOF
+(cd "$benches/gpu-l2-cache" && nvcc -std=c++17 -O3 -arch="sm_$arch" -include "$(realpath "$shim")" \
+    -o "$(realpath "$out/build")/gpu-l2-cache" main.cu)
+(cd "$benches/gpu-stream" && nvcc -std=c++17 -O3 -arch="sm_$arch" \
+    -o "$(realpath "$out/build")/gpu-stream" main.cu)
+# The checkout's commit (its own .git only, never a repository it happens to sit in), else
+# what a .commit file beside its sources says.
+if [ -e "$benches/.git" ]; then
+    commit=$(git -C "$benches" rev-parse HEAD)
+else
+    commit=$(cat "$benches/.commit" 2>/dev/null || echo unknown)
+fi
+
+"$gpubench" bandwidth --output "$out/bandwidth" >"$out/peers/gpubench.txt" 2>&1
+"$out/build/gpu-l2-cache" >"$out/peers/gpu-l2-cache.txt" 2>&1
+"$out/build/gpu-stream" >"$out/peers/gpu-stream.txt" 2>&1
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv >"$out/peers/gpu.csv"
+
+python3 - "$out" "$commit" "$*" <<'EOF'
+import json, re, sys
+out, commit, command = sys.argv[1], sys.argv[2], sys.argv[3]
+run = json.load(open(f"{out}/bandwidth/bandwidth.json"))
+ours = {(l["level"], l["operation"]): l for l in run["levels"]}
+
+def tb(bytes_per_second):
+    return bytes_per_second / 1e12
+
+# gpu-l2-cache: "<block kB> kB <data set kB> kB <ms>ms <spread>% <GB/s> GB/s ..."
+l2 = []
+for line in open(f"{out}/peers/gpu-l2-cache.txt"):
+    m = re.match(r"\s*(\d+) kB\s+(\d+) kB\s+\S+\s+\S+\s+([\d.]+) GB/s", line)
+    if m:
+        l2.append((int(m.group(2)) * 1024, float(m.group(3)) / 1e3))
+in_l2 = [tb for size, tb in l2 if 9e6 <= size <= 23.6e6]
+past_l2 = max(l2)[1] if l2 else None
+# gpu-stream: "<block> <threads> <occ> % | GB/s: init read scale triad 3pt 5pt"
+stream = {"init": [], "read": [], "scale": []}
+for line in open(f"{out}/peers/gpu-stream.txt"):
+    m = re.search(r"GB/s:\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
+    if m:
+        for key, value in zip(("init", "read", "scale"), m.groups()):
+            stream[key].append(float(value) / 1e3)
+
+rows = []
+def row(ceiling, our_key, our_pattern, peer, peer_pattern):
+    level = ours.get(our_key)
+    value = tb(level["median_bytes_per_second"]) if level else None
+    ratio = value / peer if value and peer else None
+    rows.append({"ceiling": ceiling, "gpubench_tb_per_s": value, "gpubench_pattern": our_pattern,
+                 "peer_tb_per_s": peer, "peer_pattern": peer_pattern, "ratio": ratio,
+                 "gpubench_threads": level and level["threads"],
+                 "gpubench_blocks_per_sm": level and level["blocks_per_sm"],
+                 "gpubench_footprint_bytes": level and level["footprint_bytes"]})
+
+row("L2 read, 9-23 MB", ("l2", "shared-line read"), "bandwidth `l2 shared-line read`: lines many SMs read at once, .cg",
+    max(in_l2) if in_l2 else None, "gpu-l2-cache: best at 9-23 MB data sets")
+row("L2 read, private lines", ("l2", "strong read"), "bandwidth `l2 strong read`: each line one block per pass, .cg",
+    max(in_l2) if in_l2 else None, "gpu-l2-cache: best at 9-23 MB data sets")
+row("DRAM read", ("dram", "read"), "bandwidth `dram read`",
+    max([past_l2] + stream["read"]) if stream["read"] else past_l2,
+    "best of gpu-l2-cache's largest data set and gpu-stream read")
+row("DRAM write", ("dram", "write"), "bandwidth `dram write`",
+    max(stream["init"]) if stream["init"] else None, "gpu-stream init, best block size")
+row("DRAM copy (read + write bytes)", ("dram", "copy"), "bandwidth `dram copy`",
+    max(stream["scale"]) if stream["scale"] else None, "gpu-stream scale, best block size")
+
+peak = tb(run["dram_peak_bytes_per_second"])
+gpu = open(f"{out}/peers/gpu.csv").read().strip().splitlines()[-1]
+with open(f"{out}/peers.md", "w") as md:
+    md.write(f"# gpubench beside gpu-benches\n\nGPU: {gpu}\n\n")
+    md.write(f"gpu-benches commit {commit}; DRAM theoretical peak {peak:.2f} TB/s; "
+             f"gpubench's figures are medians over its repeats at the winner of its occupancy search.\n\n")
+    md.write("| ceiling | gpubench | pattern | best peer | peer pattern | ratio |\n|---|---|---|---|---|---|\n")
+    for r in rows:
+        f = lambda v: "-" if v is None else f"{v:.2f} TB/s"
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
+        md.write(f"| {r['ceiling']} | {f(r['gpubench_tb_per_s'])} | {r['gpubench_pattern']} | "
+                 f"{f(r['peer_tb_per_s'])} | {r['peer_pattern']} | {ratio} |\n")
+    copy = ours.get(("dram", "copy"))
+    if copy:
+        md.write(f"\nDRAM copy is {100 * tb(copy['median_bytes_per_second']) / peak:.1f} % of the theoretical peak.\n")
+    md.write(f"\nCommand: scripts/peers.sh {command}\n")
+json.dump({"gpu": gpu, "gpu_benches_commit": commit, "dram_peak_tb_per_s": peak, "rows": rows},
+          open(f"{out}/peers.json", "w"), indent=2)
+print(open(f"{out}/peers.md").read())
+EOF
+rm -rf "$out/build"
