@@ -20,9 +20,17 @@ fn stub_driver(dir: &Path, source: &str) -> Option<PathBuf> {
 
 /// As [`stub_driver`], with extra compiler flags (`-DNAME=VALUE`).
 fn stub_driver_with(dir: &Path, source: &str, flags: &[&str]) -> Option<PathBuf> {
-    let c = dir.join("stub.c");
+    let library = shared_library(dir, "libcuda.so", source, flags)?;
+    std::fs::copy(&library, dir.join("libcuda.so.1")).unwrap();
+    Some(dir.to_path_buf())
+}
+
+/// `source` compiled into `dir/name` as a shared library, or `None` where this machine has
+/// no C compiler.
+fn shared_library(dir: &Path, name: &str, source: &str, flags: &[&str]) -> Option<PathBuf> {
+    let c = dir.join(format!("{name}.c"));
     std::fs::write(&c, source).unwrap();
-    let library = dir.join("libcuda.so");
+    let library = dir.join(name);
     let built = Process::new("cc")
         .args(["-shared", "-fPIC"])
         .args(flags)
@@ -31,9 +39,8 @@ fn stub_driver_with(dir: &Path, source: &str, flags: &[&str]) -> Option<PathBuf>
         .arg(&c)
         .status()
         .ok()?;
-    assert!(built.success(), "the stub driver did not compile");
-    std::fs::copy(&library, dir.join("libcuda.so.1")).unwrap();
-    Some(dir.to_path_buf())
+    assert!(built.success(), "{name} did not compile");
+    Some(library)
 }
 
 fn info_with(libraries: &Path) -> assert_cmd::assert::Assert {
@@ -424,15 +431,7 @@ const FAKE_NVML: &str = include_str!("fixtures/fake_nvml.c");
 /// `dir` with the stand-in driver and the stand-in NVML, or `None` without a C compiler.
 fn fake_gpu_with_nvml(dir: &Path) -> Option<PathBuf> {
     let libraries = stub_driver(dir, FAKE_GPU)?;
-    let c = dir.join("nvml.c");
-    std::fs::write(&c, FAKE_NVML).unwrap();
-    let built = Process::new("cc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(dir.join("libnvidia-ml.so.1"))
-        .arg(&c)
-        .status()
-        .unwrap();
-    assert!(built.success(), "the stand-in NVML did not compile");
+    shared_library(dir, "libnvidia-ml.so.1", FAKE_NVML, &[])?;
     Some(libraries)
 }
 

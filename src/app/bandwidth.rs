@@ -133,11 +133,6 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                 .collect();
             let mut falloffs = falloffs_of("l1 read (per SM)", &measured.l1_sweep);
             for (kernel, points) in &measured.device_sweeps {
-                // Where the shared-line read falls is where sharing changes (grid × chunk
-                // bytes, the L2 serving many SMs at once), not where a level ends: no fall-off.
-                if *kernel == Kernel::ReadDeviceShared {
-                    continue;
-                }
                 let name = format!("device {}", experiment::describe(*kernel).0);
                 falloffs.extend(falloffs_of(&name, points));
             }

@@ -112,7 +112,8 @@ fn gb(bytes_per_second: f64) -> f64 {
 }
 
 /// The sweep whose falls mark where sharing changes (the grid's chunks against the
-/// region's), not where a level ends; runs before that was known recorded them.
+/// region's), not where a level ends: `bandwidth.json` keeps them as measured, the summary
+/// and the figure leave them out.
 const SHARED_LINE_SWEEP: &str = "device shared-line read";
 
 /// The fall-offs that mark a level's end: all but the shared-line read's.

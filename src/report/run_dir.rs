@@ -56,17 +56,14 @@ impl RunDir {
                     fs::create_dir_all(parent)
                         .with_context(|| format!("cannot create {}", parent.display()))?;
                 }
-                match fs::create_dir(path) {
-                    // Another gpubench made it between the check and here: it is that run's.
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if let Err(e) = fs::create_dir(path) {
+                    // Another gpubench made it between the check and here: refused as such.
+                    if e.kind() == std::io::ErrorKind::AlreadyExists {
                         check_new(path)?;
-                        return Err(e).with_context(|| {
-                            format!("cannot create run directory {}", path.display())
-                        });
                     }
-                    result => result.with_context(|| {
+                    return Err(e).with_context(|| {
                         format!("cannot create run directory {}", path.display())
-                    })?,
+                    });
                 }
                 Ok(RunDir {
                     path: path.to_path_buf(),

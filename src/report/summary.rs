@@ -374,7 +374,7 @@ fn table_rows(figures: &[Figure]) -> Vec<Row> {
 
 /// A row's value, marked where its suite ran with the clocks held down.
 fn marked_value(summary: &Summary, row: &Row) -> String {
-    if super::throttling::source_is_throttled(summary, &row.source) {
+    if super::throttling::of_source(summary, &row.source).is_some() {
         format!("{} {}", row.value, super::throttling::MARK)
     } else {
         row.value.clone()

@@ -8,28 +8,20 @@ use super::summary::{Figure, Summary};
 /// What the Value cells of a throttled suite's figures carry.
 pub const MARK: &str = "(throttled)";
 
-/// The suite a summary figure came from: the first part of its source (`sync/sync.json`).
-fn suite_of(figure: &Figure) -> &str {
-    figure.source.split('/').next().unwrap_or_default()
-}
-
 /// What NVML said of the suite `figure` came from in `summary`, where it was throttled.
 pub fn of<'a>(summary: &'a Summary, figure: &Figure) -> Option<&'a str> {
-    let suite = suite_of(figure);
+    of_source(summary, &figure.source)
+}
+
+/// What NVML said of the suite a summary source (`sync/sync.json`: the suite first) names,
+/// where it was throttled.
+pub fn of_source<'a>(summary: &'a Summary, source: &str) -> Option<&'a str> {
+    let suite = source.split('/').next().unwrap_or_default();
     summary
         .suites
         .iter()
         .find(|s| s.name == suite)
         .and_then(|s| s.throttled.as_deref())
-}
-
-/// Whether the table row whose source is `source` came from a throttled suite of `summary`.
-pub fn source_is_throttled(summary: &Summary, source: &str) -> bool {
-    let suite = source.split('/').next().unwrap_or_default();
-    summary
-        .suites
-        .iter()
-        .any(|s| s.name == suite && s.throttled.is_some())
 }
 
 /// The summary's section naming each throttled suite and what NVML said, or nothing.
@@ -95,8 +87,8 @@ mod tests {
         let held = summary(Some("power 3.0 ms"));
         assert_eq!(of(&held, &figure("sync/sync.json")), Some("power 3.0 ms"));
         assert_eq!(of(&held, &figure("synchronous/sync.json")), None);
-        assert!(source_is_throttled(&held, "sync/sync.json"));
-        assert!(!source_is_throttled(&held, "clock/clock.json"));
+        assert!(of_source(&held, "sync/sync.json").is_some());
+        assert!(of_source(&held, "clock/clock.json").is_none());
         let free = summary(None);
         assert_eq!(of(&free, &figure("sync/sync.json")), None);
         assert!(markdown_section(&free).is_empty());

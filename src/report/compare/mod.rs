@@ -253,6 +253,16 @@ pub struct Comparison {
     pub odd_ones_out: Vec<OddRun>,
 }
 
+impl Row {
+    /// What NVML saw where run `run`'s figure came from a throttled suite.
+    pub fn throttled_in(&self, run: usize) -> Option<&str> {
+        self.throttled
+            .iter()
+            .find(|(i, _)| *i == run)
+            .map(|(_, what)| what.as_str())
+    }
+}
+
 impl Comparison {
     pub fn flagged(&self) -> usize {
         self.rows.iter().filter(|r| r.flag.is_some()).count()

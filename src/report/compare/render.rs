@@ -60,7 +60,7 @@ pub(super) fn table_rows(c: &Comparison, escape: fn(&str) -> String) -> Vec<Vec<
             std::iter::once(format!("{}: {}", row.section, row.quantity))
                 .chain(row.cells.iter().enumerate().map(|(i, cell)| {
                     let text = cell_text(cell);
-                    if row.throttled.iter().any(|(j, _)| *j == i) {
+                    if row.throttled_in(i).is_some() {
                         format!("{text} {}", crate::report::throttling::MARK)
                     } else {
                         text
@@ -100,11 +100,7 @@ pub(super) fn footnote(c: &Comparison) -> String {
             .runs
             .iter()
             .enumerate()
-            .filter(|(i, _)| {
-                c.rows
-                    .iter()
-                    .any(|r| r.throttled.iter().any(|(j, _)| j == i))
-            })
+            .filter(|(i, _)| c.rows.iter().any(|r| r.throttled_in(*i).is_some()))
             .map(|(_, run)| run.as_str())
             .collect();
         text += &format!(
@@ -246,10 +242,7 @@ pub(super) fn render_csv(c: &Comparison) -> anyhow::Result<String> {
                     String::new()
                 },
                 number(odd.and_then(|(_, d)| *d)),
-                row.throttled
-                    .iter()
-                    .find(|(j, _)| *j == i)
-                    .map_or(String::new(), |(_, what)| what.clone()),
+                row.throttled_in(i).unwrap_or_default().to_string(),
             ])?;
         }
     }
