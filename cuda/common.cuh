@@ -13,6 +13,16 @@ __device__ __forceinline__ long long read_clock64()
     return t;
 }
 
+// Thread 0's clock64 as the block's start (which = 0) or end (1): stamps[2 * block + which].
+// The kernels that use it put a barrier on both sides, so the span covers every warp.
+__device__ __forceinline__ void stamp(long long *stamps, int which)
+{
+    const long long t = read_clock64();
+    if (threadIdx.x == 0) {
+        stamps[2 * blockIdx.x + which] = t;
+    }
+}
+
 // The timed loop every latency chase shares (Wong et al.'s Listing 1): `warm` untimed steps,
 // then `steps` timed ones (a multiple of 16, unrolled 16 times so that the loop's own
 // instructions are amortised); returns the cycles of the timed steps. `step` is one load of

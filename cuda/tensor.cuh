@@ -12,14 +12,6 @@
 #define WGMMA_UNROLL 8
 #define WGMMA_GROUPS 2
 
-__device__ __forceinline__ void stamp(long long *stamps, int which)
-{
-    const long long t = read_clock64();
-    if (threadIdx.x == 0) {
-        stamps[2 * blockIdx.x + which] = t;
-    }
-}
-
 __device__ __forceinline__ unsigned fill(unsigned i)
 {
     // Small non-zero values in every byte lane, for any element type.

@@ -23,6 +23,7 @@ pub mod miss_fraction;
 pub mod per_load;
 pub mod pipeline;
 pub mod registers;
+pub mod roofline;
 pub mod sass;
 pub mod slots;
 pub mod stack_emulator;

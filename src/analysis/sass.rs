@@ -44,8 +44,9 @@ pub fn timed_reads(kernel: &str) -> Option<(usize, usize)> {
         "divergence_split" => Some((1, 3)),
         // Every cache chase reads the clock once before and once after its timed loop.
         name if name.starts_with("chase_") => Some((1, 2)),
-        // So does every arithmetic chain of cuda/pipeline.cu.
-        name if ["lat_", "thr_", "sass_lat_", "sass_thr_"]
+        // So does every arithmetic chain of cuda/pipeline.cu, and every peak-rate loop of
+        // cuda/flops*.cu (stamped after the barrier on both sides).
+        name if ["lat_", "thr_", "sass_lat_", "sass_thr_", "flops_"]
             .iter()
             .any(|prefix| name.starts_with(prefix)) =>
         {
@@ -187,6 +188,37 @@ pub fn annotate(sass: &str) -> (String, Vec<KernelSass>) {
     (out, kernels)
 }
 
+/// Whether a peak-rate kernel's timed region is the loop as written: at least `per_trip`
+/// instructions `opcode` (one loop trip, fully unrolled), and besides them no more than a few
+/// dozen others (the barrier, the stamp's store, the loop's counter and branch). `None` when it
+/// is; else why not, in words.
+pub fn arithmetic_loop_problem(
+    kernel: &KernelSass,
+    opcode: &str,
+    per_trip: usize,
+) -> Option<String> {
+    let opcodes = kernel.timed_opcodes();
+    let fmas = opcodes.get(opcode).copied().unwrap_or(0);
+    let others = kernel.timed_region_instructions.saturating_sub(fmas);
+    if fmas < per_trip {
+        Some(format!(
+            "{}'s timed loop holds {fmas} {opcode} where the kernel asks for {per_trip} per trip",
+            kernel.kernel
+        ))
+    } else if others > LOOP_SURROUNDINGS {
+        Some(format!(
+            "{}'s timed region holds {others} instructions besides its {fmas} {opcode} (at most {LOOP_SURROUNDINGS} expected)",
+            kernel.kernel
+        ))
+    } else {
+        None
+    }
+}
+
+/// What may surround a peak-rate loop in its timed region: the stamp (a predicated store and
+/// its address), the barrier, constants set up after the first clock read, the loop's test.
+const LOOP_SURROUNDINGS: usize = 32;
+
 /// Opcodes (before the first '.') that move data to or from memory (loads, stores, atomics).
 const MEMORY: &[&str] = &[
     "LDG", "STG", "LDS", "STS", "LDL", "STL", "LD", "ST", "ATOMG", "ATOMS", "ATOM", "RED", "REDG",
@@ -222,6 +254,41 @@ pub fn memory_instructions(sass: &str) -> BTreeMap<String, BTreeMap<String, usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn region(kernel: &str, body: &[&str]) -> KernelSass {
+        let mut sass = format!("\tFunction : {kernel}\n        /*0000*/ CS2R R10, SR_CLOCKLO ;\n");
+        for (i, op) in body.iter().enumerate() {
+            sass += &format!("        /*{:04x}*/ {op} R1, R2, R3, R4 ;\n", 16 * (i + 1));
+        }
+        sass += "        /*ff00*/ CS2R R12, SR_CLOCKLO ;\n";
+        annotate(&sass).1.remove(0)
+    }
+
+    #[test]
+    fn a_peak_rate_loop_is_as_written_only_with_its_whole_trip_of_fmas() {
+        let mut body = vec!["FFMA"; 256];
+        body.extend([
+            "UIADD3",
+            "ISETP.LE.AND",
+            "BAR.SYNC.DEFER_BLOCKING",
+            "HFMA2.MMA",
+        ]);
+        assert_eq!(
+            arithmetic_loop_problem(&region("flops_ffma", &body), "FFMA", 256),
+            None
+        );
+        let short = region("flops_ffma", &vec!["FFMA"; 128]);
+        let problem = arithmetic_loop_problem(&short, "FFMA", 256).unwrap();
+        assert!(problem.contains("holds 128 FFMA"), "{problem}");
+        // HFMA2.MMA is not HFMA2: a loop of the tensor pipe's variant is not the one asked for.
+        let other = region("flops_hfma2", &vec!["HFMA2.MMA"; 256]);
+        assert!(arithmetic_loop_problem(&other, "HFMA2", 256).is_some());
+        let mut crowded = vec!["DFMA"; 256];
+        crowded.extend(vec!["IMAD"; 40]);
+        let problem =
+            arithmetic_loop_problem(&region("flops_dfma", &crowded), "DFMA", 256).unwrap();
+        assert!(problem.contains("40 instructions besides"), "{problem}");
+    }
 
     #[test]
     fn reads_opcodes_with_and_without_predicates() {

@@ -39,6 +39,22 @@ pub fn dense_peak_flop_per_clock_per_sm(compute_capability: &str, input: &str) -
     Some(2.0 * fma)
 }
 
+/// FLOP per clock per SM of the CUDA cores' FMA instructions at full rate, as the H100
+/// whitepaper states them (NVIDIA H100 Tensor Core GPU Architecture, 2022: 128 FP32 and 64
+/// FP64 lanes per SM, FP16 and BF16 at twice FP32's rate, 66.9 / 33.5 / 133.8 TFLOPS for
+/// 132 SMs at 1.98 GHz). Only CC 9.0 is known here.
+pub fn cuda_core_peak_flop_per_clock_per_sm(compute_capability: &str, sass: &str) -> Option<f64> {
+    if compute_capability != "9.0" {
+        return None;
+    }
+    match sass {
+        "FFMA" => Some(256.0),
+        "DFMA" => Some(128.0),
+        "HFMA2" | "HFMA2.BF16_V2" => Some(512.0),
+        _ => None,
+    }
+}
+
 /// One kernel's figures.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct TensorRate {

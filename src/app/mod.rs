@@ -12,6 +12,7 @@ pub mod devices;
 mod divergence;
 mod dsm;
 mod emulate;
+mod flops;
 mod info;
 mod pipeline;
 pub mod plan;

@@ -109,6 +109,7 @@ pub static SUITES: &[&dyn Suite] = &[
     &super::bandwidth::Bandwidth,
     &super::cache::Cache,
     &super::tensor::Tensor,
+    &super::flops::Flops,
     &super::atomics::Atomics,
     &super::dsm::Dsm,
     &super::tma::Tma,

@@ -15,7 +15,7 @@ use crate::cli::ReportArgs;
 use crate::error::UsageError;
 use crate::report::metadata::SavedMetadata;
 use crate::report::run_dir::{self, RunDir};
-use crate::report::summary;
+use crate::report::{roofline, summary};
 
 /// summary.md, summary.tex, summary.json (from the `figures.json` of `source`'s suites) and
 /// index.md (of the figures in `out`); a repeat `gpubench all --repeat` left in
@@ -64,6 +64,12 @@ fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<summary::Su
 }
 
 fn write_summary(summary: &summary::Summary, out: &RunDir, figure_extension: &str) -> Result<()> {
+    if let Some(made) = roofline::of_figures(&summary.figures) {
+        out.write_csv(roofline::FILE, &roofline::csv_rows(&made))?;
+        let gpu = summary.caption.split(" (CC").next().unwrap_or("");
+        let title = format!("Empirical roofline, {gpu}");
+        out.write_figure("roofline", |path| roofline::draw(path, &title, &made))?;
+    }
     out.write("summary.md", summary::render_markdown(summary).as_bytes())?;
     out.write("summary.tex", summary::render_latex(summary).as_bytes())?;
     out.write_json("summary.json", summary)?;

@@ -2,8 +2,10 @@
 
 mod bandwidth;
 mod calibrate;
+mod flops;
 pub use bandwidth::BandwidthArgs;
 pub use calibrate::CalibrateArgs;
+pub use flops::FlopsArgs;
 
 use std::path::PathBuf;
 

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod clock;
 pub mod divergence;
 pub mod dsm;
+pub mod flops;
 pub mod instruction_chains;
 pub mod ncu;
 pub mod pipeline;

@@ -184,7 +184,7 @@ pub fn disassemble(module: &EmbeddedPtx, cc: &str) -> (Option<String>, SassRecor
 
 /// [`disassemble`] of `modules` on a thread of its own, so the host's ptxas runs while the GPU
 /// measures; [`Beside::join`] gives the SASS of all of them (concatenated) and the first
-/// module's record.
+/// module's record, holding every module's kernels.
 pub struct Beside(std::thread::JoinHandle<Vec<(Option<String>, SassRecord)>>);
 
 pub fn beside(modules: &[&'static str], cc: &str) -> Beside {
@@ -213,11 +213,13 @@ impl Beside {
             .map(|(text, _)| text.clone())
             .collect::<Option<Vec<String>>>()
             .map(|texts| texts.concat());
-        let record = read
-            .into_iter()
+        let mut records = read.into_iter().map(|(_, record)| record);
+        let mut record = records
             .next()
-            .map(|(_, record)| record)
             .ok_or_else(|| anyhow::anyhow!("no module to disassemble"))?;
+        for other in records {
+            record.kernels.extend(other.kernels);
+        }
         Ok((text, record))
     }
 }

@@ -125,9 +125,23 @@ fn level_falloffs(file: &BandwidthFile) -> Vec<&FalloffFigure> {
 }
 
 /// The summary's bandwidth rows.
+/// The section of the summary the bandwidth rows are in.
+pub const SECTION: &str = "Bandwidth";
+
+/// Whether `figure` is the headline rate (GB/s) of `operation` at `level` ("l2", "shared-line
+/// read"), whichever search it came from.
+pub fn is_rate_of(figure: &Figure, level: &str, operation: &str) -> bool {
+    figure.section == SECTION
+        && figure.unit == "GB/s"
+        && figure
+            .quantity
+            .strip_prefix(&format!("{level} {operation} ("))
+            .is_some_and(|rest| rest.ends_with(')'))
+}
+
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let file: BandwidthFile = super::saved::read_json(dir, "bandwidth.json")?;
-    let mut r = Rows::new("Bandwidth", "bandwidth.json");
+    let mut r = Rows::new(SECTION, "bandwidth.json");
     for l in &file.levels {
         let name = format!("{} {}", l.level, l.operation);
         r.push(

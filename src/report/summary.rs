@@ -246,6 +246,10 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
             suites.push(listed.clone());
         }
     }
+    // The roofline is made of the figures above, so a repeat and `report` make it alike.
+    if let Some(roofline) = super::roofline::of_figures(&figures) {
+        figures.extend(super::roofline::figures(&roofline));
+    }
     Ok(Summary {
         caption: first_metadata
             .as_ref()

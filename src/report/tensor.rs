@@ -251,10 +251,19 @@ pub fn read_rows(dir: &Path) -> Result<Vec<Row>> {
     super::saved::read_csv(dir, "tensor.csv")
 }
 
+/// The section of the summary the tensor rows are in; the roofline finds them there.
+pub const SECTION: &str = "Tensor cores";
+
+/// The quantity of a kernel's rate over the chip ("wgmma m64n256k16 FP16→FP32 at the measured
+/// clock").
+pub fn chip_rate_quantity(kernel: &str) -> String {
+    format!("{kernel} at the measured clock")
+}
+
 /// The summary's tensor rows: per kernel its latency and throughput on one row, and for wgmma
 /// the TFLOPS at the measured clock and the share of the dense peak.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
-    let mut r = Rows::new("Tensor cores", "tensor.csv");
+    let mut r = Rows::new(SECTION, "tensor.csv");
     for row in read_rows(dir)? {
         let name = format!("{} {} {}", row.family, row.shape, row.types);
         if let Some(problem) = &row.sass_problem {
@@ -277,12 +286,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
                 "min-max over SMs",
             )),
         );
-        r.push(
-            &format!("{name} at the measured clock"),
-            Some(row.tflops),
-            "TFLOPS",
-            None,
-        );
+        r.push(&chip_rate_quantity(&name), Some(row.tflops), "TFLOPS", None);
         if let Some(fraction) = row.fraction_of_peak {
             r.push(
                 &format!("{name}: share of the dense peak"),

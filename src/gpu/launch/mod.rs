@@ -27,8 +27,8 @@ mod dsm;
 mod pipeline;
 mod shared;
 pub mod slots;
+mod stamped;
 mod sync;
-mod tensor;
 mod tma;
 
 pub use atomics::*;
@@ -39,8 +39,8 @@ pub use divergence::*;
 pub use dsm::*;
 pub use pipeline::*;
 pub use shared::*;
+pub use stamped::*;
 pub use sync::*;
-pub use tensor::*;
 pub use tma::*;
 
 fn one_block(threads: u32) -> LaunchConfig {

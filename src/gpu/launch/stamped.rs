@@ -1,13 +1,14 @@
-//! Launcher of cuda/tensor.cu: the mma.sync and wgmma latency and throughput kernels.
+//! Launcher of the kernels timed by block stamps: cuda/tensor.cu's mma.sync and wgmma latency
+//! and throughput kernels (and cuda/tensor_shapes.cu's), and cuda/flops*.cu's peak FMA rates.
 
 use super::*;
 
-/// Runs `entry` of `module` (cuda/tensor.cu or cuda/tensor_shapes.cu) as `blocks` blocks of `threads` and returns each block's
-/// start and end stamps.
+/// Runs `entry` of `module` as `blocks` blocks of `threads` and returns each block's start and
+/// end stamps.
 ///
 /// Kernel signature: `(long long *stamps[2*blocks], float *sink[blocks*threads], int
 /// iterations)`.
-pub fn tensor(
+pub fn stamped_blocks(
     gpu: &mut Gpu,
     module: &str,
     entry: &str,
@@ -17,7 +18,7 @@ pub fn tensor(
 ) -> Result<Vec<i64>, GpuError> {
     let function = gpu.function(module, entry)?;
     let stream = gpu.stream().clone();
-    let mut stamps = zeros::<i64>(gpu, 2 * blocks as usize, "tensor stamps")?;
+    let mut stamps = zeros::<i64>(gpu, 2 * blocks as usize, "block stamps")?;
     let mut sink = zeros::<f32>(gpu, (blocks * threads) as usize, "the sink buffer")?;
     let iterations = as_i32(iterations, "--iterations")?;
     let mut launch = stream.launch_builder(&function);
@@ -31,5 +32,5 @@ pub fn tensor(
     // two per block and sink one per thread of the grid; the wgmma kernels' shared tiles are
     // static.
     unsafe { launch_and_wait(gpu, entry, launch, config, Duration::from_secs(30)) }?;
-    read(gpu, &stamps, "tensor stamps")
+    read(gpu, &stamps, "block stamps")
 }

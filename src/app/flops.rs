@@ -1,0 +1,127 @@
+//! `gpubench flops`: the peak FMA rate of the CUDA cores over all SMs (FP32, FP64, FP16x2 and
+//! BF16x2), the compute ceilings of the roofline beside the tensor suite's.
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::suite;
+use crate::app::plan::PlannedSuite;
+use crate::cli::FlopsArgs;
+use crate::error::UsageError;
+use crate::experiments::flops::{self, CHAINS, THREADS, UNROLL};
+use crate::report::flops as flops_report;
+
+pub fn run(args: &FlopsArgs) -> Result<()> {
+    if args.iterations == 0 || args.iterations > 1_000_000 {
+        return Err(
+            UsageError::new("--iterations must be between 1 and 1000000 loop trips").into(),
+        );
+    }
+    let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
+    let properties = gpu.properties()?;
+    let major: u32 = properties
+        .compute_capability
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    let kernels = flops::runnable(major);
+    for kernel in &kernels {
+        gpu.function(kernel.module, kernel.entry)?;
+    }
+    let mut modules: Vec<&'static str> = kernels.iter().map(|k| k.module).collect();
+    modules.dedup();
+    let settings = json!({
+        "iterations": args.iterations,
+        "threads_per_block": THREADS,
+        "accumulators_per_thread": CHAINS,
+        "fmas_per_accumulator_per_trip": UNROLL,
+        "kernels": kernels.iter().map(|k| k.entry).collect::<Vec<_>>(),
+        "method": "one block per SM; clock64 stamps of thread 0 around the loop after a barrier on both sides; FLOP per clock of each SM, median and range over SMs; TFLOPS at the SM clock the suite measured",
+    });
+    suite::run_opened(
+        gpu,
+        "flops",
+        args.output.as_deref(),
+        &modules,
+        settings,
+        |gpu, suite| {
+            let mhz = suite.metadata.sm_clock_before.mhz;
+            let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
+            let disassembly = crate::gpu::sass::beside(&modules, &properties.compute_capability);
+            let results = flops::measure(
+                gpu,
+                &kernels,
+                args.iterations,
+                sms,
+                mhz,
+                &properties.compute_capability,
+            )?;
+            let (text, record) = disassembly.join()?;
+            if let Some(text) = &text {
+                suite.run.write("flops.sass", text.as_bytes())?;
+            }
+            let rows = flops_report::rows(&results, &record.kernels);
+            flops_report::write(&suite.run, &rows, &record.status)?;
+            for row in &rows {
+                if let Some(problem) = &row.sass_problem {
+                    eprintln!("warning: {problem}; its figures are left out of the summary");
+                }
+            }
+            let title = suite.title(flops_report::title());
+            suite
+                .run
+                .write_figure("flops", |path| flops_report::draw(path, &title, &rows))?;
+            for row in rows.iter().filter(|r| r.sass_problem.is_none()) {
+                println!(
+                    "{:<13} {:>7.1} FLOP/clock/SM (SMs {:.1}-{:.1}), {:.1} TFLOPS{}",
+                    row.name,
+                    row.flop_per_clock_per_sm,
+                    row.flop_per_clock_per_sm_min,
+                    row.flop_per_clock_per_sm_max,
+                    row.tflops,
+                    row.fraction_of_peak.map_or(String::new(), |f| format!(
+                        ", {:.1} % of the whitepaper peak",
+                        100.0 * f
+                    ))
+                );
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `gpubench flops` in the suite registry.
+pub struct Flops;
+
+impl super::registry::SuiteDef for Flops {
+    const NAME: &'static str = "flops";
+    const ABOUT: &'static str = "Peak FMA rate of the CUDA cores over all SMs: FP32, FP64, FP16x2, BF16x2 (the roofline's compute ceilings)";
+    type Args = FlopsArgs;
+
+    fn run(args: &FlopsArgs) -> Result<()> {
+        run(args)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        vec![if quick {
+            PlannedSuite::new("flops", &["flops", "--iterations", "256"], 0.2)
+        } else {
+            PlannedSuite::new("flops", &["flops"], 0.2)
+        }]
+    }
+
+    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+        flops_report::figures(dir)
+    }
+
+    fn redraw(
+        &self,
+        run: &super::registry::SavedRun,
+        out: &mut super::registry::Redraw,
+    ) -> Result<()> {
+        let rows = flops_report::read_rows(run.dir)?;
+        let title = run.title(flops_report::title());
+        out.figure("flops", |p| flops_report::draw(p, &title, &rows))
+    }
+}

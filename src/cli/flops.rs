@@ -1,0 +1,19 @@
+//! `gpubench flops`'s arguments.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct FlopsArgs {
+    /// Loop trips of every kernel (256 FMA instructions per trip and thread).
+    #[arg(long, default_value_t = 2048)]
+    pub iterations: u32,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-flops); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}

@@ -1,0 +1,152 @@
+//! Peak arithmetic rate of the CUDA cores (cuda/flops.cu, cuda/flops_bf16.cu): the compute
+//! ceilings of the roofline beside the tensor suite's (issue #32, part 3). The method is that
+//! of LBNL's Empirical Roofline Toolkit: every SM busy with many independent FMAs. One block
+//! of 1024 threads per SM; each thread keeps eight independent accumulators and applies 32
+//! FMAs to each per loop trip (256 FMA instructions per trip and thread, which hide the FMA
+//! latency with every warp and leave the loop's counter and branch at about 1 % of what is
+//! issued). Each block's span is read with clock64 after a barrier on both sides, so the rate
+//! is FLOP per clock of each SM; the median over SMs times the SM count and the clock the suite
+//! measured gives the chip's rate, set against the architecture whitepaper's per-SM peak.
+
+use anyhow::{Context, Result};
+
+use crate::analysis::stats::Summary;
+use crate::analysis::tensor::{self, TensorRate};
+use crate::gpu::{Gpu, launch};
+
+/// The constants of cuda/flops.cu (and cuda/flops_bf16.cu) the host counts FMAs with.
+pub const THREADS: u32 = 1024;
+pub const CHAINS: u64 = 8;
+pub const UNROLL: u64 = 32;
+
+/// FMA instructions one thread issues per loop trip.
+pub const FMAS_PER_TRIP: u64 = CHAINS * UNROLL;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kernel {
+    /// "FP32 FFMA": the precision and the SASS instruction, for tables.
+    pub name: &'static str,
+    pub module: &'static str,
+    pub entry: &'static str,
+    /// The instruction the timed loop must consist of.
+    pub sass: &'static str,
+    /// FLOP of one thread's instruction: 2 for an FMA, 4 for a paired-half FMA.
+    pub flop_per_lane: u64,
+    /// The lowest compute capability (major) whose PTX target the module needs.
+    pub min_major: u32,
+}
+
+pub const KERNELS: [Kernel; 4] = [
+    Kernel {
+        name: "FP32 FFMA",
+        module: "flops",
+        entry: "flops_ffma",
+        sass: "FFMA",
+        flop_per_lane: 2,
+        min_major: 7,
+    },
+    Kernel {
+        name: "FP64 DFMA",
+        module: "flops",
+        entry: "flops_dfma",
+        sass: "DFMA",
+        flop_per_lane: 2,
+        min_major: 7,
+    },
+    Kernel {
+        name: "FP16x2 HFMA2",
+        module: "flops",
+        entry: "flops_hfma2",
+        sass: "HFMA2",
+        flop_per_lane: 4,
+        min_major: 7,
+    },
+    Kernel {
+        name: "BF16x2 HFMA2",
+        module: "flops_bf16",
+        entry: "flops_bf16x2",
+        sass: "HFMA2.BF16_V2",
+        flop_per_lane: 4,
+        min_major: 8,
+    },
+];
+
+/// The kernels a GPU of compute capability `major` can load.
+pub fn runnable(major: u32) -> Vec<Kernel> {
+    KERNELS
+        .iter()
+        .copied()
+        .filter(|k| major >= k.min_major)
+        .collect()
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelResult {
+    pub kernel: Kernel,
+    pub rate: TensorRate,
+}
+
+/// Measures `kernels` on one block per SM, each after one untimed launch (the code in the
+/// instruction cache, the clocks ramped).
+pub fn measure(
+    gpu: &mut Gpu,
+    kernels: &[Kernel],
+    iterations: u32,
+    sms: u32,
+    mhz: f64,
+    compute_capability: &str,
+) -> Result<Vec<KernelResult>> {
+    kernels
+        .iter()
+        .map(|kernel| {
+            let (module, entry) = (kernel.module, kernel.entry);
+            launch::stamped_blocks(gpu, module, entry, sms, THREADS, iterations)?;
+            let stamps = launch::stamped_blocks(gpu, module, entry, sms, THREADS, iterations)?;
+            let flop_per_block =
+                (u64::from(iterations) * FMAS_PER_TRIP * u64::from(THREADS) * kernel.flop_per_lane)
+                    as f64;
+            let per_sm: Summary = tensor::flop_per_clock(&stamps, flop_per_block)
+                .with_context(|| format!("{entry} returned unusable stamps"))?;
+            let peak =
+                tensor::cuda_core_peak_flop_per_clock_per_sm(compute_capability, kernel.sass);
+            Ok(KernelResult {
+                kernel: *kernel,
+                rate: tensor::rate(per_sm, sms, mhz, peak),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_is_in_its_module_and_the_loop_constants_are_the_kernels() {
+        for kernel in KERNELS {
+            let ptx = crate::kernels::module(kernel.module).unwrap().ptx;
+            assert!(
+                ptx.contains(&format!(".entry {}(", kernel.entry)),
+                "{}",
+                kernel.entry
+            );
+        }
+        for source in [
+            include_str!("../../cuda/flops.cu"),
+            include_str!("../../cuda/flops_bf16.cu"),
+        ] {
+            for (name, value) in [
+                ("FLOPS_THREADS", u64::from(THREADS)),
+                ("FLOPS_CHAINS", CHAINS),
+                ("FLOPS_UNROLL", UNROLL),
+            ] {
+                assert!(
+                    source.contains(&format!("#define {name} {value}\n")),
+                    "{name}"
+                );
+            }
+        }
+        assert_eq!(runnable(7).len(), 3);
+        assert_eq!(runnable(9).len(), 4);
+    }
+}

@@ -1,0 +1,166 @@
+//! Files of `gpubench flops`: `flops.csv` (per FMA instruction: FLOP per clock per SM with its
+//! spread over SMs, TFLOPS at the measured clock, the whitepaper's peak and the share of it,
+//! and what the SASS of the timed loop holds), `flops.json` (the same with the method),
+//! `flops.sass` and `flops.png` (measured rate beside the whitepaper's, per instruction).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::figures::{Figure, Rows};
+use super::plot::{self, BLUE, GREY};
+use super::run_dir::RunDir;
+use crate::analysis::sass::{KernelSass, arithmetic_loop_problem};
+use crate::experiments::flops::{FMAS_PER_TRIP, KernelResult};
+
+/// One row of `flops.csv`, also what `report`, the summary and the roofline read back.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    /// "FP32 FFMA".
+    pub name: String,
+    pub sass_instruction: String,
+    pub flop_per_lane: u64,
+    pub flop_per_clock_per_sm: f64,
+    pub flop_per_clock_per_sm_min: f64,
+    pub flop_per_clock_per_sm_max: f64,
+    pub tflops: f64,
+    pub peak_flop_per_clock_per_sm: Option<f64>,
+    pub fraction_of_peak: Option<f64>,
+    /// Instructions `sass_instruction` in the timed region, where the toolkit was there.
+    pub sass_count: Option<usize>,
+    /// Why the numbers are not the instruction's, where the SASS is not the loop as written.
+    pub sass_problem: Option<String>,
+}
+
+pub fn rows(results: &[KernelResult], sass: &[KernelSass]) -> Vec<Row> {
+    results
+        .iter()
+        .map(|r| {
+            let k = &r.kernel;
+            let found = sass.iter().find(|s| s.kernel == k.entry);
+            Row {
+                name: k.name.into(),
+                sass_instruction: k.sass.into(),
+                flop_per_lane: k.flop_per_lane,
+                flop_per_clock_per_sm: r.rate.flop_per_clock_per_sm.median,
+                flop_per_clock_per_sm_min: r.rate.flop_per_clock_per_sm.min,
+                flop_per_clock_per_sm_max: r.rate.flop_per_clock_per_sm.max,
+                tflops: r.rate.tflops,
+                peak_flop_per_clock_per_sm: r.rate.peak_flop_per_clock_per_sm,
+                fraction_of_peak: r.rate.fraction_of_peak,
+                sass_count: found.map(|s| s.timed_opcodes().get(k.sass).copied().unwrap_or(0)),
+                sass_problem: found
+                    .and_then(|s| arithmetic_loop_problem(s, k.sass, FMAS_PER_TRIP as usize)),
+            }
+        })
+        .collect()
+}
+
+pub fn write(run: &RunDir, rows: &[Row], sass_status: &str) -> Result<()> {
+    run.write_csv("flops.csv", rows)?;
+    run.write_json(
+        "flops.json",
+        &serde_json::json!({
+            "method": "one block of 1024 threads per SM, 8 independent accumulators per thread, 32 FMAs on each per loop trip; clock64 stamps of thread 0 after a barrier on both sides; FLOP per clock of each block's SM, median and range over SMs; TFLOPS = median x SMs x the SM clock measured by the suite",
+            "peak": "FLOP per clock per SM from the H100 whitepaper (CC 9.0 only)",
+            "sass": sass_status,
+            "kernels": rows,
+        }),
+    )
+}
+
+pub fn title() -> &'static str {
+    "Peak FMA rate of the CUDA cores, all SMs"
+}
+
+/// `flops.png`: per instruction, the measured FLOP per clock per SM beside the whitepaper's.
+pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
+    let shown: Vec<&Row> = rows.iter().filter(|r| r.sass_problem.is_none()).collect();
+    let categories: Vec<String> = shown.iter().map(|r| r.name.clone()).collect();
+    let series = [
+        plot::BarSeries {
+            label: "measured (median over SMs)".into(),
+            colour: BLUE,
+            values: shown
+                .iter()
+                .map(|r| Some(r.flop_per_clock_per_sm))
+                .collect(),
+        },
+        plot::BarSeries {
+            label: "whitepaper peak".into(),
+            colour: GREY,
+            values: shown.iter().map(|r| r.peak_flop_per_clock_per_sm).collect(),
+        },
+    ];
+    plot::ensure_font();
+    let design = plot::Design::from((1200, 700)).with_legend(series.len());
+    plot::on_backend!(path, design, |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + 'static>> {
+            root.fill(&WHITE)?;
+            let root = plot::titled(&root, title)?;
+            plot::grouped_bars(
+                &root,
+                "",
+                &categories,
+                &series,
+                "FLOP per clock per SM",
+                false,
+            )?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing flops")
+}
+
+pub fn read_rows(dir: &Path) -> Result<Vec<Row>> {
+    super::saved::read_csv(dir, "flops.csv")
+}
+
+/// The section of the summary the peak rates are in; the roofline finds them there.
+pub const SECTION: &str = "Arithmetic peak (CUDA cores)";
+
+/// The quantity of an instruction's rate over the chip.
+pub fn chip_rate_quantity(name: &str) -> String {
+    format!("{name} over all SMs at the measured clock")
+}
+
+/// The summary's rows: per instruction the rate per SM with its range, over the chip, and the
+/// share of the whitepaper's peak.
+pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
+    let mut r = Rows::new(SECTION, "flops.csv");
+    for row in read_rows(dir)? {
+        if let Some(problem) = &row.sass_problem {
+            r.text(&row.name, Some(&format!("not measured: {problem}")));
+            continue;
+        }
+        r.push(
+            &format!("{} rate", row.name),
+            Some(row.flop_per_clock_per_sm),
+            "FLOP/clock/SM",
+            Some((
+                row.flop_per_clock_per_sm_min,
+                row.flop_per_clock_per_sm_max,
+                "min-max over SMs",
+            )),
+        );
+        r.push(
+            &chip_rate_quantity(&row.name),
+            Some(row.tflops),
+            "TFLOPS",
+            None,
+        );
+        if let Some(fraction) = row.fraction_of_peak {
+            r.push(
+                &format!("{}: share of the whitepaper peak", row.name),
+                Some(100.0 * fraction),
+                "%",
+                None,
+            );
+        }
+    }
+    Ok(r.finish())
+}

@@ -1,0 +1,335 @@
+//! The run's empirical roofline (issue #32, part 3), made from the figures the suites measured:
+//! compute ceilings from `flops` (the CUDA cores' FMA rate over all SMs) and `tensor` (wgmma at
+//! the measured clock), memory ceilings from `bandwidth` (the read rate of shared memory, the
+//! L1, the L2 with lines private to one SM and shared by many, and DRAM). A run has one where
+//! it holds the flops suite and a bandwidth level; `roofline.csv` lists the ceilings and every
+//! ridge point, `roofline.png` draws them log-log, and the summary gets the ridge points of
+//! each compute ceiling over DRAM and over the L2. Everything is read from the summary's own
+//! figures, so `report` and a repeat make it the same way as the live run.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::figures::{Figure, Rows};
+use super::plot::{self, FONT};
+use crate::analysis::roofline::{Ceiling, Roofline};
+
+pub const SECTION: &str = "Roofline";
+pub const FILE: &str = "roofline.csv";
+
+/// The memory ceilings: (level, operation) of the bandwidth suite, and the name drawn.
+const MEMORY: [(&str, &str, &str); 5] = [
+    ("shared", "read", "shared memory"),
+    ("l1", "read", "L1"),
+    ("l2", "shared-line read", "L2, lines shared by SMs"),
+    ("l2", "read", "L2"),
+    ("dram", "read", "DRAM"),
+];
+
+/// The memory ceilings the summary's ridge points are taken over.
+const RIDGES_OVER: [&str; 2] = ["DRAM", "L2"];
+
+/// The roofline of `figures` (a summary's), if they hold a flops ceiling and a bandwidth level.
+pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
+    let value = |f: &Figure| f.value.filter(|v| v.is_finite());
+    let cuda_cores = figures.iter().filter_map(|f| {
+        let name = f
+            .quantity
+            .strip_suffix(&super::flops::chip_rate_quantity(""))?;
+        let per_second = value(f)? * 1e12;
+        (f.section == super::flops::SECTION && f.unit == "TFLOPS").then(|| Ceiling {
+            name: name.trim_end().to_string(),
+            per_second,
+        })
+    });
+    let cuda_cores: Vec<Ceiling> = cuda_cores.collect();
+    if cuda_cores.is_empty() {
+        return None;
+    }
+    // wgmma is the tensor cores' fastest path; per input type the widest shape measured.
+    let mut tensor: Vec<Ceiling> = Vec::new();
+    for f in figures
+        .iter()
+        .filter(|f| f.section == super::tensor::SECTION && f.unit == "TFLOPS")
+    {
+        let Some(kernel) = f
+            .quantity
+            .strip_suffix(&super::tensor::chip_rate_quantity(""))
+            .and_then(|k| k.trim_end().strip_prefix("wgmma "))
+        else {
+            continue;
+        };
+        let Some(per_second) = value(f).map(|v| v * 1e12) else {
+            continue;
+        };
+        let types = kernel.split_once(' ').map_or(kernel, |(_, types)| types);
+        let name = format!("tensor {types} (wgmma)");
+        match tensor.iter_mut().find(|c| c.name == name) {
+            Some(c) => c.per_second = c.per_second.max(per_second),
+            None => tensor.push(Ceiling { name, per_second }),
+        }
+    }
+    let memory = MEMORY
+        .iter()
+        .filter_map(|(level, operation, name)| {
+            let f = figures
+                .iter()
+                .find(|f| super::bandwidth::is_rate_of(f, level, operation))?;
+            Some(Ceiling {
+                name: (*name).to_string(),
+                per_second: value(f)? * 1e9,
+            })
+        })
+        .collect();
+    Roofline::new(cuda_cores.into_iter().chain(tensor).collect(), memory)
+}
+
+/// The summary's rows: the ridge point of every compute ceiling over DRAM and over the L2.
+pub fn figures(roofline: &Roofline) -> Vec<Figure> {
+    let mut r = Rows::new(SECTION, FILE);
+    for ridge in roofline.ridges() {
+        if RIDGES_OVER.contains(&ridge.memory.as_str()) {
+            r.push(
+                &format!("ridge point of {} over {}", ridge.compute, ridge.memory),
+                Some(ridge.flop_per_byte),
+                "FLOP/byte",
+                None,
+            );
+        }
+    }
+    r.finish()
+}
+
+/// One line of `roofline.csv`: a ceiling, or a ridge point (`over` naming the memory).
+#[derive(Debug, Clone, Serialize)]
+pub struct CsvRow {
+    pub kind: &'static str,
+    pub name: String,
+    pub over: String,
+    pub value: f64,
+    pub unit: &'static str,
+}
+
+pub fn csv_rows(roofline: &Roofline) -> Vec<CsvRow> {
+    let ceilings = |kind, list: &[Ceiling], unit| {
+        list.iter()
+            .map(|c| CsvRow {
+                kind,
+                name: c.name.clone(),
+                over: String::new(),
+                value: c.per_second / 1e12,
+                unit,
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut rows = ceilings("compute", &roofline.compute, "TFLOP/s");
+    rows.extend(ceilings("memory", &roofline.memory, "TB/s"));
+    rows.extend(roofline.ridges().into_iter().map(|r| CsvRow {
+        kind: "ridge",
+        name: r.compute,
+        over: r.memory,
+        value: r.flop_per_byte,
+        unit: "FLOP/byte",
+    }));
+    rows
+}
+
+/// Compute ceilings within 3 % of each other are drawn as one line naming them all
+/// (FP16 and BF16, the two FP8 types).
+fn merged_compute(roofline: &Roofline) -> Vec<(String, f64)> {
+    let mut sorted = roofline.compute.clone();
+    sorted.sort_by(|a, b| b.per_second.total_cmp(&a.per_second));
+    let mut merged: Vec<(String, f64)> = Vec::new();
+    for c in sorted {
+        match merged.last_mut() {
+            Some((name, rate)) if (*rate - c.per_second).abs() < 0.03 * *rate => {
+                *name = format!("{name} / {}", c.name);
+            }
+            _ => merged.push((c.name, c.per_second)),
+        }
+    }
+    merged
+}
+
+/// `roofline.png`: attainable TFLOP/s against arithmetic intensity, log-log; each memory level
+/// a slope up to the highest compute ceiling, each compute ceiling a roof from where the
+/// fastest memory meets it, named at its right end.
+pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
+    let (x_low, x_high) = roofline.intensity_span();
+    let tera = |v: f64| v / 1e12;
+    let roofs = merged_compute(roofline);
+    let top = roofs.iter().map(|r| r.1).fold(0.0, f64::max);
+    let fastest = roofline
+        .memory
+        .iter()
+        .map(|m| m.per_second)
+        .fold(0.0, f64::max);
+    let slowest = roofline
+        .memory
+        .iter()
+        .map(|m| m.per_second)
+        .fold(f64::INFINITY, f64::min);
+    let (y_low, y_high) = (tera(slowest * x_low), tera(top) * 3.0);
+    let entries: Vec<plot::Entry> = roofline
+        .memory
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            plot::Entry::new(
+                format!("{} {:.2} TB/s", m.name, m.per_second / 1e12),
+                plot::PALETTE[i % plot::PALETTE.len()],
+                plot::Key::Line,
+            )
+        })
+        .collect();
+    plot::ensure_font();
+    let design = plot::Design::from((1400, 900)).with_legend(entries.len());
+    plot::on_backend!(path, design, |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let root = plot::titled(&root, title)?;
+            let root = plot::legend_above(&root, &entries)?;
+            let mut chart = ChartBuilder::on(&root)
+                .margin(20)
+                .x_label_area_size(70)
+                .y_label_area_size(110)
+                .build_cartesian_2d(
+                    (x_low..x_high)
+                        .log_scale()
+                        .with_key_points(plot::one_two_five_ticks(x_low, x_high)),
+                    (y_low..y_high)
+                        .log_scale()
+                        .with_key_points(plot::one_two_five_ticks(y_low, y_high)),
+                )?;
+            chart
+                .configure_mesh()
+                .x_desc("arithmetic intensity (FLOP per byte of the level)")
+                .y_desc("attainable TFLOP/s")
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .x_label_formatter(&|v| format!("{v}"))
+                .y_label_formatter(&|v| format!("{v}"))
+                .draw()?;
+            for (i, m) in roofline.memory.iter().enumerate() {
+                let colour = plot::PALETTE[i % plot::PALETTE.len()];
+                let ridge = top / m.per_second;
+                chart.draw_series(LineSeries::new(
+                    [(x_low, tera(m.per_second * x_low)), (ridge, tera(top))],
+                    colour.stroke_width(3),
+                ))?;
+            }
+            for (name, rate) in &roofs {
+                let from = rate / fastest;
+                chart.draw_series(std::iter::once(DashedPathElement::new(
+                    vec![(from, tera(*rate)), (x_high, tera(*rate))],
+                    8,
+                    4,
+                    BLACK.stroke_width(2),
+                )))?;
+                chart.draw_series(std::iter::once(Text::new(
+                    format!("{name}: {:.0} TFLOP/s", tera(*rate)),
+                    (from * 1.15, tera(*rate) * 1.12),
+                    (FONT, plot::TICK_SIZE),
+                )))?;
+            }
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing the roofline")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figure(section: &str, quantity: &str, value: f64, unit: &str) -> Figure {
+        Figure {
+            section: section.into(),
+            quantity: quantity.into(),
+            value: Some(value),
+            unit: unit.into(),
+            low: None,
+            high: None,
+            uncertainty: String::new(),
+            text: None,
+            source: "x".into(),
+        }
+    }
+
+    #[test]
+    fn the_ceilings_come_from_the_suites_figures_by_their_own_names() {
+        let bandwidth = |level: &str, op: &str, gbs: f64| {
+            figure(
+                super::super::bandwidth::SECTION,
+                &format!("{level} {op} (at the {level} {op} search's winner)"),
+                gbs,
+                "GB/s",
+            )
+        };
+        let mut given = vec![
+            bandwidth("dram", "read", 3000.0),
+            bandwidth("l2", "read", 7500.0),
+            bandwidth("l2", "write", 4000.0),
+            figure(
+                super::super::tensor::SECTION,
+                &super::super::tensor::chip_rate_quantity("wgmma m64n256k16 FP16→FP32"),
+                1000.0,
+                "TFLOPS",
+            ),
+            figure(
+                super::super::tensor::SECTION,
+                &super::super::tensor::chip_rate_quantity("mma.sync m16n8k16 FP16→FP32"),
+                700.0,
+                "TFLOPS",
+            ),
+        ];
+        // No CUDA-core ceiling (no flops suite): no roofline.
+        assert!(of_figures(&given).is_none());
+        given.push(figure(
+            super::super::flops::SECTION,
+            &super::super::flops::chip_rate_quantity("FP32 FFMA"),
+            60.0,
+            "TFLOPS",
+        ));
+        let roofline = of_figures(&given).unwrap();
+        let names: Vec<&str> = roofline.compute.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["FP32 FFMA", "tensor FP16→FP32 (wgmma)"]);
+        let memory: Vec<&str> = roofline.memory.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(memory, ["L2", "DRAM"]);
+        let rows = figures(&roofline);
+        assert_eq!(rows.len(), 4);
+        let dram = rows
+            .iter()
+            .find(|r| r.quantity == "ridge point of FP32 FFMA over DRAM")
+            .unwrap();
+        assert!((dram.value.unwrap() - 20.0).abs() < 1e-9);
+        assert_eq!(csv_rows(&roofline).len(), 2 + 2 + 4);
+    }
+
+    #[test]
+    fn ceilings_that_nearly_coincide_are_drawn_as_one() {
+        let c = |name: &str, per_second: f64| Ceiling {
+            name: name.into(),
+            per_second,
+        };
+        let roofline = Roofline::new(
+            vec![c("FP16", 1000.0), c("BF16", 999.0), c("FP32", 60.0)],
+            vec![c("DRAM", 3.0)],
+        )
+        .unwrap();
+        let merged = merged_compute(&roofline);
+        assert_eq!(
+            merged,
+            [
+                ("FP16 / BF16".to_string(), 1000.0),
+                ("FP32".to_string(), 60.0)
+            ]
+        );
+    }
+}
