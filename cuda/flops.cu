@@ -4,8 +4,9 @@
 // cuda/flops_bf16.cu (it needs compute_80).
 //
 // Every kernel has the signature (long long *stamps, float *sink, int iterations), runs as one
-// block of FLOPS_THREADS per SM and writes stamps[2 * block] = start and [2 * block + 1] = end
-// (clock64 of thread 0, after a barrier on both sides). Each thread keeps FLOPS_CHAINS
+// block of FLOPS_THREADS per SM (or one block alone) and writes four stamps per block: start and
+// end in clock64 and in %globaltimer, read by thread 0 after a barrier on both sides
+// (cuda/flops.cuh). Each thread keeps FLOPS_CHAINS
 // independent accumulators and applies FLOPS_UNROLL FMAs to each per loop trip: enough
 // independent work to cover the FMA latency with every warp, and a loop whose counter and
 // branch are about 1 % of the issued instructions. The multiplier (just under one, so values
@@ -13,30 +14,7 @@
 // neither fold nor hoist the FMAs; they take no division, which ptxas would otherwise place
 // inside the timed span. sink keeps the accumulators live.
 
-#include "common.cuh"
-
-#define FLOPS_THREADS 1024
-#define FLOPS_CHAINS 8
-#define FLOPS_UNROLL 32
-
-// The timed loop every kernel shares: `fma(acc[c])` updates one accumulator.
-#define FLOPS_LOOP(T, INIT, FMA, SUM)                                                           \
-    T acc[FLOPS_CHAINS];                                                                        \
-    _Pragma("unroll") for (int c = 0; c < FLOPS_CHAINS; ++c) { acc[c] = INIT(c); }              \
-    __syncthreads();                                                                            \
-    stamp(stamps, 0);                                                                           \
-    _Pragma("unroll 1") for (int i = 0; i < iterations; ++i)                                    \
-    {                                                                                           \
-        _Pragma("unroll") for (int u = 0; u < FLOPS_UNROLL; ++u)                                \
-        {                                                                                       \
-            _Pragma("unroll") for (int c = 0; c < FLOPS_CHAINS; ++c) { FMA(acc[c]); }           \
-        }                                                                                       \
-    }                                                                                           \
-    __syncthreads();                                                                            \
-    stamp(stamps, 1);                                                                           \
-    float total = 0.0f;                                                                         \
-    _Pragma("unroll") for (int c = 0; c < FLOPS_CHAINS; ++c) { total += SUM(acc[c]); }          \
-    sink[blockIdx.x * blockDim.x + threadIdx.x] = total;
+#include "flops.cuh"
 
 extern "C" __global__ void flops_ffma(long long *stamps, float *sink, int iterations)
 {

@@ -675,6 +675,36 @@ fn tensor_measures_mma_sync_and_wgmma_on_every_input_type() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn flops_rates_per_clock_and_per_second_agree() {
+    let (_dir, run, _) = run_suite(&["flops", "--iterations", "256"]);
+    let flops = json(&run.join("flops.json"));
+    let kernels = flops["kernels"].as_array().unwrap();
+    assert!(kernels.len() >= 3, "{kernels:?}");
+    let info = json(&run.join("metadata.json"));
+    let sms = info["device"]["multiprocessors"].as_f64().unwrap();
+    for k in kernels {
+        let per_sm = k["flop_per_clock_per_sm"].as_f64().unwrap();
+        let mhz = k["sm_mhz_during"].as_f64().unwrap();
+        let tflops = k["tflops"].as_f64().unwrap();
+        assert!(per_sm > 0.0 && mhz > 100.0, "{k}");
+        // Two clocks, one answer: the wall-time rate is the per-clock rate at the clock held
+        // (less the blocks' staggered starts).
+        let from_clock = per_sm * sms * mhz * 1e6 / 1e12;
+        assert!(
+            tflops <= from_clock * 1.02 && tflops >= from_clock * 0.8,
+            "{k}: {tflops} TFLOPS against {from_clock} from the clock"
+        );
+        assert!(k["one_sm_flop_per_clock"].as_f64().unwrap() > 0.0, "{k}");
+        if let Some(count) = k["sass_count"].as_u64() {
+            assert!(count >= 256, "{k}");
+            assert!(k["sass_problem"].is_null(), "{k}");
+        }
+    }
+    assert!(run.join("flops.png").is_file());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn atomics_chase_with_the_atomic_and_storm_in_every_pattern() {
     let (_dir, run, _) = run_suite(&["atomics", "--repeats", "1"]);
     let atomics = json(&run.join("atomics.json"));

@@ -16,6 +16,7 @@ pub mod divergence_model;
 pub mod divergence_patterns;
 pub mod divergence_split;
 pub mod dsm;
+pub mod flops;
 pub mod granularity;
 pub mod instruction_latency;
 pub mod linear_fit;

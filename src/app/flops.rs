@@ -37,7 +37,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
         "accumulators_per_thread": CHAINS,
         "fmas_per_accumulator_per_trip": UNROLL,
         "kernels": kernels.iter().map(|k| k.entry).collect::<Vec<_>>(),
-        "method": "one block per SM; clock64 stamps of thread 0 around the loop after a barrier on both sides; FLOP per clock of each SM, median and range over SMs; TFLOPS at the SM clock the suite measured",
+        "method": "one block per SM, then one block alone; clock64 and globaltimer stamps of thread 0 around the loop after a barrier on both sides; FLOP per clock of each SM, median and range over SMs; TFLOPS over the launch's wall time",
     });
     suite::run_opened(
         gpu,
@@ -46,7 +46,6 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
         &modules,
         settings,
         |gpu, suite| {
-            let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             let disassembly = crate::gpu::sass::beside(&modules, &properties.compute_capability);
             let results = flops::measure(
@@ -54,7 +53,6 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
                 &kernels,
                 args.iterations,
                 sms,
-                mhz,
                 &properties.compute_capability,
             )?;
             let (text, record) = disassembly.join()?;
@@ -74,12 +72,14 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
                 .write_figure("flops", |path| flops_report::draw(path, &title, &rows))?;
             for row in rows.iter().filter(|r| r.sass_problem.is_none()) {
                 println!(
-                    "{:<13} {:>7.1} FLOP/clock/SM (SMs {:.1}-{:.1}), {:.1} TFLOPS{}",
+                    "{:<13} {:>6.1} FLOP/clock/SM (SMs {:.1}-{:.1}; one SM alone {:.1}), {:.1} TFLOPS at {:.0} MHz{}",
                     row.name,
                     row.flop_per_clock_per_sm,
                     row.flop_per_clock_per_sm_min,
                     row.flop_per_clock_per_sm_max,
+                    row.one_sm_flop_per_clock,
                     row.tflops,
+                    row.sm_mhz_during,
                     row.fraction_of_peak.map_or(String::new(), |f| format!(
                         ", {:.1} % of the whitepaper peak",
                         100.0 * f

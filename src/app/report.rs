@@ -65,7 +65,7 @@ fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<summary::Su
 
 fn write_summary(summary: &summary::Summary, out: &RunDir, figure_extension: &str) -> Result<()> {
     if let Some(made) = roofline::of_figures(&summary.figures) {
-        out.write_csv(roofline::FILE, &roofline::csv_rows(&made))?;
+        out.write_csv(roofline::FILE, roofline::csv_rows(&made))?;
         let gpu = summary.caption.split(" (CC").next().unwrap_or("");
         let title = format!("Empirical roofline, {gpu}");
         out.write_figure("roofline", |path| roofline::draw(path, &title, &made))?;

@@ -4,14 +4,16 @@
 //! of 1024 threads per SM; each thread keeps eight independent accumulators and applies 32
 //! FMAs to each per loop trip (256 FMA instructions per trip and thread, which hide the FMA
 //! latency with every warp and leave the loop's counter and branch at about 1 % of what is
-//! issued). Each block's span is read with clock64 after a barrier on both sides, so the rate
-//! is FLOP per clock of each SM; the median over SMs times the SM count and the clock the suite
-//! measured gives the chip's rate, set against the architecture whitepaper's per-SM peak.
+//! issued). Each block stamps its loop in clock64 and %globaltimer after a barrier on both
+//! sides: FLOP per clock of each SM (median and range), and the chip's FLOP per second over
+//! the wall time of the whole launch, at whatever clock it held under that load. The same
+//! kernel on one block alone gives one SM's rate with the rest of the chip idle, which tells a
+//! limit of the chip's (power, clock) from one of the SM's.
 
 use anyhow::{Context, Result};
 
-use crate::analysis::stats::Summary;
-use crate::analysis::tensor::{self, TensorRate};
+use crate::analysis::flops::{ChipRate, chip_rate};
+use crate::analysis::tensor::cuda_core_peak_flop_per_clock_per_sm;
 use crate::gpu::{Gpu, launch};
 
 /// The constants of cuda/flops.cu (and cuda/flops_bf16.cu) the host counts FMAs with.
@@ -80,38 +82,63 @@ pub fn runnable(major: u32) -> Vec<Kernel> {
         .collect()
 }
 
+/// Stamps each block of the kernels writes (cuda/flops.cuh).
+const STAMPS_PER_BLOCK: usize = 4;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelResult {
     pub kernel: Kernel,
-    pub rate: TensorRate,
+    /// One block per SM, all at once.
+    pub chip: ChipRate,
+    /// One block alone: one SM's FLOP per clock with the others idle.
+    pub one_sm_flop_per_clock: f64,
+    /// The whitepaper's FLOP per clock per SM, where known.
+    pub peak_flop_per_clock_per_sm: Option<f64>,
 }
 
-/// Measures `kernels` on one block per SM, each after one untimed launch (the code in the
-/// instruction cache, the clocks ramped).
+/// Measures `kernels` on one block per SM and on one block alone, each after one untimed
+/// launch (the code in the instruction cache, the clocks ramped).
 pub fn measure(
     gpu: &mut Gpu,
     kernels: &[Kernel],
     iterations: u32,
     sms: u32,
-    mhz: f64,
     compute_capability: &str,
 ) -> Result<Vec<KernelResult>> {
+    let flop_per_block = |kernel: &Kernel| {
+        (u64::from(iterations) * FMAS_PER_TRIP * u64::from(THREADS) * kernel.flop_per_lane) as f64
+    };
     kernels
         .iter()
         .map(|kernel| {
             let (module, entry) = (kernel.module, kernel.entry);
-            launch::stamped_blocks(gpu, module, entry, sms, THREADS, iterations)?;
-            let stamps = launch::stamped_blocks(gpu, module, entry, sms, THREADS, iterations)?;
-            let flop_per_block =
-                (u64::from(iterations) * FMAS_PER_TRIP * u64::from(THREADS) * kernel.flop_per_lane)
-                    as f64;
-            let per_sm: Summary = tensor::flop_per_clock(&stamps, flop_per_block)
-                .with_context(|| format!("{entry} returned unusable stamps"))?;
-            let peak =
-                tensor::cuda_core_peak_flop_per_clock_per_sm(compute_capability, kernel.sass);
+            let mut timed = |blocks: u32| -> Result<ChipRate> {
+                let launch = |gpu: &mut Gpu| {
+                    launch::stamped_blocks(
+                        gpu,
+                        module,
+                        entry,
+                        blocks,
+                        THREADS,
+                        iterations,
+                        STAMPS_PER_BLOCK,
+                    )
+                };
+                launch(gpu)?;
+                let stamps = launch(gpu)?;
+                chip_rate(&stamps, flop_per_block(kernel))
+                    .with_context(|| format!("{entry} returned unusable stamps"))
+            };
+            let chip = timed(sms)?;
+            let alone = timed(1)?;
             Ok(KernelResult {
                 kernel: *kernel,
-                rate: tensor::rate(per_sm, sms, mhz, peak),
+                chip,
+                one_sm_flop_per_clock: alone.flop_per_clock_per_sm.median,
+                peak_flop_per_clock_per_sm: cuda_core_peak_flop_per_clock_per_sm(
+                    compute_capability,
+                    kernel.sass,
+                ),
             })
         })
         .collect()
@@ -131,10 +158,8 @@ mod tests {
                 kernel.entry
             );
         }
-        for source in [
-            include_str!("../../cuda/flops.cu"),
-            include_str!("../../cuda/flops_bf16.cu"),
-        ] {
+        {
+            let source = include_str!("../../cuda/flops.cuh");
             for (name, value) in [
                 ("FLOPS_THREADS", u64::from(THREADS)),
                 ("FLOPS_CHAINS", CHAINS),

@@ -1,6 +1,7 @@
 //! Files of `gpubench flops`: `flops.csv` (per FMA instruction: FLOP per clock per SM with its
-//! spread over SMs, TFLOPS at the measured clock, the whitepaper's peak and the share of it,
-//! and what the SASS of the timed loop holds), `flops.json` (the same with the method),
+//! spread over SMs and on one SM alone, TFLOPS over the launch's wall time, the SM clock
+//! during the loop, the whitepaper's peak and the share of it, and what the SASS of the timed
+//! loop holds), `flops.json` (the same with the method),
 //! `flops.sass` and `flops.png` (measured rate beside the whitepaper's, per instruction).
 
 use std::path::Path;
@@ -25,7 +26,12 @@ pub struct Row {
     pub flop_per_clock_per_sm: f64,
     pub flop_per_clock_per_sm_min: f64,
     pub flop_per_clock_per_sm_max: f64,
+    /// FLOP per clock of one SM running the kernel alone.
+    pub one_sm_flop_per_clock: f64,
+    /// All SMs' FLOP over the launch's wall time (globaltimer), in 10^12 per second.
     pub tflops: f64,
+    /// The SM clock during the loop (clock64 over globaltimer), median over SMs.
+    pub sm_mhz_during: f64,
     pub peak_flop_per_clock_per_sm: Option<f64>,
     pub fraction_of_peak: Option<f64>,
     /// Instructions `sass_instruction` in the timed region, where the toolkit was there.
@@ -40,16 +46,19 @@ pub fn rows(results: &[KernelResult], sass: &[KernelSass]) -> Vec<Row> {
         .map(|r| {
             let k = &r.kernel;
             let found = sass.iter().find(|s| s.kernel == k.entry);
+            let per_sm = &r.chip.flop_per_clock_per_sm;
             Row {
                 name: k.name.into(),
                 sass_instruction: k.sass.into(),
                 flop_per_lane: k.flop_per_lane,
-                flop_per_clock_per_sm: r.rate.flop_per_clock_per_sm.median,
-                flop_per_clock_per_sm_min: r.rate.flop_per_clock_per_sm.min,
-                flop_per_clock_per_sm_max: r.rate.flop_per_clock_per_sm.max,
-                tflops: r.rate.tflops,
-                peak_flop_per_clock_per_sm: r.rate.peak_flop_per_clock_per_sm,
-                fraction_of_peak: r.rate.fraction_of_peak,
+                flop_per_clock_per_sm: per_sm.median,
+                flop_per_clock_per_sm_min: per_sm.min,
+                flop_per_clock_per_sm_max: per_sm.max,
+                one_sm_flop_per_clock: r.one_sm_flop_per_clock,
+                tflops: r.chip.flop_per_second / 1e12,
+                sm_mhz_during: r.chip.sm_mhz_during.median,
+                peak_flop_per_clock_per_sm: r.peak_flop_per_clock_per_sm,
+                fraction_of_peak: r.peak_flop_per_clock_per_sm.map(|p| per_sm.median / p),
                 sass_count: found.map(|s| s.timed_opcodes().get(k.sass).copied().unwrap_or(0)),
                 sass_problem: found
                     .and_then(|s| arithmetic_loop_problem(s, k.sass, FMAS_PER_TRIP as usize)),
@@ -63,7 +72,7 @@ pub fn write(run: &RunDir, rows: &[Row], sass_status: &str) -> Result<()> {
     run.write_json(
         "flops.json",
         &serde_json::json!({
-            "method": "one block of 1024 threads per SM, 8 independent accumulators per thread, 32 FMAs on each per loop trip; clock64 stamps of thread 0 after a barrier on both sides; FLOP per clock of each block's SM, median and range over SMs; TFLOPS = median x SMs x the SM clock measured by the suite",
+            "method": "one block of 1024 threads per SM (and one block alone), 8 independent accumulators per thread, 32 FMAs on each per loop trip; clock64 and globaltimer stamps of thread 0 after a barrier on both sides; FLOP per clock of each block's SM, median and range over SMs; TFLOPS = every block's FLOP over the wall time from the first start to the last end",
             "peak": "FLOP per clock per SM from the H100 whitepaper (CC 9.0 only)",
             "sass": sass_status,
             "kernels": rows,
@@ -125,11 +134,11 @@ pub const SECTION: &str = "Arithmetic peak (CUDA cores)";
 
 /// The quantity of an instruction's rate over the chip.
 pub fn chip_rate_quantity(name: &str) -> String {
-    format!("{name} over all SMs at the measured clock")
+    format!("{name} over all SMs, per second of wall time")
 }
 
-/// The summary's rows: per instruction the rate per SM with its range, over the chip, and the
-/// share of the whitepaper's peak.
+/// The summary's rows: per instruction the rate per SM with its range (all SMs at once, and
+/// one alone), over the chip, the clock it held, and the share of the whitepaper peak.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let mut r = Rows::new(SECTION, "flops.csv");
     for row in read_rows(dir)? {
@@ -138,7 +147,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             continue;
         }
         r.push(
-            &format!("{} rate", row.name),
+            &format!("{} rate, all SMs at once", row.name),
             Some(row.flop_per_clock_per_sm),
             "FLOP/clock/SM",
             Some((
@@ -148,9 +157,21 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             )),
         );
         r.push(
+            &format!("{} rate, one SM alone", row.name),
+            Some(row.one_sm_flop_per_clock),
+            "FLOP/clock/SM",
+            None,
+        );
+        r.push(
             &chip_rate_quantity(&row.name),
             Some(row.tflops),
             "TFLOPS",
+            None,
+        );
+        r.push(
+            &format!("SM clock during the {} loop, all SMs", row.name),
+            Some(row.sm_mhz_during),
+            "MHz",
             None,
         );
         if let Some(fraction) = row.fraction_of_peak {

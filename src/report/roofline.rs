@@ -12,6 +12,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Serialize;
 
 use super::figures::{Figure, Rows};
@@ -66,8 +67,10 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
         let Some(per_second) = value(f).map(|v| v * 1e12) else {
             continue;
         };
+        // "m64n256k16 FP16→FP32" → "wgmma FP16" (the accumulator is FP32, INT8's INT32).
         let types = kernel.split_once(' ').map_or(kernel, |(_, types)| types);
-        let name = format!("tensor {types} (wgmma)");
+        let input = types.split('→').next().unwrap_or(types);
+        let name = format!("wgmma {input}");
         match tensor.iter_mut().find(|c| c.name == name) {
             Some(c) => c.per_second = c.per_second.max(per_second),
             None => tensor.push(Ceiling { name, per_second }),
@@ -138,16 +141,22 @@ pub fn csv_rows(roofline: &Roofline) -> Vec<CsvRow> {
     rows
 }
 
-/// Compute ceilings within 3 % of each other are drawn as one line naming them all
-/// (FP16 and BF16, the two FP8 types).
-fn merged_compute(roofline: &Roofline) -> Vec<(String, f64)> {
-    let mut sorted = roofline.compute.clone();
+/// Ceilings within 3 % of each other, drawn as one line naming them all (FP16 and BF16, the
+/// two FP8 types, shared memory and the L1), the highest first; a first word the names share is
+/// said once ("wgmma FP16 / BF16").
+fn merged(ceilings: &[Ceiling]) -> Vec<(String, f64)> {
+    let mut sorted = ceilings.to_vec();
     sorted.sort_by(|a, b| b.per_second.total_cmp(&a.per_second));
     let mut merged: Vec<(String, f64)> = Vec::new();
     for c in sorted {
         match merged.last_mut() {
             Some((name, rate)) if (*rate - c.per_second).abs() < 0.03 * *rate => {
-                *name = format!("{name} / {}", c.name);
+                let first = name.split(' ').next().unwrap_or("").to_string();
+                let shown = match c.name.split_once(' ') {
+                    Some((word, rest)) if word == first => rest.to_string(),
+                    _ => c.name.clone(),
+                };
+                *name = format!("{name} / {shown}");
             }
             _ => merged.push((c.name, c.per_second)),
         }
@@ -161,7 +170,8 @@ fn merged_compute(roofline: &Roofline) -> Vec<(String, f64)> {
 pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
     let (x_low, x_high) = roofline.intensity_span();
     let tera = |v: f64| v / 1e12;
-    let roofs = merged_compute(roofline);
+    let roofs = merged(&roofline.compute);
+    let slopes = merged(&roofline.memory);
     let top = roofs.iter().map(|r| r.1).fold(0.0, f64::max);
     let fastest = roofline
         .memory
@@ -174,13 +184,12 @@ pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
         .map(|m| m.per_second)
         .fold(f64::INFINITY, f64::min);
     let (y_low, y_high) = (tera(slowest * x_low), tera(top) * 3.0);
-    let entries: Vec<plot::Entry> = roofline
-        .memory
+    let entries: Vec<plot::Entry> = slopes
         .iter()
         .enumerate()
-        .map(|(i, m)| {
+        .map(|(i, (name, rate))| {
             plot::Entry::new(
-                format!("{} {:.2} TB/s", m.name, m.per_second / 1e12),
+                format!("{name} {:.2} TB/s", rate / 1e12),
                 plot::PALETTE[i % plot::PALETTE.len()],
                 plot::Key::Line,
             )
@@ -214,14 +223,17 @@ pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
                 .x_label_formatter(&|v| format!("{v}"))
                 .y_label_formatter(&|v| format!("{v}"))
                 .draw()?;
-            for (i, m) in roofline.memory.iter().enumerate() {
+            for (i, (_, rate)) in slopes.iter().enumerate() {
                 let colour = plot::PALETTE[i % plot::PALETTE.len()];
-                let ridge = top / m.per_second;
+                let ridge = top / rate;
                 chart.draw_series(LineSeries::new(
-                    [(x_low, tera(m.per_second * x_low)), (ridge, tera(top))],
+                    [(x_low, tera(rate * x_low)), (ridge, tera(top))],
                     colour.stroke_width(3),
                 ))?;
             }
+            // Each roof is named above its right end.
+            let label = TextStyle::from((FONT, plot::TICK_SIZE).into_font())
+                .pos(Pos::new(HPos::Right, VPos::Bottom));
             for (name, rate) in &roofs {
                 let from = rate / fastest;
                 chart.draw_series(std::iter::once(DashedPathElement::new(
@@ -232,8 +244,8 @@ pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
                 )))?;
                 chart.draw_series(std::iter::once(Text::new(
                     format!("{name}: {:.0} TFLOP/s", tera(*rate)),
-                    (from * 1.15, tera(*rate) * 1.12),
-                    (FONT, plot::TICK_SIZE),
+                    (x_high / 1.1, tera(*rate) * 1.08),
+                    label.clone(),
                 )))?;
             }
             root.present()?;
@@ -299,7 +311,7 @@ mod tests {
         ));
         let roofline = of_figures(&given).unwrap();
         let names: Vec<&str> = roofline.compute.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["FP32 FFMA", "tensor FP16→FP32 (wgmma)"]);
+        assert_eq!(names, ["FP32 FFMA", "wgmma FP16"]);
         let memory: Vec<&str> = roofline.memory.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(memory, ["L2", "DRAM"]);
         let rows = figures(&roofline);
@@ -323,13 +335,18 @@ mod tests {
             vec![c("DRAM", 3.0)],
         )
         .unwrap();
-        let merged = merged_compute(&roofline);
         assert_eq!(
-            merged,
+            merged(&roofline.compute),
             [
                 ("FP16 / BF16".to_string(), 1000.0),
                 ("FP32".to_string(), 60.0)
             ]
         );
+        let wgmma = [
+            c("wgmma FP8 e4m3", 2156.0),
+            c("wgmma FP8 e5m2", 2155.0),
+            c("wgmma INT8", 2150.0),
+        ];
+        assert_eq!(merged(&wgmma)[0].0, "wgmma FP8 e4m3 / FP8 e5m2 / INT8");
     }
 }

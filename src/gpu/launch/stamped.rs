@@ -3,10 +3,10 @@
 
 use super::*;
 
-/// Runs `entry` of `module` as `blocks` blocks of `threads` and returns each block's start and
-/// end stamps.
+/// Runs `entry` of `module` as `blocks` blocks of `threads` and returns the `per_block` stamps
+/// each block wrote (two for tensor.cu's kernels: start and end; four for flops.cu's).
 ///
-/// Kernel signature: `(long long *stamps[2*blocks], float *sink[blocks*threads], int
+/// Kernel signature: `(long long *stamps[per_block*blocks], float *sink[blocks*threads], int
 /// iterations)`.
 pub fn stamped_blocks(
     gpu: &mut Gpu,
@@ -15,10 +15,11 @@ pub fn stamped_blocks(
     blocks: u32,
     threads: u32,
     iterations: u32,
+    per_block: usize,
 ) -> Result<Vec<i64>, GpuError> {
     let function = gpu.function(module, entry)?;
     let stream = gpu.stream().clone();
-    let mut stamps = zeros::<i64>(gpu, 2 * blocks as usize, "block stamps")?;
+    let mut stamps = zeros::<i64>(gpu, per_block * blocks as usize, "block stamps")?;
     let mut sink = zeros::<f32>(gpu, (blocks * threads) as usize, "the sink buffer")?;
     let iterations = as_i32(iterations, "--iterations")?;
     let mut launch = stream.launch_builder(&function);
@@ -29,7 +30,7 @@ pub fn stamped_blocks(
         shared_mem_bytes: 0,
     };
     // SAFETY: the arguments match the kernel signature above in order and type; stamps holds
-    // two per block and sink one per thread of the grid; the wgmma kernels' shared tiles are
+    // per_block per block and sink one per thread of the grid; the wgmma kernels' shared tiles are
     // static.
     unsafe { launch_and_wait(gpu, entry, launch, config, Duration::from_secs(30)) }?;
     read(gpu, &stamps, "block stamps")
