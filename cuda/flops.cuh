@@ -19,8 +19,8 @@ __device__ __forceinline__ void flops_stamp(long long *stamps, int which)
 }
 
 #define FLOPS_THREADS 1024
-#define FLOPS_CHAINS 8
-#define FLOPS_UNROLL 32
+#define FLOPS_CHAINS 16
+#define FLOPS_UNROLL 16
 
 // The timed loop every kernel shares: `fma(acc[c])` updates one accumulator.
 #define FLOPS_LOOP(T, INIT, FMA, SUM)                                                           \

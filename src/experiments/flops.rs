@@ -1,14 +1,16 @@
 //! Peak arithmetic rate of the CUDA cores (cuda/flops.cu, cuda/flops_bf16.cu): the compute
 //! ceilings of the roofline beside the tensor suite's (issue #32, part 3). The method is that
 //! of LBNL's Empirical Roofline Toolkit: every SM busy with many independent FMAs. One block
-//! of 1024 threads per SM; each thread keeps eight independent accumulators and applies 32
-//! FMAs to each per loop trip (256 FMA instructions per trip and thread, which hide the FMA
-//! latency with every warp and leave the loop's counter and branch at about 1 % of what is
-//! issued). Each block stamps its loop in clock64 and %globaltimer after a barrier on both
-//! sides: FLOP per clock of each SM (median and range), and the chip's FLOP per second over
-//! the wall time of the whole launch, at whatever clock it held under that load. The same
-//! kernel on one block alone gives one SM's rate with the rest of the chip idle, which tells a
-//! limit of the chip's (power, clock) from one of the SM's.
+//! of 1024 threads per SM; each thread keeps 16 independent accumulators and applies 16 FMAs
+//! to each per loop trip (256 FMA instructions per trip and thread, which hide the FMA latency
+//! with every warp and leave the loop's counter and branch at about 1 % of what is issued).
+//! Sixteen, not eight: on an H100 eight accumulators held DFMA at 118 of 128 FLOP per clock
+//! per SM however the loop was unrolled or the block sized, sixteen reach 128.0 (a probe of
+//! 2026-11-24, docs/results-h100.md). Each block stamps its loop in clock64 and %globaltimer
+//! after a barrier on both sides: FLOP per clock of each SM (median and range), and the chip's
+//! FLOP per second over the wall time of the whole launch, at whatever clock it held under
+//! that load. The same kernel on one block alone gives one SM's rate with the rest of the chip
+//! idle, which tells a limit of the chip's (power, clock) from one of the SM's.
 
 use anyhow::{Context, Result};
 
@@ -18,8 +20,8 @@ use crate::gpu::{Gpu, launch};
 
 /// The constants of cuda/flops.cu (and cuda/flops_bf16.cu) the host counts FMAs with.
 pub const THREADS: u32 = 1024;
-pub const CHAINS: u64 = 8;
-pub const UNROLL: u64 = 32;
+pub const CHAINS: u64 = 16;
+pub const UNROLL: u64 = 16;
 
 /// FMA instructions one thread issues per loop trip.
 pub const FMAS_PER_TRIP: u64 = CHAINS * UNROLL;

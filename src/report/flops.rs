@@ -72,7 +72,7 @@ pub fn write(run: &RunDir, rows: &[Row], sass_status: &str) -> Result<()> {
     run.write_json(
         "flops.json",
         &serde_json::json!({
-            "method": "one block of 1024 threads per SM (and one block alone), 8 independent accumulators per thread, 32 FMAs on each per loop trip; clock64 and globaltimer stamps of thread 0 after a barrier on both sides; FLOP per clock of each block's SM, median and range over SMs; TFLOPS = every block's FLOP over the wall time from the first start to the last end",
+            "method": "one block of 1024 threads per SM (and one block alone), 16 independent accumulators per thread, 16 FMAs on each per loop trip; clock64 and globaltimer stamps of thread 0 after a barrier on both sides; FLOP per clock of each block's SM, median and range over SMs; TFLOPS = every block's FLOP over the wall time from the first start to the last end",
             "peak": "FLOP per clock per SM from the H100 whitepaper (CC 9.0 only)",
             "sass": sass_status,
             "kernels": rows,
