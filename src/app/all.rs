@@ -300,7 +300,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     if args.repeat {
         run_repeat(&me, run.path())?;
     }
-    super::report::write_tables(run.path(), &run, extension)?;
+    super::report::write_tables(run.path(), &run, extension, args.figures.html())?;
     super::report::write_figures_tex(&run, extension, &live_figures(run.path(), extension)?)?;
     let slowest = outcomes.iter().max_by(|a, b| {
         a.seconds

@@ -20,10 +20,36 @@ use crate::report::{roofline, summary};
 /// summary.md, summary.tex, summary.json (from the `figures.json` of `source`'s suites) and
 /// index.md (of the figures in `out`); a repeat `gpubench all --repeat` left in
 /// `source/repeat` confirms the figures or moves them to the unresolved rows.
-pub fn write_tables(source: &Path, out: &RunDir, figure_extension: &str) -> Result<()> {
+pub fn write_tables(source: &Path, out: &RunDir, figure_extension: &str, html: bool) -> Result<()> {
     let mut made = summary::summarise(source, registry::derive_figures)?;
     confirm(&mut made, own_repeat(source).as_deref())?;
-    write_summary(&made, out, figure_extension)
+    write_summary(&made, out, figure_extension)?;
+    if html {
+        let suites = summary::suite_dirs(source)?;
+        write_page(&made, out, source, out.path(), &suites)?;
+    }
+    Ok(())
+}
+
+/// `index.html` of `summary` into `out`, its figures the SVGs drawn there, its links to the
+/// files of `source` made from `page_dir` (where the page will finally be).
+fn write_page(
+    summary: &summary::Summary,
+    out: &RunDir,
+    source: &Path,
+    page_dir: &Path,
+    suites: &[(String, std::path::PathBuf)],
+) -> Result<()> {
+    let page = crate::report::html::page(
+        summary,
+        &crate::report::html::Sources {
+            run: source,
+            figures: out.path(),
+            page_dir,
+            suites,
+        },
+    )?;
+    out.write(crate::report::html::FILE, page.as_bytes())
 }
 
 /// The repeat `gpubench all --repeat` wrote inside `source`, if there is one.
@@ -126,7 +152,11 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     // The tables first: a value outside its domain refuses the run before anything is drawn.
     let made = tables_from_files(&args.dir, args.repeat_of.as_deref()).and_then(|tables| {
         draw_every_suite(&args.dir, &suites, &out, extension)?;
-        write_summary(&tables, &out, extension)
+        write_summary(&tables, &out, extension)?;
+        if args.figures.html() {
+            write_page(&tables, &out, &args.dir, &output, &suites)?;
+        }
+        Ok(())
     });
     if let Err(error) = made {
         let _ = std::fs::remove_dir_all(&staging);

@@ -187,6 +187,9 @@ pub enum FigureFormat {
     Svg,
     /// Vector PDF (the SVG with the embedded font, converted by svg2pdf).
     Pdf,
+    /// SVG figures and one self-contained `index.html` that shows them inline beside the
+    /// tables (`report` and `all`).
+    Html,
 }
 
 /// How the figures of a run or report are drawn; every suite, `all` and `report` take it.
@@ -224,6 +227,7 @@ impl FigureArgs {
                 FigureFormat::Png => plot::Format::Png,
                 FigureFormat::Svg => plot::Format::Svg,
                 FigureFormat::Pdf => plot::Format::Pdf,
+                FigureFormat::Html => plot::Format::Svg,
             },
             width: match self.figure_width {
                 FigureWidth::Screen => plot::FigureWidth::Screen,
@@ -232,6 +236,11 @@ impl FigureArgs {
             },
             paper: self.paper,
         }
+    }
+
+    /// Whether the run or report also writes `index.html`.
+    pub fn html(&self) -> bool {
+        self.format == FigureFormat::Html
     }
 
     /// The options as a command line passes them on to a child `gpubench`.

@@ -18,6 +18,7 @@ pub mod emulation;
 pub mod figures;
 pub mod figures_tex;
 pub mod flops;
+pub mod html;
 pub mod info;
 pub mod metadata;
 pub mod pipeline;

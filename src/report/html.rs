@@ -1,0 +1,326 @@
+//! `index.html`: one self-contained page of a run (issue #33) that opens from disk with no
+//! server and no network. The run's identity at the top (GPU, driver, clocks, throttling seen,
+//! command, version), then the roofline, then a section per suite with its figures inline as
+//! SVG beside its rows, links to the CSV and JSON files the rows came from and to the SASS of
+//! its timed loops, then the unresolved rows apart and each suite's time. Nothing is fetched:
+//! no script, no font, no image from elsewhere; the style sheet is in the page.
+
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::figures::Figure;
+use super::metadata::SavedMetadata;
+use super::summary::Summary;
+
+pub const FILE: &str = "index.html";
+
+/// Where the page finds things: the run it describes, the directory its SVG figures were
+/// drawn into (the page's own), and the page's directory, for links to the run's files.
+pub struct Sources<'a> {
+    pub run: &'a Path,
+    pub figures: &'a Path,
+    pub page_dir: &'a Path,
+    pub suites: &'a [(String, PathBuf)],
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:80em;padding:0 1em;color:#222}\
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}\
+th{background:#f4f4f4}td{overflow-wrap:break-word}.figure{overflow-x:auto}td.v{white-space:nowrap;text-align:right}.figure svg{max-width:100%;height:auto;box-sizing:border-box;border:1px solid #eee;margin:.5em 0}\
+.identity td:first-child{font-weight:bold}.files{font-size:.9em}.throttled{color:#a40}nav a{margin-right:.8em}";
+
+/// The page for `summary`, made of the files `sources` names.
+pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
+    let mut html =
+        String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    let gpu = summary
+        .caption
+        .split(" (CC")
+        .next()
+        .unwrap_or("gpubench run");
+    let _ = writeln!(html, "<title>gpubench: {}</title>", escape(gpu));
+    let _ = writeln!(html, "<style>{STYLE}</style>\n</head>\n<body>");
+    let _ = writeln!(html, "<h1>gpubench: {}</h1>", escape(gpu));
+    html += &identity(summary, sources)?;
+    html += "<nav>";
+    for (name, _) in sources.suites {
+        let _ = write!(html, "<a href=\"#{0}\">{0}</a>", escape(name));
+    }
+    html += "<a href=\"#unresolved\">unresolved</a><a href=\"#time\">time</a></nav>\n";
+    if let Some(svg) = inline_svg(&sources.figures.join("roofline.svg"))? {
+        html += "<h2 id=\"roofline\">Roofline</h2>\n";
+        html += &figure_rows(
+            summary
+                .figures
+                .iter()
+                .filter(|f| f.source == super::roofline::FILE),
+        );
+        let _ = writeln!(html, "<div class=\"figure\">{svg}</div>");
+    }
+    for (name, dir) in sources.suites {
+        html += &suite_section(summary, sources, name, dir)?;
+    }
+    html += "<h2 id=\"unresolved\">Unresolved</h2>\n<p>Stated with a confidence below 0.5, not identifiable from the sweep, not calibrated, or not confirmed by a repeat: what the run saw, not figures.</p>\n";
+    html += &figure_rows(summary.figures.iter().filter(|f| f.is_unresolved()));
+    html += &times(summary);
+    html += "</body>\n</html>\n";
+    Ok(html)
+}
+
+fn identity(summary: &Summary, sources: &Sources) -> Result<String> {
+    let first = sources
+        .suites
+        .iter()
+        .find_map(|(_, dir)| SavedMetadata::read(dir).ok().filter(|m| m.complete()));
+    let mut rows: Vec<(&str, String)> = vec![("Run", summary.caption.clone())];
+    if let Some(m) = &first {
+        let raw: serde_json::Value =
+            super::saved::read_json(m_dir(sources, &m.suite), "metadata.json").unwrap_or_default();
+        let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+        if let Some(uuid) = text(&raw["nvml"]["identity"]["uuid"]) {
+            rows.push(("GPU UUID", uuid));
+        }
+        rows.push((
+            "SM clock",
+            format!(
+                "{:.0} MHz measured before the first suite; nominal {}",
+                m.sm_clock_before.mhz.unwrap_or(f64::NAN),
+                raw["device"]["nominal_sm_clock_mhz"]
+                    .as_f64()
+                    .map_or("unknown".into(), |v| format!("{v:.0} MHz"))
+            ),
+        ));
+        if let Some(command) = raw["command_line"].as_array() {
+            let words: Vec<String> = command.iter().filter_map(text).collect();
+            rows.push(("First suite's command", words.join(" ")));
+        }
+    }
+    let throttled: Vec<String> = summary
+        .suites
+        .iter()
+        .filter_map(|s| Some(format!("{}: {}", s.name, s.throttled.as_ref()?)))
+        .collect();
+    rows.push((
+        "Throttling seen",
+        if throttled.is_empty() {
+            "none".into()
+        } else {
+            throttled.join("; ")
+        },
+    ));
+    let mut html = String::from("<table class=\"identity\">\n");
+    for (key, value) in rows {
+        let _ = writeln!(html, "<tr><td>{key}</td><td>{}</td></tr>", escape(&value));
+    }
+    html += "</table>\n";
+    Ok(html)
+}
+
+/// The directory of the suite named `suite` in its metadata (the first complete one's).
+fn m_dir<'a>(sources: &'a Sources, suite: &str) -> &'a Path {
+    sources
+        .suites
+        .iter()
+        .find(|(_, dir)| SavedMetadata::read(dir).is_ok_and(|m| m.suite == suite))
+        .map_or(sources.run, |(_, dir)| dir.as_path())
+}
+
+fn suite_section(summary: &Summary, sources: &Sources, name: &str, dir: &Path) -> Result<String> {
+    let mut html = format!("<h2 id=\"{0}\">{0}</h2>\n", escape(name));
+    let prefix = format!("{name}/");
+    let rows: Vec<&Figure> = summary
+        .figures
+        .iter()
+        .filter(|f| f.source.starts_with(&prefix) && !f.is_unresolved())
+        .collect();
+    if let Some(timing) = summary.suites.iter().find(|s| s.name == name) {
+        let mut said = format!("status: {}", escape(&timing.status));
+        if let Some(error) = &timing.error {
+            let _ = write!(said, " ({})", escape(error));
+        }
+        if let Some(throttled) = &timing.throttled {
+            let _ = write!(
+                said,
+                "; <span class=\"throttled\">measured under throttling: {}</span>",
+                escape(throttled)
+            );
+        }
+        let _ = writeln!(html, "<p>{said}</p>");
+    }
+    html += &figure_rows(rows.into_iter());
+    let figures_dir = if sources.suites.len() == 1 {
+        sources.figures.to_path_buf()
+    } else {
+        sources.figures.join(name)
+    };
+    for svg_path in files_with(&figures_dir, &["svg"])? {
+        if let Some(svg) = inline_svg(&svg_path)? {
+            let _ = writeln!(html, "<div class=\"figure\">{svg}</div>");
+        }
+    }
+    let link = |file: &PathBuf| {
+        let shown = file
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        let href = relative(sources.page_dir, file);
+        format!("<a href=\"{}\">{}</a>", escape(&href), escape(&shown))
+    };
+    let files = files_with(dir, &["csv", "json", "gz", "sass"])?;
+    let (sass, data): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| {
+        let name = f.to_string_lossy();
+        name.ends_with(".sass") || name.ends_with(".sass.gz")
+    });
+    if !data.is_empty() {
+        let links: Vec<String> = data.into_iter().map(link).collect();
+        let _ = writeln!(html, "<p class=\"files\">Data: {}</p>", links.join(" · "));
+    }
+    if !sass.is_empty() {
+        let links: Vec<String> = sass.into_iter().map(link).collect();
+        let _ = writeln!(
+            html,
+            "<p class=\"files\">The SASS of its timed loops, from the PTX the run loaded: {}</p>",
+            links.join(" · ")
+        );
+    }
+    Ok(html)
+}
+
+fn figure_rows<'a>(figures: impl Iterator<Item = &'a Figure>) -> String {
+    let mut html = String::from(
+        "<table>\n<tr><th>Section</th><th>Quantity</th><th>Value</th><th>Uncertainty</th><th>Source</th></tr>\n",
+    );
+    for f in figures {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&f.section),
+            escape(&f.quantity),
+            // A number stays on one line, right-aligned; a verdict in words wraps.
+            if f.value.is_some() {
+                " class=\"v\""
+            } else {
+                ""
+            },
+            escape(&f.value_text()),
+            escape(&f.uncertainty_text()),
+            escape(&f.source)
+        );
+    }
+    html + "</table>\n"
+}
+
+fn times(summary: &Summary) -> String {
+    let mut html = String::from(
+        "<h2 id=\"time\">Time</h2>\n<table>\n<tr><th>Suite</th><th>Status</th><th>Seconds</th></tr>\n",
+    );
+    for s in &summary.suites {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td class=\"v\">{}</td></tr>",
+            escape(&s.name),
+            escape(&s.status),
+            s.seconds.map_or("-".into(), |v| format!("{v:.1}"))
+        );
+    }
+    if let Some(total) = summary.total_seconds {
+        let _ = writeln!(
+            html,
+            "<tr><td>all</td><td></td><td class=\"v\">{total:.1}</td></tr>"
+        );
+    }
+    html + "</table>\n"
+}
+
+/// The files of `dir` (not below it) whose name ends in one of `extensions`, sorted.
+fn files_with(dir: &Path, extensions: &[&str]) -> Result<Vec<PathBuf>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| extensions.contains(&e))
+        })
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// An SVG file's text without its XML declaration, ready to stand inside the page.
+fn inline_svg(path: &Path) -> Result<Option<String>> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let start = text.find("<svg").unwrap_or(0);
+    Ok(Some(text[start..].to_string()))
+}
+
+/// `to` as a link from `from` (both made absolute); `/` separated.
+fn relative(from: &Path, to: &Path) -> String {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (from, to) = (absolute(from), absolute(to));
+    let normal = |p: &Path| -> Vec<String> {
+        let mut parts: Vec<String> = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::ParentDir => {
+                    parts.pop();
+                }
+                Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
+                _ => {}
+            }
+        }
+        parts
+    };
+    let (from, to) = (normal(&from), normal(&to));
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".into(); from.len() - common];
+    parts.extend(to[common..].iter().cloned());
+    parts.join("/")
+}
+
+/// `text` with the five characters HTML gives meaning to escaped.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_are_relative_to_the_page() {
+        assert_eq!(
+            relative(
+                Path::new("/r/run/report-html"),
+                Path::new("/r/run/clock/clock.json")
+            ),
+            "../clock/clock.json"
+        );
+        assert_eq!(
+            relative(Path::new("/r/run"), Path::new("/r/run/clock/clock.json")),
+            "clock/clock.json"
+        );
+        assert_eq!(
+            relative(Path::new("/a/b"), Path::new("/c/d.csv")),
+            "../../c/d.csv"
+        );
+    }
+
+    #[test]
+    fn markup_in_names_is_text() {
+        assert_eq!(escape("x < y & \"z\""), "x &lt; y &amp; &quot;z&quot;");
+    }
+}

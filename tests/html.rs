@@ -1,0 +1,162 @@
+//! `gpubench report --format html` on the committed runs, with no GPU: one page that opens
+//! from disk with nothing fetched, every suite and figure on it, every link to a file of the
+//! run that exists; and, where Debian's Chromium is installed, the page as a browser renders it.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn committed(run: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("results")
+        .join(run)
+}
+
+/// `report RUN --format html` into a new directory; the page's text and its directory.
+fn page_of(run: &Path, out: &Path) -> String {
+    Command::cargo_bin("gpubench")
+        .unwrap()
+        .arg("report")
+        .arg(run)
+        .args(["--format", "html", "--output"])
+        .arg(out)
+        .assert()
+        .success();
+    std::fs::read_to_string(out.join("index.html")).unwrap()
+}
+
+/// The suites of a committed `all` run, by their directories.
+fn suites_of(run: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(run)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("metadata.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every `href="…"` and `src="…"` of the page.
+fn references(page: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for attribute in ["href=\"", "src=\""] {
+        for piece in page.split(attribute).skip(1) {
+            found.push(piece.split('"').next().unwrap_or("").to_string());
+        }
+    }
+    found
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+mod slow {
+    use super::*;
+
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn the_h100_page_holds_every_suite_and_figure_and_fetches_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("html");
+        let run = committed("h100/all");
+        let page = page_of(&run, &out);
+        assert!(page.len() < 5 << 20, "{} bytes", page.len());
+        for suite in suites_of(&run) {
+            assert!(page.contains(&format!("<h2 id=\"{suite}\">")), "{suite}");
+        }
+        for section in ["roofline", "unresolved", "time"] {
+            assert!(page.contains(&format!("id=\"{section}\"")), "{section}");
+        }
+        // Every figure drawn is on the page, inline.
+        let drawn = walk(&out)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+            .count();
+        assert!(drawn >= 20, "{drawn} figures");
+        assert_eq!(page.matches("<svg").count(), drawn);
+        // Nothing from elsewhere: no script, style sheet, font or image to fetch.
+        for fetch in ["<script", "<link", "@import", "<img", "<iframe", "url("] {
+            assert!(!page.contains(fetch), "{fetch}");
+        }
+        let refs = references(&page);
+        assert!(
+            refs.iter().any(|r| r.ends_with(".sass.gz")),
+            "no SASS linked"
+        );
+        for reference in refs {
+            if reference.starts_with('#') || reference.starts_with("http://www.w3.org/") {
+                continue;
+            }
+            assert!(!reference.contains("://"), "{reference}");
+            assert!(
+                out.join(&reference).is_file(),
+                "{reference} does not resolve"
+            );
+        }
+    }
+
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn chromium_renders_the_page_offline() {
+        let Some(browser) = chromium() else {
+            eprintln!("skipped: no Chromium (apt-get install chromium) to render the page");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("html");
+        let run = committed("h100/all");
+        let page = page_of(&run, &out);
+        let url = format!("file://{}", out.join("index.html").display());
+        let headless = |extra: &[&str]| {
+            std::process::Command::new(&browser)
+                .args(["--headless", "--no-sandbox", "--disable-gpu"])
+                .arg(format!(
+                    "--user-data-dir={}",
+                    dir.path().join("profile").display()
+                ))
+                .args(extra)
+                .arg(&url)
+                .output()
+                .unwrap()
+        };
+        let dom = headless(&["--dump-dom"]);
+        assert!(
+            dom.status.success(),
+            "{}",
+            String::from_utf8_lossy(&dom.stderr)
+        );
+        let dom = String::from_utf8_lossy(&dom.stdout);
+        for suite in suites_of(&run) {
+            assert!(
+                dom.contains(&format!("id=\"{suite}\"")),
+                "{suite} not rendered"
+            );
+        }
+        assert_eq!(dom.matches("<svg").count(), page.matches("<svg").count());
+        let shot = dir.path().join("page.png");
+        let taken = headless(&[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1400,2000",
+        ]);
+        assert!(taken.status.success());
+        assert!(std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000));
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
