@@ -66,10 +66,20 @@ mod slow {
         let run = committed("h100/all");
         let page = page_of(&run, &out);
         assert!(page.len() < 5 << 20, "{} bytes", page.len());
+        // The curated tables, on the page and beside it for a paper.
+        for table in [
+            "Memory hierarchy: per space and level",
+            "Instruction latency",
+        ] {
+            assert!(page.contains(table), "{table}");
+        }
+        let tex = std::fs::read_to_string(out.join("tables.tex")).unwrap();
+        assert!(tex.contains("\\toprule") && tex.contains("\\label{tab:memory}"));
+        assert!(out.join("tables.md").is_file());
         for suite in suites_of(&run) {
             assert!(page.contains(&format!("<h2 id=\"{suite}\">")), "{suite}");
         }
-        for section in ["roofline", "unresolved", "time"] {
+        for section in ["roofline", "tables", "unresolved", "time"] {
             assert!(page.contains(&format!("id=\"{section}\"")), "{section}");
         }
         // Every figure drawn is on the page, inline.

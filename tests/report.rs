@@ -456,10 +456,11 @@ fn every_byte_size_axis_is_ticked_at_powers_of_two_in_binary_units() {
     assert!(axes >= 8, "only {axes} byte-size axes found");
 }
 
-/// What a LaTeX user does with a report: `\input` the summary table and `figures.tex`. Runs
-/// where pdflatex is installed (Debian: texlive-latex-base, texlive-latex-recommended).
+/// What a LaTeX user does with a report: `\input` the curated tables (booktabs), the summary
+/// table and `figures.tex`. Runs where pdflatex is installed (Debian: texlive-latex-base,
+/// texlive-latex-recommended).
 #[test]
-fn the_summary_table_and_figures_tex_compile_with_pdflatex() {
+fn the_curated_tables_summary_table_and_figures_tex_compile_with_pdflatex() {
     let found = std::process::Command::new("pdflatex")
         .arg("--version")
         .output()
@@ -471,7 +472,7 @@ fn the_summary_table_and_figures_tex_compile_with_pdflatex() {
     let (_dir, out) = report_of_committed_all("pdf");
     std::fs::write(
         out.join("paper.tex"),
-        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage[utf8]{inputenc}\n\\usepackage{graphicx}\n\\usepackage{longtable}\n\\begin{document}\n\\input{summary.tex}\n\\clearpage\n\\input{figures.tex}\n\\end{document}\n",
+        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage[utf8]{inputenc}\n\\usepackage{graphicx}\n\\usepackage{longtable}\n\\usepackage{booktabs}\n\\begin{document}\n\\input{tables.tex}\n\\clearpage\n\\input{summary.tex}\n\\clearpage\n\\input{figures.tex}\n\\end{document}\n",
     )
     .unwrap();
     let latex = std::process::Command::new("pdflatex")

@@ -96,6 +96,15 @@ fn write_summary(summary: &summary::Summary, out: &RunDir, figure_extension: &st
         let title = format!("Empirical roofline, {gpu}");
         out.write_figure("roofline", |path| roofline::draw(path, &title, &made))?;
     }
+    let curated = crate::report::curated::tables(summary);
+    out.write(
+        crate::report::curated::MARKDOWN,
+        crate::report::curated::render_markdown(&curated).as_bytes(),
+    )?;
+    out.write(
+        crate::report::curated::LATEX,
+        crate::report::curated::render_latex(&curated).as_bytes(),
+    )?;
     out.write("summary.md", summary::render_markdown(summary).as_bytes())?;
     out.write("summary.tex", summary::render_latex(summary).as_bytes())?;
     out.write_json("summary.json", summary)?;

@@ -48,7 +48,7 @@ pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
     for (name, _) in sources.suites {
         let _ = write!(html, "<a href=\"#{0}\">{0}</a>", escape(name));
     }
-    html += "<a href=\"#unresolved\">unresolved</a><a href=\"#time\">time</a></nav>\n";
+    html += "<a href=\"#tables\">tables</a><a href=\"#unresolved\">unresolved</a><a href=\"#time\">time</a></nav>\n";
     if let Some(svg) = inline_svg(&sources.figures.join("roofline.svg"))? {
         html += "<h2 id=\"roofline\">Roofline</h2>\n";
         html += &figure_rows(
@@ -58,6 +58,11 @@ pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
                 .filter(|f| f.source == super::roofline::FILE),
         );
         let _ = writeln!(html, "<div class=\"figure\">{svg}</div>");
+    }
+    let curated = super::curated::tables(summary);
+    if !curated.is_empty() {
+        html += "<h2 id=\"tables\">Tables</h2>\n";
+        html += &super::curated::render_html(&curated);
     }
     for (name, dir) in sources.suites {
         html += &suite_section(summary, sources, name, dir)?;

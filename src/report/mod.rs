@@ -8,6 +8,7 @@ pub mod cache_plot;
 pub mod calibration;
 pub mod clock;
 pub mod compare;
+pub mod curated;
 pub mod devices;
 pub mod divergence;
 pub mod divergence_model;

@@ -1,0 +1,494 @@
+//! The tables a paper prints (issue #33, part 3), made from a summary's figures: the memory
+//! hierarchy (one row per space and level: size, line, ways, sets, latency in cycles and ns,
+//! read bandwidth where measured, the SASS load), instruction latency and throughput per SASS
+//! opcode, the SIMT findings (divergence, branches, barriers, registers, shared-memory banks)
+//! and the compute units (the CUDA cores' FMA rates, the tensor cores' instructions). A value
+//! the run could not settle is printed as "n.i." (not identified; the long table in
+//! `summary.md` says why), never as a number. Rendered as `tables.md`, `tables.tex` (booktabs)
+//! and in `index.html`; the long table stays in `summary.*`.
+
+use std::fmt::Write as _;
+
+use super::figures::Figure;
+use super::summary::{Summary, format_value, latex_escape};
+
+pub const MARKDOWN: &str = "tables.md";
+pub const LATEX: &str = "tables.tex";
+
+/// What a cell says where the run did not settle a value.
+const NOT_IDENTIFIED: &str = "n.i.";
+
+pub struct Table {
+    pub title: &'static str,
+    /// `\label{…}` of the LaTeX table.
+    pub label: &'static str,
+    pub header: Vec<&'static str>,
+    pub rows: Vec<Vec<String>>,
+    pub note: &'static str,
+}
+
+/// The curated tables of `summary`, each only where the run has rows for it.
+pub fn tables(summary: &Summary) -> Vec<Table> {
+    [
+        memory(&summary.figures),
+        instructions(&summary.figures),
+        simt(&summary.figures),
+        compute(&summary.figures),
+    ]
+    .into_iter()
+    .filter(|t| !t.rows.is_empty())
+    .collect()
+}
+
+fn settled(f: &Figure) -> bool {
+    f.value.is_some() && !f.is_unresolved()
+}
+
+fn number(f: Option<&Figure>, show: impl Fn(f64) -> String) -> String {
+    match f {
+        Some(f) if settled(f) => f.value.map_or(NOT_IDENTIFIED.into(), show),
+        Some(_) => NOT_IDENTIFIED.into(),
+        None => String::new(),
+    }
+}
+
+/// The SM clock the run measured, for latencies in nanoseconds.
+fn sm_mhz(figures: &[Figure]) -> Option<f64> {
+    figures
+        .iter()
+        .find(|f| f.quantity == "SM clock (measured)" && f.unit == "MHz")
+        .and_then(|f| f.value)
+}
+
+fn memory(figures: &[Figure]) -> Table {
+    let mhz = sm_mhz(figures);
+    let in_memory: Vec<&Figure> = figures
+        .iter()
+        .filter(|f| f.section == "Memory hierarchy")
+        .collect();
+    // (space, level) in the order the summary names them; "memory" past the last cache.
+    let mut levels: Vec<(String, String)> = Vec::new();
+    for f in &in_memory {
+        let Some((space, rest)) = f.quantity.split_once(": ") else {
+            continue;
+        };
+        let level = if let Some(rest) = rest.strip_prefix("level ") {
+            rest.split(' ').next().unwrap_or("").to_string()
+        } else if rest == "slowest level latency" {
+            "memory".into()
+        } else {
+            continue;
+        };
+        if !level.is_empty() && !levels.contains(&(space.to_string(), level.clone())) {
+            levels.push((space.to_string(), level));
+        }
+    }
+    let find = |space: &str, level: &str, what: &str| {
+        let quantity = if level == "memory" {
+            format!("{space}: slowest level {what}")
+        } else {
+            format!("{space}: level {level} {what}")
+        };
+        in_memory.iter().copied().find(|f| f.quantity == quantity)
+    };
+    let bandwidth = |space: &str, level: &str| {
+        let (bw_level, operation) = match (space, level) {
+            ("global", "1") => ("l1", "read"),
+            ("l2", "1") => ("l2", "read"),
+            ("global", "memory") => ("dram", "read"),
+            ("shared", "memory") => ("shared", "read"),
+            _ => return String::new(),
+        };
+        figures
+            .iter()
+            .find(|f| super::bandwidth::is_rate_of(f, bw_level, operation))
+            .map_or(String::new(), |f| number(Some(f), |v| format!("{:.0}", v)))
+    };
+    let rows = levels
+        .iter()
+        .map(|(space, level)| {
+            let latency = find(space, level, "latency");
+            let load = in_memory
+                .iter()
+                .find(|f| f.quantity == format!("{space}: timed-loop load instruction (SASS)"))
+                .and_then(|f| f.text.clone())
+                .unwrap_or_default();
+            vec![
+                space.clone(),
+                level.clone(),
+                number(find(space, level, "size"), |v| format_value(v, "bytes")),
+                number(find(space, level, "line"), |v| format!("{v:.0}")),
+                number(find(space, level, "ways"), |v| format!("{v:.0}")),
+                number(find(space, level, "sets"), |v| format!("{v:.0}")),
+                number(latency, |v| format!("{v:.1}")),
+                match (latency, mhz) {
+                    (Some(l), Some(mhz)) => number(Some(l), |v| format!("{:.1}", v / mhz * 1e3)),
+                    _ => String::new(),
+                },
+                bandwidth(space, level),
+                load,
+            ]
+        })
+        .collect();
+    Table {
+        title: "Memory hierarchy: per space and level",
+        label: "tab:memory",
+        header: vec![
+            "space",
+            "level",
+            "size",
+            "line (B)",
+            "ways",
+            "sets",
+            "latency (cycles)",
+            "latency (ns)",
+            "read (GB/s)",
+            "SASS load",
+        ],
+        rows,
+        note: "Pointer-chase latency (plateau median); geometry from the model fit where its calibrated confidence is at least 0.5; n.i.: not identified from the sweep (summary.md says why); memory: past the last cache level.",
+    }
+}
+
+fn instructions(figures: &[Figure]) -> Table {
+    let pipeline: Vec<&Figure> = figures.iter().filter(|f| f.section == "Pipeline").collect();
+    let rows = pipeline
+        .iter()
+        .filter_map(|f| {
+            let opcode = f.quantity.strip_suffix(" latency")?;
+            // The SASS rows are named by their opcode alone (IADD3, MUFU.EX2); the PTX ones
+            // say more.
+            let is_sass = opcode
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '.');
+            is_sass.then(|| {
+                let throughput = pipeline
+                    .iter()
+                    .copied()
+                    .find(|t| t.quantity == format!("{opcode} throughput"));
+                vec![
+                    opcode.to_string(),
+                    number(Some(f), |v| format!("{v:.2}")),
+                    number(throughput, |v| format!("{v:.1}")),
+                ]
+            })
+        })
+        .collect();
+    Table {
+        title: "Instruction latency and throughput per SASS opcode",
+        label: "tab:instructions",
+        header: vec!["SASS", "latency (cycles)", "throughput (per clock per SM)"],
+        rows,
+        note: "Latency: the difference between chains of 128 and 32 dependent steps over the instructions the SASS shows; throughput: one block of 1024 threads on one SM.",
+    }
+}
+
+fn simt(figures: &[Figure]) -> Table {
+    const SECTIONS: [&str; 5] = [
+        "Divergence",
+        "Branches",
+        "Synchronization",
+        "Registers",
+        "Shared memory",
+    ];
+    let rows = figures
+        .iter()
+        .filter(|f| SECTIONS.contains(&f.section.as_str()) && !f.is_unresolved())
+        .map(|f| vec![f.section.clone(), f.quantity.clone(), f.value_text()])
+        .collect();
+    Table {
+        title: "SIMT findings",
+        label: "tab:simt",
+        header: vec!["topic", "finding", "value"],
+        rows,
+        note: "Divergence after Bialas and Strzelecki; branches, barriers and registers after Wong et al.; bank conflicts after Erez.",
+    }
+}
+
+fn compute(figures: &[Figure]) -> Table {
+    let find = |section: &str, quantity: String| {
+        figures
+            .iter()
+            .find(|f| f.section == section && f.quantity == quantity)
+    };
+    let mut rows = Vec::new();
+    for f in figures
+        .iter()
+        .filter(|f| f.section == super::flops::SECTION)
+    {
+        let Some(name) = f.quantity.strip_suffix(" rate, all SMs at once") else {
+            continue;
+        };
+        rows.push(vec![
+            name.to_string(),
+            String::new(),
+            number(Some(f), |v| format!("{v:.0}")),
+            number(
+                find(
+                    super::flops::SECTION,
+                    super::flops::chip_rate_quantity(name),
+                ),
+                |v| format!("{v:.1}"),
+            ),
+            number(
+                find(
+                    super::flops::SECTION,
+                    format!("{name}: share of the whitepaper peak"),
+                ),
+                |v| format!("{v:.1} %"),
+            ),
+        ]);
+    }
+    for f in figures
+        .iter()
+        .filter(|f| f.section == super::tensor::SECTION)
+    {
+        let Some(kernel) = f.quantity.strip_suffix(" throughput") else {
+            continue;
+        };
+        let section = super::tensor::SECTION;
+        rows.push(vec![
+            kernel.to_string(),
+            number(find(section, format!("{kernel} latency")), |v| {
+                format!("{v:.1}")
+            }),
+            number(Some(f), |v| format!("{v:.0}")),
+            number(
+                find(section, super::tensor::chip_rate_quantity(kernel)),
+                |v| format!("{v:.1}"),
+            ),
+            number(
+                find(section, format!("{kernel}: share of the dense peak")),
+                |v| format!("{v:.1} %"),
+            ),
+        ]);
+    }
+    Table {
+        title: "Compute units: CUDA-core FMA and tensor-core instructions",
+        label: "tab:compute",
+        header: vec![
+            "instruction",
+            "latency (cycles)",
+            "FLOP/clock/SM",
+            "TFLOPS",
+            "share of peak",
+        ],
+        rows,
+        note: "CUDA cores: all SMs at once, TFLOPS over the launch's wall time, against the whitepaper's FMA rate; tensor cores: one block per SM, TFLOPS at the measured clock, against the dense peak. INT8 counts operations.",
+    }
+}
+
+pub fn render_markdown(tables: &[Table]) -> String {
+    let mut md = String::from("# Tables\n");
+    for t in tables {
+        let _ = writeln!(md, "\n## {}\n", t.title);
+        let _ = writeln!(md, "| {} |", t.header.join(" | "));
+        let _ = writeln!(md, "|{}", "---|".repeat(t.header.len()));
+        for row in &t.rows {
+            let cells: Vec<String> = row
+                .iter()
+                .map(|c| super::summary::markdown_cell(c))
+                .collect();
+            let _ = writeln!(md, "| {} |", cells.join(" | "));
+        }
+        let _ = writeln!(md, "\n{}", t.note);
+    }
+    md
+}
+
+/// Every table as a booktabs `table` float; `\usepackage{booktabs}` in the preamble.
+pub fn render_latex(tables: &[Table]) -> String {
+    let mut tex = String::from("% gpubench's curated tables; needs \\usepackage{booktabs}.\n");
+    for t in tables {
+        // Words wrap in the widest text column; numbers align right.
+        let columns: String = t
+            .header
+            .iter()
+            .enumerate()
+            .map(|(i, _)| {
+                let wide = t
+                    .rows
+                    .iter()
+                    .any(|r| r.get(i).is_some_and(|c| c.len() > 40));
+                if wide {
+                    "p{0.45\\linewidth}"
+                } else if i == 0 {
+                    "l"
+                } else {
+                    "r"
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            tex,
+            "\\begin{{table}}[htbp]\n\\centering\\small\n\\caption{{{}}}\n\\label{{{}}}\n\\begin{{tabular}}{{{columns}}}\n\\toprule",
+            latex_escape(t.title),
+            t.label
+        );
+        let header: Vec<String> = t.header.iter().map(|h| latex_escape(h)).collect();
+        let _ = writeln!(tex, "{} \\\\\n\\midrule", header.join(" & "));
+        for row in &t.rows {
+            let cells: Vec<String> = row.iter().map(|c| latex_escape(c)).collect();
+            let _ = writeln!(tex, "{} \\\\", cells.join(" & "));
+        }
+        let _ = writeln!(
+            tex,
+            "\\bottomrule\n\\end{{tabular}}\n\\par\\footnotesize {}\n\\end{{table}}\n",
+            latex_escape(t.note)
+        );
+    }
+    tex
+}
+
+pub fn render_html(tables: &[Table]) -> String {
+    use super::html::escape;
+    let mut html = String::new();
+    for t in tables {
+        let _ = writeln!(html, "<h3>{}</h3>\n<table>", escape(t.title));
+        let header: Vec<String> = t
+            .header
+            .iter()
+            .map(|h| format!("<th>{}</th>", escape(h)))
+            .collect();
+        let _ = writeln!(html, "<tr>{}</tr>", header.concat());
+        for row in &t.rows {
+            let cells: Vec<String> = row
+                .iter()
+                .map(|c| format!("<td>{}</td>", escape(c)))
+                .collect();
+            let _ = writeln!(html, "<tr>{}</tr>", cells.concat());
+        }
+        let _ = writeln!(html, "</table>\n<p class=\"files\">{}</p>", escape(t.note));
+    }
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figure(
+        section: &str,
+        quantity: &str,
+        value: Option<f64>,
+        unit: &str,
+        uncertainty: &str,
+    ) -> Figure {
+        Figure {
+            section: section.into(),
+            quantity: quantity.into(),
+            value,
+            unit: unit.into(),
+            low: None,
+            high: None,
+            uncertainty: uncertainty.into(),
+            text: None,
+            source: "x".into(),
+        }
+    }
+
+    fn summary(figures: Vec<Figure>) -> Summary {
+        Summary {
+            caption: String::new(),
+            figures,
+            suites: Vec::new(),
+            total_seconds: None,
+        }
+    }
+
+    #[test]
+    fn a_level_is_one_row_and_what_is_not_settled_is_not_a_number() {
+        let m = "Memory hierarchy";
+        let made = tables(&summary(vec![
+            figure(
+                "Clocks and timers",
+                "SM clock (measured)",
+                Some(2000.0),
+                "MHz",
+                "",
+            ),
+            figure(
+                m,
+                "constant: level 1 latency",
+                Some(28.0),
+                "cycles",
+                "plateau median",
+            ),
+            figure(
+                m,
+                "constant: level 1 size",
+                Some(2048.0),
+                "bytes",
+                "confidence 0.99",
+            ),
+            figure(
+                m,
+                "constant: level 1 ways",
+                Some(4.0),
+                "",
+                "confidence 0.99",
+            ),
+            figure(
+                m,
+                "constant: level 1 line",
+                Some(64.0),
+                "bytes",
+                "confidence 0.30",
+            ),
+            figure(
+                m,
+                "constant: slowest level latency",
+                Some(98.0),
+                "cycles",
+                "plateau median",
+            ),
+        ]));
+        assert_eq!(made.len(), 1);
+        let rows = &made[0].rows;
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0][..8],
+            [
+                "constant",
+                "1",
+                "2.00 KiB",
+                NOT_IDENTIFIED,
+                "4",
+                "",
+                "28.0",
+                "14.0"
+            ]
+        );
+        assert_eq!(rows[1][1], "memory");
+        let tex = render_latex(&made);
+        assert!(tex.contains("\\toprule") && tex.contains("\\label{tab:memory}"));
+        assert!(render_markdown(&made).contains("| constant | 1 | 2.00 KiB | n.i. | 4 |"));
+    }
+
+    #[test]
+    fn instructions_are_the_sass_rows_with_their_throughput() {
+        let p = "Pipeline";
+        let made = tables(&summary(vec![
+            figure(p, "FFMA latency", Some(4.0), "cycles", ""),
+            figure(
+                p,
+                "FFMA throughput",
+                Some(128.0),
+                "instructions/clock/SM",
+                "",
+            ),
+            figure(
+                p,
+                "fp32 fma (PTX, chain and loop) latency",
+                Some(4.4),
+                "cycles",
+                "",
+            ),
+            figure(p, "MUFU.EX2 latency", Some(17.0), "cycles", ""),
+        ]));
+        let rows = &made[0].rows;
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0], ["FFMA", "4.00", "128.0"]);
+        assert_eq!(rows[1], ["MUFU.EX2", "17.00", ""]);
+    }
+}
