@@ -462,7 +462,7 @@ mod tests {
         assert_eq!(rows[1][1], "memory");
         let tex = render_latex(&made);
         assert!(tex.contains("\\toprule") && tex.contains("\\label{tab:memory}"));
-        assert!(render_markdown(&made).contains("| constant | 1 | 2.00 KiB | n.i. | 4 |"));
+        assert!(render_markdown(&made).contains("| constant | 1 | 2 KiB | n.i. | 4 |"));
     }
 
     #[test]
