@@ -451,7 +451,7 @@ mod tests {
             [
                 "constant",
                 "1",
-                "2.00 KiB",
+                "2 KiB",
                 NOT_IDENTIFIED,
                 "4",
                 "",
