@@ -12,6 +12,7 @@ pub mod devices;
 mod divergence;
 mod dsm;
 mod emulate;
+mod export;
 mod flops;
 mod info;
 mod pipeline;
@@ -46,6 +47,7 @@ pub fn run(opts: Opts) -> Result<()> {
         Command::Calibrate(args) => calibrate::run(&args),
         Command::All(args) => all::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::Compare(args) => report::compare(&args),
     }
 }

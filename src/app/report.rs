@@ -82,7 +82,7 @@ fn confirm(made: &mut summary::Summary, repeat: Option<&Path>) -> Result<()> {
 
 /// The summary [`write_tables`] writes, with every suite's figures derived again from its own
 /// files, and those `repeat` (else the run's own repeat) does not confirm marked unresolved.
-fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<summary::Summary> {
+pub(super) fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<summary::Summary> {
     let mut made = summary::summarise_from_files(source, registry::derive_figures)?;
     let own = own_repeat(source);
     confirm(&mut made, repeat.or(own.as_deref()))?;

@@ -2,9 +2,11 @@
 
 mod bandwidth;
 mod calibrate;
+mod export;
 mod flops;
 pub use bandwidth::BandwidthArgs;
 pub use calibrate::CalibrateArgs;
+pub use export::{ExportArgs, ExportFormat};
 pub use flops::FlopsArgs;
 
 use std::path::PathBuf;
@@ -39,6 +41,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Put the summaries of several runs side by side and flag what differs.
     Compare(CompareArgs),
+    /// A machine model of the GPU from a run directory, as JSON with a versioned schema.
+    Export(ExportArgs),
     /// Re-run an analysis on saved data, with no GPU.
     Analyze {
         #[command(subcommand)]

@@ -60,13 +60,27 @@ fn sm_mhz(figures: &[Figure]) -> Option<f64> {
         .and_then(|f| f.value)
 }
 
-fn memory(figures: &[Figure]) -> Table {
-    let mhz = sm_mhz(figures);
+/// One memory level's figures, as the summary names them ("global: level 1 size").
+pub struct LevelFigures<'a> {
+    pub space: String,
+    /// "1", "2", … or "memory" (past the last cache level).
+    pub level: String,
+    pub size: Option<&'a Figure>,
+    pub line: Option<&'a Figure>,
+    pub ways: Option<&'a Figure>,
+    pub sets: Option<&'a Figure>,
+    pub latency: Option<&'a Figure>,
+    pub read_bandwidth: Option<&'a Figure>,
+    /// The SASS load of the space's timed loop.
+    pub load: Option<String>,
+}
+
+/// Every memory level of `figures`, in the order the summary names them.
+pub fn memory_levels(figures: &[Figure]) -> Vec<LevelFigures<'_>> {
     let in_memory: Vec<&Figure> = figures
         .iter()
         .filter(|f| f.section == "Memory hierarchy")
         .collect();
-    // (space, level) in the order the summary names them; "memory" past the last cache.
     let mut levels: Vec<(String, String)> = Vec::new();
     for f in &in_memory {
         let Some((space, rest)) = f.quantity.split_once(": ") else {
@@ -91,42 +105,59 @@ fn memory(figures: &[Figure]) -> Table {
         };
         in_memory.iter().copied().find(|f| f.quantity == quantity)
     };
+    // Where the bandwidth suite measured the same level.
     let bandwidth = |space: &str, level: &str| {
         let (bw_level, operation) = match (space, level) {
             ("global", "1") => ("l1", "read"),
             ("l2", "1") => ("l2", "read"),
             ("global", "memory") => ("dram", "read"),
             ("shared", "memory") => ("shared", "read"),
-            _ => return String::new(),
+            _ => return None,
         };
         figures
             .iter()
             .find(|f| super::bandwidth::is_rate_of(f, bw_level, operation))
-            .map_or(String::new(), |f| number(Some(f), |v| format!("{:.0}", v)))
     };
-    let rows = levels
-        .iter()
-        .map(|(space, level)| {
-            let latency = find(space, level, "latency");
-            let load = in_memory
+    levels
+        .into_iter()
+        .map(|(space, level)| LevelFigures {
+            size: find(&space, &level, "size"),
+            line: find(&space, &level, "line"),
+            ways: find(&space, &level, "ways"),
+            sets: find(&space, &level, "sets"),
+            latency: find(&space, &level, "latency"),
+            read_bandwidth: bandwidth(&space, &level),
+            load: in_memory
                 .iter()
                 .find(|f| f.quantity == format!("{space}: timed-loop load instruction (SASS)"))
-                .and_then(|f| f.text.clone())
-                .unwrap_or_default();
+                .and_then(|f| f.text.clone()),
+            space,
+            level,
+        })
+        .collect()
+}
+
+fn memory(figures: &[Figure]) -> Table {
+    let mhz = sm_mhz(figures);
+    let rows = memory_levels(figures)
+        .into_iter()
+        .map(|l| {
             vec![
-                space.clone(),
-                level.clone(),
-                number(find(space, level, "size"), |v| format_value(v, "bytes")),
-                number(find(space, level, "line"), |v| format!("{v:.0}")),
-                number(find(space, level, "ways"), |v| format!("{v:.0}")),
-                number(find(space, level, "sets"), |v| format!("{v:.0}")),
-                number(latency, |v| format!("{v:.1}")),
-                match (latency, mhz) {
-                    (Some(l), Some(mhz)) => number(Some(l), |v| format!("{:.1}", v / mhz * 1e3)),
+                l.space.clone(),
+                l.level.clone(),
+                number(l.size, |v| format_value(v, "bytes")),
+                number(l.line, |v| format!("{v:.0}")),
+                number(l.ways, |v| format!("{v:.0}")),
+                number(l.sets, |v| format!("{v:.0}")),
+                number(l.latency, |v| format!("{v:.1}")),
+                match (l.latency, mhz) {
+                    (Some(latency), Some(mhz)) => {
+                        number(Some(latency), |v| format!("{:.1}", v / mhz * 1e3))
+                    }
                     _ => String::new(),
                 },
-                bandwidth(space, level),
-                load,
+                number(l.read_bandwidth, |v| format!("{v:.0}")),
+                l.load.unwrap_or_default(),
             ]
         })
         .collect();
@@ -150,9 +181,10 @@ fn memory(figures: &[Figure]) -> Table {
     }
 }
 
-fn instructions(figures: &[Figure]) -> Table {
+/// The SASS instructions the pipeline suite timed: opcode, latency, throughput.
+pub fn sass_instructions(figures: &[Figure]) -> Vec<(&str, &Figure, Option<&Figure>)> {
     let pipeline: Vec<&Figure> = figures.iter().filter(|f| f.section == "Pipeline").collect();
-    let rows = pipeline
+    pipeline
         .iter()
         .filter_map(|f| {
             let opcode = f.quantity.strip_suffix(" latency")?;
@@ -166,12 +198,21 @@ fn instructions(figures: &[Figure]) -> Table {
                     .iter()
                     .copied()
                     .find(|t| t.quantity == format!("{opcode} throughput"));
-                vec![
-                    opcode.to_string(),
-                    number(Some(f), |v| format!("{v:.2}")),
-                    number(throughput, |v| format!("{v:.1}")),
-                ]
+                (opcode, *f, throughput)
             })
+        })
+        .collect()
+}
+
+fn instructions(figures: &[Figure]) -> Table {
+    let rows = sass_instructions(figures)
+        .into_iter()
+        .map(|(opcode, latency, throughput)| {
+            vec![
+                opcode.to_string(),
+                number(Some(latency), |v| format!("{v:.2}")),
+                number(throughput, |v| format!("{v:.1}")),
+            ]
         })
         .collect();
     Table {
@@ -205,64 +246,65 @@ fn simt(figures: &[Figure]) -> Table {
     }
 }
 
-fn compute(figures: &[Figure]) -> Table {
+/// One compute unit's figures: a CUDA-core FMA instruction or a tensor-core instruction.
+pub struct UnitFigures<'a> {
+    pub name: String,
+    pub latency: Option<&'a Figure>,
+    pub per_sm: Option<&'a Figure>,
+    pub chip: Option<&'a Figure>,
+    pub share_of_peak: Option<&'a Figure>,
+}
+
+/// The flops suite's FMA instructions, then the tensor suite's instructions.
+pub fn compute_units(figures: &[Figure]) -> Vec<UnitFigures<'_>> {
     let find = |section: &str, quantity: String| {
         figures
             .iter()
             .find(|f| f.section == section && f.quantity == quantity)
     };
-    let mut rows = Vec::new();
-    for f in figures
-        .iter()
-        .filter(|f| f.section == super::flops::SECTION)
-    {
+    let mut units = Vec::new();
+    let flops = super::flops::SECTION;
+    for f in figures.iter().filter(|f| f.section == flops) {
         let Some(name) = f.quantity.strip_suffix(" rate, all SMs at once") else {
             continue;
         };
-        rows.push(vec![
-            name.to_string(),
-            String::new(),
-            number(Some(f), |v| format!("{v:.0}")),
-            number(
-                find(
-                    super::flops::SECTION,
-                    super::flops::chip_rate_quantity(name),
-                ),
-                |v| format!("{v:.1}"),
-            ),
-            number(
-                find(
-                    super::flops::SECTION,
-                    format!("{name}: share of the whitepaper peak"),
-                ),
-                |v| format!("{v:.1} %"),
-            ),
-        ]);
+        units.push(UnitFigures {
+            name: name.to_string(),
+            latency: None,
+            per_sm: Some(f),
+            chip: find(flops, super::flops::chip_rate_quantity(name)),
+            share_of_peak: find(flops, format!("{name}: share of the whitepaper peak")),
+        });
     }
-    for f in figures
-        .iter()
-        .filter(|f| f.section == super::tensor::SECTION)
-    {
+    let tensor = super::tensor::SECTION;
+    for f in figures.iter().filter(|f| f.section == tensor) {
         let Some(kernel) = f.quantity.strip_suffix(" throughput") else {
             continue;
         };
-        let section = super::tensor::SECTION;
-        rows.push(vec![
-            kernel.to_string(),
-            number(find(section, format!("{kernel} latency")), |v| {
-                format!("{v:.1}")
-            }),
-            number(Some(f), |v| format!("{v:.0}")),
-            number(
-                find(section, super::tensor::chip_rate_quantity(kernel)),
-                |v| format!("{v:.1}"),
-            ),
-            number(
-                find(section, format!("{kernel}: share of the dense peak")),
-                |v| format!("{v:.1} %"),
-            ),
-        ]);
+        units.push(UnitFigures {
+            name: kernel.to_string(),
+            latency: find(tensor, format!("{kernel} latency")),
+            per_sm: Some(f),
+            chip: find(tensor, super::tensor::chip_rate_quantity(kernel)),
+            share_of_peak: find(tensor, format!("{kernel}: share of the dense peak")),
+        });
     }
+    units
+}
+
+fn compute(figures: &[Figure]) -> Table {
+    let rows = compute_units(figures)
+        .into_iter()
+        .map(|u| {
+            vec![
+                u.name,
+                number(u.latency, |v| format!("{v:.1}")),
+                number(u.per_sm, |v| format!("{v:.0}")),
+                number(u.chip, |v| format!("{v:.1}")),
+                number(u.share_of_peak, |v| format!("{v:.1} %")),
+            ]
+        })
+        .collect();
     Table {
         title: "Compute units: CUDA-core FMA and tensor-core instructions",
         label: "tab:compute",

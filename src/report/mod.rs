@@ -16,6 +16,7 @@ pub mod divergence_split;
 pub mod domain;
 pub mod dsm;
 pub mod emulation;
+pub mod export;
 pub mod figures;
 pub mod figures_tex;
 pub mod flops;

@@ -1,0 +1,92 @@
+//! `gpubench export DIR`: the run's machine model as JSON (`report::export`), from the same
+//! summary `report` makes (every suite's figures derived again from its own files, the run's
+//! own repeat confirming them), to standard output or a new file; `--schema` prints the schema.
+
+use std::io::Write as _;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{ExportArgs, ExportFormat};
+use crate::error::UsageError;
+use crate::report::export::{self, Gpu, Quantity};
+use crate::report::metadata::SavedMetadata;
+use crate::report::summary;
+
+pub fn run(args: &ExportArgs) -> Result<()> {
+    let text = if args.schema {
+        export::schema()
+    } else {
+        let Some(dir) = &args.dir else {
+            return Err(UsageError::new("pass a run directory to export, or --schema").into());
+        };
+        if !dir.is_dir() {
+            return Err(UsageError::new(format!(
+                "{} is not a directory; pass a run directory written by gpubench",
+                dir.display()
+            ))
+            .into());
+        }
+        match args.format {
+            ExportFormat::Json => json(dir, args.repeat_of.as_deref())?,
+        }
+    };
+    match &args.output {
+        None => std::io::stdout()
+            .write_all(text.as_bytes())
+            .context("writing to standard output"),
+        Some(path) => {
+            // A file that exists is never overwritten: create_new refuses it atomically.
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::AlreadyExists => UsageError::new(format!(
+                        "{} already exists; gpubench never overwrites a file, pass a new --output",
+                        path.display()
+                    ))
+                    .into(),
+                    _ => anyhow::Error::new(e).context(format!("creating {}", path.display())),
+                })?;
+            file.write_all(text.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))
+        }
+    }
+}
+
+fn json(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result<String> {
+    if let Some(repeat) = repeat.filter(|r| !r.is_dir()) {
+        return Err(UsageError::new(format!(
+            "--repeat-of {} is not a directory; pass a second run of the same GPU",
+            repeat.display()
+        ))
+        .into());
+    }
+    let summary = super::report::tables_from_files(dir, repeat)?;
+    let metadata = summary::suite_dirs(dir)?
+        .into_iter()
+        .find_map(|(_, path)| SavedMetadata::read(&path).ok().filter(|m| m.complete()))
+        .ok_or_else(|| {
+            UsageError::new(format!(
+                "{} holds no complete suite to export",
+                dir.display()
+            ))
+        })?;
+    let d = &metadata.device;
+    let gpu = Gpu {
+        name: d.name.clone(),
+        compute_capability: d.compute_capability.clone(),
+        multiprocessors: d.multiprocessors,
+        driver_version: d.driver_version.clone(),
+        cuda_version: d.driver_cuda_version.clone(),
+        sm_clock: summary
+            .figures
+            .iter()
+            .find(|f| f.quantity == "SM clock (measured)")
+            .map(Quantity::of),
+    };
+    let model = export::model(&summary, gpu);
+    let mut text = serde_json::to_string_pretty(&model).context("serialising the machine model")?;
+    text.push('\n');
+    Ok(text)
+}

@@ -1,0 +1,152 @@
+//! `gpubench export` on the committed runs, with no GPU: the schema is the one committed, every
+//! committed machine model validates against it and comes back byte for byte, what the run did
+//! not settle is exported as unresolved (never as a value), and no file is overwritten.
+
+mod common;
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gpubench() -> Command {
+    Command::cargo_bin("gpubench").unwrap()
+}
+
+fn committed_schema() -> serde_json::Value {
+    let text = std::fs::read_to_string(root().join("schema/machine-model.schema.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Each committed export: the run it was made from, its file, and the repeat it was confirmed
+/// by where that is not the run's own.
+fn committed_exports() -> Vec<(PathBuf, PathBuf, Option<PathBuf>)> {
+    let results = root().join("results");
+    vec![
+        (
+            results.join("h100/all"),
+            results.join("h100/all/machine-model.json"),
+            Some(results.join("h100/all-repeat")),
+        ),
+        (
+            results.join("h200x2/gpu0-f64c03ac"),
+            results.join("h200x2/gpu0-f64c03ac/machine-model.json"),
+            None,
+        ),
+        (
+            results.join("h200x2/gpu1-954a65b1"),
+            results.join("h200x2/gpu1-954a65b1/machine-model.json"),
+            None,
+        ),
+    ]
+}
+
+#[test]
+fn the_schema_is_the_committed_one() {
+    let printed = gpubench().args(["export", "--schema"]).output().unwrap();
+    assert!(printed.status.success());
+    let committed = std::fs::read(root().join("schema/machine-model.schema.json")).unwrap();
+    assert!(
+        printed.stdout == committed,
+        "the schema changed: write it again with `gpubench export --schema --output schema/machine-model.schema.json` (and bump SCHEMA_ID if a reader would break)"
+    );
+}
+
+#[test]
+fn every_committed_export_validates_against_the_schema() {
+    let validator = jsonschema::validator_for(&committed_schema()).unwrap();
+    for (_, file, _) in committed_exports() {
+        let model: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&model)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", file.display());
+        // A value the run did not settle is never under `value`.
+        let mut unresolved = 0;
+        for figure in model["figures"].as_array().unwrap() {
+            if figure["status"] == "unresolved" {
+                unresolved += 1;
+                assert!(figure["value"].is_null(), "{figure}");
+            } else {
+                assert!(figure["seen"].is_null(), "{figure}");
+            }
+        }
+        assert!(unresolved > 0, "{}", file.display());
+        // The hierarchy is there, each level with its latency.
+        let memory = model["memory"].as_array().unwrap();
+        assert!(memory.len() >= 10, "{}", file.display());
+        assert!(memory.iter().all(|l| l["latency"].is_object()));
+    }
+    // A model missing a required part is refused by the schema (it constrains something).
+    let mut broken: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&committed_exports()[0].1).unwrap()).unwrap();
+    broken.as_object_mut().unwrap().remove("gpu");
+    assert!(!validator.is_valid(&broken));
+}
+
+#[test]
+fn the_output_is_never_overwritten_and_bad_input_is_one_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model.json");
+    std::fs::write(&out, "keep").unwrap();
+    let refused = gpubench()
+        .args(["export", "results/h100/all", "--output"])
+        .arg(&out)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("never overwrites"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep");
+    let missing = gpubench().args(["export", "no/such/run"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("is not a directory"));
+}
+
+#[test]
+fn every_committed_export_comes_back_byte_for_byte() {
+    for (run, file, repeat) in committed_exports() {
+        let mut export = gpubench();
+        export.arg("export").arg(&run);
+        if let Some(repeat) = &repeat {
+            export.arg("--repeat-of").arg(repeat);
+        }
+        let made = export.output().unwrap();
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        assert!(
+            made.stdout == std::fs::read(&file).unwrap(),
+            "{} differs from a fresh export of {}",
+            file.display(),
+            run.display()
+        );
+    }
+}
+
+#[test]
+fn a_value_outside_its_domain_is_refused_not_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    common::copy_tree(&root().join("results/h100/all"), &run);
+    let json = run.join("pipeline/pipeline.json");
+    let text = std::fs::read_to_string(&json).unwrap();
+    let first = text.find("\"latency_cycles\": ").unwrap() + "\"latency_cycles\": ".len();
+    let end = first + text[first..].find([',', '\n']).unwrap();
+    std::fs::write(&json, format!("{}-5.0{}", &text[..first], &text[end..])).unwrap();
+    let refused = gpubench().arg("export").arg(&run).output().unwrap();
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(refused.stdout.is_empty());
+}
