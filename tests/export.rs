@@ -128,6 +128,14 @@ fn every_committed_export_comes_back_byte_for_byte() {
             file.display(),
             run.display()
         );
+        // And its simulator configuration, committed beside it.
+        let config = file.with_file_name("gpgpusim.config");
+        let made = export.args(["--format", "accel-sim"]).output().unwrap();
+        assert!(
+            made.stdout == std::fs::read(&config).unwrap(),
+            "{} differs from a fresh export",
+            config.display()
+        );
     }
 }
 
@@ -149,4 +157,108 @@ fn a_value_outside_its_domain_is_refused_not_exported() {
         String::from_utf8_lossy(&refused.stderr)
     );
     assert!(refused.stdout.is_empty());
+}
+
+/// GPGPU-Sim's options by name, with the type it registers each under.
+fn gpgpusim_options() -> std::collections::BTreeMap<String, String> {
+    std::fs::read_to_string(root().join("tests/fixtures/gpgpusim-options.tsv"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut fields = l.split('\t');
+            Some((fields.next()?.to_string(), fields.next()?.to_string()))
+        })
+        .collect()
+}
+
+/// Whether `value` parses as GPGPU-Sim parses `option` (its registered type; for strings, the
+/// `sscanf` format its sources read the string with).
+fn parses(option: &str, kind: &str, value: &str) -> bool {
+    let unsigned_list = |n: usize| {
+        let parts: Vec<&str> = value.split(',').collect();
+        parts.len() == n && parts.iter().all(|p| p.parse::<u32>().is_ok())
+    };
+    match kind {
+        "OPT_UINT32" => value.parse::<u32>().is_ok(),
+        "OPT_INT32" => value.parse::<i32>().is_ok(),
+        "OPT_BOOL" => value == "0" || value == "1",
+        "OPT_FLOAT" => value.parse::<f32>().is_ok(),
+        "OPT_CSTR" => match option {
+            // gpu-sim.cc: "%lf:%lf:%lf:%lf".
+            "-gpgpu_clock_domains" => {
+                let parts: Vec<&str> = value.split(':').collect();
+                parts.len() == 4 && parts.iter().all(|p| p.parse::<f64>().is_ok())
+            }
+            // cuda-sim.cc: six unsigned for int, five for fp and dp, one for sfu.
+            "-ptx_opcode_latency_int" | "-ptx_opcode_initiation_int" => unsigned_list(6),
+            "-ptx_opcode_latency_fp"
+            | "-ptx_opcode_initiation_fp"
+            | "-ptx_opcode_latency_dp"
+            | "-ptx_opcode_initiation_dp" => unsigned_list(5),
+            "-ptx_opcode_latency_sfu" | "-ptx_opcode_initiation_sfu" => unsigned_list(1),
+            // gpu-cache.h: "%c:%u:%u:%u,%c:%c:%c:%c:%c,%c:%u:%u,%u:%u,%u" (the tail optional).
+            "-gpgpu_const_cache:l1" => {
+                let groups: Vec<&str> = value.split(',').collect();
+                let geometry: Vec<&str> = groups[0].split(':').collect();
+                let policy: Vec<&str> = groups.get(1).map_or(vec![], |g| g.split(':').collect());
+                geometry.len() == 4
+                    && geometry[0].len() == 1
+                    && geometry[1..].iter().all(|p| p.parse::<u32>().is_ok())
+                    && policy.len() == 5
+                    && policy.iter().all(|p| p.len() == 1)
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+#[test]
+fn every_accel_sim_option_exists_and_parses_in_its_format() {
+    let options = gpgpusim_options();
+    assert!(options.len() > 200, "{} options", options.len());
+    for (run, _, repeat) in committed_exports() {
+        let mut export = gpubench();
+        export
+            .arg("export")
+            .arg(&run)
+            .args(["--format", "accel-sim"]);
+        if let Some(repeat) = &repeat {
+            export.arg("--repeat-of").arg(repeat);
+        }
+        let made = export.output().unwrap();
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        let text = String::from_utf8(made.stdout).unwrap();
+        let mut set = 0;
+        for line in text
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let (option, value) = line.split_once(' ').unwrap();
+            let kind = options
+                .get(option)
+                .unwrap_or_else(|| panic!("{option} is not a GPGPU-Sim option"));
+            assert!(parses(option, kind, value), "{option} {value} ({kind})");
+            set += 1;
+        }
+        assert!(set >= 15, "{}: only {set} options", run.display());
+        // Every option said to be left undetermined is one the simulator has.
+        for listed in text.lines().filter_map(|l| l.strip_prefix("#   ")) {
+            let option = listed.split(':').next().unwrap();
+            let option = if option == "-gpgpu_cache" || option == "-gpgpu_tex_cache" {
+                listed.split(": ").next().unwrap()
+            } else {
+                option
+            };
+            assert!(options.contains_key(option), "{option}");
+        }
+    }
+    assert!(!parses("-gpgpu_clock_domains", "OPT_CSTR", "1980:1980"));
+    assert!(!parses("-ptx_opcode_latency_fp", "OPT_CSTR", "4,4,4,4"));
+    assert!(!parses("-gpgpu_n_clusters", "OPT_UINT32", "-1"));
 }

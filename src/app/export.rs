@@ -28,6 +28,9 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         }
         match args.format {
             ExportFormat::Json => json(dir, args.repeat_of.as_deref())?,
+            ExportFormat::AccelSim => {
+                crate::report::accel_sim::config(&machine_model(dir, args.repeat_of.as_deref())?)
+            }
         }
     };
     match &args.output {
@@ -55,6 +58,16 @@ pub fn run(args: &ExportArgs) -> Result<()> {
 }
 
 fn json(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result<String> {
+    let model = machine_model(dir, repeat)?;
+    let mut text = serde_json::to_string_pretty(&model).context("serialising the machine model")?;
+    text.push('\n');
+    Ok(text)
+}
+
+fn machine_model(
+    dir: &std::path::Path,
+    repeat: Option<&std::path::Path>,
+) -> Result<export::MachineModel> {
     if let Some(repeat) = repeat.filter(|r| !r.is_dir()) {
         return Err(UsageError::new(format!(
             "--repeat-of {} is not a directory; pass a second run of the same GPU",
@@ -73,7 +86,30 @@ fn json(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result<Strin
             ))
         })?;
     let d = &metadata.device;
+    // The driver's figures the typed metadata view does not carry, read from the first
+    // complete suite's metadata.json and the bandwidth suite's bandwidth.json.
+    let suites = summary::suite_dirs(dir)?;
+    let raw = |suite: Option<&str>, file: &str| -> serde_json::Value {
+        suites
+            .iter()
+            .find(|(_, path)| {
+                SavedMetadata::read(path)
+                    .is_ok_and(|m| m.complete() && suite.is_none_or(|s| m.suite == s))
+            })
+            .and_then(|(_, path)| crate::report::saved::read_json(path, file).ok())
+            .unwrap_or_default()
+    };
+    let device = &raw(None, "metadata.json")["device"];
+    let bandwidth = raw(Some("bandwidth"), "bandwidth.json");
     let gpu = Gpu {
+        registers_per_multiprocessor: device["registers_per_multiprocessor"].as_u64(),
+        registers_per_block: device["registers_per_block"].as_u64(),
+        shared_memory_per_multiprocessor_bytes: device["shared_memory_per_multiprocessor_bytes"]
+            .as_u64(),
+        shared_memory_per_block_optin_bytes: device["shared_memory_per_block_optin_bytes"].as_u64(),
+        l2_cache_bytes: device["l2_cache_bytes"].as_u64(),
+        memory_clock_mhz: bandwidth["memory_clock_mhz"].as_f64(),
+        memory_bus_bits: bandwidth["memory_bus_bits"].as_u64(),
         name: d.name.clone(),
         compute_capability: d.compute_capability.clone(),
         multiprocessors: d.multiprocessors,
@@ -85,8 +121,5 @@ fn json(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result<Strin
             .find(|f| f.quantity == "SM clock (measured)")
             .map(Quantity::of),
     };
-    let model = export::model(&summary, gpu);
-    let mut text = serde_json::to_string_pretty(&model).context("serialising the machine model")?;
-    text.push('\n');
-    Ok(text)
+    Ok(export::model(&summary, gpu))
 }

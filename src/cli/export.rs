@@ -29,4 +29,6 @@ pub struct ExportArgs {
 pub enum ExportFormat {
     /// The machine model (schema gpubench-machine-model/1).
     Json,
+    /// The GPGPU-Sim / Accel-Sim options the run determines, to append to a base gpgpusim.config.
+    AccelSim,
 }

@@ -45,6 +45,14 @@ pub struct Gpu {
     pub cuda_version: String,
     /// The SM clock the run measured (MHz).
     pub sm_clock: Option<Quantity>,
+    /// What the driver reports (not measured): registers, shared memory, L2, DRAM interface.
+    pub registers_per_multiprocessor: Option<u64>,
+    pub registers_per_block: Option<u64>,
+    pub shared_memory_per_multiprocessor_bytes: Option<u64>,
+    pub shared_memory_per_block_optin_bytes: Option<u64>,
+    pub l2_cache_bytes: Option<u64>,
+    pub memory_clock_mhz: Option<f64>,
+    pub memory_bus_bits: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -1,5 +1,6 @@
 //! Reporters: they write what experiments measured and analysis computed, and compute nothing.
 
+pub mod accel_sim;
 pub mod atomics;
 pub mod bandwidth;
 pub mod branch;

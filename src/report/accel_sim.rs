@@ -1,0 +1,322 @@
+//! `gpubench export --format accel-sim` (issue #34, part 2): the options of a GPGPU-Sim /
+//! Accel-Sim `gpgpusim.config` that the run's machine model determines, each with a comment
+//! naming the figure and its standing, and a list of the options it does not determine. The
+//! file is meant to follow a base configuration of the same GPU (GPGPU-Sim takes the last
+//! value of an option it reads twice), such as the simulator's own
+//! `configs/tested-cfgs/SM90_H100/gpgpusim.config`. Option names and value formats are those
+//! GPGPU-Sim's sources register and parse (`option_parser_register` and the `sscanf` formats in
+//! `gpu-sim.cc`, `cuda-sim.cc`, `gpu-cache.h`); `tests/export.rs` checks every line against
+//! the option table taken from those sources (`tests/fixtures/gpgpusim-options.tsv`).
+
+use std::fmt::Write as _;
+
+use super::export::{MachineModel, Quantity, Status};
+
+/// One option line: its name, value and why.
+struct Line {
+    option: &'static str,
+    value: String,
+    why: String,
+}
+
+/// Options a run does not determine, with what would: left to the base configuration.
+const NOT_DETERMINED: [(&str, &str); 10] = [
+    (
+        "-gpgpu_cache:dl1",
+        "not written: the L1's geometry where the run identified it is in the machine model, its policy fields are not measured",
+    ),
+    (
+        "-gpgpu_cache:dl2",
+        "not written: as for the L1 (the L2 is split in two partitions GPGPU-Sim does not model as such)",
+    ),
+    ("-gpgpu_cache:il1", "not written: as for the L1"),
+    ("-gpgpu_tex_cache:l1", "not written: as for the L1"),
+    ("-gpgpu_dram_timing_opt", "DRAM timings are not measured"),
+    (
+        "-gpgpu_pipeline_widths",
+        "issue and writeback widths are not measured",
+    ),
+    ("-gpgpu_num_reg_banks", "register banks are not measured"),
+    (
+        "-gpgpu_scheduler",
+        "the warp scheduler's policy is not measured",
+    ),
+    (
+        "-ptx_opcode_latency_tesnor",
+        "the tensor pipe's latency in GPGPU-Sim's terms is not what the tensor suite times (one mma.sync or wgmma round trip)",
+    ),
+    ("-ptx_opcode_initiation_tensor", "as above"),
+];
+
+/// A settled number of the model, by its quantity's name.
+fn settled<'a>(model: &'a MachineModel, quantity: &str) -> Option<&'a Quantity> {
+    model
+        .figures
+        .iter()
+        .find(|q| q.quantity == quantity && q.status == Status::Figure && q.value.is_some())
+}
+
+/// A settled figure whose quantity starts with `prefix` and ends with `suffix`.
+fn settled_like<'a>(model: &'a MachineModel, prefix: &str, suffix: &str) -> Option<&'a Quantity> {
+    model.figures.iter().find(|q| {
+        q.quantity.starts_with(prefix)
+            && q.quantity.ends_with(suffix)
+            && q.status == Status::Figure
+            && q.value.is_some()
+    })
+}
+
+fn said(q: &Quantity) -> String {
+    let standing = if q.uncertainty.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", q.uncertainty)
+    };
+    format!(
+        "{} = {:.4} {} ({}{standing})",
+        q.quantity,
+        q.value.unwrap_or(f64::NAN),
+        q.unit,
+        q.source
+    )
+}
+
+/// Cycles between a unit's issues in one of the SM's four sub-cores, from the SM's rate in
+/// thread instructions per clock: 4 x 32 lanes / rate, at least 1.
+fn initiation(rate: f64) -> u32 {
+    (128.0 / rate).round().max(1.0) as u32
+}
+
+/// A `ptx_opcode_*` list of `(position, latency, rate)`; `None` where any position other than
+/// MAX is missing. MAX is not timed by gpubench: it is given ADD's numbers, and said so.
+fn opcode_lists(
+    entries: &[(&str, Option<&Quantity>, Option<&Quantity>)],
+) -> Option<(String, String, String)> {
+    let add = entries.first()?;
+    let (mut latencies, mut initiations, mut why) = (Vec::new(), Vec::new(), Vec::new());
+    for (position, latency, rate) in entries {
+        let (latency, rate) = if *position == "MAX" {
+            why.push("MAX: not timed by gpubench, ADD's numbers (an assumption)".to_string());
+            (add.1?, add.2?)
+        } else {
+            let (latency, rate) = ((*latency)?, (*rate)?);
+            why.push(format!("{position}: {} and {}", said(latency), said(rate)));
+            (latency, rate)
+        };
+        latencies.push(format!("{:.0}", latency.value?.round()));
+        initiations.push(initiation(rate.value?).to_string());
+    }
+    Some((latencies.join(","), initiations.join(","), why.join("; ")))
+}
+
+/// The option lines the model determines.
+fn lines(model: &MachineModel) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut push = |option: &'static str, value: String, why: String| {
+        lines.push(Line { option, value, why });
+    };
+    let gpu = &model.gpu;
+    push(
+        "-gpgpu_n_clusters",
+        gpu.multiprocessors.to_string(),
+        format!("{} SMs (the driver), one per cluster", gpu.multiprocessors),
+    );
+    push(
+        "-gpgpu_n_cores_per_cluster",
+        "1".into(),
+        "one SM per cluster".into(),
+    );
+    if let (Some(sm), Some(memory)) = (
+        gpu.sm_clock.as_ref().and_then(|q| q.value),
+        gpu.memory_clock_mhz,
+    ) {
+        push(
+            "-gpgpu_clock_domains",
+            format!("{sm:.1}:{sm:.1}:{sm:.1}:{memory:.1}"),
+            format!(
+                "core, interconnect and L2 at the SM clock measured ({sm:.1} MHz; the interconnect and L2 clocks are not measured); DRAM at the driver's memory clock ({memory:.0} MHz): check it against your base configuration's dram_data_command_freq_ratio"
+            ),
+        );
+    }
+    if let Some(registers) = gpu.registers_per_multiprocessor {
+        push(
+            "-gpgpu_shader_registers",
+            registers.to_string(),
+            "the driver's registers per SM".into(),
+        );
+    }
+    if let Some(registers) = gpu.registers_per_block {
+        push(
+            "-gpgpu_registers_per_block",
+            registers.to_string(),
+            "the driver's registers per block".into(),
+        );
+    }
+    if let Some(bytes) = gpu.shared_memory_per_multiprocessor_bytes {
+        push(
+            "-gpgpu_shmem_size",
+            bytes.to_string(),
+            "the driver's shared memory per SM".into(),
+        );
+    }
+    if let Some(bytes) = gpu.shared_memory_per_block_optin_bytes {
+        push(
+            "-gpgpu_shmem_per_block",
+            bytes.to_string(),
+            "the driver's shared memory per block (opt-in)".into(),
+        );
+    }
+    let latency = |quantity: &str| settled(model, quantity);
+    if let Some(l1) = latency("global: level 1 latency") {
+        push(
+            "-gpgpu_l1_latency",
+            format!("{:.0}", l1.value.unwrap_or(0.0).round()),
+            format!(
+                "{} (load-to-use of a pointer chase; GPGPU-Sim adds its pipeline)",
+                said(l1)
+            ),
+        );
+    }
+    if let Some(shared) = latency("shared: slowest level latency") {
+        push(
+            "-gpgpu_smem_latency",
+            format!("{:.0}", shared.value.unwrap_or(0.0).round()),
+            format!("{} (load-to-use by address)", said(shared)),
+        );
+    }
+    let l2 = latency("l2: level 1 latency");
+    if let Some(l2) = l2 {
+        push(
+            "-gpgpu_l2_rop_latency",
+            format!("{:.0}", l2.value.unwrap_or(0.0).round()),
+            format!(
+                "{} (load-to-use of an L2 hit; GPGPU-Sim adds the interconnect)",
+                said(l2)
+            ),
+        );
+    }
+    if let (Some(l2), Some(dram)) = (l2, latency("l2: slowest level latency")) {
+        let extra = dram.value.unwrap_or(0.0) - l2.value.unwrap_or(0.0);
+        if extra > 0.0 {
+            push(
+                "-dram_latency",
+                format!("{:.0}", extra.round()),
+                format!("{} less the L2 hit: what a miss adds", said(dram)),
+            );
+        }
+    }
+    let sass = |op: &str, what: &str| settled(model, &format!("{op} {what}"));
+    let ptx =
+        |op: &str, what: &str| settled_like(model, &format!("{op} (PTX"), &format!(" {what}"));
+    // GPGPU-Sim's positions: ADD, MAX, MUL, MAD, DIV (and SHFL for int).
+    let int = [
+        ("ADD", sass("IADD3", "latency"), sass("IADD3", "throughput")),
+        ("MAX", None, None),
+        ("MUL", sass("IMAD", "latency"), sass("IMAD", "throughput")),
+        ("MAD", sass("IMAD", "latency"), sass("IMAD", "throughput")),
+        (
+            "DIV",
+            ptx("uint32 div", "latency"),
+            ptx("uint32 div", "throughput"),
+        ),
+        ("SHFL", sass("SHFL", "latency"), sass("SHFL", "throughput")),
+    ];
+    let fp = [
+        ("ADD", sass("FADD", "latency"), sass("FADD", "throughput")),
+        ("MAX", None, None),
+        ("MUL", sass("FMUL", "latency"), sass("FMUL", "throughput")),
+        ("MAD", sass("FFMA", "latency"), sass("FFMA", "throughput")),
+        (
+            "DIV",
+            ptx("fp32 div", "latency"),
+            ptx("fp32 div", "throughput"),
+        ),
+    ];
+    let dp = [
+        ("ADD", sass("DADD", "latency"), sass("DADD", "throughput")),
+        ("MAX", None, None),
+        ("MUL", sass("DMUL", "latency"), sass("DMUL", "throughput")),
+        ("MAD", sass("DFMA", "latency"), sass("DFMA", "throughput")),
+        (
+            "DIV",
+            ptx("fp64 div", "latency"),
+            ptx("fp64 div", "throughput"),
+        ),
+    ];
+    for (lists, latency_option, initiation_option) in [
+        (
+            &int[..],
+            "-ptx_opcode_latency_int",
+            "-ptx_opcode_initiation_int",
+        ),
+        (
+            &fp[..],
+            "-ptx_opcode_latency_fp",
+            "-ptx_opcode_initiation_fp",
+        ),
+        (
+            &dp[..],
+            "-ptx_opcode_latency_dp",
+            "-ptx_opcode_initiation_dp",
+        ),
+    ] {
+        if let Some((latencies, initiations, why)) = opcode_lists(lists) {
+            push(latency_option, latencies, why.clone());
+            push(
+                initiation_option,
+                initiations,
+                "cycles between issues per sub-core: 128 lanes / the SM's rate".into(),
+            );
+        }
+    }
+    if let (Some(l), Some(r)) = (sass("MUFU.RCP", "latency"), sass("MUFU.RCP", "throughput")) {
+        push(
+            "-ptx_opcode_latency_sfu",
+            format!("{:.0}", l.value.unwrap_or(0.0).round()),
+            said(l),
+        );
+        push(
+            "-ptx_opcode_initiation_sfu",
+            initiation(r.value.unwrap_or(1.0)).to_string(),
+            said(r),
+        );
+    }
+    // The constant cache is the one level whose whole geometry a run identifies.
+    let constant = |what: &str| settled(model, &format!("constant: level 1 {what}"));
+    if let (Some(sets), Some(line), Some(ways)) =
+        (constant("sets"), constant("line"), constant("ways"))
+    {
+        push(
+            "-gpgpu_const_cache:l1",
+            format!(
+                "N:{:.0}:{:.0}:{:.0},L:R:f:N:L,S:2:64,4",
+                sets.value.unwrap_or(0.0),
+                line.value.unwrap_or(0.0),
+                ways.value.unwrap_or(0.0)
+            ),
+            format!(
+                "sets, line and ways: {}; {}; {}; the policy, MSHR and miss-queue fields are the reference H100 configuration's, not measured",
+                said(sets),
+                said(line),
+                said(ways)
+            ),
+        );
+    }
+    lines
+}
+
+/// The config text: a header, every determined option with its reason, the undetermined list.
+pub fn config(model: &MachineModel) -> String {
+    let mut text = format!(
+        "# GPGPU-Sim / Accel-Sim options measured by gpubench ({}).\n# Run: {}\n# Append to a base configuration of the same GPU (the last value of an option wins).\n\n",
+        model.schema, model.run
+    );
+    for line in lines(model) {
+        let _ = writeln!(text, "# {}\n{} {}\n", line.why, line.option, line.value);
+    }
+    text += "# Not determined by this run (left at the base configuration's values):\n";
+    for (option, why) in NOT_DETERMINED {
+        let _ = writeln!(text, "#   {option}: {why}");
+    }
+    text
+}
