@@ -283,6 +283,23 @@ mod slow {
 
             let compared = gpubench(&[Path::new("compare"), &committed_all(), &run]);
             check_outcome(&format!("compare after {damage:?} of {}", file.display()), &compared)?;
+
+            // The machine model and the simulator options: made whole, or refused.
+            for format in ["json", "accel-sim"] {
+                let exported = gpubench(&[
+                    Path::new("export"),
+                    &run,
+                    Path::new("--format"),
+                    Path::new(format),
+                ]);
+                check_outcome(&format!("export {format} after {damage:?} of {}", file.display()), &exported)?;
+                if exported.status.success() && format == "json" {
+                    prop_assert!(
+                        serde_json::from_slice::<serde_json::Value>(&exported.stdout).is_ok(),
+                        "export after {damage:?} wrote broken JSON"
+                    );
+                }
+            }
         }
     }
 }
