@@ -37,6 +37,20 @@ fn report(run: &Path, out: &Path) -> Output {
     finish_within(child, Duration::from_secs(60))
 }
 
+/// `gpubench export RUN --output OUT`, killed if it takes over a minute.
+fn export(run: &Path, out: &Path) -> Output {
+    let child = Process::new(gpubench())
+        .arg("export")
+        .arg(run)
+        .arg("--output")
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    finish_within(child, Duration::from_secs(60))
+}
+
 fn finish_within(mut child: std::process::Child, limit: Duration) -> Output {
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -87,6 +101,16 @@ fn a_gzip_bomb_in_a_run_is_refused_naming_it() {
         &out,
         "clock_scope.csv.gz: larger than the 1073741824 bytes",
     );
+    // export reads the suite's JSON: the same bomb there is refused the same way.
+    let run = clock_run(&dir.path().join("run-json"));
+    std::fs::remove_file(run.join("clock.json")).unwrap();
+    std::fs::write(run.join("clock.json.gz"), gzip_bomb()).unwrap();
+    let out = dir.path().join("model.json");
+    refused_saying(
+        &export(&run, &out),
+        &out,
+        "clock.json.gz: larger than the 1073741824 bytes",
+    );
 }
 
 #[test]
@@ -108,6 +132,8 @@ fn a_fifo_or_a_symlink_loop_in_place_of_a_file_is_refused_without_waiting() {
         }
         let out = dir.path().join(format!("out-{what}"));
         refused_saying(&report(&run, &out), &out, says);
+        let out = dir.path().join(format!("model-{what}.json"));
+        refused_saying(&export(&run, &out), &out, says);
     }
 }
 
@@ -188,4 +214,39 @@ fn concurrent_writers_to_one_output_leave_one_whole_report() {
         .filter(|n| n.contains("partial"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Six exports of one run to one `--output` at once: one writes the file, whole; each other is
+/// refused as never overwriting, and the file is not touched by them.
+#[test]
+fn concurrent_exports_to_one_output_leave_one_whole_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = clock_run(&dir.path().join("run"));
+    let out = dir.path().join("model.json");
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            Process::new(gpubench())
+                .arg("export")
+                .arg(&run)
+                .arg("--output")
+                .arg(&out)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<Output> = children
+        .into_iter()
+        .map(|c| finish_within(c, Duration::from_secs(60)))
+        .collect();
+    let won = outputs.iter().filter(|o| o.status.success()).count();
+    assert_eq!(won, 1, "{outputs:?}");
+    for lost in outputs.iter().filter(|o| !o.status.success()) {
+        assert_eq!(lost.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&lost.stderr).contains("never overwrites"));
+    }
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(model["schema"], "gpubench-machine-model/1");
 }

@@ -69,7 +69,8 @@ pub fn figures_only(dir: &std::path::Path) -> bool {
     let json: Vec<String> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".json"))
+        // A gzipped result (`clock.json.gz`) is a result kept, as a plain one is.
+        .filter(|name| name.ends_with(".json") || name.ends_with(".json.gz"))
         .collect();
     json.len() == 2 && json.iter().all(|n| n == FILE || n == "metadata.json")
 }
