@@ -75,14 +75,15 @@ pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
 }
 
 fn identity(summary: &Summary, sources: &Sources) -> Result<String> {
-    let first = sources
-        .suites
-        .iter()
-        .find_map(|(_, dir)| SavedMetadata::read(dir).ok().filter(|m| m.complete()));
+    let first = sources.suites.iter().find_map(|(_, dir)| {
+        let metadata = SavedMetadata::read(dir).ok().filter(|m| m.complete())?;
+        Some((dir, metadata))
+    });
     let mut rows: Vec<(&str, String)> = vec![("Run", summary.caption.clone())];
-    if let Some(m) = &first {
+    if let Some((dir, m)) = &first {
+        // What the typed view leaves out (the UUID, the nominal clock, the command line).
         let raw: serde_json::Value =
-            super::saved::read_json(m_dir(sources, &m.suite), "metadata.json").unwrap_or_default();
+            super::saved::read_json(dir, "metadata.json").unwrap_or_default();
         let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
         if let Some(uuid) = text(&raw["nvml"]["identity"]["uuid"]) {
             rows.push(("GPU UUID", uuid));
@@ -121,15 +122,6 @@ fn identity(summary: &Summary, sources: &Sources) -> Result<String> {
     }
     html += "</table>\n";
     Ok(html)
-}
-
-/// The directory of the suite named `suite` in its metadata (the first complete one's).
-fn m_dir<'a>(sources: &'a Sources, suite: &str) -> &'a Path {
-    sources
-        .suites
-        .iter()
-        .find(|(_, dir)| SavedMetadata::read(dir).is_ok_and(|m| m.suite == suite))
-        .map_or(sources.run, |(_, dir)| dir.as_path())
 }
 
 fn suite_section(summary: &Summary, sources: &Sources, name: &str, dir: &Path) -> Result<String> {
