@@ -170,3 +170,21 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     found
 }
+
+/// The committed page of the H100 run links the run's files from where it lies.
+#[test]
+fn the_committed_page_links_resolve_from_its_own_directory() {
+    let page_dir = committed("h100/all/report-html");
+    let page = std::fs::read_to_string(page_dir.join("index.html")).unwrap();
+    let refs = references(&page);
+    assert!(refs.len() > 50, "{} links", refs.len());
+    for reference in refs {
+        if reference.starts_with('#') || reference.starts_with("http://www.w3.org/") {
+            continue;
+        }
+        assert!(
+            page_dir.join(&reference).is_file(),
+            "{reference} does not resolve"
+        );
+    }
+}
