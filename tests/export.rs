@@ -32,6 +32,11 @@ fn committed_exports() -> Vec<(PathBuf, PathBuf, Option<PathBuf>)> {
             Some(results.join("h100/all-repeat")),
         ),
         (
+            results.join("h200/all"),
+            results.join("h200/all/machine-model.json"),
+            None,
+        ),
+        (
             results.join("h200x2/gpu0-f64c03ac"),
             results.join("h200x2/gpu0-f64c03ac/machine-model.json"),
             None,
