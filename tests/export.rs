@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
@@ -113,31 +113,35 @@ fn the_output_is_never_overwritten_and_bad_input_is_one_sentence() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("is not a directory"));
 }
 
+/// `gpubench export RUN [--repeat-of REPEAT] --format FORMAT`'s output, which must succeed.
+fn exported(run: &Path, repeat: Option<&Path>, format: &str) -> Vec<u8> {
+    let mut export = gpubench();
+    export.arg("export").arg(run).args(["--format", format]);
+    if let Some(repeat) = repeat {
+        export.arg("--repeat-of").arg(repeat);
+    }
+    let made = export.output().unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    made.stdout
+}
+
 #[test]
 fn every_committed_export_comes_back_byte_for_byte() {
     for (run, file, repeat) in committed_exports() {
-        let mut export = gpubench();
-        export.arg("export").arg(&run);
-        if let Some(repeat) = &repeat {
-            export.arg("--repeat-of").arg(repeat);
-        }
-        let made = export.output().unwrap();
         assert!(
-            made.status.success(),
-            "{}",
-            String::from_utf8_lossy(&made.stderr)
-        );
-        assert!(
-            made.stdout == std::fs::read(&file).unwrap(),
+            exported(&run, repeat.as_deref(), "json") == std::fs::read(&file).unwrap(),
             "{} differs from a fresh export of {}",
             file.display(),
             run.display()
         );
         // And its simulator configuration, committed beside it.
         let config = file.with_file_name("gpgpusim.config");
-        let made = export.args(["--format", "accel-sim"]).output().unwrap();
         assert!(
-            made.stdout == std::fs::read(&config).unwrap(),
+            exported(&run, repeat.as_deref(), "accel-sim") == std::fs::read(&config).unwrap(),
             "{} differs from a fresh export",
             config.display()
         );
@@ -224,21 +228,7 @@ fn every_accel_sim_option_exists_and_parses_in_its_format() {
     let options = gpgpusim_options();
     assert!(options.len() > 200, "{} options", options.len());
     for (run, _, repeat) in committed_exports() {
-        let mut export = gpubench();
-        export
-            .arg("export")
-            .arg(&run)
-            .args(["--format", "accel-sim"]);
-        if let Some(repeat) = &repeat {
-            export.arg("--repeat-of").arg(repeat);
-        }
-        let made = export.output().unwrap();
-        assert!(
-            made.status.success(),
-            "{}",
-            String::from_utf8_lossy(&made.stderr)
-        );
-        let text = String::from_utf8(made.stdout).unwrap();
+        let text = String::from_utf8(exported(&run, repeat.as_deref(), "accel-sim")).unwrap();
         let mut set = 0;
         for line in text
             .lines()

@@ -23,32 +23,36 @@ fn clock_run(to: &Path) -> PathBuf {
     to.to_path_buf()
 }
 
-/// `gpubench report RUN --output OUT`, killed if it takes over a minute.
-fn report(run: &Path, out: &Path) -> Output {
-    let child = Process::new(gpubench())
-        .arg("report")
+/// `gpubench COMMAND RUN --output OUT`, started.
+fn started(command: &str, run: &Path, out: &Path) -> std::process::Child {
+    Process::new(gpubench())
+        .arg(command)
         .arg(run)
         .arg("--output")
         .arg(out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    finish_within(child, Duration::from_secs(60))
+        .unwrap()
+}
+
+/// `gpubench report RUN --output OUT`, killed if it takes over a minute.
+fn report(run: &Path, out: &Path) -> Output {
+    finish_within(started("report", run, out), Duration::from_secs(60))
 }
 
 /// `gpubench export RUN --output OUT`, killed if it takes over a minute.
 fn export(run: &Path, out: &Path) -> Output {
-    let child = Process::new(gpubench())
-        .arg("export")
-        .arg(run)
-        .arg("--output")
-        .arg(out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    finish_within(child, Duration::from_secs(60))
+    finish_within(started("export", run, out), Duration::from_secs(60))
+}
+
+/// `times` of `gpubench COMMAND RUN --output OUT` at once, each to its end.
+fn at_once(times: usize, command: &str, run: &Path, out: &Path, limit: Duration) -> Vec<Output> {
+    let children: Vec<_> = (0..times).map(|_| started(command, run, out)).collect();
+    children
+        .into_iter()
+        .map(|c| finish_within(c, limit))
+        .collect()
 }
 
 fn finish_within(mut child: std::process::Child, limit: Duration) -> Output {
@@ -166,23 +170,7 @@ fn concurrent_writers_to_one_output_leave_one_whole_report() {
     assert!(report(&run, &alone).status.success());
 
     let shared = dir.path().join("shared");
-    let children: Vec<_> = (0..6)
-        .map(|_| {
-            Process::new(gpubench())
-                .arg("report")
-                .arg(&run)
-                .arg("--output")
-                .arg(&shared)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let outputs: Vec<Output> = children
-        .into_iter()
-        .map(|c| finish_within(c, Duration::from_secs(120)))
-        .collect();
+    let outputs = at_once(6, "report", &run, &shared, Duration::from_secs(120));
     let won = outputs.iter().filter(|o| o.status.success()).count();
     assert_eq!(won, 1, "{outputs:?}");
     for lost in outputs.iter().filter(|o| !o.status.success()) {
@@ -223,23 +211,7 @@ fn concurrent_exports_to_one_output_leave_one_whole_model() {
     let dir = tempfile::tempdir().unwrap();
     let run = clock_run(&dir.path().join("run"));
     let out = dir.path().join("model.json");
-    let children: Vec<_> = (0..6)
-        .map(|_| {
-            Process::new(gpubench())
-                .arg("export")
-                .arg(&run)
-                .arg("--output")
-                .arg(&out)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let outputs: Vec<Output> = children
-        .into_iter()
-        .map(|c| finish_within(c, Duration::from_secs(60)))
-        .collect();
+    let outputs = at_once(6, "export", &run, &out, Duration::from_secs(60));
     let won = outputs.iter().filter(|o| o.status.success()).count();
     assert_eq!(won, 1, "{outputs:?}");
     for lost in outputs.iter().filter(|o| !o.status.success()) {

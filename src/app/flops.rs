@@ -19,13 +19,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
     }
     let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
-    let major: u32 = properties
-        .compute_capability
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    let kernels = flops::runnable(major);
+    let kernels = flops::runnable(suite::compute_major(&properties));
     for kernel in &kernels {
         gpu.function(kernel.module, kernel.entry)?;
     }

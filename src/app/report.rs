@@ -92,8 +92,7 @@ pub(super) fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<
 fn write_summary(summary: &summary::Summary, out: &RunDir, figure_extension: &str) -> Result<()> {
     if let Some(made) = roofline::of_figures(&summary.figures) {
         out.write_csv(roofline::FILE, roofline::csv_rows(&made))?;
-        let gpu = summary.caption.split(" (CC").next().unwrap_or("");
-        let title = format!("Empirical roofline, {gpu}");
+        let title = format!("Empirical roofline, {}", summary.gpu());
         out.write_figure("roofline", |path| roofline::draw(path, &title, &made))?;
     }
     let curated = crate::report::curated::tables(summary);

@@ -30,6 +30,16 @@ pub fn open(device: usize, output: Option<&Path>, entries: &[(&str, &str)]) -> R
     Ok(gpu)
 }
 
+/// The major number of the device's compute capability ("9.0" → 9; 0 if unreadable).
+pub fn compute_major(properties: &crate::gpu::DeviceProperties) -> u32 {
+    properties
+        .compute_capability
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Refuses, in one sentence, a GPU older than Hopper (compute capability 9.0) for suite `suite`,
 /// which needs `unit`.
 pub fn require_hopper(
@@ -38,13 +48,7 @@ pub fn require_hopper(
     suite: &str,
     unit: &str,
 ) -> Result<(), crate::error::UsageError> {
-    let major: u32 = properties
-        .compute_capability
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    if major >= 9 {
+    if compute_major(properties) >= 9 {
         return Ok(());
     }
     Err(crate::error::UsageError::new(format!(

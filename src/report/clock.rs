@@ -12,6 +12,9 @@ use super::run_dir::RunDir;
 use crate::analysis::clock::{BlockStamp, CounterScope, SmClock};
 use crate::experiments::clock::TimerOverheads;
 
+/// The summary's quantity of the SM clock the run measured (MHz), which others look up.
+pub const SM_CLOCK: &str = "SM clock (measured)";
+
 pub fn write(
     run: &RunDir,
     overheads: &TimerOverheads,
@@ -155,7 +158,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     }
     let clock: File = read_json(dir, "clock.json")?;
     let mut r = Rows::new("Clocks and timers", "clock.json");
-    r.push("SM clock (measured)", clock.sm_clock.mhz, "MHz", None);
+    r.push(SM_CLOCK, clock.sm_clock.mhz, "MHz", None);
     let o = &clock.timer_overheads;
     r.median("clock64 back-to-back", &o.clock64_cycles, "cycles");
     r.median("clock (32-bit) back-to-back", &o.clock32_cycles, "cycles");

@@ -56,7 +56,7 @@ fn number(f: Option<&Figure>, show: impl Fn(f64) -> String) -> String {
 fn sm_mhz(figures: &[Figure]) -> Option<f64> {
     figures
         .iter()
-        .find(|f| f.quantity == "SM clock (measured)" && f.unit == "MHz")
+        .find(|f| f.quantity == super::clock::SM_CLOCK && f.unit == "MHz")
         .and_then(|f| f.value)
 }
 
@@ -409,26 +409,6 @@ pub fn render_html(tables: &[Table]) -> String {
 mod tests {
     use super::*;
 
-    fn figure(
-        section: &str,
-        quantity: &str,
-        value: Option<f64>,
-        unit: &str,
-        uncertainty: &str,
-    ) -> Figure {
-        Figure {
-            section: section.into(),
-            quantity: quantity.into(),
-            value,
-            unit: unit.into(),
-            low: None,
-            high: None,
-            uncertainty: uncertainty.into(),
-            text: None,
-            source: "x".into(),
-        }
-    }
-
     fn summary(figures: Vec<Figure>) -> Summary {
         Summary {
             caption: String::new(),
@@ -442,42 +422,42 @@ mod tests {
     fn a_level_is_one_row_and_what_is_not_settled_is_not_a_number() {
         let m = "Memory hierarchy";
         let made = tables(&summary(vec![
-            figure(
+            Figure::sample(
                 "Clocks and timers",
                 "SM clock (measured)",
                 Some(2000.0),
                 "MHz",
                 "",
             ),
-            figure(
+            Figure::sample(
                 m,
                 "constant: level 1 latency",
                 Some(28.0),
                 "cycles",
                 "plateau median",
             ),
-            figure(
+            Figure::sample(
                 m,
                 "constant: level 1 size",
                 Some(2048.0),
                 "bytes",
                 "confidence 0.99",
             ),
-            figure(
+            Figure::sample(
                 m,
                 "constant: level 1 ways",
                 Some(4.0),
                 "",
                 "confidence 0.99",
             ),
-            figure(
+            Figure::sample(
                 m,
                 "constant: level 1 line",
                 Some(64.0),
                 "bytes",
                 "confidence 0.30",
             ),
-            figure(
+            Figure::sample(
                 m,
                 "constant: slowest level latency",
                 Some(98.0),
@@ -511,22 +491,22 @@ mod tests {
     fn instructions_are_the_sass_rows_with_their_throughput() {
         let p = "Pipeline";
         let made = tables(&summary(vec![
-            figure(p, "FFMA latency", Some(4.0), "cycles", ""),
-            figure(
+            Figure::sample(p, "FFMA latency", Some(4.0), "cycles", ""),
+            Figure::sample(
                 p,
                 "FFMA throughput",
                 Some(128.0),
                 "instructions/clock/SM",
                 "",
             ),
-            figure(
+            Figure::sample(
                 p,
                 "fp32 fma (PTX, chain and loop) latency",
                 Some(4.4),
                 "cycles",
                 "",
             ),
-            figure(p, "MUFU.EX2 latency", Some(17.0), "cycles", ""),
+            Figure::sample(p, "MUFU.EX2 latency", Some(17.0), "cycles", ""),
         ]));
         let rows = &made[0].rows;
         assert_eq!(rows.len(), 2);

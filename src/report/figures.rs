@@ -49,6 +49,30 @@ impl Figure {
     }
 }
 
+#[cfg(test)]
+impl Figure {
+    /// A figure for tests: no interval, no verdict, from a stand-in file.
+    pub fn sample(
+        section: &str,
+        quantity: &str,
+        value: Option<f64>,
+        unit: &str,
+        uncertainty: &str,
+    ) -> Figure {
+        Figure {
+            section: section.into(),
+            quantity: quantity.into(),
+            value,
+            unit: unit.into(),
+            low: None,
+            high: None,
+            uncertainty: uncertainty.into(),
+            text: None,
+            source: "x".into(),
+        }
+    }
+}
+
 /// What `figures.json` holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FiguresFile {

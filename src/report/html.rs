@@ -35,15 +35,11 @@ th{background:#f4f4f4}td{overflow-wrap:break-word}.figure{overflow-x:auto}td.v{w
 pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
     let mut html =
         String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    let gpu = summary
-        .caption
-        .split(" (CC")
-        .next()
-        .unwrap_or("gpubench run");
+    let gpu = summary.gpu();
     let _ = writeln!(html, "<title>gpubench: {}</title>", escape(gpu));
     let _ = writeln!(html, "<style>{STYLE}</style>\n</head>\n<body>");
     let _ = writeln!(html, "<h1>gpubench: {}</h1>", escape(gpu));
-    html += &identity(summary, sources)?;
+    html += &identity(summary, sources);
     html += "<nav>";
     for (name, _) in sources.suites {
         let _ = write!(html, "<a href=\"#{0}\">{0}</a>", escape(name));
@@ -74,7 +70,7 @@ pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
     Ok(html)
 }
 
-fn identity(summary: &Summary, sources: &Sources) -> Result<String> {
+fn identity(summary: &Summary, sources: &Sources) -> String {
     let first = sources.suites.iter().find_map(|(_, dir)| {
         let metadata = SavedMetadata::read(dir).ok().filter(|m| m.complete())?;
         Some((dir, metadata))
@@ -121,7 +117,7 @@ fn identity(summary: &Summary, sources: &Sources) -> Result<String> {
         let _ = writeln!(html, "<tr><td>{key}</td><td>{}</td></tr>", escape(&value));
     }
     html += "</table>\n";
-    Ok(html)
+    html
 }
 
 fn suite_section(summary: &Summary, sources: &Sources, name: &str, dir: &Path) -> Result<String> {
@@ -152,7 +148,7 @@ fn suite_section(summary: &Summary, sources: &Sources, name: &str, dir: &Path) -
     } else {
         sources.figures.join(name)
     };
-    for svg_path in files_with(&figures_dir, &["svg"])? {
+    for svg_path in files_with(&figures_dir, &["svg"]) {
         if let Some(svg) = inline_svg(&svg_path)? {
             let _ = writeln!(html, "<div class=\"figure\">{svg}</div>");
         }
@@ -164,7 +160,7 @@ fn suite_section(summary: &Summary, sources: &Sources, name: &str, dir: &Path) -
         let href = relative(sources.page_dir, file);
         format!("<a href=\"{}\">{}</a>", escape(&href), escape(&shown))
     };
-    let files = files_with(dir, &["csv", "json", "gz", "sass"])?;
+    let files = files_with(dir, &["csv", "json", "gz", "sass"]);
     let (sass, data): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| {
         let name = f.to_string_lossy();
         name.ends_with(".sass") || name.ends_with(".sass.gz")
@@ -231,9 +227,9 @@ fn times(summary: &Summary) -> String {
 }
 
 /// The files of `dir` (not below it) whose name ends in one of `extensions`, sorted.
-fn files_with(dir: &Path, extensions: &[&str]) -> Result<Vec<PathBuf>> {
+fn files_with(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
     let mut found: Vec<PathBuf> = entries
         .filter_map(|e| e.ok())
@@ -246,7 +242,7 @@ fn files_with(dir: &Path, extensions: &[&str]) -> Result<Vec<PathBuf>> {
         })
         .collect();
     found.sort();
-    Ok(found)
+    found
 }
 
 /// An SVG file's text without its XML declaration, ready to stand inside the page.

@@ -261,17 +261,7 @@ mod tests {
     use super::*;
 
     fn figure(section: &str, quantity: &str, value: f64, unit: &str) -> Figure {
-        Figure {
-            section: section.into(),
-            quantity: quantity.into(),
-            value: Some(value),
-            unit: unit.into(),
-            low: None,
-            high: None,
-            uncertainty: String::new(),
-            text: None,
-            source: "x".into(),
-        }
+        Figure::sample(section, quantity, Some(value), unit, "")
     }
 
     #[test]

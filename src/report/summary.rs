@@ -41,6 +41,13 @@ pub struct Summary {
     pub total_seconds: Option<f64>,
 }
 
+impl Summary {
+    /// The GPU's name, as the caption starts with it.
+    pub fn gpu(&self) -> &str {
+        self.caption.split(" (CC").next().unwrap_or("")
+    }
+}
+
 /// The suite directories of `dir`: itself when it is one run, else its sub-directories with a
 /// metadata.json, in the manifest's order where `all.json` gives one.
 pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
