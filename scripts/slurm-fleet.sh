@@ -24,11 +24,11 @@ if [[ ${1:-} == --gather ]]; then
     echo "slurm-fleet.sh: no node runs under $dir" >&2
     exit 1
   fi
-  for format in markdown csv json; do
+  for format in markdown csv json html; do
     ext=${format/markdown/md}
     "$gpubench" compare --fleet --format "$format" "${nodes[@]}" > "$dir/fleet.$ext"
   done
-  echo "compared ${#nodes[@]} node runs: $dir/fleet.md"
+  echo "compared ${#nodes[@]} node runs: $dir/fleet.md, the page $dir/fleet.html"
   exit 0
 fi
 

@@ -355,6 +355,45 @@ fn a_gpu_lost_under_device_all_ends_that_gpus_run_alone() {
         "{compared}"
     );
     assert!(compared.contains("gpu3-40414243"), "{compared}");
+    // The fan-out compared its GPUs itself, the lost one named above.
+    let own = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    assert!(
+        own.contains("gpu1-20212223 did not complete: Fake GPU 1"),
+        "{own}"
+    );
+    assert!(own.contains("| Median | MAD | Odd ones |"), "{own}");
+    assert!(!out.join("index.html").exists(), "a page nobody asked for");
+}
+
+/// `all --device all --format html`: each GPU's page, and the fleet page at the top linking
+/// them, with the comparison it shows beside it.
+#[test]
+fn a_fan_out_asked_for_pages_writes_the_fleet_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = stub_driver(dir.path(), FAKE_GPU) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let run = tempfile::tempdir().unwrap();
+    let args = [
+        "--only",
+        "clock,sync",
+        "--device",
+        "all",
+        "--format",
+        "html",
+    ];
+    let code = all_on_fake_gpus(&libraries, run.path(), &[("FAKE_CUDA_GPUS", "2")], &args);
+    assert_eq!(code, 0);
+    let out = run.path().join("out");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("gpubench fleet: 2 GPUs"), "{page}");
+    for gpu in ["gpu0-10111213", "gpu1-20212223"] {
+        let link = format!("{gpu}/index.html");
+        assert!(page.contains(&format!("<a href=\"{link}\">")), "{gpu}");
+        assert!(out.join(&link).is_file(), "{link}");
+    }
+    assert!(out.join("compare.md").is_file());
 }
 
 /// The disk fills while `all` writes (a file-size limit of 30 KiB, below a figure's size):

@@ -1,6 +1,8 @@
 //! `gpubench report --format html` on the committed runs, with no GPU: one page that opens
 //! from disk with nothing fetched, every suite and figure on it, every link to a file of the
-//! run that exists; and, where Debian's Chromium is installed, the page as a browser renders it.
+//! run that exists; the fleet page of the two-H200 run with its odd figures on top and their
+//! curves over each other; and, where Debian's Chromium is installed, the pages as a browser
+//! renders them.
 
 use std::path::{Path, PathBuf};
 
@@ -55,8 +57,152 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Chromium, headless, on the page at `page` with `extra` arguments; a profile under `scratch`.
+fn render(browser: &Path, scratch: &Path, page: &Path, extra: &[&str]) -> std::process::Output {
+    std::process::Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu"])
+        .arg(format!(
+            "--user-data-dir={}",
+            scratch.join("profile").display()
+        ))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap()
+}
+
+/// Nothing the page would fetch from elsewhere, and every link to a file resolves from `dir`.
+fn self_contained(page: &str, dir: &Path) {
+    for fetch in ["<script", "<link", "@import", "<img", "<iframe", "url("] {
+        assert!(!page.contains(fetch), "{fetch}");
+    }
+    for reference in references(page) {
+        if reference.starts_with('#') || reference.starts_with("http://www.w3.org/") {
+            continue;
+        }
+        assert!(!reference.contains("://"), "{reference}");
+        assert!(
+            dir.join(&reference).is_file(),
+            "{reference} does not resolve"
+        );
+    }
+}
+
+/// The flagged rows' quantities of a `compare` Markdown table (its last column not empty).
+fn flagged_in(markdown: &str) -> Vec<String> {
+    markdown
+        .lines()
+        .skip(2)
+        .filter(|l| l.starts_with("| "))
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.trim_matches('|').split(" | ").collect();
+            let flag = cells.last()?.trim();
+            (!flag.is_empty()).then(|| cells[0].trim().to_string())
+        })
+        .collect()
+}
+
 mod slow {
     use super::*;
+
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn the_two_h200_fleet_page_puts_the_odd_figures_on_top_with_their_curves() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("html");
+        let fleet = committed("h200x2");
+        let page = page_of(&fleet, &out);
+        assert!(page.len() < 5 << 20, "{} bytes", page.len());
+        self_contained(&page, &out);
+        // Each GPU's own page beside it, linked from the header, with every suite.
+        for gpu in ["gpu0-f64c03ac", "gpu1-954a65b1"] {
+            let own = std::fs::read_to_string(out.join(gpu).join("index.html")).unwrap();
+            assert!(page.contains(&format!("<a href=\"{gpu}/index.html\">")));
+            assert!(page.contains(&format!("<th>h200x2/{gpu}</th>")));
+            for suite in suites_of(&fleet.join(gpu)) {
+                assert!(
+                    own.contains(&format!("<h2 id=\"{suite}\">")),
+                    "{gpu}: {suite}"
+                );
+            }
+            self_contained(&own, &out.join(gpu));
+        }
+        // The rows the comparison flags are the page's odd ones, above every other figure.
+        let markdown = std::fs::read_to_string(out.join("compare.md")).unwrap();
+        let flagged = flagged_in(&markdown);
+        assert!(
+            !flagged.is_empty(),
+            "the committed pair flags nothing any more"
+        );
+        let every = page.find("id=\"figures\"").unwrap();
+        for quantity in &flagged {
+            let shown = quantity.replace('\\', "");
+            let at = page
+                .find(&shown)
+                .unwrap_or_else(|| panic!("{shown} not on the page"));
+            assert!(at < every, "{shown} is not on top");
+        }
+        // The flagged TLB latency links to the TLB chase of both GPUs over each other.
+        assert!(page.contains("<a href=\"#curves-cache-tlb\">"));
+        let curves = &page[page.find("id=\"curves-cache-tlb\"").unwrap()..every];
+        assert!(curves.contains("<svg"));
+        assert!(curves.contains("h200x2/gpu0-f64c03ac") && curves.contains("h200x2/gpu1-954a65b1"));
+    }
+
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn compare_prints_the_same_fleet_page() {
+        let fleet = committed("h200x2");
+        let output = Command::cargo_bin("gpubench")
+            .unwrap()
+            .arg("compare")
+            .arg(&fleet)
+            .args(["--format", "html"])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let page = String::from_utf8(output.stdout).unwrap();
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains("gpubench fleet: 2 GPUs (NVIDIA H200)"));
+        assert!(page.contains("id=\"curves-cache-tlb\""));
+        // The committed GPUs have no page of their own beside them: none is linked.
+        assert!(page.contains("none written"));
+    }
+
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn chromium_renders_the_fleet_page_offline() {
+        let Some(browser) = chromium() else {
+            eprintln!("skipped: no Chromium (apt-get install chromium) to render the page");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("html");
+        let page = page_of(&committed("h200x2"), &out);
+        let dom = render(
+            &browser,
+            dir.path(),
+            &out.join("index.html"),
+            &["--dump-dom"],
+        );
+        assert!(
+            dom.status.success(),
+            "{}",
+            String::from_utf8_lossy(&dom.stderr)
+        );
+        let dom = String::from_utf8_lossy(&dom.stdout);
+        for section in ["odd", "curves", "figures", "unresolved"] {
+            assert!(
+                dom.contains(&format!("id=\"{section}\"")),
+                "{section} not rendered"
+            );
+        }
+        assert_eq!(dom.matches("<svg").count(), page.matches("<svg").count());
+    }
 
     #[test]
     #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
@@ -89,25 +235,11 @@ mod slow {
             .count();
         assert!(drawn >= 20, "{drawn} figures");
         assert_eq!(page.matches("<svg").count(), drawn);
-        // Nothing from elsewhere: no script, style sheet, font or image to fetch.
-        for fetch in ["<script", "<link", "@import", "<img", "<iframe", "url("] {
-            assert!(!page.contains(fetch), "{fetch}");
-        }
-        let refs = references(&page);
         assert!(
-            refs.iter().any(|r| r.ends_with(".sass.gz")),
+            references(&page).iter().any(|r| r.ends_with(".sass.gz")),
             "no SASS linked"
         );
-        for reference in refs {
-            if reference.starts_with('#') || reference.starts_with("http://www.w3.org/") {
-                continue;
-            }
-            assert!(!reference.contains("://"), "{reference}");
-            assert!(
-                out.join(&reference).is_file(),
-                "{reference} does not resolve"
-            );
-        }
+        self_contained(&page, &out);
     }
 
     #[test]
@@ -121,19 +253,8 @@ mod slow {
         let out = dir.path().join("html");
         let run = committed("h100/all");
         let page = page_of(&run, &out);
-        let url = format!("file://{}", out.join("index.html").display());
-        let headless = |extra: &[&str]| {
-            std::process::Command::new(&browser)
-                .args(["--headless", "--no-sandbox", "--disable-gpu"])
-                .arg(format!(
-                    "--user-data-dir={}",
-                    dir.path().join("profile").display()
-                ))
-                .args(extra)
-                .arg(&url)
-                .output()
-                .unwrap()
-        };
+        let headless =
+            |extra: &[&str]| render(&browser, dir.path(), &out.join("index.html"), extra);
         let dom = headless(&["--dump-dom"]);
         assert!(
             dom.status.success(),

@@ -64,6 +64,27 @@ fn report_refuses_a_directory_without_runs() {
         .stderr(predicate::str::contains("holds no gpubench run"));
 }
 
+/// `--repeat-of` confirms one run: on a fan-out of several GPUs it is refused in one sentence,
+/// with nothing written.
+#[test]
+fn a_repeat_of_a_fan_out_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    gpubench()
+        .arg("report")
+        .arg(committed("../h200x2"))
+        .arg("--repeat-of")
+        .arg(committed("all-repeat"))
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "holds several GPUs' runs and --repeat-of confirms one run",
+        ));
+    assert!(!out.exists());
+}
+
 #[test]
 fn compare_puts_runs_side_by_side_and_flags_differences() {
     let output = gpubench()

@@ -346,4 +346,9 @@ impl super::registry::SuiteDef for Bandwidth {
         let title = run.title(report::TITLE);
         out.figure("bandwidth", |p| report::draw(p, &title, &rows, &file))
     }
+
+    fn curves(&self, dir: &std::path::Path) -> Result<Vec<crate::report::overlay::Curve>> {
+        let rows: Vec<PointRow> = crate::report::saved::read_csv(dir, "points.csv")?;
+        Ok(report::curves(&rows))
+    }
 }

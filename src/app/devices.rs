@@ -29,6 +29,15 @@ pub struct FanOut {
 }
 
 impl FanOut {
+    /// Whether the command asks for figures as a web page (`--format html`).
+    pub fn asks_for_html(&self) -> bool {
+        self.command.iter().any(|a| a == "--format=html")
+            || self
+                .command
+                .windows(2)
+                .any(|w| w[0] == "--format" && w[1] == "html")
+    }
+
     /// The arguments (after the program name) of the child that runs on `device`.
     pub fn child_args(&self, device: usize, output: &std::path::Path) -> Vec<OsString> {
         let mut args = self.command.clone();
@@ -263,6 +272,13 @@ pub fn run(fan: FanOut) -> Result<()> {
     }
     manifest.finished_utc = Some(utc_now());
     run.write_json(devices::FILE, &manifest)?;
+    if subcommand == "all" {
+        // The GPUs side by side at the top: a failure here loses no GPU's run, so it is said
+        // and the fan-out's own outcome stands.
+        if let Err(error) = super::fleet::write_for_fan_out(&run, fan.asks_for_html()) {
+            eprintln!("the GPUs' comparison was not written: {error:#}");
+        }
+    }
     if failed > 0 {
         eprintln!(
             "Error: {failed} of {} GPUs did not complete; their logs say why",
@@ -279,6 +295,19 @@ mod tests {
 
     fn args(line: &str) -> Vec<OsString> {
         line.split_whitespace().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_fan_out_knows_when_it_was_asked_for_a_page() {
+        for (line, html) in [
+            ("all --device all --format html", true),
+            ("all --device all --format=html", true),
+            ("all --device all --format svg", false),
+            ("all --device all", false),
+        ] {
+            let fan = request(&args(line)).unwrap().unwrap();
+            assert_eq!(fan.asks_for_html(), html, "{line}");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod divergence;
 mod dsm;
 mod emulate;
 mod export;
+mod fleet;
 mod flops;
 mod info;
 mod pipeline;

@@ -4,7 +4,7 @@
 //! summary, the CLI and the plan walk [`SUITES`]. A suite implements [`SuiteDef`] (its
 //! subcommand as constants and an argument type, and the rest); [`Suite`], the object-safe
 //! interface they walk, follows from it. A suite that leaves out any part does not compile
-//! (every item is required), and `tests` below fail when one is registered but
+//! (every item but `curves` is required), and `tests` below fail when one is registered but
 //! missing from a plan or named twice.
 
 use std::path::Path;
@@ -16,6 +16,7 @@ use crate::app::plan::PlannedSuite;
 use crate::error::UsageError;
 use crate::report::figures::Figure;
 use crate::report::metadata::SavedMetadata;
+use crate::report::overlay::Curve;
 use crate::report::run_dir::RunDir;
 
 pub trait Suite: Sync {
@@ -33,6 +34,9 @@ pub trait Suite: Sync {
     fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
     /// Re-draws the run's figures into `out`, with no GPU.
     fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()>;
+    /// The lines of its figures, read back from a complete run directory, that the fleet page
+    /// draws over another run's (`report::overlay`).
+    fn curves(&self, dir: &Path) -> Result<Vec<Curve>>;
 }
 
 /// What a suite writes: its subcommand (name, one line of help, arguments) and the
@@ -52,6 +56,11 @@ pub trait SuiteDef: Sync {
     fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
     /// As [`Suite::redraw`].
     fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()>;
+    /// As [`Suite::curves`]; a suite whose figures are one value per quantity (bars, verdicts)
+    /// has none to overlay, and the fleet page links both runs' files instead.
+    fn curves(&self, _dir: &Path) -> Result<Vec<Curve>> {
+        Ok(Vec::new())
+    }
 }
 
 impl<T: SuiteDef> Suite for T {
@@ -91,6 +100,10 @@ impl<T: SuiteDef> Suite for T {
 
     fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         SuiteDef::redraw(self, run, out)
+    }
+
+    fn curves(&self, dir: &Path) -> Result<Vec<Curve>> {
+        SuiteDef::curves(self, dir)
     }
 }
 

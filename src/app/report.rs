@@ -140,7 +140,19 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         ))
         .into());
     }
-    let suites = summary::suite_dirs(&args.dir).map_err(|e| UsageError::new(format!("{e:#}")))?;
+    let gpus = crate::report::devices::gpu_runs(&args.dir)
+        .map_err(|e| UsageError::new(format!("{e:#}")))?;
+    if gpus.is_some() && args.repeat_of.is_some() {
+        return Err(UsageError::new(format!(
+            "{} holds several GPUs' runs and --repeat-of confirms one run; report one GPU's directory with --repeat-of, or the GPUs without it",
+            args.dir.display()
+        ))
+        .into());
+    }
+    let suites = match gpus {
+        Some(_) => Vec::new(),
+        None => summary::suite_dirs(&args.dir).map_err(|e| UsageError::new(format!("{e:#}")))?,
+    };
     // Everything is written to a hidden sibling and renamed into place once complete, so a
     // failure leaves nothing behind and a second try is not refused as "already exists".
     let name = output
@@ -157,21 +169,107 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             e
         }
     })?;
-    // The tables first: a value outside its domain refuses the run before anything is drawn.
-    let made = tables_from_files(&args.dir, args.repeat_of.as_deref()).and_then(|tables| {
-        draw_every_suite(&args.dir, &suites, &out, extension)?;
-        write_summary(&tables, &out, extension)?;
-        if args.figures.html() {
-            write_page(&tables, &out, &args.dir, &output, &suites)?;
-        }
-        Ok(())
-    });
+    let written = Written {
+        extension,
+        html: args.figures.html(),
+    };
+    let made = match &gpus {
+        None => report_run(
+            &args.dir,
+            args.repeat_of.as_deref(),
+            &suites,
+            &out,
+            &output,
+            &written,
+        )
+        .map(|_| ()),
+        Some(gpus) => report_gpus(gpus, &out, &output, &written),
+    };
     if let Err(error) = made {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(error.context(format!("nothing was written to {}", output.display())));
     }
     run_dir::publish(&staging, &output)?;
     println!("tables and figures written to {}", output.display());
+    Ok(())
+}
+
+/// What `report` draws: figures in one format, and the web pages or not.
+struct Written<'a> {
+    extension: &'a str,
+    html: bool,
+}
+
+/// One run's tables and figures into `out` (to end up at `output`); its summary.
+fn report_run(
+    dir: &Path,
+    repeat_of: Option<&Path>,
+    suites: &[(String, std::path::PathBuf)],
+    out: &RunDir,
+    output: &Path,
+    written: &Written,
+) -> Result<summary::Summary> {
+    // The tables first: a value outside its domain refuses the run before anything is drawn.
+    let tables = tables_from_files(dir, repeat_of)?;
+    draw_every_suite(dir, suites, out, written.extension)?;
+    write_summary(&tables, out, written.extension)?;
+    if written.html {
+        write_page(&tables, out, dir, output, suites)?;
+    }
+    Ok(tables)
+}
+
+/// A fan-out's GPUs, each reported into its own directory of `out`, then `compare.md` of them
+/// and, for a page, the fleet page linking each GPU's.
+fn report_gpus(
+    gpus: &[crate::report::devices::GpuRunDir],
+    out: &RunDir,
+    output: &Path,
+    written: &Written,
+) -> Result<()> {
+    let mut runs = Vec::new();
+    let mut incomplete = Vec::new();
+    for gpu in gpus {
+        if let Some(failed) = &gpu.failed {
+            incomplete.push((gpu.name.clone(), failed.clone()));
+        }
+        if !gpu.path.is_dir() {
+            continue;
+        }
+        let own = gpu
+            .path
+            .file_name()
+            .context("a GPU's run directory has no name")?;
+        let suites = match summary::suite_dirs(&gpu.path) {
+            Ok(suites) => suites,
+            // A GPU that failed before its first suite has nothing to report.
+            Err(_) if gpu.failed.is_some() => continue,
+            Err(e) => return Err(UsageError::new(format!("{e:#}")).into()),
+        };
+        let sub = RunDir::create(Some(&out.path().join(own)), "report")?;
+        let tables = report_run(&gpu.path, None, &suites, &sub, &output.join(own), written)
+            .with_context(|| format!("reporting {}", gpu.name))?;
+        runs.push((gpu.name.clone(), gpu.path.clone(), tables));
+    }
+    if runs.len() < 2 {
+        return Ok(());
+    }
+    let comparison = super::fleet::comparison_of(&runs, crate::cli::DEFAULT_FLEET_K);
+    out.write(
+        super::fleet::COMPARISON,
+        super::fleet::markdown(&comparison, &incomplete)?.as_bytes(),
+    )?;
+    if written.html {
+        let page = super::fleet::page(&runs, &comparison, &incomplete, |_, dir| {
+            let own = dir.file_name()?;
+            Some(format!(
+                "{}/{}",
+                own.to_string_lossy(),
+                crate::report::html::FILE
+            ))
+        })?;
+        out.write(crate::report::html::FILE, page.as_bytes())?;
+    }
     Ok(())
 }
 
@@ -296,88 +394,48 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
     for argument in &args.tolerance {
         tolerances.set(argument).map_err(UsageError::new)?;
     }
-    let mut dirs = Vec::new();
-    // GPUs of a fan-out that did not complete, named above the comparison.
-    let mut incomplete: Vec<(String, String)> = Vec::new();
-    for dir in &args.dirs {
-        if !dir.is_dir() {
-            return Err(UsageError::new(format!(
-                "{} is not a directory; pass run directories written by gpubench (of `all` or of one suite)",
-                dir.display()
-            ))
-            .into());
-        }
-        match crate::report::devices::gpu_runs(dir)? {
-            Some(runs) => {
-                for run in runs {
-                    if let Some(failed) = run.failed {
-                        incomplete.push((run.name.clone(), failed));
-                    }
-                    if run.path.is_dir() {
-                        dirs.push((run.name, run.path));
-                    }
-                }
-            }
-            None => dirs.push((dir.display().to_string(), dir.clone())),
-        }
-    }
+    let named = super::fleet::expand(&args.dirs)?;
     let fleet = args.fleet.then_some(args.k);
-    if dirs.len() < 2 || (fleet.is_some() && dirs.len() < 3) {
+    if named.dirs.len() < 2 || (fleet.is_some() && named.dirs.len() < 3) {
         return Err(UsageError::new(format!(
             "{} runs given: compare needs two at least, --fleet three at least",
-            dirs.len()
+            named.dirs.len()
         ))
         .into());
     }
     if !(args.k.is_finite() && args.k > 0.0) {
         return Err(UsageError::new("--k must be a positive number of standard deviations").into());
     }
-    let mut names = Vec::new();
-    let mut summaries = Vec::new();
-    for (name, dir) in dirs {
-        let saved = dir.join("summary.json");
-        let summary: summary::Summary = if saved.is_file() {
-            let summary: summary::Summary =
-                crate::report::saved::read_json(&dir, "summary.json")
-                    .with_context(|| format!("{} is not a gpubench summary", saved.display()))?;
-            crate::report::domain::check(&summary.figures, &saved.display().to_string())
-                .map_err(UsageError::new)?;
-            summary
-        } else {
-            summary::summarise(&dir, registry::derive_figures)
-                .map_err(|e| UsageError::new(format!("{e:#}")))?
-        };
-        if summary.figures.is_empty() && incomplete.iter().any(|(n, _)| *n == name) {
-            // A GPU that failed before any figure is named above the comparison, not compared.
-            continue;
-        }
-        if summary.figures.is_empty() {
-            return Err(UsageError::new(format!(
-                "{} has no figures (no suite in it completed), so there is nothing to compare",
-                dir.display()
-            ))
-            .into());
-        }
-        names.push(name);
-        summaries.push(summary);
-    }
-    if names.len() < 2 || (fleet.is_some() && names.len() < 3) {
-        let failed: Vec<&str> = incomplete.iter().map(|(n, _)| n.as_str()).collect();
+    let runs = super::fleet::summaries(&named)?;
+    if runs.len() < 2 || (fleet.is_some() && runs.len() < 3) {
+        let failed: Vec<&str> = named.incomplete.iter().map(|(n, _)| n.as_str()).collect();
         return Err(UsageError::new(format!(
             "only {} of the runs given have figures ({} failed: {}); compare needs two at least, --fleet three at least",
-            names.len(),
+            runs.len(),
             failed.len(),
             failed.join(", ")
         ))
         .into());
     }
+    let names: Vec<String> = runs.iter().map(|(n, _, _)| n.clone()).collect();
+    let summaries: Vec<summary::Summary> = runs.iter().map(|(_, _, s)| s.clone()).collect();
+    let comparison = compare::compare(&names, &summaries, &tolerances, fleet);
+    let incomplete = named.incomplete;
     let format = match (args.latex, args.format) {
         (true, _) | (_, CompareFormat::Latex) => Format::Latex,
         (_, CompareFormat::Markdown) => Format::Markdown,
         (_, CompareFormat::Csv) => Format::Csv,
         (_, CompareFormat::Json) => Format::Json,
+        (_, CompareFormat::Html) => {
+            // Each run's own page is linked where it lies beside the run, as the path was given.
+            let page = super::fleet::page(&runs, &comparison, &incomplete, |_, dir| {
+                let own = dir.join(crate::report::html::FILE);
+                own.is_file().then(|| own.display().to_string())
+            })?;
+            print!("{page}");
+            return Ok(());
+        }
     };
-    let comparison = compare::compare(&names, &summaries, &tolerances, fleet);
     let notes: Vec<String> = incomplete
         .iter()
         .map(|(name, failed)| format!("{name} did not complete: {failed}"))

@@ -302,9 +302,12 @@ pub struct CompareArgs {
     pub fleet: bool,
     /// Fleet mode: how many robust standard deviations (1.4826 × MAD) from the median make a
     /// run odd (it must also lie past the tolerance).
-    #[arg(long, default_value_t = 3.5)]
+    #[arg(long, default_value_t = DEFAULT_FLEET_K)]
     pub k: f64,
 }
+
+/// How many robust standard deviations from the fleet's median make a run odd, unless told.
+pub const DEFAULT_FLEET_K: f64 = 3.5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormat {
@@ -312,6 +315,9 @@ pub enum CompareFormat {
     Latex,
     Csv,
     Json,
+    /// A self-contained page: a column per run, the flagged figures on top with their suites'
+    /// curves drawn over each other.
+    Html,
 }
 
 #[derive(Debug, Args)]

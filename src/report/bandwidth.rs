@@ -400,3 +400,24 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
     })
     .context("drawing bandwidth")
 }
+
+/// The footprint sweeps' lines for the fleet page's overlays: GB/s against footprint, one per
+/// operation and placement swept (the occupancy search's points are not a curve).
+pub fn curves(points: &[PointRow]) -> Vec<super::overlay::Curve> {
+    let mut curves: Vec<super::overlay::Curve> = Vec::new();
+    for p in points.iter().filter(|p| p.stage == "sweep") {
+        let name = format!("{} ({} placement)", p.operation, p.placement);
+        let at = (p.footprint_bytes as f64, gb(p.median_bytes_per_second));
+        match curves.iter_mut().find(|c| c.name == name) {
+            Some(curve) => curve.points.push(at),
+            None => curves.push(super::overlay::Curve {
+                name,
+                x_label: "footprint".into(),
+                y_label: "GB/s (median)".into(),
+                x_bytes: true,
+                points: vec![at],
+            }),
+        }
+    }
+    curves
+}

@@ -335,3 +335,31 @@ fn tlb_stride_figures(
     r.from("cache.json");
     Ok(())
 }
+
+/// The chase's lines for the fleet page's overlays: cycles per load against footprint, one
+/// line per stride the run chased at.
+pub fn curves(
+    space: &str,
+    points: &[crate::analysis::cache_inference::ChasePoint],
+) -> Vec<super::overlay::Curve> {
+    let mut strides: Vec<u64> = points.iter().map(|p| p.stride_bytes).collect();
+    strides.sort_unstable();
+    strides.dedup();
+    strides
+        .into_iter()
+        .map(|stride| super::overlay::Curve {
+            name: format!(
+                "{space}: cycles per load, {} stride",
+                super::plot::binary_bytes(stride as f64)
+            ),
+            x_label: "footprint".into(),
+            y_label: "cycles per load".into(),
+            x_bytes: true,
+            points: points
+                .iter()
+                .filter(|p| p.stride_bytes == stride)
+                .map(|p| (p.footprint_bytes as f64, p.cycles))
+                .collect(),
+        })
+        .collect()
+}

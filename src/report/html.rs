@@ -25,7 +25,7 @@ pub struct Sources<'a> {
     pub suites: &'a [(String, PathBuf)],
 }
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:80em;padding:0 1em;color:#222}\
+pub(super) const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:80em;padding:0 1em;color:#222}\
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}\
 th{background:#f4f4f4}td{overflow-wrap:break-word}.figure{overflow-x:auto}td.v{white-space:nowrap;text-align:right}.figure svg{max-width:100%;height:auto;box-sizing:border-box;border:1px solid #eee;margin:.5em 0}\

@@ -184,4 +184,15 @@ impl crate::app::registry::SuiteDef for Cache {
         }
         Ok(())
     }
+
+    fn curves(&self, dir: &std::path::Path) -> Result<Vec<crate::report::overlay::Curve>> {
+        use anyhow::Context;
+        let chase = crate::report::saved::find(dir, "chase.csv")
+            .with_context(|| format!("{} has no chase.csv", dir.display()))?;
+        let points = saved::load(&chase)?;
+        let space = dir
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        Ok(cache_report::curves(&space, &points))
+    }
 }

@@ -20,7 +20,7 @@ pub fn render(comparison: &Comparison, format: Format) -> anyhow::Result<String>
     })
 }
 
-pub(super) fn cell_text(f: &Option<Figure>) -> String {
+pub fn cell_text(f: &Option<Figure>) -> String {
     f.as_ref().map_or("-".to_string(), |f| {
         let u = f.uncertainty_text();
         if u.is_empty() {
@@ -32,7 +32,7 @@ pub(super) fn cell_text(f: &Option<Figure>) -> String {
 }
 
 /// The last columns of a row: the flag (pairwise), or median, MAD and the odd runs (fleet).
-pub(super) fn verdict_cells(c: &Comparison, row: &Row) -> Vec<String> {
+pub fn verdict_cells(c: &Comparison, row: &Row) -> Vec<String> {
     match &row.fleet {
         None => vec![row.flag.clone().unwrap_or_default()],
         Some(fleet) => {
@@ -73,14 +73,14 @@ pub(super) fn table_rows(c: &Comparison, escape: fn(&str) -> String) -> Vec<Vec<
         .collect()
 }
 
-pub(super) fn verdict_headers(c: &Comparison) -> Vec<&'static str> {
+pub fn verdict_headers(c: &Comparison) -> Vec<&'static str> {
     match c.k {
         None => vec!["Flag"],
         Some(_) => vec!["Median", "MAD", "Odd ones"],
     }
 }
 
-pub(super) fn footnote(c: &Comparison) -> String {
+pub fn footnote(c: &Comparison) -> String {
     let mut text = match c.k {
         None => format!(
             "Flagged: {} of {} figures differ from the first run (numbers: moved more than {} and, where both state an interval, disjoint; neither figures inferred with confidence below 0.5 nor what a run calls unresolved; verdicts: different words, numbers masked).",

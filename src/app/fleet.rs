@@ -1,0 +1,212 @@
+//! Several GPUs' runs read together: the run directories behind `compare`'s arguments (a
+//! fan-out's `devices.json` stands for its GPUs), their summaries, and the fleet page
+//! (`report::fleet`) that `compare --format html`, `report` of a fan-out and
+//! `all --device all --format html` write, with the odd figures' curves drawn over each other.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::registry;
+use crate::error::UsageError;
+use crate::report::compare::{self, Comparison, Tolerances};
+use crate::report::fleet::{self, Member, Overlays};
+use crate::report::metadata::SavedMetadata;
+use crate::report::summary::{self, Summary};
+
+/// The runs named on a command line, a fan-out's GPUs in its place.
+pub struct Named {
+    /// Each run's name and directory, in order.
+    pub dirs: Vec<(String, PathBuf)>,
+    /// GPUs of a fan-out that did not complete, with what their manifest says.
+    pub incomplete: Vec<(String, String)>,
+}
+
+/// The run directories `dirs` stand for: each itself, or a fan-out's GPUs.
+pub fn expand(dirs: &[PathBuf]) -> Result<Named> {
+    let mut named = Named {
+        dirs: Vec::new(),
+        incomplete: Vec::new(),
+    };
+    for dir in dirs {
+        if !dir.is_dir() {
+            return Err(UsageError::new(format!(
+                "{} is not a directory; pass run directories written by gpubench (of `all` or of one suite)",
+                dir.display()
+            ))
+            .into());
+        }
+        match crate::report::devices::gpu_runs(dir)? {
+            Some(runs) => {
+                for run in runs {
+                    if let Some(failed) = run.failed {
+                        named.incomplete.push((run.name.clone(), failed));
+                    }
+                    if run.path.is_dir() {
+                        named.dirs.push((run.name, run.path));
+                    }
+                }
+            }
+            None => named.dirs.push((dir.display().to_string(), dir.clone())),
+        }
+    }
+    Ok(named)
+}
+
+/// The runs with figures, each with its summary (its `summary.json`, else derived from its
+/// suites' files). A GPU that failed before any figure is left out; any other run without
+/// figures is refused.
+pub fn summaries(named: &Named) -> Result<Vec<(String, PathBuf, Summary)>> {
+    let mut loaded = Vec::new();
+    for (name, dir) in &named.dirs {
+        let saved = dir.join("summary.json");
+        let summary: Summary = if saved.is_file() {
+            let summary: Summary = crate::report::saved::read_json(dir, "summary.json")
+                .with_context(|| format!("{} is not a gpubench summary", saved.display()))?;
+            crate::report::domain::check(&summary.figures, &saved.display().to_string())
+                .map_err(UsageError::new)?;
+            summary
+        } else {
+            summary::summarise(dir, registry::derive_figures)
+                .map_err(|e| UsageError::new(format!("{e:#}")))?
+        };
+        if summary.figures.is_empty() && named.incomplete.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        if summary.figures.is_empty() {
+            return Err(UsageError::new(format!(
+                "{} has no figures (no suite in it completed), so there is nothing to compare",
+                dir.display()
+            ))
+            .into());
+        }
+        loaded.push((name.clone(), dir.clone(), summary));
+    }
+    Ok(loaded)
+}
+
+/// The fleet page of `runs` (name, directory, summary) as `comparison` compares them; `page_of`
+/// gives the link to a run's own page from where the fleet page will be, where it has one.
+pub fn page(
+    runs: &[(String, PathBuf, Summary)],
+    comparison: &Comparison,
+    incomplete: &[(String, String)],
+    page_of: impl Fn(&str, &Path) -> Option<String>,
+) -> Result<String> {
+    let mut members: Vec<Member> = runs
+        .iter()
+        .map(|(name, dir, summary)| Member {
+            name: name.clone(),
+            gpu: summary.gpu().to_string(),
+            caption: summary.caption.clone(),
+            page: page_of(name, dir),
+            failed: None,
+        })
+        .collect();
+    for (name, failed) in incomplete {
+        if let Some(member) = members.iter_mut().find(|m| m.name == *name) {
+            member.failed = Some(failed.clone());
+        }
+    }
+    let notes: Vec<String> = incomplete
+        .iter()
+        .filter(|(name, _)| !members.iter().any(|m| m.name == *name))
+        .map(|(name, failed)| format!("{name} did not complete and has no figures: {failed}"))
+        .collect();
+    let overlays = overlays(runs, comparison)?;
+    Ok(fleet::page(&members, comparison, &overlays, &notes))
+}
+
+/// For every suite an odd figure came from, its curves from every run over each other.
+fn overlays(runs: &[(String, PathBuf, Summary)], comparison: &Comparison) -> Result<Vec<Overlays>> {
+    let mut suites: Vec<&str> = Vec::new();
+    for row in comparison.rows.iter().filter(|r| fleet::is_odd(r)) {
+        if let Some(suite) = fleet::suite_of(row)
+            && !suites.contains(&suite)
+        {
+            suites.push(suite);
+        }
+    }
+    let mut made = Vec::new();
+    for suite in suites {
+        let mut missing = Vec::new();
+        let mut curves = Vec::new();
+        for (name, dir, _) in runs {
+            match curves_of(&dir.join(suite)) {
+                Ok(found) if found.is_empty() => {}
+                Ok(found) => curves.push((name.clone(), found)),
+                Err(e) => missing.push(format!("{name}: no curves ({e:#})")),
+            }
+        }
+        let mut charts = Vec::new();
+        for (title, lines) in crate::report::overlay::matched(&curves) {
+            charts.push(crate::report::overlay::svg(&title, &lines)?);
+        }
+        made.push(Overlays {
+            suite: suite.to_string(),
+            charts,
+            missing,
+        });
+    }
+    Ok(made)
+}
+
+/// The curves the suite that wrote `dir` draws.
+fn curves_of(dir: &Path) -> Result<Vec<crate::report::overlay::Curve>> {
+    let metadata = SavedMetadata::read(dir)?;
+    registry::require(&metadata.suite)?.curves(dir)
+}
+
+/// The comparison a fleet page shows: against the first run for two, the odd ones out of
+/// three or more (at compare's default threshold).
+pub fn comparison_of(runs: &[(String, PathBuf, Summary)], k: f64) -> Comparison {
+    let names: Vec<String> = runs.iter().map(|(n, _, _)| n.clone()).collect();
+    let summaries: Vec<Summary> = runs.iter().map(|(_, _, s)| s.clone()).collect();
+    let fleet = (runs.len() >= 3).then_some(k);
+    compare::compare(&names, &summaries, &Tolerances::default(), fleet)
+}
+
+/// The comparison of a fan-out's GPUs, as `compare.md` beside them.
+pub const COMPARISON: &str = "compare.md";
+
+/// `comparison` in Markdown, the GPUs that did not complete named above it.
+pub fn markdown(comparison: &Comparison, incomplete: &[(String, String)]) -> Result<String> {
+    let mut text = String::new();
+    for (name, failed) in incomplete {
+        text += &format!("**{name} did not complete: {failed}**\n\n");
+    }
+    Ok(text + &compare::render(comparison, compare::Format::Markdown)?)
+}
+
+/// What a fan-out of `all` leaves at its top once its GPUs finish: `compare.md` of the GPUs
+/// that have figures and, with `html`, the fleet page `index.html` linking each GPU's own.
+/// Fewer than two GPUs with figures leave nothing to compare and nothing is written.
+pub fn write_for_fan_out(out: &crate::report::run_dir::RunDir, html: bool) -> Result<()> {
+    let dir = out.path();
+    let named = expand(&[dir.to_path_buf()])?;
+    let runs = summaries(&named)?;
+    if runs.len() < 2 {
+        return Ok(());
+    }
+    let comparison = comparison_of(&runs, crate::cli::DEFAULT_FLEET_K);
+    out.write(
+        COMPARISON,
+        markdown(&comparison, &named.incomplete)?.as_bytes(),
+    )?;
+    if html {
+        let top = dir.to_path_buf();
+        let page = page(&runs, &comparison, &named.incomplete, |_, run| {
+            let own = run.join(crate::report::html::FILE);
+            own.is_file()
+                .then(|| {
+                    run.strip_prefix(&top)
+                        .ok()
+                        .map(|p| p.join(crate::report::html::FILE))
+                })
+                .flatten()
+                .map(|p| p.display().to_string())
+        })?;
+        out.write(crate::report::html::FILE, page.as_bytes())?;
+    }
+    Ok(())
+}
