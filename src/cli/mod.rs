@@ -1,20 +1,23 @@
 //! Command-line types. clap stops here: every subcommand's arguments become a plain config.
 
 mod bandwidth;
+mod cache;
 mod calibrate;
+mod divergence;
 mod export;
 mod flops;
+mod hopper;
 pub use bandwidth::BandwidthArgs;
+pub use cache::{CacheArgs, ChainChoice, SpaceChoice};
 pub use calibrate::CalibrateArgs;
+pub use divergence::{DivergenceArgs, KernelChoice};
 pub use export::{ExportArgs, ExportFormat};
 pub use flops::FlopsArgs;
+pub use hopper::{DsmArgs, TensorArgs, TmaArgs};
 
 use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
-
-use crate::error::UsageError;
-use crate::experiments::divergence::{DivergenceConfig, LoopKernel};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -381,62 +384,6 @@ pub struct PipelineArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct TensorArgs {
-    /// Loop trips of every kernel (16 mma.sync or 8 wgmma per trip and warp or warpgroup).
-    #[arg(long, default_value_t = 512)]
-    pub iterations: u32,
-    /// wgmma widths N to measure (m64nNkK), of 64, 128, 256: the widest does the most work per
-    /// instruction; narrower ones show what a kernel tiled that way gets.
-    #[arg(long, value_delimiter = ',', default_value = "256")]
-    pub wgmma_n: Vec<u64>,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-tensor); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct TmaArgs {
-    /// Footprints of the latency chases, in MiB (fractions allowed): they should span the L2.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "0.25,1,4,8,16,24,32,40,48,56,64,96,128,256"
-    )]
-    pub footprints_mib: Vec<f64>,
-    /// MiB each streaming configuration reads in all (at most the 1 GiB tensor, read once).
-    #[arg(long, default_value_t = 1024)]
-    pub stream_mib: u64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-tma); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct DsmArgs {
-    /// Passes of every block over the 64 KiB it reads, per read pattern.
-    #[arg(long, default_value_t = 256)]
-    pub iterations: u32,
-    /// Cluster sizes the read patterns run at (the chases run at every size that fits).
-    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16")]
-    pub bandwidth_sizes: Vec<u32>,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-dsm); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
 pub struct AtomicsArgs {
     /// Footprints of the global chase chains, in MiB: the smallest should fit the L2 and the
     /// largest not, so the suite can tell which unit serves the atomics.
@@ -450,92 +397,6 @@ pub struct AtomicsArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-atomics); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SpaceChoice {
-    Global,
-    L2,
-    Readonly,
-    Shared,
-    Constant,
-    ConstantUniform,
-    Texture,
-    Instruction,
-    Tlb,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ChainChoice {
-    Stride,
-    Random,
-}
-
-#[derive(Debug, Args)]
-pub struct CacheArgs {
-    /// Memory space: global (default loads), l2 (ld.global.cg), readonly (ld.global.nc),
-    /// shared, constant (index in a per-thread register: LDC, the constant caches),
-    /// constant-uniform (warp-uniform index: ULDC, the uniform datapath), texture (tex1Dfetch
-    /// through a texture object), instruction (straight-line code of growing size) or tlb
-    /// (page-scale strides over GiBs).
-    #[arg(long, value_enum, default_value_t = SpaceChoice::Global)]
-    pub space: SpaceChoice,
-    /// Visiting order: stride (address order, as Wong) or random (defeats prefetching).
-    #[arg(long, value_enum, default_value_t = ChainChoice::Stride)]
-    pub chain: ChainChoice,
-    /// Seed of the random order.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Chain stride in bytes (default: 32; 128 for l2, 4 for shared, 64 for constant, 16 (one
-    /// instruction) for instruction, 2 MiB for tlb).
-    #[arg(long)]
-    pub stride: Option<u64>,
-    /// Smallest footprint in bytes.
-    #[arg(long)]
-    pub min_bytes: Option<u64>,
-    /// Largest footprint in bytes.
-    #[arg(long)]
-    pub max_bytes: Option<u64>,
-    /// Points of the fine sweep after each rise (default: 160; 32 for instruction and tlb,
-    /// whose points cost a compile or a GiB-scale chain).
-    #[arg(long)]
-    pub fine_points: Option<u64>,
-    /// How finely the L2 and instruction spaces bisect each rise: to 1/N of its footprint.
-    /// 512 is about 48 KiB at 24 MiB and 256 B at 128 KiB of code, finer than the rises
-    /// themselves; each halving costs an L2 point of tens of MiB or an instruction-space
-    /// compile round. The other spaces bisect to one stride
-    #[arg(long, default_value_t = 512)]
-    pub resolution: u32,
-    /// The L2 space (one thread) times its loads over at most the first N MiB of the chain,
-    /// after a warm pass over all of it; a footprint up to N MiB is timed whole.
-    #[arg(long, default_value_t = 32)]
-    pub timed_span_mib: u64,
-    /// Threads chasing at once, each from its own place in the chain (global, l2, readonly).
-    #[arg(long, default_value_t = 1)]
-    pub threads: u32,
-    /// Also time loads one by one (1024 per doubling footprint) into loads.csv (global, l2,
-    /// readonly).
-    #[arg(long)]
-    pub per_load: bool,
-    /// Shared-memory carveout preferences in percent, comma-separated (global, readonly): the
-    /// first is used for the sweep, every one gets a sweep of its own that locates the L1
-    /// (carveout.csv). Default: 0 (the most L1).
-    #[arg(long, value_delimiter = ',')]
-    pub carveout: Vec<i32>,
-    /// Skip the conflict experiment (N addresses at a fixed stride: ways and way size).
-    #[arg(long)]
-    pub no_conflict: bool,
-    /// TLB strides in bytes, comma-separated: each gets a sweep of its own (tlb_strides.csv);
-    /// the first is the main sweep's. Default: 2 MiB, 32 MiB, 512 MiB, 1 GiB.
-    #[arg(long, value_delimiter = ',')]
-    pub tlb_strides: Vec<u64>,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-cache); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
@@ -658,70 +519,6 @@ pub struct InfoArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KernelChoice {
-    Single,
-    Double,
-    Both,
-}
-
-#[derive(Debug, Args)]
-pub struct DivergenceArgs {
-    /// Timed repetitions per divergence level, all inside one launch.
-    #[arg(long, default_value_t = 256)]
-    pub samples: u32,
-    /// Untimed runs of the same loop before each timed one.
-    #[arg(long, default_value_t = 1)]
-    pub preheat: u32,
-    /// Times the loop runs inside the timed region.
-    #[arg(long, default_value_t = 1)]
-    pub unroll: u32,
-    /// Which loop kernel to measure.
-    #[arg(long, value_enum, default_value_t = KernelChoice::Both)]
-    pub kernel: KernelChoice,
-    /// Lane bounds: staircase (Table I), random, half, or list:<32 comma-separated bounds>.
-    #[arg(long, default_value = "staircase")]
-    pub pattern: String,
-    /// Trip count of the longest lane.
-    #[arg(long, default_value_t = 32)]
-    pub max_bound: i32,
-    /// Seed for the random pattern.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Skip the push/pop split kernel (Listing 5), which runs with the single loop.
-    #[arg(long)]
-    pub no_split: bool,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-divergence); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-impl DivergenceArgs {
-    pub fn to_config(&self) -> Result<DivergenceConfig, UsageError> {
-        let kernels: Vec<LoopKernel> = match self.kernel {
-            KernelChoice::Single => vec![LoopKernel::Single],
-            KernelChoice::Double => vec![LoopKernel::Double],
-            KernelChoice::Both => vec![LoopKernel::Single, LoopKernel::Double],
-        };
-        let config = DivergenceConfig {
-            kernels: kernels.clone(),
-            pattern: self.pattern.parse()?,
-            samples: self.samples,
-            preheat: self.preheat,
-            unroll: self.unroll,
-            max_bound: self.max_bound,
-            seed: self.seed,
-            split: !self.no_split && kernels.contains(&LoopKernel::Single),
-        };
-        config.validate()?;
-        Ok(config)
-    }
 }
 
 #[cfg(test)]

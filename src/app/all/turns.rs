@@ -1,0 +1,315 @@
+//! The suites' turns on the GPU as `all` hands them out: a child started ahead of its turn,
+//! given the GPU by the file it waits for, settled when it says it is done with it (or ends),
+//! parked while it does host work it stepped aside for and served again between later suites
+//! (see [`crate::gpu::turn`]).
+
+use super::*;
+
+/// A suite's child process: started ahead of its turn (it loads the driver, then waits for
+/// the file `go` before it touches the GPU, see [`crate::gpu::turn`]), on its turn, or parked
+/// between turns while it does host work it stepped aside for.
+pub(super) struct SuiteChild {
+    index: usize,
+    name: String,
+    command: Vec<String>,
+    pub(super) child: std::process::Child,
+    deadline: Duration,
+    log_path: std::path::PathBuf,
+    gpu_done: std::path::PathBuf,
+    /// The file that gives it its first turn; later turns' files are named after it.
+    go: std::path::PathBuf,
+    dir: std::path::PathBuf,
+    /// When its first turn began.
+    started: Option<Instant>,
+    /// How often it stepped aside.
+    asides: u32,
+    /// When `gpubench all` began, for its turns' times.
+    run_started: Instant,
+    /// Its turns on the GPU so far, as [`SuiteOutcome::gpu_turns_seconds`].
+    turns: Vec<[f64; 2]>,
+}
+
+/// How a child's turn ended.
+pub(super) enum Off {
+    /// It is done with the GPU (its files and exit may follow) or has ended.
+    Done(Option<(End, Instant)>),
+    /// It stepped aside and will ask for the GPU again.
+    Aside,
+}
+
+pub(super) fn spawn_suite(
+    me: &Path,
+    args: &AllArgs,
+    parent: &Path,
+    logs: &Path,
+    suite: &PlannedSuite,
+    index: usize,
+    run_started: Instant,
+) -> Result<SuiteChild> {
+    let mut command_line = suite.args.clone();
+    command_line.extend(args.figures.to_args());
+    command_line.extend([
+        "--device".to_string(),
+        args.device.to_string(),
+        "--output".to_string(),
+        parent.join(&suite.name).to_string_lossy().into_owned(),
+    ]);
+    let log_path = logs.join(format!("{}.log", suite.name));
+    let gpu_done = logs.join(format!("{}.gpu-done", suite.name));
+    let go = logs.join(format!("{}.go", suite.name));
+    let log =
+        File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+    // Its own process group, so a timeout kills the suite with every probe it started.
+    let child = Command::new(me)
+        .process_group(0)
+        .args(&command_line)
+        .env(crate::app::suite::GPU_DONE_ENV, &gpu_done)
+        .env(turn::GO_ENV, &go)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("starting the {} suite", suite.name))?;
+    WAITING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+    let mut shown = vec!["gpubench".to_string()];
+    shown.extend(command_line);
+    Ok(SuiteChild {
+        index,
+        name: suite.name.clone(),
+        command: shown,
+        child,
+        deadline: Duration::from_secs(args.suite_timeout_seconds),
+        log_path,
+        gpu_done,
+        go,
+        dir: parent.join(&suite.name),
+        started: None,
+        asides: 0,
+        run_started,
+        turns: Vec::new(),
+    })
+}
+
+impl SuiteChild {
+    /// Gives the child the GPU: its first turn (its deadline counts from now), or the next
+    /// after it stepped aside.
+    pub(super) fn give_turn(&mut self) -> Result<()> {
+        let file = match self.started {
+            None => self.go.clone(),
+            Some(_) => turn::aside_file(&self.go, self.asides, "go"),
+        };
+        turn::give(&file).with_context(|| format!("creating {}", file.display()))?;
+        let now = self.since_run_started();
+        self.turns.push([now, now]);
+        if self.started.is_none() {
+            self.started = Some(Instant::now());
+            WAITING_GROUP.store(0, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    /// Seconds since the run began, to the millisecond.
+    fn since_run_started(&self) -> f64 {
+        (self.run_started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0
+    }
+
+    fn time_left(&self) -> Duration {
+        self.deadline
+            .saturating_sub(self.started.map_or(Duration::ZERO, |s| s.elapsed()))
+    }
+
+    /// Waits until the child is off the GPU: it is done with it (it says so by creating the
+    /// file [`crate::app::suite::GPU_DONE_ENV`] names, after its last kernel and its closing clock
+    /// measurement), or steps aside, or ends, or its deadline passes. Meanwhile it notes when
+    /// each of `finishing` ends (their wall times are their own).
+    pub(super) fn wait_off_gpu(
+        &mut self,
+        finishing: &mut [Running],
+        tick: &mut dyn FnMut(f64),
+    ) -> Result<Off> {
+        let aside = turn::aside_file(&self.go, self.asides + 1, "back");
+        let (gpu_done, left) = (self.gpu_done.clone(), self.time_left());
+        let mut stepped_aside = false;
+        let waited = wait_with_deadline(&mut self.child, left, |elapsed| {
+            tick(elapsed);
+            for before in finishing.iter_mut() {
+                before.poll();
+            }
+            stepped_aside = aside.exists();
+            stepped_aside || gpu_done.exists()
+        })?;
+        let now = self.since_run_started();
+        if let Some(turn) = self.turns.last_mut() {
+            turn[1] = now;
+        }
+        let ended = match waited {
+            Wait::Ended(end) => Some((end, Instant::now())),
+            Wait::Released if stepped_aside => {
+                self.asides += 1;
+                return Ok(Off::Aside);
+            }
+            Wait::Released => None,
+        };
+        Ok(Off::Done(ended))
+    }
+
+    /// Whether the parked child asks for the GPU again.
+    fn wants_turn(&self) -> bool {
+        turn::aside_file(&self.go, self.asides, "want").exists()
+    }
+}
+
+/// Files a child's turn as it ended: parked until it asks again, or finishing.
+pub(super) fn settle(
+    child: SuiteChild,
+    off: Off,
+    parked: &mut Vec<SuiteChild>,
+    finishing: &mut Vec<Running>,
+) {
+    match off {
+        Off::Aside => {
+            park_group(&child.child, true);
+            parked.push(child);
+        }
+        Off::Done(ended) => finishing.push(Running { child, ended }),
+    }
+}
+
+/// Notes (or forgets) the process group of a parked child, for an interrupt to kill.
+pub(super) fn park_group(child: &std::process::Child, parked: bool) {
+    let group = i32::try_from(child.id()).unwrap_or(0);
+    let (from, to) = if parked { (0, group) } else { (group, 0) };
+    for slot in &PARKED_GROUPS {
+        if slot
+            .compare_exchange(from, to, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+/// Gives each parked child that asks for the GPU its turn, one after the other; one that
+/// ended or ran out of time while parked goes to `finishing`. With `until_none_left`, waits
+/// until no child is parked.
+pub(super) fn serve_parked(
+    parked: &mut Vec<SuiteChild>,
+    finishing: &mut Vec<Running>,
+    until_none_left: bool,
+    tick: &mut dyn FnMut(f64),
+) -> Result<()> {
+    loop {
+        for mut child in std::mem::take(parked) {
+            if let Some(exit) = child.child.try_wait()? {
+                park_group(&child.child, false);
+                finishing.push(Running {
+                    child,
+                    ended: Some((End::Exited(exit), Instant::now())),
+                });
+            } else if child.time_left().is_zero() {
+                park_group(&child.child, false);
+                kill_group(&mut child.child);
+                let _ = child.child.wait();
+                finishing.push(Running {
+                    child,
+                    ended: Some((End::TimedOut, Instant::now())),
+                });
+            } else if child.wants_turn() {
+                park_group(&child.child, false);
+                child.give_turn()?;
+                let off = child.wait_off_gpu(finishing, tick)?;
+                settle(child, off, parked, finishing);
+            } else {
+                parked.push(child);
+            }
+        }
+        if parked.is_empty() || !until_none_left {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// A suite's child once it is done with the GPU (or has ended): it may still be writing its
+/// files.
+pub(super) struct Running {
+    child: SuiteChild,
+    /// How and when it was seen to end: before it said it was done with the GPU, or while the
+    /// next suite ran.
+    ended: Option<(End, Instant)>,
+}
+
+impl Running {
+    /// Notes the moment the child ends, while the next suite runs (its wall time is its own).
+    pub(super) fn poll(&mut self) {
+        if self.ended.is_none()
+            && let Ok(Some(exit)) = self.child.child.try_wait()
+        {
+            self.ended = Some((End::Exited(exit), Instant::now()));
+        }
+    }
+
+    /// Waits for the child to end (within what is left of its deadline) and reads its outcome.
+    pub(super) fn finish(mut self) -> Result<SuiteOutcome> {
+        let (end, at) = match self.ended.take() {
+            Some(ended) => ended,
+            None => {
+                let left = self.child.time_left();
+                let end = match wait_with_deadline(&mut self.child.child, left, |_| false)? {
+                    Wait::Ended(end) => end,
+                    Wait::Released => unreachable!("a tick that never releases"),
+                };
+                (end, Instant::now())
+            }
+        };
+        let child = self.child;
+        let _ = std::fs::remove_file(&child.gpu_done);
+        let _ = std::fs::remove_file(&child.go);
+        for n in 1..=child.asides {
+            for what in ["back", "want", "go"] {
+                let _ = std::fs::remove_file(turn::aside_file(&child.go, n, what));
+            }
+        }
+        let (status, error) = match end {
+            End::Exited(exit) if exit.success() => ("complete".to_string(), None),
+            End::Exited(exit) => (
+                "failed".to_string(),
+                Some(match std::os::unix::process::ExitStatusExt::signal(&exit) {
+                    // Killed, it wrote no sentence: its log's last line would mislead.
+                    Some(signal) => format!("killed by {}", signal_name(signal)),
+                    None => run_dir::last_log_line(&child.log_path)
+                        .unwrap_or(format!("exited with {exit}")),
+                }),
+            ),
+            End::TimedOut => (
+                "timed out".to_string(),
+                Some(format!("killed after {} s", child.deadline.as_secs())),
+            ),
+        };
+        let removed = if status == "complete" {
+            Vec::new()
+        } else {
+            run_dir::remove_partial_files(&child.dir)
+        };
+        let error = error.map(|e| {
+            if removed.is_empty() {
+                e
+            } else {
+                format!("{e}; half-written {} removed", removed.join(", "))
+            }
+        });
+        let time_split = SavedMetadata::read(&child.dir)
+            .ok()
+            .and_then(|m| m.time_split);
+        Ok(SuiteOutcome {
+            index: child.index,
+            name: child.name,
+            command: child.command,
+            status,
+            error,
+            seconds: Some(at.duration_since(child.started.unwrap_or(at)).as_secs_f64()),
+            time_split,
+            gpu_turns_seconds: child.turns,
+        })
+    }
+}

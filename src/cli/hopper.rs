@@ -1,0 +1,61 @@
+//! The Hopper units' arguments: `tensor` (mma.sync and wgmma), `tma` and `dsm`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct TensorArgs {
+    /// Loop trips of every kernel (16 mma.sync or 8 wgmma per trip and warp or warpgroup).
+    #[arg(long, default_value_t = 512)]
+    pub iterations: u32,
+    /// wgmma widths N to measure (m64nNkK), of 64, 128, 256: the widest does the most work per
+    /// instruction; narrower ones show what a kernel tiled that way gets.
+    #[arg(long, value_delimiter = ',', default_value = "256")]
+    pub wgmma_n: Vec<u64>,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-tensor); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TmaArgs {
+    /// Footprints of the latency chases, in MiB (fractions allowed): they should span the L2.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.25,1,4,8,16,24,32,40,48,56,64,96,128,256"
+    )]
+    pub footprints_mib: Vec<f64>,
+    /// MiB each streaming configuration reads in all (at most the 1 GiB tensor, read once).
+    #[arg(long, default_value_t = 1024)]
+    pub stream_mib: u64,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-tma); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DsmArgs {
+    /// Passes of every block over the 64 KiB it reads, per read pattern.
+    #[arg(long, default_value_t = 256)]
+    pub iterations: u32,
+    /// Cluster sizes the read patterns run at (the chases run at every size that fits).
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16")]
+    pub bandwidth_sizes: Vec<u32>,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-dsm); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
