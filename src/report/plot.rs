@@ -470,7 +470,7 @@ pub fn write_png(path: &Path, pixels: &[u8], size: (u32, u32)) -> anyhow::Result
         image::codecs::png::FilterType::Adaptive,
     )
     .write_image(pixels, size.0, size.1, image::ColorType::Rgb8)
-        .map_err(|e| anyhow::anyhow!("encoding the PNG: {e}"))?;
+    .map_err(|e| anyhow::anyhow!("encoding the PNG: {e}"))?;
     write_figure(path, &bytes)
 }
 

@@ -287,8 +287,11 @@ fn read(
     let mut levels = Vec::new();
     for (k, plateau) in flats.iter().enumerate() {
         let Some(next) = flats.get(k + 1) else {
+            // The slowest level spans every plateau merged into it (a drift of a few cycles
+            // over the sweep): its latency is theirs together, not the first one's.
+            let latency = plateau_latency(&curve[plateau.first..=plateau.last]);
             levels.push(CacheLevel {
-                latency_cycles: plateau.latency,
+                latency_cycles: latency.unwrap_or(plateau.latency),
                 size_bytes: None,
                 line_bytes: None,
                 way_bytes: None,

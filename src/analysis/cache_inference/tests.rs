@@ -159,6 +159,31 @@ fn plateaus_that_do_not_rise_are_one_level() {
     assert_eq!(report.levels[0].size_bytes, None);
 }
 
+/// A slowest level whose latency drifts down across the sweep with no step (an H200's TLB
+/// chase: 301 cycles at 8 MiB, 282 from 2 GiB on) is one level, and its latency is that of the
+/// whole span, weighted by log footprint, not the first few points'.
+#[test]
+fn a_drifting_slowest_level_is_read_over_its_whole_span() {
+    let points: Vec<ChasePoint> = (0..48)
+        .map(|k| {
+            let footprint = (8u64 << 20) << (k / 4);
+            let footprint = footprint + footprint / 4 * (k as u64 % 4);
+            // Down by 0.9 cycles a quarter doubling to 282 cycles, flat after.
+            let cycles = (301.0 - 0.9 * k as f64).max(282.0);
+            ChasePoint {
+                footprint_bytes: footprint,
+                stride_bytes: 2 << 20,
+                cycles,
+            }
+        })
+        .collect();
+    let report = infer(&points).unwrap();
+    assert_eq!(report.levels.len(), 1, "{report:?}");
+    let latency = report.levels[0].latency_cycles;
+    // The first points read 300; most of the log span sits at 282.
+    assert!((282.0..286.0).contains(&latency), "{latency}");
+}
+
 /// A sweep too narrow for any plateau says so instead of returning an empty table.
 #[test]
 fn a_sweep_without_a_plateau_says_why() {
