@@ -4,9 +4,10 @@
 // blocks, 40 passes, block b reading 512 KiB chunk (b + rot + p * gridDim) % chunks of a
 // 12.5 MiB region with .cg loads, four 16-byte loads in flight per thread) from ALLOCS regions
 // at different places in memory (a padding allocation of 2-62 MiB before each), and from one
-// region under different block-to-chunk rotations, five timed launches each.
+// region under different block-to-chunk rotations, five timed launches each; block 0 stamps
+// clock64 and %globaltimer, so each line says the SM clock its last launch ran at.
 //   nvcc -O3 -arch=sm_90 -o shared-line-spread scripts/shared-line-spread.cu
-//   ./shared-line-spread THREADS BLOCKS_PER_SM ALLOCS
+//   [ZEROS=1] ./shared-line-spread THREADS BLOCKS_PER_SM ALLOCS [PASSES (default 40)]
 // results/h100/peers/shared-line-spread.txt holds what it gave on the H100.
 #include <algorithm>
 #include <cstdint>
@@ -14,8 +15,13 @@
 #include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
+// Block 0's thread 0 stamps clock64 and %globaltimer at its start and end: the SM clock the
+// launch ran at.
+__device__ long long stamps[4];
+__device__ __forceinline__ long long globaltimer() { long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
 __global__ void resident(const uint4 *data, unsigned chunk, unsigned chunks, int passes, unsigned rot, unsigned *sink) {
   unsigned sum = 0;
+  if (blockIdx.x == 0 && threadIdx.x == 0) { stamps[0] = clock64(); stamps[1] = globaltimer(); }
   for (int p = 0; p < passes; ++p) {
     const uint4 *base = data + (size_t)((blockIdx.x + rot + (unsigned long long)p * gridDim.x) % chunks) * chunk;
 #pragma unroll 1
@@ -28,11 +34,13 @@ __global__ void resident(const uint4 *data, unsigned chunk, unsigned chunks, int
     }
   }
   if (sum == 0x9e3779b9u) sink[0] = sum;
+  if (blockIdx.x == 0 && threadIdx.x == 0) { stamps[2] = clock64(); stamps[3] = globaltimer(); }
 }
 static const size_t BYTES = 13107200;
 static const unsigned CHUNK = 32768, CHUNKS = BYTES / (CHUNK * 16);
-static const int PASSES = 40;
+static int PASSES = 40;
 // Five timed launches: median, min and max in TB/s.
+static double last_mhz = 0;
 static void timed(const uint4 *d, int grid, int threads, unsigned rot, unsigned *sink, double out[3]) {
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   resident<<<grid, threads>>>(d, CHUNK, CHUNKS, PASSES, rot, sink); cudaDeviceSynchronize();
@@ -41,17 +49,22 @@ static void timed(const uint4 *d, int grid, int threads, unsigned rot, unsigned 
     cudaEventRecord(a); resident<<<grid, threads>>>(d, CHUNK, CHUNKS, PASSES, rot, sink); cudaEventRecord(b);
     cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b);
     r.push_back((double)grid * CHUNK * 16 * PASSES / ms / 1e9);
+    long long st[4]; cudaMemcpyFromSymbol(st, stamps, sizeof st);
+    last_mhz = (double)(st[2] - st[0]) / (double)(st[3] - st[1]) * 1e3;
   }
   std::sort(r.begin(), r.end());
   out[0] = r[2]; out[1] = r[0]; out[2] = r[4];
   cudaEventDestroy(a); cudaEventDestroy(b);
 }
 int main(int argc, char **argv) {
-  if (argc != 4) { fprintf(stderr, "usage: %s THREADS BLOCKS_PER_SM ALLOCS\n", argv[0]); return 2; }
+  if (argc != 4 && argc != 5) { fprintf(stderr, "usage: %s THREADS BLOCKS_PER_SM ALLOCS [PASSES]\n", argv[0]); return 2; }
+  if (argc == 5) PASSES = atoi(argv[4]);
   int threads = atoi(argv[1]), bps = atoi(argv[2]), allocs = atoi(argv[3]);
   int grid = 132 * bps;
   unsigned *h = (unsigned *)malloc(BYTES);
-  for (size_t i = 0; i < BYTES / 4; ++i) h[i] = (unsigned)(i * 2654435761u);
+  // ZEROS=1 reads a region of zeros (what gpubench's bandwidth suite reads) instead of a hash.
+  const bool zeros = getenv("ZEROS") && atoi(getenv("ZEROS")) == 1;
+  for (size_t i = 0; i < BYTES / 4; ++i) h[i] = zeros ? 0u : (unsigned)(i * 2654435761u);
   unsigned *sink; cudaMalloc(&sink, 64);
   srand(12345);
   std::vector<uint4 *> regions;
@@ -63,7 +76,7 @@ int main(int argc, char **argv) {
     regions.push_back(d);
     double t[3]; timed(d, grid, threads, 0, sink, t);
     if (k == 0) std::copy(t, t + 3, first);
-    printf("alloc %d (after %zu MiB padding, at %p): median %.2f TB/s (min %.2f, max %.2f)\n", k, padding >> 20, (void *)d, t[0], t[1], t[2]);
+    printf("alloc %d (after %zu MiB padding, at %p): median %.2f TB/s (min %.2f, max %.2f); block 0 saw the SM clock at %.0f MHz in the last launch\n", k, padding >> 20, (void *)d, t[0], t[1], t[2], last_mhz);
   }
   for (unsigned rot : {1u, 7u, 13u, 50u}) {
     double t[3]; timed(regions[0], grid, threads, rot, sink, t);
