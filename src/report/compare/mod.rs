@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::figures::{Figure, LEAST_CONFIDENCE};
+use super::figures::Figure;
 use super::summary::{Summary, format_value, latex_escape, markdown_cell};
 use crate::analysis::stats::median_of_sorted;
 
@@ -140,13 +140,6 @@ fn relative(a: f64, b: f64) -> f64 {
     } else {
         (a - b).abs() / scale
     }
-}
-
-/// Whether `figure` states no confidence, or one of at least [`LEAST_CONFIDENCE`].
-fn confident(figure: &Figure) -> bool {
-    figure
-        .stated_confidence()
-        .is_none_or(|c| c >= LEAST_CONFIDENCE)
 }
 
 /// Why `other` differs from `reference`, if it does (see the module doc).
@@ -346,9 +339,13 @@ pub fn compare(
 }
 
 fn fleet_row(cells: &[Option<Figure>], tolerance: f64, k: f64) -> FleetRow {
+    // As in pairwise mode, what a run calls unresolved (a low confidence, not identifiable,
+    // uncalibrated, not repeated) is shown but never odd.
+    let settled = |i: usize| cells[i].as_ref().is_some_and(|f| !f.is_unresolved());
     let verdicts: Vec<(usize, String)> = cells
         .iter()
         .enumerate()
+        .filter(|&(i, _)| settled(i))
         .filter_map(|(i, c)| c.as_ref()?.text.as_ref().map(|t| (i, words(t))))
         .collect();
     if !verdicts.is_empty() {
@@ -386,7 +383,6 @@ fn fleet_row(cells: &[Option<Figure>], tolerance: f64, k: f64) -> FleetRow {
         .filter_map(|(i, c)| c.as_ref().and_then(|f| f.value).map(|v| (i, v)))
         .filter(|(_, v)| v.is_finite())
         .collect();
-    let confident_run = |i: usize| cells[i].as_ref().is_some_and(confident);
     if values.len() < 3 {
         return FleetRow {
             median: None,
@@ -408,7 +404,7 @@ fn fleet_row(cells: &[Option<Figure>], tolerance: f64, k: f64) -> FleetRow {
             let off = (v - m).abs();
             let beyond_spread = off > k * sigma;
             let beyond_tolerance = off > tolerance * m.abs();
-            (beyond_spread && beyond_tolerance && confident_run(i))
+            (beyond_spread && beyond_tolerance && settled(i))
                 .then_some((i, (sigma > 0.0).then(|| (v - m) / sigma)))
         })
         .collect();

@@ -89,7 +89,7 @@ pub fn footnote(c: &Comparison) -> String {
             c.tolerances.describe()
         ),
         Some(k) => format!(
-            "Odd: more than {k} robust standard deviations (1.4826 × MAD) and more than {} from the median over {} runs (figures inferred with confidence below 0.5 aside), or a verdict other than the most common.",
+            "Odd: more than {k} robust standard deviations (1.4826 × MAD) and more than {} from the median over {} runs, or a verdict other than the most common (neither figures inferred with confidence below 0.5 nor what a run calls unresolved).",
             c.tolerances.describe(),
             c.runs.len()
         ),

@@ -121,6 +121,36 @@ fn tolerances_are_set_per_unit_or_for_all() {
     assert_eq!(Tolerances::default().describe(), "5 % (bytes 10 %)");
 }
 
+/// What a run calls unresolved is never odd in a fleet, as it is never flagged in a pair: a
+/// geometry "not identifiable" in words that differ, a way count stated at 0.3.
+#[test]
+fn a_fleet_never_calls_an_unresolved_row_odd() {
+    let runs: Vec<String> = (0..4).map(|i| format!("gpu{i}")).collect();
+    let summaries: Vec<Summary> = (0..4)
+        .map(|i| {
+            let ties = if i == 2 {
+                "line (B): 64 or 128"
+            } else {
+                "line (B): 256"
+            };
+            summary(vec![
+                verdict("level 1 geometry not identifiable from this sweep", ties),
+                Figure {
+                    uncertainty: "confidence 0.30".into(),
+                    ..figure("level 1 ways", if i == 2 { 16.0 } else { 4.0 }, None)
+                },
+            ])
+        })
+        .collect();
+    let c = compare(&runs, &summaries, &Tolerances::default(), Some(3.5));
+    assert!(c.odd_ones_out.is_empty(), "{:?}", c.odd_ones_out);
+    assert!(
+        c.rows
+            .iter()
+            .all(|r| r.fleet.as_ref().unwrap().odd.is_empty())
+    );
+}
+
 #[test]
 fn the_fleet_names_the_perturbed_gpu_and_only_it() {
     // Eight GPUs with a little noise; GPU 5 runs 20 % slower and its verdict differs.
