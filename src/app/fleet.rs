@@ -91,7 +91,7 @@ pub fn page(
     runs: &[(String, PathBuf, Summary)],
     comparison: &Comparison,
     incomplete: &[(String, String)],
-    page_of: impl Fn(&str, &Path) -> Option<String>,
+    page_of: impl Fn(&Path) -> Option<String>,
 ) -> Result<String> {
     let mut members: Vec<Member> = runs
         .iter()
@@ -99,7 +99,7 @@ pub fn page(
             name: name.clone(),
             gpu: summary.gpu().to_string(),
             caption: summary.caption.clone(),
-            page: page_of(name, dir),
+            page: page_of(dir),
             failed: None,
         })
         .collect();
@@ -157,20 +157,20 @@ fn curves_of(dir: &Path) -> Result<Vec<crate::report::overlay::Curve>> {
     registry::require(&metadata.suite)?.curves(dir)
 }
 
-/// The comparison a fleet page shows: against the first run for two, the odd ones out of
-/// three or more (at compare's default threshold).
-pub fn comparison_of(runs: &[(String, PathBuf, Summary)], k: f64) -> Comparison {
+/// `runs` compared as `compare` compares them: against the first run, or as a fleet at
+/// `fleet`'s threshold.
+pub fn compare_runs(
+    runs: &[(String, PathBuf, Summary)],
+    tolerances: &Tolerances,
+    fleet: Option<f64>,
+) -> Comparison {
     let names: Vec<String> = runs.iter().map(|(n, _, _)| n.clone()).collect();
     let summaries: Vec<Summary> = runs.iter().map(|(_, _, s)| s.clone()).collect();
-    let fleet = (runs.len() >= 3).then_some(k);
-    compare::compare(&names, &summaries, &Tolerances::default(), fleet)
+    compare::compare(&names, &summaries, tolerances, fleet)
 }
 
-/// The comparison of a fan-out's GPUs, as `compare.md` beside them.
-pub const COMPARISON: &str = "compare.md";
-
 /// `comparison` in Markdown, the GPUs that did not complete named above it.
-pub fn markdown(comparison: &Comparison, incomplete: &[(String, String)]) -> Result<String> {
+fn markdown(comparison: &Comparison, incomplete: &[(String, String)]) -> Result<String> {
     let mut text = String::new();
     for (name, failed) in incomplete {
         text += &format!("**{name} did not complete: {failed}**\n\n");
@@ -178,35 +178,38 @@ pub fn markdown(comparison: &Comparison, incomplete: &[(String, String)]) -> Res
     Ok(text + &compare::render(comparison, compare::Format::Markdown)?)
 }
 
-/// What a fan-out of `all` leaves at its top once its GPUs finish: `compare.md` of the GPUs
-/// that have figures and, with `html`, the fleet page `index.html` linking each GPU's own.
-/// Fewer than two GPUs with figures leave nothing to compare and nothing is written.
+/// A fan-out's GPUs side by side into `out`: `compare.md` (against the first GPU for two, the
+/// odd ones out of three or more at compare's default threshold) and, with `html`, the fleet
+/// page `index.html`, `page_of` linking each GPU's own page. Fewer than two GPUs with figures
+/// leave nothing to compare and nothing is written.
+pub fn write_comparison(
+    out: &crate::report::run_dir::RunDir,
+    runs: &[(String, PathBuf, Summary)],
+    incomplete: &[(String, String)],
+    html: bool,
+    page_of: impl Fn(&Path) -> Option<String>,
+) -> Result<()> {
+    if runs.len() < 2 {
+        return Ok(());
+    }
+    let fleet = (runs.len() >= 3).then_some(crate::cli::DEFAULT_FLEET_K);
+    let comparison = compare_runs(runs, &Tolerances::default(), fleet);
+    out.write("compare.md", markdown(&comparison, incomplete)?.as_bytes())?;
+    if html {
+        let page = page(runs, &comparison, incomplete, page_of)?;
+        out.write(crate::report::html::FILE, page.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// What a fan-out of `all` leaves at its top once its GPUs finish ([`write_comparison`]), each
+/// GPU's page linked where its run wrote one.
 pub fn write_for_fan_out(out: &crate::report::run_dir::RunDir, html: bool) -> Result<()> {
     let dir = out.path();
     let named = expand(&[dir.to_path_buf()])?;
     let runs = summaries(&named)?;
-    if runs.len() < 2 {
-        return Ok(());
-    }
-    let comparison = comparison_of(&runs, crate::cli::DEFAULT_FLEET_K);
-    out.write(
-        COMPARISON,
-        markdown(&comparison, &named.incomplete)?.as_bytes(),
-    )?;
-    if html {
-        let top = dir.to_path_buf();
-        let page = page(&runs, &comparison, &named.incomplete, |_, run| {
-            let own = run.join(crate::report::html::FILE);
-            own.is_file()
-                .then(|| {
-                    run.strip_prefix(&top)
-                        .ok()
-                        .map(|p| p.join(crate::report::html::FILE))
-                })
-                .flatten()
-                .map(|p| p.display().to_string())
-        })?;
-        out.write(crate::report::html::FILE, page.as_bytes())?;
-    }
-    Ok(())
+    write_comparison(out, &runs, &named.incomplete, html, |run| {
+        let own = run.strip_prefix(dir).ok()?.join(crate::report::html::FILE);
+        dir.join(&own).is_file().then(|| own.display().to_string())
+    })
 }

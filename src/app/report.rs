@@ -251,26 +251,14 @@ fn report_gpus(
             .with_context(|| format!("reporting {}", gpu.name))?;
         runs.push((gpu.name.clone(), gpu.path.clone(), tables));
     }
-    if runs.len() < 2 {
-        return Ok(());
-    }
-    let comparison = super::fleet::comparison_of(&runs, crate::cli::DEFAULT_FLEET_K);
-    out.write(
-        super::fleet::COMPARISON,
-        super::fleet::markdown(&comparison, &incomplete)?.as_bytes(),
-    )?;
-    if written.html {
-        let page = super::fleet::page(&runs, &comparison, &incomplete, |_, dir| {
-            let own = dir.file_name()?;
-            Some(format!(
-                "{}/{}",
-                own.to_string_lossy(),
-                crate::report::html::FILE
-            ))
-        })?;
-        out.write(crate::report::html::FILE, page.as_bytes())?;
-    }
-    Ok(())
+    super::fleet::write_comparison(out, &runs, &incomplete, written.html, |dir| {
+        let own = dir.file_name()?;
+        Some(format!(
+            "{}/{}",
+            own.to_string_lossy(),
+            crate::report::html::FILE
+        ))
+    })
 }
 
 /// The reliability diagram of a `gpubench calibrate` directory, drawn again from its
@@ -417,9 +405,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
         ))
         .into());
     }
-    let names: Vec<String> = runs.iter().map(|(n, _, _)| n.clone()).collect();
-    let summaries: Vec<summary::Summary> = runs.iter().map(|(_, _, s)| s.clone()).collect();
-    let comparison = compare::compare(&names, &summaries, &tolerances, fleet);
+    let comparison = super::fleet::compare_runs(&runs, &tolerances, fleet);
     let incomplete = named.incomplete;
     let format = match (args.latex, args.format) {
         (true, _) | (_, CompareFormat::Latex) => Format::Latex,
@@ -428,7 +414,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
         (_, CompareFormat::Json) => Format::Json,
         (_, CompareFormat::Html) => {
             // Each run's own page is linked where it lies beside the run, as the path was given.
-            let page = super::fleet::page(&runs, &comparison, &incomplete, |_, dir| {
+            let page = super::fleet::page(&runs, &comparison, &incomplete, |dir| {
                 let own = dir.join(crate::report::html::FILE);
                 own.is_file().then(|| own.display().to_string())
             })?;

@@ -138,28 +138,12 @@ fn odd_section(c: &Comparison, overlays: &[Overlays]) -> String {
     html += &rows_table(c, &odd, Some(overlays));
     if !c.odd_ones_out.is_empty() {
         html += "<table>\n<tr><th>Run</th><th>Odd figures</th><th>Figure</th><th>Value</th><th>Median</th><th>Deviation</th></tr>\n";
-        for run in &c.odd_ones_out {
-            for (j, f) in run.figures.iter().enumerate() {
-                let _ = writeln!(
-                    html,
-                    "<tr><td>{}</td><td class=\"v\">{}</td><td>{}</td><td class=\"v\">{}</td><td class=\"v\">{}</td><td class=\"v\">{}</td></tr>",
-                    if j == 0 {
-                        escape(&run.run)
-                    } else {
-                        String::new()
-                    },
-                    if j == 0 {
-                        run.figures.len().to_string()
-                    } else {
-                        String::new()
-                    },
-                    escape(&f.figure),
-                    escape(&f.value),
-                    escape(&f.median),
-                    f.deviation
-                        .map_or("verdict".into(), |d| format!("{d:+.1} σ"))
-                );
-            }
+        for cells in compare::odd_ones_out_rows(c, escape) {
+            let _ = writeln!(
+                html,
+                "<tr><td>{}</td><td class=\"v\">{}</td><td>{}</td><td class=\"v\">{}</td><td class=\"v\">{}</td><td class=\"v\">{}</td></tr>",
+                cells[0], cells[1], cells[2], cells[3], cells[4], cells[5]
+            );
         }
         html += "</table>\n";
     }

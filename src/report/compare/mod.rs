@@ -21,7 +21,9 @@ use crate::analysis::stats::median_of_sorted;
 
 mod render;
 
-pub use render::{Format, cell_text, footnote, render, verdict_cells, verdict_headers};
+pub use render::{
+    Format, cell_text, footnote, odd_ones_out_rows, render, verdict_cells, verdict_headers,
+};
 
 /// Relative tolerances by unit: how far a figure may move between two runs of one GPU model
 /// before it is worth a look. The defaults come from repeated runs on H100s (pipeline and

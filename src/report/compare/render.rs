@@ -80,6 +80,31 @@ pub fn verdict_headers(c: &Comparison) -> Vec<&'static str> {
     }
 }
 
+/// The odd-ones-out table's rows (run, odd figures, figure, value, median, deviation), text
+/// escaped for the table's format; the run and its count only on its first row.
+pub fn odd_ones_out_rows(c: &Comparison, escape: fn(&str) -> String) -> Vec<[String; 6]> {
+    let mut rows = Vec::new();
+    for run in &c.odd_ones_out {
+        for (j, f) in run.figures.iter().enumerate() {
+            let (name, count) = if j == 0 {
+                (escape(&run.run), run.figures.len().to_string())
+            } else {
+                (String::new(), String::new())
+            };
+            rows.push([
+                name,
+                count,
+                escape(&f.figure),
+                escape(&f.value),
+                escape(&f.median),
+                f.deviation
+                    .map_or("verdict".into(), |d| format!("{d:+.1} σ")),
+            ]);
+        }
+    }
+    rows
+}
+
 pub fn footnote(c: &Comparison) -> String {
     let mut text = match c.k {
         None => format!(
@@ -138,28 +163,8 @@ pub(super) fn render_markdown(c: &Comparison) -> String {
             out += "No run is odd in any figure.\n";
         } else {
             out += "| Run | Odd figures | Figure | Value | Median | Deviation |\n|---|---|---|---|---|---|\n";
-            for run in &c.odd_ones_out {
-                for (j, f) in run.figures.iter().enumerate() {
-                    let _ = writeln!(
-                        out,
-                        "| {} | {} | {} | {} | {} | {} |",
-                        if j == 0 {
-                            markdown_cell(&run.run)
-                        } else {
-                            String::new()
-                        },
-                        if j == 0 {
-                            run.figures.len().to_string()
-                        } else {
-                            String::new()
-                        },
-                        markdown_cell(&f.figure),
-                        markdown_cell(&f.value),
-                        markdown_cell(&f.median),
-                        f.deviation
-                            .map_or("verdict".into(), |d| format!("{d:+.1} σ"))
-                    );
-                }
+            for cells in odd_ones_out_rows(c, markdown_cell) {
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
             }
         }
     }
