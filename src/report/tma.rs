@@ -32,8 +32,13 @@ pub struct BandwidthRow {
     pub bytes_per_clock_per_block: Option<f64>,
     pub bytes_per_clock_per_block_min: Option<f64>,
     pub bytes_per_clock_per_block_max: Option<f64>,
-    /// All blocks' bytes over the GPU time between events around the launch.
+    /// All blocks' bytes over the GPU time between events around the launch (the median
+    /// launch's, and the slowest's and fastest's; older runs timed one launch and have no range).
     pub gpu_gb_per_s: Option<f64>,
+    #[serde(default)]
+    pub gpu_gb_per_s_min: Option<f64>,
+    #[serde(default)]
+    pub gpu_gb_per_s_max: Option<f64>,
     /// The same per clock, at the SM clock measured before the suite.
     pub gpu_bytes_per_clock: Option<f64>,
     pub skipped: Option<String>,
@@ -56,19 +61,21 @@ pub fn bandwidth_rows(results: &Results, mhz: f64) -> Vec<BandwidthRow> {
     results
         .streams
         .iter()
-        .map(|s| BandwidthRow {
-            tile_bytes: s.tile_bytes,
-            blocks_per_sm: s.blocks_per_sm,
-            stages: s.stages,
-            bytes_per_clock_per_block: s.per_block.map(|p| p.median),
-            bytes_per_clock_per_block_min: s.per_block.map(|p| p.min),
-            bytes_per_clock_per_block_max: s.per_block.map(|p| p.max),
-            gpu_gb_per_s: s.bytes.zip(s.event_ms).map(|(b, ms)| b / (ms * 1e-3) / 1e9),
-            gpu_bytes_per_clock: s
-                .bytes
-                .zip(s.event_ms)
-                .map(|(b, ms)| b / (ms * 1e-3) / (mhz * 1e6)),
-            skipped: s.skipped.clone(),
+        .map(|s| {
+            let rate = |ms: Option<f64>| s.bytes.zip(ms).map(|(b, ms)| b / (ms * 1e-3));
+            BandwidthRow {
+                tile_bytes: s.tile_bytes,
+                blocks_per_sm: s.blocks_per_sm,
+                stages: s.stages,
+                bytes_per_clock_per_block: s.per_block.map(|p| p.median),
+                bytes_per_clock_per_block_min: s.per_block.map(|p| p.min),
+                bytes_per_clock_per_block_max: s.per_block.map(|p| p.max),
+                gpu_gb_per_s: rate(s.event_ms.map(|m| m.median)).map(|r| r / 1e9),
+                gpu_gb_per_s_min: rate(s.event_ms.map(|m| m.max)).map(|r| r / 1e9),
+                gpu_gb_per_s_max: rate(s.event_ms.map(|m| m.min)).map(|r| r / 1e9),
+                gpu_bytes_per_clock: rate(s.event_ms.map(|m| m.median)).map(|r| r / (mhz * 1e6)),
+                skipped: s.skipped.clone(),
+            }
         })
         .collect()
 }
@@ -102,7 +109,7 @@ pub fn write(
         &serde_json::json!({
             "latency": "cycles per step of one thread's random chase over 128-byte tiles: a 1-D cp.async.bulk.tensor into shared memory completing on an mbarrier, then the next index read from the copied tile; beside it the same chain with ld.global.cg; every SM reads the whole footprint once before each chase",
             "capacity_fit": "latency = hit·min(1, C/f) + miss·(1 − min(1, C/f)) over footprints f; C on a logarithmic grid, hit and miss by least squares, 95% interval from the residual profile",
-            "bandwidth": "thread 0 of every block streams 2-D tiles of a 1 GiB tensor (each tile once) through 4 shared buffers, each on its own mbarrier; per block: bytes per clock of its span; GPU: all bytes over the time between events around the launch",
+            "bandwidth": "thread 0 of every block streams 2-D tiles of a 1 GiB tensor (each tile once) through 4 shared buffers, each on its own mbarrier; per block: bytes per clock of its span; GPU: all bytes over the time between events around each of 3 launches (median, min-max)",
             "tma_fit": tma,
             "load_fit": load,
             "same_capacity": tma.zip(load).map(|(t, l)| same_capacity(&t, &l)),
@@ -320,9 +327,19 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         );
         match (&row.skipped, row.gpu_gb_per_s) {
             (Some(why), _) => r.text(&name, Some(&format!("not run: {why}"))),
-            (None, Some(gbs)) => {
-                r.labelled(&name, Some(gbs), "GB/s", "events around the launch".into())
-            }
+            (None, Some(gbs)) => match (row.gpu_gb_per_s_min, row.gpu_gb_per_s_max) {
+                (Some(low), Some(high)) => r.push(
+                    &name,
+                    Some(gbs),
+                    "GB/s",
+                    Some((
+                        low,
+                        high,
+                        "median of 3 launches, min-max; events around each",
+                    )),
+                ),
+                _ => r.labelled(&name, Some(gbs), "GB/s", "events around the launch".into()),
+            },
             (None, None) => {}
         }
     }
