@@ -56,7 +56,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         "points_per_doubling": config.points_per_doubling,
         "max_device_bytes": config.max_device_bytes,
         "max_sm_bytes": config.max_sm_bytes,
-        "method": "16-byte vector accesses, 4 in flight per thread; occupancy per level by search; each launch calibrated to at least min_ms (headline points: headline_ms), then timed `repeats` times between CUDA events; median of the repeats with their range; device kernels cut the region into slices of 4 x threads vectors, one block per slice (never more blocks than slices), reads skip L1 (ld.global.L1::no_allocate); L1 reads give every block its own region, placed by %smid and an arrival ticket, the footprint being what one SM's blocks read together",
+        "method": "16-byte vector accesses, 4 in flight per thread; occupancy per level by search; each launch calibrated to at least min_ms (the L2's headline points: headline_ms), then timed `repeats` times between CUDA events; median of the repeats with their range; device kernels cut the region into slices of 4 x threads vectors, one block per slice (never more blocks than slices), reads skip L1 (ld.global.L1::no_allocate); L1 reads give every block its own region, placed by %smid and an arrival ticket, the footprint being what one SM's blocks read together",
     });
     suite::run_opened(
         gpu,
@@ -331,7 +331,7 @@ impl super::registry::SuiteDef for Bandwidth {
             )
         } else {
             // Launches of 1 ms (not the default 2): a point's spread over its repeats stays
-            // well under the figures' 5 % (bandwidth.json keeps each point's range). The
+            // well under the figures' 5 % (bandwidth.json keeps each point's range). The L2's
             // headline figures keep the default 8 ms, where they repeat between runs.
             PlannedSuite::new("bandwidth", &["bandwidth", "--min-ms", "1"], 3.5)
         }]

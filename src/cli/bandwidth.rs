@@ -12,9 +12,9 @@ pub struct BandwidthArgs {
     /// Each launch runs at least this long (passes are doubled until it does), in ms.
     #[arg(long, default_value_t = 2.0)]
     pub min_ms: f64,
-    /// The headline figures' launches (each level at its winning occupancy) run at least this
-    /// long, in ms: long launches spread the slow start of each over enough passes that the
-    /// figure repeats between runs.
+    /// The L2's headline figures' launches (each operation at its winning occupancy) run at
+    /// least this long, in ms: long launches spread the slow start of each over enough passes
+    /// that the figure repeats between runs.
     #[arg(long, default_value_t = 8.0)]
     pub headline_ms: f64,
     /// Footprints per doubling in the sweeps.

@@ -14,7 +14,7 @@
 //! reads past L1, strong (`.cg`) reads, writes and copies against the device-wide footprint,
 //! from one slice per SM to far past L2. Every line is read by one block per pass: blocks that
 //! shared lines would be served by one another's fetches, not by the level measured. Each
-//! launch is calibrated (passes doubled until it runs at least `--min-ms`; the headline
+//! launch is calibrated (passes doubled until it runs at least `--min-ms`; the L2's headline
 //! figures' launches at least `--headline-ms`, so a slow start of each launch is spread over
 //! enough passes to repeat between processes), then timed `--repeats` times between CUDA events; a point's bandwidth is the median of the repeats,
 //! with their range. Bytes per clock per SM divide by the SM clock
