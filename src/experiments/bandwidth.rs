@@ -217,9 +217,11 @@ impl Bench<'_> {
         self.point_lasting(level, kernel, occupancy, footprint, repeats, min_seconds)
     }
 
-    /// A headline point: launches of at least `headline_min_seconds`. Every launch of the L2
-    /// shared-line read starts slow (about eight passes' worth on an H100), so at 1-2 ms its
-    /// rate moved 10 % between processes and at 8 ms under 2 % (docs/results-h100.md).
+    /// A headline point; the L2's run launches of at least `headline_min_seconds`. Every
+    /// launch of the L2 shared-line read starts slow (about eight passes' worth on an H100), so
+    /// at 1-2 ms its rate moved 10 % between processes and at 8 ms under 2 %
+    /// (docs/results-h100.md); shared memory, L1 and DRAM repeat to 1 % at 1 ms, and long
+    /// launches for them would cost `all` half a second.
     fn headline_point(
         &mut self,
         level: Level,
@@ -227,10 +229,13 @@ impl Bench<'_> {
         occupancy: Occupancy,
         footprint: u64,
     ) -> Result<Point> {
-        let min_seconds = self
-            .config
-            .min_seconds
-            .max(self.config.headline_min_seconds);
+        let min_seconds = match level {
+            Level::L2 => self
+                .config
+                .min_seconds
+                .max(self.config.headline_min_seconds),
+            _ => self.config.min_seconds,
+        };
         let repeats = self.config.repeats;
         self.point_lasting(level, kernel, occupancy, footprint, repeats, min_seconds)
     }
