@@ -65,6 +65,14 @@ impl BandwidthConfig {
         }
         Ok(())
     }
+
+    /// The shortest launch of `level`'s headline points (see `Bench::headline_point`).
+    pub fn headline_seconds(&self, level: Level) -> f64 {
+        match level {
+            Level::L2 => self.min_seconds.max(self.headline_min_seconds),
+            Level::Shared | Level::L1 | Level::Dram => self.min_seconds,
+        }
+    }
 }
 
 /// The levels the suite measures, each with the kernel of its search.
@@ -527,6 +535,27 @@ mod tests {
         assert!(search_footprint(Level::L2, &limits, 1 << 30) < limits.l2_bytes / 2);
         assert!(search_footprint(Level::Dram, &limits, 4 << 30) >= 16 * limits.l2_bytes);
         assert_eq!(search_footprint(Level::Dram, &limits, 1 << 29), 1 << 29);
+    }
+
+    #[test]
+    fn only_the_l2_headline_launches_run_long() {
+        let config = BandwidthConfig {
+            repeats: 5,
+            min_seconds: 0.001,
+            headline_min_seconds: 0.008,
+            points_per_doubling: 3,
+            max_device_bytes: 1 << 30,
+            max_sm_bytes: 4 << 20,
+        };
+        assert_eq!(config.headline_seconds(Level::L2), 0.008);
+        for level in [Level::Shared, Level::L1, Level::Dram] {
+            assert_eq!(config.headline_seconds(level), 0.001, "{level:?}");
+        }
+        let long = BandwidthConfig {
+            min_seconds: 0.02,
+            ..config
+        };
+        assert_eq!(long.headline_seconds(Level::L2), 0.02);
     }
 
     #[test]
