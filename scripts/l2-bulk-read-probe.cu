@@ -68,13 +68,17 @@ __global__ void bulk(const char *d, unsigned bulk, unsigned count, int passes, u
   const unsigned step = shared ? 1 : gridDim.x, first = blockIdx.x % count;
   const unsigned per_pass = shared ? count : (count - first + step - 1) / step;
   const unsigned long long total = (unsigned long long)per_pass * passes;
+  // Counters, not divisions: one thread issues every copy, and a 64-bit division per copy
+  // held the first version of this probe to one copy in flight.
+  unsigned st = 0, use = 0, j = 0, s = first;
   for (unsigned long long k = 0; k < total; ++k) {
-    const unsigned st = k % stages, use = k / stages, bar = bar0 + 8 * st;
+    const unsigned bar = bar0 + 8 * st;
     if (use > 0) wait_parity(bar, (use - 1) & 1);
-    const unsigned s = (first + (unsigned)(k % per_pass) * step) % count;
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bulk) : "memory");
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(dst0 + st * bulk), "l"(d + (size_t)s * bulk), "r"(bulk), "r"(bar) : "memory");
+    if (++st == stages) { st = 0; ++use; }
+    if (++j == per_pass) { j = 0; s = first; } else if ((s += step) >= count) { s -= count; }
   }
   for (unsigned long long k = total > stages ? total - stages : 0; k < total; ++k)
     wait_parity(bar0 + 8 * (k % stages), (k / stages) & 1);
