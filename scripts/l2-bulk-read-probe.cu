@@ -4,8 +4,9 @@
 //   ldg   16-byte ld.global.L1::no_allocate, 4 in flight per thread (gpubench's own pattern);
 //   cpa   cp.async.cg (LDGSTS) of 16 bytes per thread into shared memory, 4 groups in flight;
 //   bulk  cp.async.bulk (TMA, non-tensor) of 4, 16 or 32 KiB into shared memory, one thread
-//         per block issuing, 2-8 copies in flight, each completing on its own mbarrier;
+//         per block issuing, 2-12 copies in flight, each completing on its own mbarrier;
 // and the bulk copies again over lines shared by every SM (all blocks walk the same slices).
+// Every bulk launch checks that each stage holds the data of the last slice copied into it.
 // 1-8 blocks per SM; median and best of 5 timed launches after a warm one, events around each.
 //   nvcc -O3 -arch=sm_90 -o l2-bulk-read-probe scripts/l2-bulk-read-probe.cu && ./l2-bulk-read-probe
 // results/h100/peers/l2-bulk-read-probe.txt holds what it gave on the H100.
@@ -58,9 +59,11 @@ __device__ __forceinline__ void wait_parity(unsigned bar, unsigned parity) {
 
 // Thread 0 copies the block's slices of `bulk` bytes, `stages` in flight. With `shared` set every
 // block walks every slice (from its own starting slice), so each line is read by all SMs.
-__global__ void bulk(const char *d, unsigned bulk, unsigned count, int passes, unsigned stages, int shared) {
+__global__ void bulk(const char *d, unsigned bulk, unsigned count, int passes, unsigned stages, int shared,
+                     unsigned *bad) {
   extern __shared__ __align__(128) char buf[];
-  __shared__ __align__(8) unsigned long long bars[8];
+  __shared__ __align__(8) unsigned long long bars[16];
+  unsigned last[16];
   if (threadIdx.x != 0) return;
   const unsigned bar0 = (unsigned)__cvta_generic_to_shared(bars), dst0 = (unsigned)__cvta_generic_to_shared(buf);
   for (unsigned i = 0; i < stages; ++i) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar0 + 8 * i) : "memory");
@@ -77,18 +80,31 @@ __global__ void bulk(const char *d, unsigned bulk, unsigned count, int passes, u
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bulk) : "memory");
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(dst0 + st * bulk), "l"(d + (size_t)s * bulk), "r"(bulk), "r"(bar) : "memory");
+    last[st] = s;
     if (++st == stages) { st = 0; ++use; }
     if (++j == per_pass) { j = 0; s = first; } else if ((s += step) >= count) { s -= count; }
   }
   for (unsigned long long k = total > stages ? total - stages : 0; k < total; ++k)
     wait_parity(bar0 + 8 * (k % stages), (k / stages) & 1);
+  // Each stage holds the last slice it was given: its first and last words are that slice's
+  // word indices (the region holds its own word index at every word).
+  for (unsigned i = 0; i < stages && i < total; ++i) {
+    const unsigned *w = (const unsigned *)(buf + i * bulk), words = bulk / 4;
+    if (w[0] != last[i] * words || w[words - 1] != last[i] * words + words - 1) atomicAdd(bad, 1u);
+  }
 }
 
 int main() {
   const size_t bytes = 13107200;
   const int passes = 400;
-  char *d; cudaMalloc(&d, bytes); cudaMemset(d, 0, bytes);
+  char *d; cudaMalloc(&d, bytes);
+  {
+    std::vector<unsigned> words(bytes / 4);
+    for (size_t i = 0; i < words.size(); ++i) words[i] = (unsigned)i;
+    cudaMemcpy(d, words.data(), bytes, cudaMemcpyHostToDevice);
+  }
   unsigned *sink; cudaMalloc(&sink, 4);
+  unsigned *bad; cudaMalloc(&bad, 4); cudaMemset(bad, 0, 4);
   int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   cudaFuncSetAttribute(bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 << 10);
   cudaFuncSetAttribute(cpa, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 << 10);
@@ -116,14 +132,17 @@ int main() {
     }
   for (int shared : {0, 1})
     for (unsigned kib : {4u, 16u, 32u})
-      for (unsigned stages : {2u, 4u, 8u})
+      for (unsigned stages : {2u, 4u, 8u, 12u})
         for (unsigned per_sm : {1u, 2u, 4u, 8u}) {
           const unsigned size = kib << 10, count = bytes / size, grid = sms * per_sm;
           if (per_sm * (stages * size + 1024) > 227u << 10) continue;
           const int p = shared ? passes / 20 : passes;
           const double moved = double(shared ? grid : count) * size * p * (shared ? count : 1);
           snprintf(what, sizeof what, "bulk %s %2u KiB x %u stages, %u per SM", shared ? "shared " : "private", kib, stages, per_sm);
-          rate([&] { bulk<<<grid, 32, stages * size>>>(d, size, count, p, stages, shared); }, moved, what);
+          rate([&] { bulk<<<grid, 32, stages * size>>>(d, size, count, p, stages, shared, bad); }, moved, what);
         }
+  unsigned wrong = 0;
+  cudaMemcpy(&wrong, bad, 4, cudaMemcpyDeviceToHost);
+  printf("bulk copies whose last slice in shared memory did not hold its data: %u (every launch, every block, every stage checked)\n", wrong);
   return 0;
 }
