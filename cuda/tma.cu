@@ -158,26 +158,51 @@ extern "C" __global__ void tma_bandwidth(const __grid_constant__ TensorMap map, 
     if (threadIdx.x != 0) {
         return;
     }
-    auto issue = [&](int k) {
-        const int s = k % stages;
-        const int t = (int)((blockIdx.x + (long long)k * gridDim.x) % total_tiles);
+    // Copies are issued in order k = 0, 1, 2, ...: copy k takes tile (b + k * grid) modulo
+    // total_tiles, at column (t % tiles_per_row) and row (t / tiles_per_row). The tile and the
+    // stage advance by additions: a 64-bit modulo and two divisions per copy in this one
+    // issuing thread cost hundreds of cycles per copy, enough to hold a copy engine that
+    // completes a 4 KiB copy every ~200 cycles (scripts/l2-bulk-read-probe.cu).
+    const int rows = total_tiles / tiles_per_row;
+    const int step_col = (int)(gridDim.x % (unsigned)tiles_per_row);
+    const int step_row = (int)(gridDim.x / (unsigned)tiles_per_row);
+    int col = (int)(blockIdx.x % (unsigned)tiles_per_row);
+    int row = (int)(blockIdx.x / (unsigned)tiles_per_row) % rows;
+    int next_stage = 0;
+    auto issue = [&]() {
+        const int s = next_stage;
         const unsigned bar = smem_address(&bar_words[s]);
         barrier_expect(bar, tile_bytes);
-        copy_2d(smem_address(buffers + s * tile_bytes), &map, (t % tiles_per_row) * BOX_COLUMNS,
-                (t / tiles_per_row) * box_rows, bar);
+        copy_2d(smem_address(buffers + s * tile_bytes), &map, col * BOX_COLUMNS, row * box_rows,
+                bar);
+        next_stage = s + 1 == stages ? 0 : s + 1;
+        col += step_col;
+        row += step_row;
+        if (col >= tiles_per_row) {
+            col -= tiles_per_row;
+            row += 1;
+        }
+        while (row >= rows) {
+            row -= rows;
+        }
     };
     unsigned acc = 0;
     bool alive = true;
     const long long begin = read_clock64();
     for (int k = 0; k < stages && k < tiles; ++k) {
-        issue(k);
+        issue();
     }
+    int s = 0;
+    unsigned parity = 0;
     for (int k = 0; k < tiles && alive; ++k) {
-        const int s = k % stages;
-        alive = barrier_wait(smem_address(&bar_words[s]), (unsigned)(k / stages) & 1u);
+        alive = barrier_wait(smem_address(&bar_words[s]), parity);
         acc += *(volatile unsigned *)(buffers + s * tile_bytes);
         if (k + stages < tiles) {
-            issue(k + stages);
+            issue();
+        }
+        if (++s == stages) {
+            s = 0;
+            parity ^= 1u;
         }
     }
     const long long end = read_clock64();
