@@ -16,8 +16,8 @@
 //! shared lines would be served by one another's fetches, not by the level measured. Each
 //! launch is calibrated (passes doubled until it runs at least `--min-ms`; the L2's headline
 //! figures' launches at least `--headline-ms`, so a slow start of each launch is spread over
-//! enough passes to repeat between processes), then timed `--repeats` times between CUDA events; a point's bandwidth is the median of the repeats,
-//! with their range. Bytes per clock per SM divide by the SM clock
+//! enough passes to repeat between processes), then timed `--repeats` times between CUDA
+//! events; a point's bandwidth is the median of the repeats, with their range. Bytes per clock per SM divide by the SM clock
 //! measured at the start of the run and the SM count.
 
 use std::time::Duration;
@@ -33,7 +33,7 @@ use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel, Launch, O
 pub struct BandwidthConfig {
     pub repeats: u32,
     pub min_seconds: f64,
-    /// The headline points' launches run at least this long (and at least `min_seconds`).
+    /// The L2's headline points' launches run at least this long (and at least `min_seconds`).
     pub headline_min_seconds: f64,
     pub points_per_doubling: u32,
     /// Largest device-wide footprint (read and write; the copy covers the same bytes).
@@ -237,13 +237,7 @@ impl Bench<'_> {
         occupancy: Occupancy,
         footprint: u64,
     ) -> Result<Point> {
-        let min_seconds = match level {
-            Level::L2 => self
-                .config
-                .min_seconds
-                .max(self.config.headline_min_seconds),
-            _ => self.config.min_seconds,
-        };
+        let min_seconds = self.config.headline_seconds(level);
         let repeats = self.config.repeats;
         self.point_lasting(level, kernel, occupancy, footprint, repeats, min_seconds)
     }
