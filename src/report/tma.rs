@@ -345,3 +345,43 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     }
     Ok(r.finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::stats::Summary;
+    use crate::experiments::tma::Stream;
+
+    #[test]
+    fn a_stream_row_gives_the_median_launch_and_the_slowest_and_fastest() {
+        let stream = Stream {
+            tile_bytes: 4096,
+            blocks_per_sm: 2,
+            stages: 4,
+            per_block: Summary::of(&[5.9, 6.0, 6.1]),
+            bytes: Some(1e9),
+            event_ms: Summary::of(&[0.40, 0.50, 0.45]),
+            skipped: None,
+        };
+        let results = Results {
+            points: Vec::new(),
+            streams: vec![stream],
+        };
+        let row = &bandwidth_rows(&results, 2000.0)[0];
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9;
+        assert!(close(row.gpu_gb_per_s, 1e9 / 0.45e-3 / 1e9));
+        // The slowest launch (0.50 ms) gives the low end, the fastest the high one.
+        assert!(close(row.gpu_gb_per_s_min, 2000.0));
+        assert!(close(row.gpu_gb_per_s_max, 2500.0));
+        assert!(close(row.gpu_bytes_per_clock, 1e9 / 0.45e-3 / 2e9));
+    }
+
+    #[test]
+    fn a_row_of_a_run_that_timed_one_launch_still_reads() {
+        let csv = "tile_bytes,blocks_per_sm,stages,bytes_per_clock_per_block,bytes_per_clock_per_block_min,bytes_per_clock_per_block_max,gpu_gb_per_s,gpu_bytes_per_clock,skipped\n4096,2,4,5.06,5.05,5.07,2601.4,1303.9,\n";
+        let mut reader = csv::Reader::from_reader(csv.as_bytes());
+        let row: BandwidthRow = reader.deserialize().next().unwrap().unwrap();
+        assert_eq!(row.gpu_gb_per_s, Some(2601.4));
+        assert_eq!((row.gpu_gb_per_s_min, row.gpu_gb_per_s_max), (None, None));
+    }
+}
