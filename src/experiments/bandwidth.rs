@@ -66,7 +66,11 @@ impl BandwidthConfig {
         Ok(())
     }
 
-    /// The shortest launch of `level`'s headline points (see `Bench::headline_point`).
+    /// The shortest launch of `level`'s headline points: the L2's run at least
+    /// `headline_min_seconds`. Every launch of the L2 shared-line read starts slow (about eight
+    /// passes' worth on an H100), so at 1-2 ms its rate moved 10 % between processes and at
+    /// 8 ms under 2 % (docs/results-h100.md); shared memory, L1 and DRAM repeat to 1 % at 1 ms,
+    /// and long launches for them would cost `all` half a second.
     pub fn headline_seconds(&self, level: Level) -> f64 {
         match level {
             Level::L2 => self.min_seconds.max(self.headline_min_seconds),
@@ -213,36 +217,8 @@ pub struct Bench<'a> {
 const DEADLINE: Duration = Duration::from_secs(20);
 
 impl Bench<'_> {
+    /// One point, its launches calibrated to run at least `min_seconds`.
     pub fn point(
-        &mut self,
-        level: Level,
-        kernel: Kernel,
-        occupancy: Occupancy,
-        footprint: u64,
-        repeats: u32,
-    ) -> Result<Point> {
-        let min_seconds = self.config.min_seconds;
-        self.point_lasting(level, kernel, occupancy, footprint, repeats, min_seconds)
-    }
-
-    /// A headline point; the L2's run launches of at least `headline_min_seconds`. Every
-    /// launch of the L2 shared-line read starts slow (about eight passes' worth on an H100), so
-    /// at 1-2 ms its rate moved 10 % between processes and at 8 ms under 2 %
-    /// (docs/results-h100.md); shared memory, L1 and DRAM repeat to 1 % at 1 ms, and long
-    /// launches for them would cost `all` half a second.
-    fn headline_point(
-        &mut self,
-        level: Level,
-        kernel: Kernel,
-        occupancy: Occupancy,
-        footprint: u64,
-    ) -> Result<Point> {
-        let min_seconds = self.config.headline_seconds(level);
-        let repeats = self.config.repeats;
-        self.point_lasting(level, kernel, occupancy, footprint, repeats, min_seconds)
-    }
-
-    fn point_lasting(
         &mut self,
         level: Level,
         kernel: Kernel,
@@ -361,7 +337,8 @@ impl Bench<'_> {
                 Level::Shared => shared_bytes(occupancy.threads),
                 _ => search_footprint(level, &limits, self.config.max_device_bytes),
             };
-            let point = self.point(level, kernel, occupancy, footprint, 3)?;
+            let min_seconds = self.config.min_seconds;
+            let point = self.point(level, kernel, occupancy, footprint, 3, min_seconds)?;
             if best.is_none_or(|b| point.median_bytes_per_second > b.median_bytes_per_second) {
                 best = Some(point);
             }
@@ -384,6 +361,7 @@ impl Bench<'_> {
         let limits = self.limits;
         let max_device = self.config.max_device_bytes;
         let repeats = self.config.repeats;
+        let sweep = self.config.min_seconds;
         let per_doubling = self.config.points_per_doubling;
         let mut search = Vec::new();
         let mut winners = Vec::new();
@@ -402,14 +380,24 @@ impl Bench<'_> {
         let shared = winner(Level::Shared);
         for kernel in [Kernel::SharedRead, Kernel::SharedWrite, Kernel::SharedCopy] {
             let bytes = shared_bytes(shared.threads);
-            headline.push(self.headline_point(Level::Shared, kernel, shared, bytes)?);
+            let min_seconds = self.config.headline_seconds(Level::Shared);
+            headline.push(self.point(
+                Level::Shared,
+                kernel,
+                shared,
+                bytes,
+                repeats,
+                min_seconds,
+            )?);
         }
         let footprint = search_footprint(Level::L1, &limits, max_device);
-        headline.push(self.headline_point(
+        headline.push(self.point(
             Level::L1,
             Kernel::ReadSm,
             winner(Level::L1),
             footprint,
+            repeats,
+            self.config.headline_seconds(Level::L1),
         )?);
         // Past L1, each operation at its own winner (the reads' search is the level's).
         let mut own_winners: Vec<(Level, Kernel, Occupancy)> = Vec::new();
@@ -421,7 +409,15 @@ impl Bench<'_> {
                 } else {
                     self.search(level, kernel, &mut search)?
                 };
-                headline.push(self.headline_point(level, kernel, occupancy, footprint)?);
+                let min_seconds = self.config.headline_seconds(level);
+                headline.push(self.point(
+                    level,
+                    kernel,
+                    occupancy,
+                    footprint,
+                    repeats,
+                    min_seconds,
+                )?);
                 own_winners.push((level, kernel, occupancy));
             }
         }
@@ -436,7 +432,7 @@ impl Bench<'_> {
         let unit = launcher::VECTOR_BYTES * u64::from(l1.threads * l1.blocks_per_sm);
         let mut l1_sweep = Vec::new();
         for footprint in footprints(16 << 10, self.config.max_sm_bytes, per_doubling, unit) {
-            l1_sweep.push(self.point(Level::L1, Kernel::ReadSm, l1, footprint, repeats)?);
+            l1_sweep.push(self.point(Level::L1, Kernel::ReadSm, l1, footprint, repeats, sweep)?);
         }
         let mut device_sweeps = Vec::new();
         for kernel in device_kernels() {
@@ -451,7 +447,7 @@ impl Bench<'_> {
             };
             let mut points = Vec::new();
             for footprint in footprints(first, max_device, per_doubling, unit) {
-                points.push(self.point(Level::L2, kernel, l2, footprint, repeats)?);
+                points.push(self.point(Level::L2, kernel, l2, footprint, repeats, sweep)?);
             }
             device_sweeps.push((kernel, points));
         }
