@@ -23,12 +23,25 @@
 //   tensor into `stages` shared buffers, each on its own mbarrier, keeping every stage in
 //   flight: block b takes tiles b, b + grid, b + 2 grid, ... (modulo total_tiles). stamps:
 //   clock64 before the first copy and after the last completes.
+//
+// tma_l2_read(const unsigned *data, unsigned *out[2], unsigned slice_bytes, unsigned slices,
+//             int passes, int stages, int shared):
+//   the L2 read by non-tensor bulk copies (cp.async.bulk, issue #32). `data` holds `slices`
+//   slices of `slice_bytes`, small enough to stay in the L2, each word its own index; thread 0
+//   of every block copies slices into `stages` shared buffers, each on its own mbarrier, all in
+//   flight, `passes` times over. Lines private to one block (shared = 0): block b copies slices
+//   b, b + grid, ... (each slice by one block per pass, as the bandwidth suite's `l2 read`);
+//   lines shared by every SM (shared = 1): every block copies every slice, from slice
+//   b % slices on. out[0] counts the buffers that did not hold, after the last copy, the first
+//   and last word of the slice last copied into them; out[1] the blocks whose copy never
+//   completed (the watchdog gave up).
 
 #include "common.cuh"
 
 #define TILE_WORDS 32
 #define BOX_COLUMNS 64
 #define MAX_STAGES 8
+#define L2_READ_MAX_STAGES 16
 // A copy that has not completed after this many cycles (about a second) never will.
 #define WATCHDOG_CYCLES (1ll << 31)
 
@@ -210,4 +223,69 @@ extern "C" __global__ void tma_bandwidth(const __grid_constant__ TensorMap map, 
     // A block whose copy never completed reports no span.
     stamps[2 * blockIdx.x + 1] = alive ? end : begin;
     sink[blockIdx.x] = acc;
+}
+
+extern "C" __global__ void tma_l2_read(const unsigned *data, unsigned *out, unsigned slice_bytes,
+                                       unsigned slices, int passes, int stages, int shared)
+{
+    extern __shared__ __align__(128) unsigned char buffers[];
+    __shared__ alignas(8) unsigned long long bar_words[L2_READ_MAX_STAGES];
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            barrier_init(smem_address(&bar_words[s]), 1);
+        }
+    }
+    barriers_ready();
+    if (threadIdx.x != 0) {
+        return;
+    }
+    const unsigned char *bytes = (const unsigned char *)data;
+    const unsigned step = shared ? 1u : gridDim.x;
+    const unsigned first = blockIdx.x % slices;
+    const unsigned per_pass = shared ? slices : (slices - first + step - 1) / step;
+    const unsigned long long total = (unsigned long long)per_pass * (unsigned)passes;
+    const unsigned dst0 = smem_address(buffers);
+    unsigned last[L2_READ_MAX_STAGES];
+    // Stage, use of the stage, place in the pass and slice advance by additions: this one
+    // thread issues every copy, and a division per copy would hold the copies back (see
+    // tma_bandwidth).
+    unsigned st = 0, use = 0, j = 0, s = first;
+    bool alive = true;
+    for (unsigned long long k = 0; k < total && alive; ++k) {
+        const unsigned bar = smem_address(&bar_words[st]);
+        if (use > 0) {
+            alive = barrier_wait(bar, (use - 1) & 1u);
+        }
+        barrier_expect(bar, slice_bytes);
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                     " [%0], [%1], %2, [%3];" ::"r"(dst0 + st * slice_bytes),
+                     "l"(bytes + (size_t)s * slice_bytes), "r"(slice_bytes), "r"(bar)
+                     : "memory");
+        last[st] = s;
+        if (++st == (unsigned)stages) {
+            st = 0;
+            ++use;
+        }
+        if (++j == per_pass) {
+            j = 0;
+            s = first;
+        } else if ((s += step) >= slices) {
+            s -= slices;
+        }
+    }
+    const unsigned long long from = total > (unsigned long long)stages ? total - stages : 0;
+    for (unsigned long long k = from; k < total && alive; ++k) {
+        alive = barrier_wait(smem_address(&bar_words[k % stages]), (unsigned)(k / stages) & 1u);
+    }
+    if (!alive) {
+        atomicAdd(out + 1, 1u);
+        return;
+    }
+    const unsigned words = slice_bytes / 4;
+    for (int i = 0; i < stages && (unsigned long long)i < total; ++i) {
+        const volatile unsigned *w = (const volatile unsigned *)(buffers + i * slice_bytes);
+        if (w[0] != last[i] * words || w[words - 1] != last[i] * words + words - 1) {
+            atomicAdd(out, 1u);
+        }
+    }
 }

@@ -781,8 +781,30 @@ fn tma_chases_and_streams_with_bulk_tensor_copies() {
                 "{kernel}: {ops:?}"
             );
         }
+        let ops = kernels["tma_l2_read"].as_object().unwrap();
+        assert!(ops.keys().any(|op| op.starts_with("UBLKCP")), "{ops:?}");
     }
     assert!(run.join("tma.png").is_file());
+    // The L2 read by bulk copies: every pattern that fits ran (each launch checked its data),
+    // and the figure of each kind of line is a re-timed pattern of the search.
+    let mut reader = csv::Reader::from_path(run.join("tma-l2-read.csv")).unwrap();
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        reader.deserialize().map(Result::unwrap).collect();
+    let rate = |r: &std::collections::HashMap<String, String>| r["gb_per_s"].parse::<f64>().ok();
+    let ran = rows
+        .iter()
+        .filter(|r| r["role"] == "search" && rate(r).is_some())
+        .count();
+    assert!(ran >= 20, "{ran} patterns ran");
+    let figure = |lines: &str| {
+        rows.iter()
+            .find(|r| r["role"] == "figure" && r["lines"] == lines)
+            .and_then(rate)
+            .unwrap()
+    };
+    // Lines every SM reads come faster than lines one block reads.
+    assert!(figure("shared") > figure("private"));
+    assert!(run.join("tma-l2-read.png").is_file());
 }
 
 #[test]

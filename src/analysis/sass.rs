@@ -222,7 +222,7 @@ const LOOP_SURROUNDINGS: usize = 32;
 /// Opcodes (before the first '.') that move data to or from memory (loads, stores, atomics).
 const MEMORY: &[&str] = &[
     "LDG", "STG", "LDS", "STS", "LDL", "STL", "LD", "ST", "ATOMG", "ATOMS", "ATOM", "RED", "REDG",
-    "UTMALDG",
+    "UTMALDG", "UBLKCP", "LDGSTS",
 ];
 
 /// Every memory instruction of every kernel in `sass` (full opcode, static count), for
@@ -364,6 +364,23 @@ mod tests {
         let index = loads("chase_global_index");
         assert_eq!(index.timed_region_loads.get("LDG.E"), Some(&16));
         assert_eq!(index.timed_region_other.get("IMAD.WIDE.U32"), Some(&16));
+    }
+
+    /// The asynchronous movers count as memory instructions: TMA tensor and bulk copies and
+    /// cp.async (lines as cuobjdump 13.2 prints them for sm_90).
+    #[test]
+    fn counts_the_asynchronous_copies() {
+        let sass = "\tFunction : tma_l2_read\n\
+            /*0c80*/ SYNCS.ARRIVE.TRANS64 RZ, [UR19], R0 ;\n\
+            /*0d00*/ UBLKCP.S.G [UR18], [UR12], UR20 ;\n\
+            /*0e30*/ STL [UR18], R0 ;\n\
+            \tFunction : cpa\n\
+            /*0100*/ LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64] ;\n";
+        let kernels = memory_instructions(sass);
+        assert_eq!(kernels["tma_l2_read"].get("UBLKCP.S.G"), Some(&1));
+        assert_eq!(kernels["tma_l2_read"].get("STL"), Some(&1));
+        assert!(!kernels["tma_l2_read"].contains_key("SYNCS.ARRIVE.TRANS64"));
+        assert_eq!(kernels["cpa"].get("LDGSTS.E.BYPASS.128"), Some(&1));
     }
 
     /// The H100 SASS of cuda/bandwidth.cu: each kernel moves data with the 16-byte instruction

@@ -1,6 +1,7 @@
 //! `gpubench tma`: the Tensor Memory Accelerator's bulk tensor copies: latency against footprint
-//! beside the L2 load, with the cache each sees, and streaming bandwidth against tile size and
-//! blocks per SM.
+//! beside the L2 load, with the cache each sees, streaming bandwidth against tile size and
+//! blocks per SM, and the L2 read by bulk copies over lines private to one block and lines
+//! shared by every SM (experiments::l2_bulk_read).
 
 use anyhow::Result;
 use serde_json::json;
@@ -9,7 +10,10 @@ use super::suite;
 use crate::app::plan::PlannedSuite;
 use crate::cli::TmaArgs;
 use crate::error::UsageError;
+use crate::experiments::l2_bulk_read::{self, SmLimits};
 use crate::experiments::tma;
+use crate::gpu::launch::bandwidth as launcher;
+use crate::report::l2_bulk_read as l2_report;
 use crate::report::tma as tma_report;
 
 /// The largest chain the suite builds on the host, in MiB.
@@ -58,7 +62,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
         "tma",
         "the Tensor Memory Accelerator",
     )?;
-    for entry in ["tma_touch", "tma_latency", "tma_bandwidth"] {
+    for entry in ["tma_touch", "tma_latency", "tma_bandwidth", "tma_l2_read"] {
         gpu.function("tma", entry)?;
     }
     let settings = json!({
@@ -69,7 +73,15 @@ pub fn run(args: &TmaArgs) -> Result<()> {
         "stream_bytes_per_configuration": args.stream_mib << 20,
         "stream_tensor_words": [tma::STREAM_COLUMNS, tma::STREAM_ROWS],
         "stream_stages": tma::STAGES,
-        "method": "latency: one thread chases random 128-byte tiles with 1-D cp.async.bulk.tensor copies completing on an mbarrier (next index read from the copied tile), beside the same chain with ld.global.cg, after every SM read the footprint; bandwidth: thread 0 of each block streams 2-D tiles through 4 mbarrier-tracked shared buffers, clock64 per block",
+        "l2_read_footprint_bytes": l2_bulk_read::footprint(u64::try_from(properties.l2_cache_bytes).unwrap_or(0)),
+        "l2_read_search": {
+            "slice_kib": l2_bulk_read::SLICE_KIB,
+            "stages": l2_bulk_read::STAGES,
+            "blocks_per_sm": l2_bulk_read::BLOCKS_PER_SM,
+        },
+        "l2_read_figure_launches": l2_bulk_read::HEADLINE_LAUNCHES,
+        "l2_read_figure_min_ms": l2_bulk_read::HEADLINE_SECONDS * 1e3,
+        "method": "latency: one thread chases random 128-byte tiles with 1-D cp.async.bulk.tensor copies completing on an mbarrier (next index read from the copied tile), beside the same chain with ld.global.cg, after every SM read the footprint; bandwidth: thread 0 of each block streams 2-D tiles through 4 mbarrier-tracked shared buffers, clock64 per block; L2 read: thread 0 of each block copies slices of a region a quarter of the L2's size with cp.async.bulk (private lines: each slice one block per pass; shared: every block every slice), every pattern that fits searched, the fastest of each kind re-timed over 5 launches of at least 8 ms",
     });
     suite::run_opened(
         gpu,
@@ -89,6 +101,17 @@ pub fn run(args: &TmaArgs) -> Result<()> {
                 u32::try_from(properties.shared_memory_per_block_optin_bytes).unwrap_or(0),
                 args.stream_mib << 20,
             )?;
+            let attributes = launcher::memory_attributes(gpu)?;
+            let limits = SmLimits {
+                multiprocessors: sms,
+                shared_per_sm: u32::try_from(properties.shared_memory_per_multiprocessor_bytes)
+                    .unwrap_or(0),
+                shared_per_block: u32::try_from(properties.shared_memory_per_block_optin_bytes)
+                    .unwrap_or(0),
+                max_blocks_per_sm: u32::try_from(attributes.max_blocks_per_sm).unwrap_or(16),
+            };
+            let l2_bytes = u64::try_from(properties.l2_cache_bytes).unwrap_or(0);
+            let l2_read = l2_bulk_read::measure(gpu, limits, l2_bulk_read::footprint(l2_bytes))?;
             let results = tma::Results { points, streams };
             suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;
@@ -110,6 +133,12 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             let title = suite.title(tma_report::title());
             suite.run.write_figure("tma", |path| {
                 tma_report::draw(path, &title, &latency, &bandwidth)
+            })?;
+            let l2_rows = l2_report::rows(&l2_read, sms, mhz);
+            l2_report::write(&suite.run, &l2_rows)?;
+            let title = suite.title(l2_report::title());
+            suite.run.write_figure("tma-l2-read", |path| {
+                l2_report::draw(path, &title, &l2_rows)
             })?;
             for row in &latency {
                 println!(
@@ -142,6 +171,15 @@ pub fn run(args: &TmaArgs) -> Result<()> {
                     ),
                     (None, Some(why)) => println!("skipped: {why}"),
                     _ => {}
+                }
+            }
+            for row in l2_rows.iter().filter(|r| r.role == "figure") {
+                if let Some(gbs) = row.gb_per_s {
+                    println!(
+                        "{}: {gbs:>7.0} GB/s ({})",
+                        l2_report::quantity(&row.lines),
+                        l2_report::pattern(row)
+                    );
                 }
             }
             Ok(())
@@ -180,7 +218,9 @@ impl super::registry::SuiteDef for Tma {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        tma_report::figures(dir)
+        let mut figures = tma_report::figures(dir)?;
+        figures.extend(l2_report::figures(dir)?);
+        Ok(figures)
     }
 
     fn redraw(
@@ -191,6 +231,12 @@ impl super::registry::SuiteDef for Tma {
         let latency = tma_report::read_latency(run.dir)?;
         let bandwidth = tma_report::read_bandwidth(run.dir)?;
         let title = run.title(tma_report::title());
-        out.figure("tma", |p| tma_report::draw(p, &title, &latency, &bandwidth))
+        out.figure("tma", |p| tma_report::draw(p, &title, &latency, &bandwidth))?;
+        if run.dir.join(l2_report::FILE).exists() {
+            let rows = l2_report::read_rows(run.dir)?;
+            let title = run.title(l2_report::title());
+            out.figure("tma-l2-read", |p| l2_report::draw(p, &title, &rows))?;
+        }
+        Ok(())
     }
 }

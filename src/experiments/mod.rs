@@ -11,6 +11,7 @@ pub mod divergence;
 pub mod dsm;
 pub mod flops;
 pub mod instruction_chains;
+pub mod l2_bulk_read;
 pub mod ncu;
 pub mod pipeline;
 pub mod regs;

@@ -24,6 +24,7 @@ pub mod fleet;
 pub mod flops;
 pub mod html;
 pub mod info;
+pub mod l2_bulk_read;
 pub mod metadata;
 pub mod overlay;
 pub mod pipeline;

@@ -1,7 +1,8 @@
 //! The run's empirical roofline (issue #32, part 3), made from the figures the suites measured:
 //! compute ceilings from `flops` (the CUDA cores' FMA rate over all SMs) and `tensor` (wgmma at
 //! the measured clock), memory ceilings from `bandwidth` (the read rate of shared memory, the
-//! L1, the L2 with lines private to one SM and shared by many, and DRAM). A run has one where
+//! L1, the L2 with lines private to one SM and shared by many, and DRAM) and `tma` (the L2 read
+//! by bulk copies of lines every SM reads, the highest rate the L2 delivers). A run has one where
 //! it holds the flops suite and a bandwidth level; `roofline.csv` lists the ceilings and every
 //! ridge point, `roofline.png` draws them log-log, and the summary gets the ridge points of
 //! each compute ceiling over DRAM and over the L2. Everything is read from the summary's own
@@ -30,6 +31,9 @@ const MEMORY: [(&str, &str, &str); 5] = [
     ("l2", "read", "L2"),
     ("dram", "read", "DRAM"),
 ];
+
+/// The ceiling of the TMA suite's L2 read by bulk copies of lines every SM reads.
+const BULK_SHARED_LINES: &str = "L2, lines shared by SMs (TMA bulk copies)";
 
 /// The memory ceilings the summary's ridge points are taken over.
 const RIDGES_OVER: [&str; 2] = ["DRAM", "L2"];
@@ -76,7 +80,7 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
             None => tensor.push(Ceiling { name, per_second }),
         }
     }
-    let memory = MEMORY
+    let mut memory: Vec<Ceiling> = MEMORY
         .iter()
         .filter_map(|(level, operation, name)| {
             let f = figures
@@ -88,6 +92,18 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
             })
         })
         .collect();
+    // The highest rate the L2 delivers: the TMA suite's bulk copies of shared lines.
+    let bulk = super::l2_bulk_read::quantity("shared");
+    if let Some(f) = figures
+        .iter()
+        .find(|f| f.section == "TMA" && f.quantity == bulk && f.unit == "GB/s")
+        && let Some(v) = value(f)
+    {
+        memory.push(Ceiling {
+            name: BULK_SHARED_LINES.into(),
+            per_second: v * 1e9,
+        });
+    }
     Roofline::new(cuda_cores.into_iter().chain(tensor).collect(), memory)
 }
 
@@ -299,11 +315,21 @@ mod tests {
             60.0,
             "TFLOPS",
         ));
+        // The TMA suite's bulk read of shared lines is a ceiling; its rate per SM is not.
+        let bulk = super::super::l2_bulk_read::quantity("shared");
+        given.push(figure("TMA", &bulk, 23600.0, "GB/s"));
+        given.push(figure(
+            "TMA",
+            &format!("{bulk} per SM"),
+            90.0,
+            "bytes/clock/SM",
+        ));
         let roofline = of_figures(&given).unwrap();
         let names: Vec<&str> = roofline.compute.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["FP32 FFMA", "wgmma FP16"]);
         let memory: Vec<&str> = roofline.memory.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(memory, ["L2", "DRAM"]);
+        assert_eq!(memory, ["L2", "DRAM", BULK_SHARED_LINES]);
+        assert_eq!(roofline.memory[2].per_second, 23.6e12);
         let rows = figures(&roofline);
         assert_eq!(rows.len(), 4);
         let dram = rows
@@ -311,7 +337,7 @@ mod tests {
             .find(|r| r.quantity == "ridge point of FP32 FFMA over DRAM")
             .unwrap();
         assert!((dram.value.unwrap() - 20.0).abs() < 1e-9);
-        assert_eq!(csv_rows(&roofline).len(), 2 + 2 + 4);
+        assert_eq!(csv_rows(&roofline).len(), 2 + 3 + 6);
     }
 
     #[test]

@@ -69,6 +69,11 @@ pub fn tma_buffer(gpu: &Gpu, chain: &[u32]) -> Result<CudaSlice<u32>, GpuError> 
     upload(gpu, chain, "the TMA chain")
 }
 
+/// The region `tma_l2_read` copies from: `words`, each its own index.
+pub fn l2_read_region(gpu: &Gpu, words: &[u32]) -> Result<CudaSlice<u32>, GpuError> {
+    upload(gpu, words, "the L2 read's region")
+}
+
 pub fn tma_zeros(gpu: &Gpu, words: usize) -> Result<CudaSlice<u32>, GpuError> {
     zeros(gpu, words, "the TMA tensor")
 }
@@ -198,4 +203,76 @@ pub fn tma_bandwidth(
         unsafe { launch("tma_bandwidth", builder, config) }
     })?;
     Ok((read(gpu, &stamps, "the block stamps")?, ms))
+}
+
+/// One launch of `tma_l2_read`: `slices` slices of `slice_bytes` of the region, `passes` times,
+/// `stages` copies in flight per block, lines private to one block or shared by all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2ReadShape {
+    pub blocks: u32,
+    pub slice_bytes: u32,
+    pub slices: u32,
+    pub passes: u32,
+    pub stages: u32,
+    pub shared_lines: bool,
+}
+
+/// What one `tma_l2_read` launch gave: GPU milliseconds between events around it, the buffers
+/// that did not hold the slice last copied into them, and the blocks whose copy never completed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct L2ReadLaunch {
+    pub ms: f64,
+    pub stale_buffers: u32,
+    pub stuck_blocks: u32,
+}
+
+/// Runs `tma_l2_read` over `data` (each word its own index, `slices` x `slice_bytes` long).
+///
+/// Kernel signature: `(const unsigned *data, unsigned *out[2], unsigned slice_bytes,
+/// unsigned slices, int passes, int stages, int shared)`; one warp per block, `stages` x
+/// `slice_bytes` of dynamic shared memory.
+pub fn tma_l2_read(
+    gpu: &mut Gpu,
+    data: &CudaSlice<u32>,
+    shape: L2ReadShape,
+) -> Result<L2ReadLaunch, GpuError> {
+    let function = gpu.function("tma", "tma_l2_read")?;
+    let shared_bytes = shape.stages * shape.slice_bytes;
+    function
+        .set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            i32::try_from(shared_bytes).unwrap_or(i32::MAX),
+        )
+        .map_err(driver_error("giving tma_l2_read its shared memory"))?;
+    let stream = gpu.stream().clone();
+    let mut out = zeros::<u32>(gpu, 2, "the copy check")?;
+    let passes = as_i32(shape.passes, "passes")?;
+    let stages = as_i32(shape.stages, "stages")?;
+    let shared = i32::from(shape.shared_lines);
+    let config = LaunchConfig {
+        grid_dim: (shape.blocks, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: shared_bytes,
+    };
+    let ms = timed(gpu, "tma_l2_read", Duration::from_secs(30), || {
+        let mut builder = stream.launch_builder(&function);
+        builder
+            .arg(data)
+            .arg(&mut out)
+            .arg(&shape.slice_bytes)
+            .arg(&shape.slices)
+            .arg(&passes)
+            .arg(&stages)
+            .arg(&shared);
+        // SAFETY: the arguments match the signature above; out holds two words; data holds
+        // slices x slice_bytes (the caller allocated it so), stages is at most the kernel's
+        // L2_READ_MAX_STAGES and stages x slice_bytes is the dynamic shared memory given.
+        unsafe { launch("tma_l2_read", builder, config) }
+    })?;
+    let out = read(gpu, &out, "the copy check")?;
+    Ok(L2ReadLaunch {
+        ms,
+        stale_buffers: out[0],
+        stuck_blocks: out[1],
+    })
 }
