@@ -65,25 +65,35 @@ __device__ __forceinline__ void barrier_expect(unsigned bar, unsigned bytes)
                  : "memory");
 }
 
-// Waits for phase `parity` of `bar` to complete; false if the watchdog gave up.
+// Whether phase `parity` of `bar` has completed (try_wait may suspend the thread a while first).
+__device__ __forceinline__ bool barrier_try(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+    return done != 0;
+}
+
+// Waits for phase `parity` of `bar` to complete; false if the watchdog gave up. The clock is
+// read only once the first try has failed: a copy loop whose barrier is usually complete
+// already is issue-bound, and a clock read before every wait slowed the bulk copies of
+// tma_l2_read by 15 % (77.5 against 90 bytes per clock per SM on an H100).
 __device__ __forceinline__ bool barrier_wait(unsigned bar, unsigned parity)
 {
+    if (barrier_try(bar, parity)) {
+        return true;
+    }
     const long long start = read_clock64();
-    while (true) {
-        unsigned done;
-        asm volatile("{\n\t.reg .pred p;\n\t"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n\t}"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-        if (done) {
-            return true;
-        }
+    while (!barrier_try(bar, parity)) {
         if (read_clock64() - start > WATCHDOG_CYCLES) {
             return false;
         }
     }
+    return true;
 }
 
 __device__ __forceinline__ void copy_1d(unsigned dst, const TensorMap *map, int x, unsigned bar)
