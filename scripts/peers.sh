@@ -8,7 +8,8 @@
 #
 #   scripts/peers.sh GPUBENCH_BINARY GPU_BENCHES_DIR OUTPUT_DIR
 #
-# Writes OUTPUT_DIR/bandwidth (gpubench's run), OUTPUT_DIR/peers/*.txt (the peers' own output),
+# Writes OUTPUT_DIR/bandwidth and, on a GPU with the TMA (compute capability 9.0 on), OUTPUT_DIR/tma
+# (gpubench's runs), OUTPUT_DIR/peers/*.txt (the peers' own output),
 # OUTPUT_DIR/peers.md (the table of ratios) and OUTPUT_DIR/peers.json. Needs nvcc and python3.
 # Figures compared: each side's best at the pattern named in the table; gpu-benches' figures
 # are its own (minimum time over 11 runs for gpu-l2-cache, its printed rate for gpu-stream).
@@ -48,15 +49,29 @@ else
 fi
 
 "$gpubench" bandwidth --output "$out/bandwidth" >"$out/peers/gpubench.txt" 2>&1
+# The L2 read by bulk copies, where the GPU has the TMA.
+if [ "$arch" -ge 90 ]; then
+    "$gpubench" tma --output "$out/tma" >"$out/peers/gpubench-tma.txt" 2>&1
+fi
 "$out/build/gpu-l2-cache" >"$out/peers/gpu-l2-cache.txt" 2>&1
 "$out/build/gpu-stream" >"$out/peers/gpu-stream.txt" 2>&1
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv >"$out/peers/gpu.csv"
 
 python3 - "$out" "$commit" "$*" <<'EOF'
-import json, re, sys
+import csv, json, os, re, sys
 out, commit, command = sys.argv[1], sys.argv[2], sys.argv[3]
 run = json.load(open(f"{out}/bandwidth/bandwidth.json"))
 ours = {(l["level"], l["operation"]): l for l in run["levels"]}
+# The tma suite's re-timed fastest pattern of each kind of line, as the bandwidth suite's levels.
+bulk = f"{out}/tma/tma-l2-read.csv"
+if os.path.exists(bulk):
+    for r in csv.DictReader(open(bulk)):
+        if r["role"] == "figure" and r["gb_per_s"]:
+            ours[("tma", r["lines"])] = {
+                "median_bytes_per_second": float(r["gb_per_s"]) * 1e9,
+                "threads": 32, "blocks_per_sm": int(r["blocks_per_sm"]),
+                "footprint_bytes": int(r["footprint_bytes"]),
+                "pattern": f"{int(r['slice_bytes']) >> 10} KiB copies, {r['stages']} in flight per block, {r['blocks_per_sm']} per SM"}
 
 def tb(bytes_per_second):
     return bytes_per_second / 1e12
@@ -92,6 +107,12 @@ row("L2 read, 9-23 MB", ("l2", "shared-line read"), "bandwidth `l2 shared-line r
     max(in_l2) if in_l2 else None, "gpu-l2-cache: best at 9-23 MB data sets")
 row("L2 read, private lines", ("l2", "strong read"), "bandwidth `l2 strong read`: each line one block per pass, .cg",
     max(in_l2) if in_l2 else None, "gpu-l2-cache: best at 9-23 MB data sets")
+for lines, what in (("shared", "lines every SM reads"), ("private", "each line one block per pass")):
+    level = ours.get(("tma", lines))
+    if level:
+        row(f"L2 read, 9-23 MB, TMA bulk copies ({lines} lines)", ("tma", lines),
+            f"tma `L2 read by bulk copies`: {what}, {level['pattern']}",
+            max(in_l2) if in_l2 else None, "gpu-l2-cache: best at 9-23 MB data sets")
 row("DRAM read", ("dram", "read"), "bandwidth `dram read`",
     max([past_l2] + stream["read"]) if stream["read"] else past_l2,
     "best of gpu-l2-cache's largest data set and gpu-stream read")
