@@ -163,7 +163,7 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
     });
     let categories: Vec<String> = groups
         .iter()
-        .map(|&(slice, stages)| format!("{} x{stages}", plot::binary_bytes(f64::from(slice))))
+        .map(|&(slice, stages)| format!("{}K x{stages}", slice >> 10))
         .collect();
     let colours = [GREEN, ORANGE, BLUE, RED];
     let series = |lines: &str| -> Vec<plot::BarSeries> {
@@ -194,22 +194,30 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
             .collect()
     };
     plot::ensure_font();
-    let design = plot::Design::panels((1600, 700), 2).with_legend(4);
+    let design = plot::Design::panels((1800, 700), 2).with_legend(4);
     plot::on_backend!(path, design, |root| {
         (|| -> Result<(), Box<dyn std::error::Error>> {
             root.fill(&WHITE)?;
             let root = plot::titled(&root, title)?;
             let (left, right) = plot::two_panels(&root, 0.5);
             for (area, lines, caption) in [
-                (&left, "private", "(a) lines private to one block"),
-                (&right, "shared", "(b) lines shared by every SM"),
+                (
+                    &left,
+                    "private",
+                    "(a) lines private to one block (copy KiB x in flight)",
+                ),
+                (
+                    &right,
+                    "shared",
+                    "(b) lines shared by every SM (copy KiB x in flight)",
+                ),
             ] {
                 plot::grouped_bars(
                     area,
                     caption,
                     &categories,
                     &series(lines),
-                    "GB/s over the GPU (copy size x in flight)",
+                    "GB/s over the GPU",
                     false,
                 )?;
             }
