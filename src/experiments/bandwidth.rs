@@ -26,6 +26,7 @@ use anyhow::{Result, bail};
 
 use crate::analysis::stats::Summary;
 use crate::error::UsageError;
+use crate::experiments::launch_size::{calibrated_passes, shared_fits};
 use crate::gpu::Gpu;
 use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel, Launch, Occupancy};
 
@@ -153,12 +154,12 @@ pub fn candidates(level: Level, limits: &Limits) -> Vec<Occupancy> {
         let mut blocks = 1;
         while threads * blocks <= limits.max_threads_per_sm && blocks <= limits.max_blocks_per_sm {
             let fits = match level {
-                // 1 KiB per block is reserved by the system on every GPU since Volta.
-                Level::Shared => {
-                    shared_bytes(threads) <= limits.shared_per_block_optin
-                        && u64::from(blocks) * (shared_bytes(threads) + 1024)
-                            <= limits.shared_per_sm
-                }
+                Level::Shared => shared_fits(
+                    blocks,
+                    shared_bytes(threads),
+                    limits.shared_per_sm,
+                    limits.shared_per_block_optin,
+                ),
                 _ => true,
             };
             if fits {
@@ -234,17 +235,9 @@ impl Bench<'_> {
             footprint_bytes: footprint,
             passes: 1,
         };
-        // Calibration: the first launch also warms the footprint into its level.
-        let mut seconds = self.time(&launch)?;
-        for _ in 0..12 {
-            if seconds >= min_seconds {
-                break;
-            }
-            let factor = (min_seconds * 1.2 / seconds.max(1e-7)).ceil();
-            let next = (f64::from(launch.passes) * factor.clamp(2.0, 1024.0)).min(1e7);
-            launch.passes = next as u32;
-            seconds = self.time(&launch)?;
-        }
+        launch.passes = calibrated_passes(min_seconds, 1e7, |passes| {
+            self.time(&Launch { passes, ..launch })
+        })?;
         let bytes = launch.bytes_moved(sms);
         let mut rates = Vec::new();
         for _ in 0..repeats {

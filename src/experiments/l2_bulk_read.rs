@@ -21,6 +21,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use crate::analysis::stats::Summary;
+use crate::experiments::launch_size::{calibrated_passes, shared_fits};
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, L2ReadShape};
 
@@ -37,8 +38,6 @@ const SEARCH_SECONDS: f64 = 0.003;
 const SEARCH_LAUNCHES: usize = 2;
 pub const HEADLINE_SECONDS: f64 = 0.008;
 pub const HEADLINE_LAUNCHES: usize = 5;
-/// The system's share of shared memory per resident block.
-const RESERVED_PER_BLOCK: u32 = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -139,10 +138,12 @@ pub fn unfit(pattern: &Pattern, limits: &SmLimits, footprint: u64) -> Option<Str
         ..
     } = *pattern;
     let buffers = u64::from(stages) * u64::from(slice_bytes);
-    if buffers > u64::from(limits.shared_per_block)
-        || u64::from(blocks_per_sm) * (buffers + u64::from(RESERVED_PER_BLOCK))
-            > u64::from(limits.shared_per_sm)
-    {
+    if !shared_fits(
+        blocks_per_sm,
+        buffers,
+        u64::from(limits.shared_per_sm),
+        u64::from(limits.shared_per_block),
+    ) {
         return Some(format!(
             "{blocks_per_sm} x {stages} buffers of {slice_bytes} bytes do not fit an SM's {} bytes of shared memory",
             limits.shared_per_sm
@@ -264,18 +265,9 @@ fn read(
         }
         Ok(out.ms * 1e-3)
     };
-    // The first launch also brings the region into the L2 and the clocks up.
-    let mut seconds = once(gpu, shape)?;
-    for _ in 0..12 {
-        if seconds >= min_seconds {
-            break;
-        }
-        let factor = (min_seconds * 1.2 / seconds.max(1e-7))
-            .ceil()
-            .clamp(2.0, 1024.0);
-        shape.passes = (f64::from(shape.passes) * factor).min(1e6) as u32;
-        seconds = once(gpu, shape)?;
-    }
+    shape.passes = calibrated_passes(min_seconds, 1e6, |passes| {
+        once(gpu, L2ReadShape { passes, ..shape })
+    })?;
     let mut ms = Vec::with_capacity(launches);
     for _ in 0..launches {
         ms.push(once(gpu, shape)? * 1e3);

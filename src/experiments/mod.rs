@@ -12,6 +12,7 @@ pub mod dsm;
 pub mod flops;
 pub mod instruction_chains;
 pub mod l2_bulk_read;
+pub mod launch_size;
 pub mod ncu;
 pub mod pipeline;
 pub mod regs;

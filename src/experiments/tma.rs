@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::analysis::stats::{Summary, per_clock_of_blocks};
 use crate::experiments::ahead::Ahead;
 use crate::experiments::cache::{Order, chain};
+use crate::experiments::launch_size::shared_fits;
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, StreamShape};
 
@@ -140,8 +141,12 @@ pub fn bandwidth(
         )?;
         for blocks_per_sm in BLOCKS_PER_SM {
             let shared = STAGES * tile_bytes;
-            // 1 KiB of each block's share is the system's (its reserved shared memory).
-            if shared > shared_per_block || blocks_per_sm * (shared + 1024) > shared_per_sm {
+            if !shared_fits(
+                blocks_per_sm,
+                u64::from(shared),
+                u64::from(shared_per_sm),
+                u64::from(shared_per_block),
+            ) {
                 streams.push(Stream {
                     tile_bytes,
                     blocks_per_sm,

@@ -52,12 +52,12 @@ pub fn rows(read: &L2BulkRead, sms: u32, mhz: f64) -> Vec<Row> {
             passes: r.passes,
             launches: r.event_ms.map_or(0, |m| m.n),
             bytes_per_launch: r.bytes_per_launch,
-            gb_per_s: r.event_ms.map(|m| rate(m.median) / 1e9),
+            gb_per_s: r.median_rate().map(|b| b / 1e9),
             gb_per_s_min: r.event_ms.map(|m| rate(m.max) / 1e9),
             gb_per_s_max: r.event_ms.map(|m| rate(m.min) / 1e9),
             bytes_per_clock_per_sm: r
-                .event_ms
-                .map(|m| rate(m.median) / (mhz * 1e6) / f64::from(sms.max(1))),
+                .median_rate()
+                .map(|b| b / (mhz * 1e6) / f64::from(sms.max(1))),
             skipped: r.skipped.clone(),
         }
     };
