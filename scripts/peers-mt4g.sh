@@ -15,6 +15,7 @@
 #
 # Writes OUTPUT_DIR/gpubench (gpubench's cache spaces, shared memory and bandwidth suites, one
 # `all --only` run), OUTPUT_DIR/mt4g/GROUP.json and GROUP.txt (MT4G's own output),
+# OUTPUT_DIR/mt4g/latency-kernels.sass (the SASS of MT4G's latency kernels, as built here),
 # OUTPUT_DIR/mt4g.md (the table, quantity by quantity) and OUTPUT_DIR/mt4g.json. Needs nvcc and
 # python3.
 set -euo pipefail
@@ -59,8 +60,10 @@ start=$(date +%s)
 }
 nvcc -arch="sm_$arch" -o "$build/mt4g" "$build"/obj/*.o >>"$out/mt4g/build.txt" 2>&1
 echo "built MT4G ${commit:0:12} for sm_$arch in $(($(date +%s) - start)) s" | tee -a "$out/mt4g/build.txt"
+# What its latency kernels execute between their two clock reads (the table shows it).
+cuobjdump -sass "$build/mt4g" >"$build/mt4g.sass"
 
-"$gpubench" all --only cache-global,cache-l2,cache-readonly,cache-constant,cache-texture,cache-shared,shared,bandwidth \
+"$gpubench" all --only cache-global,cache-l2,cache-readonly,cache-constant,cache-constant-uniform,cache-texture,cache-shared,shared,bandwidth \
     --output "$out/gpubench" >"$out/mt4g/gpubench.txt" 2>&1
 
 groups="l1 l2 constant readonly texture shared memory"

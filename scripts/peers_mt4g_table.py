@@ -10,9 +10,23 @@ such, never filled in from the other.
 import csv
 import json
 import os
+import re
 import sys
 
 GIB = 1 << 30
+
+# MT4G's kernel behind each latency figure (its JSON path).
+LATENCY_KERNELS = {
+    "l1/latency": "l1LatencyKernel",
+    "l2/latency": "l2LatencyKernel",
+    "constant/l1/latency": "constantL1LatencyKernel",
+    "constant/l1.5/latency": "constantL15LatencyKernel",
+    "readOnly/latency": "readOnlyLatencyKernel",
+    "texture/latency": "textureLatencyKernel",
+    "shared/latency": "sharedMemoryLatencyKernel",
+    "main/latency": "mainMemoryLatencyKernel",
+}
+MEMORY_OP = re.compile(r"^(@!?U?P\d+\s+)?(LDG|LDC|ULDC|LDS|LD|TLD|TEX|LDL)\b")
 
 # (MT4G group, path in its JSON under "memory", gpubench summary quantity, what is compared)
 ROWS = [
@@ -29,6 +43,8 @@ ROWS = [
      "L2 read bandwidth (gpubench: lines shared by SMs)"),
     ("l2", "l2/writeBandwidth", "l2 write (at the l2 write search's winner)", "L2 write bandwidth"),
     ("constant", "constant/l1/latency", "constant: level 1 latency", "constant L1 latency"),
+    ("constant", "constant/l1/latency", "constant-uniform: level 1 latency",
+     "constant L1 latency (gpubench: warp-uniform index, ULDC)"),
     ("constant", "constant/l1/size", "constant: level 1 size", "constant L1 size"),
     ("constant", "constant/l1/lineSize", "constant: level 1 line", "constant L1 line"),
     ("constant", "constant/l1/fetchGranularity", "constant: level 1 fetch granularity (stride sweep)",
@@ -74,6 +90,31 @@ def mt4g_value(doc, path):
     return None
 
 
+def timed_windows(sass_path):
+    """For each MT4G latency kernel, the instructions between the two clock reads around its
+    first timed load (the kernel's SASS as built), and that kernel's whole SASS."""
+    windows, listings = {}, []
+    if not os.path.exists(sass_path):
+        return windows, listings
+    for function in re.split(r"\n\s*Function : ", open(sass_path).read())[1:]:
+        name = function.split("\n", 1)[0].strip()
+        kernel = next((k for k in LATENCY_KERNELS.values() if re.search(rf"\d{k}", name)), None)
+        if kernel is None:
+            continue
+        lines = [m for m in (re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
+                             for line in function.split("\n")) if m]
+        listings.append(f"Function : {name}\n" + "".join(f"/*{m.group(1)}*/ {m.group(2)}\n" for m in lines))
+        code = [m.group(2).strip() for m in lines]
+        clocks = [i for i, op in enumerate(code) if "SR_CLOCK" in op]
+        for start, end in zip(clocks, clocks[1:]):
+            # c[0x0] is the kernel's parameter bank, not the timed load.
+            if any(MEMORY_OP.match(op) and "c[0x0]" not in op for op in code[start + 1:end]):
+                windows[kernel] = [op.split()[0] if not op.startswith("@") else " ".join(op.split()[:2])
+                                   for op in code[start:end + 1] if op != "NOP"]
+                break
+    return windows, listings
+
+
 def unstated(ours, quantity):
     """Why gpubench gives no figure: its level names the geometry it could not identify."""
     space = quantity.split(":")[0]
@@ -102,6 +143,9 @@ def main():
         doc = json.load(open(path)) if status == "0" and os.path.exists(path) else None
         groups[group] = {"status": int(status), "seconds": int(seconds), "doc": doc}
 
+    windows, listings = timed_windows(f"{out}/build/mt4g.sass")
+    if listings:
+        open(f"{out}/mt4g/latency-kernels.sass", "w").write("\n".join(listings))
     rows = []
     for group, path, quantity, what in ROWS:
         run = groups.get(group)
@@ -126,6 +170,7 @@ def main():
             "gpubench_quantity": quantity,
             "gpubench_uncertainty": figure["uncertainty"] if figure else unstated(ours, quantity),
             "ratio": value / theirs[0] if theirs and value and theirs[0] else None,
+            "mt4g_timed_window": windows.get(LATENCY_KERNELS.get(path)),
         })
 
     gpu = open(f"{out}/mt4g/gpu.csv").read().strip().splitlines()[-1]
@@ -139,7 +184,8 @@ def main():
                    "(`gpubench/`). Latencies are MT4G's median load and gpubench's plateau median; "
                    "bandwidths are each tool's best (MT4G's GiB/s converted to TB/s). The ratio is "
                    "gpubench / MT4G.\n\n")
-        md.write("| quantity | MT4G | gpubench | gpubench row | ratio |\n|---|---|---|---|---|\n")
+        md.write("| quantity | MT4G | gpubench | gpubench row | ratio | MT4G's timed window (SASS) |\n"
+                 "|---|---|---|---|---|---|\n")
         for r in rows:
             theirs = show(r["mt4g"], r["mt4g_unit"])
             if r["mt4g_note"]:
@@ -149,7 +195,8 @@ def main():
                 mine = f"{mine} ({r['gpubench_uncertainty']})" if r["gpubench"] is not None \
                     else r["gpubench_uncertainty"]
             ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
-            md.write(f"| {r['quantity']} | {theirs} | {mine} | `{r['gpubench_quantity']}` | {ratio} |\n")
+            window = " ".join(r["mt4g_timed_window"]) if r["mt4g_timed_window"] else ""
+            md.write(f"| {r['quantity']} | {theirs} | {mine} | `{r['gpubench_quantity']}` | {ratio} | {window} |\n")
         md.write(f"\nCommand: scripts/peers-mt4g.sh {command}\n")
     json.dump({"gpu": gpu, "mt4g_commit": commit, "seconds_per_group": int(limit),
                "groups": {g: {k: v for k, v in r.items() if k != "doc"} for g, r in groups.items()},
