@@ -24,6 +24,12 @@ if [ $# -lt 4 ] || [ $# -gt 5 ]; then
     exit 2
 fi
 gpubench=$1 mt4g=$2 deps=$3 out=$4 limit=${5:-240}
+for tool in nvcc cuobjdump nvidia-smi python3; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "$tool is not on PATH; run this on a machine with the GPU, the CUDA toolkit and python3" >&2
+        exit 2
+    fi
+done
 if [ -e "$out" ]; then
     echo "$out already exists; choose a new output directory" >&2
     exit 2
