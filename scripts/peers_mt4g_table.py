@@ -96,12 +96,13 @@ def timed_windows(sass_path):
     windows, listings = {}, []
     if not os.path.exists(sass_path):
         return windows, listings
-    for function in re.split(r"\n\s*Function : ", open(sass_path).read())[1:]:
+    for function in re.split(r"\n\s*Function : ", "\n" + open(sass_path).read())[1:]:
         name = function.split("\n", 1)[0].strip()
         kernel = next((k for k in LATENCY_KERNELS.values() if re.search(rf"\d{k}", name)), None)
         if kernel is None:
             continue
-        lines = [m for m in (re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
+        # cuobjdump's lines end in " ;" and an encoding; the listing this writes keeps neither.
+        lines = [m for m in (re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*(?:;|$)", line)
                              for line in function.split("\n")) if m]
         listings.append(f"Function : {name}\n" + "".join(f"/*{m.group(1)}*/ {m.group(2)}\n" for m in lines))
         code = [m.group(2).strip() for m in lines]
@@ -143,7 +144,10 @@ def main():
         doc = json.load(open(path)) if status == "0" and os.path.exists(path) else None
         groups[group] = {"status": int(status), "seconds": int(seconds), "doc": doc}
 
-    windows, listings = timed_windows(f"{out}/build/mt4g.sass")
+    # The whole binary's SASS while the script runs; afterwards (tables made again from a
+    # finished run) the listing of the latency kernels it kept.
+    built = f"{out}/build/mt4g.sass"
+    windows, listings = timed_windows(built if os.path.exists(built) else f"{out}/mt4g/latency-kernels.sass")
     if listings:
         open(f"{out}/mt4g/latency-kernels.sass", "w").write("\n".join(listings))
     rows = []
