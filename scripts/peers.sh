@@ -13,6 +13,8 @@
 # OUTPUT_DIR/peers.md (the table of ratios) and OUTPUT_DIR/peers.json. Needs nvcc and python3.
 # Figures compared: each side's best at the pattern named in the table; gpu-benches' figures
 # are its own (minimum time over 11 runs for gpu-l2-cache, its printed rate for gpu-stream).
+# MT4G's cache, latency and bandwidth figures are set beside gpubench's by scripts/peers-mt4g.sh
+# (a session of its own: MT4G takes over ten minutes).
 set -euo pipefail
 if [ $# -ne 3 ]; then
     echo "usage: $0 GPUBENCH_BINARY GPU_BENCHES_DIR OUTPUT_DIR (a new directory)" >&2
