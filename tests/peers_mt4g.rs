@@ -15,21 +15,7 @@ fn root() -> &'static Path {
 
 /// Every committed MT4G session: a directory under results/ holding mt4g.json.
 fn sessions() -> Vec<PathBuf> {
-    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
-        if dir.join("mt4g.json").is_file() {
-            found.push(dir.to_path_buf());
-        }
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, found);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    walk(&root().join("results"), &mut found);
-    found.sort();
-    found
+    common::dirs_holding(&root().join("results"), "mt4g.json")
 }
 
 fn json(path: &Path) -> serde_json::Value {

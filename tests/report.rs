@@ -808,21 +808,9 @@ mod slow {
     #[test]
     #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
     fn report_of_every_committed_run_gives_its_tables_byte_for_byte() {
-        fn runs(dir: &Path, found: &mut Vec<PathBuf>) {
-            if dir.join("summary.md").is_file() {
-                found.push(dir.to_path_buf());
-            }
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    runs(&path, found);
-                }
-            }
-        }
-        let mut found = Vec::new();
-        runs(
+        let found = common::dirs_holding(
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("results"),
-            &mut found,
+            "summary.md",
         );
         assert!(
             found.len() >= 9,
