@@ -82,6 +82,69 @@ pub struct CacheLevel {
     pub unidentified: Vec<String>,
     /// The model fit of the rise (`analysis::cache_fit`), where one was made.
     pub fit: Option<GeometryFit>,
+    /// How far the rise to the next level runs past `size_bytes` (its first miss), read off
+    /// the curve with no model (runs before this was: absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rise: Option<RiseExtent>,
+}
+
+/// Where the latency climbs from a level's plateau to the next one's. A plain LRU cache
+/// climbs over one way's bytes; a hashed set index, adaptive replacement or a victim store
+/// stretch the climb, and a reader who wants "the size" may mean its start (the last
+/// footprint that hits everywhere, `CacheLevel::size_bytes`) or where most of the extra
+/// latency is paid: both are stated, from the curve alone.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RiseExtent {
+    /// The smallest footprint from which the latency stays at least half of the way up.
+    pub half_bytes: u64,
+    /// How well the sweep pins `half_bytes` down: from the point before the reading with the
+    /// threshold two point-noise σ lower to the reading with it two σ higher.
+    pub half_range_bytes: [u64; 2],
+    /// The smallest footprint from which it stays at least nine tenths of the way up.
+    pub ninety_bytes: u64,
+    pub ninety_range_bytes: [u64; 2],
+}
+
+impl RiseExtent {
+    /// The rise from the plateau ending at `lower_last` (latency `lower`) to the one starting
+    /// at `upper_first` (latency `upper`), at point noise `sigma`: for each share, the point
+    /// after the last one below it, so that one noisy point early in the rise does not end it.
+    fn read(
+        curve: &[ChasePoint],
+        (lower_last, lower): (usize, f64),
+        (upper_first, upper): (usize, f64),
+        sigma: f64,
+    ) -> Option<RiseExtent> {
+        if upper <= lower || upper_first <= lower_last || upper_first >= curve.len() {
+            return None;
+        }
+        let reached = |threshold: f64| {
+            let last_below = (lower_last..=upper_first)
+                .rev()
+                .find(|&i| curve[i].cycles < threshold)
+                .unwrap_or(lower_last);
+            (last_below + 1).min(upper_first)
+        };
+        // The curve crosses between a reading's point and the one before it: the sweep's own
+        // spacing bounds the reading from below, the noise on either side.
+        let at = |share: f64| {
+            let threshold = lower + share * (upper - lower);
+            let low = reached(threshold - 2.0 * sigma) - 1;
+            let high = reached(threshold + 2.0 * sigma);
+            (
+                curve[reached(threshold)].footprint_bytes,
+                [curve[low].footprint_bytes, curve[high].footprint_bytes],
+            )
+        };
+        let (half_bytes, half_range_bytes) = at(0.5);
+        let (ninety_bytes, ninety_range_bytes) = at(0.9);
+        Some(RiseExtent {
+            half_bytes,
+            half_range_bytes,
+            ninety_bytes,
+            ninety_range_bytes,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -306,10 +369,17 @@ fn read(
                 unidentified: Vec::new(),
                 fetch_bytes: None,
                 fit: None,
+                rise: None,
             });
             break;
         };
         let mut level = rise(&curve, plateau, next, stride, jump);
+        level.rise = RiseExtent::read(
+            &curve,
+            (plateau.last, plateau.latency),
+            (next.first, next.latency),
+            sigma / 2f64.sqrt(),
+        );
         let seen = descending.map(|down| {
             descending::prefetch_seen(&curve, down, plateau, next, stride, level.size_bytes)
         });
@@ -479,6 +549,7 @@ fn rise(
         unidentified: Vec::new(),
         fetch_bytes: None,
         fit: None,
+        rise: None,
     }
 }
 

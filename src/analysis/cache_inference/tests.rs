@@ -200,6 +200,49 @@ fn a_sweep_without_a_plateau_says_why() {
     assert!(report.notes[0].contains("no plateau"), "{report:?}");
 }
 
+/// A climb from 10 to 110 cycles spread evenly over 100 KiB past the last hit at 100 KiB,
+/// with one early point far up: half the climb is done at 150 KiB and nine tenths at 190,
+/// whatever the early point says.
+#[test]
+fn a_rise_is_read_where_the_curve_stays_up() {
+    let kib = 1024;
+    let points: Vec<ChasePoint> = (40..=400u64)
+        .map(|k| {
+            let cycles = match k {
+                110 => 80.0,
+                0..=100 => 10.0,
+                101..=200 => 10.0 + (k - 100) as f64,
+                _ => 110.0,
+            };
+            ChasePoint {
+                footprint_bytes: k * kib,
+                stride_bytes: 64,
+                cycles,
+            }
+        })
+        .collect();
+    let report = infer(&points).unwrap();
+    let rise = report.levels[0].rise.unwrap();
+    assert_eq!(rise.half_bytes, 150 * kib, "{rise:?}");
+    assert_eq!(rise.ninety_bytes, 190 * kib, "{rise:?}");
+    // Noise-free: only the sweep's own spacing (1 KiB) is left.
+    assert_eq!(rise.half_range_bytes, [149 * kib, 150 * kib], "{rise:?}");
+    assert_eq!(report.levels[1].rise, None);
+}
+
+/// The climb of a plain LRU cache ends one way past its size.
+#[test]
+fn an_lru_cache_climbs_within_one_way() {
+    let cache = Geometry::WONG_FIG_4;
+    let report = infer(&sweep(&Hierarchy::one_level(cache, 10.0, 100.0), 8, 2048)).unwrap();
+    let rise = report.levels[0].rise.unwrap();
+    let end = cache.size_bytes + cache.way_bytes();
+    assert!(
+        cache.size_bytes < rise.half_bytes && rise.ninety_bytes <= end,
+        "{rise:?} {cache:?}"
+    );
+}
+
 /// The tests that take many seconds unoptimised: the README's `cargo test` skips them,
 /// `.ci/run` runs them as a step of their own.
 mod slow {
@@ -239,6 +282,11 @@ mod slow {
             prop_assert_eq!(level.ways, Some(ways), "{:?} {:?}", level, geometry);
             // The sets come with the line, where a prefetcher's twin does not tie.
             prop_assert_eq!(level.sets, level.line_bytes.map(|_| sets));
+            // Every set has overflowed one way past the size: the climb is over by then.
+            let rise = level.rise.unwrap();
+            let (start, end) = (geometry.size_bytes, geometry.size_bytes + geometry.way_bytes());
+            prop_assert!(start < rise.half_bytes && rise.half_bytes <= rise.ninety_bytes && rise.ninety_bytes <= end + stride, "{:?} {:?}", rise, geometry);
+            prop_assert!(rise.half_range_bytes[0] < rise.half_bytes && rise.half_bytes <= rise.half_range_bytes[1], "{:?}", rise);
         }
     }
 }
