@@ -19,6 +19,7 @@ pub mod dsm;
 pub mod flops;
 pub mod granularity;
 pub mod instruction_latency;
+pub mod l2_partitions;
 pub mod linear_fit;
 pub mod miss_fraction;
 pub mod per_load;

@@ -204,6 +204,8 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         index_chain: Option<IndexChain>,
         fetch_granularity: Option<Granularity>,
         tlb: Option<Tlb>,
+        #[serde(default)]
+        l2_partitions: Option<super::l2_partitions::Partitions>,
     }
     fn rise_readings(rise: &Rise) -> [(&'static str, f64, [f64; 2]); 2] {
         [
@@ -317,6 +319,9 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         "bytes",
         granularity.as_ref().and_then(|g| g.confidence),
     );
+    if let Some(partitions) = &cache.l2_partitions {
+        super::l2_partitions::figures(partitions, &mut r);
+    }
     if let Some(tlb) = cache.tlb {
         // Read from steps a few cycles high at strides of megabytes, where no cache model
         // applies: the confidence is the step reading's heuristic, not a calibrated one.

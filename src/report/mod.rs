@@ -25,6 +25,7 @@ pub mod flops;
 pub mod html;
 pub mod info;
 pub mod l2_bulk_read;
+pub mod l2_partitions;
 pub mod metadata;
 pub mod overlay;
 pub mod pipeline;

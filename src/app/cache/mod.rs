@@ -210,6 +210,8 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             ("cache", "chase_l2"),
             ("cache", "chase_l2_block_warmed"),
             ("cache", "absolute_pointers"),
+            ("l2_partition", "l2_partition_warm"),
+            ("l2_partition", "l2_partition_probe"),
         ],
         Space::Readonly => &[("cache", space.entry()), ("cache", "absolute_pointers")],
         _ => &[("cache", space.entry())],
@@ -411,6 +413,12 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 }
                 _ => None,
             };
+            let partitions = match space {
+                Space::L2 if args.threads == 1 && order == Order::Stride => {
+                    l2_partitions(gpu, suite)?
+                }
+                _ => None,
+            };
             let carveouts = if args.carveout.len() > 1 {
                 Some(carveout_sweep(
                     gpu,
@@ -447,6 +455,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 "unresolved": sweep.unresolved,
                 "fetch_granularity": granularity,
                 "conflict": conflict,
+                "l2_partitions": partitions,
                 "carveout": carveouts,
                 "per_load": per_load,
                 "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds, "generated_kernels": generated_kernels },

@@ -1,6 +1,6 @@
 //! What the cache suite measures beside the sweep: the fetch granularity (a stride sweep),
-//! single loads, the timed loop's SASS, the index-chain overhead, the conflict experiment and
-//! the carveout sweeps.
+//! single loads, the timed loop's SASS, the index-chain overhead, the conflict experiment, the
+//! L2 partitions and the carveout sweeps.
 
 use anyhow::Result;
 use serde_json::json;
@@ -351,4 +351,19 @@ pub(super) fn carveout_sweep(
         .iter()
         .map(|r| serde_json::to_value(r).unwrap_or_default())
         .collect())
+}
+
+/// The L2 partitions seen by first touches from every SM (`partitions.csv`: each SM's share
+/// of slow first touches and medians, per sweep); printed as one line.
+pub(super) fn l2_partitions(
+    gpu: &mut Gpu,
+    suite: &suite::Suite,
+) -> Result<Option<crate::analysis::l2_partitions::Partitions>> {
+    let sms = u32::try_from(gpu.properties()?.multiprocessors).unwrap_or(1);
+    let read = cache::partitions::measure(gpu, sms)?;
+    if let Some(read) = &read {
+        suite.run.write_csv("partitions.csv", &read.per_sm)?;
+        println!("L2 partitions: {}", read.verdict);
+    }
+    Ok(read)
 }

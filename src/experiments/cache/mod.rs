@@ -27,12 +27,13 @@
 //! over GiBs). Chains visit the footprint's elements in address order (Wong), or in a seeded
 //! random order that defeats prefetching. The global spaces also run with several threads at
 //! once (contention) and per load ([`per_load`], after Mei & Chu). [`conflict`] runs the
-//! fixed-stride conflict experiment; [`saved`] reads a curve back for `gpubench analyze
-//! cache`.
+//! fixed-stride conflict experiment; [`partitions`] the first touch of L2 lines from every
+//! SM; [`saved`] reads a curve back for `gpubench analyze cache`.
 
 pub mod conflict;
 mod footprints;
 pub mod instruction;
+pub mod partitions;
 pub mod per_load;
 pub mod saved;
 pub mod tlb;

@@ -1,0 +1,366 @@
+//! Which L2 partition holds a line, and which SMs share a partition, from first touches.
+//!
+//! A one-thread chase on Hopper sees two L2 plateaus (about 284 and 533 cycles on an H100),
+//! which only says that some lines cost more. Here each SM reads lines that one "warming" SM
+//! has just brought into the L2, once (first touch) and again (re-read); see
+//! `cuda/l2_partition.cu`. Where a line is homed in the other partition than the reading SM's,
+//! and the warming SM has not left a copy on the reader's side, the first touch pays the trip
+//! across. So, per SM, the share of slow first touches is about 0 when it sits with the warming
+//! SM and about the share of lines homed on the warming SM's side when it does not. Two sweeps
+//! (warmed from SM A, then from an SM of the other side) must put every SM on the same side;
+//! where they do not, no grouping is stated. The home of each line, seen from an SM across,
+//! gives the address granularity at which homes alternate.
+//!
+//! Slow and fast are told apart by two-means over every first touch; they count as two
+//! latencies only where an empty stretch lies between them ([`SEPARATION`]), their medians
+//! differ by 20 cycles or more, and the slow group is more than a few stray lines.
+
+use serde::Serialize;
+
+use super::stats;
+
+/// The empty stretch between the fast group's 95th and the slow group's 5th percentile must be
+/// at least this share of the wider group's 5-95 % width. Two-means cuts any one-peaked
+/// distribution into two groups that touch (a stretch of a tenth of their width or less);
+/// two latencies leave a gap (an H100: 103 cycles against widths of 57 and 77).
+pub const SEPARATION: f64 = 0.5;
+/// The slow group must hold at least this share of every first touch: a few slow lines (a
+/// region's first line, which also misses the TLB) are not a partition.
+const MIN_SLOW_SHARE: f64 = 0.02;
+/// An SM whose slow share is below this sits with the warming SM.
+const WITH_BELOW: f64 = 0.1;
+/// An SM whose slow share is above this sits across from it.
+const ACROSS_ABOVE: f64 = 0.2;
+/// Bytes per line of the probe (`cuda/l2_partition.cu`).
+pub const LINE_BYTES: u64 = 128;
+
+/// One SM's walk of one fresh region: cycles per line, first touch and re-read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    pub sm: u32,
+    pub first: Vec<f64>,
+    pub again: Vec<f64>,
+}
+
+/// Every probe of one warming SM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sweep {
+    pub warm_sm: u32,
+    pub probes: Vec<Probe>,
+}
+
+/// Median with the 5th and 95th percentiles.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub p5: f64,
+    pub p95: f64,
+    pub n: usize,
+}
+
+impl Spread {
+    fn of(values: &[f64]) -> Option<Spread> {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+        Some(Spread {
+            median: stats::median_of_sorted(&sorted),
+            p5: at(0.05),
+            p95: at(0.95),
+            n: sorted.len(),
+        })
+    }
+}
+
+/// One SM in one sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SmReading {
+    pub sweep: usize,
+    pub warm_sm: u32,
+    pub sm: u32,
+    pub slow_share: f64,
+    pub first_touch_median: f64,
+    pub reread_median: f64,
+    /// "with" the warming SM, "across" from it, or "unclear".
+    pub side: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Partitions {
+    /// First touches above this are slow (two-means over every first touch).
+    pub threshold_cycles: f64,
+    /// Whether the slow first touches stand apart from the fast ones (see [`SEPARATION`]).
+    pub separated: bool,
+    pub fast_first_touch: Option<Spread>,
+    pub slow_first_touch: Option<Spread>,
+    pub reread: Option<Spread>,
+    /// Share of re-reads above the threshold: about 0 where a first touch leaves a copy on
+    /// the reader's side.
+    pub reread_slow_share: Option<f64>,
+    /// The lowest and highest per-SM median re-read: how far the SMs sit from the L2.
+    pub reread_sm_medians: Option<(f64, f64)>,
+    /// The two groups of SMs, where both sweeps put every probed SM on the same side.
+    pub groups: Option<[Vec<u32>; 2]>,
+    /// Share of lines homed on the warming SM's side, as SMs across see it.
+    pub home_share: Option<f64>,
+    /// The largest aligned block of addresses whose lines share one home.
+    pub home_chunk_bytes: Option<u64>,
+    pub per_sm: Vec<SmReading>,
+    pub verdict: String,
+}
+
+/// Two-means over `values` (one dimension): the midpoint between the two groups' means once
+/// they settle, or `None` for fewer than two distinct values.
+fn two_means_threshold(values: &[f64]) -> Option<f64> {
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if high.partial_cmp(&low) != Some(std::cmp::Ordering::Greater) {
+        return None;
+    }
+    let mut threshold = (low + high) / 2.0;
+    for _ in 0..100 {
+        let (mut below, mut above) = ((0.0, 0usize), (0.0, 0usize));
+        for &v in values {
+            if v <= threshold {
+                below = (below.0 + v, below.1 + 1);
+            } else {
+                above = (above.0 + v, above.1 + 1);
+            }
+        }
+        if below.1 == 0 || above.1 == 0 {
+            break;
+        }
+        let next = (below.0 / below.1 as f64 + above.0 / above.1 as f64) / 2.0;
+        if (next - threshold).abs() < 1e-9 {
+            break;
+        }
+        threshold = next;
+    }
+    Some(threshold)
+}
+
+/// The largest power-of-two run of lines, aligned, within which at least 95 % of the runs
+/// have one home (each run judged by its majority, allowing a tenth of its lines to differ:
+/// a TLB miss or a late line); `None` where not even pairs of lines agree.
+fn home_chunk_lines(homes: &[Vec<bool>]) -> Option<u64> {
+    let shortest = homes.iter().map(Vec::len).min()?;
+    let mut best = None;
+    let mut chunk = 2usize;
+    while chunk <= shortest / 2 {
+        let (mut uniform, mut total) = (0usize, 0usize);
+        for line in homes {
+            for run in line.chunks_exact(chunk) {
+                let slow = run.iter().filter(|&&s| s).count();
+                let majority = slow.max(chunk - slow);
+                total += 1;
+                uniform += usize::from(majority as f64 >= 0.9 * chunk as f64);
+            }
+        }
+        if total == 0 || (uniform as f64) < 0.95 * total as f64 {
+            break;
+        }
+        best = Some(chunk as u64);
+        chunk *= 2;
+    }
+    best
+}
+
+/// Reads the partitions from the sweeps (the first warmed from one SM, the second from an SM
+/// the first found across from it).
+pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
+    let firsts: Vec<f64> = sweeps
+        .iter()
+        .flat_map(|s| s.probes.iter().flat_map(|p| p.first.iter().copied()))
+        .collect();
+    let threshold = two_means_threshold(&firsts)?;
+    let (fast, slow): (Vec<f64>, Vec<f64>) = firsts.iter().partition(|&&v| v <= threshold);
+    let fast_spread = Spread::of(&fast);
+    let slow_spread = Spread::of(&slow);
+    let separated = match (fast_spread, slow_spread) {
+        (Some(f), Some(s)) => {
+            let gap = s.p5 - f.p95;
+            let width = (f.p95 - f.p5).max(s.p95 - s.p5);
+            s.median - f.median >= 20.0
+                && gap >= SEPARATION * width
+                && s.n as f64 >= MIN_SLOW_SHARE * firsts.len() as f64
+        }
+        _ => false,
+    };
+    let agains: Vec<f64> = sweeps
+        .iter()
+        .flat_map(|s| s.probes.iter().flat_map(|p| p.again.iter().copied()))
+        .collect();
+    let reread = Spread::of(&agains);
+    let reread_slow_share = (!agains.is_empty())
+        .then(|| agains.iter().filter(|&&v| v > threshold).count() as f64 / agains.len() as f64);
+    let sm_medians: Vec<f64> = sweeps
+        .iter()
+        .flat_map(|s| s.probes.iter().filter_map(|p| stats::median(&p.again)))
+        .collect();
+    let reread_sm_medians = (!sm_medians.is_empty()).then(|| {
+        (
+            sm_medians.iter().copied().fold(f64::INFINITY, f64::min),
+            sm_medians.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        )
+    });
+    let mut per_sm = Vec::new();
+    for (index, sweep) in sweeps.iter().enumerate() {
+        for probe in sweep.probes.iter().filter(|p| !p.first.is_empty()) {
+            let share = probe.first.iter().filter(|&&v| v > threshold).count() as f64
+                / probe.first.len() as f64;
+            per_sm.push(SmReading {
+                sweep: index,
+                warm_sm: sweep.warm_sm,
+                sm: probe.sm,
+                slow_share: share,
+                first_touch_median: stats::median(&probe.first).unwrap_or(f64::NAN),
+                reread_median: stats::median(&probe.again).unwrap_or(f64::NAN),
+                side: if !separated {
+                    "unclear"
+                } else if share < WITH_BELOW {
+                    "with"
+                } else if share > ACROSS_ABOVE {
+                    "across"
+                } else {
+                    "unclear"
+                },
+            });
+        }
+    }
+    let groups = separated.then(|| groups_of(&per_sm)).flatten();
+    let across: Vec<&Probe> = sweeps
+        .iter()
+        .enumerate()
+        .flat_map(|(index, sweep)| {
+            let per_sm = &per_sm;
+            sweep.probes.iter().filter(move |p| {
+                per_sm
+                    .iter()
+                    .any(|r| r.sweep == index && r.sm == p.sm && r.side == "across")
+            })
+        })
+        .collect();
+    let homes: Vec<Vec<bool>> = across
+        .iter()
+        .map(|p| p.first.iter().map(|&v| v > threshold).collect())
+        .collect();
+    let home_share = (separated && !homes.is_empty()).then(|| {
+        let lines: usize = homes.iter().map(Vec::len).sum();
+        homes.iter().flatten().filter(|&&s| s).count() as f64 / lines as f64
+    });
+    let home_chunk_bytes = if separated {
+        home_chunk_lines(&homes).map(|lines| lines * LINE_BYTES)
+    } else {
+        None
+    };
+    let verdict = verdict(
+        separated,
+        groups.as_ref(),
+        fast_spread,
+        slow_spread,
+        reread_slow_share,
+        &per_sm,
+    );
+    Some(Partitions {
+        threshold_cycles: threshold,
+        separated,
+        fast_first_touch: fast_spread,
+        slow_first_touch: slow_spread.filter(|_| separated),
+        reread,
+        reread_slow_share,
+        reread_sm_medians,
+        groups,
+        home_share,
+        home_chunk_bytes,
+        per_sm,
+        verdict,
+    })
+}
+
+/// Two groups where every SM probed in both sweeps sits with the first warming SM in one and
+/// across in the other (or the reverse, as the second warming SM's own side demands), and
+/// every SM probed once is on a clear side.
+fn groups_of(per_sm: &[SmReading]) -> Option<[Vec<u32>; 2]> {
+    let first_warm = per_sm.first()?.warm_sm;
+    // Whether SM `warm` sits on the first warming SM's side.
+    let warm_side = |warm: u32| -> Option<bool> {
+        if warm == first_warm {
+            return Some(true);
+        }
+        let reading = per_sm
+            .iter()
+            .find(|q| q.sm == warm && q.warm_sm == first_warm)?;
+        match reading.side {
+            "with" => Some(true),
+            "across" => Some(false),
+            _ => None,
+        }
+    };
+    let mut sms: Vec<u32> = per_sm.iter().map(|r| r.sm).collect();
+    sms.sort_unstable();
+    sms.dedup();
+    let (mut own, mut other) = (Vec::new(), Vec::new());
+    for sm in sms {
+        let mut sides = per_sm.iter().filter(|r| r.sm == sm).map(|r| {
+            let with = match r.side {
+                "with" => true,
+                "across" => false,
+                _ => return None,
+            };
+            Some(with == warm_side(r.warm_sm)?)
+        });
+        let first = sides.next()??;
+        if !sides.all(|s| s == Some(first)) {
+            return None;
+        }
+        if first { own.push(sm) } else { other.push(sm) }
+    }
+    (!own.is_empty() && !other.is_empty()).then_some([own, other])
+}
+
+fn verdict(
+    separated: bool,
+    groups: Option<&[Vec<u32>; 2]>,
+    fast: Option<Spread>,
+    slow: Option<Spread>,
+    reread_slow_share: Option<f64>,
+    per_sm: &[SmReading],
+) -> String {
+    let Some(fast) = fast else {
+        return "no first touch was timed".into();
+    };
+    if !separated {
+        return format!(
+            "one L2 latency on first touch from every SM (median {:.0} cycles): no partition across which a line costs more is seen",
+            fast.median
+        );
+    }
+    let slow = slow.map_or(f64::NAN, |s| s.median);
+    let copies = match reread_slow_share {
+        Some(share) if share < 0.01 => {
+            "; a re-read is fast everywhere: the first touch leaves a copy on the reader's side"
+        }
+        _ => "",
+    };
+    match groups {
+        Some([a, b]) => format!(
+            "two L2 partitions: SMs {} and {} (both sweeps agree on every SM); a line homed across costs {slow:.0} cycles on first touch against {:.0}{copies}",
+            a.len(),
+            b.len(),
+            fast.median
+        ),
+        None => {
+            let unclear = per_sm.iter().filter(|r| r.side == "unclear").count();
+            format!(
+                "slow first touches ({slow:.0} against {:.0} cycles), but the sweeps do not put every SM on one side ({unclear} readings unclear): no grouping stated{copies}",
+                fast.median
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
