@@ -283,6 +283,35 @@ fn global_chase_is_load_to_use() {
     );
 }
 
+/// Every SM reads the L2 partition probe's lines in the first sweep (a block landed on each),
+/// and where two partitions are stated, their SMs are every SM once.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cache_l2_probes_the_partitions_from_every_sm() {
+    let (_dir, run, _) = run_suite(&["cache", "--space", "l2", "--max-bytes", "16777216"]);
+    let cache = json(&run.join("cache.json"));
+    let metadata = json(&run.join("metadata.json"));
+    let sms = metadata["device"]["multiprocessors"].as_u64().unwrap();
+    let partitions = &cache["l2_partitions"];
+    let first_sweep = partitions["per_sm"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["sweep"] == 0)
+        .count();
+    assert_eq!(first_sweep as u64, sms, "{partitions}");
+    assert!(!partitions["verdict"].as_str().unwrap().is_empty());
+    if let Some(groups) = partitions["groups"].as_array() {
+        let mut all: Vec<u64> = groups
+            .iter()
+            .flat_map(|g| g.as_array().unwrap().iter().map(|s| s.as_u64().unwrap()))
+            .collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..sms).collect::<Vec<_>>());
+    }
+    assert!(run.join("partitions.csv").is_file());
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn cache_chases_through_a_texture_object() {
