@@ -94,6 +94,7 @@ pub struct Partitions {
     pub threshold_cycles: f64,
     /// Whether the slow first touches stand apart from the fast ones (see [`SEPARATION`]).
     pub separated: bool,
+    /// Every first touch where they do not stand apart.
     pub fast_first_touch: Option<Spread>,
     pub slow_first_touch: Option<Spread>,
     pub reread: Option<Spread>,
@@ -177,9 +178,8 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
         .collect();
     let threshold = two_means_threshold(&firsts)?;
     let (fast, slow): (Vec<f64>, Vec<f64>) = firsts.iter().partition(|&&v| v <= threshold);
-    let fast_spread = Spread::of(&fast);
     let slow_spread = Spread::of(&slow);
-    let separated = match (fast_spread, slow_spread) {
+    let separated = match (Spread::of(&fast), slow_spread) {
         (Some(f), Some(s)) => {
             let gap = s.p5 - f.p95;
             let width = (f.p95 - f.p5).max(s.p95 - s.p5);
@@ -188,6 +188,12 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
                 && s.n as f64 >= MIN_SLOW_SHARE * firsts.len() as f64
         }
         _ => false,
+    };
+    // One latency: every first touch is the fast group's.
+    let fast_spread = if separated {
+        Spread::of(&fast)
+    } else {
+        Spread::of(&firsts)
     };
     let agains: Vec<f64> = sweeps
         .iter()

@@ -98,7 +98,7 @@ pub fn figures(p: &Partitions, r: &mut Rows) {
     );
     if let Some(share) = p.home_share {
         r.push(
-            "L2 lines homed in the first SM's partition",
+            "L2 lines homed in the warming SM's partition (first touches from across)",
             Some(100.0 * share),
             "%",
             None,
