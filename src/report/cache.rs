@@ -71,8 +71,9 @@ pub fn render_text(report: &CacheReport) -> String {
 /// Where the climb to the next level runs, read off the curve. It repeats where the size's
 /// model does not (the H100's L1 first misses at 217 KiB and stays 90 % of the way up from
 /// 249-253 KiB in every committed run), and its top is what tools that report the end of the
-/// climb call the size. A reading that two σ of noise moves by more than a tenth is not
-/// stated; neither is one of a level read from its steps alone (a TLB's few-cycle steps).
+/// climb call the size. A reading whose bounds (the sweep point before it, and the threshold
+/// moved by two σ of noise) span more than a tenth of it is not stated; neither is one of a
+/// level read from its steps alone (a TLB's few-cycle steps).
 fn rise_figures(
     label: &str,
     readings: [(&str, f64, [f64; 2]); 2],
@@ -86,7 +87,7 @@ fn rise_figures(
             let why = if steps_only {
                 "a level read from its steps alone"
             } else {
-                "two σ of noise move it"
+                "the sweep's spacing and two σ of noise leave it this wide"
             };
             let (low, high) = (
                 super::summary::format_value(low, "bytes"),
@@ -483,7 +484,13 @@ mod tests {
         assert_eq!(figures[0].low, Some(233.0 * kib));
         assert!(figures[1].is_unresolved(), "{:?}", figures[1]);
         assert_eq!(figures[1].value, None);
-        assert!(figures[1].text.as_deref().unwrap().contains("two σ"));
+        assert!(
+            figures[1]
+                .text
+                .as_deref()
+                .unwrap()
+                .contains("spacing and two σ")
+        );
     }
 
     #[test]
