@@ -11,19 +11,16 @@
 //! where they do not, no grouping is stated. The home of each line, seen from an SM across,
 //! gives the address granularity at which homes alternate.
 //!
-//! Slow and fast are told apart by two-means over every first touch; they count as two
-//! latencies only where an empty stretch lies between them ([`SEPARATION`]), their medians
-//! differ by 20 cycles or more, and the slow group is more than a few stray lines.
+//! Slow and fast are told apart by two-means over every first touch
+//! (`analysis::two_latencies`); they count as two latencies only where an empty stretch lies
+//! between them, their medians differ by 20 cycles or more, and the slow group is more than a
+//! few stray lines.
 
 use serde::Serialize;
 
 use super::stats;
+use super::two_latencies::{self, Spread};
 
-/// The empty stretch between the fast group's 95th and the slow group's 5th percentile must be
-/// at least this share of the wider group's 5-95 % width. Two-means cuts any one-peaked
-/// distribution into two groups that touch (a stretch of a tenth of their width or less);
-/// two latencies leave a gap (an H100: 103 cycles against widths of 57 and 77).
-pub const SEPARATION: f64 = 0.5;
 /// The slow group must hold at least this share of every first touch: a few slow lines (a
 /// region's first line, which also misses the TLB) are not a partition.
 const MIN_SLOW_SHARE: f64 = 0.02;
@@ -49,32 +46,6 @@ pub struct Sweep {
     pub probes: Vec<Probe>,
 }
 
-/// Median with the 5th and 95th percentiles.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Spread {
-    pub median: f64,
-    pub p5: f64,
-    pub p95: f64,
-    pub n: usize,
-}
-
-impl Spread {
-    fn of(values: &[f64]) -> Option<Spread> {
-        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-        if sorted.is_empty() {
-            return None;
-        }
-        sorted.sort_by(f64::total_cmp);
-        let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
-        Some(Spread {
-            median: stats::median_of_sorted(&sorted),
-            p5: at(0.05),
-            p95: at(0.95),
-            n: sorted.len(),
-        })
-    }
-}
-
 /// One SM in one sweep.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SmReading {
@@ -92,7 +63,7 @@ pub struct SmReading {
 pub struct Partitions {
     /// First touches above this are slow (two-means over every first touch).
     pub threshold_cycles: f64,
-    /// Whether the slow first touches stand apart from the fast ones (see [`SEPARATION`]).
+    /// Whether the slow first touches stand apart from the fast ones (`two_latencies::split`).
     pub separated: bool,
     /// Every first touch where they do not stand apart.
     pub fast_first_touch: Option<Spread>,
@@ -113,62 +84,6 @@ pub struct Partitions {
     pub verdict: String,
 }
 
-/// Two-means over `values` (one dimension): the midpoint between the two groups' means once
-/// they settle, or `None` for fewer than two distinct values.
-fn two_means_threshold(values: &[f64]) -> Option<f64> {
-    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if high.partial_cmp(&low) != Some(std::cmp::Ordering::Greater) {
-        return None;
-    }
-    let mut threshold = (low + high) / 2.0;
-    for _ in 0..100 {
-        let (mut below, mut above) = ((0.0, 0usize), (0.0, 0usize));
-        for &v in values {
-            if v <= threshold {
-                below = (below.0 + v, below.1 + 1);
-            } else {
-                above = (above.0 + v, above.1 + 1);
-            }
-        }
-        if below.1 == 0 || above.1 == 0 {
-            break;
-        }
-        let next = (below.0 / below.1 as f64 + above.0 / above.1 as f64) / 2.0;
-        if (next - threshold).abs() < 1e-9 {
-            break;
-        }
-        threshold = next;
-    }
-    Some(threshold)
-}
-
-/// The largest power-of-two run of lines, aligned, within which at least 95 % of the runs
-/// have one home (each run judged by its majority, allowing a tenth of its lines to differ:
-/// a TLB miss or a late line); `None` where not even pairs of lines agree.
-fn home_chunk_lines(homes: &[Vec<bool>]) -> Option<u64> {
-    let shortest = homes.iter().map(Vec::len).min()?;
-    let mut best = None;
-    let mut chunk = 2usize;
-    while chunk <= shortest / 2 {
-        let (mut uniform, mut total) = (0usize, 0usize);
-        for line in homes {
-            for run in line.chunks_exact(chunk) {
-                let slow = run.iter().filter(|&&s| s).count();
-                let majority = slow.max(chunk - slow);
-                total += 1;
-                uniform += usize::from(majority as f64 >= 0.9 * chunk as f64);
-            }
-        }
-        if total == 0 || (uniform as f64) < 0.95 * total as f64 {
-            break;
-        }
-        best = Some(chunk as u64);
-        chunk *= 2;
-    }
-    best
-}
-
 /// Reads the partitions from the sweeps (the first warmed from one SM, the second from an SM
 /// the first found across from it).
 pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
@@ -176,25 +91,9 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
         .iter()
         .flat_map(|s| s.probes.iter().flat_map(|p| p.first.iter().copied()))
         .collect();
-    let threshold = two_means_threshold(&firsts)?;
-    let (fast, slow): (Vec<f64>, Vec<f64>) = firsts.iter().partition(|&&v| v <= threshold);
-    let slow_spread = Spread::of(&slow);
-    let separated = match (Spread::of(&fast), slow_spread) {
-        (Some(f), Some(s)) => {
-            let gap = s.p5 - f.p95;
-            let width = (f.p95 - f.p5).max(s.p95 - s.p5);
-            s.median - f.median >= 20.0
-                && gap >= SEPARATION * width
-                && s.n as f64 >= MIN_SLOW_SHARE * firsts.len() as f64
-        }
-        _ => false,
-    };
-    // One latency: every first touch is the fast group's.
-    let fast_spread = if separated {
-        Spread::of(&fast)
-    } else {
-        Spread::of(&firsts)
-    };
+    let read = two_latencies::split(&firsts, 20.0, MIN_SLOW_SHARE)?;
+    let (threshold, separated) = (read.threshold, read.apart);
+    let (fast_spread, slow_spread) = (read.fast, read.slow);
     let agains: Vec<f64> = sweeps
         .iter()
         .flat_map(|s| s.probes.iter().flat_map(|p| p.again.iter().copied()))
@@ -249,16 +148,22 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
             })
         })
         .collect();
-    let homes: Vec<Vec<bool>> = across
+    // Each probe's region on its own, so that no block spans two regions.
+    let homes: Vec<(u64, bool)> = across
         .iter()
-        .map(|p| p.first.iter().map(|&v| v > threshold).collect())
+        .enumerate()
+        .flat_map(|(k, p)| {
+            p.first
+                .iter()
+                .enumerate()
+                .map(move |(j, &v)| (((k as u64) << 40) + j as u64 * LINE_BYTES, v > threshold))
+        })
         .collect();
-    let home_share = (separated && !homes.is_empty()).then(|| {
-        let lines: usize = homes.iter().map(Vec::len).sum();
-        homes.iter().flatten().filter(|&&s| s).count() as f64 / lines as f64
-    });
+    let home_share = (separated && !homes.is_empty())
+        .then(|| homes.iter().filter(|h| h.1).count() as f64 / homes.len() as f64);
+    let region = across.iter().map(|p| p.first.len()).min().unwrap_or(0) as u64 * LINE_BYTES;
     let home_chunk_bytes = if separated {
-        home_chunk_lines(&homes).map(|lines| lines * LINE_BYTES)
+        two_latencies::uniform_block_bytes(&homes, 2 * LINE_BYTES, region / 2)
     } else {
         None
     };
@@ -274,7 +179,7 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
         threshold_cycles: threshold,
         separated,
         fast_first_touch: fast_spread,
-        slow_first_touch: slow_spread.filter(|_| separated),
+        slow_first_touch: slow_spread,
         reread,
         reread_slow_share,
         reread_sm_medians,

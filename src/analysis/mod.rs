@@ -34,3 +34,4 @@ pub mod sync;
 pub mod tensor;
 pub mod tlb;
 pub mod tma;
+pub mod two_latencies;

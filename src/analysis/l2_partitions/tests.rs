@@ -163,10 +163,3 @@ fn an_sm_the_sweeps_place_on_different_sides_leaves_the_groups_unstated() {
         read.verdict
     );
 }
-
-#[test]
-fn homes_in_one_line_runs_give_no_chunk_larger_than_the_runs() {
-    let homes = vec![(0..256).map(|j| (j / 8) % 3 == 0).collect::<Vec<bool>>()];
-    assert_eq!(home_chunk_lines(&homes), Some(8));
-    assert_eq!(home_chunk_lines(&[vec![true, false, true, false]]), None);
-}
