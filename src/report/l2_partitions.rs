@@ -1,9 +1,15 @@
 //! The summary's rows of the L2 partition experiment (`analysis::l2_partitions`), read from
-//! cache.json's `l2_partitions` (runs before it: absent, no rows).
+//! cache.json's `l2_partitions` (runs before it: absent, no rows), and `partitions.png` from
+//! `partitions.csv`.
 
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
 use serde::Deserialize;
 
 use super::figures::Rows;
+use super::plot::{self, BLUE, FONT, RED};
 
 #[derive(Debug, Deserialize)]
 pub struct Spread {
@@ -106,6 +112,73 @@ pub fn figures(p: &Partitions, r: &mut Rows) {
     }
 }
 
+/// One row of `partitions.csv`: an SM in one sweep.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SmRow {
+    pub sweep: usize,
+    pub warm_sm: u32,
+    pub sm: u32,
+    pub slow_share: f64,
+}
+
+/// `partitions.png`: per SM, the share of first touches at the slow latency, one series per
+/// sweep (each warmed from its own SM): an SM on the warming SM's side reads about none slow,
+/// one across about the share of lines homed on the warming side, so the two sweeps mirror
+/// each other where there are two partitions.
+pub fn draw(path: &Path, title: &str, rows: &[SmRow]) -> Result<()> {
+    let sms = rows.iter().map(|r| r.sm).max().unwrap_or(0) + 1;
+    let mut sweeps: Vec<(usize, u32)> = rows.iter().map(|r| (r.sweep, r.warm_sm)).collect();
+    sweeps.sort_unstable();
+    sweeps.dedup();
+    plot::ensure_font();
+    plot::on_backend!(path, (1400, 700), |root| {
+        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+            root.fill(&WHITE)?;
+            let mut chart = plot::chart(&root, title)
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(-1.0..f64::from(sms), -0.05..1.05)?;
+            chart
+                .configure_mesh()
+                .x_desc("SM (%smid)")
+                .y_desc("first touches at the slow latency")
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .axis_desc_style((FONT, plot::LABEL_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .draw()?;
+            for (k, &(sweep, warm)) in sweeps.iter().enumerate() {
+                let points: Vec<(f64, f64)> = rows
+                    .iter()
+                    .filter(|r| r.sweep == sweep)
+                    .map(|r| (f64::from(r.sm), r.slow_share))
+                    .collect();
+                let label = format!("lines warmed by SM {warm}");
+                if k % 2 == 0 {
+                    chart
+                        .draw_series(points.iter().map(|&p| Circle::new(p, 5, BLUE.filled())))?
+                        .label(label)
+                        .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
+                } else {
+                    chart
+                        .draw_series(
+                            points
+                                .iter()
+                                .map(|&p| TriangleMarker::new(p, 7, RED.stroke_width(2))),
+                        )?
+                        .label(label)
+                        .legend(|(x, y)| TriangleMarker::new((x + 10, y), 7, RED.stroke_width(2)));
+                }
+            }
+            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing partitions")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +222,20 @@ mod tests {
         );
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].text.as_deref(), Some("one L2 latency"));
+    }
+
+    #[test]
+    fn the_committed_partitions_draw() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100/l2-partitions/l2-1");
+        let rows: Vec<SmRow> = csv::Reader::from_path(dir.join("partitions.csv"))
+            .unwrap()
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows.len(), 2 * 132);
+        let out = tempfile::tempdir().unwrap();
+        let png = out.path().join("partitions.png");
+        draw(&png, "L2 first touch per SM", &rows).unwrap();
+        assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
     }
 }

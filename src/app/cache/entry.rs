@@ -174,6 +174,14 @@ impl crate::app::registry::SuiteDef for Cache {
                 cache_plot::draw_conflict(p, &title, &kept, &analysis)
             })?;
         }
+        if files::find(run.dir, "partitions.csv").is_some() {
+            let rows: Vec<crate::report::l2_partitions::SmRow> =
+                files::read_csv(run.dir, "partitions.csv")?;
+            let title = run.title(super::side_experiments::PARTITIONS_TITLE);
+            out.figure("partitions", |p| {
+                crate::report::l2_partitions::draw(p, &title, &rows)
+            })?;
+        }
         if let Some(path) = files::find(run.dir, "tlb_strides.csv") {
             let more = saved::load(&path)?;
             let every: Vec<_> = points.iter().chain(&more).copied().collect();

@@ -353,8 +353,11 @@ pub(super) fn carveout_sweep(
         .collect())
 }
 
+/// The figure's title, before the device.
+pub(super) const PARTITIONS_TITLE: &str = "L2 first touch per SM";
+
 /// The L2 partitions seen by first touches from every SM (`partitions.csv`: each SM's share
-/// of slow first touches and medians, per sweep); printed as one line.
+/// of slow first touches and medians, per sweep; `partitions.png`); printed as one line.
 pub(super) fn l2_partitions(
     gpu: &mut Gpu,
     suite: &suite::Suite,
@@ -363,6 +366,20 @@ pub(super) fn l2_partitions(
     let read = cache::partitions::measure(gpu, sms)?;
     if let Some(read) = &read {
         suite.run.write_csv("partitions.csv", &read.per_sm)?;
+        let rows: Vec<crate::report::l2_partitions::SmRow> = read
+            .per_sm
+            .iter()
+            .map(|r| crate::report::l2_partitions::SmRow {
+                sweep: r.sweep,
+                warm_sm: r.warm_sm,
+                sm: r.sm,
+                slow_share: r.slow_share,
+            })
+            .collect();
+        let title = suite.title(PARTITIONS_TITLE);
+        suite.run.write_figure("partitions", |path| {
+            crate::report::l2_partitions::draw(path, &title, &rows)
+        })?;
         println!("L2 partitions: {}", read.verdict);
     }
     Ok(read)
