@@ -105,11 +105,18 @@ pub(super) fn per_load_sweep(
         footprint *= 2;
     }
     suite.run.write_csv("loads.csv", &samples)?;
-    let pairs: Vec<(u64, f64)> = samples
+    // The chain's index counts 4-byte words.
+    let loads: Vec<(u64, u64, f64)> = samples
         .iter()
-        .map(|s| (s.footprint_bytes, s.cycles as f64))
+        .map(|s| {
+            (
+                s.footprint_bytes,
+                4 * s.index.max(0) as u64,
+                s.cycles as f64,
+            )
+        })
         .collect();
-    let summary = per_load_analysis::summarise(&pairs);
+    let summary = per_load_analysis::summarise(&loads, stride);
     println!("per load: footprint, median cycles, share slower than 1.5 x the first median");
     for row in &summary {
         println!(
@@ -118,6 +125,15 @@ pub(super) fn per_load_sweep(
             row.median_cycles,
             100.0 * row.slow_fraction
         );
+        if let Some(modes) = row.block_modes {
+            println!(
+                "             two latencies by {} B block: {:.0} and {:.0} cycles ({:.0} % of the blocks slow)",
+                modes.block_bytes,
+                modes.fast_cycles,
+                modes.slow_cycles,
+                100.0 * modes.slow_share
+            );
+        }
     }
     Ok(summary)
 }
