@@ -84,6 +84,11 @@ pub struct Partitions {
     pub verdict: String,
 }
 
+/// The share of `values` above `threshold` (0 for none).
+fn share_above(values: &[f64], threshold: f64) -> f64 {
+    values.iter().filter(|&&v| v > threshold).count() as f64 / values.len().max(1) as f64
+}
+
 /// Reads the partitions from the sweeps (the first warmed from one SM, the second from an SM
 /// the first found across from it).
 pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
@@ -99,8 +104,7 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
         .flat_map(|s| s.probes.iter().flat_map(|p| p.again.iter().copied()))
         .collect();
     let reread = Spread::of(&agains);
-    let reread_slow_share = (!agains.is_empty())
-        .then(|| agains.iter().filter(|&&v| v > threshold).count() as f64 / agains.len() as f64);
+    let reread_slow_share = (!agains.is_empty()).then(|| share_above(&agains, threshold));
     let sm_medians: Vec<f64> = sweeps
         .iter()
         .flat_map(|s| s.probes.iter().filter_map(|p| stats::median(&p.again)))
@@ -112,10 +116,21 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
         )
     });
     let mut per_sm = Vec::new();
+    // The probes from across their warming SM: their slow lines are homed on its side.
+    let mut across: Vec<&Probe> = Vec::new();
     for (index, sweep) in sweeps.iter().enumerate() {
         for probe in sweep.probes.iter().filter(|p| !p.first.is_empty()) {
-            let share = probe.first.iter().filter(|&&v| v > threshold).count() as f64
-                / probe.first.len() as f64;
+            let share = share_above(&probe.first, threshold);
+            let side = if !separated {
+                "unclear"
+            } else if share < WITH_BELOW {
+                "with"
+            } else if share > ACROSS_ABOVE {
+                across.push(probe);
+                "across"
+            } else {
+                "unclear"
+            };
             per_sm.push(SmReading {
                 sweep: index,
                 warm_sm: sweep.warm_sm,
@@ -123,31 +138,11 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
                 slow_share: share,
                 first_touch_median: stats::median(&probe.first).unwrap_or(f64::NAN),
                 reread_median: stats::median(&probe.again).unwrap_or(f64::NAN),
-                side: if !separated {
-                    "unclear"
-                } else if share < WITH_BELOW {
-                    "with"
-                } else if share > ACROSS_ABOVE {
-                    "across"
-                } else {
-                    "unclear"
-                },
+                side,
             });
         }
     }
     let groups = separated.then(|| groups_of(&per_sm)).flatten();
-    let across: Vec<&Probe> = sweeps
-        .iter()
-        .enumerate()
-        .flat_map(|(index, sweep)| {
-            let per_sm = &per_sm;
-            sweep.probes.iter().filter(move |p| {
-                per_sm
-                    .iter()
-                    .any(|r| r.sweep == index && r.sm == p.sm && r.side == "across")
-            })
-        })
-        .collect();
     // Each probe's region on its own, so that no block spans two regions.
     let homes: Vec<(u64, bool)> = across
         .iter()

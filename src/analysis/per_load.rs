@@ -40,57 +40,49 @@ pub struct BlockModes {
 
 /// The largest aligned block size (a power of two times `stride_bytes`, from two loads a block
 /// up to an eighth of the loads; small blocks' medians are noisy, so every size is tried) at
-/// which the blocks' median latencies fall into two groups
-/// that stand apart (`two_latencies::split`, each group a tenth of the blocks or more) and at
-/// least 95 % of the blocks hold nine tenths of their loads on their own side. `loads`: (byte
-/// address, cycles) in any order.
+/// which [`modes_at`] finds two latencies. `loads`: (byte address, cycles) in any order.
 pub fn block_modes(loads: &[(u64, f64)], stride_bytes: u64) -> Option<BlockModes> {
     let stride = stride_bytes.max(1);
-    let mut best = None;
-    let mut block = 2 * stride;
-    while block * 8 <= loads.len() as u64 * stride {
-        let mut blocks: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
-        for &(address, cycles) in loads {
-            blocks.entry(address / block).or_default().push(cycles);
-        }
-        let blocks: Vec<Vec<f64>> = blocks.into_values().filter(|b| b.len() >= 2).collect();
-        let medians: Vec<f64> = blocks.iter().filter_map(|b| stats::median(b)).collect();
-        let Some(split) = two_latencies::split(&medians, 20.0, 0.1) else {
-            block *= 2;
-            continue;
-        };
-        let slow_blocks = medians.iter().filter(|&&m| m > split.threshold).count();
-        let enough_fast = (medians.len() - slow_blocks) as f64 >= 0.1 * medians.len() as f64;
-        let uniform = blocks
+    std::iter::successors(Some(2 * stride), |b| Some(b * 2))
+        .take_while(|&block| block * 8 <= loads.len() as u64 * stride)
+        .filter_map(|block| modes_at(loads, block))
+        .last()
+}
+
+/// The loads in aligned blocks of `block` bytes, where the blocks' median latencies fall into
+/// two groups that stand apart (`two_latencies::split`, each group a tenth of the blocks or
+/// more) and the blocks hold one class each (`two_latencies::blocks_hold_one_class`).
+fn modes_at(loads: &[(u64, f64)], block: u64) -> Option<BlockModes> {
+    let mut blocks: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
+    for &(address, cycles) in loads {
+        blocks.entry(address / block).or_default().push(cycles);
+    }
+    let blocks: Vec<Vec<f64>> = blocks.into_values().filter(|b| b.len() >= 2).collect();
+    let medians: Vec<f64> = blocks.iter().filter_map(|b| stats::median(b)).collect();
+    let split = two_latencies::split(&medians, 20.0, 0.1)?;
+    let slow_blocks = medians.iter().filter(|&&m| m > split.threshold).count();
+    let enough_fast = (medians.len() - slow_blocks) as f64 >= 0.1 * medians.len() as f64;
+    let classes: Vec<(u64, bool)> = loads
+        .iter()
+        .map(|&(address, cycles)| (address, cycles > split.threshold))
+        .collect();
+    if !(split.apart && enough_fast && two_latencies::blocks_hold_one_class(&classes, block)) {
+        return None;
+    }
+    let side = |slow: bool| -> Vec<f64> {
+        blocks
             .iter()
             .zip(&medians)
-            .filter(|&(b, &m)| {
-                let slow = m > split.threshold;
-                let own = b.iter().filter(|&&c| (c > split.threshold) == slow).count();
-                own as f64 >= 0.9 * b.len() as f64
-            })
-            .count();
-        if !(split.apart && enough_fast && uniform as f64 >= 0.95 * blocks.len() as f64) {
-            block *= 2;
-            continue;
-        }
-        let side = |slow: bool| -> Vec<f64> {
-            blocks
-                .iter()
-                .zip(&medians)
-                .filter(|&(_, &m)| (m > split.threshold) == slow)
-                .flat_map(|(b, _)| b.iter().copied())
-                .collect()
-        };
-        best = Some(BlockModes {
-            block_bytes: block,
-            fast_cycles: stats::median(&side(false)).unwrap_or(f64::NAN),
-            slow_cycles: stats::median(&side(true)).unwrap_or(f64::NAN),
-            slow_share: slow_blocks as f64 / medians.len() as f64,
-        });
-        block *= 2;
-    }
-    best
+            .filter(|&(_, &m)| (m > split.threshold) == slow)
+            .flat_map(|(b, _)| b.iter().copied())
+            .collect()
+    };
+    Some(BlockModes {
+        block_bytes: block,
+        fast_cycles: stats::median(&side(false)).unwrap_or(f64::NAN),
+        slow_cycles: stats::median(&side(true)).unwrap_or(f64::NAN),
+        slow_share: slow_blocks as f64 / medians.len() as f64,
+    })
 }
 
 /// `samples`: (footprint, byte address, cycles) of every load, any order; the chase's stride.
@@ -98,21 +90,24 @@ pub fn summarise(samples: &[(u64, u64, f64)], stride_bytes: u64) -> Vec<Footprin
     let mut footprints: Vec<u64> = samples.iter().map(|&(f, _, _)| f).collect();
     footprints.sort_unstable();
     footprints.dedup();
-    let of = |footprint: u64| -> Vec<f64> {
+    // (address, cycles) of one footprint's loads.
+    let of = |footprint: u64| -> Vec<(u64, f64)> {
         samples
             .iter()
             .filter(|&&(f, _, _)| f == footprint)
-            .map(|&(_, _, c)| c)
+            .map(|&(_, a, c)| (a, c))
             .collect()
     };
     let Some(&smallest) = footprints.first() else {
         return Vec::new();
     };
-    let threshold = 1.5 * stats::median(&of(smallest)).unwrap_or(0.0);
+    let cycles_of = |loads: &[(u64, f64)]| -> Vec<f64> { loads.iter().map(|l| l.1).collect() };
+    let threshold = 1.5 * stats::median(&cycles_of(&of(smallest))).unwrap_or(0.0);
     footprints
         .into_iter()
         .map(|footprint| {
-            let cycles = of(footprint);
+            let loads = of(footprint);
+            let cycles = cycles_of(&loads);
             let slow = cycles.iter().filter(|&&c| c > threshold).count();
             FootprintLoads {
                 footprint_bytes: footprint,
@@ -122,14 +117,7 @@ pub fn summarise(samples: &[(u64, u64, f64)], stride_bytes: u64) -> Vec<Footprin
                 max_cycles: cycles.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                 slow_fraction: slow as f64 / cycles.len() as f64,
                 slow_threshold_cycles: threshold,
-                block_modes: block_modes(
-                    &samples
-                        .iter()
-                        .filter(|&&(f, _, _)| f == footprint)
-                        .map(|&(_, a, c)| (a, c))
-                        .collect::<Vec<_>>(),
-                    stride_bytes,
-                ),
+                block_modes: block_modes(&loads, stride_bytes),
             }
         })
         .collect()

@@ -109,29 +109,31 @@ pub fn split(values: &[f64], least_gap: f64, least_share: f64) -> Option<Split> 
     })
 }
 
-/// The largest power-of-two block of bytes, from `smallest` up to `largest`, aligned, within
-/// which at least 95 % of the blocks hold one class (by majority, allowing a tenth of a block's
-/// accesses to differ: a TLB miss or a late line). `samples`: (byte address, slow). `None`
-/// where not even blocks of `smallest` agree.
+/// Whether at least 95 % of the aligned blocks of `block` bytes hold one class (by majority,
+/// allowing a tenth of a block's accesses to differ: a TLB miss or a late line). Blocks with
+/// a single access say nothing and are left out; `false` where none is left. `samples`: (byte
+/// address, slow).
+pub fn blocks_hold_one_class(samples: &[(u64, bool)], block: u64) -> bool {
+    let mut blocks: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
+    for &(address, slow) in samples {
+        let entry = blocks.entry(address / block).or_default();
+        entry.0 += usize::from(slow);
+        entry.1 += 1;
+    }
+    let judged: Vec<&(usize, usize)> = blocks.values().filter(|b| b.1 >= 2).collect();
+    let uniform = judged
+        .iter()
+        .filter(|(slow, n)| (*slow).max(n - slow) as f64 >= 0.9 * *n as f64)
+        .count();
+    !judged.is_empty() && uniform as f64 >= 0.95 * judged.len() as f64
+}
+
+/// The largest power-of-two block of bytes, from `smallest` up to `largest`, whose blocks
+/// hold one class ([`blocks_hold_one_class`]); `None` where not even blocks of `smallest` do.
 pub fn uniform_block_bytes(samples: &[(u64, bool)], smallest: u64, largest: u64) -> Option<u64> {
     let mut best = None;
     let mut block = smallest.max(1);
-    while block <= largest {
-        let mut blocks: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
-        for &(address, slow) in samples {
-            let entry = blocks.entry(address / block).or_default();
-            entry.0 += usize::from(slow);
-            entry.1 += 1;
-        }
-        // A block with a single access says nothing about uniformity.
-        let judged: Vec<&(usize, usize)> = blocks.values().filter(|b| b.1 >= 2).collect();
-        let uniform = judged
-            .iter()
-            .filter(|(slow, n)| (*slow).max(n - slow) as f64 >= 0.9 * *n as f64)
-            .count();
-        if judged.is_empty() || (uniform as f64) < 0.95 * judged.len() as f64 {
-            break;
-        }
+    while block <= largest && blocks_hold_one_class(samples, block) {
         best = Some(block);
         block *= 2;
     }

@@ -121,6 +121,17 @@ pub struct SmRow {
     pub slow_share: f64,
 }
 
+impl From<&crate::analysis::l2_partitions::SmReading> for SmRow {
+    fn from(r: &crate::analysis::l2_partitions::SmReading) -> SmRow {
+        SmRow {
+            sweep: r.sweep,
+            warm_sm: r.warm_sm,
+            sm: r.sm,
+            slow_share: r.slow_share,
+        }
+    }
+}
+
 /// `partitions.png`: per SM, the share of first touches at the slow latency, one series per
 /// sweep (each warmed from its own SM): an SM on the warming SM's side reads about none slow,
 /// one across about the share of lines homed on the warming side, so the two sweeps mirror

@@ -382,16 +382,8 @@ pub(super) fn l2_partitions(
     let read = cache::partitions::measure(gpu, sms)?;
     if let Some(read) = &read {
         suite.run.write_csv("partitions.csv", &read.per_sm)?;
-        let rows: Vec<crate::report::l2_partitions::SmRow> = read
-            .per_sm
-            .iter()
-            .map(|r| crate::report::l2_partitions::SmRow {
-                sweep: r.sweep,
-                warm_sm: r.warm_sm,
-                sm: r.sm,
-                slow_share: r.slow_share,
-            })
-            .collect();
+        let rows: Vec<crate::report::l2_partitions::SmRow> =
+            read.per_sm.iter().map(Into::into).collect();
         let title = suite.title(PARTITIONS_TITLE);
         suite.run.write_figure("partitions", |path| {
             crate::report::l2_partitions::draw(path, &title, &rows)
