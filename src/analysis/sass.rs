@@ -42,6 +42,8 @@ pub fn timed_reads(kernel: &str) -> Option<(usize, usize)> {
     match kernel {
         "divergence_single" | "divergence_double" => Some((3, 4)),
         "divergence_split" => Some((1, 3)),
+        // The L2 partition probe times each load by itself: one clock read before, one after.
+        "l2_partition_probe" => Some((1, 2)),
         // Every cache chase reads the clock once before and once after its timed loop.
         name if name.starts_with("chase_") => Some((1, 2)),
         // So does every arithmetic chain of cuda/pipeline.cu, and every peak-rate loop of
@@ -306,6 +308,23 @@ mod tests {
         );
         assert!(is_control("BSSY") && is_control("NOP.S") && is_control("BRA.U"));
         assert!(!is_control("IMAD.MOV.U32") && !is_control("CS2R"));
+    }
+
+    /// The H100 SASS of l2_partition_probe (cuobjdump 13.2 of ptxas 13.0 -arch=sm_90 output
+    /// of cuda/ptx/l2_partition.ptx): the window holds the one load and the shared store that
+    /// waits for it.
+    #[test]
+    fn the_partition_probe_times_one_l2_load_per_window() {
+        let sass = include_str!("../../tests/fixtures/l2_partition_probe.sm_90.sass");
+        let (_, kernels) = annotate(sass);
+        let probe = &kernels[0];
+        assert_eq!(probe.kernel, "l2_partition_probe");
+        assert_eq!(
+            probe.timed_region_loads,
+            BTreeMap::from([("LDG.E.STRONG.GPU".to_string(), 1)])
+        );
+        assert_eq!(probe.timed_region_other.get("STS"), Some(&1));
+        assert!(probe.timed_region_control.is_empty(), "{probe:?}");
     }
 
     /// The H100 SASS of divergence_single (cuobjdump of ptxas -arch=sm_90 output).

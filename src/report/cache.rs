@@ -207,6 +207,8 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         tlb: Option<Tlb>,
         #[serde(default)]
         l2_partitions: Option<super::l2_partitions::Partitions>,
+        #[serde(default)]
+        l2_partition_timed_window: Option<TimedLoop>,
     }
     fn rise_readings(rise: &Rise) -> [(&'static str, f64, [f64; 2]); 2] {
         [
@@ -322,6 +324,16 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
     );
     if let Some(partitions) = &cache.l2_partitions {
         super::l2_partitions::figures(partitions, &mut r);
+    }
+    if let Some(window) = cache
+        .l2_partition_timed_window
+        .filter(|w| !w.loads.is_empty())
+    {
+        let loads: Vec<&str> = window.loads.keys().map(String::as_str).collect();
+        r.text(
+            "L2 partition probe: timed load (SASS)",
+            Some(&loads.join(", ")),
+        );
     }
     if let Some(tlb) = cache.tlb {
         // Read from steps a few cycles high at strides of megabytes, where no cache model
@@ -504,5 +516,29 @@ mod tests {
             "steps",
         );
         assert!(figures.iter().all(|f| f.is_unresolved()), "{figures:?}");
+    }
+
+    /// The committed H100 L2 run with the partition probe's window added as later runs record
+    /// it: the summary names the timed load.
+    #[test]
+    fn the_partition_probe_s_timed_load_is_a_row() {
+        let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("results/h100/l2-partitions/l2-1");
+        let dir = tempfile::tempdir().unwrap();
+        for file in ["cache.json", "metadata.json"] {
+            std::fs::copy(from.join(file), dir.path().join(file)).unwrap();
+        }
+        let path = dir.path().join("cache.json");
+        let mut cache: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        cache["l2_partition_timed_window"] =
+            serde_json::json!({ "loads": { "LDG.E.STRONG.GPU": 1 } });
+        std::fs::write(&path, cache.to_string()).unwrap();
+        let rows = figures(dir.path()).unwrap();
+        let row = rows
+            .iter()
+            .find(|f| f.quantity == "L2 partition probe: timed load (SASS)")
+            .unwrap();
+        assert_eq!(row.text.as_deref(), Some("LDG.E.STRONG.GPU"));
     }
 }

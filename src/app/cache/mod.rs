@@ -278,8 +278,13 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         |gpu, suite| {
             // Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the
             // sweep runs.
+            // The L2 space also times the partition probe's loads (`l2_partition`).
+            let modules: &[&'static str] = match space {
+                Space::L2 => &["cache", "l2_partition"],
+                _ => &["cache"],
+            };
             let disassembly = (space != Space::Instruction)
-                .then(|| crate::gpu::sass::beside(&["cache"], &properties.compute_capability));
+                .then(|| crate::gpu::sass::beside(modules, &properties.compute_capability));
             let mut tlb_buffer = match space {
                 Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
                 _ => None,
@@ -380,7 +385,11 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             } else {
                 space.entry()
             };
-            let timed_loop = timed_loop(suite, space, entry, disassembly.transpose()?)?;
+            let disassembly = disassembly.transpose()?;
+            let partition_window = disassembly
+                .as_ref()
+                .and_then(|(_, record)| partition_window(record));
+            let timed_loop = timed_loop(suite, space, entry, disassembly)?;
             let index_overhead = match space {
                 Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
                 _ => None,
@@ -456,6 +465,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 "fetch_granularity": granularity,
                 "conflict": conflict,
                 "l2_partitions": partitions,
+                "l2_partition_timed_window": partitions.as_ref().and(partition_window),
                 "carveout": carveouts,
                 "per_load": per_load,
                 "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds, "generated_kernels": generated_kernels },

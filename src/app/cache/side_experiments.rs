@@ -392,3 +392,23 @@ pub(super) fn l2_partitions(
     }
     Ok(read)
 }
+
+/// What the partition probe's timed window executes (`l2_partition_probe`'s SASS, from the
+/// PTX this run loaded): its loads and the other instructions, printed as one line.
+pub(super) fn partition_window(record: &crate::gpu::sass::SassRecord) -> Option<serde_json::Value> {
+    let kernel = record
+        .kernels
+        .iter()
+        .find(|k| k.kernel == "l2_partition_probe")?;
+    println!(
+        "L2 partition probe window ({}): loads {:?}; other instructions {:?}",
+        record.arch, kernel.timed_region_loads, kernel.timed_region_other
+    );
+    Some(json!({
+        "arch": record.arch,
+        "kernel": kernel.kernel,
+        "loads": kernel.timed_region_loads,
+        "other_instructions": kernel.timed_region_other,
+        "control_instructions": kernel.timed_region_control,
+    }))
+}
