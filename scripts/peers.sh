@@ -75,6 +75,13 @@ if os.path.exists(bulk):
                 "footprint_bytes": int(r["footprint_bytes"]),
                 "pattern": f"{int(r['slice_bytes']) >> 10} KiB copies, {r['stages']} in flight per block, {r['blocks_per_sm']} per SM"}
 
+# The copy engines' DRAM copy (cuMemcpyDtoD, no kernel), where the run measured it.
+engines = (run.get("copy_engines") or {}).get("Ok")
+if engines and engines["mismatched_words"] == 0:
+    ours[("dram", "copy engines")] = {
+        "median_bytes_per_second": engines["median_bytes_per_second"],
+        "threads": None, "blocks_per_sm": None, "footprint_bytes": 2 * engines["array_bytes"]}
+
 def tb(bytes_per_second):
     return bytes_per_second / 1e12
 
@@ -120,8 +127,13 @@ row("DRAM read", ("dram", "read"), "bandwidth `dram read`",
     "best of gpu-l2-cache's largest data set and gpu-stream read")
 row("DRAM write", ("dram", "write"), "bandwidth `dram write`",
     max(stream["init"]) if stream["init"] else None, "gpu-stream init, best block size")
-row("DRAM copy (read + write bytes)", ("dram", "copy"), "bandwidth `dram copy`",
+row("DRAM copy (read + write bytes)", ("dram", "copy"), "bandwidth `dram copy`: SM kernel",
     max(stream["scale"]) if stream["scale"] else None, "gpu-stream scale, best block size")
+if ("dram", "copy engines") in ours:
+    e = ours[("dram", "copy engines")]
+    row("DRAM copy (read + write bytes), copy engines", ("dram", "copy engines"),
+        f"bandwidth `dram copy by the copy engines`: cuMemcpyDtoD of {e['footprint_bytes'] >> 21} MiB arrays, no kernel",
+        max(stream["scale"]) if stream["scale"] else None, "gpu-stream scale, best block size")
 
 peak = tb(run["dram_peak_bytes_per_second"])
 gpu = open(f"{out}/peers/gpu.csv").read().strip().splitlines()[-1]
@@ -135,9 +147,10 @@ with open(f"{out}/peers.md", "w") as md:
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
         md.write(f"| {r['ceiling']} | {f(r['gpubench_tb_per_s'])} | {r['gpubench_pattern']} | "
                  f"{f(r['peer_tb_per_s'])} | {r['peer_pattern']} | {ratio} |\n")
-    copy = ours.get(("dram", "copy"))
-    if copy:
-        md.write(f"\nDRAM copy is {100 * tb(copy['median_bytes_per_second']) / peak:.1f} % of the theoretical peak.\n")
+    for key, mover in ((("dram", "copy"), "an SM kernel"), (("dram", "copy engines"), "the copy engines")):
+        copy = ours.get(key)
+        if copy:
+            md.write(f"\nDRAM copy by {mover} is {100 * tb(copy['median_bytes_per_second']) / peak:.1f} % of the theoretical peak.\n")
     md.write(f"\nCommand: scripts/peers.sh {command}\n")
 json.dump({"gpu": gpu, "gpu_benches_commit": commit, "dram_peak_tb_per_s": peak, "rows": rows},
           open(f"{out}/peers.json", "w"), indent=2)

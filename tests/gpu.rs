@@ -543,6 +543,12 @@ fn bandwidth_measures_every_level_and_checks_its_kernels() {
     };
     assert!(rate("shared") > rate("dram"));
     assert!(file["dram_peak_bytes_per_second"].as_f64().unwrap() > rate("dram"));
+    // The copy engines reproduced the source, at a rate below the theoretical peak.
+    let engines = &file["copy_engines"]["Ok"];
+    assert_eq!(engines["mismatched_words"], 0, "{engines}");
+    assert!(engines["checked_words"].as_u64().unwrap() > 0);
+    let fraction = engines["fraction_of_peak"].as_f64().unwrap();
+    assert!(fraction > 0.3 && fraction < 1.0, "{engines}");
     for kernel in file["sass"]["kernels"].as_array().unwrap() {
         assert!(
             kernel["verdict"]

@@ -13,9 +13,11 @@ use crate::cli::BandwidthArgs;
 use crate::experiments::bandwidth::{
     self as experiment, BandwidthConfig, Bench, Level, Limits, Point,
 };
+use crate::experiments::copy_engines;
 use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel};
 use crate::report::bandwidth::{
-    self as report, BandwidthFile, FalloffFigure, KernelAccesses, LevelFigure, PointRow, SassCheck,
+    self as report, BandwidthFile, CopyEngineFigure, FalloffFigure, KernelAccesses, LevelFigure,
+    PointRow, SassCheck,
 };
 
 pub fn run(args: &BandwidthArgs) -> Result<()> {
@@ -56,7 +58,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         "points_per_doubling": config.points_per_doubling,
         "max_device_bytes": config.max_device_bytes,
         "max_sm_bytes": config.max_sm_bytes,
-        "method": "16-byte vector accesses, 4 in flight per thread; occupancy per level by search; each launch calibrated to at least min_ms (the L2's headline points: headline_ms), then timed `repeats` times between CUDA events; median of the repeats with their range; device kernels cut the region into slices of 4 x threads vectors, one block per slice (never more blocks than slices), reads skip L1 (ld.global.L1::no_allocate); L1 reads give every block its own region, placed by %smid and an arrival ticket, the footprint being what one SM's blocks read together",
+        "method": "16-byte vector accesses, 4 in flight per thread; occupancy per level by search; each launch calibrated to at least min_ms (the L2's headline points: headline_ms), then timed `repeats` times between CUDA events; median of the repeats with their range; device kernels cut the region into slices of 4 x threads vectors, one block per slice (never more blocks than slices), reads skip L1 (ld.global.L1::no_allocate); L1 reads give every block its own region, placed by %smid and an arrival ticket, the footprint being what one SM's blocks read together; the copy engines' DRAM copy (cuMemcpyDtoD, no kernel) of two 2 GiB arrays (an eighth of free memory where that is less), two copies back to back per timing, one warm-up and `repeats` timings, three stretches of the target checked",
     });
     suite::run_opened(
         gpu,
@@ -88,6 +90,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                 launches: 0,
             };
             let measured = bench.measure()?;
+            let copy_engines = copy_engines::measure(bench.gpu, config.repeats)?;
             for (level, o) in &measured.winners {
                 eprintln!(
                     "{}: {} threads x {} blocks per SM move the most bytes",
@@ -138,6 +141,17 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                 let name = format!("device {}", experiment::describe(*kernel).0);
                 falloffs.extend(falloffs_of(&name, points));
             }
+            let copy_engines = copy_engines.map(|c| CopyEngineFigure {
+                array_bytes: c.array_bytes,
+                copies_per_timing: c.copies,
+                repeats: c.rate.n,
+                median_bytes_per_second: c.rate.median,
+                min_bytes_per_second: c.rate.min,
+                max_bytes_per_second: c.rate.max,
+                fraction_of_peak: c.rate.median / peak,
+                checked_words: c.checked_words,
+                mismatched_words: c.mismatched_words,
+            });
             let sass = sass_check(suite, &properties.compute_capability)?;
             let file = BandwidthFile {
                 sm_clock_mhz: mhz,
@@ -147,6 +161,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                 dram_peak_bytes_per_second: peak,
                 levels,
                 falloffs,
+                copy_engines: Some(copy_engines),
                 launches: bench.launches,
                 seconds: started.elapsed().as_secs_f64(),
                 sass,
@@ -175,6 +190,21 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                     l.threads,
                     l.blocks_per_sm
                 );
+            }
+            match &file.copy_engines {
+                Some(Ok(c)) => println!(
+                    "  dram copy by the copy engines (cuMemcpyDtoD, {} x {} MiB): {:.0} GB/s ({:.0} to {:.0}), {:.1} % of the peak; {} of {} words read back differ",
+                    c.copies_per_timing,
+                    c.array_bytes >> 20,
+                    c.median_bytes_per_second / 1e9,
+                    c.min_bytes_per_second / 1e9,
+                    c.max_bytes_per_second / 1e9,
+                    100.0 * c.fraction_of_peak,
+                    c.mismatched_words,
+                    c.checked_words
+                ),
+                Some(Err(why)) => println!("  dram copy by the copy engines: {why}"),
+                None => {}
             }
             for f in &file.falloffs {
                 println!(

@@ -7,6 +7,7 @@ pub mod bandwidth;
 pub mod branch;
 pub mod cache;
 pub mod clock;
+pub mod copy_engines;
 pub mod divergence;
 pub mod dsm;
 pub mod flops;

@@ -295,6 +295,15 @@ impl Gpu {
         &self.stream
     }
 
+    /// Device memory free now, in bytes (what another allocation could still take).
+    pub fn free_memory(&self) -> Result<u64, GpuError> {
+        let (free, _) = self
+            .context
+            .mem_get_info()
+            .map_err(driver_error("reading the free device memory"))?;
+        Ok(free as u64)
+    }
+
     /// The CUDA version the installed driver supports, as "major.minor".
     pub fn driver_cuda_version() -> Result<String, GpuError> {
         let mut version = 0;

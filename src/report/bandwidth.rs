@@ -89,6 +89,25 @@ pub struct SassCheck {
     pub kernels: Vec<KernelAccesses>,
 }
 
+/// The DRAM copy by the copy engines (`cuMemcpyDtoD`, no kernel), beside the SMs' copy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CopyEngineFigure {
+    /// Bytes of each array (source and target).
+    pub array_bytes: u64,
+    /// Copies back to back between each timing's two events.
+    pub copies_per_timing: u32,
+    pub repeats: usize,
+    /// Read + write bytes per second: the median over the timings and their range.
+    pub median_bytes_per_second: f64,
+    pub min_bytes_per_second: f64,
+    pub max_bytes_per_second: f64,
+    pub fraction_of_peak: f64,
+    /// Target words read back and compared with the source, and how many differed (a copy
+    /// that did not reproduce its source gives no rate).
+    pub checked_words: u64,
+    pub mismatched_words: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BandwidthFile {
     pub sm_clock_mhz: f64,
@@ -99,6 +118,10 @@ pub struct BandwidthFile {
     pub dram_peak_bytes_per_second: f64,
     pub levels: Vec<LevelFigure>,
     pub falloffs: Vec<FalloffFigure>,
+    /// The copy engines' DRAM copy, or why it was not measured (runs before 2026-11-25 did not
+    /// measure it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_engines: Option<Result<CopyEngineFigure, String>>,
     pub launches: u64,
     pub seconds: f64,
     pub sass: SassCheck,
@@ -175,6 +198,9 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             );
         }
     }
+    if let Some(copy) = &file.copy_engines {
+        copy_engine_rows(&mut r, copy);
+    }
     r.push(
         "DRAM theoretical peak (2 x memory clock x bus width)",
         Some(gb(file.dram_peak_bytes_per_second)),
@@ -221,6 +247,46 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         );
     }
     Ok(r.finish())
+}
+
+/// The copy engines' rate and its share of the peak; a reason in words where there is none.
+fn copy_engine_rows(r: &mut Rows, copy: &Result<CopyEngineFigure, String>) {
+    const NAME: &str = "dram copy by the copy engines";
+    let c = match copy {
+        Ok(c) if c.mismatched_words == 0 => c,
+        Ok(c) => {
+            let why = format!(
+                "not stated: the target differs from the source in {} of {} words read back",
+                c.mismatched_words, c.checked_words
+            );
+            r.text(&format!("{NAME} (cuMemcpyDtoD, no kernel)"), Some(&why));
+            return;
+        }
+        Err(why) => {
+            r.text(&format!("{NAME} (cuMemcpyDtoD, no kernel)"), Some(why));
+            return;
+        }
+    };
+    r.push(
+        &format!(
+            "{NAME} (cuMemcpyDtoD, no kernel; {} copies of {} MiB per timing)",
+            c.copies_per_timing,
+            c.array_bytes >> 20
+        ),
+        Some(gb(c.median_bytes_per_second)),
+        "GB/s",
+        Some((
+            gb(c.min_bytes_per_second),
+            gb(c.max_bytes_per_second),
+            "min-max",
+        )),
+    );
+    r.push(
+        &format!("{NAME}: fraction of theoretical peak"),
+        Some(100.0 * c.fraction_of_peak),
+        "%",
+        None,
+    );
 }
 
 /// One drawn sweep: its curve, colour, fall-off sizes and legend label.
@@ -420,4 +486,66 @@ pub fn curves(points: &[PointRow]) -> Vec<super::overlay::Curve> {
         }
     }
     curves
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engines(mismatched_words: u64) -> CopyEngineFigure {
+        CopyEngineFigure {
+            array_bytes: 2 << 30,
+            copies_per_timing: 2,
+            repeats: 5,
+            median_bytes_per_second: 3.02e12,
+            min_bytes_per_second: 3.01e12,
+            max_bytes_per_second: 3.03e12,
+            fraction_of_peak: 0.901,
+            checked_words: 49152,
+            mismatched_words,
+        }
+    }
+
+    fn rows_of(copy: Result<CopyEngineFigure, String>) -> Vec<Figure> {
+        let mut r = Rows::new(SECTION, "bandwidth.json");
+        copy_engine_rows(&mut r, &copy);
+        r.finish()
+    }
+
+    #[test]
+    fn the_copy_engines_rate_is_stated_only_for_a_copy_that_reproduced_its_source() {
+        let good = rows_of(Ok(engines(0)));
+        assert_eq!(good.len(), 2);
+        assert_eq!(
+            good[0].quantity,
+            "dram copy by the copy engines (cuMemcpyDtoD, no kernel; 2 copies of 2048 MiB per timing)"
+        );
+        let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 1e-9);
+        assert!(near(good[0].value, 3020.0), "{good:?}");
+        assert!(near(good[1].value, 90.1), "{good:?}");
+        assert_eq!((good[0].low, good[0].high), (Some(3010.0), Some(3030.0)));
+        // Not a kernel's rate: the SM copy's summary row is a different quantity.
+        assert!(!is_rate_of(&good[0], "dram", "copy"));
+        let bad = rows_of(Ok(engines(3)));
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].value, None);
+        assert!(
+            bad[0]
+                .text
+                .as_deref()
+                .is_some_and(|t| t.contains("3 of 49152 words")),
+            "{bad:?}"
+        );
+        let short = rows_of(Err("not measured: 1 bytes free".into()));
+        assert_eq!(short[0].text.as_deref(), Some("not measured: 1 bytes free"));
+    }
+
+    #[test]
+    fn runs_from_before_the_copy_engines_read_back_without_them() {
+        let committed = include_str!("../../results/h100/all/bandwidth/bandwidth.json");
+        let file: BandwidthFile = serde_json::from_str(committed).unwrap();
+        assert!(file.copy_engines.is_none());
+        let written = serde_json::to_string(&file).unwrap();
+        assert!(!written.contains("copy_engines"));
+    }
 }

@@ -3,7 +3,8 @@
 //! launcher states, in its `# Safety`-style comment, the argument order and types its kernel
 //! expects, and allocates every buffer at the size the kernel writes. The steps every launcher
 //! shares are here: [`zeros`] and [`upload`] (allocate), [`launch_and_wait`] (launch, then
-//! wait with a deadline) and [`read`] (copy back).
+//! wait with a deadline) and [`read`] (copy back). The copy engines' copies, which launch no
+//! kernel, are timed the same way (`copy_engines`).
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ pub mod bandwidth;
 mod branch;
 mod chase;
 mod clock;
+mod copy_engines;
 mod divergence;
 mod dsm;
 mod l2_partition;
@@ -36,6 +38,7 @@ pub use atomics::*;
 pub use branch::*;
 pub use chase::*;
 pub use clock::*;
+pub use copy_engines::*;
 pub use divergence::*;
 pub use dsm::*;
 pub use l2_partition::*;
