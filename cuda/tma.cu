@@ -35,6 +35,16 @@
 //   b % slices on. out[0] counts the buffers that did not hold, after the last copy, the first
 //   and last word of the slice last copied into them; out[1] the blocks whose copy never
 //   completed (the watchdog gave up).
+//
+// tma_dram_copy(const unsigned char *src, unsigned char *dst, unsigned chunk_bytes,
+//               unsigned long long chunks, int stages, int lag, unsigned *stuck):
+//   a DRAM copy by bulk copies through shared memory (issue #32, item 2): thread 0 of block b
+//   copies chunks b, b + grid, ... of `src` to the same place in `dst`, each loaded into one
+//   of `stages` shared buffers (cp.async.bulk, on its own mbarrier) and stored from it
+//   (cp.async.bulk.global.shared::cta, one bulk group per chunk). A buffer is loaded again
+//   once the store from it has read it, which is waited for `lag` chunks later
+//   (cp.async.bulk.wait_group.read lag), so about stages - lag loads and lag stores are in
+//   flight. stuck counts the blocks whose load never completed (the watchdog gave up).
 
 #include "common.cuh"
 
@@ -42,6 +52,7 @@
 #define BOX_COLUMNS 64
 #define MAX_STAGES 8
 #define L2_READ_MAX_STAGES 16
+#define DRAM_COPY_MAX_STAGES 12
 // A copy that has not completed after this many cycles (about a second) never will.
 #define WATCHDOG_CYCLES (1ll << 31)
 
@@ -311,5 +322,86 @@ extern "C" __global__ void tma_l2_read(const unsigned *data, unsigned *out, unsi
         if (w[0] != last[i] * words || w[words - 1] != last[i] * words + words - 1) {
             atomicAdd(out, 1u);
         }
+    }
+}
+
+// Waits until every bulk store group but the newest `lag` has read its shared memory (the
+// instruction takes its count as an immediate).
+__device__ __forceinline__ void stores_read_but(int lag)
+{
+    switch (lag) {
+    case 1: asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory"); break;
+    case 2: asm volatile("cp.async.bulk.wait_group.read 2;" ::: "memory"); break;
+    case 3: asm volatile("cp.async.bulk.wait_group.read 3;" ::: "memory"); break;
+    case 4: asm volatile("cp.async.bulk.wait_group.read 4;" ::: "memory"); break;
+    case 5: asm volatile("cp.async.bulk.wait_group.read 5;" ::: "memory"); break;
+    default: asm volatile("cp.async.bulk.wait_group.read 6;" ::: "memory"); break;
+    }
+}
+
+extern "C" __global__ void tma_dram_copy(const unsigned char *src, unsigned char *dst, unsigned chunk_bytes,
+                                         unsigned long long chunks, int stages, int lag, unsigned *stuck)
+{
+    extern __shared__ __align__(128) unsigned char buffers[];
+    __shared__ alignas(8) unsigned long long bar_words[DRAM_COPY_MAX_STAGES];
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            barrier_init(smem_address(&bar_words[s]), 1);
+        }
+    }
+    barriers_ready();
+    if (threadIdx.x != 0) {
+        return;
+    }
+    const unsigned long long mine =
+        chunks > blockIdx.x ? (chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+    const size_t step = (size_t)gridDim.x * chunk_bytes;
+    const unsigned buf0 = held_smem_address(buffers);
+    const unsigned bar0 = held_smem_address(bar_words);
+    // Offsets and stages advance by additions: one thread issues every copy.
+    size_t load_at = (size_t)blockIdx.x * chunk_bytes;
+    size_t store_at = load_at;
+    unsigned long long loaded = 0;
+    auto load = [&](unsigned s) {
+        const unsigned bar = bar0 + 8 * s;
+        barrier_expect(bar, chunk_bytes);
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                     " [%0], [%1], %2, [%3];" ::"r"(buf0 + s * chunk_bytes),
+                     "l"(src + load_at), "r"(chunk_bytes), "r"(bar)
+                     : "memory");
+        load_at += step;
+        ++loaded;
+    };
+    for (int s = 0; s < stages && loaded < mine; ++s) {
+        load((unsigned)s);
+    }
+    unsigned s = 0, parity = 0, refill = 0;
+    bool alive = true;
+    for (unsigned long long k = 0; k < mine; ++k) {
+        alive = barrier_wait(bar0 + 8 * s, parity);
+        if (!alive) {
+            break;
+        }
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst + store_at),
+                     "r"(buf0 + s * chunk_bytes), "r"(chunk_bytes)
+                     : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        store_at += step;
+        if (k >= (unsigned long long)lag) {
+            // Chunk k - lag's buffer takes the next chunk once its store has read it.
+            if (loaded < mine) {
+                stores_read_but(lag);
+                load(refill);
+            }
+            refill = refill + 1 == (unsigned)stages ? 0 : refill + 1;
+        }
+        if (++s == (unsigned)stages) {
+            s = 0;
+            parity ^= 1u;
+        }
+    }
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    if (!alive) {
+        atomicAdd(stuck, 1u);
     }
 }

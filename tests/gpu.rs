@@ -816,8 +816,10 @@ fn tma_chases_and_streams_with_bulk_tensor_copies() {
                 "{kernel}: {ops:?}"
             );
         }
-        let ops = kernels["tma_l2_read"].as_object().unwrap();
-        assert!(ops.keys().any(|op| op.starts_with("UBLKCP")), "{ops:?}");
+        for kernel in ["tma_l2_read", "tma_dram_copy"] {
+            let ops = kernels[kernel].as_object().unwrap();
+            assert!(ops.keys().any(|op| op.starts_with("UBLKCP")), "{ops:?}");
+        }
     }
     assert!(run.join("tma.png").is_file());
     // The L2 read by bulk copies: every pattern that fits ran (each launch checked its data),
@@ -840,6 +842,14 @@ fn tma_chases_and_streams_with_bulk_tensor_copies() {
     // Lines every SM reads come faster than lines one block reads.
     assert!(figure("shared") > figure("private"));
     assert!(run.join("tma-l2-read.png").is_file());
+    // The DRAM copy by bulk copies: a figure, its target checked, below the theoretical peak.
+    let mut reader = csv::Reader::from_path(run.join("tma-dram-copy.csv")).unwrap();
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        reader.deserialize().map(Result::unwrap).collect();
+    let figure = rows.iter().find(|r| r["role"] == "figure").unwrap();
+    assert_eq!(figure["mismatched_words"], "0", "{figure:?}");
+    let fraction: f64 = figure["fraction_of_peak"].parse().unwrap();
+    assert!(fraction > 0.3 && fraction < 1.0, "{figure:?}");
 }
 
 #[test]

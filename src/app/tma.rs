@@ -1,7 +1,8 @@
 //! `gpubench tma`: the Tensor Memory Accelerator's bulk tensor copies: latency against footprint
 //! beside the L2 load, with the cache each sees, streaming bandwidth against tile size and
 //! blocks per SM, and the L2 read by bulk copies over lines private to one block and lines
-//! shared by every SM (experiments::l2_bulk_read).
+//! shared by every SM (experiments::l2_bulk_read), and the DRAM copy by bulk copies through
+//! shared memory (experiments::dram_bulk_copy).
 
 use anyhow::Result;
 use serde_json::json;
@@ -10,9 +11,11 @@ use super::suite;
 use crate::app::plan::PlannedSuite;
 use crate::cli::TmaArgs;
 use crate::error::UsageError;
+use crate::experiments::dram_bulk_copy;
 use crate::experiments::l2_bulk_read::{self, SmLimits};
 use crate::experiments::tma;
 use crate::gpu::launch::bandwidth as launcher;
+use crate::report::dram_bulk_copy as copy_report;
 use crate::report::l2_bulk_read as l2_report;
 use crate::report::tma as tma_report;
 
@@ -62,7 +65,13 @@ pub fn run(args: &TmaArgs) -> Result<()> {
         "tma",
         "the Tensor Memory Accelerator",
     )?;
-    for entry in ["tma_touch", "tma_latency", "tma_bandwidth", "tma_l2_read"] {
+    for entry in [
+        "tma_touch",
+        "tma_latency",
+        "tma_bandwidth",
+        "tma_l2_read",
+        "tma_dram_copy",
+    ] {
         gpu.function("tma", entry)?;
     }
     let settings = json!({
@@ -81,7 +90,13 @@ pub fn run(args: &TmaArgs) -> Result<()> {
         },
         "l2_read_figure_launches": l2_bulk_read::HEADLINE_LAUNCHES,
         "l2_read_figure_min_ms": l2_bulk_read::HEADLINE_SECONDS * 1e3,
-        "method": "latency: one thread chases random 128-byte tiles with 1-D cp.async.bulk.tensor copies completing on an mbarrier (next index read from the copied tile), beside the same chain with ld.global.cg, after every SM read the footprint; bandwidth: thread 0 of each block streams 2-D tiles through 4 mbarrier-tracked shared buffers, clock64 per block; L2 read: thread 0 of each block copies slices of a region a quarter of the L2's size with cp.async.bulk (private lines: each slice one block per pass; shared: every block every slice), every pattern that fits searched, the fastest of each kind re-timed over 5 launches of at least 8 ms",
+        "dram_copy_search": {
+            "chunk_kib": dram_bulk_copy::CHUNK_KIB,
+            "stages": dram_bulk_copy::STAGES,
+            "blocks_per_sm": dram_bulk_copy::BLOCKS_PER_SM,
+        },
+        "dram_copy_figure_launches": dram_bulk_copy::FIGURE_LAUNCHES,
+        "method": "latency: one thread chases random 128-byte tiles with 1-D cp.async.bulk.tensor copies completing on an mbarrier (next index read from the copied tile), beside the same chain with ld.global.cg, after every SM read the footprint; bandwidth: thread 0 of each block streams 2-D tiles through 4 mbarrier-tracked shared buffers, clock64 per block; L2 read: thread 0 of each block copies slices of a region a quarter of the L2's size with cp.async.bulk (private lines: each slice one block per pass; shared: every block every slice), every pattern that fits searched, the fastest of each kind re-timed over 5 launches of at least 8 ms; DRAM copy: two arrays of 2 GiB (an eighth of free memory each where less), thread 0 of each block loads chunks into shared buffers with cp.async.bulk and stores each back with cp.async.bulk.global.shared::cta, half the buffers awaiting stores, every pattern that fits timed over 2 launches, the fastest over 5, three stretches of the target checked",
     });
     suite::run_opened(
         gpu,
@@ -112,6 +127,13 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             };
             let l2_bytes = u64::try_from(properties.l2_cache_bytes).unwrap_or(0);
             let l2_read = l2_bulk_read::measure(gpu, limits, l2_bulk_read::footprint(l2_bytes))?;
+            let dram_copy =
+                dram_bulk_copy::measure(gpu, sms, limits.shared_per_sm, limits.shared_per_block)?;
+            let peak = 2.0
+                * f64::from(attributes.memory_clock_khz)
+                * 1e3
+                * f64::from(attributes.bus_width_bits)
+                / 8.0;
             let results = tma::Results { points, streams };
             suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;
@@ -140,6 +162,8 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             suite.run.write_figure("tma-l2-read", |path| {
                 l2_report::draw(path, &title, &l2_rows)
             })?;
+            let copy_rows = copy_report::rows(&dram_copy, peak);
+            copy_report::write(&suite.run, &copy_rows)?;
             for row in &latency {
                 println!(
                     "{:>10}: TMA {:>6.1} cycles per step, ld.global.cg {:>6.1}",
@@ -182,6 +206,23 @@ pub fn run(args: &TmaArgs) -> Result<()> {
                     );
                 }
             }
+            match copy_rows.iter().find(|r| r.role != "search") {
+                Some(row) if row.gb_per_s.is_some() => println!(
+                    "{}: {:.0} GB/s, {:.1} % of the theoretical peak ({}); {} of {} words read back differ",
+                    copy_report::QUANTITY,
+                    row.gb_per_s.unwrap_or(0.0),
+                    100.0 * row.fraction_of_peak.unwrap_or(0.0),
+                    copy_report::pattern(row),
+                    row.mismatched_words.unwrap_or(0),
+                    row.checked_words.unwrap_or(0)
+                ),
+                Some(row) => println!(
+                    "{}: {}",
+                    copy_report::QUANTITY,
+                    row.skipped.as_deref().unwrap_or("not measured")
+                ),
+                None => {}
+            }
             Ok(())
         },
     )
@@ -220,6 +261,7 @@ impl super::registry::SuiteDef for Tma {
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
         let mut figures = tma_report::figures(dir)?;
         figures.extend(l2_report::figures(dir)?);
+        figures.extend(copy_report::figures(dir)?);
         Ok(figures)
     }
 

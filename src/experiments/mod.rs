@@ -9,6 +9,7 @@ pub mod cache;
 pub mod clock;
 pub mod copy_engines;
 pub mod divergence;
+pub mod dram_bulk_copy;
 pub mod dsm;
 pub mod flops;
 pub mod instruction_chains;

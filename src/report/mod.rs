@@ -15,6 +15,7 @@ pub mod divergence;
 pub mod divergence_model;
 pub mod divergence_split;
 pub mod domain;
+pub mod dram_bulk_copy;
 pub mod dsm;
 pub mod emulation;
 pub mod export;

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use cudarc::driver::CudaSlice;
+
 use super::{timed, upload, zeros};
 use crate::error::GpuError;
 use crate::gpu::{Gpu, driver_error};
@@ -41,19 +43,51 @@ pub fn time_copies(
     deadline: Duration,
 ) -> Result<CopyEngineTimings, GpuError> {
     let words = usize::try_from(array_bytes / 4).unwrap_or(usize::MAX);
-    if words < PATTERN_WORDS || words % PATTERN_WORDS != 0 {
+    let stream = gpu.stream().clone();
+    let what = "the copy engines' copy";
+    let (source, mut target) = patterned_pair(gpu, words, "the copy engines' arrays")?;
+    let mut seconds = Vec::new();
+    for timing in 0..=repeats {
+        let ms = timed(gpu, what, deadline, || {
+            for _ in 0..copies {
+                stream
+                    .memcpy_dtod(&source, &mut target)
+                    .map_err(driver_error("copying on the device"))?;
+            }
+            Ok(())
+        })?;
+        if timing > 0 {
+            seconds.push(ms / 1e3);
+        }
+    }
+    let (checked_words, mismatched_words) = check_copy(gpu, &target)?;
+    Ok(CopyEngineTimings {
+        seconds,
+        checked_words,
+        mismatched_words,
+    })
+}
+
+/// A source of `words` words (a whole number of [`PATTERN_WORDS`]) holding the pattern, and a
+/// zeroed target as long; `what` names them in an error.
+pub fn patterned_pair(
+    gpu: &Gpu,
+    words: usize,
+    what: &str,
+) -> Result<(CudaSlice<u32>, CudaSlice<u32>), GpuError> {
+    if words < PATTERN_WORDS || !words.is_multiple_of(PATTERN_WORDS) {
         return Err(GpuError::Driver {
-            action: "sizing the copy engines' arrays".into(),
-            detail: format!("{array_bytes} bytes is not a whole number of MiB"),
+            action: format!("sizing {what}"),
+            detail: format!("{} bytes is not a whole number of MiB", 4 * words),
         });
     }
     let stream = gpu.stream().clone();
-    let what = "the copy engines' copy";
     let first: Vec<u32> = (0..PATTERN_WORDS).map(pattern_word).collect();
-    let seed = upload(gpu, &first, "the copy engines' pattern")?;
-    let mut source = zeros::<u32>(gpu, words, "the copy engines' source")?;
-    let mut target = zeros::<u32>(gpu, words, "the copy engines' target")?;
-    let copy_error = || driver_error("copying on the device");
+    let seed = upload(gpu, &first, what)?;
+    let mut source = zeros::<u32>(gpu, words, what)?;
+    let target = zeros::<u32>(gpu, words, what)?;
+    let action = format!("filling {what}");
+    let copy_error = || driver_error(&action);
     stream
         .memcpy_dtod(&seed, &mut source.slice_mut(..PATTERN_WORDS))
         .map_err(copy_error())?;
@@ -66,36 +100,27 @@ pub fn time_copies(
             .map_err(copy_error())?;
         filled += n;
     }
-    let mut seconds = Vec::new();
-    for timing in 0..=repeats {
-        let ms = timed(gpu, what, deadline, || {
-            for _ in 0..copies {
-                stream
-                    .memcpy_dtod(&source, &mut target)
-                    .map_err(copy_error())?;
-            }
-            Ok(())
-        })?;
-        if timing > 0 {
-            seconds.push(ms / 1e3);
-        }
-    }
-    let mut checked_words = 0;
-    let mut mismatched_words = 0;
-    for start in [0, words / 2, words - CHECKED_WORDS] {
-        let stretch = stream
-            .clone_dtoh(&target.slice(start..start + CHECKED_WORDS))
-            .map_err(driver_error("reading the copy engines' target"))?;
-        checked_words += stretch.len() as u64;
-        mismatched_words += stretch
+    Ok((source, target))
+}
+
+/// Words of `target` read back from its start, middle and end and compared with the source's
+/// pattern: (checked, differing).
+pub fn check_copy(gpu: &Gpu, target: &CudaSlice<u32>) -> Result<(u64, u64), GpuError> {
+    let words = target.len();
+    let stretch = CHECKED_WORDS.min(words);
+    let mut checked = 0;
+    let mut mismatched = 0;
+    for start in [0, words / 2 - stretch / 2, words - stretch] {
+        let back = gpu
+            .stream()
+            .clone_dtoh(&target.slice(start..start + stretch))
+            .map_err(driver_error("reading a copy's target"))?;
+        checked += back.len() as u64;
+        mismatched += back
             .iter()
             .enumerate()
             .filter(|(k, w)| **w != pattern_word(start + k))
             .count() as u64;
     }
-    Ok(CopyEngineTimings {
-        seconds,
-        checked_words,
-        mismatched_words,
-    })
+    Ok((checked, mismatched))
 }

@@ -276,3 +276,91 @@ pub fn tma_l2_read(
         stuck_blocks: out[1],
     })
 }
+
+/// One launch of `tma_dram_copy`: `blocks` blocks copy the source to the target in chunks of
+/// `chunk_bytes`, `stages` shared buffers each, a buffer loaded again `lag` chunks after its
+/// store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DramCopyShape {
+    pub blocks: u32,
+    pub chunk_bytes: u32,
+    pub stages: u32,
+    pub lag: u32,
+}
+
+/// cuda/tma.cu's DRAM_COPY_MAX_STAGES, and the largest lag `stores_read_but` takes.
+pub const DRAM_COPY_MAX_STAGES: u32 = 12;
+pub const DRAM_COPY_MAX_LAG: u32 = 6;
+
+/// What one `tma_dram_copy` launch gave: GPU milliseconds between events around it and the
+/// blocks whose load never completed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DramCopyLaunch {
+    pub ms: f64,
+    pub stuck_blocks: u32,
+}
+
+/// Runs `tma_dram_copy` from `source` to `target` (equal lengths, a whole number of chunks).
+///
+/// Kernel signature: `(const unsigned char *src, unsigned char *dst, unsigned chunk_bytes,
+/// unsigned long long chunks, int stages, int lag, unsigned *stuck)`; one warp per block,
+/// `stages` x `chunk_bytes` of dynamic shared memory.
+pub fn tma_dram_copy(
+    gpu: &mut Gpu,
+    source: &CudaSlice<u32>,
+    target: &mut CudaSlice<u32>,
+    shape: DramCopyShape,
+) -> Result<DramCopyLaunch, GpuError> {
+    let bytes = 4 * source.len() as u64;
+    let chunk = u64::from(shape.chunk_bytes);
+    if target.len() != source.len()
+        || chunk == 0
+        || !bytes.is_multiple_of(chunk)
+        || !(1..=DRAM_COPY_MAX_STAGES).contains(&shape.stages)
+        || !(1..=DRAM_COPY_MAX_LAG.min(shape.stages - 1)).contains(&shape.lag)
+    {
+        return Err(GpuError::Driver {
+            action: "checking a tma_dram_copy launch".into(),
+            detail: format!("{shape:?} does not fit arrays of {bytes} bytes"),
+        });
+    }
+    let function = gpu.function("tma", "tma_dram_copy")?;
+    let shared_bytes = shape.stages * shape.chunk_bytes;
+    function
+        .set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            i32::try_from(shared_bytes).unwrap_or(i32::MAX),
+        )
+        .map_err(driver_error("giving tma_dram_copy its shared memory"))?;
+    let stream = gpu.stream().clone();
+    let mut stuck = zeros::<u32>(gpu, 1, "the copy's watchdog count")?;
+    let chunks = bytes / chunk;
+    let stages = as_i32(shape.stages, "stages")?;
+    let lag = as_i32(shape.lag, "the lag")?;
+    let config = LaunchConfig {
+        grid_dim: (shape.blocks, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: shared_bytes,
+    };
+    let ms = timed(gpu, "tma_dram_copy", Duration::from_secs(30), || {
+        let mut builder = stream.launch_builder(&function);
+        builder
+            .arg(source)
+            .arg(&mut *target)
+            .arg(&shape.chunk_bytes)
+            .arg(&chunks)
+            .arg(&stages)
+            .arg(&lag)
+            .arg(&mut stuck);
+        // SAFETY: the arguments match the signature above; source and target hold `chunks`
+        // chunks of chunk_bytes each (checked above), stages is at most the kernel's
+        // DRAM_COPY_MAX_STAGES, lag at most 6 and below stages, and stages x chunk_bytes is
+        // the dynamic shared memory given.
+        unsafe { launch("tma_dram_copy", builder, config) }
+    })?;
+    let stuck = read(gpu, &stuck, "the copy's watchdog count")?;
+    Ok(DramCopyLaunch {
+        ms,
+        stuck_blocks: stuck[0],
+    })
+}
