@@ -82,6 +82,17 @@ if engines and engines["mismatched_words"] == 0:
         "median_bytes_per_second": engines["median_bytes_per_second"],
         "threads": None, "blocks_per_sm": None, "footprint_bytes": 2 * engines["array_bytes"]}
 
+# The DRAM copy by bulk copies through shared memory (the tma suite), where the run made it.
+bulk_copy = f"{out}/tma/tma-dram-copy.csv"
+if os.path.exists(bulk_copy):
+    for r in csv.DictReader(open(bulk_copy)):
+        if r["role"] == "figure" and r["gb_per_s"] and r["mismatched_words"] == "0":
+            ours[("dram", "bulk copies")] = {
+                "median_bytes_per_second": float(r["gb_per_s"]) * 1e9,
+                "threads": 32, "blocks_per_sm": int(r["blocks_per_sm"]),
+                "footprint_bytes": 2 * int(r["array_bytes"]),
+                "pattern": f"{int(r['chunk_bytes']) >> 10} KiB chunks, {r['stages']} buffers per block, {r['blocks_per_sm']} per SM"}
+
 def tb(bytes_per_second):
     return bytes_per_second / 1e12
 
@@ -129,6 +140,11 @@ row("DRAM write", ("dram", "write"), "bandwidth `dram write`",
     max(stream["init"]) if stream["init"] else None, "gpu-stream init, best block size")
 row("DRAM copy (read + write bytes)", ("dram", "copy"), "bandwidth `dram copy`: SM kernel",
     max(stream["scale"]) if stream["scale"] else None, "gpu-stream scale, best block size")
+if ("dram", "bulk copies") in ours:
+    b = ours[("dram", "bulk copies")]
+    row("DRAM copy (read + write bytes), TMA bulk copies", ("dram", "bulk copies"),
+        f"tma `DRAM copy by bulk copies`: SM kernel, cp.async.bulk through shared memory, {b['pattern']}",
+        max(stream["scale"]) if stream["scale"] else None, "gpu-stream scale, best block size")
 if ("dram", "copy engines") in ours:
     e = ours[("dram", "copy engines")]
     row("DRAM copy (read + write bytes), copy engines", ("dram", "copy engines"),
@@ -147,7 +163,9 @@ with open(f"{out}/peers.md", "w") as md:
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
         md.write(f"| {r['ceiling']} | {f(r['gpubench_tb_per_s'])} | {r['gpubench_pattern']} | "
                  f"{f(r['peer_tb_per_s'])} | {r['peer_pattern']} | {ratio} |\n")
-    for key, mover in ((("dram", "copy"), "an SM kernel"), (("dram", "copy engines"), "the copy engines")):
+    for key, mover in ((("dram", "copy"), "the bandwidth suite's SM kernel"),
+                       (("dram", "bulk copies"), "TMA bulk copies (an SM kernel)"),
+                       (("dram", "copy engines"), "the copy engines")):
         copy = ours.get(key)
         if copy:
             md.write(f"\nDRAM copy by {mover} is {100 * tb(copy['median_bytes_per_second']) / peak:.1f} % of the theoretical peak.\n")
