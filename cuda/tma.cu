@@ -142,6 +142,18 @@ __device__ __forceinline__ void barriers_ready()
     __syncthreads();
 }
 
+// Thread 0 initialises the first `stages` barriers of `bars`; every thread of the block then
+// sees them ready.
+__device__ __forceinline__ void stage_barriers_ready(unsigned long long *bars, int stages)
+{
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            barrier_init(smem_address(&bars[s]), 1);
+        }
+    }
+    barriers_ready();
+}
+
 extern "C" __global__ void tma_touch(const unsigned *data, unsigned long long words, unsigned *sink)
 {
     unsigned acc = 0;
@@ -195,12 +207,7 @@ extern "C" __global__ void tma_bandwidth(const __grid_constant__ TensorMap map, 
     extern __shared__ __align__(128) unsigned char buffers[];
     __shared__ alignas(8) unsigned long long bar_words[MAX_STAGES];
     const unsigned tile_bytes = BOX_COLUMNS * 4u * box_rows;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < stages; ++s) {
-            barrier_init(smem_address(&bar_words[s]), 1);
-        }
-    }
-    barriers_ready();
+    stage_barriers_ready(bar_words, stages);
     if (threadIdx.x != 0) {
         return;
     }
@@ -264,12 +271,7 @@ extern "C" __global__ void tma_l2_read(const unsigned *data, unsigned *out, unsi
 {
     extern __shared__ __align__(128) unsigned char buffers[];
     __shared__ alignas(8) unsigned long long bar_words[L2_READ_MAX_STAGES];
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < stages; ++s) {
-            barrier_init(smem_address(&bar_words[s]), 1);
-        }
-    }
-    barriers_ready();
+    stage_barriers_ready(bar_words, stages);
     if (threadIdx.x != 0) {
         return;
     }
@@ -344,12 +346,7 @@ extern "C" __global__ void tma_dram_copy(const unsigned char *src, unsigned char
 {
     extern __shared__ __align__(128) unsigned char buffers[];
     __shared__ alignas(8) unsigned long long bar_words[DRAM_COPY_MAX_STAGES];
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < stages; ++s) {
-            barrier_init(smem_address(&bar_words[s]), 1);
-        }
-    }
-    barriers_ready();
+    stage_barriers_ready(bar_words, stages);
     if (threadIdx.x != 0) {
         return;
     }

@@ -166,13 +166,7 @@ pub fn tma_bandwidth(
     map: &TensorMap,
     shape: StreamShape,
 ) -> Result<(Vec<i64>, f64), GpuError> {
-    let function = gpu.function("tma", "tma_bandwidth")?;
-    function
-        .set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            i32::try_from(shape.shared_bytes).unwrap_or(i32::MAX),
-        )
-        .map_err(driver_error("giving tma_bandwidth its shared memory"))?;
+    let function = shared_function(gpu, "tma_bandwidth", shape.shared_bytes)?;
     let stream = gpu.stream().clone();
     let mut stamps = zeros::<i64>(gpu, 2 * shape.blocks as usize, "the block stamps")?;
     let mut sink = zeros::<u32>(gpu, shape.blocks as usize, "the sink")?;
@@ -203,6 +197,19 @@ pub fn tma_bandwidth(
         unsafe { launch("tma_bandwidth", builder, config) }
     })?;
     Ok((read(gpu, &stamps, "the block stamps")?, ms))
+}
+
+/// `entry` of the tma module, allowed `bytes` of dynamic shared memory per block.
+fn shared_function(gpu: &mut Gpu, entry: &str, bytes: u32) -> Result<CudaFunction, GpuError> {
+    let function = gpu.function("tma", entry)?;
+    let action = format!("giving {entry} its shared memory");
+    function
+        .set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            i32::try_from(bytes).unwrap_or(i32::MAX),
+        )
+        .map_err(driver_error(&action))?;
+    Ok(function)
 }
 
 /// One launch of `tma_l2_read`: `slices` slices of `slice_bytes` of the region, `passes` times,
@@ -236,14 +243,8 @@ pub fn tma_l2_read(
     data: &CudaSlice<u32>,
     shape: L2ReadShape,
 ) -> Result<L2ReadLaunch, GpuError> {
-    let function = gpu.function("tma", "tma_l2_read")?;
     let shared_bytes = shape.stages * shape.slice_bytes;
-    function
-        .set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            i32::try_from(shared_bytes).unwrap_or(i32::MAX),
-        )
-        .map_err(driver_error("giving tma_l2_read its shared memory"))?;
+    let function = shared_function(gpu, "tma_l2_read", shared_bytes)?;
     let stream = gpu.stream().clone();
     let mut out = zeros::<u32>(gpu, 2, "the copy check")?;
     let passes = as_i32(shape.passes, "passes")?;
@@ -324,14 +325,8 @@ pub fn tma_dram_copy(
             detail: format!("{shape:?} does not fit arrays of {bytes} bytes"),
         });
     }
-    let function = gpu.function("tma", "tma_dram_copy")?;
     let shared_bytes = shape.stages * shape.chunk_bytes;
-    function
-        .set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            i32::try_from(shared_bytes).unwrap_or(i32::MAX),
-        )
-        .map_err(driver_error("giving tma_dram_copy its shared memory"))?;
+    let function = shared_function(gpu, "tma_dram_copy", shared_bytes)?;
     let stream = gpu.stream().clone();
     let mut stuck = zeros::<u32>(gpu, 1, "the copy's watchdog count")?;
     let chunks = bytes / chunk;
