@@ -267,18 +267,21 @@ fn copy_engine_rows(r: &mut Rows, copy: &Result<CopyEngineFigure, String>) {
             return;
         }
     };
+    // The arrays' size goes in the interval's label, not the quantity: a GPU with less memory
+    // copies smaller arrays, and `compare` pairs rows by quantity.
+    let label = format!(
+        "min-max; {} copies of {} MiB per timing",
+        c.copies_per_timing,
+        c.array_bytes >> 20
+    );
     r.push(
-        &format!(
-            "{NAME} (cuMemcpyDtoD, no kernel; {} copies of {} MiB per timing)",
-            c.copies_per_timing,
-            c.array_bytes >> 20
-        ),
+        &format!("{NAME} (cuMemcpyDtoD, no kernel)"),
         Some(gb(c.median_bytes_per_second)),
         "GB/s",
         Some((
             gb(c.min_bytes_per_second),
             gb(c.max_bytes_per_second),
-            "min-max",
+            label.as_str(),
         )),
     );
     r.push(
@@ -518,7 +521,11 @@ mod tests {
         assert_eq!(good.len(), 2);
         assert_eq!(
             good[0].quantity,
-            "dram copy by the copy engines (cuMemcpyDtoD, no kernel; 2 copies of 2048 MiB per timing)"
+            "dram copy by the copy engines (cuMemcpyDtoD, no kernel)"
+        );
+        assert_eq!(
+            good[0].uncertainty,
+            "min-max; 2 copies of 2048 MiB per timing"
         );
         let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 1e-9);
         assert!(near(good[0].value, 3020.0), "{good:?}");
