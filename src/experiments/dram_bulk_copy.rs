@@ -11,11 +11,12 @@
 //! stores each back out (`cp.async.bulk.global.shared::cta`), a buffer loaded again once its
 //! store has read it, half the buffers' chunks being loaded and half stored at a time; one or
 //! two blocks per SM. Every pattern that fits an SM is timed over two launches after a warm
-//! one; the fastest is timed again over five, and three stretches of its target are compared
-//! with the source. Rates count the bytes read and written, over the GPU time between events
-//! around a launch.
+//! one; the fastest is timed again over five, on a target cleared first, and three stretches of
+//! its target are then compared with the source. Rates count the bytes read and written, over
+//! the GPU time between events around a launch.
 
 use anyhow::Result;
+use cudarc::driver::CudaSlice;
 use serde::Serialize;
 
 use crate::analysis::stats::Summary;
@@ -125,36 +126,6 @@ pub fn measure(
     };
     let words = usize::try_from(array / 4)?;
     let (source, mut target) = launch::patterned_pair(gpu, words, "the bulk copy's arrays")?;
-    let mut time = |pattern: CopyPattern, launches: usize| -> Result<CopyReading> {
-        let shape = DramCopyShape {
-            blocks: multiprocessors * pattern.blocks_per_sm,
-            chunk_bytes: pattern.chunk_bytes,
-            stages: pattern.stages,
-            lag: pattern.lag(),
-        };
-        let mut ms = Vec::new();
-        for i in 0..=launches {
-            let launch = launch::tma_dram_copy(gpu, &source, &mut target, shape)?;
-            if launch.stuck_blocks > 0 {
-                return Ok(CopyReading {
-                    pattern,
-                    event_ms: None,
-                    skipped: Some(format!(
-                        "{} blocks' copies never completed (the watchdog gave up)",
-                        launch.stuck_blocks
-                    )),
-                });
-            }
-            if i > 0 {
-                ms.push(launch.ms);
-            }
-        }
-        Ok(CopyReading {
-            pattern,
-            event_ms: Summary::of(&ms),
-            skipped: None,
-        })
-    };
     let mut search = Vec::new();
     for pattern in patterns() {
         search.push(match unfit(&pattern, shared_per_sm, shared_per_block) {
@@ -163,7 +134,14 @@ pub fn measure(
                 event_ms: None,
                 skipped: Some(why),
             },
-            None => time(pattern, SEARCH_LAUNCHES)?,
+            None => time(
+                gpu,
+                &source,
+                &mut target,
+                multiprocessors,
+                pattern,
+                SEARCH_LAUNCHES,
+            )?,
         });
     }
     let fastest = search
@@ -171,8 +149,18 @@ pub fn measure(
         .filter_map(|r| Some((r.event_ms?.median, r.pattern)))
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, p)| p);
+    // The search's patterns all wrote the source's data: cleared, the target shows what the
+    // figure's own launches wrote.
+    launch::clear(gpu, &mut target)?;
     let figure = match fastest {
-        Some(pattern) => Some(time(pattern, FIGURE_LAUNCHES)?),
+        Some(pattern) => Some(time(
+            gpu,
+            &source,
+            &mut target,
+            multiprocessors,
+            pattern,
+            FIGURE_LAUNCHES,
+        )?),
         None => None,
     };
     let (checked_words, mismatched_words) = launch::check_copy(gpu, &target)?;
@@ -183,6 +171,46 @@ pub fn measure(
         checked_words,
         mismatched_words,
     }))
+}
+
+/// `pattern` over a warm launch and `launches` timed ones; a launch whose copies never
+/// completed leaves the pattern without a rate.
+fn time(
+    gpu: &mut Gpu,
+    source: &CudaSlice<u32>,
+    target: &mut CudaSlice<u32>,
+    multiprocessors: u32,
+    pattern: CopyPattern,
+    launches: usize,
+) -> Result<CopyReading> {
+    let shape = DramCopyShape {
+        blocks: multiprocessors * pattern.blocks_per_sm,
+        chunk_bytes: pattern.chunk_bytes,
+        stages: pattern.stages,
+        lag: pattern.lag(),
+    };
+    let mut ms = Vec::new();
+    for i in 0..=launches {
+        let launch = launch::tma_dram_copy(gpu, source, target, shape)?;
+        if launch.stuck_blocks > 0 {
+            return Ok(CopyReading {
+                pattern,
+                event_ms: None,
+                skipped: Some(format!(
+                    "{} blocks' copies never completed (the watchdog gave up)",
+                    launch.stuck_blocks
+                )),
+            });
+        }
+        if i > 0 {
+            ms.push(launch.ms);
+        }
+    }
+    Ok(CopyReading {
+        pattern,
+        event_ms: Summary::of(&ms),
+        skipped: None,
+    })
 }
 
 #[cfg(test)]

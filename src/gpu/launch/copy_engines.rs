@@ -103,6 +103,13 @@ pub fn patterned_pair(
     Ok((source, target))
 }
 
+/// `target` zeroed, so that a later [`check_copy`] sees only what the copies after it wrote.
+pub fn clear(gpu: &Gpu, target: &mut CudaSlice<u32>) -> Result<(), GpuError> {
+    gpu.stream()
+        .memset_zeros(target)
+        .map_err(driver_error("clearing a copy's target"))
+}
+
 /// Words of `target` read back from its start, middle and end and compared with the source's
 /// pattern: (checked, differing).
 pub fn check_copy(gpu: &Gpu, target: &CudaSlice<u32>) -> Result<(u64, u64), GpuError> {
