@@ -6,7 +6,7 @@
 //! destination offsets of 256 B to 3 MiB and TMA bulk copies through shared memory all stop at
 //! 85-87 % (scripts/dram-copy-probe.cu, scripts/dram-copy-layout-probe.cu), while
 //! `cuMemcpyDtoD`, which launches no kernel and moves the bytes with the copy engines, reaches
-//! about 90 % (medians of 89.5-89.9 % in this measurement on three H100s, best-of-five 90.0-90.4 %
+//! about 90 % (medians of 89.3-89.9 % in this measurement on five H100s, best-of-five 90.0-90.4 %
 //! in probes). The movers differ and each is reported: this one here, the SMs' in `bandwidth`
 //! and `tma`.
 //!
