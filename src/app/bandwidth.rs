@@ -100,11 +100,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                 );
             }
             let mhz = suite.metadata.sm_clock_before.mhz;
-            let peak = 2.0
-                * f64::from(attributes.memory_clock_khz)
-                * 1e3
-                * f64::from(attributes.bus_width_bits)
-                / 8.0;
+            let peak = attributes.dram_peak_bytes_per_second();
             let per_sm_clock = |rate: f64| rate / (mhz * 1e6 * f64::from(sms));
             let mut rows: Vec<PointRow> = Vec::new();
             rows.extend(measured.search.iter().map(|p| row("search", p)));

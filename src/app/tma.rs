@@ -129,11 +129,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             let l2_read = l2_bulk_read::measure(gpu, limits, l2_bulk_read::footprint(l2_bytes))?;
             let dram_copy =
                 dram_bulk_copy::measure(gpu, sms, limits.shared_per_sm, limits.shared_per_block)?;
-            let peak = 2.0
-                * f64::from(attributes.memory_clock_khz)
-                * 1e3
-                * f64::from(attributes.bus_width_bits)
-                / 8.0;
+            let peak = attributes.dram_peak_bytes_per_second();
             let results = tma::Results { points, streams };
             suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;

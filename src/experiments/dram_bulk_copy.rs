@@ -67,15 +67,6 @@ pub struct DramBulkCopy {
     pub mismatched_words: u64,
 }
 
-impl DramBulkCopy {
-    /// Read + write bytes per second of `reading`'s median launch.
-    pub fn median_rate(&self, reading: &CopyReading) -> Option<f64> {
-        reading
-            .event_ms
-            .map(|ms| 2.0 * self.array_bytes as f64 / (ms.median * 1e-3))
-    }
-}
-
 /// Every pattern of the search, in order.
 pub fn patterns() -> Vec<CopyPattern> {
     let mut out = Vec::new();

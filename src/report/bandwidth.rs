@@ -252,6 +252,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
 /// The copy engines' rate and its share of the peak; a reason in words where there is none.
 fn copy_engine_rows(r: &mut Rows, copy: &Result<CopyEngineFigure, String>) {
     const NAME: &str = "dram copy by the copy engines";
+    let quantity = format!("{NAME} (cuMemcpyDtoD, no kernel)");
     let c = match copy {
         Ok(c) if c.mismatched_words == 0 => c,
         Ok(c) => {
@@ -259,13 +260,9 @@ fn copy_engine_rows(r: &mut Rows, copy: &Result<CopyEngineFigure, String>) {
                 "not stated: the target differs from the source in {} of {} words read back",
                 c.mismatched_words, c.checked_words
             );
-            r.text(&format!("{NAME} (cuMemcpyDtoD, no kernel)"), Some(&why));
-            return;
+            return r.text(&quantity, Some(&why));
         }
-        Err(why) => {
-            r.text(&format!("{NAME} (cuMemcpyDtoD, no kernel)"), Some(why));
-            return;
-        }
+        Err(why) => return r.text(&quantity, Some(why)),
     };
     // The arrays' size goes in the interval's label, not the quantity: a GPU with less memory
     // copies smaller arrays, and `compare` pairs rows by quantity.
@@ -275,7 +272,7 @@ fn copy_engine_rows(r: &mut Rows, copy: &Result<CopyEngineFigure, String>) {
         c.array_bytes >> 20
     );
     r.push(
-        &format!("{NAME} (cuMemcpyDtoD, no kernel)"),
+        &quantity,
         Some(gb(c.median_bytes_per_second)),
         "GB/s",
         Some((

@@ -112,7 +112,7 @@ pub const QUANTITY: &str = "DRAM copy by bulk copies through shared memory (read
 /// why there is none where the copy was not measured or did not reproduce its source. A run
 /// made before this measurement existed has no file and no rows.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
-    if !dir.join(FILE).exists() && !dir.join(format!("{FILE}.gz")).exists() {
+    if super::saved::find(dir, FILE).is_none() {
         return Ok(Vec::new());
     }
     let rows: Vec<Row> = super::saved::read_csv(dir, FILE)?;

@@ -386,6 +386,13 @@ pub struct MemoryAttributes {
     pub max_blocks_per_sm: i32,
 }
 
+impl MemoryAttributes {
+    /// The DRAM's theoretical peak, 2 x memory clock x bus width, in bytes per second.
+    pub fn dram_peak_bytes_per_second(&self) -> f64 {
+        2.0 * f64::from(self.memory_clock_khz) * 1e3 * f64::from(self.bus_width_bits) / 8.0
+    }
+}
+
 pub fn memory_attributes(gpu: &Gpu) -> Result<MemoryAttributes, GpuError> {
     use cudarc::driver::sys::CUdevice_attribute::*;
     let read = |attribute| {
