@@ -130,6 +130,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                     bytes_per_clock_per_sm: per_sm_clock(p.median_bytes_per_second),
                     fraction_of_peak: (p.level == Level::Dram)
                         .then(|| p.median_bytes_per_second / peak),
+                    slice_order: (p.placement == "device").then(|| p.order.name().to_string()),
                 })
                 .collect();
             let mut falloffs = falloffs_of("l1 read (per SM)", &measured.l1_sweep);
@@ -170,7 +171,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                 .write_figure("bandwidth", |path| report::draw(path, &title, &rows, &file))?;
             for l in &file.levels {
                 println!(
-                    "{:>6} {:<5} {:>8.0} GB/s ({:.0} to {:.0}), {:6.1} B/clock/SM{} [{}; {} threads x {} blocks/SM]",
+                    "{:>6} {:<5} {:>8.0} GB/s ({:.0} to {:.0}), {:6.1} B/clock/SM{} [{}; {} threads x {} blocks/SM{}]",
                     l.level,
                     l.operation,
                     l.median_bytes_per_second / 1e9,
@@ -184,7 +185,10 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                     )),
                     l.from,
                     l.threads,
-                    l.blocks_per_sm
+                    l.blocks_per_sm,
+                    l.slice_order
+                        .as_deref()
+                        .map_or(String::new(), |o| format!(", {o} slices"))
                 );
             }
             match &file.copy_engines {
@@ -290,6 +294,7 @@ fn row(stage: &str, p: &Point) -> PointRow {
         placement: p.placement.into(),
         threads: p.threads,
         blocks_per_sm: p.blocks_per_sm,
+        slice_order: p.order.name().into(),
         footprint_bytes: p.footprint_bytes,
         passes: p.passes,
         bytes_per_launch: p.bytes_per_launch,

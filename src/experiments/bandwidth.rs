@@ -13,7 +13,10 @@
 //! reads through L1 against the footprint of each SM (every block its own region), and weak
 //! reads past L1, strong (`.cg`) reads, writes and copies against the device-wide footprint,
 //! from one slice per SM to far past L2. Every line is read by one block per pass: blocks that
-//! shared lines would be served by one another's fetches, not by the level measured. Each
+//! shared lines would be served by one another's fetches, not by the level measured. Within
+//! the L2 (its search and headline, and every sweep) a block keeps its slices from pass to
+//! pass; at DRAM the blocks take the slices in order from an atomic ticket, which keeps the
+//! slices in flight together and ends no pass on a few blocks ([`Level::slice_order`]). Each
 //! launch is calibrated (passes doubled until it runs at least `--min-ms`; the L2's headline
 //! figures' launches at least `--headline-ms`, so a slow start of each launch is spread over
 //! enough passes to repeat between processes), then timed `--repeats` times between CUDA
@@ -28,7 +31,9 @@ use crate::analysis::stats::Summary;
 use crate::error::UsageError;
 use crate::experiments::launch_size::{calibrated_passes, shared_fits};
 use crate::gpu::Gpu;
-use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel, Launch, Occupancy};
+use crate::gpu::launch::bandwidth::{
+    self as launcher, Buffers, Kernel, Launch, Occupancy, SliceOrder,
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BandwidthConfig {
@@ -109,6 +114,18 @@ impl Level {
             Level::L2 | Level::Dram => Kernel::ReadDevice,
         }
     }
+
+    /// How `kernel` hands out its slices at this level: by ticket past the L2 (the slices in
+    /// flight together, no pass ending on a few blocks: 3-6 % more from DRAM on an H100),
+    /// fixed within it and in the sweeps (a block finds its own lines on its side of the L2:
+    /// by ticket the L2's read and copy fell 4-25 %; scripts/slice-order-probe.cu).
+    pub fn slice_order(self, kernel: Kernel) -> SliceOrder {
+        if self == Level::Dram && kernel.takes_ticket() {
+            SliceOrder::Ticket
+        } else {
+            SliceOrder::Fixed
+        }
+    }
 }
 
 /// What the device allows per SM, for the occupancy search.
@@ -183,6 +200,7 @@ pub struct Point {
     pub threads: u32,
     pub blocks_per_sm: u32,
     pub footprint_bytes: u64,
+    pub order: SliceOrder,
     pub passes: u32,
     pub bytes_per_launch: u64,
     /// Over the repeats: bytes per second.
@@ -218,7 +236,8 @@ pub struct Bench<'a> {
 const DEADLINE: Duration = Duration::from_secs(20);
 
 impl Bench<'_> {
-    /// One point, its launches calibrated to run at least `min_seconds`.
+    /// One point, its launches calibrated to run at least `min_seconds`; its slices handed out
+    /// as [`Level::slice_order`] says (a sweep's points are measured as `Level::L2`'s).
     pub fn point(
         &mut self,
         level: Level,
@@ -234,6 +253,7 @@ impl Bench<'_> {
             occupancy,
             footprint_bytes: footprint,
             passes: 1,
+            order: level.slice_order(kernel),
         };
         launch.passes = calibrated_passes(min_seconds, 1e7, |passes| {
             self.time(&Launch { passes, ..launch })
@@ -257,6 +277,7 @@ impl Bench<'_> {
             threads: occupancy.threads,
             blocks_per_sm: occupancy.blocks_per_sm,
             footprint_bytes: launch.covered_bytes(),
+            order: launch.order,
             passes: launch.passes,
             bytes_per_launch: bytes,
             median_bytes_per_second: median,
@@ -518,6 +539,30 @@ mod tests {
         assert!(search_footprint(Level::L2, &limits, 1 << 30) < limits.l2_bytes / 2);
         assert!(search_footprint(Level::Dram, &limits, 4 << 30) >= 16 * limits.l2_bytes);
         assert_eq!(search_footprint(Level::Dram, &limits, 1 << 29), 1 << 29);
+    }
+
+    #[test]
+    fn only_dram_points_of_private_slices_take_them_by_ticket() {
+        for kernel in Kernel::ALL {
+            let at_dram = Level::Dram.slice_order(kernel);
+            assert_eq!(
+                at_dram == SliceOrder::Ticket,
+                kernel.takes_ticket(),
+                "{kernel:?}"
+            );
+            for level in [Level::Shared, Level::L1, Level::L2] {
+                assert_eq!(
+                    level.slice_order(kernel),
+                    SliceOrder::Fixed,
+                    "{level:?} {kernel:?}"
+                );
+            }
+        }
+        // The shared-line read keeps its chunks whatever the level.
+        assert_eq!(
+            Level::Dram.slice_order(Kernel::ReadDeviceShared),
+            SliceOrder::Fixed
+        );
     }
 
     #[test]

@@ -25,6 +25,10 @@ pub struct PointRow {
     pub placement: String,
     pub threads: u32,
     pub blocks_per_sm: u32,
+    /// How the device-wide kernels handed out their slices: "fixed" or "ticket" (runs before
+    /// 2026-11-25 had only fixed slices and no column).
+    #[serde(default = "fixed_slices")]
+    pub slice_order: String,
     pub footprint_bytes: u64,
     pub passes: u32,
     pub bytes_per_launch: u64,
@@ -50,7 +54,18 @@ pub struct LevelFigure {
     pub bytes_per_clock_per_sm: f64,
     /// DRAM only: the median over the theoretical peak.
     pub fraction_of_peak: Option<f64>,
+    /// The device-wide kernels': "fixed" or "ticket" (runs before 2026-11-25: fixed, unstated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_order: Option<String>,
 }
+
+fn fixed_slices() -> String {
+    "fixed".into()
+}
+
+/// The words a headline's interval carries for slices handed out by ticket (fixed slices,
+/// every run's before 2026-11-25, carry none).
+pub const TICKET_LABEL: &str = "min-max; slices taken in order by ticket";
 
 /// Where one sweep's bandwidth falls from one plateau to the next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -166,37 +181,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let file: BandwidthFile = super::saved::read_json(dir, "bandwidth.json")?;
     let mut r = Rows::new(SECTION, "bandwidth.json");
     for l in &file.levels {
-        let name = format!("{} {}", l.level, l.operation);
-        r.push(
-            &format!("{name} ({})", l.from),
-            Some(gb(l.median_bytes_per_second)),
-            "GB/s",
-            Some((
-                gb(l.min_bytes_per_second),
-                gb(l.max_bytes_per_second),
-                "min-max",
-            )),
-        );
-        // The same launches per SM and clock: the headline's range, scaled alike.
-        let per_sm = l.bytes_per_clock_per_sm / l.median_bytes_per_second;
-        r.push(
-            &format!("{name} per SM"),
-            Some(l.bytes_per_clock_per_sm),
-            "bytes/clock/SM",
-            (per_sm.is_finite() && l.median_bytes_per_second > 0.0).then_some((
-                l.min_bytes_per_second * per_sm,
-                l.max_bytes_per_second * per_sm,
-                "min-max",
-            )),
-        );
-        if let Some(fraction) = l.fraction_of_peak {
-            r.push(
-                &format!("{name}: fraction of theoretical peak"),
-                Some(100.0 * fraction),
-                "%",
-                None,
-            );
-        }
+        level_rows(&mut r, l);
     }
     if let Some(copy) = &file.copy_engines {
         copy_engine_rows(&mut r, copy);
@@ -247,6 +232,46 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         );
     }
     Ok(r.finish())
+}
+
+/// A level's headline rate (its interval says how the slices were handed out where by
+/// ticket), the same per SM and clock, and DRAM's share of the peak.
+fn level_rows(r: &mut Rows, l: &LevelFigure) {
+    let name = format!("{} {}", l.level, l.operation);
+    let label = match l.slice_order.as_deref() {
+        Some("ticket") => TICKET_LABEL,
+        _ => "min-max",
+    };
+    r.push(
+        &format!("{name} ({})", l.from),
+        Some(gb(l.median_bytes_per_second)),
+        "GB/s",
+        Some((
+            gb(l.min_bytes_per_second),
+            gb(l.max_bytes_per_second),
+            label,
+        )),
+    );
+    // The same launches per SM and clock: the headline's range, scaled alike.
+    let per_sm = l.bytes_per_clock_per_sm / l.median_bytes_per_second;
+    r.push(
+        &format!("{name} per SM"),
+        Some(l.bytes_per_clock_per_sm),
+        "bytes/clock/SM",
+        (per_sm.is_finite() && l.median_bytes_per_second > 0.0).then_some((
+            l.min_bytes_per_second * per_sm,
+            l.max_bytes_per_second * per_sm,
+            "min-max",
+        )),
+    );
+    if let Some(fraction) = l.fraction_of_peak {
+        r.push(
+            &format!("{name}: fraction of theoretical peak"),
+            Some(100.0 * fraction),
+            "%",
+            None,
+        );
+    }
 }
 
 /// The copy engines' rate and its share of the peak; a reason in words where there is none.
@@ -549,7 +574,53 @@ mod tests {
         let committed = include_str!("../../results/h100/all/bandwidth/bandwidth.json");
         let file: BandwidthFile = serde_json::from_str(committed).unwrap();
         assert!(file.copy_engines.is_none());
+        assert!(file.levels.iter().all(|l| l.slice_order.is_none()));
         let written = serde_json::to_string(&file).unwrap();
         assert!(!written.contains("copy_engines"));
+        assert!(!written.contains("slice_order"));
+        // Their points had fixed slices and no column for it.
+        let points = include_str!("../../results/h100/all/bandwidth/points.csv");
+        let rows: Vec<PointRow> = csv::Reader::from_reader(points.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(rows.len() > 100);
+        assert!(rows.iter().all(|p| p.slice_order == "fixed"));
+    }
+
+    #[test]
+    fn a_headline_from_slices_by_ticket_says_so_in_its_interval() {
+        let figure = |order: Option<&str>| LevelFigure {
+            level: "dram".into(),
+            operation: "write".into(),
+            from: "at the dram write search's winner".into(),
+            footprint_bytes: 1 << 30,
+            threads: 1024,
+            blocks_per_sm: 1,
+            median_bytes_per_second: 3.29e12,
+            min_bytes_per_second: 3.28e12,
+            max_bytes_per_second: 3.30e12,
+            bytes_per_clock_per_sm: 12.6,
+            fraction_of_peak: Some(0.981),
+            slice_order: order.map(String::from),
+        };
+        for (order, label) in [
+            (Some("ticket"), TICKET_LABEL),
+            (Some("fixed"), "min-max"),
+            (None, "min-max"),
+        ] {
+            let mut r = Rows::new(SECTION, "bandwidth.json");
+            level_rows(&mut r, &figure(order));
+            let rows = r.finish();
+            assert_eq!(rows.len(), 3, "{rows:?}");
+            assert_eq!(
+                rows[0].quantity,
+                "dram write (at the dram write search's winner)"
+            );
+            assert!(is_rate_of(&rows[0], "dram", "write"));
+            assert_eq!(rows[0].uncertainty, label, "{order:?}");
+            // The per-SM row keeps its plain interval.
+            assert_eq!(rows[1].uncertainty, "min-max");
+        }
     }
 }

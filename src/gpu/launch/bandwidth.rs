@@ -85,6 +85,18 @@ impl Kernel {
         )
     }
 
+    /// Whether its slices may be handed out by a ticket ([`SliceOrder::Ticket`]): the
+    /// device-wide kernels of private slices (the shared-line read has chunks of its own).
+    pub fn takes_ticket(self) -> bool {
+        matches!(
+            self,
+            Kernel::ReadDevice
+                | Kernel::ReadDeviceStrong
+                | Kernel::WriteDevice
+                | Kernel::CopyDevice
+        )
+    }
+
     pub const ALL: [Kernel; 9] = [
         Kernel::ReadDevice,
         Kernel::ReadDeviceStrong,
@@ -96,6 +108,24 @@ impl Kernel {
         Kernel::SharedWrite,
         Kernel::SharedCopy,
     ];
+}
+
+/// How a device-wide launch hands out its slices (`for_each_slice` in cuda/bandwidth.cu).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SliceOrder {
+    /// Block b keeps slices b, b + grid, ... in every pass: a block's lines are its own.
+    Fixed,
+    /// The blocks take the slices of pass after pass in order from an atomic ticket.
+    Ticket,
+}
+
+impl SliceOrder {
+    pub fn name(self) -> &'static str {
+        match self {
+            SliceOrder::Fixed => "fixed",
+            SliceOrder::Ticket => "ticket",
+        }
+    }
 }
 
 /// Threads per block and blocks per SM of a launch.
@@ -114,6 +144,9 @@ pub struct Launch {
     /// array of each block (shared).
     pub footprint_bytes: u64,
     pub passes: u32,
+    /// Ignored by the kernels that do not [`Kernel::takes_ticket`] (a launch of theirs with
+    /// [`SliceOrder::Ticket`] is refused).
+    pub order: SliceOrder,
 }
 
 /// The device buffers: `source` holds the largest device footprint (and every SM's region),
@@ -124,6 +157,8 @@ pub struct Buffers {
     sink: CudaSlice<u32>,
     /// One ticket counter per SM for `bw_read_sm`, zeroed before each of its launches.
     tickets: CudaSlice<u32>,
+    /// The slice ticket of [`SliceOrder::Ticket`] launches, zeroed before each.
+    slice_ticket: CudaSlice<u64>,
     source_bytes: u64,
     target_bytes: u64,
     multiprocessors: u32,
@@ -146,6 +181,7 @@ impl Buffers {
             target: alloc(target_bytes, "the bandwidth copy target")?,
             sink: alloc(64, "the sink")?,
             tickets: alloc(4 * u64::from(multiprocessors), "the SM tickets")?,
+            slice_ticket: super::zeros::<u64>(gpu, 1, "the slice ticket")?,
             source_bytes,
             target_bytes,
             multiprocessors,
@@ -271,12 +307,26 @@ pub fn run(
         shared_mem_bytes: 0,
     };
     let passes = i32::try_from(launch.passes).unwrap_or(i32::MAX);
+    let by_ticket = launch.order == SliceOrder::Ticket;
+    if by_ticket && !launch.kernel.takes_ticket() {
+        return Err(GpuError::Driver {
+            action: format!("launching {entry}"),
+            detail: "it cannot hand out its slices by ticket".into(),
+        });
+    }
+    // Before the start event: the zeroing is not part of the timed launch.
     if launch.kernel == Kernel::ReadSm {
-        // Before the start event: the zeroing is not part of the timed launch.
         stream
             .memset_zeros(&mut buffers.tickets)
             .map_err(driver_error("zeroing the SM tickets"))?;
     }
+    if by_ticket {
+        stream
+            .memset_zeros(&mut buffers.slice_ticket)
+            .map_err(driver_error("zeroing the slice ticket"))?;
+    }
+    // A null pointer for fixed slices.
+    let no_ticket: u64 = 0;
     let ms = timed(gpu, entry, deadline, || {
         // Each arm checks the launch against the buffers before the kernel sees it.
         match launch.kernel {
@@ -322,13 +372,22 @@ pub fn run(
                             .arg(&passes);
                     }
                 }
+                if launch.kernel.takes_ticket() {
+                    if by_ticket {
+                        builder.arg(&mut buffers.slice_ticket);
+                    } else {
+                        builder.arg(&no_ticket);
+                    }
+                }
                 // SAFETY: (const uint4 *, unsigned, unsigned, int, unsigned *) for the reads
                 // (the shared-line read's chunks are whole slices of the same region),
                 // (uint4 *, unsigned, unsigned, int) for the write, (const uint4 *, uint4 *,
-                // unsigned, unsigned, int) for the copy, as cuda/bandwidth.cu declares them; the
-                // kernels index slices × slice vectors, which the check above keeps inside the
-                // buffer each reads or writes (the copy's source is the larger buffer); `sink`
-                // holds 64 bytes and they write its first word.
+                // unsigned, unsigned, int) for the copy, each but the shared-line read then an
+                // `unsigned long long *ticket` (null, or the one-word slice ticket), as
+                // cuda/bandwidth.cu declares them; the kernels index slices × slice vectors,
+                // which the check above keeps inside the buffer each reads or writes (the
+                // copy's source is the larger buffer); `sink` holds 64 bytes and they write
+                // its first word.
                 unsafe { super::launch(entry, builder, config) }
             }
             Kernel::ReadSm => {
@@ -421,6 +480,7 @@ mod tests {
             },
             footprint_bytes: footprint,
             passes: 3,
+            order: SliceOrder::Fixed,
         }
     }
 
