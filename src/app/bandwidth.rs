@@ -31,6 +31,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     let l2 = u64::try_from(properties.l2_cache_bytes).unwrap_or(0);
     let config = BandwidthConfig {
         repeats: args.repeats,
+        sweep_repeats: args.sweep_repeats,
         min_seconds: args.min_ms / 1e3,
         headline_min_seconds: args.headline_ms / 1e3,
         points_per_doubling: args.points_per_doubling,
@@ -53,6 +54,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     }
     let settings = json!({
         "repeats": config.repeats,
+        "sweep_repeats": config.sweep_repeats,
         "min_ms": args.min_ms,
         "headline_ms": args.headline_ms,
         "points_per_doubling": config.points_per_doubling,

@@ -6,9 +6,13 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct BandwidthArgs {
-    /// Timed launches per point (after calibration); a point is their median.
+    /// Timed launches per headline point (after calibration); a point is their median.
     #[arg(long, default_value_t = 5)]
     pub repeats: u32,
+    /// Timed launches per point of the sweeps against footprint (the occupancy searches time
+    /// three).
+    #[arg(long, default_value_t = 3)]
+    pub sweep_repeats: u32,
     /// Each launch runs at least this long (passes are doubled until it does), in ms.
     #[arg(long, default_value_t = 2.0)]
     pub min_ms: f64,

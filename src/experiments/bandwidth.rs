@@ -19,9 +19,11 @@
 //! slices in flight together and ends no pass on a few blocks ([`Level::slice_order`]). Each
 //! launch is calibrated (passes doubled until it runs at least `--min-ms`; the L2's headline
 //! figures' launches at least `--headline-ms`, so a slow start of each launch is spread over
-//! enough passes to repeat between processes), then timed `--repeats` times between CUDA
-//! events; a point's bandwidth is the median of the repeats, with their range. Bytes per clock per SM divide by the SM clock
-//! measured at the start of the run and the SM count.
+//! enough passes to repeat between processes), then timed between CUDA events, `--repeats`
+//! times for a headline point and `--sweep-repeats` times for a sweep point (the sweeps are
+//! half the suite's GPU time); a point's bandwidth is the median of the repeats, with their
+//! range. Bytes per clock per SM divide by the SM clock measured at the start of the run and
+//! the SM count.
 
 use std::time::Duration;
 
@@ -37,7 +39,10 @@ use crate::gpu::launch::bandwidth::{
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BandwidthConfig {
+    /// Timed launches of each headline point.
     pub repeats: u32,
+    /// Timed launches of each sweep point: the sweeps are half the suite's GPU time.
+    pub sweep_repeats: u32,
     pub min_seconds: f64,
     /// The L2's headline points' launches run at least this long (and at least `min_seconds`).
     pub headline_min_seconds: f64,
@@ -52,6 +57,9 @@ impl BandwidthConfig {
     pub fn validate(&self) -> Result<(), UsageError> {
         if !(1..=100).contains(&self.repeats) {
             return Err(UsageError::new("--repeats must be between 1 and 100"));
+        }
+        if !(1..=100).contains(&self.sweep_repeats) {
+            return Err(UsageError::new("--sweep-repeats must be between 1 and 100"));
         }
         if !(0.1..=100.0).contains(&(self.min_seconds * 1e3)) {
             return Err(UsageError::new("--min-ms must be between 0.1 and 100"));
@@ -375,6 +383,7 @@ impl Bench<'_> {
         let limits = self.limits;
         let max_device = self.config.max_device_bytes;
         let repeats = self.config.repeats;
+        let sweep_repeats = self.config.sweep_repeats;
         let sweep = self.config.min_seconds;
         let per_doubling = self.config.points_per_doubling;
         let mut search = Vec::new();
@@ -446,7 +455,14 @@ impl Bench<'_> {
         let unit = launcher::VECTOR_BYTES * u64::from(l1.threads * l1.blocks_per_sm);
         let mut l1_sweep = Vec::new();
         for footprint in footprints(16 << 10, self.config.max_sm_bytes, per_doubling, unit) {
-            l1_sweep.push(self.point(Level::L1, Kernel::ReadSm, l1, footprint, repeats, sweep)?);
+            l1_sweep.push(self.point(
+                Level::L1,
+                Kernel::ReadSm,
+                l1,
+                footprint,
+                sweep_repeats,
+                sweep,
+            )?);
         }
         let mut device_sweeps = Vec::new();
         for kernel in device_kernels() {
@@ -461,7 +477,7 @@ impl Bench<'_> {
             };
             let mut points = Vec::new();
             for footprint in footprints(first, max_device, per_doubling, unit) {
-                points.push(self.point(Level::L2, kernel, l2, footprint, repeats, sweep)?);
+                points.push(self.point(Level::L2, kernel, l2, footprint, sweep_repeats, sweep)?);
             }
             device_sweeps.push((kernel, points));
         }
@@ -569,6 +585,7 @@ mod tests {
     fn only_the_l2_headline_launches_run_long() {
         let config = BandwidthConfig {
             repeats: 5,
+            sweep_repeats: 3,
             min_seconds: 0.001,
             headline_min_seconds: 0.008,
             points_per_doubling: 3,
@@ -590,6 +607,7 @@ mod tests {
     fn bad_settings_are_refused() {
         let good = BandwidthConfig {
             repeats: 5,
+            sweep_repeats: 3,
             min_seconds: 0.002,
             headline_min_seconds: 0.01,
             points_per_doubling: 3,
@@ -600,6 +618,10 @@ mod tests {
         for bad in [
             BandwidthConfig {
                 repeats: 0,
+                ..good.clone()
+            },
+            BandwidthConfig {
+                sweep_repeats: 0,
                 ..good.clone()
             },
             BandwidthConfig {
