@@ -91,7 +91,7 @@ if os.path.exists(bulk_copy):
                 "median_bytes_per_second": float(r["gb_per_s"]) * 1e9,
                 "threads": 32, "blocks_per_sm": int(r["blocks_per_sm"]),
                 "footprint_bytes": 2 * int(r["array_bytes"]),
-                "pattern": f"{int(r['chunk_bytes']) >> 10} KiB chunks, {r['stages']} buffers per block, {r['blocks_per_sm']} per SM"}
+                "pattern": f"{int(r['chunk_bytes']) >> 10} KiB chunks{' by ticket' if r.get('chunk_order') == 'ticket' else ''}, {r['stages']} buffers per block, {r['blocks_per_sm']} per SM"}
 
 def tb(bytes_per_second):
     return bytes_per_second / 1e12

@@ -543,6 +543,15 @@ fn bandwidth_measures_every_level_and_checks_its_kernels() {
     };
     assert!(rate("shared") > rate("dram"));
     assert!(file["dram_peak_bytes_per_second"].as_f64().unwrap() > rate("dram"));
+    // Past the L2 the kernels of private slices take them by ticket; within it they keep them.
+    for l in levels {
+        let expected = match (l["level"].as_str(), l["operation"].as_str()) {
+            (Some("dram"), Some("read" | "strong read" | "write" | "copy")) => Some("ticket"),
+            (Some("l2" | "dram"), Some(_)) => Some("fixed"),
+            _ => None,
+        };
+        assert_eq!(l["slice_order"].as_str(), expected, "{l}");
+    }
     // The copy engines reproduced the source, at a rate below the theoretical peak.
     let engines = &file["copy_engines"]["Ok"];
     assert_eq!(engines["mismatched_words"], 0, "{engines}");
@@ -560,6 +569,95 @@ fn bandwidth_measures_every_level_and_checks_its_kernels() {
     }
     let figures = json(&run.join("figures.json"));
     assert!(figures["figures"].as_array().unwrap().len() > 10);
+}
+
+/// Slices handed out by ticket cover the region: a copy by ticket reproduces every word of its
+/// source and a write by ticket overwrites every word, at both orders' occupancies.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn slices_by_ticket_cover_the_whole_region() {
+    use gpubench::gpu::Gpu;
+    use gpubench::gpu::launch::bandwidth::{self, Buffers, Kernel, Launch, Occupancy, SliceOrder};
+    let mut gpu = Gpu::open(0).unwrap();
+    let sms = u32::try_from(gpu.properties().unwrap().multiprocessors).unwrap();
+    let region: u64 = 64 << 20;
+    let mut buffers = Buffers::new(&gpu, region, sms).unwrap();
+    let deadline = std::time::Duration::from_secs(20);
+    for occupancy in [(1024, 1), (256, 2), (128, 8)] {
+        let occupancy = Occupancy {
+            threads: occupancy.0,
+            blocks_per_sm: occupancy.1,
+        };
+        let run = |gpu: &mut Gpu, buffers: &mut Buffers, kernel, order, footprint_bytes, passes| {
+            let launch = Launch {
+                kernel,
+                occupancy,
+                footprint_bytes,
+                passes,
+                order,
+            };
+            bandwidth::run(gpu, buffers, &launch, deadline).unwrap();
+            launch.covered_bytes()
+        };
+        // Fixed slices write pass values 0 then 1: the source holds 1s.
+        let written = run(
+            &mut gpu,
+            &mut buffers,
+            Kernel::WriteDevice,
+            SliceOrder::Fixed,
+            region,
+            2,
+        );
+        // The copy's footprint is its source and its target: half the region each.
+        let copied = run(
+            &mut gpu,
+            &mut buffers,
+            Kernel::CopyDevice,
+            SliceOrder::Ticket,
+            region,
+            1,
+        ) / 2;
+        let target = buffers.read_back(&gpu, true).unwrap();
+        let words = (copied / 4) as usize;
+        let missed = target[..words].iter().filter(|&&w| w != 1).count();
+        assert_eq!(
+            missed, 0,
+            "{occupancy:?}: the copy by ticket left {missed} of {words} words"
+        );
+        // One pass by ticket writes 0 over every 1.
+        run(
+            &mut gpu,
+            &mut buffers,
+            Kernel::WriteDevice,
+            SliceOrder::Ticket,
+            region,
+            1,
+        );
+        let source = buffers.read_back(&gpu, false).unwrap();
+        let words = (written / 4) as usize;
+        let missed = source[..words].iter().filter(|&&w| w != 0).count();
+        assert_eq!(
+            missed, 0,
+            "{occupancy:?}: the write by ticket left {missed} of {words} words"
+        );
+        // Clear the target for the next occupancy's copy.
+        run(
+            &mut gpu,
+            &mut buffers,
+            Kernel::WriteDevice,
+            SliceOrder::Fixed,
+            region,
+            1,
+        );
+        run(
+            &mut gpu,
+            &mut buffers,
+            Kernel::CopyDevice,
+            SliceOrder::Fixed,
+            region,
+            1,
+        );
+    }
 }
 
 /// The address-order chain built on the device is the chain the host builds: a chase over

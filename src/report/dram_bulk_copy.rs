@@ -36,6 +36,10 @@ pub struct Row {
     pub checked_words: Option<u64>,
     pub mismatched_words: Option<u64>,
     pub skipped: Option<String>,
+    /// "ticket": the blocks took the chunks in order from an atomic ticket (runs before
+    /// 2026-11-25 gave block b chunks b, b + grid, ... and had no column).
+    #[serde(default)]
+    pub chunk_order: Option<String>,
 }
 
 /// The rows of one run; `peak` in bytes per second.
@@ -58,6 +62,7 @@ pub fn rows(copy: &Result<DramBulkCopy, String>, peak: f64) -> Vec<Row> {
                 checked_words: None,
                 mismatched_words: None,
                 skipped: Some(why.clone()),
+                chunk_order: None,
             }];
         }
     };
@@ -79,6 +84,7 @@ pub fn rows(copy: &Result<DramBulkCopy, String>, peak: f64) -> Vec<Row> {
             checked_words: figure.then_some(copy.checked_words),
             mismatched_words: figure.then_some(copy.mismatched_words),
             skipped: r.skipped.clone(),
+            chunk_order: Some("ticket".into()),
         }
     };
     copy.search
@@ -92,12 +98,17 @@ pub fn write(run: &RunDir, rows: &[Row]) -> Result<()> {
     run.write_csv(FILE, rows)
 }
 
-/// The pattern in words: "16 KiB chunks, 4 buffers per block (2 loaded while 2 store), 1
-/// block per SM, arrays of 2 GiB".
+/// The pattern in words: "16 KiB chunks by ticket, 4 buffers per block (2 awaiting stores), 1
+/// block per SM, arrays of 4 GiB" ("by ticket" only where the run says so).
 pub fn pattern(row: &Row) -> String {
     format!(
-        "{} chunks, {} buffers per block ({} awaiting stores), {} block{} per SM, arrays of {}",
+        "{} chunks{}, {} buffers per block ({} awaiting stores), {} block{} per SM, arrays of {}",
         plot::binary_bytes(f64::from(row.chunk_bytes)),
+        if row.chunk_order.as_deref() == Some("ticket") {
+            " by ticket"
+        } else {
+            ""
+        },
         row.stages,
         row.lag,
         row.blocks_per_sm,
@@ -222,12 +233,22 @@ mod tests {
         assert_eq!(figures.len(), 2);
         assert_eq!(figures[0].quantity, QUANTITY);
         assert!(
-            figures[0]
-                .uncertainty
-                .contains("16 KiB chunks, 4 buffers per block (2 awaiting stores), 1 block per SM"),
+            figures[0].uncertainty.contains(
+                "16 KiB chunks by ticket, 4 buffers per block (2 awaiting stores), 1 block per SM"
+            ),
             "{:?}",
             figures[0]
         );
+        // A run from before the ticket (no column) reads back, its pattern without the words.
+        let mut before = rows[2].clone();
+        before.chunk_order = None;
+        assert!(pattern(&before).starts_with("16 KiB chunks, 4 buffers"));
+        let committed = include_str!("../../results/h100/peers-a59a5e4/tma/tma-dram-copy.csv");
+        let old: Vec<Row> = csv::Reader::from_reader(committed.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(!old.is_empty() && old.iter().all(|r| r.chunk_order.is_none()));
         let percent = figures[1].value.unwrap();
         assert!((percent - 100.0 * gbs * 1e9 / 3352.3e9).abs() < 1e-9);
     }

@@ -189,6 +189,18 @@ impl Buffers {
     }
 }
 
+impl Buffers {
+    /// The source's words (`target` false) or the copy target's, read back: what a check of
+    /// the kernels' coverage compares.
+    pub fn read_back(&self, gpu: &Gpu, target: bool) -> Result<Vec<u32>, GpuError> {
+        if target {
+            super::read(gpu, &self.target, "the bandwidth copy target")
+        } else {
+            super::read(gpu, &self.source, "the bandwidth source buffer")
+        }
+    }
+}
+
 impl Launch {
     /// Vectors each block (shared, SM) or the grid (device) touches per pass, after rounding
     /// the footprint down to whole slices of `UNROLL × threads` vectors.

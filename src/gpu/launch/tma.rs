@@ -304,8 +304,9 @@ pub struct DramCopyLaunch {
 /// Runs `tma_dram_copy` from `source` to `target` (equal lengths, a whole number of chunks).
 ///
 /// Kernel signature: `(const unsigned char *src, unsigned char *dst, unsigned chunk_bytes,
-/// unsigned long long chunks, int stages, int lag, unsigned *stuck)`; one warp per block,
-/// `stages` x `chunk_bytes` of dynamic shared memory.
+/// unsigned long long chunks, int stages, int lag, unsigned *stuck, unsigned long long
+/// *ticket)`; one warp per block, `stages` x `chunk_bytes` of dynamic shared memory; the
+/// blocks take the chunks in order from `ticket`, zeroed here before the launch.
 pub fn tma_dram_copy(
     gpu: &mut Gpu,
     source: &CudaSlice<u32>,
@@ -329,6 +330,7 @@ pub fn tma_dram_copy(
     let function = shared_function(gpu, "tma_dram_copy", shared_bytes)?;
     let stream = gpu.stream().clone();
     let mut stuck = zeros::<u32>(gpu, 1, "the copy's watchdog count")?;
+    let mut ticket = zeros::<u64>(gpu, 1, "the copy's chunk ticket")?;
     let chunks = bytes / chunk;
     let stages = as_i32(shape.stages, "stages")?;
     let lag = as_i32(shape.lag, "the lag")?;
@@ -346,11 +348,13 @@ pub fn tma_dram_copy(
             .arg(&chunks)
             .arg(&stages)
             .arg(&lag)
-            .arg(&mut stuck);
+            .arg(&mut stuck)
+            .arg(&mut ticket);
         // SAFETY: the arguments match the signature above; source and target hold `chunks`
-        // chunks of chunk_bytes each (checked above), stages is at most the kernel's
-        // DRAM_COPY_MAX_STAGES, lag at most 6 and below stages, and stages x chunk_bytes is
-        // the dynamic shared memory given.
+        // chunks of chunk_bytes each (checked above) and the kernel copies only chunks whose
+        // ticket is below `chunks`, stages is at most the kernel's DRAM_COPY_MAX_STAGES, lag
+        // at most 6 and below stages, and stages x chunk_bytes is the dynamic shared memory
+        // given; `ticket` is one zeroed 64-bit word.
         unsafe { launch("tma_dram_copy", builder, config) }
     })?;
     let stuck = read(gpu, &stuck, "the copy's watchdog count")?;
