@@ -4,6 +4,7 @@
 pub mod ahead;
 pub mod atomics;
 pub mod bandwidth;
+pub mod bandwidth_levels;
 pub mod branch;
 pub mod cache;
 pub mod clock;

@@ -5,14 +5,11 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use plotters::coord::combinators::BindKeyPoints;
-use plotters::element::DashedPathElement;
-use plotters::prelude::*;
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+pub use super::bandwidth_plot::draw;
 use super::figures::{Figure, Rows};
-use super::plot::{self, BLUE, CYAN, FONT, GREEN, MAGENTA, RED};
 
 /// One row of `points.csv` (also what the figure and `report` read back).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -145,7 +142,7 @@ pub struct BandwidthFile {
 /// The figure's title, before the device.
 pub const TITLE: &str = "Memory bandwidth against footprint";
 
-fn gb(bytes_per_second: f64) -> f64 {
+pub(super) fn gb(bytes_per_second: f64) -> f64 {
     bytes_per_second / 1e9
 }
 
@@ -155,7 +152,7 @@ fn gb(bytes_per_second: f64) -> f64 {
 const SHARED_LINE_SWEEP: &str = "device shared-line read";
 
 /// The fall-offs that mark a level's end: all but the shared-line read's.
-fn level_falloffs(file: &BandwidthFile) -> Vec<&FalloffFigure> {
+pub(super) fn level_falloffs(file: &BandwidthFile) -> Vec<&FalloffFigure> {
     file.falloffs
         .iter()
         .filter(|f| f.sweep != SHARED_LINE_SWEEP)
@@ -312,184 +309,6 @@ fn copy_engine_rows(r: &mut Rows, copy: &Result<CopyEngineFigure, String>) {
         "%",
         None,
     );
-}
-
-/// One drawn sweep: its curve, colour, fall-off sizes and legend label.
-type Sweep = (Vec<(f64, f64)>, RGBColor, Vec<f64>, String);
-
-/// `bandwidth.png`: every sweep's median bandwidth against footprint (both log scale), the
-/// shared-memory read and the DRAM peak as dashed horizontal lines, each fall-off as a dashed
-/// vertical line in its sweep's colour; the legend above names them all with their numbers, so
-/// no text lies on the curves.
-pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile) -> Result<()> {
-    // (sweep name in the fall-offs, placement, operation, legend label, colour)
-    let sweeps: [(&str, &str, &str, &str, RGBColor); 6] = [
-        (
-            "l1 read (per SM)",
-            "sm",
-            "read",
-            "read through L1 (per-SM footprint)",
-            GREEN,
-        ),
-        ("device read", "device", "read", "read past L1", BLUE),
-        (
-            "device strong read",
-            "device",
-            "strong read",
-            "strong read past L1",
-            CYAN,
-        ),
-        (
-            "device shared-line read",
-            "device",
-            "shared-line read",
-            "strong read of lines many SMs share",
-            RED,
-        ),
-        (
-            "device write",
-            "device",
-            "write",
-            "write past L1",
-            plot::ORANGE,
-        ),
-        ("device copy", "device", "copy", "copy past L1", MAGENTA),
-    ];
-    let swept: Vec<&PointRow> = points.iter().filter(|p| p.stage == "sweep").collect();
-    let low = swept
-        .iter()
-        .map(|p| p.footprint_bytes)
-        .min()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let high = swept
-        .iter()
-        .map(|p| p.footprint_bytes)
-        .max()
-        .unwrap_or(2)
-        .max(2) as f64;
-    let rates = swept
-        .iter()
-        .map(|p| gb(p.median_bytes_per_second))
-        .chain(file.levels.iter().map(|l| gb(l.median_bytes_per_second)));
-    let bottom = rates.clone().fold(f64::INFINITY, f64::min).max(1.0) / 1.5;
-    let top = rates.fold(1.0, f64::max) * 1.5;
-    let series: Vec<Sweep> = sweeps
-        .iter()
-        .filter_map(|&(name, placement, operation, label, colour)| {
-            let curve: Vec<(f64, f64)> = swept
-                .iter()
-                .filter(|p| p.placement == placement && p.operation == operation)
-                .map(|p| (p.footprint_bytes as f64, gb(p.median_bytes_per_second)))
-                .collect();
-            if curve.is_empty() {
-                return None;
-            }
-            let falls: Vec<f64> = level_falloffs(file)
-                .into_iter()
-                .filter(|f| f.sweep == name)
-                .map(|f| f.bytes as f64)
-                .collect();
-            let mut label = label.to_string();
-            if !falls.is_empty() {
-                let sizes: Vec<String> = falls
-                    .iter()
-                    .map(|&x| super::summary::format_value(x, "bytes"))
-                    .collect();
-                label += &format!(", falls off at {}", sizes.join(" and "));
-            }
-            Some((curve, colour, falls, label))
-        })
-        .collect();
-    let shared = file
-        .levels
-        .iter()
-        .find(|l| l.level == "shared" && l.operation == "read");
-    let mut entries: Vec<plot::Entry> = series
-        .iter()
-        .map(|(_, colour, _, label)| plot::Entry::new(label.as_str(), *colour, plot::Key::Line))
-        .collect();
-    if let Some(shared) = shared {
-        entries.push(plot::Entry::new(
-            format!(
-                "shared-memory read {:.0} GB/s ({:.1} B/clock/SM)",
-                gb(shared.median_bytes_per_second),
-                shared.bytes_per_clock_per_sm
-            ),
-            BLACK,
-            plot::Key::Dash,
-        ));
-    }
-    entries.push(plot::Entry::new(
-        format!(
-            "DRAM theoretical peak {:.0} GB/s",
-            gb(file.dram_peak_bytes_per_second)
-        ),
-        plot::GREY,
-        plot::Key::Dash,
-    ));
-    plot::ensure_font();
-    let design = plot::Design::from((1400, 800)).with_legend(entries.len());
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let root = plot::legend_above(&root, &entries)?;
-            let mut chart = ChartBuilder::on(&root)
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(100)
-                .build_cartesian_2d(
-                    (low / 1.1..high * 1.1)
-                        .log_scale()
-                        .with_key_points(plot::byte_ticks(low / 1.1, high * 1.1)),
-                    (bottom..top)
-                        .log_scale()
-                        .with_key_points(plot::one_two_five_ticks(bottom, top)),
-                )?;
-            chart
-                .configure_mesh()
-                .x_desc("footprint (bytes, log scale; per SM for the L1 sweep)")
-                .y_desc("GB/s (log scale)")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
-                .x_label_formatter(&|v| plot::binary_bytes(*v))
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .draw()?;
-            for (curve, colour, falls, _) in &series {
-                chart.draw_series(LineSeries::new(curve.clone(), colour.stroke_width(2)))?;
-                chart.draw_series(
-                    curve
-                        .iter()
-                        .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
-                )?;
-                for &x in falls {
-                    chart.draw_series(std::iter::once(DashedPathElement::new(
-                        vec![(x, bottom), (x, top)],
-                        6,
-                        4,
-                        colour.stroke_width(2),
-                    )))?;
-                }
-            }
-            let levels = shared
-                .map(|s| (gb(s.median_bytes_per_second), BLACK))
-                .into_iter()
-                .chain([(gb(file.dram_peak_bytes_per_second), plot::GREY)]);
-            for (y, colour) in levels {
-                chart.draw_series(std::iter::once(DashedPathElement::new(
-                    vec![(low / 1.1, y), (high * 1.1, y)],
-                    6,
-                    4,
-                    colour.stroke_width(2),
-                )))?;
-            }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
-    })
-    .context("drawing bandwidth")
 }
 
 /// The footprint sweeps' lines for the fleet page's overlays: GB/s against footprint, one per

@@ -3,6 +3,7 @@
 pub mod accel_sim;
 pub mod atomics;
 pub mod bandwidth;
+mod bandwidth_plot;
 pub mod branch;
 pub mod cache;
 pub mod cache_plot;
