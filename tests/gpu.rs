@@ -583,43 +583,48 @@ fn slices_by_ticket_cover_the_whole_region() {
     let region: u64 = 64 << 20;
     let mut buffers = Buffers::new(&gpu, region, sms).unwrap();
     let deadline = std::time::Duration::from_secs(20);
-    for occupancy in [(1024, 1), (256, 2), (128, 8)] {
-        let occupancy = Occupancy {
-            threads: occupancy.0,
-            blocks_per_sm: occupancy.1,
+    // One launch over the region; the bytes it covers (a copy: its source and its target).
+    let run = |gpu: &mut Gpu, buffers: &mut Buffers, occupancy, kernel, order, passes| {
+        let launch = Launch {
+            kernel,
+            occupancy,
+            footprint_bytes: region,
+            passes,
+            order,
         };
-        let run = |gpu: &mut Gpu, buffers: &mut Buffers, kernel, order, footprint_bytes, passes| {
-            let launch = Launch {
-                kernel,
-                occupancy,
-                footprint_bytes,
-                passes,
-                order,
-            };
-            bandwidth::run(gpu, buffers, &launch, deadline).unwrap();
-            launch.covered_bytes()
+        bandwidth::run(gpu, buffers, &launch, deadline).unwrap();
+        launch.covered_bytes()
+    };
+    // Words of the first `bytes` of the target (or the source) that are not `want`.
+    let differing = |gpu: &Gpu, buffers: &Buffers, target: bool, bytes: u64, want: u32| {
+        let words = buffers.read_back(gpu, target).unwrap();
+        let words = &words[..(bytes / 4) as usize];
+        (words.iter().filter(|&&w| w != want).count(), words.len())
+    };
+    for (threads, blocks_per_sm) in [(1024, 1), (256, 2), (128, 8)] {
+        let occupancy = Occupancy {
+            threads,
+            blocks_per_sm,
         };
         // Fixed slices write pass values 0 then 1: the source holds 1s.
         let written = run(
             &mut gpu,
             &mut buffers,
+            occupancy,
             Kernel::WriteDevice,
             SliceOrder::Fixed,
-            region,
             2,
         );
         // The copy's footprint is its source and its target: half the region each.
         let copied = run(
             &mut gpu,
             &mut buffers,
+            occupancy,
             Kernel::CopyDevice,
             SliceOrder::Ticket,
-            region,
             1,
         ) / 2;
-        let target = buffers.read_back(&gpu, true).unwrap();
-        let words = (copied / 4) as usize;
-        let missed = target[..words].iter().filter(|&&w| w != 1).count();
+        let (missed, words) = differing(&gpu, &buffers, true, copied, 1);
         assert_eq!(
             missed, 0,
             "{occupancy:?}: the copy by ticket left {missed} of {words} words"
@@ -628,14 +633,12 @@ fn slices_by_ticket_cover_the_whole_region() {
         run(
             &mut gpu,
             &mut buffers,
+            occupancy,
             Kernel::WriteDevice,
             SliceOrder::Ticket,
-            region,
             1,
         );
-        let source = buffers.read_back(&gpu, false).unwrap();
-        let words = (written / 4) as usize;
-        let missed = source[..words].iter().filter(|&&w| w != 0).count();
+        let (missed, words) = differing(&gpu, &buffers, false, written, 0);
         assert_eq!(
             missed, 0,
             "{occupancy:?}: the write by ticket left {missed} of {words} words"
@@ -644,17 +647,17 @@ fn slices_by_ticket_cover_the_whole_region() {
         run(
             &mut gpu,
             &mut buffers,
+            occupancy,
             Kernel::WriteDevice,
             SliceOrder::Fixed,
-            region,
             1,
         );
         run(
             &mut gpu,
             &mut buffers,
+            occupancy,
             Kernel::CopyDevice,
             SliceOrder::Fixed,
-            region,
             1,
         );
     }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::bandwidth_plot::draw;
 use super::figures::{Figure, Rows};
+use crate::gpu::launch::bandwidth::SliceOrder;
 
 /// One row of `points.csv` (also what the figure and `report` read back).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,7 +58,7 @@ pub struct LevelFigure {
 }
 
 fn fixed_slices() -> String {
-    "fixed".into()
+    SliceOrder::Fixed.name().into()
 }
 
 /// The words a headline's interval carries for slices handed out by ticket (fixed slices,
@@ -236,7 +237,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
 fn level_rows(r: &mut Rows, l: &LevelFigure) {
     let name = format!("{} {}", l.level, l.operation);
     let label = match l.slice_order.as_deref() {
-        Some("ticket") => TICKET_LABEL,
+        Some(order) if order == SliceOrder::Ticket.name() => TICKET_LABEL,
         _ => "min-max",
     };
     r.push(

@@ -11,6 +11,7 @@ use super::figures::{Figure, Rows};
 use super::plot;
 use super::run_dir::RunDir;
 use crate::experiments::dram_bulk_copy::{CopyReading, DramBulkCopy};
+use crate::gpu::launch::bandwidth::SliceOrder;
 
 pub const FILE: &str = "tma-dram-copy.csv";
 
@@ -84,7 +85,7 @@ pub fn rows(copy: &Result<DramBulkCopy, String>, peak: f64) -> Vec<Row> {
             checked_words: figure.then_some(copy.checked_words),
             mismatched_words: figure.then_some(copy.mismatched_words),
             skipped: r.skipped.clone(),
-            chunk_order: Some("ticket".into()),
+            chunk_order: Some(SliceOrder::Ticket.name().into()),
         }
     };
     copy.search
@@ -104,7 +105,7 @@ pub fn pattern(row: &Row) -> String {
     format!(
         "{} chunks{}, {} buffers per block ({} awaiting stores), {} block{} per SM, arrays of {}",
         plot::binary_bytes(f64::from(row.chunk_bytes)),
-        if row.chunk_order.as_deref() == Some("ticket") {
+        if row.chunk_order.as_deref() == Some(SliceOrder::Ticket.name()) {
             " by ticket"
         } else {
             ""
