@@ -41,15 +41,18 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     calibration_report::write(&run, &outcomes, &bins, &settings)?;
     // The table this study would make, for `analysis::confidence_map` (from a study with a
     // seed other than the one the committed diagram checks).
+    let items: Vec<_> = outcomes.iter().map(|o| o.item()).collect();
+    let families = calibration::families::held_out(&items);
     run.write(
         "confidence_map.rs.txt",
-        calibration::map_as_rust(&calibration::fit_map(&outcomes)).as_bytes(),
+        confidence_map_text(&calibration::fit_map(&outcomes), &families).as_bytes(),
     )?;
     let title = calibration_report::title(args.cases, args.seed);
     run.write_figure("reliability", |path| {
         calibration_report::draw(path, &title, &bins)
     })?;
     print!("{}", calibration_report::render(&bins));
+    crate::report::calibration_families::write_and_draw(&run, &title, &families)?;
     println!("study written to {}", run.path().display());
     Ok(())
 }
@@ -59,15 +62,35 @@ fn merge(args: &CalibrateArgs) -> Result<()> {
     let merged = calibration_report::merge(&args.merge)?;
     let run = RunDir::create(args.output.as_deref(), "calibration")?;
     merged.write(&run)?;
+    let families = merged
+        .answers
+        .iter()
+        .all(|a| !a.replacement.is_empty())
+        .then(|| {
+            let items: Vec<_> = merged.answers.iter().map(|a| a.item()).collect();
+            calibration::families::held_out(&items)
+        });
     run.write(
         "confidence_map.rs.txt",
-        calibration::map_as_rust(&merged.table).as_bytes(),
+        confidence_map_text(&merged.table, families.as_deref().unwrap_or_default()).as_bytes(),
     )?;
     let title = calibration_report::title(merged.cases, merged.seed);
     run.write_figure("reliability", |path| {
         calibration_report::draw(path, &title, &merged.bins)
     })?;
     print!("{}", calibration_report::render(&merged.bins));
+    if let Some(families) = &families {
+        crate::report::calibration_families::write_and_draw(&run, &title, families)?;
+    }
     println!("merged study written to {}", run.path().display());
     Ok(())
+}
+
+/// The text of `confidence_map::TABLE` and `HELD_OUT_GAP` this study would make.
+fn confidence_map_text(
+    table: &[(String, [f64; 12])],
+    families: &[calibration::families::Family],
+) -> String {
+    let gaps = calibration::families::gaps_by_basis(families);
+    calibration::map_as_rust(table) + "\n" + &calibration::families::gaps_as_rust(&gaps)
 }

@@ -282,6 +282,9 @@ fn redraw_calibration(dir: &Path, output: &Path) -> Result<()> {
         crate::report::calibration::draw(path, &title, &bins)
     })?;
     print!("{}", crate::report::calibration::render(&bins));
+    if let Some(families) = crate::report::calibration_families::of_study(dir)? {
+        crate::report::calibration_families::write_and_draw(&out, &title, &families)?;
+    }
     println!("reliability diagram written to {}", output.display());
     Ok(())
 }

@@ -58,6 +58,21 @@ pub fn render_text(report: &CacheReport) -> String {
                 reading(rise.ninety_bytes, rise.ninety_range_bytes)
             );
         }
+        if let Some(capacity) = level.capacity {
+            text += &format!(
+                "       capacity: no miss up to {}; {} to {} ({:.0} % of caches of every simulated family had their capacity in such an interval)\n",
+                bytes(Some(capacity.hits_up_to_bytes)),
+                bytes(Some(capacity.low_bytes)),
+                bytes(Some(capacity.high_bytes)),
+                100.0 * capacity.coverage
+            );
+        }
+        if let Some(gap) = level.held_out_gap {
+            text += &format!(
+                "       confidence: {:.2} on the calibration study's mixture; off by up to {gap:.2} on a family of caches held out of it\n",
+                level.confidence
+            );
+        }
         for note in &level.notes {
             text += &format!("       note: {note}\n");
         }
@@ -112,6 +127,18 @@ fn rise_figures(
     }
 }
 
+/// The quantity of a level's capacity read without a model ("global: level 1 capacity").
+pub const CAPACITY: &str = "capacity";
+
+/// What a capacity row's value and interval are: the value where the first miss happens, the
+/// interval the calibration study's bound for the true size.
+pub fn capacity_label(coverage: f64) -> String {
+    format!(
+        "value: largest footprint with no miss; interval holding the true size in {:.0} % of caches of every simulated family",
+        100.0 * coverage
+    )
+}
+
 /// The summary's memory-hierarchy rows of one cache run: every level's latency and geometry
 /// with its confidence, the timed loop's load instruction, unresolved rises, the conflict
 /// experiment, the index-chain overhead, the fetch granularity and the TLB.
@@ -128,11 +155,22 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         sets: Option<f64>,
         confidence: Option<f64>,
         #[serde(default)]
+        held_out_gap: Option<f64>,
+        #[serde(default)]
         basis: Option<String>,
         #[serde(default)]
         unidentified: Vec<String>,
         #[serde(default)]
         rise: Option<Rise>,
+        #[serde(default)]
+        capacity: Option<Capacity>,
+    }
+    #[derive(Deserialize)]
+    struct Capacity {
+        hits_up_to_bytes: f64,
+        low_bytes: f64,
+        high_bytes: f64,
+        coverage: f64,
     }
     #[derive(Deserialize)]
     struct Rise {
@@ -240,7 +278,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         let geometry_label = if level.basis.as_deref() == Some("steps") {
             uncalibrated(c)
         } else {
-            super::figures::confidence_label(c)
+            super::figures::confidence_label_held_out(c, level.held_out_gap)
         };
         for (what, value, unit) in [
             ("size", level.size_bytes, "bytes"),
@@ -254,6 +292,18 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
                 value,
                 unit,
                 geometry_label.clone(),
+            );
+        }
+        if let Some(capacity) = &level.capacity {
+            r.push(
+                &format!("{label} {CAPACITY}"),
+                Some(capacity.hits_up_to_bytes),
+                "bytes",
+                Some((
+                    capacity.low_bytes,
+                    capacity.high_bytes,
+                    &capacity_label(capacity.coverage),
+                )),
             );
         }
         if let Some(rise) = &level.rise {

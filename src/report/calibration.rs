@@ -10,6 +10,7 @@ use plotters::prelude::*;
 use super::plot::{self, BLUE, FONT, GREY};
 use super::run_dir::{RunDir, csv_bytes};
 use super::saved;
+use crate::analysis::calibration::families::{Item, groups};
 use crate::analysis::calibration::{Bin, Outcome, fit_map_of, reliability_of};
 use crate::error::UsageError;
 
@@ -22,6 +23,8 @@ struct Row<'a> {
     replacement: &'a str,
     hashed_index: bool,
     next_line_prefetch: bool,
+    victim_lines: u64,
+    sector_bytes: Option<u64>,
     noise_cycles: f64,
     outliers: bool,
     coarse: bool,
@@ -38,6 +41,11 @@ struct Row<'a> {
     stated_fetch_bytes: Option<u64>,
     stated_ways: Option<u64>,
     right: bool,
+    capacity_bytes: u64,
+    capacity_hits_up_to_bytes: Option<u64>,
+    capacity_low_bytes: Option<u64>,
+    capacity_high_bytes: Option<u64>,
+    capacity_covered: Option<bool>,
 }
 
 pub fn write(
@@ -53,6 +61,8 @@ pub fn write(
         replacement: o.case.replacement,
         hashed_index: o.case.hashed_index,
         next_line_prefetch: o.case.next_line_prefetch,
+        victim_lines: o.case.victim_lines,
+        sector_bytes: o.case.sector_bytes,
         noise_cycles: o.case.noise_cycles,
         outliers: o.case.outliers,
         coarse: o.case.coarse,
@@ -69,6 +79,11 @@ pub fn write(
         stated_fetch_bytes: o.stated_fetch_bytes,
         stated_ways: o.stated_ways,
         right: o.right,
+        capacity_bytes: o.case.capacity_bytes(),
+        capacity_hits_up_to_bytes: o.capacity.map(|c| c.hits_up_to_bytes),
+        capacity_low_bytes: o.capacity.map(|c| c.low_bytes),
+        capacity_high_bytes: o.capacity.map(|c| c.high_bytes),
+        capacity_covered: o.capacity_covered(),
     });
     let answers = outcomes.iter().map(|o| (o.confidence, o.right));
     write_study(run, &csv_bytes(rows)?, answers, bins, settings)
@@ -98,7 +113,7 @@ fn write_study(
             "answered": answered,
             "right": right,
             "bins": bins,
-            "method": "each case a simulated cache (LRU, FIFO, tree-PLRU, random; hashed index 15 %, next-line prefetch 15 %; noise 0.02-1 cycle; outliers 20 %; coarse sweeps 20 %) swept as an ascending chase and as a descending one; each case read twice by cache_inference as a run is (the ascending chase alone, and both: reading); right = every stated line and way count true and the size within a line",
+            "method": "each case a simulated cache (LRU, FIFO, tree-PLRU, bit-PLRU, SRRIP, bimodal insertion, random; hashed index 15 %, next-line prefetch 15 %, victim buffer of 2-16 lines 15 %, sectored lines 15 % of those of 64 B or more; noise 0.02-1 cycle; outliers 20 %; coarse sweeps 20 %) swept as an ascending chase and as a descending one; each case read twice by cache_inference as a run is (the ascending chase alone, and both: reading); right = every stated line and way count true and the size within a line of the capacity (sets and victim buffer); capacity_covered = the capacity interval holds that capacity",
         }),
     )
 }
@@ -128,6 +143,39 @@ pub struct Answer {
     pub raw_confidence: Option<f64>,
     pub basis: String,
     pub right: bool,
+    /// The case's family (studies before the families were split: no victim buffers, no
+    /// sectors, no capacity interval).
+    #[serde(default)]
+    pub replacement: String,
+    #[serde(default)]
+    pub hashed_index: bool,
+    #[serde(default)]
+    pub next_line_prefetch: bool,
+    #[serde(default)]
+    pub victim_lines: u64,
+    #[serde(default)]
+    pub sector_bytes: Option<u64>,
+    #[serde(default)]
+    pub capacity_covered: Option<bool>,
+}
+
+impl Answer {
+    /// The answer as the held-out-family split reads it.
+    pub fn item(&self) -> Item<'_> {
+        Item {
+            groups: groups(
+                &self.replacement,
+                self.hashed_index,
+                self.next_line_prefetch,
+                self.victim_lines,
+                self.sector_bytes.is_some(),
+            ),
+            basis: &self.basis,
+            raw_confidence: self.raw_confidence,
+            right: self.right,
+            covered: self.capacity_covered,
+        }
+    }
 }
 
 /// The answers of the study in `dir` (its `outcomes.csv`, plain or gzip-compressed).
@@ -138,7 +186,7 @@ pub fn answers(dir: &Path) -> Result<Vec<Answer>> {
 /// Shards joined into one study, not yet written.
 pub struct Merged {
     outcomes_csv: Vec<u8>,
-    answers: Vec<Answer>,
+    pub answers: Vec<Answer>,
     pub bins: Vec<Bin>,
     /// The calibration table this study would make (`calibration::fit_map`).
     pub table: Vec<(String, [f64; 12])>,

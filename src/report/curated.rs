@@ -66,6 +66,8 @@ pub struct LevelFigures<'a> {
     /// "1", "2", … or "memory" (past the last cache level).
     pub level: String,
     pub size: Option<&'a Figure>,
+    /// The capacity read from the curve alone, with its interval (`cache::CAPACITY`).
+    pub capacity: Option<&'a Figure>,
     pub line: Option<&'a Figure>,
     pub ways: Option<&'a Figure>,
     pub sets: Option<&'a Figure>,
@@ -122,6 +124,7 @@ pub fn memory_levels(figures: &[Figure]) -> Vec<LevelFigures<'_>> {
         .into_iter()
         .map(|(space, level)| LevelFigures {
             size: find(&space, &level, "size"),
+            capacity: find(&space, &level, super::cache::CAPACITY),
             line: find(&space, &level, "line"),
             ways: find(&space, &level, "ways"),
             sets: find(&space, &level, "sets"),
@@ -137,6 +140,17 @@ pub fn memory_levels(figures: &[Figure]) -> Vec<LevelFigures<'_>> {
         .collect()
 }
 
+/// A capacity as the table shows it: where the first miss happens, and the interval.
+fn capacity_cell(capacity: &Figure) -> String {
+    let bytes = |v: Option<f64>| v.map_or("?".into(), |v| format_value(v, "bytes"));
+    format!(
+        "{} [{}–{}]",
+        bytes(capacity.value),
+        bytes(capacity.low),
+        bytes(capacity.high)
+    )
+}
+
 fn memory(figures: &[Figure]) -> Table {
     let mhz = sm_mhz(figures);
     let rows = memory_levels(figures)
@@ -145,7 +159,10 @@ fn memory(figures: &[Figure]) -> Table {
             vec![
                 l.space.clone(),
                 l.level.clone(),
-                number(l.size, |v| format_value(v, "bytes")),
+                match l.capacity.filter(|c| !c.is_unresolved()) {
+                    Some(capacity) => capacity_cell(capacity),
+                    None => number(l.size, |v| format_value(v, "bytes")),
+                },
                 number(l.line, |v| format!("{v:.0}")),
                 number(l.ways, |v| format!("{v:.0}")),
                 number(l.sets, |v| format!("{v:.0}")),
@@ -177,7 +194,7 @@ fn memory(figures: &[Figure]) -> Table {
             "SASS load",
         ],
         rows,
-        note: "Pointer-chase latency (plateau median); geometry from the model fit where its calibrated confidence is at least 0.5; n.i.: not identified from the sweep (summary.md says why); memory: past the last cache level.",
+        note: "Pointer-chase latency (plateau median); size: the capacity read from the curve with no model (the largest footprint with no miss, and in brackets the interval the calibration study found to hold the true size on every family of caches), else the model fit's; geometry from the model fit where its calibrated confidence is at least 0.5; n.i.: not identified from the sweep (summary.md says why); memory: past the last cache level.",
     }
 }
 

@@ -30,10 +30,12 @@ pub struct Figure {
 pub const LEAST_CONFIDENCE: f64 = 0.5;
 
 impl Figure {
-    /// The inference confidence the figure states (`confidence 0.84`), if it states one.
+    /// The inference confidence the figure states (`confidence 0.84`, or `confidence 0.84;
+    /// off by up to …`), if it states one.
     pub fn stated_confidence(&self) -> Option<f64> {
         self.uncertainty
             .strip_prefix("confidence ")
+            .and_then(|c| c.split(';').next())
             .and_then(|c| c.trim().parse().ok())
     }
 
@@ -120,6 +122,17 @@ pub struct MedianView {
 /// "confidence 0.84": how an inferred figure states its confidence (empty without one).
 pub fn confidence_label(confidence: Option<f64>) -> String {
     confidence.map_or(String::new(), |c| format!("confidence {c:.2}"))
+}
+
+/// [`confidence_label`] with how far the confidence may be off on a family of caches the
+/// calibration study's table was not made from, where the run recorded that.
+pub fn confidence_label_held_out(confidence: Option<f64>, held_out_gap: Option<f64>) -> String {
+    match (confidence, held_out_gap) {
+        (Some(c), Some(gap)) => format!(
+            "confidence {c:.2}; off by up to {gap:.2} on a family of caches held out of the calibration study"
+        ),
+        _ => confidence_label(confidence),
+    }
 }
 
 /// Builds one suite's figures, all in one section, from one source file at a time.

@@ -8,6 +8,7 @@ pub mod branch;
 pub mod cache;
 pub mod cache_plot;
 pub mod calibration;
+pub mod calibration_families;
 pub mod clock;
 pub mod compare;
 pub mod curated;

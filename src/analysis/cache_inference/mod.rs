@@ -39,8 +39,11 @@ use serde::Serialize;
 use super::cache_fit::{self, GeometryFit, SearchRange};
 use super::stats;
 
+mod capacity;
 mod descending;
 mod geometry;
+
+pub use capacity::Capacity;
 
 #[cfg(test)]
 use geometry::PREFETCH_NOTE;
@@ -71,6 +74,10 @@ pub struct CacheLevel {
     pub confidence: f64,
     /// The model's own weight (fit) or the step reading's heuristic, before calibration.
     pub raw_confidence: f64,
+    /// How far `confidence` may be off on a family of caches the calibration study's table was
+    /// not made from (`confidence_map::held_out_gap`; runs before this was: absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_out_gap: Option<f64>,
     /// What the statement rests on: "fit" (a model within the noise, some parameter
     /// identified), "open" (models within the noise, none identified), "misfit" (no model
     /// within the noise; the step reading stays) or "steps" (no model tried).
@@ -86,6 +93,10 @@ pub struct CacheLevel {
     /// the curve with no model (runs before this was: absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rise: Option<RiseExtent>,
+    /// The capacity the curve bounds whatever the geometry ([`Capacity`]; runs before this
+    /// was: absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
 }
 
 /// Where the latency climbs from a level's plateau to the next one's. A plain LRU cache
@@ -362,6 +373,7 @@ fn read(
                 sets: None,
                 confidence: 1.0,
                 raw_confidence: 1.0,
+                held_out_gap: None,
                 basis: "memory",
                 notes: vec![
                     "the slowest level seen: memory, or a cache larger than the sweep".into(),
@@ -370,6 +382,7 @@ fn read(
                 fetch_bytes: None,
                 fit: None,
                 rise: None,
+                capacity: None,
             });
             break;
         };
@@ -380,6 +393,10 @@ fn read(
             (next.first, next.latency),
             sigma / 2f64.sqrt(),
         );
+        level.capacity = level
+            .rise
+            .as_ref()
+            .and_then(|rise| Capacity::read(&curve, plateau.last, rise));
         let seen = descending.map(|down| {
             descending::prefetch_seen(&curve, down, plateau, next, stride, level.size_bytes)
         });
@@ -404,6 +421,7 @@ fn read(
     for level in &mut levels {
         level.raw_confidence = level.confidence;
         level.confidence = super::confidence_map::calibrated(level.basis, level.confidence);
+        level.held_out_gap = super::confidence_map::held_out_gap(level.basis);
     }
     // Plateaus above the first mix misses with hits when the stride is below the line size.
     if let Some(line) = levels
@@ -544,12 +562,14 @@ fn rise(
         sets,
         confidence,
         raw_confidence: confidence,
+        held_out_gap: None,
         basis: "steps",
         notes,
         unidentified: Vec::new(),
         fetch_bytes: None,
         fit: None,
         rise: None,
+        capacity: None,
     }
 }
 

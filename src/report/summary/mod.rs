@@ -45,9 +45,30 @@ pub struct SuiteTiming {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub caption: String,
+    /// Each written with a `status` of its own, "figure" or "unresolved"
+    /// ([`Figure::is_unresolved`]), so that a script reading `summary.json` tells them apart
+    /// as the rendered tables do; read back without it.
+    #[serde(serialize_with = "with_status")]
     pub figures: Vec<Figure>,
     pub suites: Vec<SuiteTiming>,
     pub total_seconds: Option<f64>,
+}
+
+fn with_status<S: serde::Serializer>(figures: &[Figure], out: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct WithStatus<'a> {
+        #[serde(flatten)]
+        figure: &'a Figure,
+        status: &'static str,
+    }
+    out.collect_seq(figures.iter().map(|figure| WithStatus {
+        figure,
+        status: if figure.is_unresolved() {
+            "unresolved"
+        } else {
+            "figure"
+        },
+    }))
 }
 
 impl Summary {
@@ -426,5 +447,16 @@ mod tests {
             unresolved.contains("storm") && !unresolved.contains("steady"),
             "{md}"
         );
+        // summary.json says the same of each row, and reads back as it was.
+        let json = serde_json::to_value(&first).unwrap();
+        let statuses: Vec<&str> = json["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses, ["unresolved", "figure"]);
+        let back: Summary = serde_json::from_value(json).unwrap();
+        assert_eq!(back, first);
     }
 }

@@ -3,9 +3,14 @@
 //! runs (every address of the footprint at the stride, in order, twice: the first pass warms,
 //! the second is averaged). Besides LRU, the calibration study (`analysis::calibration`) uses
 //! replacement, indexing and prefetching the fitted families do not all contain: FIFO, random,
-//! tree pseudo-LRU, a hashed set index, a next-line prefetcher.
+//! tree and bit pseudo-LRU, SRRIP, bimodal insertion, a hashed set index, a next-line
+//! prefetcher, a victim buffer, sectored lines.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+
+mod sets;
+
+pub use sets::{BitsPolicy, BitsSet};
 
 use super::cache_inference::ChasePoint;
 
@@ -62,7 +67,18 @@ pub enum Replacement {
     /// Tree pseudo-LRU: a binary tree of bits per set points away from the most recently
     /// touched half at every level; the victim is where the bits lead (ways a power of two).
     TreePlru,
+    /// Bit pseudo-LRU ([`BitsPolicy::BitPlru`]).
+    BitPlru,
+    /// Static re-reference interval prediction ([`BitsPolicy::Srrip`]).
+    Srrip,
+    /// Bimodal insertion (Qureshi et al., ISCA 2007): LRU order, but a filled line enters at
+    /// the least recently used end, and only every 32nd at the most recent: what adaptive
+    /// insertion switches to when a working set thrashes.
+    Bip,
 }
+
+/// Every `BIP_EPSILON`th fill of a bimodal-insertion set enters as most recently used.
+const BIP_EPSILON: u64 = 32;
 
 /// Departures from a plain modulo-indexed, demand-filled cache.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -71,6 +87,12 @@ pub struct Quirks {
     pub hashed_index: bool,
     /// A miss also fills the next line.
     pub next_line_prefetch: bool,
+    /// Lines of a fully associative LRU victim buffer that catches what the sets evict (a hit
+    /// there is a hit, and the line moves back into its set); 0 for none.
+    pub victim_lines: u64,
+    /// Sectored lines: one tag per line, data fetched and valid per sector of this many bytes,
+    /// so a resident line still misses on each sector it has not fetched.
+    pub sector_bytes: Option<u64>,
 }
 
 /// One set under tree pseudo-LRU: `ways` slots and `ways − 1` tree bits (heap order; a bit
@@ -102,11 +124,12 @@ impl PlruSet {
         }
     }
 
-    /// Looks `line` up; on a miss fills it into an empty slot or the slot the bits lead to.
-    pub fn access(&mut self, line: u64) -> bool {
+    /// Looks `line` up; on a miss fills it into an empty slot or the slot the bits lead to,
+    /// returning the line it evicted.
+    pub fn access(&mut self, line: u64) -> (bool, Option<u64>) {
         if let Some(slot) = self.slots.iter().position(|&l| l == Some(line)) {
             self.touch(slot);
-            return true;
+            return (true, None);
         }
         let slot = match self.slots.iter().position(Option::is_none) {
             Some(empty) => empty,
@@ -121,9 +144,9 @@ impl PlruSet {
                 low
             }
         };
-        self.slots[slot] = Some(line);
+        let evicted = self.slots[slot].replace(line);
         self.touch(slot);
-        false
+        (false, evicted)
     }
 }
 
@@ -136,8 +159,17 @@ struct Cache {
     sets: Vec<VecDeque<u64>>,
     /// Per set, under tree pseudo-LRU.
     plru: Vec<PlruSet>,
-    /// xorshift state for random replacement.
+    /// Per set, under bit pseudo-LRU or SRRIP.
+    bits: Vec<BitsSet>,
+    /// The victim buffer, most recently used at the back.
+    victims: VecDeque<u64>,
+    /// Per resident line of a sectored cache, the sectors it holds (a line's entry is
+    /// overwritten when it is filled again, so an evicted line's stale entry does no harm).
+    sectors: HashMap<u64, u64>,
+    /// xorshift state for random replacement and bimodal insertion.
     state: u64,
+    /// Fills so far, for bimodal insertion.
+    fills: u64,
 }
 
 impl Cache {
@@ -149,8 +181,27 @@ impl Cache {
             quirks,
             sets: vec![VecDeque::new(); sets],
             plru: vec![PlruSet::new(geometry.ways as usize); sets],
+            bits: match replacement {
+                Replacement::BitPlru => {
+                    vec![BitsSet::new(BitsPolicy::BitPlru, geometry.ways as usize); sets]
+                }
+                Replacement::Srrip => {
+                    vec![BitsSet::new(BitsPolicy::Srrip, geometry.ways as usize); sets]
+                }
+                _ => Vec::new(),
+            },
+            victims: VecDeque::new(),
+            sectors: HashMap::new(),
             state: 0x9e37_79b9_7f4a_7c15,
+            fills: 0,
         }
+    }
+
+    fn next_random(&mut self) -> u64 {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        self.state
     }
 
     fn set_of(&self, line: u64) -> usize {
@@ -176,41 +227,85 @@ impl Cache {
     /// the line after it).
     fn access(&mut self, address: u64) -> bool {
         let line = address / self.geometry.line_bytes;
-        let hit = self.access_line(line);
+        let mut hit = self.access_line(line);
+        if let Some(sector_bytes) = self.quirks.sector_bytes {
+            let sector = 1_u64 << ((address % self.geometry.line_bytes) / sector_bytes.max(1));
+            let held = self.sectors.entry(line).or_insert(0);
+            if !hit {
+                *held = 0;
+            }
+            hit = hit && *held & sector != 0;
+            *held |= sector;
+        }
         if !hit && self.quirks.next_line_prefetch {
             self.access_line(line + 1);
         }
         hit
     }
 
-    /// Looks `line` up; on a miss it is filled, evicting one by the replacement policy.
+    /// Looks `line` up in its set and then the victim buffer; on a miss in both it is filled
+    /// into its set, and what the set evicts goes to the victim buffer.
     fn access_line(&mut self, line: u64) -> bool {
-        let index = self.set_of(line);
-        if self.replacement == Replacement::TreePlru {
-            return self.plru[index].access(line);
+        let (hit, evicted) = self.access_set(line);
+        if self.quirks.victim_lines == 0 {
+            return hit;
         }
+        let from_victims = !hit
+            && match self.victims.iter().position(|&l| l == line) {
+                Some(position) => {
+                    self.victims.remove(position);
+                    true
+                }
+                None => false,
+            };
+        if let Some(evicted) = evicted {
+            self.victims.push_back(evicted);
+            if self.victims.len() as u64 > self.quirks.victim_lines {
+                self.victims.pop_front();
+            }
+        }
+        hit || from_victims
+    }
+
+    /// Looks `line` up in its set; on a miss it is filled, evicting one by the replacement
+    /// policy, which is returned.
+    fn access_set(&mut self, line: u64) -> (bool, Option<u64>) {
+        let index = self.set_of(line);
+        match self.replacement {
+            Replacement::TreePlru => return self.plru[index].access(line),
+            Replacement::BitPlru | Replacement::Srrip => return self.bits[index].access(line),
+            _ => {}
+        }
+        // Drawn only when a random set evicts, so that runs repeat as they did before.
+        let full = self.sets[index].len() as u64 >= self.geometry.ways;
+        let random = if full && self.replacement == Replacement::Random {
+            self.next_random()
+        } else {
+            0
+        };
         let set = &mut self.sets[index];
         if let Some(position) = set.iter().position(|&l| l == line) {
-            if self.replacement == Replacement::Lru {
+            if matches!(self.replacement, Replacement::Lru | Replacement::Bip) {
                 set.remove(position);
                 set.push_back(line);
             }
-            return true;
+            return (true, None);
         }
-        if set.len() as u64 >= self.geometry.ways {
+        let mut evicted = None;
+        if full {
             let victim = match self.replacement {
-                Replacement::Lru | Replacement::Fifo | Replacement::TreePlru => 0,
-                Replacement::Random => {
-                    self.state ^= self.state << 13;
-                    self.state ^= self.state >> 7;
-                    self.state ^= self.state << 17;
-                    (self.state % set.len() as u64) as usize
-                }
+                Replacement::Random => (random % set.len() as u64) as usize,
+                _ => 0,
             };
-            set.remove(victim);
+            evicted = set.remove(victim);
         }
-        set.push_back(line);
-        false
+        self.fills += 1;
+        if self.replacement == Replacement::Bip && self.fills % BIP_EPSILON != 0 {
+            set.push_front(line);
+        } else {
+            set.push_back(line);
+        }
+        (false, evicted)
     }
 }
 
@@ -357,13 +452,13 @@ mod tests {
     fn tree_plru_evicts_by_its_bits() {
         let mut set = PlruSet::new(4);
         for line in [10, 11, 12, 13] {
-            assert!(!set.access(line));
+            assert_eq!(set.access(line), (false, None));
         }
-        assert!(!set.access(14));
+        assert_eq!(set.access(14), (false, Some(10)));
         assert_eq!(set.slots, vec![Some(14), Some(11), Some(12), Some(13)]);
-        assert!(!set.access(15));
+        assert_eq!(set.access(15), (false, Some(12)));
         assert_eq!(set.slots, vec![Some(14), Some(11), Some(15), Some(13)]);
-        assert!(set.access(11) && set.access(13));
+        assert!(set.access(11).0 && set.access(13).0);
     }
 
     /// Once settled, a cyclic walk past a tree-PLRU set's ways misses every time, as under
@@ -426,6 +521,44 @@ mod tests {
         let every_other =
             |quirks| chase_latency_quirky(&h, 2048 + 8 * 64, 128, Replacement::Lru, quirks, (1, 1));
         assert!(every_other(hashed) < every_other(plain));
+    }
+
+    /// A victim buffer of V lines catches the line each overflowing LRU set evicts, which is
+    /// the one that set needs next: a chase fits until V sets overflow at once. Sectored lines
+    /// miss once per sector, so past the size a walk at the sector's stride misses every load.
+    /// Bimodal insertion keeps most of a set that a cyclic walk overflows, where LRU keeps none;
+    /// bit pseudo-LRU and SRRIP fall between.
+    #[test]
+    fn victims_sectors_and_insertion_change_the_chase() {
+        let h = Hierarchy::one_level(Geometry::WONG_FIG_4, 0.0, 1.0);
+        let at = |footprint, replacement, quirks| {
+            chase_latency_quirky(&h, footprint, 32, replacement, quirks, (4, 4))
+        };
+        let plain = Quirks::default();
+        let victims = Quirks {
+            victim_lines: 2,
+            ..plain
+        };
+        assert!(at(384 + 32, Replacement::Lru, plain) > 0.0);
+        assert_eq!(at(384 + 64, Replacement::Lru, victims), 0.0);
+        assert!(at(384 + 96, Replacement::Lru, victims) > 0.0);
+        let sectored = Quirks {
+            sector_bytes: Some(8),
+            ..plain
+        };
+        let walk = |footprint, quirks| {
+            chase_latency_quirky(&h, footprint, 8, Replacement::Lru, quirks, (2, 2))
+        };
+        assert_eq!(walk(384, sectored), 0.0);
+        assert_eq!(walk(4096, sectored), 1.0);
+        assert_eq!(walk(4096, plain), 0.25);
+        let lru = at(384 + 32, Replacement::Lru, plain);
+        let bip = at(384 + 32, Replacement::Bip, plain);
+        assert!(bip < lru, "{bip} against {lru}");
+        for replacement in [Replacement::BitPlru, Replacement::Srrip] {
+            assert_eq!(at(384, replacement, plain), 0.0, "{replacement:?}");
+            assert!(at(4 * 384, replacement, plain) > 0.0, "{replacement:?}");
+        }
     }
 
     /// A descending walk defeats a next-line prefetcher: the line after a miss is the one just

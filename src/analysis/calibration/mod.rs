@@ -1,16 +1,21 @@
-//! Does a cache level's confidence mean what it says? A simulation study: caches drawn from a
-//! family wider than the fitted one (LRU, FIFO, tree pseudo-LRU and random replacement; a
-//! hashed set index; a next-line prefetcher; Gaussian noise of the size real runs leave; 40-cycle
-//! outliers; sweeps coarser than the rise), each swept as a chase and read by
-//! `cache_inference` as a run is. An answer is right when every geometry parameter it states
-//! (line, ways, bytes fetched per miss) is the true one and its size is within a line of the
-//! true size. Among answers
-//! stated with confidence in [p, p + 0.1), the share right should be about p.
+//! Does a cache level's confidence mean what it says? A simulation study: caches drawn from
+//! families wider than the fitted one (LRU, FIFO, tree and bit pseudo-LRU, SRRIP, bimodal
+//! insertion and random replacement; a hashed set index; a next-line prefetcher; a victim
+//! buffer; sectored lines; Gaussian noise of the size real runs leave; 40-cycle outliers;
+//! sweeps coarser than the rise), each swept as a chase and read by `cache_inference` as a run
+//! is. An answer is right when every geometry parameter it states (line, ways, bytes fetched
+//! per miss) is the true one and its size is within a line of the true capacity (what a chase
+//! can use: the sets' bytes and the victim buffer's). Among answers stated with confidence in
+//! [p, p + 0.1), the share right should be about p, on every family, also one the table was
+//! made without ([`families`]); and the capacity interval (`cache_inference::Capacity`) should
+//! hold the true capacity at the rate it states.
 
 use rand::{Rng, RngExt, SeedableRng, rngs::StdRng};
 use serde::Serialize;
 
 use super::cache_inference::{self, ChasePoint, MinimumRise};
+
+pub mod families;
 use super::cache_model::{
     Direction, Geometry, Hierarchy, Quirks, Replacement, chase_latency_directed,
 };
@@ -24,6 +29,10 @@ pub struct Case {
     pub replacement: &'static str,
     pub hashed_index: bool,
     pub next_line_prefetch: bool,
+    /// Lines of a victim buffer behind the sets (0: none).
+    pub victim_lines: u64,
+    /// The sector of a sectored line, where lines are sectored.
+    pub sector_bytes: Option<u64>,
     /// Noise of one point, cycles (standard deviation).
     pub noise_cycles: f64,
     /// Every 29th point 40 cycles slow.
@@ -53,6 +62,29 @@ pub struct Outcome {
     pub stated_fetch_bytes: Option<u64>,
     pub stated_ways: Option<u64>,
     pub right: bool,
+    /// The capacity read from the curve with no model, where the level has a rise.
+    pub capacity: Option<cache_inference::Capacity>,
+}
+
+impl Case {
+    /// The bytes a chase can keep: the sets', and the victim buffer's.
+    pub fn capacity_bytes(&self) -> u64 {
+        self.size_bytes + self.victim_lines * self.line_bytes
+    }
+
+    /// What one miss brings in as the chase sees it: a sector of a sectored line, else the
+    /// line, and the next one too under a next-line prefetcher.
+    pub fn fetch_bytes(&self) -> u64 {
+        self.sector_bytes
+            .unwrap_or(self.line_bytes * if self.next_line_prefetch { 2 } else { 1 })
+    }
+}
+
+impl Outcome {
+    /// Whether the capacity interval held the true capacity (`None`: no interval stated).
+    pub fn capacity_covered(&self) -> Option<bool> {
+        self.capacity.map(|c| c.covers(self.case.capacity_bytes()))
+    }
 }
 
 /// One bin of the reliability diagram.
@@ -65,11 +97,14 @@ pub struct Bin {
     pub share_right: Option<f64>,
 }
 
-const REPLACEMENTS: [(Replacement, &str); 4] = [
+pub const REPLACEMENTS: [(Replacement, &str); 7] = [
     (Replacement::Lru, "lru"),
     (Replacement::Fifo, "fifo"),
     (Replacement::TreePlru, "tree-plru"),
     (Replacement::Random, "random"),
+    (Replacement::BitPlru, "bit-plru"),
+    (Replacement::Srrip, "srrip"),
+    (Replacement::Bip, "bip"),
 ];
 
 /// Draws case `index` of the study seeded `seed` (the same pair gives the same case).
@@ -94,13 +129,26 @@ pub fn draw(seed: u64, index: u64) -> Case {
         }
     };
     let hit_cycles = rng.random_range(20.0..60.0);
+    let hashed_index = rng.random_bool(0.15);
+    let next_line_prefetch = rng.random_bool(0.15);
+    // Victim buffers of 2 to 16 lines; sectors of 32 B in lines of 64 or 128 (a prefetcher
+    // of whole lines and sectors fetched one at a time are not drawn together).
+    let victim_lines = if rng.random_bool(0.15) {
+        rng.random_range(2..=16_u64)
+    } else {
+        0
+    };
+    let sector_bytes =
+        (!next_line_prefetch && line_bytes >= 64 && rng.random_bool(0.15)).then_some(32);
     Case {
         size_bytes: sets * ways * line_bytes,
         line_bytes,
         ways,
         replacement: name,
-        hashed_index: rng.random_bool(0.15),
-        next_line_prefetch: rng.random_bool(0.15),
+        hashed_index,
+        next_line_prefetch,
+        victim_lines,
+        sector_bytes,
         // Real runs' fits leave 0.02 (instruction fetch) to about 1 cycle (L1 chases) RMS.
         noise_cycles: 10_f64.powf(rng.random_range(-1.7..0.0)),
         outliers: rng.random_bool(0.2),
@@ -139,11 +187,13 @@ pub fn sweep_directed(case: &Case, direction: Direction) -> Vec<ChasePoint> {
     let quirks = Quirks {
         hashed_index: case.hashed_index,
         next_line_prefetch: case.next_line_prefetch,
+        victim_lines: case.victim_lines,
+        sector_bytes: case.sector_bytes,
     };
     let stride = case.stride_bytes;
     let on_stride = |f: f64| ((f / stride as f64).round() as u64).max(1) * stride;
     let mut footprints: Vec<u64> = Vec::new();
-    let size = case.size_bytes as f64;
+    let size = case.capacity_bytes() as f64;
     let doubling = |from: f64, to: f64, out: &mut Vec<u64>| {
         let mut f = from;
         while f < to {
@@ -154,7 +204,7 @@ pub fn sweep_directed(case: &Case, direction: Direction) -> Vec<ChasePoint> {
     doubling(size / 8.0, size / 2.0, &mut footprints);
     // At most 384 points across the rise, as the GPU's sweep bisects only where the curve
     // moves: finer than a stride for the smaller caches, about a line for the larger.
-    let fine = stride.max((2 * case.size_bytes / 384).div_ceil(stride) * stride);
+    let fine = stride.max((2 * case.capacity_bytes() / 384).div_ceil(stride) * stride);
     let grain = if case.coarse {
         4 * case.line_bytes
     } else {
@@ -172,7 +222,9 @@ pub fn sweep_directed(case: &Case, direction: Direction) -> Vec<ChasePoint> {
     // are their steady state, as a chase that warms long enough measures it.
     let passes = match replacement {
         Replacement::Random => (16, 8),
-        Replacement::TreePlru => (16, 2),
+        Replacement::TreePlru | Replacement::BitPlru | Replacement::Srrip | Replacement::Bip => {
+            (16, 2)
+        }
         _ if case.next_line_prefetch => (6, 1),
         _ => (1, 1),
     };
@@ -237,16 +289,15 @@ fn judge_report(
             stated_fetch_bytes: None,
             stated_ways: None,
             right: false,
+            capacity: None,
         };
     };
     let size_right = level
         .size_bytes
-        .is_some_and(|s| s.abs_diff(case.size_bytes) <= case.line_bytes);
-    // What one miss fetches: the line, and the next one too under a next-line prefetcher.
-    let fetched = case.line_bytes * if case.next_line_prefetch { 2 } else { 1 };
+        .is_some_and(|s| s.abs_diff(case.capacity_bytes()) <= case.line_bytes);
     let right = size_right
         && level.line_bytes.is_none_or(|b| b == case.line_bytes)
-        && level.fetch_bytes.is_none_or(|b| b == fetched)
+        && level.fetch_bytes.is_none_or(|b| b == case.fetch_bytes())
         && level.ways.is_none_or(|w| w == case.ways);
     Outcome {
         case,
@@ -259,6 +310,7 @@ fn judge_report(
         stated_fetch_bytes: level.fetch_bytes,
         stated_ways: level.ways,
         right,
+        capacity: level.capacity,
     }
 }
 
@@ -425,6 +477,7 @@ mod tests {
             stated_fetch_bytes: None,
             stated_ways: None,
             right,
+            capacity: None,
         };
         // Raw 0.95: 8 right of 8; raw 0.55: 1 of 4; raw 0.35: 3 of 4 (a violator, pooled).
         let mut outcomes: Vec<Outcome> = (0..8).map(|_| outcome(0.95, true)).collect();
@@ -467,6 +520,7 @@ mod tests {
             stated_fetch_bytes: None,
             stated_ways: None,
             right,
+            capacity: None,
         };
         let bins = reliability(&[
             outcome(0.95, true),
