@@ -232,8 +232,20 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         page: Option<Estimate>,
     }
     #[derive(Deserialize)]
+    struct Carveout {
+        carveout_percent: f64,
+        requested_shared_bytes: f64,
+        level_1_bytes: Option<f64>,
+        #[serde(default)]
+        capacity_low_bytes: Option<f64>,
+        #[serde(default)]
+        capacity_high_bytes: Option<f64>,
+    }
+    #[derive(Deserialize)]
     struct File {
         space: String,
+        #[serde(default)]
+        carveout: Option<Vec<Carveout>>,
         report: Report,
         timed_loop: Option<TimedLoop>,
         #[serde(default)]
@@ -315,6 +327,23 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
                 Some(&level.unidentified.join("; ")),
             );
         }
+    }
+    // One sweep per carveout the suite was asked for (`--carveout`, in `all`: 0, 50, 100 %).
+    for c in cache.carveout.iter().flatten() {
+        let asked = super::summary::format_value(c.requested_shared_bytes, "bytes");
+        let interval = c
+            .capacity_low_bytes
+            .zip(c.capacity_high_bytes)
+            .map(|(low, high)| (low, high, "capacity interval, as for the level"));
+        r.push(
+            &format!(
+                "{space}: level 1 with a {:.0} % shared carveout ({asked} of shared memory asked): no miss up to",
+                c.carveout_percent
+            ),
+            c.level_1_bytes,
+            "bytes",
+            interval,
+        );
     }
     if let Some(timed) = cache.timed_loop.filter(|t| !t.loads.is_empty()) {
         let loads: Vec<&str> = timed.loads.keys().map(String::as_str).collect();

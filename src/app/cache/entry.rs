@@ -110,6 +110,12 @@ impl crate::app::registry::SuiteDef for Cache {
                         args.extend(["--fine-points", "16"]);
                         0.4
                     }
+                    // The L1 against the shared memory the carveout asks for: three sweeps
+                    // more (a line of slope -1 gives the unified size and what the L1 keeps).
+                    ("global", false) => {
+                        args.extend(["--carveout", "0,50,100"]);
+                        2.0
+                    }
                     _ => 1.0,
                 };
                 let planned =

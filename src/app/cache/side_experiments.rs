@@ -313,9 +313,16 @@ pub(super) fn conflict_experiment(
 pub(super) struct CarveoutRow {
     carveout_percent: i32,
     requested_shared_bytes: i64,
+    /// The largest footprint with no miss (the capacity reading's; runs before it was: the
+    /// level's size).
     level_1_bytes: Option<u64>,
     level_1_latency_cycles: Option<f64>,
     sum_bytes: Option<i64>,
+    /// The capacity interval of that sweep's L1 (`cache_inference::Capacity`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capacity_low_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capacity_high_bytes: Option<u64>,
 }
 
 /// One sweep per shared-memory carveout preference (`carveout.csv`): the L1 the chase sees,
@@ -347,7 +354,10 @@ pub(super) fn carveout_sweep(
         )?;
         let level = cache_inference::infer(&sweep.points).and_then(|r| r.levels.first().cloned());
         let requested = shared * i64::from(percent) / 100;
-        let size = level.as_ref().and_then(|l| l.size_bytes);
+        let capacity = level.as_ref().and_then(|l| l.capacity);
+        let size = capacity
+            .map(|c| c.hits_up_to_bytes)
+            .or_else(|| level.as_ref().and_then(|l| l.size_bytes));
         println!(
             "carveout {percent:>3} % (asks {} KiB shared): level 1 {}",
             requested >> 10,
@@ -359,6 +369,8 @@ pub(super) fn carveout_sweep(
             level_1_bytes: size,
             level_1_latency_cycles: level.as_ref().map(|l| l.latency_cycles),
             sum_bytes: size.map(|b| b as i64 + requested),
+            capacity_low_bytes: capacity.map(|c| c.low_bytes),
+            capacity_high_bytes: capacity.map(|c| c.high_bytes),
         });
     }
     gpu.chase_carveout_percent = carveouts[0];
