@@ -709,13 +709,15 @@ mod slow {
         assert!((width - 504.0).abs() < 0.5, "page width {width} pt");
     }
 
-    /// `report` on a calibration study draws its reliability diagram again, byte for byte, and
+    /// `report` on a calibration study draws its reliability diagram and its per-family
+    /// diagrams again, byte for byte, and
     /// `--repeat-of` moves what a second run does not confirm to the unresolved part.
     #[test]
     #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
     fn report_redraws_the_calibration_diagram_and_confirms_by_a_repeat() {
         let dir = tempfile::tempdir().unwrap();
-        let study = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/calibration/study-seed29");
+        let study =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("results/calibration/families-seed1");
         let out = dir.path().join("study");
         gpubench()
             .arg("report")
@@ -724,10 +726,13 @@ mod slow {
             .arg(&out)
             .assert()
             .success();
-        assert_eq!(
-            std::fs::read(out.join("reliability.png")).unwrap(),
-            std::fs::read(study.join("reliability.png")).unwrap()
-        );
+        for figure in ["reliability.png", "families.png"] {
+            assert_eq!(
+                std::fs::read(out.join(figure)).unwrap(),
+                std::fs::read(study.join(figure)).unwrap(),
+                "{figure}"
+            );
+        }
         let confirmed = dir.path().join("confirmed");
         gpubench()
             .arg("report")

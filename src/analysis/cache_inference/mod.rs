@@ -39,7 +39,7 @@ use serde::Serialize;
 use super::cache_fit::{self, GeometryFit, SearchRange};
 use super::stats;
 
-mod capacity;
+pub mod capacity;
 mod descending;
 mod geometry;
 
