@@ -300,7 +300,7 @@ impl Cache {
             evicted = set.remove(victim);
         }
         self.fills += 1;
-        if self.replacement == Replacement::Bip && self.fills % BIP_EPSILON != 0 {
+        if self.replacement == Replacement::Bip && !self.fills.is_multiple_of(BIP_EPSILON) {
             set.push_front(line);
         } else {
             set.push_back(line);
