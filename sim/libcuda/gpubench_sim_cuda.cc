@@ -1,0 +1,617 @@
+// gpubench's simulated CUDA device: the CUDA driver API that gpubench (through cudarc) calls,
+// answered by GPGPU-Sim. Built by scripts/sim/build.sh as libcuda.so.1, linked against
+// GPGPU-Sim's libcudart.so, whose internals (PTX loader, kernel registry, stream manager,
+// performance model) do the work. The simulator reads gpgpusim.config from the working directory.
+//
+// Semantics, where they differ from a real driver:
+//  - One device, one context (GPGPU-Sim's), the legacy default stream: every copy, memset and
+//    launch returns only when the simulator has finished it. Streams exist as handles; waiting on
+//    one or on an event has nothing left to wait for, and says so by synchronizing anyway.
+//  - Events hold the simulated core cycle at which they were recorded (after all earlier work);
+//    cuEventElapsedTime gives (end - start) / core clock (-gpgpu_clock_domains, first field).
+//  - Modules are PTX text only. ptxas (from $PTXAS_CUDA_INSTALL_PATH, CUDA 11.8) supplies register
+//    and shared-memory counts; it reads PTX ISA up to 7.8, so a newer .version is handed to it as
+//    7.8 (said on stderr); GPGPU-Sim's own parser gets the text unchanged.
+//  - Dynamic shared memory (sharedMemBytes) is accepted but GPGPU-Sim does not model it: occupancy
+//    comes from the kernel's static use only (said on stderr once).
+//  - Freed memory is never handed out again (GPGPU-Sim's allocator only grows).
+// Every other driver entry point that cudarc or libcudart.so names is defined by the generated
+// unimplemented.cc and stops the process with the function's name.
+
+#define __CUDA_RUNTIME_API_H__
+// clang-format off
+#include "host_defines.h"
+#include "builtin_types.h"
+#include "driver_types.h"
+#include "cuda_api.h"
+// clang-format on
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../src/abstract_hardware_model.h"
+#include "../src/cuda-sim/cuda-sim.h"
+#include "../src/cuda-sim/ptx_ir.h"
+#include "../src/gpgpu-sim/gpu-sim.h"
+#include "../src/gpgpusim_entrypoint.h"
+#include "../src/stream_manager.h"
+#include "cuda_api_object.h"
+#include "gpgpu_context.h"
+
+// Defined in GPGPU-Sim's libcuda/cuda_runtime_api.cc, declared in no header.
+CUctx_st *GPGPUSim_Context(gpgpu_context *ctx);
+CUresult CUDAAPI cuLaunchKernelInternal(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                        unsigned int gridDimZ, unsigned int blockDimX,
+                                        unsigned int blockDimY, unsigned int blockDimZ,
+                                        unsigned int sharedMemBytes, CUstream hStream,
+                                        void **kernelParams, void **extra,
+                                        gpgpu_context *gpgpu_ctx);
+cudaError_t cudaMemcpyInternal(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                               gpgpu_context *gpgpu_ctx);
+
+extern "C" [[noreturn]] void gpubench_sim_unimplemented(const char *function) {
+  fflush(stdout);
+  fprintf(stderr,
+          "gpubench-sim: %s is not implemented by the simulated CUDA device "
+          "(sim/libcuda/gpubench_sim_cuda.cc); stopping\n",
+          function);
+  abort();
+}
+
+[[noreturn]] static void fail(const char *format, ...) {
+  fflush(stdout);
+  va_list args;
+  va_start(args, format);
+  fprintf(stderr, "gpubench-sim: ");
+  vfprintf(stderr, format, args);
+  fprintf(stderr, "; stopping\n");
+  va_end(args);
+  abort();
+}
+
+static void note_once(bool *said, const char *text) {
+  if (!*said) fprintf(stderr, "gpubench-sim: %s\n", text);
+  *said = true;
+}
+
+struct CUmod_st {
+  unsigned handle;  // GPGPU-Sim's "fat cubin handle" for this module's symbol table
+  symbol_table *symtab;
+};
+struct CUfunc_st {  // its address is the key ("hostFun") GPGPU-Sim registers the kernel under
+  CUmod_st *module;
+  std::string name;
+  function_info *entry;
+  int max_dynamic_shared_bytes;
+};
+struct SimEvent {
+  bool recorded;
+  unsigned long long cycle;
+};
+struct SimStream {
+  unsigned flags;
+};
+
+static bool g_initialized = false;
+static CUcontext g_current = nullptr;
+static std::set<CUdeviceptr> g_allocations;
+
+static gpgpu_context *ctx() { return GPGPU_Context(); }
+static CUctx_st *context() { return GPGPUSim_Context(ctx()); }
+static gpgpu_sim *gpu() { return context()->get_device()->get_gpgpu(); }
+static void synchronize() { ctx()->synchronize(); }
+static unsigned long long cycles_now() {
+  synchronize();
+  return gpu()->gpu_tot_sim_cycle + gpu()->gpu_sim_cycle;
+}
+
+// GPGPU-Sim's cuda_api.h is CUDA 10.1's driver header; attributes CUDA 11 added, by value.
+const int ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106;
+const int ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115;
+
+#define REQUIRE_INIT() \
+  if (!g_initialized) return CUDA_ERROR_NOT_INITIALIZED
+
+// The last value of `option` in ./gpgpusim.config (GPGPU-Sim keeps some, such as the clock
+// domains, private).
+static std::string config_option(const char *option) {
+  std::ifstream in("gpgpusim.config");
+  std::string line, value;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string name;
+    if (words >> name && name == option) std::getline(words >> std::ws, value);
+  }
+  return value;
+}
+
+static unsigned l2_bytes() {
+  const memory_config *mem = gpu()->getMemoryConfig();
+  const cache_config &l2 = mem->m_L2_config;
+  return l2.get_max_num_lines() * l2.get_line_sz() * mem->m_n_mem_sub_partition;
+}
+
+// ---------------------------------------------------------------- initialization and device
+extern "C" CUresult CUDAAPI cuInit(unsigned int flags) {
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!std::ifstream("gpgpusim.config"))
+    fail("cuInit: no gpgpusim.config in the working directory (copy one from GPGPU-Sim's "
+         "configs/tested-cfgs/ and run from there)");
+  if (!getenv("PTXAS_CUDA_INSTALL_PATH"))
+    fail("cuInit: PTXAS_CUDA_INSTALL_PATH is not set (scripts/sim/env.sh sets it)");
+  context();  // reads the configuration and starts the simulator thread
+  g_initialized = true;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDriverGetVersion(int *version) {
+  *version = CUDART_VERSION;  // the CUDA GPGPU-Sim was built against (11080)
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGetCount(int *count) {
+  REQUIRE_INIT();
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
+  REQUIRE_INIT();
+  if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice device) {
+  REQUIRE_INIT();
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  const char *config = getenv("GPUBENCH_SIM_CONFIG_NAME");
+  snprintf(name, len, "GPGPU-Sim %s%s%s", g_gpgpusim_version_string, config ? " " : "",
+           config ? config : "");
+  return CUDA_SUCCESS;
+}
+
+// The UUID names the configuration: two FNV-1a hashes of ./gpgpusim.config's bytes.
+static CUresult device_uuid(CUuuid *uuid, CUdevice device) {
+  REQUIRE_INIT();
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  std::ifstream in("gpgpusim.config", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  unsigned long long a = 14695981039346656037ull, b = 1099511628211ull * 31;
+  for (unsigned char c : text) {
+    a = (a ^ c) * 1099511628211ull;
+    b = (b ^ c) * 1099511628211ull + 0x9e3779b97f4a7c15ull;
+  }
+  memcpy(uuid->bytes, &a, 8);
+  memcpy(uuid->bytes + 8, &b, 8);
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice device) {
+  return device_uuid(uuid, device);
+}
+extern "C" CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice device) {
+  return device_uuid(uuid, device);
+}
+
+static size_t total_memory() { return gpu()->get_prop()->totalGlobalMem; }
+
+extern "C" CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice device) {
+  REQUIRE_INIT();
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = total_memory();
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDeviceComputeCapability(int *major, int *minor, CUdevice device) {
+  REQUIRE_INIT();
+  *major = gpu()->compute_capability_major();
+  *minor = gpu()->compute_capability_minor();
+  return CUDA_SUCCESS;
+}
+
+// Answered from the configuration GPGPU-Sim parsed; an attribute not listed stops the process.
+extern "C" CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                                                 CUdevice device) {
+  REQUIRE_INIT();
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  gpgpu_sim *g = gpu();
+  const cudaDeviceProp *prop = g->get_prop();
+  const shader_core_config *core = g->getShaderCoreConfig();
+  const memory_config *mem = g->getMemoryConfig();
+  switch ((int)attribute) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = prop->maxThreadsPerBlock; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *value = prop->maxThreadsDim[0]; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *value = prop->maxThreadsDim[1]; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *value = prop->maxThreadsDim[2]; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = prop->maxGridSize[0]; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *value = prop->maxGridSize[1]; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = prop->maxGridSize[2]; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = g->shared_mem_per_block(); break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+      *value = g->shared_mem_size();  // a block may use all of the SM's (-gpgpu_shmem_size)
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+      *value = g->shared_mem_size();
+      break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = g->wrp_size(); break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = g->num_registers_per_block(); break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
+      *value = g->num_registers_per_core();
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *value = g->shader_clock(); break;  // kHz
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = g->get_config().num_shader(); break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = g->threads_per_core(); break;
+    case ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *value = core->max_cta_per_core; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = g->compute_capability_major(); break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = g->compute_capability_minor(); break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = l2_bytes(); break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:  // bits: channels x chips x bytes per chip
+      *value = mem->m_n_mem * mem->gpu_n_mem_per_ctrlr * mem->busW * 8;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: {  // kHz, the DRAM clock domain
+      double core_mhz, icnt_mhz, l2_mhz, dram_mhz;
+      std::string domains = config_option("-gpgpu_clock_domains");
+      if (sscanf(domains.c_str(), "%lf:%lf:%lf:%lf", &core_mhz, &icnt_mhz, &l2_mhz, &dram_mhz) != 4)
+        fail("cuDeviceGetAttribute: cannot read -gpgpu_clock_domains from gpgpusim.config");
+      *value = (int)(dram_mhz * 1000);
+      break;
+    }
+    case ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *value = 0; break;  // no cuMemAllocAsync
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: *value = 0; break;  // one stream at a time here
+    default:
+      fail("cuDeviceGetAttribute: attribute %d is not answered by the simulated device",
+           (int)attribute);
+  }
+  return CUDA_SUCCESS;
+}
+
+// ---------------------------------------------------------------- contexts
+extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice device) {
+  REQUIRE_INIT();
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *pctx = context();
+  return CUDA_SUCCESS;
+}
+static CUresult primary_release(CUdevice device) {
+  REQUIRE_INIT();
+  return device == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;  // the context lives on
+}
+extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice d) { return primary_release(d); }
+extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice d) { return primary_release(d); }
+
+extern "C" CUresult CUDAAPI cuCtxSetCurrent(CUcontext c) {
+  REQUIRE_INIT();
+  if (c != nullptr && c != context()) return CUDA_ERROR_INVALID_CONTEXT;
+  g_current = c;
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuCtxGetCurrent(CUcontext *c) {
+  REQUIRE_INIT();
+  *c = g_current;
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuCtxGetDevice(CUdevice *device) {
+  REQUIRE_INIT();
+  if (!g_current) return CUDA_ERROR_INVALID_CONTEXT;
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuCtxSynchronize(void) {
+  REQUIRE_INIT();
+  synchronize();
+  return CUDA_SUCCESS;
+}
+
+// ---------------------------------------------------------------- modules and functions
+static std::string ptx_for_ptxas(const char *text) {
+  static const std::regex version(R"(\.version\s+(\d+)\.(\d+))");
+  std::string ptx(text);
+  std::smatch m;
+  if (std::regex_search(ptx, m, version)) {
+    int major = std::stoi(m[1]), minor = std::stoi(m[2]);
+    if (major > 7 || (major == 7 && minor > 8)) {
+      fprintf(stderr,
+              "gpubench-sim: PTX .version %d.%d given to ptxas 11.8 as 7.8 (for its register and "
+              "shared-memory counts only)\n",
+              major, minor);
+      ptx.replace(m.position(0), m.length(0), ".version 7.8");
+    }
+  }
+  return ptx;
+}
+
+extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
+  REQUIRE_INIT();
+  const char *text = static_cast<const char *>(image);
+  if (memcmp(text, "\x7f" "ELF", 4) == 0 || strstr(text, ".entry") == nullptr)
+    fail("cuModuleLoadData: only PTX text with at least one .entry is supported (got a cubin, "
+         "fatbin or empty module)");
+  static unsigned next_handle = 1;
+  gpgpu_context *c = ctx();
+  CUctx_st *cu = context();
+  CUmod_st *mod = new CUmod_st{next_handle++, nullptr};
+  mod->symtab = c->gpgpu_ptx_sim_load_ptx_from_string(text, mod->handle);  // aborts on errors
+  cu->add_binary(mod->symtab, mod->handle);
+  unsigned sm = gpu()->compute_capability_major() * 10 + gpu()->compute_capability_minor();
+  std::string for_ptxas = ptx_for_ptxas(text);
+  c->gpgpu_ptxinfo_load_from_string(for_ptxas.c_str(), mod->handle, sm, 0);
+  c->api->load_static_globals(mod->symtab, STATIC_ALLOC_LIMIT, 0xFFFFFFFF, gpu());
+  c->api->load_constants(mod->symtab, STATIC_ALLOC_LIMIT, gpu());
+  *module = mod;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
+                                               unsigned int num_options, CUjit_option *,
+                                               void **) {
+  if (num_options != 0)
+    fail("cuModuleLoadDataEx: JIT options (%u given) are not supported", num_options);
+  return cuModuleLoadData(module, image);
+}
+
+extern "C" CUresult CUDAAPI cuModuleUnload(CUmodule module) {
+  REQUIRE_INIT();
+  // GPGPU-Sim keeps every parsed module; only our handle goes. Functions stay registered.
+  delete module;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
+                                                const char *name) {
+  REQUIRE_INIT();
+  symbol *s = module->symtab->lookup(name);
+  if (!s || !s->get_pc()) return CUDA_ERROR_NOT_FOUND;
+  CUfunc_st *f = new CUfunc_st{module, name, s->get_pc(), 48 * 1024};
+  context()->register_function(module->handle, reinterpret_cast<const char *>(f), name);
+  *function = f;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
+                                                 CUmodule module, const char *name) {
+  REQUIRE_INIT();
+  symbol *s = module->symtab->lookup(name);
+  if (!s || s->get_pc()) return CUDA_ERROR_NOT_FOUND;
+  if (dptr) *dptr = s->get_address();
+  if (bytes) *bytes = s->get_size_in_bytes();
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuFuncGetAttribute(int *value, CUfunction_attribute attribute,
+                                               CUfunction f) {
+  REQUIRE_INIT();
+  const gpgpu_ptx_sim_info *info = f->entry->get_kernel_info();
+  switch (attribute) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: {
+      int most = gpu()->get_prop()->maxThreadsPerBlock;
+      if (info->maxthreads > 0) most = info->maxthreads;
+      if (info->regs > 0) most = std::min(most, gpu()->num_registers_per_block() / info->regs / 32 * 32);
+      *value = most;
+      break;
+    }
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = info->smem; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *value = info->cmem; break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *value = info->lmem; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = info->regs; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *value = info->ptx_version; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = info->sm_target; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = f->max_dynamic_shared_bytes; break;
+    default:
+      fail("cuFuncGetAttribute: attribute %d is not answered by the simulated device",
+           (int)attribute);
+  }
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute attribute,
+                                               int value) {
+  REQUIRE_INIT();
+  static bool said_carveout = false;
+  switch (attribute) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+      if (value < 0 || f->entry->get_kernel_info()->smem + value > (unsigned)gpu()->shared_mem_size())
+        return CUDA_ERROR_INVALID_VALUE;
+      f->max_dynamic_shared_bytes = value;
+      return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+      // A preference in CUDA too; GPGPU-Sim picks the split itself (-gpgpu_adaptive_cache_config,
+      // -gpgpu_shmem_option).
+      if (value < -1 || value > 100) return CUDA_ERROR_INVALID_VALUE;
+      note_once(&said_carveout, "the shared-memory carveout preference is left to GPGPU-Sim's "
+                                "-gpgpu_adaptive_cache_config / -gpgpu_shmem_option");
+      return CUDA_SUCCESS;
+    default:
+      fail("cuFuncSetAttribute: attribute %d (value %d) is not supported by the simulated device",
+           (int)attribute, value);
+  }
+}
+
+extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y,
+                                           unsigned int grid_z, unsigned int block_x,
+                                           unsigned int block_y, unsigned int block_z,
+                                           unsigned int shared_bytes, CUstream, void **params,
+                                           void **extra) {
+  REQUIRE_INIT();
+  static bool said_dynamic = false;
+  if (extra != nullptr) fail("cuLaunchKernel: the `extra` argument list is not supported");
+  if (grid_x * grid_y * grid_z == 0 || block_x * block_y * block_z == 0 ||
+      block_x * block_y * block_z > (unsigned)gpu()->get_prop()->maxThreadsPerBlock)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (shared_bytes > (unsigned)f->max_dynamic_shared_bytes) return CUDA_ERROR_INVALID_VALUE;
+  if (shared_bytes > 0)
+    note_once(&said_dynamic, "dynamic shared memory is accessible but GPGPU-Sim does not count "
+                             "it towards occupancy");
+  // Stream 0 in GPGPU-Sim: returns once the kernel has been simulated to completion.
+  return cuLaunchKernelInternal(f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes,
+                                nullptr, params, nullptr, ctx());
+}
+
+// ---------------------------------------------------------------- memory
+extern "C" CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
+  REQUIRE_INIT();
+  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  synchronize();
+  CUdeviceptr p = (CUdeviceptr)gpu()->gpu_malloc(bytes);
+  g_allocations.insert(p);
+  *dptr = p;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
+  REQUIRE_INIT();
+  if (g_allocations.erase(dptr) == 0) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+static CUresult copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+  REQUIRE_INIT();
+  if (bytes == 0) return CUDA_SUCCESS;
+  cudaMemcpyInternal(dst, src, bytes, kind, ctx());  // stream 0: done when it returns
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  return copy((void *)dst, src, n, cudaMemcpyHostToDevice);
+}
+extern "C" CUresult CUDAAPI cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  return copy(dst, (const void *)src, n, cudaMemcpyDeviceToHost);
+}
+extern "C" CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  return copy((void *)dst, (const void *)src, n, cudaMemcpyDeviceToDevice);
+}
+extern "C" CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
+                                                 CUstream) {
+  return copy((void *)dst, src, n, cudaMemcpyHostToDevice);
+}
+extern "C" CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream) {
+  return copy(dst, (const void *)src, n, cudaMemcpyDeviceToHost);
+}
+extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                                                 CUstream) {
+  return copy((void *)dst, (const void *)src, n, cudaMemcpyDeviceToDevice);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
+  REQUIRE_INIT();
+  synchronize();
+  gpu()->gpu_memset(dst, value, n);
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n,
+                                            CUstream) {
+  return cuMemsetD8_v2(dst, value, n);
+}
+extern "C" CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t n) {
+  REQUIRE_INIT();
+  if (dst % 4) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<unsigned int> words(n, value);
+  return copy((void *)dst, words.data(), n * 4, cudaMemcpyHostToDevice);
+}
+extern "C" CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n,
+                                             CUstream) {
+  return cuMemsetD32_v2(dst, value, n);
+}
+
+// ---------------------------------------------------------------- streams and events
+extern "C" CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags) {
+  REQUIRE_INIT();
+  *stream = reinterpret_cast<CUstream>(new SimStream{flags});
+  return CUDA_SUCCESS;
+}
+static CUresult stream_destroy(CUstream stream) {
+  REQUIRE_INIT();
+  synchronize();
+  delete reinterpret_cast<SimStream *>(stream);
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuStreamDestroy_v2(CUstream s) { return stream_destroy(s); }
+extern "C" CUresult CUDAAPI cuStreamSynchronize(CUstream) {
+  REQUIRE_INIT();
+  synchronize();
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuStreamQuery(CUstream) {
+  REQUIRE_INIT();
+  synchronize();  // every operation completed before its call returned
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int flags) {
+  REQUIRE_INIT();
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  synchronize();  // the event's work is complete: nothing is queued behind it
+  return CUDA_SUCCESS;
+}
+
+static SimEvent *event(CUevent e) { return reinterpret_cast<SimEvent *>(e); }
+extern "C" CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned int) {
+  REQUIRE_INIT();
+  *e = reinterpret_cast<CUevent>(new SimEvent{false, 0});
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuEventRecord(CUevent e, CUstream) {
+  REQUIRE_INIT();
+  event(e)->cycle = cycles_now();
+  event(e)->recorded = true;
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuEventSynchronize(CUevent) {
+  REQUIRE_INIT();
+  return CUDA_SUCCESS;  // recorded events are complete when cuEventRecord returns
+}
+extern "C" CUresult CUDAAPI cuEventQuery(CUevent) {
+  REQUIRE_INIT();
+  return CUDA_SUCCESS;
+}
+static CUresult elapsed(float *ms, CUevent start, CUevent end) {
+  REQUIRE_INIT();
+  if (!event(start)->recorded || !event(end)->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  double cycles = (double)event(end)->cycle - (double)event(start)->cycle;
+  *ms = (float)(cycles / gpu()->shader_clock());  // shader_clock() is in kHz
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent s, CUevent e) {
+  return elapsed(ms, s, e);
+}
+extern "C" CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent s, CUevent e) {
+  return elapsed(ms, s, e);
+}
+static CUresult event_destroy(CUevent e) {
+  REQUIRE_INIT();
+  delete event(e);
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuEventDestroy_v2(CUevent e) { return event_destroy(e); }
+
+// ---------------------------------------------------------------- errors
+static const std::map<int, std::pair<const char *, const char *>> &errors() {
+  static const std::map<int, std::pair<const char *, const char *>> table = {
+      {CUDA_SUCCESS, {"CUDA_SUCCESS", "no error"}},
+      {CUDA_ERROR_INVALID_VALUE, {"CUDA_ERROR_INVALID_VALUE", "invalid argument"}},
+      {CUDA_ERROR_NOT_INITIALIZED, {"CUDA_ERROR_NOT_INITIALIZED", "initialization error"}},
+      {CUDA_ERROR_INVALID_DEVICE, {"CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"}},
+      {CUDA_ERROR_INVALID_CONTEXT, {"CUDA_ERROR_INVALID_CONTEXT", "invalid device context"}},
+      {CUDA_ERROR_INVALID_HANDLE, {"CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"}},
+      {CUDA_ERROR_NOT_FOUND, {"CUDA_ERROR_NOT_FOUND", "named symbol not found"}},
+  };
+  return table;
+}
+extern "C" CUresult CUDAAPI cuGetErrorName(CUresult error, const char **text) {
+  auto it = errors().find(error);
+  if (it == errors().end()) return CUDA_ERROR_INVALID_VALUE;
+  *text = it->second.first;
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
+  auto it = errors().find(error);
+  if (it == errors().end()) return CUDA_ERROR_INVALID_VALUE;
+  *text = it->second.second;
+  return CUDA_SUCCESS;
+}
