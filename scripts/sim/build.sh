@@ -12,7 +12,8 @@
 #                             a fake bin/nvcc that only answers --version
 #   OUT_DIR/gpgpu-sim/        the patched clone and its build; lib/gcc-*/cuda-11080/release/
 #   OUT_DIR/lib/              libcuda.so.1, libcuda.so, libcudart.so (link) — put on LD_LIBRARY_PATH
-#   OUT_DIR/bin/sim-chase     the smoke test (sim/test/chase.c)
+#   OUT_DIR/bin/sim-chase     the smoke test (sim/test/chase.c); sim-load-ptx (sim/test/load_ptx.c)
+#   OUT_DIR/env.sh            variables to source before running on the simulated device
 # Needs: git, python3 with pip, g++, gcc, make, and Debian's bison flex xutils-dev zlib1g-dev libgl-dev
 # (installed with apt-get when missing and running as root). GPGPU-Sim's make takes about
 # 8 minutes on 2 cores; MAKE_JOBS (default 2) sets -j.
@@ -116,6 +117,8 @@ echo "libcuda.so.1: $(wc -l < "$obj/implemented.txt") functions implemented, $(w
 
 # --- the smoke test (sim/test/chase.c), against CUDA 11.8's cuda.h
 gcc -O2 -Wall -I"$cuda/include" "$repo/sim/test/chase.c" -o "$out/bin/sim-chase" \
+  -L"$out/lib" -lcuda -Wl,-rpath,"$out/lib"
+gcc -O2 -Wall -I"$cuda/include" "$repo/sim/test/load_ptx.c" -o "$out/bin/sim-load-ptx" \
   -L"$out/lib" -lcuda -Wl,-rpath,"$out/lib"
 
 cat > "$out/env.sh" <<ENV

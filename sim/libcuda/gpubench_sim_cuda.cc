@@ -10,8 +10,9 @@
 //  - Events hold the simulated core cycle at which they were recorded (after all earlier work);
 //    cuEventElapsedTime gives (end - start) / core clock (-gpgpu_clock_domains, first field).
 //  - Modules are PTX text only. ptxas (from $PTXAS_CUDA_INSTALL_PATH, CUDA 11.8) supplies register
-//    and shared-memory counts; it reads PTX ISA up to 7.8, so a newer .version is handed to it as
-//    7.8 (said on stderr); GPGPU-Sim's own parser gets the text unchanged.
+//    and shared-memory counts; it reads PTX ISA up to 7.8 and no .target above the configuration's
+//    sm, so its copy says so where the module asks for more (see ptx_for_ptxas); GPGPU-Sim's own
+//    parser gets the text unchanged.
 //  - Dynamic shared memory (sharedMemBytes) is accepted but GPGPU-Sim does not model it: occupancy
 //    comes from the kernel's static use only (said on stderr once).
 //  - Freed memory is never handed out again (GPGPU-Sim's allocator only grows).
@@ -136,7 +137,7 @@ static std::string config_option(const char *option) {
 static unsigned l2_bytes() {
   const memory_config *mem = gpu()->getMemoryConfig();
   const cache_config &l2 = mem->m_L2_config;
-  return l2.get_max_num_lines() * l2.get_line_sz() * mem->m_n_mem_sub_partition;
+  return l2.get_num_lines() * l2.get_line_sz() * mem->m_n_mem_sub_partition;  // sets x ways x line
 }
 
 // ---------------------------------------------------------------- initialization and device
@@ -174,8 +175,8 @@ extern "C" CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice device
   REQUIRE_INIT();
   if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
   const char *config = getenv("GPUBENCH_SIM_CONFIG_NAME");
-  snprintf(name, len, "GPGPU-Sim %s%s%s", g_gpgpusim_version_string, config ? " " : "",
-           config ? config : "");
+  // g_gpgpusim_version_string reads "GPGPU-Sim Simulator Version 4.2.0".
+  snprintf(name, len, "%s%s%s", g_gpgpusim_version_string, config ? ", " : "", config ? config : "");
   return CUDA_SUCCESS;
 }
 
@@ -312,19 +313,29 @@ extern "C" CUresult CUDAAPI cuCtxSynchronize(void) {
 }
 
 // ---------------------------------------------------------------- modules and functions
-static std::string ptx_for_ptxas(const char *text) {
+// ptxas 11.8 (GPGPU-Sim's source of register and shared-memory counts, run for the
+// configuration's sm_XY) reads PTX ISA up to 7.8 and refuses a .target above the sm it is given.
+// Its copy of the module says .version 7.8 and the configuration's target where the text asks
+// for more (said on stderr); GPGPU-Sim's parser, which executes the kernels, reads the original.
+static std::string ptx_for_ptxas(const char *text, unsigned sm) {
   static const std::regex version(R"(\.version\s+(\d+)\.(\d+))");
+  static const std::regex target(R"(\.target\s+sm_(\d+)[a-z]?)");
   std::string ptx(text);
   std::smatch m;
   if (std::regex_search(ptx, m, version)) {
     int major = std::stoi(m[1]), minor = std::stoi(m[2]);
     if (major > 7 || (major == 7 && minor > 8)) {
-      fprintf(stderr,
-              "gpubench-sim: PTX .version %d.%d given to ptxas 11.8 as 7.8 (for its register and "
-              "shared-memory counts only)\n",
+      fprintf(stderr, "gpubench-sim: ptxas 11.8 is given this module's .version %d.%d as 7.8\n",
               major, minor);
       ptx.replace(m.position(0), m.length(0), ".version 7.8");
     }
+  }
+  if (std::regex_search(ptx, m, target) && (unsigned)std::stoi(m[1]) > sm) {
+    fprintf(stderr,
+            "gpubench-sim: ptxas is given this module's .target sm_%s as sm_%u, the "
+            "configuration's (register counts are for sm_%u)\n",
+            m[1].str().c_str(), sm, sm);
+    ptx.replace(m.position(0), m.length(0), ".target sm_" + std::to_string(sm));
   }
   return ptx;
 }
@@ -342,7 +353,7 @@ extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image
   mod->symtab = c->gpgpu_ptx_sim_load_ptx_from_string(text, mod->handle);  // aborts on errors
   cu->add_binary(mod->symtab, mod->handle);
   unsigned sm = gpu()->compute_capability_major() * 10 + gpu()->compute_capability_minor();
-  std::string for_ptxas = ptx_for_ptxas(text);
+  std::string for_ptxas = ptx_for_ptxas(text, sm);
   c->gpgpu_ptxinfo_load_from_string(for_ptxas.c_str(), mod->handle, sm, 0);
   c->api->load_static_globals(mod->symtab, STATIC_ALLOC_LIMIT, 0xFFFFFFFF, gpu());
   c->api->load_constants(mod->symtab, STATIC_ALLOC_LIMIT, gpu());

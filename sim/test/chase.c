@@ -178,8 +178,7 @@ int main(int argc, char **argv) {
   CHECK(cuEventElapsedTime(&fill_ms, start, stop));
   unsigned *sums = calloc(n, 4);
   CHECK(cuMemcpyDtoH(sums, out, (size_t)n * 4));
-  /* Threads sharing a slot race (load, add, store), so only slot 0's reachable range is checked:
-   * nonzero unless no thread wrote. */
+  /* Threads sharing a slot race (load, add, store): the sum is printed, not checked. */
   unsigned long long total = 0;
   for (unsigned i = 0; i < n; i++) total += sums[i];
   double fill_cycles = fill_ms * (double)clock_khz;
