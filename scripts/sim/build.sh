@@ -90,12 +90,14 @@ obj=$out/obj
 mkdir -p "$obj" "$out/lib" "$out/bin"
 cxxflags=(-std=c++17 -O2 -g -fPIC -Wall -Wno-unused-function -Wno-sign-compare
   -DCUDART_VERSION=11080 -I"$sim/libcuda" -I"$sim/src" -I"$cuda/include")
-g++ "${cxxflags[@]}" -c "$repo/sim/libcuda/gpubench_sim_cuda.cc" -o "$obj/gpubench_sim_cuda.o"
+for part in cuda memory; do
+  g++ "${cxxflags[@]}" -c "$repo/sim/libcuda/gpubench_sim_$part.cc" -o "$obj/gpubench_sim_$part.o"
+done
 # Every cu* name cudarc may look up or libcudart.so exports (GPGPU-Sim's own driver functions
 # mostly print a warning and return CUDA_SUCCESS) that the layer does not define gets a
 # definition that stops the process with its name. libcuda.so.1 comes first in symbol lookup,
 # so none of libcudart.so's cu* functions is reachable by name.
-nm -g --defined-only "$obj/gpubench_sim_cuda.o" | awk '$2 == "T" {print $3}' | sort -u > "$obj/implemented.txt"
+nm -g --defined-only "$obj/gpubench_sim_cuda.o" "$obj/gpubench_sim_memory.o" | awk '$2 == "T" {print $3}' | sort -u > "$obj/implemented.txt"
 {
   nm -D --defined-only "$simlib/libcudart.so" | awk '$2 == "T" {print $3}' | sed 's/@.*//' | grep '^cu[A-Z]'
   grep -v '^#' "$repo/sim/libcuda/cudarc-0.19-driver-symbols.txt"
@@ -110,10 +112,10 @@ comm -23 "$obj/wanted.txt" "$obj/implemented.txt" > "$obj/unimplemented.txt"
 } > "$obj/unimplemented.cc"
 g++ -O1 -fPIC -c "$obj/unimplemented.cc" -o "$obj/unimplemented.o"
 g++ -shared -Wl,-soname,libcuda.so.1 -o "$out/lib/libcuda.so.1" \
-  "$obj/gpubench_sim_cuda.o" "$obj/unimplemented.o" \
+  "$obj/gpubench_sim_cuda.o" "$obj/gpubench_sim_memory.o" "$obj/unimplemented.o" \
   -L"$simlib" -lcudart -Wl,-rpath,"$simlib" -pthread
 ln -sf libcuda.so.1 "$out/lib/libcuda.so"
-echo "libcuda.so.1: $(wc -l < "$obj/implemented.txt") functions implemented, $(wc -l < "$obj/unimplemented.txt") stop the process"
+echo "libcuda.so.1: $(grep -c "^cu" "$obj/implemented.txt") driver functions implemented, $(wc -l < "$obj/unimplemented.txt") stop the process"
 
 # --- the smoke test (sim/test/chase.c), against CUDA 11.8's cuda.h
 gcc -O2 -Wall -I"$cuda/include" "$repo/sim/test/chase.c" -o "$out/bin/sim-chase" \

@@ -1,73 +1,25 @@
-// gpubench's simulated CUDA device: the CUDA driver API that gpubench (through cudarc) calls,
-// answered by GPGPU-Sim. Built by scripts/sim/build.sh as libcuda.so.1, linked against
-// GPGPU-Sim's libcudart.so, whose internals (PTX loader, kernel registry, stream manager,
-// performance model) do the work. The simulator reads gpgpusim.config from the working directory.
-//
-// Semantics, where they differ from a real driver:
-//  - One device, one context (GPGPU-Sim's), the legacy default stream: every copy, memset and
-//    launch returns only when the simulator has finished it. Streams exist as handles; waiting on
-//    one or on an event has nothing left to wait for, and says so by synchronizing anyway.
-//  - Events hold the simulated core cycle at which they were recorded (after all earlier work);
-//    cuEventElapsedTime gives (end - start) / core clock (-gpgpu_clock_domains, first field).
-//  - Modules are PTX text only. ptxas (from $PTXAS_CUDA_INSTALL_PATH, CUDA 11.8) supplies register
-//    and shared-memory counts; it reads PTX ISA up to 7.8 and no .target above the configuration's
-//    sm, so its copy says so where the module asks for more (see ptx_for_ptxas); GPGPU-Sim's own
-//    parser gets the text unchanged.
-//  - Dynamic shared memory (sharedMemBytes) is accepted but GPGPU-Sim does not model it: occupancy
-//    comes from the kernel's static use only (said on stderr once).
-//  - Freed memory is never handed out again (GPGPU-Sim's allocator only grows).
-// Every other driver entry point that cudarc or libcudart.so names is defined by the generated
-// unimplemented.cc and stops the process with the function's name.
+// gpubench's simulated CUDA device: initialization, the device and its attributes, the context,
+// modules, functions and launches. Memory, streams, events and error names are in
+// gpubench_sim_memory.cc; what the layer is and how it differs from a driver, in gpubench_sim.h.
 
-#define __CUDA_RUNTIME_API_H__
-// clang-format off
-#include "host_defines.h"
-#include "builtin_types.h"
-#include "driver_types.h"
-#include "cuda_api.h"
-// clang-format on
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <map>
 #include <regex>
-#include <set>
 #include <sstream>
-#include <string>
-#include <vector>
 
-#include "../src/abstract_hardware_model.h"
-#include "../src/cuda-sim/cuda-sim.h"
-#include "../src/cuda-sim/ptx_ir.h"
-#include "../src/gpgpu-sim/gpu-sim.h"
-#include "../src/gpgpusim_entrypoint.h"
-#include "../src/stream_manager.h"
-#include "cuda_api_object.h"
-#include "gpgpu_context.h"
-
-// Defined in GPGPU-Sim's libcuda/cuda_runtime_api.cc, declared in no header.
-CUctx_st *GPGPUSim_Context(gpgpu_context *ctx);
-CUresult CUDAAPI cuLaunchKernelInternal(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                        unsigned int gridDimZ, unsigned int blockDimX,
-                                        unsigned int blockDimY, unsigned int blockDimZ,
-                                        unsigned int sharedMemBytes, CUstream hStream,
-                                        void **kernelParams, void **extra,
-                                        gpgpu_context *gpgpu_ctx);
-cudaError_t cudaMemcpyInternal(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
-                               gpgpu_context *gpgpu_ctx);
+#include "gpubench_sim.h"
 
 extern "C" [[noreturn]] void gpubench_sim_unimplemented(const char *function) {
   fflush(stdout);
   fprintf(stderr,
           "gpubench-sim: %s is not implemented by the simulated CUDA device "
-          "(sim/libcuda/gpubench_sim_cuda.cc); stopping\n",
+          "(sim/libcuda/); stopping\n",
           function);
   abort();
 }
 
-[[noreturn]] static void fail(const char *format, ...) {
+[[noreturn]] void gpubench_sim::fail(const char *format, ...) {
   fflush(stdout);
   va_list args;
   va_start(args, format);
@@ -78,7 +30,7 @@ extern "C" [[noreturn]] void gpubench_sim_unimplemented(const char *function) {
   abort();
 }
 
-static void note_once(bool *said, const char *text) {
+void gpubench_sim::note_once(bool *said, const char *text) {
   if (!*said) fprintf(stderr, "gpubench-sim: %s\n", text);
   *said = true;
 }
@@ -93,33 +45,14 @@ struct CUfunc_st {  // its address is the key ("hostFun") GPGPU-Sim registers th
   function_info *entry;
   int max_dynamic_shared_bytes;
 };
-struct SimEvent {
-  bool recorded;
-  unsigned long long cycle;
-};
-struct SimStream {
-  unsigned flags;
-};
 
-static bool g_initialized = false;
+bool gpubench_sim::g_initialized = false;
 static CUcontext g_current = nullptr;
-static std::set<CUdeviceptr> g_allocations;
 
-static gpgpu_context *ctx() { return GPGPU_Context(); }
-static CUctx_st *context() { return GPGPUSim_Context(ctx()); }
-static gpgpu_sim *gpu() { return context()->get_device()->get_gpgpu(); }
-static void synchronize() { ctx()->synchronize(); }
-static unsigned long long cycles_now() {
-  synchronize();
-  return gpu()->gpu_tot_sim_cycle + gpu()->gpu_sim_cycle;
-}
 
 // GPGPU-Sim's cuda_api.h is CUDA 10.1's driver header; attributes CUDA 11 added, by value.
 const int ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106;
 const int ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115;
-
-#define REQUIRE_INIT() \
-  if (!g_initialized) return CUDA_ERROR_NOT_INITIALIZED
 
 // The last value of `option` in ./gpgpusim.config (GPGPU-Sim keeps some, such as the clock
 // domains, private).
@@ -176,7 +109,9 @@ extern "C" CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice device
   if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
   const char *config = getenv("GPUBENCH_SIM_CONFIG_NAME");
   // g_gpgpusim_version_string reads "GPGPU-Sim Simulator Version 4.2.0".
-  snprintf(name, len, "%s%s%s", g_gpgpusim_version_string, config ? ", " : "", config ? config : "");
+  std::string version(g_gpgpusim_version_string);
+  version.erase(version.find_last_not_of(" ") + 1);
+  snprintf(name, len, "%s%s%s", version.c_str(), config ? ", " : "", config ? config : "");
   return CUDA_SUCCESS;
 }
 
@@ -464,165 +399,4 @@ extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int grid_x, un
   // Stream 0 in GPGPU-Sim: returns once the kernel has been simulated to completion.
   return cuLaunchKernelInternal(f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes,
                                 nullptr, params, nullptr, ctx());
-}
-
-// ---------------------------------------------------------------- memory
-extern "C" CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
-  REQUIRE_INIT();
-  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  synchronize();
-  CUdeviceptr p = (CUdeviceptr)gpu()->gpu_malloc(bytes);
-  g_allocations.insert(p);
-  *dptr = p;
-  return CUDA_SUCCESS;
-}
-
-extern "C" CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
-  REQUIRE_INIT();
-  if (g_allocations.erase(dptr) == 0) return CUDA_ERROR_INVALID_VALUE;
-  return CUDA_SUCCESS;
-}
-
-static CUresult copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
-  REQUIRE_INIT();
-  if (bytes == 0) return CUDA_SUCCESS;
-  cudaMemcpyInternal(dst, src, bytes, kind, ctx());  // stream 0: done when it returns
-  return CUDA_SUCCESS;
-}
-extern "C" CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
-  return copy((void *)dst, src, n, cudaMemcpyHostToDevice);
-}
-extern "C" CUresult CUDAAPI cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
-  return copy(dst, (const void *)src, n, cudaMemcpyDeviceToHost);
-}
-extern "C" CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
-  return copy((void *)dst, (const void *)src, n, cudaMemcpyDeviceToDevice);
-}
-extern "C" CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
-                                                 CUstream) {
-  return copy((void *)dst, src, n, cudaMemcpyHostToDevice);
-}
-extern "C" CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream) {
-  return copy(dst, (const void *)src, n, cudaMemcpyDeviceToHost);
-}
-extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
-                                                 CUstream) {
-  return copy((void *)dst, (const void *)src, n, cudaMemcpyDeviceToDevice);
-}
-
-extern "C" CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
-  REQUIRE_INIT();
-  synchronize();
-  gpu()->gpu_memset(dst, value, n);
-  return CUDA_SUCCESS;
-}
-extern "C" CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n,
-                                            CUstream) {
-  return cuMemsetD8_v2(dst, value, n);
-}
-extern "C" CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t n) {
-  REQUIRE_INIT();
-  if (dst % 4) return CUDA_ERROR_INVALID_VALUE;
-  std::vector<unsigned int> words(n, value);
-  return copy((void *)dst, words.data(), n * 4, cudaMemcpyHostToDevice);
-}
-extern "C" CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n,
-                                             CUstream) {
-  return cuMemsetD32_v2(dst, value, n);
-}
-
-// ---------------------------------------------------------------- streams and events
-extern "C" CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags) {
-  REQUIRE_INIT();
-  *stream = reinterpret_cast<CUstream>(new SimStream{flags});
-  return CUDA_SUCCESS;
-}
-static CUresult stream_destroy(CUstream stream) {
-  REQUIRE_INIT();
-  synchronize();
-  delete reinterpret_cast<SimStream *>(stream);
-  return CUDA_SUCCESS;
-}
-extern "C" CUresult CUDAAPI cuStreamDestroy_v2(CUstream s) { return stream_destroy(s); }
-extern "C" CUresult CUDAAPI cuStreamSynchronize(CUstream) {
-  REQUIRE_INIT();
-  synchronize();
-  return CUDA_SUCCESS;
-}
-extern "C" CUresult CUDAAPI cuStreamQuery(CUstream) {
-  REQUIRE_INIT();
-  synchronize();  // every operation completed before its call returned
-  return CUDA_SUCCESS;
-}
-extern "C" CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int flags) {
-  REQUIRE_INIT();
-  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  synchronize();  // the event's work is complete: nothing is queued behind it
-  return CUDA_SUCCESS;
-}
-
-static SimEvent *event(CUevent e) { return reinterpret_cast<SimEvent *>(e); }
-extern "C" CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned int) {
-  REQUIRE_INIT();
-  *e = reinterpret_cast<CUevent>(new SimEvent{false, 0});
-  return CUDA_SUCCESS;
-}
-extern "C" CUresult CUDAAPI cuEventRecord(CUevent e, CUstream) {
-  REQUIRE_INIT();
-  event(e)->cycle = cycles_now();
-  event(e)->recorded = true;
-  return CUDA_SUCCESS;
-}
-extern "C" CUresult CUDAAPI cuEventSynchronize(CUevent) {
-  REQUIRE_INIT();
-  return CUDA_SUCCESS;  // recorded events are complete when cuEventRecord returns
-}
-extern "C" CUresult CUDAAPI cuEventQuery(CUevent) {
-  REQUIRE_INIT();
-  return CUDA_SUCCESS;
-}
-static CUresult elapsed(float *ms, CUevent start, CUevent end) {
-  REQUIRE_INIT();
-  if (!event(start)->recorded || !event(end)->recorded) return CUDA_ERROR_INVALID_HANDLE;
-  double cycles = (double)event(end)->cycle - (double)event(start)->cycle;
-  *ms = (float)(cycles / gpu()->shader_clock());  // shader_clock() is in kHz
-  return CUDA_SUCCESS;
-}
-extern "C" CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent s, CUevent e) {
-  return elapsed(ms, s, e);
-}
-extern "C" CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent s, CUevent e) {
-  return elapsed(ms, s, e);
-}
-static CUresult event_destroy(CUevent e) {
-  REQUIRE_INIT();
-  delete event(e);
-  return CUDA_SUCCESS;
-}
-extern "C" CUresult CUDAAPI cuEventDestroy_v2(CUevent e) { return event_destroy(e); }
-
-// ---------------------------------------------------------------- errors
-static const std::map<int, std::pair<const char *, const char *>> &errors() {
-  static const std::map<int, std::pair<const char *, const char *>> table = {
-      {CUDA_SUCCESS, {"CUDA_SUCCESS", "no error"}},
-      {CUDA_ERROR_INVALID_VALUE, {"CUDA_ERROR_INVALID_VALUE", "invalid argument"}},
-      {CUDA_ERROR_NOT_INITIALIZED, {"CUDA_ERROR_NOT_INITIALIZED", "initialization error"}},
-      {CUDA_ERROR_INVALID_DEVICE, {"CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"}},
-      {CUDA_ERROR_INVALID_CONTEXT, {"CUDA_ERROR_INVALID_CONTEXT", "invalid device context"}},
-      {CUDA_ERROR_INVALID_HANDLE, {"CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"}},
-      {CUDA_ERROR_NOT_FOUND, {"CUDA_ERROR_NOT_FOUND", "named symbol not found"}},
-  };
-  return table;
-}
-extern "C" CUresult CUDAAPI cuGetErrorName(CUresult error, const char **text) {
-  auto it = errors().find(error);
-  if (it == errors().end()) return CUDA_ERROR_INVALID_VALUE;
-  *text = it->second.first;
-  return CUDA_SUCCESS;
-}
-extern "C" CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
-  auto it = errors().find(error);
-  if (it == errors().end()) return CUDA_ERROR_INVALID_VALUE;
-  *text = it->second.second;
-  return CUDA_SUCCESS;
 }
