@@ -118,7 +118,8 @@ ln -sf libcuda.so.1 "$out/lib/libcuda.so"
 echo "libcuda.so.1: $(grep -c "^cu" "$obj/implemented.txt") driver functions implemented, $(wc -l < "$obj/unimplemented.txt") stop the process"
 
 # --- the smoke test (sim/test/chase.c), against CUDA 11.8's cuda.h
-gcc -O2 -Wall -I"$cuda/include" "$repo/sim/test/chase.c" -o "$out/bin/sim-chase" \
+gcc -O2 -Wall -I"$cuda/include" -DCHASE_PTX="\"$repo/sim/test/chase.ptx\"" \
+  "$repo/sim/test/chase.c" -o "$out/bin/sim-chase" \
   -L"$out/lib" -lcuda -Wl,-rpath,"$out/lib"
 gcc -O2 -Wall -I"$cuda/include" "$repo/sim/test/load_ptx.c" -o "$out/bin/sim-load-ptx" \
   -L"$out/lib" -lcuda -Wl,-rpath,"$out/lib"

@@ -22,72 +22,29 @@ static void check(CUresult r, const char *what) {
 }
 #define CHECK(call) check((call), #call)
 
-/* chase(ring, out, steps): two passes of `steps` dependent loads each from ring[0];
+/* CHASE_PTX (sim/test/chase.ptx; build.sh passes its path) holds two kernels.
+ * chase(ring, out, steps): two passes of `steps` dependent loads each from ring[0];
  * out[0] = cycles of the first pass, out[1] = of the second, out[2] = the last pointer.
  * The closing %clock64 reads are predicated on the chased pointer, so they wait for the last
  * load. fill(out, n): every thread adds its global index into out[tid % n] 64 times. */
-static const char *PTX =
-    ".version 7.0\n"
-    ".target sm_70\n"
-    ".address_size 64\n"
-    ".visible .entry chase(.param .u64 ring, .param .u64 out, .param .u32 steps)\n"
-    "{\n"
-    "  .reg .b64 %rd<12>;\n"
-    "  .reg .b32 %r<4>;\n"
-    "  .reg .pred %p<3>;\n"
-    "  ld.param.u64 %rd1, [ring];\n"
-    "  ld.param.u64 %rd2, [out];\n"
-    "  ld.param.u32 %r1, [steps];\n"
-    "  mov.u64 %rd3, %rd1;\n"
-    "  mov.u32 %r2, %r1;\n"
-    "  mov.u64 %rd4, %clock64;\n"
-    "PASS1:\n"
-    "  ld.global.u64 %rd3, [%rd3];\n"
-    "  sub.u32 %r2, %r2, 1;\n"
-    "  setp.ne.u32 %p1, %r2, 0;\n"
-    "  @%p1 bra PASS1;\n"
-    "  setp.ne.u64 %p2, %rd3, 0;\n"
-    "  @%p2 mov.u64 %rd5, %clock64;\n"
-    "  mov.u32 %r2, %r1;\n"
-    "  mov.u64 %rd6, %clock64;\n"
-    "PASS2:\n"
-    "  ld.global.u64 %rd3, [%rd3];\n"
-    "  sub.u32 %r2, %r2, 1;\n"
-    "  setp.ne.u32 %p1, %r2, 0;\n"
-    "  @%p1 bra PASS2;\n"
-    "  setp.ne.u64 %p2, %rd3, 0;\n"
-    "  @%p2 mov.u64 %rd7, %clock64;\n"
-    "  sub.u64 %rd8, %rd5, %rd4;\n"
-    "  sub.u64 %rd9, %rd7, %rd6;\n"
-    "  st.global.u64 [%rd2], %rd8;\n"
-    "  st.global.u64 [%rd2+8], %rd9;\n"
-    "  st.global.u64 [%rd2+16], %rd3;\n"
-    "  ret;\n"
-    "}\n"
-    ".visible .entry fill(.param .u64 out, .param .u32 n)\n"
-    "{\n"
-    "  .reg .b64 %rd<6>;\n"
-    "  .reg .b32 %r<12>;\n"
-    "  .reg .pred %p<2>;\n"
-    "  ld.param.u64 %rd1, [out];\n"
-    "  ld.param.u32 %r1, [n];\n"
-    "  mov.u32 %r2, %ctaid.x;\n"
-    "  mov.u32 %r3, %ntid.x;\n"
-    "  mov.u32 %r4, %tid.x;\n"
-    "  mad.lo.u32 %r5, %r2, %r3, %r4;\n"
-    "  rem.u32 %r6, %r5, %r1;\n"
-    "  mul.wide.u32 %rd2, %r6, 4;\n"
-    "  add.u64 %rd3, %rd1, %rd2;\n"
-    "  mov.u32 %r7, 64;\n"
-    "LOOP:\n"
-    "  ld.global.u32 %r8, [%rd3];\n"
-    "  add.u32 %r8, %r8, %r5;\n"
-    "  st.global.u32 [%rd3], %r8;\n"
-    "  sub.u32 %r7, %r7, 1;\n"
-    "  setp.ne.u32 %p1, %r7, 0;\n"
-    "  @%p1 bra LOOP;\n"
-    "  ret;\n"
-    "}\n";
+#ifndef CHASE_PTX
+#error "build with -DCHASE_PTX='\"path/to/sim/test/chase.ptx\"'"
+#endif
+
+static char *read_ptx(void) {
+  FILE *f = fopen(CHASE_PTX, "rb");
+  if (!f) {
+    perror(CHASE_PTX);
+    exit(2);
+  }
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  rewind(f);
+  char *text = calloc(size + 1, 1);
+  if (fread(text, 1, size, f) != (size_t)size) exit(2);
+  fclose(f);
+  return text;
+}
 
 static double now_seconds(void) {
   struct timespec t;
@@ -124,7 +81,8 @@ int main(int argc, char **argv) {
   CHECK(cuDevicePrimaryCtxRetain(&context, device));
   CHECK(cuCtxSetCurrent(context));
   CUmodule module;
-  CHECK(cuModuleLoadData(&module, PTX));
+  char *ptx = read_ptx();
+  CHECK(cuModuleLoadData(&module, ptx));
   CUfunction chase, fill;
   CHECK(cuModuleGetFunction(&chase, module, "chase"));
   CHECK(cuModuleGetFunction(&fill, module, "fill"));
@@ -194,5 +152,6 @@ int main(int argc, char **argv) {
   CHECK(cuDevicePrimaryCtxRelease(device));
   free(host);
   free(sums);
+  free(ptx);
   return result[2] == expected_last ? 0 : 1;
 }
