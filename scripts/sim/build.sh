@@ -12,12 +12,15 @@
 #                             a fake bin/nvcc that only answers --version
 #   OUT_DIR/gpgpu-sim/        the patched clone and its build; lib/gcc-*/cuda-11080/release/
 #   OUT_DIR/lib/              libcuda.so.1, libcuda.so, libcudart.so (link) — put on LD_LIBRARY_PATH
-#   OUT_DIR/bin/sim-chase     the smoke test (sim/test/chase.c); sim-load-ptx (sim/test/load_ptx.c)
+#   OUT_DIR/bin/sim-chase     the smoke test (sim/test/chase.c); sim-load-ptx (sim/test/load_ptx.c);
+#                             sim-cache-kernels (sim/test/cache_kernels.c)
 #   OUT_DIR/env.sh            variables to source before running on the simulated device
 # Needs: git, python3 with pip, g++, gcc, make, and Debian's bison flex xutils-dev zlib1g-dev libgl-dev
 # (installed with apt-get when missing and running as root). GPGPU-Sim's make takes about
 # 8 minutes on 2 cores; MAKE_JOBS (default 2) sets -j.
 set -euo pipefail
+# Everything is inside main, so bash has read the whole script before running any of it.
+main() {
 src=$(cd "${1:?usage: scripts/sim/build.sh GPGPU_SIM_DIR [OUT_DIR]}" && pwd)
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=${2:-$repo/target/sim}
@@ -123,6 +126,8 @@ gcc -O2 -Wall -I"$cuda/include" -DCHASE_PTX="\"$repo/sim/test/chase.ptx\"" \
   -L"$out/lib" -lcuda -Wl,-rpath,"$out/lib"
 gcc -O2 -Wall -I"$cuda/include" "$repo/sim/test/load_ptx.c" -o "$out/bin/sim-load-ptx" \
   -L"$out/lib" -lcuda -Wl,-rpath,"$out/lib"
+gcc -O2 -Wall -I"$cuda/include" -DCACHE_PTX="\"$repo/cuda/ptx/cache.ptx\"" \
+  "$repo/sim/test/cache_kernels.c" -o "$out/bin/sim-cache-kernels" -L"$out/lib" -lcuda -Wl,-rpath,"$out/lib"
 
 cat > "$out/env.sh" <<ENV
 # Source this before running a program on the simulated device (written by scripts/sim/build.sh).
@@ -132,3 +137,5 @@ export LD_LIBRARY_PATH=$out/lib:$simlib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}
 export GPUBENCH_SIM_CONFIGS=$sim/configs/tested-cfgs
 ENV
 echo "done: source $out/env.sh; then scripts/sim/smoke.sh runs the smoke test"
+}
+main "$@"
