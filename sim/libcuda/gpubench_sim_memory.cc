@@ -1,0 +1,185 @@
+// gpubench's simulated CUDA device: memory, copies and memsets, streams, events and error
+// names (see gpubench_sim.h).
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "gpubench_sim.h"
+
+struct SimEvent {
+  bool recorded;
+  unsigned long long cycle;
+};
+struct SimStream {
+  unsigned flags;
+};
+
+static std::set<CUdeviceptr> g_allocations;
+
+// The simulated core cycle once all earlier work is done.
+static unsigned long long cycles_now() {
+  synchronize();
+  return gpu()->gpu_tot_sim_cycle + gpu()->gpu_sim_cycle;
+}
+
+// ---------------------------------------------------------------- memory
+extern "C" CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
+  REQUIRE_INIT();
+  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  synchronize();
+  CUdeviceptr p = (CUdeviceptr)gpu()->gpu_malloc(bytes);
+  g_allocations.insert(p);
+  *dptr = p;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
+  REQUIRE_INIT();
+  if (g_allocations.erase(dptr) == 0) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+static CUresult copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+  REQUIRE_INIT();
+  if (bytes == 0) return CUDA_SUCCESS;
+  cudaMemcpyInternal(dst, src, bytes, kind, ctx());  // stream 0: done when it returns
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  return copy((void *)dst, src, n, cudaMemcpyHostToDevice);
+}
+extern "C" CUresult CUDAAPI cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  return copy(dst, (const void *)src, n, cudaMemcpyDeviceToHost);
+}
+extern "C" CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  return copy((void *)dst, (const void *)src, n, cudaMemcpyDeviceToDevice);
+}
+extern "C" CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
+                                                 CUstream) {
+  return copy((void *)dst, src, n, cudaMemcpyHostToDevice);
+}
+extern "C" CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream) {
+  return copy(dst, (const void *)src, n, cudaMemcpyDeviceToHost);
+}
+extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                                                 CUstream) {
+  return copy((void *)dst, (const void *)src, n, cudaMemcpyDeviceToDevice);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
+  REQUIRE_INIT();
+  synchronize();
+  gpu()->gpu_memset(dst, value, n);
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n,
+                                            CUstream) {
+  return cuMemsetD8_v2(dst, value, n);
+}
+extern "C" CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t n) {
+  REQUIRE_INIT();
+  if (dst % 4) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<unsigned int> words(n, value);
+  return copy((void *)dst, words.data(), n * 4, cudaMemcpyHostToDevice);
+}
+extern "C" CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n,
+                                             CUstream) {
+  return cuMemsetD32_v2(dst, value, n);
+}
+
+// ---------------------------------------------------------------- streams and events
+extern "C" CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags) {
+  REQUIRE_INIT();
+  *stream = reinterpret_cast<CUstream>(new SimStream{flags});
+  return CUDA_SUCCESS;
+}
+static CUresult stream_destroy(CUstream stream) {
+  REQUIRE_INIT();
+  synchronize();
+  delete reinterpret_cast<SimStream *>(stream);
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuStreamDestroy_v2(CUstream s) { return stream_destroy(s); }
+extern "C" CUresult CUDAAPI cuStreamSynchronize(CUstream) {
+  REQUIRE_INIT();
+  synchronize();
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuStreamQuery(CUstream) {
+  REQUIRE_INIT();
+  synchronize();  // every operation completed before its call returned
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int flags) {
+  REQUIRE_INIT();
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  synchronize();  // the event's work is complete: nothing is queued behind it
+  return CUDA_SUCCESS;
+}
+
+static SimEvent *event(CUevent e) { return reinterpret_cast<SimEvent *>(e); }
+extern "C" CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned int) {
+  REQUIRE_INIT();
+  *e = reinterpret_cast<CUevent>(new SimEvent{false, 0});
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuEventRecord(CUevent e, CUstream) {
+  REQUIRE_INIT();
+  event(e)->cycle = cycles_now();
+  event(e)->recorded = true;
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuEventSynchronize(CUevent) {
+  REQUIRE_INIT();
+  return CUDA_SUCCESS;  // recorded events are complete when cuEventRecord returns
+}
+extern "C" CUresult CUDAAPI cuEventQuery(CUevent) {
+  REQUIRE_INIT();
+  return CUDA_SUCCESS;
+}
+static CUresult elapsed(float *ms, CUevent start, CUevent end) {
+  REQUIRE_INIT();
+  if (!event(start)->recorded || !event(end)->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  double cycles = (double)event(end)->cycle - (double)event(start)->cycle;
+  *ms = (float)(cycles / gpu()->shader_clock());  // shader_clock() is in kHz
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent s, CUevent e) {
+  return elapsed(ms, s, e);
+}
+extern "C" CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent s, CUevent e) {
+  return elapsed(ms, s, e);
+}
+static CUresult event_destroy(CUevent e) {
+  REQUIRE_INIT();
+  delete event(e);
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuEventDestroy_v2(CUevent e) { return event_destroy(e); }
+
+// ---------------------------------------------------------------- errors
+static const std::map<int, std::pair<const char *, const char *>> &errors() {
+  static const std::map<int, std::pair<const char *, const char *>> table = {
+      {CUDA_SUCCESS, {"CUDA_SUCCESS", "no error"}},
+      {CUDA_ERROR_INVALID_VALUE, {"CUDA_ERROR_INVALID_VALUE", "invalid argument"}},
+      {CUDA_ERROR_NOT_INITIALIZED, {"CUDA_ERROR_NOT_INITIALIZED", "initialization error"}},
+      {CUDA_ERROR_INVALID_DEVICE, {"CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"}},
+      {CUDA_ERROR_INVALID_CONTEXT, {"CUDA_ERROR_INVALID_CONTEXT", "invalid device context"}},
+      {CUDA_ERROR_INVALID_HANDLE, {"CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"}},
+      {CUDA_ERROR_NOT_FOUND, {"CUDA_ERROR_NOT_FOUND", "named symbol not found"}},
+  };
+  return table;
+}
+extern "C" CUresult CUDAAPI cuGetErrorName(CUresult error, const char **text) {
+  auto it = errors().find(error);
+  if (it == errors().end()) return CUDA_ERROR_INVALID_VALUE;
+  *text = it->second.first;
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
+  auto it = errors().find(error);
+  if (it == errors().end()) return CUDA_ERROR_INVALID_VALUE;
+  *text = it->second.second;
+  return CUDA_SUCCESS;
+}
