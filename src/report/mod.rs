@@ -7,6 +7,7 @@ mod bandwidth_plot;
 pub mod branch;
 pub mod cache;
 pub mod cache_plot;
+pub mod cache_text;
 pub mod calibration;
 pub mod calibration_families;
 pub mod clock;

@@ -1,9 +1,64 @@
-//! Sets under the replacement policies that keep a few bits per way instead of an order: the
-//! bit pseudo-LRU (one "recently used" bit a way, also called MRU-bit or NRU) and static
+//! Sets under the replacement policies that keep bits instead of an order: tree pseudo-LRU
+//! ([`PlruSet`]), and those with a few bits per way ([`BitsSet`]): the bit pseudo-LRU (one "recently used" bit a way, also called MRU-bit or NRU) and static
 //! re-reference interval prediction (SRRIP, two bits a way, Jaleel et al., ISCA 2010). Both are
 //! reported for real caches where LRU order is too dear to keep; neither is in the fitted
 //! families (`analysis::miss_fraction`), so the calibration study uses them to ask whether a
 //! confidence holds on a policy it was not made from.
+
+/// One set under tree pseudo-LRU: `ways` slots and `ways − 1` tree bits (heap order; a bit
+/// false sends the victim search left).
+#[derive(Debug, Clone)]
+pub struct PlruSet {
+    slots: Vec<Option<u64>>,
+    bits: Vec<bool>,
+}
+
+impl PlruSet {
+    pub fn new(ways: usize) -> PlruSet {
+        PlruSet {
+            slots: vec![None; ways],
+            bits: vec![false; ways.saturating_sub(1)],
+        }
+    }
+
+    /// Points every bit on the path to `slot` away from it.
+    fn touch(&mut self, slot: usize) {
+        let ways = self.slots.len();
+        let (mut node, mut low, mut high) = (0, 0, ways);
+        while high - low > 1 {
+            let middle = (low + high) / 2;
+            let right = slot >= middle;
+            self.bits[node] = !right;
+            node = 2 * node + 1 + usize::from(right);
+            (low, high) = if right { (middle, high) } else { (low, middle) };
+        }
+    }
+
+    /// Looks `line` up; on a miss fills it into an empty slot or the slot the bits lead to,
+    /// returning the line it evicted.
+    pub fn access(&mut self, line: u64) -> (bool, Option<u64>) {
+        if let Some(slot) = self.slots.iter().position(|&l| l == Some(line)) {
+            self.touch(slot);
+            return (true, None);
+        }
+        let slot = match self.slots.iter().position(Option::is_none) {
+            Some(empty) => empty,
+            None => {
+                let (mut node, mut low, mut high) = (0, 0, self.slots.len());
+                while high - low > 1 {
+                    let middle = (low + high) / 2;
+                    let right = self.bits[node];
+                    node = 2 * node + 1 + usize::from(right);
+                    (low, high) = if right { (middle, high) } else { (low, middle) };
+                }
+                low
+            }
+        };
+        let evicted = self.slots[slot].replace(line);
+        self.touch(slot);
+        (false, evicted)
+    }
+}
 
 /// Which of the bit-keeping policies a [`BitsSet`] follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +139,23 @@ impl BitsSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Filling A B C D into four ways leaves the root pointing left (D, in the right half, was
+    /// touched last) and the left node pointing at A (B was touched after it): A goes first,
+    /// as under LRU. The fill of its replacement points the root right, where the right node
+    /// points away from D: C goes next, where LRU would evict B.
+    #[test]
+    fn tree_plru_evicts_by_its_bits() {
+        let mut set = PlruSet::new(4);
+        for line in [10, 11, 12, 13] {
+            assert_eq!(set.access(line), (false, None));
+        }
+        assert_eq!(set.access(14), (false, Some(10)));
+        assert_eq!(set.slots, vec![Some(14), Some(11), Some(12), Some(13)]);
+        assert_eq!(set.access(15), (false, Some(12)));
+        assert_eq!(set.slots, vec![Some(14), Some(11), Some(15), Some(13)]);
+        assert!(set.access(11).0 && set.access(13).0);
+    }
 
     /// A B C D fill four ways; the fourth use sets the last clear bit, so the others clear and
     /// only D's stays: A (the first clear) goes first, then B, as LRU would; a hit on C before
