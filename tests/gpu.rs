@@ -975,3 +975,58 @@ fn a_context_gets_one_work_queue_unless_the_environment_names_a_count() {
         assert_eq!(metadata["device_max_connections"], recorded);
     }
 }
+
+/// The L1 gives way to shared memory: the global chase with no shared memory asked and with all
+/// of it, each first level with a capacity interval around its first miss, the second far
+/// smaller than the first (by at least half the shared memory asked), and both in the summary.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_l1_gives_way_to_the_shared_carveout_and_states_its_capacity() {
+    let (_dir, run, _) = run_suite(&[
+        "cache",
+        "--space",
+        "global",
+        "--max-bytes",
+        "1048576",
+        "--no-conflict",
+        "--carveout",
+        "0,100",
+    ]);
+    let cache = json(&run.join("cache.json"));
+    let capacity = &cache["report"]["levels"][0]["capacity"];
+    let read = |key: &str| {
+        capacity[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{capacity}"))
+    };
+    let (hits, low, high) = (
+        read("hits_up_to_bytes"),
+        read("low_bytes"),
+        read("high_bytes"),
+    );
+    assert!(low <= hits && hits < high, "{capacity}");
+    let rows = cache["carveout"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let l1 = |i: usize| rows[i]["level_1_bytes"].as_u64().unwrap();
+    let asked = rows[1]["requested_shared_bytes"].as_u64().unwrap();
+    assert!(l1(0) > l1(1) + asked / 2, "{rows:?}");
+    let figures = json(&run.join("figures.json"));
+    let quantities: Vec<&str> = figures["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["quantity"].as_str())
+        .collect();
+    assert!(
+        quantities.contains(&"global: level 1 capacity"),
+        "{quantities:?}"
+    );
+    assert_eq!(
+        quantities
+            .iter()
+            .filter(|q| q.contains("shared carveout"))
+            .count(),
+        2,
+        "{quantities:?}"
+    );
+}

@@ -344,6 +344,16 @@ pub fn render(bins: &[Bin]) -> String {
     text
 }
 
+/// The ±0.1 band around the diagonal of a reliability diagram, as a polygon.
+pub const BAND: [(f64, f64); 6] = [
+    (0.0, 0.1),
+    (0.9, 1.0),
+    (1.0, 1.0),
+    (1.0, 0.9),
+    (0.1, 0.0),
+    (0.0, 0.0),
+];
+
 /// The reliability diagram: each bin's share right against its mean stated confidence, the
 /// diagonal where they agree, and the ±0.1 band the study allows.
 pub fn draw(path: &Path, title: &str, bins: &[Bin]) -> Result<()> {
@@ -364,17 +374,7 @@ pub fn draw(path: &Path, title: &str, bins: &[Bin]) -> Result<()> {
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
                 .draw()?;
-            chart.draw_series(std::iter::once(Polygon::new(
-                vec![
-                    (0.0, 0.1),
-                    (0.9, 1.0),
-                    (1.0, 1.0),
-                    (1.0, 0.9),
-                    (0.1, 0.0),
-                    (0.0, 0.0),
-                ],
-                GREY.mix(0.2),
-            )))?;
+            chart.draw_series(std::iter::once(Polygon::new(BAND.to_vec(), GREY.mix(0.2))))?;
             chart.draw_series(LineSeries::new(
                 vec![(0.0, 0.0), (1.0, 1.0)],
                 GREY.stroke_width(2),

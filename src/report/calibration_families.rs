@@ -117,14 +117,7 @@ pub fn draw(path: &Path, title: &str, families: &[Family]) -> Result<()> {
                     .label_style((FONT, plot::TICK_SIZE * 3 / 4))
                     .draw()?;
                 chart.draw_series(std::iter::once(Polygon::new(
-                    vec![
-                        (0.0, 0.1),
-                        (0.9, 1.0),
-                        (1.0, 1.0),
-                        (1.0, 0.9),
-                        (0.1, 0.0),
-                        (0.0, 0.0),
-                    ],
+                    super::calibration::BAND.to_vec(),
                     GREY.mix(0.2),
                 )))?;
                 chart.draw_series(LineSeries::new(
