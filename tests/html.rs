@@ -219,6 +219,10 @@ mod slow {
         let run = committed("h100/all");
         let page = page_of(&run, &out);
         assert!(page.len() < 5 << 20, "{} bytes", page.len());
+        // The first suite's command as a reader types it, not the measuring machine's path to
+        // the binary.
+        assert!(page.contains("gpubench clock --device 0"));
+        assert!(!page.contains("/work/main/target"));
         // The curated tables, on the page and beside it for a paper.
         for table in [
             "Memory hierarchy: per space and level",

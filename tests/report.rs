@@ -336,6 +336,32 @@ fn compare_of_a_run_with_itself_flags_nothing_and_a_fleet_names_the_perturbed_gp
     assert!(same.status.success());
     let table = String::from_utf8(same.stdout).unwrap();
     assert!(table.contains("\nFlagged: 0 of "), "{table}");
+    assert!(!table.contains("Flagged figures:"), "{table}");
+    // A run whose DRAM latencies are 20 % higher: the closing line names what was flagged.
+    let slower = summary_copy(&dir.path().join("slower"), |f| {
+        let slow = f["quantity"]
+            .as_str()
+            .is_some_and(|q| q == "global: slowest level latency");
+        if let (true, Some(v)) = (slow, f["value"].as_f64()) {
+            f["value"] = (v * 1.2).into();
+        }
+    });
+    let pair = gpubench()
+        .arg("compare")
+        .arg(committed("all"))
+        .arg(&slower)
+        .output()
+        .unwrap();
+    assert!(pair.status.success(), "{pair:?}");
+    let text = String::from_utf8(pair.stdout).unwrap();
+    let closing = text.lines().find(|l| l.starts_with("Flagged: ")).unwrap();
+    assert!(
+        closing.starts_with("Flagged: 1 of ")
+            && closing.contains(
+                "Flagged figures: Memory hierarchy: global: slowest level latency (moved "
+            ),
+        "{closing}"
+    );
     // Five GPUs: four within 1 % of each other, the fifth with a DRAM latency 20 % high.
     let mut runs = Vec::new();
     for (i, scale) in [1.0, 1.004, 0.997, 1.2, 0.999].into_iter().enumerate() {

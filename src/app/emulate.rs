@@ -33,7 +33,9 @@ pub fn run(args: &EmulateArgs) -> Result<()> {
         ))
         .into());
     };
-    run_dir::check_new(&args.output)?;
+    if let Some(output) = &args.output {
+        run_dir::check_new(output)?;
+    }
     let shape = StackShape {
         depth: args.depth,
         chunk: args.chunk,
@@ -53,7 +55,7 @@ pub fn run(args: &EmulateArgs) -> Result<()> {
         .collect::<Result<Vec<_>, stack_emulator::EmulatorError>>()?;
     let traced = stack_emulator::run(&program, &drawn.bounds, shape, true)?;
 
-    let run = RunDir::create(Some(&args.output), "emulate")?;
+    let run = RunDir::create(args.output.as_deref(), "emulate")?;
     emulation::write_counts(&run, &counts)?;
     emulation::write_trace(&run, &traced.steps)?;
     let stack_text = match args.depth {

@@ -506,9 +506,10 @@ pub struct EmulateArgs {
     /// Entries spilled and refilled at a time.
     #[arg(long, default_value_t = 4)]
     pub chunk: usize,
-    /// New directory for counts.csv, trace.csv, stack.png and mask.png.
+    /// New directory for counts.csv, trace.csv, stack.png and mask.png (default:
+    /// results/runs/<UTC time>-emulate, as every other command); must not exist.
     #[arg(long)]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

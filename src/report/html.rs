@@ -95,7 +95,14 @@ fn identity(summary: &Summary, sources: &Sources) -> String {
             ),
         ));
         if let Some(command) = raw["command_line"].as_array() {
-            let words: Vec<String> = command.iter().filter_map(text).collect();
+            let mut words: Vec<String> = command.iter().filter_map(text).collect();
+            // The binary as a reader would type it, not where it lay on the measuring machine
+            // (a private path).
+            if let Some(first) = words.first_mut() {
+                *first = Path::new(first.as_str())
+                    .file_name()
+                    .map_or("gpubench".into(), |n| n.to_string_lossy().into_owned());
+            }
             rows.push(("First suite's command", words.join(" ")));
         }
     }

@@ -107,12 +107,33 @@ pub fn odd_ones_out_rows(c: &Comparison, escape: fn(&str) -> String) -> Vec<[Str
 
 pub fn footnote(c: &Comparison) -> String {
     let mut text = match c.k {
-        None => format!(
-            "Flagged: {} of {} figures differ from the first run (numbers: moved more than {} and, where both state an interval, disjoint; neither figures inferred with confidence below 0.5 nor what a run calls unresolved; verdicts: different words, numbers masked).",
-            c.flagged(),
-            c.rows.len(),
-            c.tolerances.describe()
-        ),
+        None => {
+            // The flagged rows named where the count is, so that a long table need not be
+            // searched for them.
+            let named: Vec<String> = c
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    Some(format!(
+                        "{}: {} ({})",
+                        r.section,
+                        r.quantity,
+                        r.flag.as_ref()?
+                    ))
+                })
+                .collect();
+            let named = if named.is_empty() {
+                String::new()
+            } else {
+                format!(" Flagged figures: {}.", named.join("; "))
+            };
+            format!(
+                "Flagged: {} of {} figures differ from the first run (numbers: moved more than {} and, where both state an interval, disjoint; neither figures inferred with confidence below 0.5 nor what a run calls unresolved; verdicts: different words, numbers masked).{named}",
+                c.flagged(),
+                c.rows.len(),
+                c.tolerances.describe()
+            )
+        }
         Some(k) => format!(
             "Odd: more than {k} robust standard deviations (1.4826 × MAD) and more than {} from the median over {} runs, or a verdict other than the most common (neither figures inferred with confidence below 0.5 nor what a run calls unresolved).",
             c.tolerances.describe(),
