@@ -46,6 +46,12 @@ fn committed_exports() -> Vec<(PathBuf, PathBuf, Option<PathBuf>)> {
             results.join("h200x2/gpu1-954a65b1/machine-model.json"),
             None,
         ),
+        // With every cache level's capacity (its own repeat inside, in `run/repeat`).
+        (
+            results.join("h200/capacity-99dbf92/run"),
+            results.join("h200/capacity-99dbf92/run/machine-model.json"),
+            None,
+        ),
     ]
 }
 
@@ -86,6 +92,33 @@ fn every_committed_export_validates_against_the_schema() {
         let memory = model["memory"].as_array().unwrap();
         assert!(memory.len() >= 10, "{}", file.display());
         assert!(memory.iter().all(|l| l["latency"].is_object()));
+        // Where the run read capacities, every cache level with a rise has one as a figure,
+        // its interval around its value (#51).
+        if memory.iter().any(|l| l["capacity"].is_object()) {
+            for (space, level) in [
+                ("global", "1"),
+                ("readonly", "1"),
+                ("texture", "1"),
+                ("l2", "1"),
+                ("l2", "2"),
+                ("instruction", "1"),
+                ("instruction", "2"),
+                ("constant", "1"),
+            ] {
+                let found = memory
+                    .iter()
+                    .find(|l| l["space"] == space && l["level"] == level)
+                    .unwrap_or_else(|| panic!("{}: no {space} level {level}", file.display()));
+                let capacity = &found["capacity"];
+                assert_eq!(capacity["status"], "figure", "{space} {level}: {capacity}");
+                let (low, value, high) = (
+                    capacity["low"].as_f64().unwrap(),
+                    capacity["value"].as_f64().unwrap(),
+                    capacity["high"].as_f64().unwrap(),
+                );
+                assert!(low <= value && value < high, "{space} {level}: {capacity}");
+            }
+        }
     }
     // A model missing a required part is refused by the schema (it constrains something).
     let mut broken: serde_json::Value =

@@ -63,6 +63,11 @@ pub struct MemoryLevel {
     /// "1", "2", … for cache levels; "memory" past the last one.
     pub level: String,
     pub size: Option<Quantity>,
+    /// The capacity read from the latency curve with no model of sets and ways: the largest
+    /// footprint with no miss, with the interval the calibration study found to hold the true
+    /// capacity on every family of caches (`docs/caches.md`; models before it: absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Quantity>,
     pub line: Option<Quantity>,
     pub ways: Option<Quantity>,
     pub sets: Option<Quantity>,
@@ -157,6 +162,7 @@ pub fn model(summary: &Summary, gpu: Gpu) -> MachineModel {
             space: l.space,
             level: l.level,
             size: q(l.size),
+            capacity: q(l.capacity),
             line: q(l.line),
             ways: q(l.ways),
             sets: q(l.sets),
