@@ -143,7 +143,7 @@ fn the_committed_families_are_the_outcomes_held_out() {
         assert_eq!(saved.len(), families.len());
         for (family, saved) in families.iter().zip(saved) {
             assert_eq!(saved["family"], family.family.as_str());
-            assert_eq!(saved["answers"], family.answers);
+            assert_eq!(saved["answers"], family.answers());
             assert_eq!(saved["capacity_covered"], family.capacity_covered);
             let gap = saved["worst_gap"].as_f64();
             assert!(

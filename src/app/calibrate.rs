@@ -62,14 +62,7 @@ fn merge(args: &CalibrateArgs) -> Result<()> {
     let merged = calibration_report::merge(&args.merge)?;
     let run = RunDir::create(args.output.as_deref(), "calibration")?;
     merged.write(&run)?;
-    let families = merged
-        .answers
-        .iter()
-        .all(|a| !a.replacement.is_empty())
-        .then(|| {
-            let items: Vec<_> = merged.answers.iter().map(|a| a.item()).collect();
-            calibration::families::held_out(&items)
-        });
+    let families = crate::report::calibration_families::of_answers(&merged.answers);
     run.write(
         "confidence_map.rs.txt",
         confidence_map_text(&merged.table, families.as_deref().unwrap_or_default()).as_bytes(),

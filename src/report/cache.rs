@@ -51,7 +51,7 @@ pub const CAPACITY: &str = "capacity";
 
 /// What a capacity row's value and interval are: the value where the first miss happens, the
 /// interval the calibration study's bound for the true size.
-pub fn capacity_label(coverage: f64) -> String {
+fn capacity_label(coverage: f64) -> String {
     format!(
         "value: largest footprint with no miss; interval holding the true size in {:.0} % of caches of every simulated family",
         100.0 * coverage

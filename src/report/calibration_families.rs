@@ -43,7 +43,7 @@ pub fn write(run: &RunDir, families: &[Family]) -> Result<()> {
         .map(|f| {
             serde_json::json!({
                 "family": f.family,
-                "answers": f.answers,
+                "answers": f.answers(),
                 "worst_gap": f.worst_gap,
                 "basis_gaps": f.basis_gaps.iter().cloned().collect::<std::collections::BTreeMap<String, f64>>(),
                 "capacity_intervals": f.capacity_intervals,
@@ -75,7 +75,7 @@ pub fn render(families: &[Family]) -> String {
         text += &format!(
             "{:<24} {:>8} {:>10} {:>10} {:>10}\n",
             f.family,
-            f.answers,
+            f.answers(),
             show(f.worst_gap),
             f.capacity_intervals,
             show(f.coverage())
@@ -147,14 +147,16 @@ pub fn draw(path: &Path, title: &str, families: &[Family]) -> Result<()> {
 /// The families of the study in `dir`, from its `outcomes.csv` (`None`: a study made before
 /// the families were recorded).
 pub fn of_study(dir: &Path) -> Result<Option<Vec<Family>>> {
-    let answers = super::calibration::answers(dir)?;
+    Ok(of_answers(&super::calibration::answers(dir)?))
+}
+
+/// The families of a study's answers (`None`: a study made before the families were recorded).
+pub fn of_answers(answers: &[super::calibration::Answer]) -> Option<Vec<Family>> {
     if answers.iter().any(|a| a.replacement.is_empty()) {
-        return Ok(None);
+        return None;
     }
     let items: Vec<_> = answers.iter().map(|a| a.item()).collect();
-    Ok(Some(crate::analysis::calibration::families::held_out(
-        &items,
-    )))
+    Some(crate::analysis::calibration::families::held_out(&items))
 }
 
 /// Writes the families' files and diagram into `run`, and prints their table.

@@ -78,7 +78,6 @@ impl super::Outcome {
 pub struct Family {
     pub family: String,
     /// Its answers with a stated confidence, through the table made without it.
-    pub answers: usize,
     pub bins: Vec<Bin>,
     /// The largest distance between a bin's mean stated confidence and its share right, over
     /// bins with at least [`MIN_BIN_ANSWERS`] answers (`None`: no such bin).
@@ -92,6 +91,11 @@ pub struct Family {
 }
 
 impl Family {
+    /// How many of its answers stated a confidence.
+    pub fn answers(&self) -> usize {
+        self.bins.iter().map(|b| b.answers).sum()
+    }
+
     pub fn coverage(&self) -> Option<f64> {
         (self.capacity_intervals > 0)
             .then(|| self.capacity_covered as f64 / self.capacity_intervals as f64)
@@ -125,15 +129,10 @@ pub fn held_out(items: &[Item]) -> Vec<Family> {
                 })
             };
             let held: Vec<&Item> = items.iter().filter(inside).collect();
-            let gap_of = |held: &[&Item]| {
-                reliability_of(held.iter().map(|i| (stated(i), i.right)))
-                    .iter()
-                    .filter(|b| b.answers >= MIN_BIN_ANSWERS)
-                    .filter_map(|b| Some((b.mean_confidence? - b.share_right?).abs()))
-                    .reduce(f64::max)
-            };
-            let bins = reliability_of(held.iter().map(|i| (stated(i), i.right)));
-            let worst_gap = gap_of(&held);
+            let diagram =
+                |held: &[&Item]| reliability_of(held.iter().map(|i| (stated(i), i.right)));
+            let bins = diagram(&held);
+            let worst_gap = worst_gap_of(&bins);
             let mut bases: Vec<&str> = held.iter().map(|i| i.basis).collect();
             bases.sort_unstable();
             bases.dedup();
@@ -142,13 +141,12 @@ pub fn held_out(items: &[Item]) -> Vec<Family> {
                 .filter_map(|basis| {
                     let on: Vec<&Item> =
                         held.iter().copied().filter(|i| i.basis == basis).collect();
-                    Some((basis.to_string(), gap_of(&on)?))
+                    Some((basis.to_string(), worst_gap_of(&diagram(&on))?))
                 })
                 .collect();
             let intervals: Vec<bool> = held.iter().filter_map(|i| i.covered).collect();
             Family {
                 family: name.to_string(),
-                answers: bins.iter().map(|b| b.answers).sum(),
                 bins,
                 worst_gap,
                 basis_gaps,
@@ -157,6 +155,15 @@ pub fn held_out(items: &[Item]) -> Vec<Family> {
             }
         })
         .collect()
+}
+
+/// The largest distance between a bin's mean stated confidence and its share right, over bins
+/// with at least [`MIN_BIN_ANSWERS`] answers.
+fn worst_gap_of(bins: &[Bin]) -> Option<f64> {
+    bins.iter()
+        .filter(|b| b.answers >= MIN_BIN_ANSWERS)
+        .filter_map(|b| Some((b.mean_confidence? - b.share_right?).abs()))
+        .reduce(f64::max)
 }
 
 /// Per basis, the largest gap any held-out family showed on it: how far a confidence stated on
@@ -234,7 +241,7 @@ mod tests {
             ]
         );
         let lru = &families[2];
-        assert_eq!(lru.answers, 400);
+        assert_eq!(lru.answers(), 400);
         // Stated (0 + 50 + 1) / (400 + 50 + 2) from random and srrip; right 0.9.
         let gap = lru.worst_gap.unwrap();
         assert!((gap - (0.9 - 51.0 / 452.0)).abs() < 1e-9, "{gap}");
