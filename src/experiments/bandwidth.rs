@@ -12,11 +12,14 @@
 //! operation at its own L2 winner):
 //! reads through L1 against the footprint of each SM (every block its own region), and weak
 //! reads past L1, strong (`.cg`) reads, writes and copies against the device-wide footprint,
-//! from one slice per SM to far past L2. Every line is read by one block per pass: blocks that
-//! shared lines would be served by one another's fetches, not by the level measured. Within
-//! the L2 (its search and headline, and every sweep) a block keeps its slices from pass to
-//! pass; at DRAM the blocks take the slices in order from an atomic ticket, which keeps the
-//! slices in flight together and ends no pass on a few blocks ([`Level::slice_order`]). Each
+//! from one slice per SM to far past L2. Every line is read by one block at a time: blocks that
+//! shared lines would be served by one another's fetches, not by the level measured. The L2's
+//! reads (search and headline) stream: far more blocks than are resident, each reading one
+//! slice once, as gpu-benches' `gpu-l2-cache` runs, wherever the slices outnumber the resident
+//! blocks (else fixed slices); its write and copy and every sweep keep fixed slices, a block
+//! reading the same slices from pass to pass; at DRAM the blocks take the slices in order from
+//! an atomic ticket, which keeps the slices in flight together and ends no pass on a few
+//! blocks ([`Level::slice_order`]). Each
 //! launch is calibrated (passes doubled until it runs at least `--min-ms`; the L2's headline
 //! figures' launches at least `--headline-ms`, so a slow start of each launch is spread over
 //! enough passes to repeat between processes), then timed between CUDA events, `--repeats`
@@ -83,13 +86,15 @@ const DEADLINE: Duration = Duration::from_secs(20);
 
 impl Bench<'_> {
     /// One point, its launches calibrated to run at least `min_seconds`; its slices handed out
-    /// as [`Level::slice_order`] says (a sweep's points are measured as `Level::L2`'s).
+    /// in `order` where the launch can keep it ([`Launch::resolved_order`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn point(
         &mut self,
         level: Level,
         kernel: Kernel,
         occupancy: Occupancy,
         footprint: u64,
+        order: SliceOrder,
         repeats: u32,
         min_seconds: f64,
     ) -> Result<Point> {
@@ -99,8 +104,9 @@ impl Bench<'_> {
             occupancy,
             footprint_bytes: footprint,
             passes: 1,
-            order: level.slice_order(kernel),
+            order,
         };
+        launch.order = launch.resolved_order(sms);
         launch.passes = calibrated_passes(min_seconds, 1e7, |passes| {
             self.time(&Launch { passes, ..launch })
         })?;
@@ -182,7 +188,8 @@ impl Bench<'_> {
                 _ => search_footprint(level, &limits, self.config.max_device_bytes),
             };
             let min_seconds = self.config.min_seconds;
-            let point = self.point(level, kernel, occupancy, footprint, 3, min_seconds)?;
+            let order = level.slice_order(kernel);
+            let point = self.point(level, kernel, occupancy, footprint, order, 3, min_seconds)?;
             if best.is_none_or(|b| point.median_bytes_per_second > b.median_bytes_per_second) {
                 best = Some(point);
             }
@@ -231,6 +238,7 @@ impl Bench<'_> {
                 kernel,
                 shared,
                 bytes,
+                SliceOrder::Fixed,
                 repeats,
                 min_seconds,
             )?);
@@ -241,6 +249,7 @@ impl Bench<'_> {
             Kernel::ReadSm,
             winner(Level::L1),
             footprint,
+            SliceOrder::Fixed,
             repeats,
             self.config.headline_seconds(Level::L1),
         )?);
@@ -260,6 +269,7 @@ impl Bench<'_> {
                     kernel,
                     occupancy,
                     footprint,
+                    level.slice_order(kernel),
                     repeats,
                     min_seconds,
                 )?);
@@ -282,6 +292,7 @@ impl Bench<'_> {
                 Kernel::ReadSm,
                 l1,
                 footprint,
+                SliceOrder::Fixed,
                 sweep_repeats,
                 sweep,
             )?);
@@ -299,7 +310,17 @@ impl Bench<'_> {
             };
             let mut points = Vec::new();
             for footprint in footprints(first, max_device, per_doubling, unit) {
-                points.push(self.point(Level::L2, kernel, l2, footprint, sweep_repeats, sweep)?);
+                let order = SliceOrder::Fixed;
+                let point = self.point(
+                    Level::L2,
+                    kernel,
+                    l2,
+                    footprint,
+                    order,
+                    sweep_repeats,
+                    sweep,
+                )?;
+                points.push(point);
             }
             device_sweeps.push((kernel, points));
         }

@@ -92,15 +92,18 @@ impl Level {
         }
     }
 
-    /// How `kernel` hands out its slices at this level: by ticket past the L2 (the slices in
-    /// flight together, no pass ending on a few blocks: 3-6 % more from DRAM on an H100),
-    /// fixed within it and in the sweeps (a block finds its own lines on its side of the L2:
-    /// by ticket the L2's read and copy fell 4-25 %; scripts/slice-order-probe.cu).
+    /// How `kernel` hands out its slices at this level's search and headline: by ticket past
+    /// the L2 (the slices in flight together, no pass ending on a few blocks: 3-6 % more from
+    /// DRAM on an H100); the L2's reads stream (far more blocks than are resident, each
+    /// reading one private slice once: 9.13-9.15 TB/s on an H200 where a resident grid read
+    /// 8.4-8.9, scripts/l2-private-read-probe.cu), its write and copy keep fixed slices (a
+    /// block finds its own lines on its side of the L2: by ticket the L2's read and copy fell
+    /// 4-25 %; scripts/slice-order-probe.cu). The sweeps keep fixed slices throughout.
     pub fn slice_order(self, kernel: Kernel) -> SliceOrder {
-        if self == Level::Dram && kernel.takes_ticket() {
-            SliceOrder::Ticket
-        } else {
-            SliceOrder::Fixed
+        match (self, kernel) {
+            (Level::Dram, k) if k.takes_ticket() => SliceOrder::Ticket,
+            (Level::L2, Kernel::ReadDevice | Kernel::ReadDeviceStrong) => SliceOrder::Stream,
+            _ => SliceOrder::Fixed,
         }
     }
 }
@@ -251,7 +254,7 @@ mod tests {
     }
 
     #[test]
-    fn only_dram_points_of_private_slices_take_them_by_ticket() {
+    fn only_dram_points_of_private_slices_take_them_by_ticket_and_only_l2_reads_stream() {
         for kernel in Kernel::ALL {
             let at_dram = Level::Dram.slice_order(kernel);
             assert_eq!(
@@ -259,7 +262,13 @@ mod tests {
                 kernel.takes_ticket(),
                 "{kernel:?}"
             );
-            for level in [Level::Shared, Level::L1, Level::L2] {
+            let reads = [Kernel::ReadDevice, Kernel::ReadDeviceStrong];
+            assert_eq!(
+                Level::L2.slice_order(kernel) == SliceOrder::Stream,
+                reads.contains(&kernel),
+                "{kernel:?}"
+            );
+            for level in [Level::Shared, Level::L1] {
                 assert_eq!(
                     level.slice_order(kernel),
                     SliceOrder::Fixed,

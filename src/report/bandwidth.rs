@@ -23,8 +23,8 @@ pub struct PointRow {
     pub placement: String,
     pub threads: u32,
     pub blocks_per_sm: u32,
-    /// How the device-wide kernels handed out their slices: "fixed" or "ticket" (runs before
-    /// 2026-11-25 had only fixed slices and no column).
+    /// How the device-wide kernels handed out their slices: "fixed", "ticket" or "stream"
+    /// (runs before 2026-11-25 had only fixed slices and no column).
     #[serde(default = "fixed_slices")]
     pub slice_order: String,
     pub footprint_bytes: u64,
@@ -52,7 +52,8 @@ pub struct LevelFigure {
     pub bytes_per_clock_per_sm: f64,
     /// DRAM only: the median over the theoretical peak.
     pub fraction_of_peak: Option<f64>,
-    /// The device-wide kernels': "fixed" or "ticket" (runs before 2026-11-25: fixed, unstated).
+    /// The device-wide kernels': "fixed", "ticket" or "stream" (runs before 2026-11-25: fixed,
+    /// unstated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice_order: Option<String>,
 }
@@ -64,6 +65,8 @@ fn fixed_slices() -> String {
 /// The words a headline's interval carries for slices handed out by ticket (fixed slices,
 /// every run's before 2026-11-25, carry none).
 pub const TICKET_LABEL: &str = "min-max; slices taken in order by ticket";
+/// The same for streamed slices (far more blocks than are resident, one private slice each).
+pub const STREAM_LABEL: &str = "min-max; many short blocks, one private slice each";
 
 /// Where one sweep's bandwidth falls from one plateau to the next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -238,6 +241,7 @@ fn level_rows(r: &mut Rows, l: &LevelFigure) {
     let name = format!("{} {}", l.level, l.operation);
     let label = match l.slice_order.as_deref() {
         Some(order) if order == SliceOrder::Ticket.name() => TICKET_LABEL,
+        Some(order) if order == SliceOrder::Stream.name() => STREAM_LABEL,
         _ => "min-max",
     };
     r.push(
@@ -426,6 +430,7 @@ mod tests {
         };
         for (order, label) in [
             (Some("ticket"), TICKET_LABEL),
+            (Some("stream"), STREAM_LABEL),
             (Some("fixed"), "min-max"),
             (None, "min-max"),
         ] {

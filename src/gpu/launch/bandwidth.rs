@@ -117,6 +117,12 @@ pub enum SliceOrder {
     Fixed,
     /// The blocks take the slices of pass after pass in order from an atomic ticket.
     Ticket,
+    /// Far more blocks than are resident: passes × slices of them, block b reading slice
+    /// b % slices once, so blocks retire and new ones start on whichever SM is free
+    /// (gpu-benches' `gpu-l2-cache` runs that way). Only where the slices outnumber the
+    /// resident blocks ([`Launch::resolved_order`]), so a line is still read by one block at a
+    /// time.
+    Stream,
 }
 
 impl SliceOrder {
@@ -124,6 +130,7 @@ impl SliceOrder {
         match self {
             SliceOrder::Fixed => "fixed",
             SliceOrder::Ticket => "ticket",
+            SliceOrder::Stream => "stream",
         }
     }
 }
@@ -211,15 +218,34 @@ impl Launch {
     /// Blocks launched: SMs × blocks per SM, but for a device region never more blocks than
     /// slices, so every slice is read by exactly one block per pass (blocks sharing a slice
     /// would be served by each other's fetches, not by the level measured).
+    /// In [`SliceOrder::Stream`], passes × slices blocks (at most `i32::MAX`).
     pub fn grid(&self, multiprocessors: u32) -> u32 {
         let full = multiprocessors * self.occupancy.blocks_per_sm;
-        if self.kernel == Kernel::ReadDeviceShared {
+        if self.order == SliceOrder::Stream && self.kernel.takes_ticket() {
+            let blocks = self.device_slices().1 * u64::from(self.passes);
+            u32::try_from(blocks.min(i32::MAX as u64)).unwrap_or(u32::MAX)
+        } else if self.kernel == Kernel::ReadDeviceShared {
             // Sharing is the point: every resident block reads, however few the chunks.
             full
         } else if self.kernel.device_wide() {
             u32::try_from(self.device_slices().1).map_or(full, |slices| full.min(slices))
         } else {
             full
+        }
+    }
+
+    /// The order this launch can keep: [`SliceOrder::Stream`] only where the region has at
+    /// least as many slices as the SMs hold blocks (else blocks resident together would read
+    /// the same slice and be served by one another's fetches), [`SliceOrder::Fixed`] there
+    /// instead; the others as asked.
+    pub fn resolved_order(&self, multiprocessors: u32) -> SliceOrder {
+        let resident = u64::from(multiprocessors) * u64::from(self.occupancy.blocks_per_sm);
+        if self.order == SliceOrder::Stream
+            && (!self.kernel.takes_ticket() || self.device_slices().1 < resident)
+        {
+            SliceOrder::Fixed
+        } else {
+            self.order
         }
     }
 
@@ -318,7 +344,23 @@ pub fn run(
         block_dim: (launch.occupancy.threads, 1, 1),
         shared_mem_bytes: 0,
     };
-    let passes = i32::try_from(launch.passes).unwrap_or(i32::MAX);
+    if launch.order == SliceOrder::Stream
+        && (launch.resolved_order(sms) != SliceOrder::Stream
+            || u64::from(grid) != launch.device_slices().1 * u64::from(launch.passes))
+    {
+        return Err(GpuError::Driver {
+            action: format!("launching {entry}"),
+            detail: "its slices cannot stream: fewer slices than resident blocks, or more \
+                     blocks than one launch takes"
+                .into(),
+        });
+    }
+    // Streaming, every block reads one slice once: the passes are in the grid.
+    let passes = if launch.order == SliceOrder::Stream {
+        1
+    } else {
+        i32::try_from(launch.passes).unwrap_or(i32::MAX)
+    };
     let by_ticket = launch.order == SliceOrder::Ticket;
     if by_ticket && !launch.kernel.takes_ticket() {
         return Err(GpuError::Driver {
@@ -510,6 +552,27 @@ mod tests {
         let copy = launch(Kernel::CopyDevice, 256, 8, 1 << 30);
         assert_eq!(copy.covered_bytes(), 1 << 30);
         assert_eq!(copy.bytes_moved(132), 3 << 30);
+    }
+
+    #[test]
+    fn streamed_slices_put_the_passes_in_the_grid_only_where_no_two_resident_blocks_share_one() {
+        // 512 threads: 32 KiB slices; 24 MiB is 768 slices, more than 132 × 4 resident blocks.
+        let mut read = launch(Kernel::ReadDeviceStrong, 512, 4, 24 << 20);
+        read.order = SliceOrder::Stream;
+        assert_eq!(read.resolved_order(132), SliceOrder::Stream);
+        assert_eq!(read.grid(132), 768 * 3);
+        // The same bytes as three passes of fixed slices.
+        assert_eq!(read.bytes_moved(132), 3 * (24 << 20));
+        // 15 MiB is 480 slices, fewer than the 528 resident blocks: fixed slices instead.
+        read.footprint_bytes = 15 << 20;
+        assert_eq!(read.resolved_order(132), SliceOrder::Fixed);
+        // 2 blocks per SM (264 resident) stream there.
+        read.occupancy.blocks_per_sm = 2;
+        assert_eq!(read.resolved_order(132), SliceOrder::Stream);
+        // The shared-line read never streams (its chunks are read by many blocks on purpose).
+        let mut shared = launch(Kernel::ReadDeviceShared, 512, 2, 24 << 20);
+        shared.order = SliceOrder::Stream;
+        assert_eq!(shared.resolved_order(132), SliceOrder::Fixed);
     }
 
     #[test]
