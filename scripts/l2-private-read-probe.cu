@@ -3,10 +3,9 @@
 // same footprints (9-23 MB, the peer's best range), each variant timed over one launch with
 // events, best and median of 11 after a warm launch; bytes counted as the bytes each kernel
 // asks for.
-//   peer      gpu-l2-cache's own sumKernel<64, 1024> (re-typed from its listing for the
-//             comparison only; its code is not part of gpubench): 200000 blocks of 1024
-//             threads, block b reading region b % regions (512 KiB each), two 8-byte loads a
-//             step, 32 steps unrolled, default (weak, L1-allocating) loads.
+//   peer      gpu-l2-cache's pattern in our own kernel: 200000 blocks of 1024 threads, block b
+//             reading region b % regions (512 KiB each: 32 steps of two 8-byte loads per
+//             thread, unrolled), weak loads; then with 128, 64 and 32 KiB regions.
 //   resident  gpubench's shape: a grid of what is resident (blocks_per_sm x SMs), each block
 //             looping over slices b, b + grid, ... for several passes, 16-byte loads, U in
 //             flight per thread.
@@ -14,7 +13,10 @@
 //             reading slice b % slices once and retiring, 16-byte loads, U in flight.
 // Load kinds: cg (ld.global.cg, gpubench's strong read), na (L1::no_allocate), ca (default).
 //   nvcc -O3 -arch=sm_90 -o l2-private-read-probe scripts/l2-private-read-probe.cu
+//   ./l2-private-read-probe [resident]
+// results/h200/peers-d023e4d/l2-private-read-probe.txt holds what it gave on an H200.
 #include <algorithm>
+#include <string>
 #include <cstdio>
 #include <vector>
 #include <cuda_runtime.h>
@@ -44,16 +46,22 @@ template <Kind K> __device__ __forceinline__ uint4 load16(const uint4 *p) {
   return v;
 }
 
-// gpu-l2-cache's kernel, as its listing has it (N = 64, BLOCKSIZE = 1024).
-template <int N, int BLOCKSIZE>
-__global__ void peer(double *__restrict__ A, const double *__restrict__ B, int blockRun) {
-  double localSum = 0;
-  for (int i = 0; i < N / 2; i++) {
-    int idx = (blockDim.x * blockRun * i + (blockIdx.x % blockRun) * BLOCKSIZE) * 2 + threadIdx.x;
-    localSum += B[idx] * B[idx + BLOCKSIZE];
+// gpu-l2-cache's access pattern, written here in our own code (the peer's source stays out of
+// this repository): block b reads region b % regions, which is STEPS chunks of 2 x blockDim
+// doubles spaced regions chunks apart; each step a thread loads two doubles blockDim apart,
+// every step unrolled, so all 2 x STEPS loads can be in flight; plain (weak, L1-allocating)
+// loads.
+template <int STEPS>
+__global__ void peer(double *out, const double *__restrict__ in, int regions) {
+  const size_t chunk = 2 * (size_t)blockDim.x;
+  const double *base = in + (blockIdx.x % regions) * chunk + threadIdx.x;
+  double sum = 0;
+#pragma unroll
+  for (int s = 0; s < STEPS; ++s) {
+    const double *p = base + (size_t)s * regions * chunk;
+    sum += p[0] * p[blockDim.x];
   }
-  localSum *= 1.3;
-  if (threadIdx.x > 1233 || localSum == 23.12) A[threadIdx.x] += localSum;
+  if (sum == 23.12) out[threadIdx.x] = sum;
 }
 
 // One slice of `count` vectors, U loads in flight per thread.
@@ -135,7 +143,10 @@ static double readers(int sms, size_t foot, size_t region) {
   return std::max(1.0, 2.0 * sms / (double)(foot / region));
 }
 
-int main() {
+int main(int argc, char **argv) {
+  // `resident`: also gpubench's grid before d023e4d (as many blocks as are resident, each
+  // looping over its slices), about 10 s more.
+  const bool with_resident = argc > 1 && std::string(argv[1]) == "resident";
   int sms;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
@@ -158,16 +169,16 @@ int main() {
     // footprint (N = 16, 8, 4: 128, 64, 32 KiB): more regions, fewer blocks reading each.
     snprintf(name, sizeof name, "peer N=64 512 KiB regions, %.1f readers", readers(sms, foot, 512 << 10));
     timed(name, 512.0 * 1024 * blocks,
-          [&] { peer<64, 1024><<<blocks, 1024>>>(A, (const double *)d, regions); });
+          [&] { peer<32><<<blocks, 1024>>>(A, (const double *)d, regions); });
     snprintf(name, sizeof name, "peer N=16 128 KiB regions, %.1f readers", readers(sms, foot, 128 << 10));
     timed(name, 128.0 * 1024 * blocks,
-          [&] { peer<16, 1024><<<blocks, 1024>>>(A, (const double *)d, regions * 4); });
+          [&] { peer<8><<<blocks, 1024>>>(A, (const double *)d, regions * 4); });
     snprintf(name, sizeof name, "peer N=8 64 KiB regions, %.1f readers", readers(sms, foot, 64 << 10));
     timed(name, 64.0 * 1024 * blocks,
-          [&] { peer<8, 1024><<<blocks, 1024>>>(A, (const double *)d, regions * 8); });
+          [&] { peer<4><<<blocks, 1024>>>(A, (const double *)d, regions * 8); });
     snprintf(name, sizeof name, "peer N=4 32 KiB regions, %.1f readers", readers(sms, foot, 32 << 10));
     timed(name, 32.0 * 1024 * blocks,
-          [&] { peer<4, 1024><<<blocks, 1024>>>(A, (const double *)d, regions * 16); });
+          [&] { peer<2><<<blocks, 1024>>>(A, (const double *)d, regions * 16); });
     // The peer's shape with gpubench's 16-byte loads: many more blocks than are resident,
     // block b reading slice b % slices once, where the slices outnumber the resident blocks
     // (private lines).
@@ -215,7 +226,7 @@ int main() {
               [&] { stream_capped<CG, 4><<<grid, threads, smem>>>(d, slice, slices, sink); });
       }
     }
-    if (foot > 0) continue;  // the resident grid was measured in the run before this one
+    if (!with_resident) continue;
     // gpubench's private lines: a resident grid, every block its own slices (slices >= grid),
     // passes enough for about 10 ms.
     const int passes = (int)std::max<size_t>(1, (size_t)100e9 / foot);

@@ -95,8 +95,8 @@ impl Level {
     /// How `kernel` hands out its slices at this level's search and headline: by ticket past
     /// the L2 (the slices in flight together, no pass ending on a few blocks: 3-6 % more from
     /// DRAM on an H100); the L2's reads stream (far more blocks than are resident, each
-    /// reading one private slice once: 9.13-9.15 TB/s on an H200 where a resident grid read
-    /// 8.4-8.9, scripts/l2-private-read-probe.cu), its write and copy keep fixed slices (a
+    /// reading one private slice once: 9.2-9.35 TB/s on an H200 where a resident grid read
+    /// 7.3-8.8, scripts/l2-private-read-probe.cu), its write and copy keep fixed slices (a
     /// block finds its own lines on its side of the L2: by ticket the L2's read and copy fell
     /// 4-25 %; scripts/slice-order-probe.cu). The sweeps keep fixed slices throughout.
     pub fn slice_order(self, kernel: Kernel) -> SliceOrder {
