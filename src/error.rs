@@ -1,6 +1,7 @@
 //! Domain errors and the exit code each one maps to.
 //!
-//! Exit codes: 0 success, 1 anything unforeseen (I/O writing results, say), 2 bad usage,
+//! Exit codes: 0 success, 1 anything unforeseen (I/O writing results, say), 2 bad usage or
+//! damaged input (a file that does not parse, or a value outside its domain),
 //! 3 no usable GPU, 4 the measurement failed on a usable GPU, 5 the GPU was lost during the
 //! run (the driver says it is unavailable or gone).
 
@@ -26,7 +27,7 @@ pub struct MeasurementFailed;
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
     #[error(
-        "no CUDA driver found (libcuda.so); install the NVIDIA driver or run on a machine with a GPU"
+        "no CUDA driver found (libcuda.so); install the NVIDIA driver or run on a machine with a GPU (report, compare, analyze, export, emulate and calibrate need none)"
     )]
     NoDriver,
     #[error(
@@ -104,7 +105,7 @@ impl Exit {
             return Exit::MeasurementFailed;
         }
         for cause in error.chain() {
-            if cause.downcast_ref::<UsageError>().is_some() {
+            if cause.downcast_ref::<UsageError>().is_some() || is_damaged_input(cause) {
                 return Exit::Usage;
             }
             if let Some(gpu) = cause.downcast_ref::<GpuError>() {
@@ -117,6 +118,19 @@ impl Exit {
         }
         Exit::Failure
     }
+}
+
+/// A file that could not be parsed (JSON or CSV of the wrong shape, a cut-off row, bytes
+/// that are not text): damaged input, which exits as bad usage does, the same code as a value
+/// outside its domain. A reader's or writer's I/O failure is not.
+fn is_damaged_input(cause: &(dyn std::error::Error + 'static)) -> bool {
+    if let Some(json) = cause.downcast_ref::<serde_json::Error>() {
+        return !json.is_io();
+    }
+    if let Some(csv) = cause.downcast_ref::<csv::Error>() {
+        return !csv.is_io_error();
+    }
+    false
 }
 
 impl From<Exit> for ExitCode {
@@ -155,6 +169,30 @@ mod tests {
 
         let io = anyhow::Error::from(std::io::Error::other("disk full"));
         assert_eq!(Exit::for_error(&io), Exit::Failure);
+
+        // A file that does not parse is damaged input (2), however it is wrapped.
+        let json = serde_json::from_str::<Vec<u32>>("[1, 2").unwrap_err();
+        let json = anyhow::Error::from(json).context("bandwidth.json is not as expected");
+        assert_eq!(Exit::for_error(&json), Exit::Usage);
+        let row = csv::Reader::from_reader("a,b\n1,x\n".as_bytes())
+            .deserialize::<(u32, u32)>()
+            .next()
+            .unwrap()
+            .unwrap_err();
+        let row = anyhow::Error::from(row).context("unreadable row in points.csv");
+        assert_eq!(Exit::for_error(&row), Exit::Usage);
+        // Writing JSON to a writer that fails is not damaged input.
+        struct Full;
+        impl std::io::Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("disk full"))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let write = serde_json::to_writer(Full, &[1, 2]).unwrap_err();
+        assert_eq!(Exit::for_error(&anyhow::Error::from(write)), Exit::Failure);
 
         let wrong_index =
             anyhow::anyhow!("the chase ended at index 3, not 0").context(MeasurementFailed);

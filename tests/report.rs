@@ -204,7 +204,7 @@ fn an_infinite_value_in_a_saved_csv_is_refused_quickly() {
         .arg(dir.path().join("out"))
         .timeout(std::time::Duration::from_secs(60))
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicate::str::contains("line 2 holds \"inf\""));
 }
 
@@ -221,7 +221,7 @@ fn a_failed_report_leaves_nothing_behind_and_can_be_retried() {
         .arg("--output")
         .arg(&out)
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicate::str::contains("nothing was written"));
     assert!(!out.exists());
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
@@ -280,7 +280,7 @@ fn a_header_only_csv_is_refused_not_drawn_blank() {
         .arg("--output")
         .arg(dir.path().join("out"))
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicate::str::contains("has no rows"));
 }
 
@@ -294,7 +294,7 @@ fn a_corrupt_model_or_manifest_fails_loudly_instead_of_dropping_rows() {
         .arg(&run)
         .arg(committed("divergence"))
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicate::str::contains("model.json"));
     // A manifest that cannot be read is not silently replaced by a directory listing.
     let all = dir.path().join("all");
@@ -307,7 +307,7 @@ fn a_corrupt_model_or_manifest_fails_loudly_instead_of_dropping_rows() {
         .arg("--output")
         .arg(dir.path().join("out"))
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicate::str::contains("all.json"));
 }
 

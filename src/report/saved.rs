@@ -13,6 +13,7 @@ use crate::analysis::divergence::LevelSummary;
 use crate::analysis::divergence_split::TimelinePoint;
 use crate::analysis::registers::RegisterPoint;
 use crate::analysis::stats::Summary;
+use crate::error::UsageError;
 use crate::experiments::branch::OrderRun;
 use crate::input::read_text;
 
@@ -30,7 +31,8 @@ pub fn find(dir: &Path, name: &str) -> Option<PathBuf> {
 
 /// `dir/name` (or its .gz) read as `T`.
 pub fn read_json<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T> {
-    let path = find(dir, name).with_context(|| format!("{} has no {name}", dir.display()))?;
+    let path = find(dir, name)
+        .ok_or_else(|| UsageError::new(format!("{} has no {name}", dir.display())))?;
     let text = read_text(&path)?;
     serde_json::from_str(&text).with_context(|| format!("{} is not as expected", path.display()))
 }
@@ -45,7 +47,7 @@ pub fn read_json_optional<T: DeserializeOwned>(dir: &Path, name: &str) -> Result
 
 pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
     let Some(path) = find(dir, name) else {
-        bail!("{} has no {name}", dir.display());
+        return Err(UsageError::new(format!("{} has no {name}", dir.display())).into());
     };
     let text = read_text(&path)?;
     let rows = csv::Reader::from_reader(text.as_bytes())
@@ -54,10 +56,11 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
         .with_context(|| format!("unreadable row in {}", path.display()))?;
     if rows.is_empty() {
         // Every suite writes at least one row; a figure drawn from none would be blank.
-        bail!(
+        return Err(UsageError::new(format!(
             "{} has no rows; the run that wrote it is damaged",
             path.display()
-        );
+        ))
+        .into());
     }
     Ok(rows)
 }
