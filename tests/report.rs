@@ -311,6 +311,146 @@ fn a_corrupt_model_or_manifest_fails_loudly_instead_of_dropping_rows() {
         .stderr(predicate::str::contains("all.json"));
 }
 
+#[test]
+fn a_manifest_that_disagrees_with_the_directory_is_refused() {
+    // A run of two suites, as `all` leaves it.
+    let make = |dir: &Path| -> PathBuf {
+        let all = dir.join("all");
+        std::fs::create_dir_all(&all).unwrap();
+        copy_committed("clock", &all.join("clock"));
+        copy_committed("divergence", &all.join("divergence"));
+        let suite = |name: &str| serde_json::json!({"name": name, "status": "complete", "seconds": 1.0, "error": null});
+        let manifest = serde_json::json!({"suites": [suite("clock"), suite("divergence")]});
+        std::fs::write(all.join("all.json"), manifest.to_string()).unwrap();
+        all
+    };
+    let report = |run: &Path, out: &Path| {
+        gpubench()
+            .arg("report")
+            .arg(run)
+            .arg("--output")
+            .arg(out)
+            .assert()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let whole = make(&dir.path().join("whole"));
+    report(&whole, &dir.path().join("out-whole")).success();
+    // The manifest lists nothing.
+    let empty = make(&dir.path().join("empty"));
+    std::fs::write(empty.join("all.json"), b"{}").unwrap();
+    report(&empty, &dir.path().join("out-empty"))
+        .code(2)
+        .stderr(predicate::str::contains("lists no suite"));
+    // A suite recorded complete is gone, emptied, or a link.
+    let gone = make(&dir.path().join("gone"));
+    std::fs::remove_dir_all(gone.join("divergence")).unwrap();
+    report(&gone, &dir.path().join("out-gone")).code(2).stderr(
+        predicate::str::contains("divergence as complete")
+            .and(predicate::str::contains("is missing")),
+    );
+    let emptied = make(&dir.path().join("emptied"));
+    std::fs::remove_file(emptied.join("divergence/metadata.json")).unwrap();
+    report(&emptied, &dir.path().join("out-emptied"))
+        .code(2)
+        .stderr(predicate::str::contains("has no metadata.json"));
+    let linked = make(&dir.path().join("linked"));
+    std::fs::remove_dir_all(linked.join("divergence")).unwrap();
+    std::os::unix::fs::symlink("/", linked.join("divergence")).unwrap();
+    report(&linked, &dir.path().join("out-linked"))
+        .code(2)
+        .stderr(predicate::str::contains("is not a directory"));
+}
+
+#[test]
+fn a_csv_cut_off_mid_row_is_refused_not_read_as_a_shorter_curve() {
+    for (suite, file) in [("cache/global", "chase.csv"), ("shared", "shared.csv")] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = copy_committed(suite, &dir.path().join("run"));
+        let path = run.join(file);
+        let text = if path.exists() {
+            std::fs::read_to_string(&path).unwrap()
+        } else {
+            let gz = run.join(format!("{file}.gz"));
+            let mut text = String::new();
+            std::io::Read::read_to_string(
+                &mut flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap()),
+                &mut text,
+            )
+            .unwrap();
+            std::fs::remove_file(gz).unwrap();
+            text
+        };
+        // Cut in the middle of the last row.
+        let cut = text.trim_end().len() - 3;
+        std::fs::write(&path, &text[..cut]).unwrap();
+        gpubench()
+            .arg("report")
+            .arg(&run)
+            .arg("--output")
+            .arg(dir.path().join("out"))
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains(file).and(predicate::str::contains("cut off mid-row")),
+            );
+    }
+}
+
+#[test]
+fn an_r_squared_above_one_is_refused_not_let_through_the_linearity_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = copy_committed("divergence", &dir.path().join("divergence"));
+    let path = run.join("fit.json");
+    let mut fits: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for fit in fits["fits"].as_array_mut().unwrap() {
+        fit["r_squared"] = serde_json::json!(1.734);
+    }
+    std::fs::write(&path, fits.to_string()).unwrap();
+    gpubench()
+        .arg("report")
+        .arg(&run)
+        .arg("--output")
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("fit.json").and(predicate::str::contains("1.734")));
+}
+
+#[test]
+fn a_device_or_clock_no_gpu_has_is_refused_by_report_and_export() {
+    for (field, value, says) in [
+        ("multiprocessors", "-4", "device.multiprocessors is -4"),
+        ("mhz", "0.0", "sm_clock_before.mhz is 0"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = copy_committed("clock", &dir.path().join("clock"));
+        let path = run.join("metadata.json");
+        let mut meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let number: serde_json::Value = serde_json::from_str(value).unwrap();
+        if field == "mhz" {
+            meta["sm_clock_before"]["mhz"] = number;
+        } else {
+            meta["device"][field] = number;
+        }
+        std::fs::write(&path, meta.to_string()).unwrap();
+        for command in ["report", "export"] {
+            let out = dir.path().join(format!("out-{command}"));
+            gpubench()
+                .arg(command)
+                .arg(&run)
+                .arg("--output")
+                .arg(&out)
+                .assert()
+                .code(2)
+                .stderr(
+                    predicate::str::contains("metadata.json").and(predicate::str::contains(says)),
+                );
+        }
+    }
+}
+
 /// A copy of the committed H100 `all` summary as a run of its own, with `change` applied to
 /// its figures.
 fn summary_copy(to: &Path, change: impl Fn(&mut serde_json::Value)) -> PathBuf {

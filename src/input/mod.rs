@@ -24,6 +24,23 @@ pub fn read_text(path: &Path) -> Result<String, UsageError> {
     read_text_within(path, MAX_INPUT_BYTES)
 }
 
+/// A file of a run directory: [`read_text`], and where it is a CSV, its last row ends its
+/// line. Every CSV gpubench writes ends each row; one whose last row does not was cut off
+/// mid-row, and would be read as a shorter curve whose last point may carry a wrong number.
+/// (A CSV handed to `analyze` may be written by hand and is not held to this.)
+pub fn read_saved_text(path: &Path) -> Result<String, UsageError> {
+    let text = read_text(path)?;
+    let name = path.to_string_lossy();
+    let csv = name.ends_with(".csv") || name.ends_with(".csv.gz");
+    if csv && !text.is_empty() && !text.ends_with('\n') {
+        return Err(UsageError::new(format!(
+            "{}: its last row has no line end, so the file was cut off mid-row; the run directory is damaged",
+            path.display()
+        )));
+    }
+    Ok(text)
+}
+
 /// [`read_text`] with a byte limit of `limit`.
 pub fn read_text_within(path: &Path, limit: u64) -> Result<String, UsageError> {
     let refuse = |why: String| UsageError::new(format!("{}: {why}", path.display()));

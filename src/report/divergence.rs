@@ -262,6 +262,17 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     }
     let mut r = Rows::new("Divergence", "fit.json");
     for fit in read_json::<Fits>(dir, "fit.json")?.fits {
+        // R² decides whether a fit is summarised: one no least-squares fit gives is damage.
+        if let Some(r2) = fit.r_squared.filter(|r2| !(r2.is_finite() && *r2 <= 1.0)) {
+            return Err(crate::error::UsageError::new(super::domain::refusal(
+                &dir.join("fit.json").display().to_string(),
+                &format!(
+                    "r_squared of the {} loop's fit is {r2}, but a least-squares R² is at most 1",
+                    fit.kernel
+                ),
+            ))
+            .into());
+        }
         // A straight line through a curve (the double loop's increments shrink with M) is no
         // cost per lane; the stack model's prediction error below says how well it is explained.
         if fit.r_squared.is_some_and(|r2| r2 < LINEAR_R_SQUARED) {

@@ -6,8 +6,9 @@
 //!
 //! A figure is one of two kinds:
 //! - **measured** (a median, a minimum, a plateau, a rate, a count, a size a level was read
-//!   at): never negative; a size or a count of blocks, warps, registers is a whole number; a
-//!   fraction lies in [0, 1];
+//!   at): never negative; a size or a count of blocks, warps, registers, or a count with no
+//!   unit (ways, sets), is a whole number, and a count, a size or a clock more than zero; a
+//!   fraction lies in [0, 1] and a per-cent share in [0, 100] (a relative error may exceed it);
 //! - **fitted** (an estimate with a 95 % CI, or labelled `fit`): a slope or a difference, which
 //!   may be negative or fractional, so only finiteness and its interval are checked.
 //!
@@ -25,6 +26,16 @@ const WHOLE_UNITS: [&str; 6] = [
     "registers/warp",
     "warps",
 ];
+
+/// Units whose measured values are more than zero: a count with no unit (ways, sets,
+/// partitions), a size, a clock.
+const POSITIVE_UNITS: [&str; 3] = ["", "bytes", "MHz"];
+
+/// Whether a per-cent figure is a relative error (which may exceed 100 %) rather than a share
+/// of a whole (active slots, a fraction of a peak, an efficiency), which may not.
+fn relative_error(figure: &Figure) -> bool {
+    figure.quantity.contains("error")
+}
 
 /// How far a value may sit outside its interval before it is refused: the rounding of a
 /// number written with a few decimals.
@@ -63,6 +74,13 @@ pub fn violation(figure: &Figure) -> Option<String> {
         if !x.is_finite() {
             return Some(format!("{field} of {what} is {x}, not a finite number"));
         }
+        // As in a CSV (crate::input): a JSON file's 1e308 is no number gpubench writes.
+        if x.abs() > crate::input::MAX_MAGNITUDE {
+            return Some(format!(
+                "{field} of {what} is {x}, beyond any value gpubench writes ({:e})",
+                crate::input::MAX_MAGNITUDE
+            ));
+        }
         if fitted(figure) {
             continue;
         }
@@ -82,10 +100,35 @@ pub fn violation(figure: &Figure) -> Option<String> {
                 "{field} of {what} is {x}, but a fraction lies between 0 and 1"
             ));
         }
+        if figure.unit == "%" && x > 100.0 && !relative_error(figure) {
+            return Some(format!(
+                "{field} of {what} is {x} %, but a share lies between 0 and 100 %"
+            ));
+        }
         if WHOLE_UNITS.contains(&figure.unit.as_str()) && x.fract() != 0.0 {
             return Some(format!(
                 "{field} of {what} is {x} {}, but it counts whole {}",
                 figure.unit, figure.unit
+            ));
+        }
+        if figure.unit.is_empty() && x.fract() != 0.0 {
+            return Some(format!(
+                "{field} of {what} is {x}, but a count (ways, sets, partitions) is whole"
+            ));
+        }
+        if POSITIVE_UNITS.contains(&figure.unit.as_str()) && x == 0.0 {
+            return Some(format!(
+                "{field} of {what} is 0{}, but a measured {} is more than zero",
+                if figure.unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", figure.unit)
+                },
+                match figure.unit.as_str() {
+                    "" => "count",
+                    "bytes" => "size",
+                    _ => "clock",
+                }
             ));
         }
     }
@@ -186,10 +229,25 @@ mod tests {
             ),
             (figure(-0.5, "cycles", "95% CI", Some((0.0, 1.0))), false),
             (figure(f64::INFINITY, "GB/s", "", None), false),
+            (figure(1e308, "bytes", "", None), false),
+            // A share over 100 % (active slots 170 %) is refused, a relative error is not.
+            (figure(170.0, "%", "", None), false),
+            (figure(99.5, "%", "", None), true),
+            // A count with no unit is whole and more than zero (ways 2.5, sets 0); so are a
+            // size and a clock more than zero (0 bytes, 0 MHz).
+            (figure(2.5, "", "confidence 0.99", None), false),
+            (figure(0.0, "", "confidence 0.99", None), false),
+            (figure(4.0, "", "confidence 0.99", None), true),
+            (figure(0.0, "bytes", "", None), false),
+            (figure(0.0, "MHz", "", None), false),
+            (figure(1980.0, "MHz", "", None), true),
         ];
         for (f, ok) in cases {
             assert_eq!(violation(&f).is_none(), ok, "{f:?}: {:?}", violation(&f));
         }
+        let mut error = figure(170.0, "%", "", None);
+        error.quantity = "double loop predicted from the single: max error".into();
+        assert!(violation(&error).is_none(), "{:?}", violation(&error));
     }
 
     proptest! {
@@ -203,7 +261,15 @@ mod tests {
             over in 1e-6..10.0_f64,
             unit in prop::sample::select(vec!["cycles", "ns", "GB/s", "ops/clock", "%", ""]),
         ) {
-            let good = figure(value, unit, "min-max", Some((value - spread.min(value), value + spread)));
+            // Within the unit's domain: a share up to 100 %, a count whole and at least one.
+            let (value, spread) = match unit {
+                "%" => (value / 1e4, (spread / 10.0).min(100.0 - value / 1e4)),
+                "" => (value.floor() + 1.0, spread.floor()),
+                _ => (value, spread),
+            };
+            let least = if unit.is_empty() { 1.0 } else { 0.0 };
+            let low = value - spread.min(value - least);
+            let good = figure(value, unit, "min-max", Some((low, value + spread)));
             prop_assert!(violation(&good).is_none(), "{:?}", violation(&good));
             let negative = figure(-below, unit, "", None);
             prop_assert!(violation(&negative).is_some());

@@ -209,8 +209,35 @@ pub struct SavedClock {
 }
 
 impl SavedMetadata {
+    /// `dir/metadata.json`. Refuses, in one sentence, a device or a clock no GPU has (an SM count below zero, an SM
+    /// clock of zero): the caption, the machine model and the simulator options are built from
+    /// them.
     pub fn read(dir: &std::path::Path) -> anyhow::Result<SavedMetadata> {
-        super::saved::read_json(dir, "metadata.json")
+        let saved: SavedMetadata = super::saved::read_json(dir, "metadata.json")?;
+        let why = if saved.device.multiprocessors < 0 {
+            Some(format!(
+                "device.multiprocessors is {}, but a GPU has no fewer than zero SMs",
+                saved.device.multiprocessors
+            ))
+        } else {
+            saved
+                .sm_clock_before
+                .mhz
+                .filter(|mhz| !(mhz.is_finite() && *mhz > 0.0))
+                .map(|mhz| {
+                    format!(
+                        "sm_clock_before.mhz is {mhz}, but a measured SM clock is more than zero"
+                    )
+                })
+        };
+        match why {
+            Some(why) => Err(crate::error::UsageError::new(super::domain::refusal(
+                &dir.join("metadata.json").display().to_string(),
+                &why,
+            ))
+            .into()),
+            None => Ok(saved),
+        }
     }
 
     pub fn complete(&self) -> bool {

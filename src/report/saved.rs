@@ -15,7 +15,7 @@ use crate::analysis::registers::RegisterPoint;
 use crate::analysis::stats::Summary;
 use crate::error::UsageError;
 use crate::experiments::branch::OrderRun;
-use crate::input::read_text;
+use crate::input::{read_saved_text, read_text};
 
 /// `dir/name`, or `dir/name.gz` where only the compressed copy exists. Anything by that name
 /// counts (a FIFO or a directory too), so that reading it says what is wrong with it instead
@@ -49,7 +49,7 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
     let Some(path) = find(dir, name) else {
         return Err(UsageError::new(format!("{} has no {name}", dir.display())).into());
     };
-    let text = read_text(&path)?;
+    let text = read_saved_text(&path)?;
     let rows = csv::Reader::from_reader(text.as_bytes())
         .deserialize()
         .collect::<Result<Vec<T>, _>>()

@@ -152,7 +152,7 @@ impl crate::app::registry::SuiteDef for Cache {
             .with_context(|| format!("unknown cache space '{}'", settings.space))?;
         let chase = files::find(run.dir, "chase.csv")
             .with_context(|| format!("{} has no chase.csv", run.dir.display()))?;
-        let points = saved::load(&chase)?;
+        let points = saved::load_saved(&chase)?;
         let report =
             cache_inference::infer_with(&points, cache::RiseThreshold::of(space).minimum_rise())
                 .context("chase.csv has too few points")?;
@@ -167,7 +167,7 @@ impl crate::app::registry::SuiteDef for Cache {
             let kept = conflict::points_from_rows(&rows);
             let line = match files::find(run.dir, "strides.csv") {
                 Some(path) => {
-                    let strides = saved::load(&path)?;
+                    let strides = saved::load_saved(&path)?;
                     let pairs: Vec<(u64, f64)> =
                         strides.iter().map(|p| (p.stride_bytes, p.cycles)).collect();
                     crate::analysis::granularity::granularity(&pairs).map(|g| g.bytes)
@@ -189,7 +189,7 @@ impl crate::app::registry::SuiteDef for Cache {
             })?;
         }
         if let Some(path) = files::find(run.dir, "tlb_strides.csv") {
-            let more = saved::load(&path)?;
+            let more = saved::load_saved(&path)?;
             let every: Vec<_> = points.iter().chain(&more).copied().collect();
             let title = run.title("TLB chase, one element per stride");
             out.figure("tlb_strides", |p| {
@@ -203,7 +203,7 @@ impl crate::app::registry::SuiteDef for Cache {
         use anyhow::Context;
         let chase = crate::report::saved::find(dir, "chase.csv")
             .with_context(|| format!("{} has no chase.csv", dir.display()))?;
-        let points = saved::load(&chase)?;
+        let points = saved::load_saved(&chase)?;
         let space = dir
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());

@@ -7,7 +7,20 @@ use crate::analysis::cache_inference::ChasePoint;
 use crate::error::UsageError;
 
 pub fn load(path: &Path) -> Result<Vec<ChasePoint>, UsageError> {
-    let text = crate::input::read_text(path).map_err(|e| {
+    load_with(path, crate::input::read_text)
+}
+
+/// [`load`] for a run directory's own chase: a row cut off mid-line is refused
+/// ([`crate::input::read_saved_text`]).
+pub fn load_saved(path: &Path) -> Result<Vec<ChasePoint>, UsageError> {
+    load_with(path, crate::input::read_saved_text)
+}
+
+fn load_with(
+    path: &Path,
+    read: fn(&Path) -> Result<String, UsageError>,
+) -> Result<Vec<ChasePoint>, UsageError> {
+    let text = read(path).map_err(|e| {
         UsageError::new(format!(
             "{e}; pass a CSV file with columns footprint_bytes, stride_bytes, cycles"
         ))

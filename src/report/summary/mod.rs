@@ -97,6 +97,35 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
                 bad.name
             );
         }
+        let all = dir.join("all.json");
+        if manifest.suites.is_empty() {
+            return Err(UsageError::new(format!(
+                "{} lists no suite; the run directory is damaged",
+                all.display()
+            ))
+            .into());
+        }
+        // A suite the manifest records complete is on disk as a directory (not a link) with
+        // its metadata.json: else its figures would vanish from the summary while the table
+        // of suites still says "complete".
+        for suite in manifest.suites.iter().filter(|s| s.status == "complete") {
+            let path = dir.join(&suite.name);
+            let why = match std::fs::symlink_metadata(&path) {
+                Err(_) => Some("is missing"),
+                Ok(m) if !m.is_dir() => Some("is not a directory"),
+                Ok(_) if !path.join("metadata.json").is_file() => Some("has no metadata.json"),
+                Ok(_) => None,
+            };
+            if let Some(why) = why {
+                return Err(UsageError::new(format!(
+                    "{} records the suite {} as complete, but {} {why}; the run directory is damaged",
+                    all.display(),
+                    suite.name,
+                    path.display()
+                ))
+                .into());
+            }
+        }
         return Ok(manifest
             .suites
             .iter()
