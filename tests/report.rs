@@ -273,7 +273,12 @@ fn a_header_only_csv_is_refused_not_drawn_blank() {
     let dir = tempfile::tempdir().unwrap();
     let run = copy_committed("shared", &dir.path().join("shared"));
     let csv = std::fs::read_to_string(run.join("shared.csv")).unwrap();
-    std::fs::write(run.join("shared.csv"), csv.lines().next().unwrap()).unwrap();
+    // The header alone, its line ended: a whole file with no rows.
+    std::fs::write(
+        run.join("shared.csv"),
+        format!("{}\n", csv.lines().next().unwrap()),
+    )
+    .unwrap();
     gpubench()
         .arg("report")
         .arg(&run)
