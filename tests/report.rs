@@ -24,6 +24,22 @@ fn copy_committed(run: &str, to: &Path) -> PathBuf {
     to.to_path_buf()
 }
 
+/// `gpubench report RUN --output OUT`, refused as damaged input (exit 2) in a message that
+/// says each of `says`.
+fn refused_by_report(run: &Path, out: &Path, says: &[&str]) {
+    let assert = gpubench()
+        .arg("report")
+        .arg(run)
+        .arg("--output")
+        .arg(out)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    for said in says {
+        assert!(stderr.contains(said), "{said:?} not in {stderr}");
+    }
+}
+
 fn gpubench() -> Command {
     Command::cargo_bin("gpubench").unwrap()
 }
@@ -279,14 +295,7 @@ fn a_header_only_csv_is_refused_not_drawn_blank() {
         format!("{}\n", csv.lines().next().unwrap()),
     )
     .unwrap();
-    gpubench()
-        .arg("report")
-        .arg(&run)
-        .arg("--output")
-        .arg(dir.path().join("out"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("has no rows"));
+    refused_by_report(&run, &dir.path().join("out"), &["has no rows"]);
 }
 
 #[test]
@@ -329,41 +338,33 @@ fn a_manifest_that_disagrees_with_the_directory_is_refused() {
         std::fs::write(all.join("all.json"), manifest.to_string()).unwrap();
         all
     };
-    let report = |run: &Path, out: &Path| {
-        gpubench()
-            .arg("report")
-            .arg(run)
-            .arg("--output")
-            .arg(out)
-            .assert()
-    };
     let dir = tempfile::tempdir().unwrap();
     let whole = make(&dir.path().join("whole"));
-    report(&whole, &dir.path().join("out-whole")).success();
+    gpubench()
+        .arg("report")
+        .arg(&whole)
+        .arg("--output")
+        .arg(dir.path().join("out-whole"))
+        .assert()
+        .success();
     // The manifest lists nothing.
     let empty = make(&dir.path().join("empty"));
     std::fs::write(empty.join("all.json"), b"{}").unwrap();
-    report(&empty, &dir.path().join("out-empty"))
-        .code(2)
-        .stderr(predicate::str::contains("lists no suite"));
+    refused_by_report(&empty, &dir.path().join("out-empty"), &["lists no suite"]);
     // A suite recorded complete is gone, emptied, or a link.
     let gone = make(&dir.path().join("gone"));
     std::fs::remove_dir_all(gone.join("divergence")).unwrap();
-    report(&gone, &dir.path().join("out-gone")).code(2).stderr(
-        predicate::str::contains("divergence as complete")
-            .and(predicate::str::contains("is missing")),
-    );
+    let says = ["divergence as complete", "is missing"];
+    refused_by_report(&gone, &dir.path().join("out-gone"), &says);
     let emptied = make(&dir.path().join("emptied"));
     std::fs::remove_file(emptied.join("divergence/metadata.json")).unwrap();
-    report(&emptied, &dir.path().join("out-emptied"))
-        .code(2)
-        .stderr(predicate::str::contains("has no metadata.json"));
+    let says = ["has no metadata.json"];
+    refused_by_report(&emptied, &dir.path().join("out-emptied"), &says);
     let linked = make(&dir.path().join("linked"));
     std::fs::remove_dir_all(linked.join("divergence")).unwrap();
     std::os::unix::fs::symlink("/", linked.join("divergence")).unwrap();
-    report(&linked, &dir.path().join("out-linked"))
-        .code(2)
-        .stderr(predicate::str::contains("is not a directory"));
+    let says = ["is not a directory"];
+    refused_by_report(&linked, &dir.path().join("out-linked"), &says);
 }
 
 #[test]
@@ -388,16 +389,7 @@ fn a_csv_cut_off_mid_row_is_refused_not_read_as_a_shorter_curve() {
         // Cut in the middle of the last row.
         let cut = text.trim_end().len() - 3;
         std::fs::write(&path, &text[..cut]).unwrap();
-        gpubench()
-            .arg("report")
-            .arg(&run)
-            .arg("--output")
-            .arg(dir.path().join("out"))
-            .assert()
-            .code(2)
-            .stderr(
-                predicate::str::contains(file).and(predicate::str::contains("cut off mid-row")),
-            );
+        refused_by_report(&run, &dir.path().join("out"), &[file, "cut off mid-row"]);
     }
 }
 
@@ -412,14 +404,7 @@ fn an_r_squared_above_one_is_refused_not_let_through_the_linearity_gate() {
         fit["r_squared"] = serde_json::json!(1.734);
     }
     std::fs::write(&path, fits.to_string()).unwrap();
-    gpubench()
-        .arg("report")
-        .arg(&run)
-        .arg("--output")
-        .arg(dir.path().join("out"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("fit.json").and(predicate::str::contains("1.734")));
+    refused_by_report(&run, &dir.path().join("out"), &["fit.json", "1.734"]);
 }
 
 #[test]

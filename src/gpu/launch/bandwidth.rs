@@ -117,11 +117,9 @@ pub enum SliceOrder {
     Fixed,
     /// The blocks take the slices of pass after pass in order from an atomic ticket.
     Ticket,
-    /// Far more blocks than are resident: passes × slices of them, block b reading slice
-    /// b % slices once, so blocks retire and new ones start on whichever SM is free
-    /// (gpu-benches' `gpu-l2-cache` runs that way). Only where the slices outnumber the
-    /// resident blocks ([`Launch::resolved_order`]), so a line is still read by one block at a
-    /// time.
+    /// Passes × slices blocks, block b reading slice b % slices once, so blocks retire and new
+    /// ones start on free SMs (as gpu-benches' `gpu-l2-cache`); only where the slices
+    /// outnumber the resident blocks ([`Launch::resolved_order`]).
     Stream,
 }
 
@@ -234,10 +232,9 @@ impl Launch {
         }
     }
 
-    /// The order this launch can keep: [`SliceOrder::Stream`] only where the region has at
-    /// least as many slices as the SMs hold blocks (else blocks resident together would read
-    /// the same slice and be served by one another's fetches), [`SliceOrder::Fixed`] there
-    /// instead; the others as asked.
+    /// The order this launch can keep: [`SliceOrder::Stream`] only where the slices are at
+    /// least the resident blocks (else two of them would read one slice at once, served by
+    /// each other's fetches), else [`SliceOrder::Fixed`]; the others as asked.
     pub fn resolved_order(&self, multiprocessors: u32) -> SliceOrder {
         let resident = u64::from(multiprocessors) * u64::from(self.occupancy.blocks_per_sm);
         if self.order == SliceOrder::Stream
@@ -344,10 +341,9 @@ pub fn run(
         block_dim: (launch.occupancy.threads, 1, 1),
         shared_mem_bytes: 0,
     };
-    if launch.order == SliceOrder::Stream
-        && (launch.resolved_order(sms) != SliceOrder::Stream
-            || u64::from(grid) != launch.device_slices().1 * u64::from(launch.passes))
-    {
+    let streams = launch.order == SliceOrder::Stream;
+    let whole_grid = u64::from(grid) == launch.device_slices().1 * u64::from(launch.passes);
+    if streams && (launch.resolved_order(sms) != SliceOrder::Stream || !whole_grid) {
         return Err(GpuError::Driver {
             action: format!("launching {entry}"),
             detail: "its slices cannot stream: fewer slices than resident blocks, or more \
@@ -356,7 +352,7 @@ pub fn run(
         });
     }
     // Streaming, every block reads one slice once: the passes are in the grid.
-    let passes = if launch.order == SliceOrder::Stream {
+    let passes = if streams {
         1
     } else {
         i32::try_from(launch.passes).unwrap_or(i32::MAX)
