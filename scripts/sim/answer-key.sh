@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs gpubench's cache suite on a simulated device and scores its answers against the
+# configuration (issue 50's answer key):
+#   scripts/sim/answer-key.sh CONFIG [RESULTS_DIR]
+# CONFIG is a shipped GPGPU-Sim configuration or a derived one in sim/configs/ (see
+# scripts/sim/config.sh). RESULTS_DIR (default results/sim/CONFIG; must not exist) gets one
+# gpubench run directory per space (global: the L1D; l2: ld.global.cg), sim.json (the
+# simulator's commit, the configuration's options, the commands) and answer-key.md / .json
+# (scripts/sim/answer_key.py). The simulator's own logs stay in target/sim/run/.
+# Needs scripts/sim/build.sh's output in target/sim and gpubench built (cargo build --release;
+# GPUBENCH overrides the binary). The sweeps are bounded for the derived configurations' small
+# caches (SWEEP_GLOBAL, SWEEP_L2: gpubench cache arguments).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+config=${1:?usage: scripts/sim/answer-key.sh CONFIG [RESULTS_DIR]}
+results=${2:-$repo/results/sim/$config}
+sim=${SIM_OUT:-$repo/target/sim}
+gpubench=${GPUBENCH:-${CARGO_TARGET_DIR:-$repo/target}/release/gpubench}
+[ -x "$gpubench" ] || { echo "error: no $gpubench (cargo build --release)" >&2; exit 1; }
+[ ! -e "$results" ] || { echo "error: $results exists" >&2; exit 1; }
+mkdir -p "$(dirname "$results")"
+results=$(cd "$(dirname "$results")" && pwd)/$(basename "$results")
+# shellcheck disable=SC1091
+source "$sim/env.sh"
+run=$sim/run/answer-key-$config-$(date -u +%Y%m%dT%H%M%SZ)
+"$repo/scripts/sim/config.sh" "$config" "$run"
+export GPUBENCH_SIM_CONFIG_NAME=$config
+# The derived configurations' L1D is 128 KiB and their L2 256 KiB: the global sweep stops at
+# 256 KiB (the L1D's rise and the L2 plateau behind it), the L2's at 1 MiB.
+read -r -a global_args <<< "${SWEEP_GLOBAL:---min-bytes 16384 --max-bytes 262144 --fine-points 24}"
+read -r -a l2_args <<< "${SWEEP_L2:---min-bytes 65536 --max-bytes 1048576 --fine-points 16 --resolution 64}"
+mkdir -p "$results"
+commands=()
+status=0
+for space in global l2; do
+  if [ "$space" = global ]; then args=("${global_args[@]}"); else args=("${l2_args[@]}"); fi
+  command=("$gpubench" cache --space "$space" "${args[@]}" --output "$results/$space")
+  commands+=("gpubench cache --space $space ${args[*]} --output RESULTS_DIR/$space")
+  echo "$(date -u +%H:%M:%S) $space: ${command[*]}" >&2
+  # gpgpusim.config is read from the working directory; GPGPU-Sim prints to stdout, so
+  # gpubench's own lines are kept apart by prefix in the log.
+  (cd "$run" && "${command[@]}" > "$space.log" 2> "$space.err") || status=$?
+  grep -v '^GPGPU-Sim\|^gpgpu_\|^\s\|^kernel\|^Destroy\|^----\|^L[12]\|^Total\|^icnt\|^Req\|^Reply' "$run/$space.log" | tail -40 >&2 || true
+  tail -5 "$run/$space.err" >&2
+  [ "$status" = 0 ] || { echo "error: gpubench cache --space $space failed ($status); logs in $run" >&2; break; }
+done
+simdir=$sim/gpgpu-sim
+python3 - "$results/sim.json" "$config" "$run/gpgpusim.config" "$(git -C "$simdir" rev-parse HEAD)" \
+  "$(git -C "$repo" rev-parse HEAD)" "$(git -C "$repo" status --porcelain | wc -l)" "${commands[@]}" <<'PY'
+import hashlib, json, sys, datetime
+out, config, path, sim_commit, commit, dirty, *commands = sys.argv[1:]
+text = open(path, "rb").read()
+json.dump({
+    "simulator": "GPGPU-Sim (accel-sim/gpgpu-sim_distribution) with gpubench's sim/patches and sim/libcuda",
+    "gpgpu_sim_commit": sim_commit,
+    "configuration": config,
+    "gpgpusim_config_sha256": hashlib.sha256(text).hexdigest(),
+    "gpubench_commit": commit,
+    "gpubench_worktree_changes": int(dirty),
+    "commands": commands,
+    "written_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+}, open(out, "w"), indent=1)
+PY
+python3 "$repo/scripts/sim/answer_key.py" "$run/gpgpusim.config" "$results"
+exit "$status"
