@@ -26,23 +26,33 @@ run=$sim/run/answer-key-$config-$(date -u +%Y%m%dT%H%M%SZ)
 "$repo/scripts/sim/config.sh" "$config" "$run"
 export GPUBENCH_SIM_CONFIG_NAME=$config
 # The derived configurations' L1D is 128 KiB and their L2 256 KiB: the global sweep stops at
-# 256 KiB (the L1D's rise and the L2 plateau behind it), the L2's at 1 MiB.
-read -r -a global_args <<< "${SWEEP_GLOBAL:---min-bytes 16384 --max-bytes 262144 --fine-points 24}"
-read -r -a l2_args <<< "${SWEEP_L2:---min-bytes 65536 --max-bytes 1048576 --fine-points 16 --resolution 64}"
+# 256 KiB (the L1D's rise and the L2 plateau behind it), the L2's at 512 KiB; the global chase
+# steps a line (128 B) at a time, a quarter of the default 32 B stride's loads (the fetch
+# granularity experiment still reads the sector).
+read -r -a global_args <<< "${SWEEP_GLOBAL:---stride 128 --min-bytes 16384 --max-bytes 262144 --fine-points 16}"
+read -r -a l2_args <<< "${SWEEP_L2:---min-bytes 65536 --max-bytes 524288 --fine-points 16 --resolution 64}"
 mkdir -p "$results"
 commands=()
-status=0
+pids=()
+# The two spaces run side by side, each in its own copy of the configuration: GPGPU-Sim
+# writes and removes temporary files (rm -f *info) in its working directory.
 for space in global l2; do
   if [ "$space" = global ]; then args=("${global_args[@]}"); else args=("${l2_args[@]}"); fi
   command=("$gpubench" cache --space "$space" "${args[@]}" --output "$results/$space")
   commands+=("gpubench cache --space $space ${args[*]} --output RESULTS_DIR/$space")
   echo "$(date -u +%H:%M:%S) $space: ${command[*]}" >&2
-  # gpgpusim.config is read from the working directory; GPGPU-Sim prints to stdout, so
-  # gpubench's own lines are kept apart by prefix in the log.
-  (cd "$run" && "${command[@]}" > "$space.log" 2> "$space.err") || status=$?
-  grep -v '^GPGPU-Sim\|^gpgpu_\|^\s\|^kernel\|^Destroy\|^----\|^L[12]\|^Total\|^icnt\|^Req\|^Reply' "$run/$space.log" | tail -40 >&2 || true
-  tail -5 "$run/$space.err" >&2
-  [ "$status" = 0 ] || { echo "error: gpubench cache --space $space failed ($status); logs in $run" >&2; break; }
+  mkdir "$run/$space"
+  find "$run" -maxdepth 1 -type f -exec cp {} "$run/$space/" \;
+  # gpgpusim.config is read from the working directory; GPGPU-Sim prints to stdout.
+  (cd "$run/$space" && exec "${command[@]}" > gpubench.log 2> gpubench.err) &
+  pids+=($!)
+done
+status=0
+for i in 0 1; do
+  wait "${pids[$i]}" || { status=$?; echo "error: ${commands[$i]} failed ($status); logs in $run" >&2; }
+done
+for space in global l2; do
+  grep -v '^GPGPU-Sim\|^gpgpu_\|^\s' "$run/$space/gpubench.log" | grep -A12 '^levels\|^unresolved\|space:\|^L2 part\|^fetch\|^conflict' >&2 || true
 done
 simdir=$sim/gpgpu-sim
 python3 - "$results/sim.json" "$config" "$run/gpgpusim.config" "$(git -C "$simdir" rev-parse HEAD)" \
