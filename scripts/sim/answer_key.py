@@ -14,6 +14,7 @@ are derived here with the code they come from named.
 """
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -89,13 +90,27 @@ def l2_expected(o):
 
 def first_cached_level(run):
     """The report's first level with a size (the cache whose rise the sweep saw)."""
-    cache = json.loads((run / "cache.json").read_text())
+    if (run / "cache.json").exists():
+        cache = json.loads((run / "cache.json").read_text())
+    else:
+        # A run that failed after its sweep (its closing clock probe) wrote no cache.json: the
+        # levels come from `gpubench analyze cache --json chase.csv` (analyze.json), the fetch
+        # granularity and conflict readings from the lines it printed (stdout.txt).
+        cache = {"report": json.loads((run / "analyze.json").read_text())}
+        printed = (run / "stdout.txt").read_text() if (run / "stdout.txt").exists() else ""
+        m = re.search(r"fetch granularity \(line or sector\): (\d+) B \(confidence ([\d.]+)", printed)
+        if m:
+            cache["fetch_granularity"] = {"estimate": {"bytes": int(m[1]), "confidence": float(m[2])}}
+        m = re.search(r"^conflict .*; (.*)$", printed, re.M)
+        if m:
+            cache["conflict"] = {"ways": None, "verdict": m[1]}
     levels = cache["report"]["levels"]
     level = next((lv for lv in levels if lv.get("size_bytes") or lv.get("capacity")), None)
     return cache, levels, level
 
 
 def verdict(expected, stated, low=None, high=None):
+    """'right' / 'wrong' for a stated figure; for an interval, whether it holds the value."""
     if stated is None and low is None:
         return "not stated"
     if low is not None and high is not None and stated is None:
@@ -116,7 +131,8 @@ def rows_for(space, run, expected, latency_option, o):
         "gpubench": f"{level.get('size_bytes')} (interval {low}..{high}, coverage {cap.get('coverage')})",
         "confidence": conf,
         "verdict": verdict(expected["size_bytes"], None, low, high) + (
-            "; figure " + verdict(expected["size_bytes"], level.get("size_bytes"))
+            f"; figure {verdict(expected['size_bytes'], level.get('size_bytes'))} "
+            f"({100 * (level['size_bytes'] / expected['size_bytes'] - 1):+.1f} %)"
             if level.get("size_bytes") is not None else ""),
     })
     fit = (level.get("fit") or {}).get("best") or {}
@@ -164,11 +180,19 @@ def main():
     config, results = sys.argv[1], Path(sys.argv[2])
     o = options(config)
     rows = []
-    if (results / "global" / "cache.json").exists():
+    if any((results / "global" / f).exists() for f in ("cache.json", "analyze.json")):
         rows += rows_for("global (L1D)", results / "global", l1d_expected(o), "-gpgpu_l1_latency", o)
     if (results / "l2" / "cache.json").exists():
         rows += rows_for("l2 (.cg)", results / "l2", l2_expected(o), "-gpgpu_l2_rop_latency", o)
+    runs = {}
+    for space in ["global", "l2"]:
+        meta = results / space / "metadata.json"
+        if meta.exists():
+            m = json.loads(meta.read_text())
+            runs[space] = {"gpubench_commit": m["build"]["git_commit"], "device": m["device"]["name"],
+                           "started_utc": m["started_utc"], "status": m["status"]}
     key = {
+        "runs": runs,
         "config_options": {k: o.get(k) for k in [
             "-gpgpu_cache:dl1", "-gpgpu_adaptive_cache_config", "-gpgpu_unified_l1d_size",
             "-gpgpu_shmem_option", "-gpgpu_cache:dl2", "-gpgpu_n_mem",
@@ -176,12 +200,26 @@ def main():
             "-gpgpu_l2_rop_latency", "-dram_latency", "-gpgpu_clock_domains"]},
         "l1d": l1d_expected(o), "l2": l2_expected(o), "rows": rows,
     }
-    (results / "answer-key.json").write_text(json.dumps(key, indent=1) + "\n")
     lines = ["| space | parameter | configuration | gpubench | confidence | verdict |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         c = "" if r["confidence"] is None else f"{r['confidence']:.2f}"
         lines.append(f"| {r['space']} | {r['parameter']} | {r['config']} | {r['gpubench']} | {c} | {r['verdict']} |")
+    # Calibration: among the figures gpubench states (a capacity, line, way or set count, a
+    # fetch granularity: not the fit's unstated best guesses) at confidence >= p, the share right.
+    stated = [r for r in rows if r["confidence"] is not None and "(fit only)" not in r["verdict"]
+              and r["verdict"].split(" ")[0] in ("right", "wrong") and "interval" not in r["verdict"].split(";")[0]]
+    stated += [dict(r, verdict=r["verdict"].split("; figure ")[1]) for r in rows
+               if "; figure " in r["verdict"]]
+    lines.append("")
+    for p in (0.0, 0.5, 0.9):
+        at = [r for r in stated if r["confidence"] >= p]
+        right = sum(r["verdict"].startswith("right") for r in at)
+        lines.append(f"Stated at confidence >= {p}: {len(at)}, right {right}.")
+    key["calibration"] = [{"p": p, "stated": len([r for r in stated if r["confidence"] >= p]),
+                           "right": sum(r["verdict"].startswith("right") for r in stated if r["confidence"] >= p)}
+                          for p in (0.0, 0.5, 0.9)]
+    (results / "answer-key.json").write_text(json.dumps(key, indent=1) + "\n")
     (results / "answer-key.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
