@@ -6,7 +6,10 @@
 # scripts/sim/config.sh). RESULTS_DIR (default results/sim/CONFIG; must not exist) gets one
 # gpubench run directory per space (global: the L1D; l2: ld.global.cg), sim.json (the
 # simulator's commit, the configuration's options, the commands) and answer-key.md / .json
-# (scripts/sim/answer_key.py). The simulator's own logs stay in target/sim/run/.
+# (scripts/sim/answer_key.py); each run directory also gets gpubench's printed lines
+# (stdout.txt, stderr-tail.txt) and, where the run failed after its sweep and wrote no
+# cache.json, `gpubench analyze cache --json` of its chase.csv (analyze.json). The simulator's
+# own logs stay in target/sim/run/.
 # Needs scripts/sim/build.sh's output in target/sim and gpubench built (cargo build --release;
 # GPUBENCH overrides the binary). The sweeps are bounded for the derived configurations' small
 # caches (SWEEP_GLOBAL, SWEEP_L2: gpubench cache arguments).
@@ -32,6 +35,8 @@ export GPUBENCH_SIM_CONFIG_NAME=$config
 read -r -a global_args <<< "${SWEEP_GLOBAL:---stride 128 --min-bytes 16384 --max-bytes 262144 --fine-points 16}"
 read -r -a l2_args <<< "${SWEEP_L2:---min-bytes 65536 --max-bytes 524288 --fine-points 16 --resolution 64}"
 mkdir -p "$results"
+head_at_start=$(git -C "$repo" rev-parse HEAD)
+[ -z "$(git -C "$repo" status --porcelain --untracked-files=no)" ] || head_at_start+=-dirty
 commands=()
 pids=()
 # The two spaces run side by side, each in its own copy of the configuration: GPGPU-Sim
@@ -48,26 +53,41 @@ for space in global l2; do
   pids+=($!)
 done
 status=0
+statuses=()
 for i in 0 1; do
-  wait "${pids[$i]}" || { status=$?; echo "error: ${commands[$i]} failed ($status); logs in $run" >&2; }
+  code=0
+  wait "${pids[$i]}" || code=$?
+  statuses+=("$code")
+  [ "$code" = 0 ] || { status=$code; echo "error: ${commands[$i]} failed ($code); logs in $run" >&2; }
 done
 for space in global l2; do
-  grep -v '^GPGPU-Sim\|^gpgpu_\|^\s' "$run/$space/gpubench.log" | grep -A12 '^levels\|^unresolved\|space:\|^L2 part\|^fetch\|^conflict' >&2 || true
+  # gpubench's own lines (GPGPU-Sim's share the log) go with the run.
+  mkdir -p "$results/$space"
+  grep -a '^levels\|^level \|^[0-9] \|^ \{7\}\|^unresolved\|space:\|^L2 part\|^conflict\|^index chain\|^timed loop' \
+    "$run/$space/gpubench.log" > "$results/$space/stdout.txt" || true
+  tail -3 "$run/$space/gpubench.err" > "$results/$space/stderr-tail.txt"
+  # A run that failed after its sweep wrote chase.csv but no cache.json: its levels are read
+  # from the saved curve, as `gpubench analyze cache` reads any (answer_key.py says so).
+  if [ ! -f "$results/$space/cache.json" ] && [ -f "$results/$space/chase.csv" ]; then
+    "$gpubench" analyze cache --json "$results/$space/chase.csv" > "$results/$space/analyze.json" || true
+  fi
+  cat "$results/$space/stdout.txt" >&2
 done
 simdir=$sim/gpgpu-sim
 python3 - "$results/sim.json" "$config" "$run/gpgpusim.config" "$(git -C "$simdir" rev-parse HEAD)" \
-  "$(git -C "$repo" rev-parse HEAD)" "$(git -C "$repo" status --porcelain | wc -l)" "${commands[@]}" <<'PY'
+  "$head_at_start" "${statuses[0]}" "${statuses[1]}" "${commands[@]}" <<'PY'
 import hashlib, json, sys, datetime
-out, config, path, sim_commit, commit, dirty, *commands = sys.argv[1:]
+out, config, path, sim_commit, head, global_status, l2_status, *commands = sys.argv[1:]
 text = open(path, "rb").read()
 json.dump({
     "simulator": "GPGPU-Sim (accel-sim/gpgpu-sim_distribution) with gpubench's sim/patches and sim/libcuda",
     "gpgpu_sim_commit": sim_commit,
     "configuration": config,
     "gpgpusim_config_sha256": hashlib.sha256(text).hexdigest(),
-    "gpubench_commit": commit,
-    "gpubench_worktree_changes": int(dirty),
+    # The binary's own commit is each run's metadata.json build.git_commit.
+    "repository_head_at_start": head,
     "commands": commands,
+    "exit_status": {"global": int(global_status), "l2": int(l2_status)},
     "written_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
 }, open(out, "w"), indent=1)
 PY
