@@ -64,7 +64,7 @@ for space in global l2; do
   # gpubench's own lines (GPGPU-Sim's share the log) go with the run.
   mkdir -p "$results/$space"
   grep -a '^levels\|^level \|^[0-9] \|^ \{7\}\|^unresolved\|space:\|^L2 part\|^conflict\|^index chain\|^timed loop' \
-    "$run/$space/gpubench.log" > "$results/$space/stdout.txt" || true
+    "$run/$space/gpubench.log" | grep -v 'GPGPU-Sim\|functional simulation' > "$results/$space/stdout.txt" || true
   tail -3 "$run/$space/gpubench.err" > "$results/$space/stderr-tail.txt"
   # A run that failed after its sweep wrote chase.csv but no cache.json: its levels are read
   # from the saved curve, as `gpubench analyze cache` reads any (answer_key.py says so).
