@@ -67,12 +67,17 @@ if [ ! -d "$sim/.git" ] || [ "$(git -C "$sim" rev-parse HEAD)" != "$commit" ]; t
   git clone --quiet --shared --no-checkout "$src" "$sim"
   git -C "$sim" checkout --quiet --detach "$commit"
 fi
-for patch in "$repo"/sim/patches/*.patch; do
-  if git -C "$sim" apply --reverse --check "$patch" 2>/dev/null; then
-    continue # already applied
-  fi
-  git -C "$sim" apply "$patch"
-done
+# The patches touch neighbouring lines, so whether one is applied cannot be asked of each
+# alone: a stamp names the set applied. A changed set is applied afresh to the commit's
+# sources (make then rebuilds what they touch).
+patches=$(cat "$repo"/sim/patches/*.patch | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$sim/.gpubench-patches" 2>/dev/null)" != "$patches" ]; then
+  git -C "$sim" checkout --quiet -- .
+  for patch in "$repo"/sim/patches/*.patch; do
+    git -C "$sim" apply "$patch"
+  done
+  echo "$patches" > "$sim/.gpubench-patches"
+fi
 (
   cd "$sim"
   export CUDA_INSTALL_PATH=$cuda

@@ -285,7 +285,20 @@ extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image
   gpgpu_context *c = ctx();
   CUctx_st *cu = context();
   CUmod_st *mod = new CUmod_st{next_handle++, nullptr};
-  mod->symtab = c->gpgpu_ptx_sim_load_ptx_from_string(text, mod->handle);  // aborts on errors
+  {
+    // GPGPU-Sim's init_parser first parses the file "_<handle>.ptx" (written only under
+    // -save_embedded_ptx) and then fclose()s whatever its scanner read: with the file absent
+    // flex reads stdin (blocking on a terminal) and the fclose closes stdin, so the next
+    // module's parse stops the process ("input in flex scanner failed"). An empty file of
+    // that name, removed after, gives it nothing to parse and its own stream to close.
+    std::string empty = "_" + std::to_string(mod->handle) + ".ptx";
+    if (std::ifstream(empty))
+      fail("cuModuleLoadData: %s exists in the working directory; GPGPU-Sim would parse it",
+           empty.c_str());
+    if (!std::ofstream(empty)) fail("cuModuleLoadData: cannot write %s", empty.c_str());
+    mod->symtab = c->gpgpu_ptx_sim_load_ptx_from_string(text, mod->handle);  // aborts on errors
+    std::remove(empty.c_str());
+  }
   cu->add_binary(mod->symtab, mod->handle);
   unsigned sm = gpu()->compute_capability_major() * 10 + gpu()->compute_capability_minor();
   std::string for_ptxas = ptx_for_ptxas(text, sm);

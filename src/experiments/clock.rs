@@ -15,9 +15,18 @@ use crate::gpu::{Gpu, launch};
 /// of the clock at most (0.2 MHz at 2 GHz). Every suite measures it twice.
 pub const SM_CLOCK_SPIN: Duration = Duration::from_millis(10);
 pub const OVERHEAD_PAIRS: u32 = 256;
+/// On the simulated device %globaltimer is the simulated core cycles at the configured clock
+/// (sim/patches/globaltimer.patch), exact to a nanosecond, so 20 us reads the clock to 0.01 %;
+/// 10 ms would be about 14 million simulated cycles, minutes of host time.
+pub const SIMULATED_SM_CLOCK_SPIN: Duration = Duration::from_micros(20);
 
 pub fn measure_sm_clock(gpu: &mut Gpu) -> Result<SmClock> {
-    let stamps = launch::clock_rate(gpu, SM_CLOCK_SPIN)?;
+    let spin = if gpu.simulated {
+        SIMULATED_SM_CLOCK_SPIN
+    } else {
+        SM_CLOCK_SPIN
+    };
+    let stamps = launch::clock_rate(gpu, spin)?;
     clock::sm_clock(
         stamps.start_ns,
         stamps.start_cycles,

@@ -55,6 +55,9 @@ pub struct Gpu {
     pub loaded_from: std::collections::BTreeMap<&'static str, String>,
     /// The shared-memory carveout (percent) the cache chases ask the driver for.
     pub chase_carveout_percent: i32,
+    /// The device is GPGPU-Sim behind gpubench's driver-API layer (sim/libcuda/, docs/simulator.md):
+    /// its time is simulated, so probes sized in wall time are sized for it.
+    pub simulated: bool,
     pub spent: TimeSpent,
 }
 
@@ -269,12 +272,18 @@ impl Gpu {
         let stream = context
             .new_stream()
             .map_err(driver_error("creating a stream"))?;
+        let simulated = is_simulator(
+            &context
+                .name()
+                .map_err(driver_error("reading the device name"))?,
+        );
         Ok(Gpu {
             context,
             stream,
             modules: HashMap::new(),
             loaded_from: std::collections::BTreeMap::new(),
             chase_carveout_percent: launch::CHASE_CARVEOUT_PERCENT,
+            simulated,
             spent: TimeSpent {
                 opened: started,
                 driver_start: started.elapsed(),
@@ -437,6 +446,12 @@ impl Gpu {
     }
 }
 
+/// Whether a device name is the simulated device's: sim/libcuda names it after GPGPU-Sim's
+/// version string ("GPGPU-Sim Simulator Version 4.2.0", then the configuration's name).
+pub fn is_simulator(name: &str) -> bool {
+    name.starts_with("GPGPU-Sim")
+}
+
 fn kernel_module_version() -> Option<String> {
     let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
     parse_kernel_module_version(&text)
@@ -469,6 +484,15 @@ mod tests {
             Some("550.54.15")
         );
         assert_eq!(parse_kernel_module_version("GCC version: 12.2\n"), None);
+    }
+
+    #[test]
+    fn knows_the_simulated_device_by_its_name() {
+        assert!(is_simulator(
+            "GPGPU-Sim Simulator Version 4.2.0, SM7_QV100-1SM"
+        ));
+        assert!(!is_simulator("NVIDIA H200"));
+        assert!(!is_simulator("NVIDIA GeForce RTX 3070 (GPGPU-Sim)"));
     }
 }
 
