@@ -108,6 +108,21 @@ __global__ void stream_capped(const uint4 *d, unsigned slice, unsigned slices, u
   if (sum == 0x9e3779b9u) pad[0] = sum, sink[0] = pad[0];
 }
 
+// `stream` of load kind `kind` (CG or NA) with `u` (4, 8 or 16) loads in flight.
+template <Kind K>
+void launch_stream_of(int u, int grid, int threads, const uint4 *d, unsigned slice,
+                      unsigned slices, unsigned *sink) {
+  if (u == 4) stream<K, 4><<<grid, threads>>>(d, slice, slices, sink);
+  else if (u == 8) stream<K, 8><<<grid, threads>>>(d, slice, slices, sink);
+  else stream<K, 16><<<grid, threads>>>(d, slice, slices, sink);
+}
+
+void launch_stream(Kind kind, int u, int grid, int threads, const uint4 *d, unsigned slice,
+                   unsigned slices, unsigned *sink) {
+  if (kind == CG) launch_stream_of<CG>(u, grid, threads, d, slice, slices, sink);
+  else launch_stream_of<NA>(u, grid, threads, d, slice, slices, sink);
+}
+
 template <class F> void timed(const char *name, double bytes, F launch, size_t slice_vectors = 0,
                               int threads = 0, int u = 0) {
   if (slice_vectors != 0 && slice_vectors < (size_t)threads * u) {
@@ -189,22 +204,12 @@ int main(int argc, char **argv) {
         const int resident_blocks = sms * (2048 / threads);
         if (slices < (unsigned)resident_blocks) continue;
         const int grid = (int)std::min<size_t>(400000, (size_t)30e9 / (slice * 16));
-        snprintf(name, sizeof name, "stream cg U%d %4d slice %u KiB, %u slices", u, threads,
-                 slice * 16 / 1024, slices);
-        auto run = [&] {
-          if (u == 4) stream<CG, 4><<<grid, threads>>>(d, slice, slices, sink);
-          else if (u == 8) stream<CG, 8><<<grid, threads>>>(d, slice, slices, sink);
-          else stream<CG, 16><<<grid, threads>>>(d, slice, slices, sink);
-        };
-        timed(name, (double)grid * slice * 16, run);
-        snprintf(name, sizeof name, "stream na U%d %4d slice %u KiB, %u slices", u, threads,
-                 slice * 16 / 1024, slices);
-        auto run_na = [&] {
-          if (u == 4) stream<NA, 4><<<grid, threads>>>(d, slice, slices, sink);
-          else if (u == 8) stream<NA, 8><<<grid, threads>>>(d, slice, slices, sink);
-          else stream<NA, 16><<<grid, threads>>>(d, slice, slices, sink);
-        };
-        timed(name, (double)grid * slice * 16, run_na);
+        for (Kind kind : {CG, NA}) {
+          snprintf(name, sizeof name, "stream %s U%d %4d slice %u KiB, %u slices",
+                   kind == CG ? "cg" : "na", u, threads, slice * 16 / 1024, slices);
+          timed(name, (double)grid * slice * 16,
+                [&] { launch_stream(kind, u, grid, threads, d, slice, slices, sink); });
+        }
       }
     }
     // Streaming at fewer blocks per SM (a shared array caps them), private lines only.

@@ -164,29 +164,20 @@ if level:
     row("L2 read, private lines, TMA bulk copies", ("tma", "private"),
         f"tma `L2 read by bulk copies`: each line one block per pass, {level['pattern']}",
         peer_private, peer_private_pattern)
-# Rows with no like peer: no ratio.
-rows.append({"ceiling": "L2 read, gpu-l2-cache's own pattern", "gpubench_tb_per_s": None,
-             "gpubench_pattern": "no kernel of its pattern",
-             "peer_tb_per_s": max(in_l2) if in_l2 else None,
-             "peer_pattern": "gpu-l2-cache as published: best at 9-23 MB data sets, where "
-                             + (f"{min(readers):.0f}-{max(readers):.0f}" if readers else "several")
-                             + " resident blocks read each 512 KiB region at once",
-             "ratio": None, "gpubench_threads": None, "gpubench_blocks_per_sm": None,
-             "gpubench_footprint_bytes": None})
-def unpaired(ceiling, key, pattern):
-    level = ours.get(key)
-    if level:
-        rows.append({"ceiling": ceiling, "gpubench_tb_per_s": tb(level["median_bytes_per_second"]),
-                     "gpubench_pattern": pattern, "peer_tb_per_s": None,
-                     "peer_pattern": "no peer kernel of this pattern", "ratio": None,
-                     "gpubench_threads": level["threads"], "gpubench_blocks_per_sm": level["blocks_per_sm"],
-                     "gpubench_footprint_bytes": level["footprint_bytes"]})
-unpaired("L2 read, lines many SMs read at once", ("l2", "shared-line read"),
-         "bandwidth `l2 shared-line read`: every resident block reads a 512 KiB chunk with many others, .cg")
+# Rows with no like peer, or no gpubench kernel of the peer's pattern: no ratio.
+row("L2 read, gpu-l2-cache's own pattern", None, "no kernel of its pattern",
+    max(in_l2) if in_l2 else None,
+    "gpu-l2-cache as published: best at 9-23 MB data sets, where "
+    + (f"{min(readers):.0f}-{max(readers):.0f}" if readers else "several")
+    + " resident blocks read each 512 KiB region at once")
+row("L2 read, lines many SMs read at once", ("l2", "shared-line read"),
+    "bandwidth `l2 shared-line read`: every resident block reads a 512 KiB chunk with many others, .cg",
+    None, "no peer kernel of this pattern")
 level = ours.get(("tma", "shared"))
 if level:
-    unpaired("L2 read, lines every SM reads, TMA bulk copies", ("tma", "shared"),
-             f"tma `L2 read by bulk copies`: lines every SM reads, {level['pattern']}")
+    row("L2 read, lines every SM reads, TMA bulk copies", ("tma", "shared"),
+        f"tma `L2 read by bulk copies`: lines every SM reads, {level['pattern']}",
+        None, "no peer kernel of this pattern")
 def dram(operation):
     # How the run's DRAM kernels handed out their slices (runs before 2026-11-25: fixed).
     order = (ours.get(("dram", operation)) or {}).get("slice_order")

@@ -29,10 +29,14 @@ pub fn find(dir: &Path, name: &str) -> Option<PathBuf> {
         .find(|p| std::fs::symlink_metadata(p).is_ok())
 }
 
+/// [`find`], or the sentence that a run directory lacks the file: damaged input.
+fn find_or_refuse(dir: &Path, name: &str) -> Result<PathBuf, UsageError> {
+    find(dir, name).ok_or_else(|| UsageError::new(format!("{} has no {name}", dir.display())))
+}
+
 /// `dir/name` (or its .gz) read as `T`.
 pub fn read_json<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T> {
-    let path = find(dir, name)
-        .ok_or_else(|| UsageError::new(format!("{} has no {name}", dir.display())))?;
+    let path = find_or_refuse(dir, name)?;
     let text = read_text(&path)?;
     serde_json::from_str(&text).with_context(|| format!("{} is not as expected", path.display()))
 }
@@ -46,9 +50,7 @@ pub fn read_json_optional<T: DeserializeOwned>(dir: &Path, name: &str) -> Result
 }
 
 pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
-    let Some(path) = find(dir, name) else {
-        return Err(UsageError::new(format!("{} has no {name}", dir.display())).into());
-    };
+    let path = find_or_refuse(dir, name)?;
     let text = read_saved_text(&path)?;
     let rows = csv::Reader::from_reader(text.as_bytes())
         .deserialize()
