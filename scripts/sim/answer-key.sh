@@ -34,6 +34,9 @@ export GPUBENCH_SIM_CONFIG_NAME=$config
 # granularity experiment still reads the sector).
 read -r -a global_args <<< "${SWEEP_GLOBAL:---stride 128 --min-bytes 16384 --max-bytes 262144 --fine-points 16}"
 read -r -a l2_args <<< "${SWEEP_L2:---min-bytes 65536 --max-bytes 524288 --fine-points 16 --resolution 64}"
+# SPACES (default "global l2") picks the spaces to run, e.g. SPACES=global where a configuration's
+# L2 was already scored.
+read -r -a spaces <<< "${SPACES:-global l2}"
 mkdir -p "$results"
 head_at_start=$(git -C "$repo" rev-parse HEAD)
 [ -z "$(git -C "$repo" status --porcelain --untracked-files=no)" ] || head_at_start+=-dirty
@@ -41,7 +44,7 @@ commands=()
 pids=()
 # The two spaces run side by side, each in its own copy of the configuration: GPGPU-Sim
 # writes and removes temporary files (rm -f *info) in its working directory.
-for space in global l2; do
+for space in "${spaces[@]}"; do
   if [ "$space" = global ]; then args=("${global_args[@]}"); else args=("${l2_args[@]}"); fi
   command=("$gpubench" cache --space "$space" "${args[@]}" --output "$results/$space")
   commands+=("gpubench cache --space $space ${args[*]} --output RESULTS_DIR/$space")
@@ -54,13 +57,13 @@ for space in global l2; do
 done
 status=0
 statuses=()
-for i in 0 1; do
+for i in "${!spaces[@]}"; do
   code=0
   wait "${pids[$i]}" || code=$?
   statuses+=("$code")
   [ "$code" = 0 ] || { status=$code; echo "error: ${commands[$i]} failed ($code); logs in $run" >&2; }
 done
-for space in global l2; do
+for space in "${spaces[@]}"; do
   # gpubench's own lines (GPGPU-Sim's share the log) go with the run.
   mkdir -p "$results/$space"
   grep -a '^levels\|^level \|^[0-9] \|^ \{7\}\|^unresolved\|space:\|^L2 part\|^conflict\|^index chain\|^timed loop' \
@@ -75,9 +78,9 @@ for space in global l2; do
 done
 simdir=$sim/gpgpu-sim
 python3 - "$results/sim.json" "$config" "$run/gpgpusim.config" "$(git -C "$simdir" rev-parse HEAD)" \
-  "$head_at_start" "${statuses[0]}" "${statuses[1]}" "${commands[@]}" <<'PY'
+  "$head_at_start" "${spaces[*]}" "${statuses[*]}" "${commands[@]}" <<'PY'
 import hashlib, json, sys, datetime
-out, config, path, sim_commit, head, global_status, l2_status, *commands = sys.argv[1:]
+out, config, path, sim_commit, head, spaces, statuses, *commands = sys.argv[1:]
 text = open(path, "rb").read()
 json.dump({
     "simulator": "GPGPU-Sim (accel-sim/gpgpu-sim_distribution) with gpubench's sim/patches and sim/libcuda",
@@ -87,7 +90,7 @@ json.dump({
     # The binary's own commit is each run's metadata.json build.git_commit.
     "repository_head_at_start": head,
     "commands": commands,
-    "exit_status": {"global": int(global_status), "l2": int(l2_status)},
+    "exit_status": dict(zip(spaces.split(), map(int, statuses.split()))),
     "written_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
 }, open(out, "w"), indent=1)
 PY

@@ -69,6 +69,8 @@ inline gpgpu_context *ctx() { return GPGPU_Context(); }
 inline CUctx_st *context() { return GPGPUSim_Context(ctx()); }
 inline gpgpu_sim *gpu() { return context()->get_device()->get_gpgpu(); }
 inline void synchronize() { ctx()->synchronize(); }
+// The device's global memory in bytes (cuDeviceTotalMem), from the configuration.
+inline size_t total_memory() { return gpu()->get_prop()->totalGlobalMem; }
 }  // namespace gpubench_sim
 using namespace gpubench_sim;
 

@@ -137,8 +137,6 @@ extern "C" CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice device) {
   return device_uuid(uuid, device);
 }
 
-static size_t total_memory() { return gpu()->get_prop()->totalGlobalMem; }
-
 extern "C" CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice device) {
   REQUIRE_INIT();
   if (device != 0) return CUDA_ERROR_INVALID_DEVICE;

@@ -15,7 +15,14 @@ struct SimStream {
   unsigned flags;
 };
 
-static std::set<CUdeviceptr> g_allocations;
+// Live allocations (address -> bytes, rounded to 256) and freed blocks (bytes -> addresses).
+// GPGPU-Sim's gpu_malloc only grows its heap and never takes memory back; a long run (the
+// conflict experiment allocates up to 256 MiB a point, hundreds of points) would walk the
+// heap tens of GiB past the device's memory. Freed blocks are handed out again, best fit,
+// and the heap is refused past the device's memory, as a real driver refuses it.
+static std::map<CUdeviceptr, size_t> g_allocations;
+static std::multimap<size_t, CUdeviceptr> g_free;
+static size_t g_heap_bytes = 0;  // what gpu_malloc has handed out in all
 
 // The simulated core cycle once all earlier work is done.
 static unsigned long long cycles_now() {
@@ -28,15 +35,31 @@ extern "C" CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
   REQUIRE_INIT();
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   synchronize();
-  CUdeviceptr p = (CUdeviceptr)gpu()->gpu_malloc(bytes);
-  g_allocations.insert(p);
+  const size_t rounded = (bytes + 255) / 256 * 256;
+  CUdeviceptr p;
+  auto reuse = g_free.lower_bound(rounded);
+  if (reuse != g_free.end()) {
+    // Best fit among freed blocks; what is left over stays free.
+    const size_t block = reuse->first;
+    p = reuse->second;
+    g_free.erase(reuse);
+    if (block > rounded) g_free.emplace(block - rounded, p + rounded);
+  } else {
+    if (g_heap_bytes + rounded > total_memory()) return CUDA_ERROR_OUT_OF_MEMORY;
+    p = (CUdeviceptr)gpu()->gpu_malloc(rounded);
+    g_heap_bytes += rounded;
+  }
+  g_allocations.emplace(p, rounded);
   *dptr = p;
   return CUDA_SUCCESS;
 }
 
 extern "C" CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   REQUIRE_INIT();
-  if (g_allocations.erase(dptr) == 0) return CUDA_ERROR_INVALID_VALUE;
+  auto live = g_allocations.find(dptr);
+  if (live == g_allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  g_free.emplace(live->second, live->first);
+  g_allocations.erase(live);
   return CUDA_SUCCESS;
 }
 

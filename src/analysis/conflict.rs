@@ -9,6 +9,8 @@
 //! and a fully associative cache has no sets: then N does not fall to a small constant, which
 //! is reported as the finding rather than a way count.
 
+use std::ops::RangeInclusive;
+
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -34,8 +36,15 @@ pub struct ConflictReport {
 const MAX_PLAIN_WAYS: u64 = 64;
 
 /// Reads `points` (any order); `line_bytes` turns the way size into a set count, and strides
-/// below it are left out (addresses that share a line conflict with nothing).
-pub fn analyse(points: &[ConflictPoint], line_bytes: Option<u64>) -> ConflictReport {
+/// below it are left out (addresses that share a line conflict with nothing). `chase_capacity`
+/// is where the pointer chase of the same level saw its first miss (from the largest footprint
+/// with none to the first with one): more than [`MAX_PLAIN_WAYS`] ways are read only where
+/// ways x way size lands there, within a way size.
+pub fn analyse(
+    points: &[ConflictPoint],
+    line_bytes: Option<u64>,
+    chase_capacity: Option<RangeInclusive<u64>>,
+) -> ConflictReport {
     let mut points: Vec<ConflictPoint> = points
         .iter()
         .copied()
@@ -173,9 +182,28 @@ pub fn analyse(points: &[ConflictPoint], line_bytes: Option<u64>) -> ConflictRep
         return unknown(verdict, notes);
     }
     let way = exact[settled_from].stride_bytes;
-    if last > MAX_PLAIN_WAYS {
+    // Many ways are read only where the whole pattern of a plain index is there: N halving
+    // through two doublings or more, settling over three strides or more, and N x S at the
+    // smallest stride the settled count's capacity (GPGPU-Sim's Volta L1D: 4 sets x 256 ways
+    // of 128 B, N = 1024 at 128 B, 256 from 512 B on). A hashed index or a structure that is
+    // not a cache rarely draws that; a lone plateau of a large N is not read as ways.
+    let doublings = exact[..=settled_from]
+        .windows(2)
+        .filter(|w| w[1].stride_bytes == 2 * w[0].stride_bytes)
+        .count();
+    let first_capacity = first.max_hitting as f64 * first.stride_bytes as f64;
+    let settled_capacity = last as f64 * way as f64;
+    let chase_agrees = chase_capacity.as_ref().is_some_and(|seen| {
+        let ways_bytes = last * way;
+        ways_bytes + way >= *seen.start() && ways_bytes <= seen.end() + way
+    });
+    let whole_pattern = doublings >= 2
+        && settled >= 3
+        && (first_capacity / settled_capacity - 1.0).abs() <= 0.1
+        && chase_agrees;
+    if last > MAX_PLAIN_WAYS && !whole_pattern {
         notes.push(format!(
-            "N halves up to {way} B and then stays near {last}; a plain index would need {last} ways"
+            "N halves up to {way} B and then stays near {last}; a plain index would need {last} ways, and the pattern that would back so many (two halvings, three settled strides, the same capacity at both ends and at the chase's first miss) is not all there"
         ));
         return unknown(
             format!(
@@ -189,6 +217,12 @@ pub fn analyse(points: &[ConflictPoint], line_bytes: Option<u64>) -> ConflictRep
         .map(|b| way / b);
     if line_bytes.is_none() {
         notes.push("no line size known, so no set count".into());
+    }
+    if last > MAX_PLAIN_WAYS {
+        notes.push(format!(
+            "{last} ways is more than {MAX_PLAIN_WAYS}: read because N halves through {doublings} doublings to {way} B, stays at {last} over {settled} strides, and N x S is {} B at {} B and {} B at {way} B, where the chase saw its first miss",
+            first_capacity as u64, first.stride_bytes, settled_capacity as u64
+        ));
     }
     ConflictReport {
         ways: Some(last),
@@ -232,7 +266,7 @@ mod tests {
                 ways,
             };
             let strides: Vec<u64> = (0..8).map(|k| line << k).collect();
-            let report = analyse(&simulated(geometry, &strides), Some(line));
+            let report = analyse(&simulated(geometry, &strides), Some(line), None);
             assert_eq!(report.verdict, "plain set index", "{geometry:?} {report:?}");
             assert_eq!(report.ways, Some(ways), "{geometry:?}");
             assert_eq!(report.way_bytes, Some(geometry.way_bytes()), "{geometry:?}");
@@ -249,7 +283,7 @@ mod tests {
                 at_least: false,
             })
             .collect();
-        let report = analyse(&points, Some(128));
+        let report = analyse(&points, Some(128), None);
         assert_eq!(report.ways, None);
         assert!(report.verdict.contains("hashed"), "{report:?}");
     }
@@ -261,9 +295,44 @@ mod tests {
             line_bytes: 64,
             ways: 2,
         };
-        let report = analyse(&simulated(geometry, &[64, 128, 256, 512]), Some(64));
+        let report = analyse(&simulated(geometry, &[64, 128, 256, 512]), Some(64), None);
         assert_eq!(report.ways, None);
         assert!(report.verdict.contains("past the strides"), "{report:?}");
+    }
+
+    /// GPGPU-Sim's SM7_QV100 L1D (4 sets x 256 ways x 128 B) as its simulated run measured it
+    /// (results/sim/SM7_QV100-1SM/global): the whole plain-index pattern, so 256 ways are read;
+    /// the same plateau without the halvings before it is not.
+    #[test]
+    fn many_ways_are_read_only_with_the_whole_plain_index_pattern() {
+        let geometry = Geometry {
+            size_bytes: 131072,
+            line_bytes: 128,
+            ways: 256,
+        };
+        let strides: Vec<u64> = (0..8).map(|k| 128 << k).collect();
+        let measured = simulated(geometry, &strides);
+        let chase = Some(131072..=131072 + 128);
+        let report = analyse(&measured, Some(128), chase.clone());
+        assert_eq!(report.verdict, "plain set index", "{report:?}");
+        assert_eq!(report.ways, Some(256));
+        assert_eq!(report.way_bytes, Some(512));
+        assert_eq!(report.sets, Some(4));
+        // Only one halving before the plateau: not enough to back 256 ways.
+        let report = analyse(&measured[1..], Some(128), chase.clone());
+        assert_eq!(report.ways, None, "{report:?}");
+        // The plateau's capacity disagreeing with the smallest stride's: not read either.
+        let mut skewed = measured.clone();
+        skewed[0].max_hitting = 1200;
+        skewed[1].max_hitting = 600;
+        let report = analyse(&skewed, Some(128), chase.clone());
+        assert_eq!(report.ways, None, "{report:?}");
+        // The chase's first miss elsewhere (the H200 texture path: 452 x 512 B against a
+        // first miss at 218 KiB), or not known: not read.
+        for elsewhere in [Some(120_000..=121_000), None] {
+            let report = analyse(&measured, Some(128), elsewhere);
+            assert_eq!(report.ways, None, "{report:?}");
+        }
     }
 
     /// The H100 L1's pattern: N is the line count at 128 and 256 B, and every N tried hits at
@@ -297,7 +366,7 @@ mod tests {
             max_hitting: (256 << 20 >> k).min(1126),
             at_least: true,
         }));
-        let report = analyse(&points, Some(128));
+        let report = analyse(&points, Some(128), None);
         assert_eq!(report.ways, None, "{report:?}");
         assert!(
             report.verdict.contains("not a plain") || report.verdict.contains("no set conflicts"),

@@ -53,6 +53,11 @@ pub struct Capacity {
 }
 
 impl Capacity {
+    /// Where the first miss lies: from the largest footprint with none to the first with one.
+    pub fn first_miss(&self) -> std::ops::RangeInclusive<u64> {
+        self.hits_up_to_bytes..=self.first_miss_seen_bytes
+    }
+
     /// The capacity of the level whose plateau ends at point `lower_last` of `curve` and whose
     /// rise `rise` reads.
     pub fn read(curve: &[ChasePoint], lower_last: usize, rise: &RiseExtent) -> Option<Capacity> {

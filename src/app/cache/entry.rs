@@ -174,7 +174,12 @@ impl crate::app::registry::SuiteDef for Cache {
                 }
                 None => None,
             };
-            let analysis = crate::analysis::conflict::analyse(&kept, line);
+            let chase = report
+                .levels
+                .first()
+                .and_then(|level| level.capacity.as_ref())
+                .map(|c| c.first_miss());
+            let analysis = crate::analysis::conflict::analyse(&kept, line, chase);
             let title = run.title(&format!("{} conflict experiment", settings.space));
             out.figure("conflict", |p| {
                 cache_plot::draw_conflict(p, &title, &kept, &analysis)

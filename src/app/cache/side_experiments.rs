@@ -283,7 +283,8 @@ pub(super) fn conflict_experiment(
     suite.run.write_csv("conflict.csv", &rows)?;
     // A stride whose every tried N hit says only "at least N".
     let points = conflict::points_from_rows(&rows);
-    let analysis = crate::analysis::conflict::analyse(&points, line);
+    let chase = first.capacity.as_ref().map(|c| c.first_miss());
+    let analysis = crate::analysis::conflict::analyse(&points, line, chase);
     let title = suite.title(&format!("{} conflict experiment", space.name()));
     suite.run.write_figure("conflict", |path| {
         cache_plot::draw_conflict(path, &title, &points, &analysis)

@@ -143,7 +143,7 @@ mod h100_tests {
     /// on, so it gets no way count.
     #[test]
     fn reads_the_committed_h100_conflict_experiments() {
-        let constant = analyse(&points_from_rows(&rows("constant")), Some(64));
+        let constant = analyse(&points_from_rows(&rows("constant")), Some(64), None);
         assert_eq!(
             (constant.ways, constant.way_bytes, constant.sets),
             (Some(4), Some(512), Some(8)),
@@ -151,7 +151,7 @@ mod h100_tests {
         );
         // With the 128-byte line, or the 32-byte sector the stride sweep reads as the run does.
         for line in [128, 32] {
-            let global = analyse(&points_from_rows(&rows("global")), Some(line));
+            let global = analyse(&points_from_rows(&rows("global")), Some(line), None);
             assert_eq!(global.ways, None, "{global:?}");
             assert!(global.verdict.contains("no "), "{global:?}");
         }
