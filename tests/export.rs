@@ -240,7 +240,7 @@ fn parses(option: &str, kind: &str, value: &str) -> bool {
             | "-ptx_opcode_initiation_dp" => unsigned_list(5),
             "-ptx_opcode_latency_sfu" | "-ptx_opcode_initiation_sfu" => unsigned_list(1),
             // gpu-cache.h: "%c:%u:%u:%u,%c:%c:%c:%c:%c,%c:%u:%u,%u:%u,%u" (the tail optional).
-            "-gpgpu_const_cache:l1" => {
+            "-gpgpu_const_cache:l1" | "-gpgpu_cache:dl1" => {
                 let groups: Vec<&str> = value.split(',').collect();
                 let geometry: Vec<&str> = groups[0].split(':').collect();
                 let policy: Vec<&str> = groups.get(1).map_or(vec![], |g| g.split(':').collect());
@@ -289,4 +289,45 @@ fn every_accel_sim_option_exists_and_parses_in_its_format() {
     assert!(!parses("-gpgpu_clock_domains", "OPT_CSTR", "1980:1980"));
     assert!(!parses("-ptx_opcode_latency_fp", "OPT_CSTR", "4,4,4,4"));
     assert!(!parses("-gpgpu_n_clusters", "OPT_UINT32", "-1"));
+}
+
+/// The export's latency translation is what the committed simulator runs measured: for every
+/// `results/sim/*/answer-key.json`, the hit latency less the constant lands within 2 cycles of
+/// the configuration's option, and the constant is the runs' mean offset within half a cycle.
+#[test]
+fn the_latency_translation_is_what_the_simulated_runs_measured() {
+    use gpubench::report::accel_sim::{L1_CHASE_OVER_OPTION, L2_CHASE_OVER_OPTION};
+    let mut offsets = std::collections::BTreeMap::<&str, Vec<f64>>::new();
+    for entry in std::fs::read_dir(root().join("results/sim")).unwrap() {
+        let key = entry.unwrap().path().join("answer-key.json");
+        let Ok(text) = std::fs::read_to_string(&key) else {
+            continue;
+        };
+        let key: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for row in key["rows"].as_array().unwrap() {
+            let parameter = row["parameter"].as_str().unwrap();
+            for option in ["-gpgpu_l1_latency", "-gpgpu_l2_rop_latency"] {
+                if parameter == format!("hit latency (cycles) vs {option}") {
+                    let configured: f64 = row["config"].as_str().unwrap().parse().unwrap();
+                    let measured = row["gpubench"].as_f64().unwrap();
+                    offsets.entry(option).or_default().push(measured - configured);
+                }
+            }
+        }
+    }
+    for (option, constant) in [
+        ("-gpgpu_l1_latency", L1_CHASE_OVER_OPTION),
+        ("-gpgpu_l2_rop_latency", L2_CHASE_OVER_OPTION),
+    ] {
+        let seen = &offsets[option];
+        assert!(seen.len() >= 2, "{option}: {} runs", seen.len());
+        let mean = seen.iter().sum::<f64>() / seen.len() as f64;
+        assert!(
+            (mean - constant).abs() <= 0.5,
+            "{option}: the runs' offset is {mean:.2}, the export takes {constant}"
+        );
+        for offset in seen {
+            assert!((offset - constant).abs() <= 2.0, "{option}: {seen:?}");
+        }
+    }
 }

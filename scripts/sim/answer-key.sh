@@ -94,5 +94,5 @@ json.dump({
     "written_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
 }, open(out, "w"), indent=1)
 PY
-python3 "$repo/scripts/sim/answer_key.py" "$run/gpgpusim.config" "$results"
+python3 "$repo/scripts/sim/answer_key.py" "$run/gpgpusim.config" "$results" "$gpubench"
 exit "$status"

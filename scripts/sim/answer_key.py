@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Scores gpubench's cache inference against the GPGPU-Sim configuration it ran on.
 
-    scripts/sim/answer_key.py GPGPUSIM_CONFIG RESULTS_DIR
+    scripts/sim/answer_key.py GPGPUSIM_CONFIG RESULTS_DIR [GPUBENCH]
 
 GPGPUSIM_CONFIG is the gpgpusim.config the runs used (scripts/sim/config.sh assembles it);
 RESULTS_DIR holds gpubench's run directories, one per space (global/, l2/), as
-scripts/sim/answer-key.sh writes them. Writes RESULTS_DIR/answer-key.md and answer-key.json.
+scripts/sim/answer-key.sh writes them. Writes RESULTS_DIR/answer-key.md and answer-key.json;
+given the GPUBENCH binary, also the round trip: `gpubench export --format accel-sim` of each
+space's run, option by option against the configuration.
 
 Every configured value is read from the file (the last value of an option wins, as in
 GPGPU-Sim's parser); the few that GPGPU-Sim fixes in its code rather than in the file (the
@@ -15,6 +17,7 @@ are derived here with the code they come from named.
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -176,8 +179,68 @@ def rows_for(space, run, expected, latency_option, o):
     return rows
 
 
+# Options whose exported value the simulated device's attributes give (sim/libcuda answers
+# them from the configuration): their round trip checks the layer, not a measurement.
+FROM_ATTRIBUTES = {
+    "-gpgpu_n_clusters": "-gpgpu_n_clusters",
+    "-gpgpu_shader_registers": "-gpgpu_shader_registers",
+    "-gpgpu_registers_per_block": "-gpgpu_registers_per_block",
+    "-gpgpu_shmem_size": "-gpgpu_shmem_size",
+    "-gpgpu_shmem_per_block": "-gpgpu_shmem_per_block",
+}
+LATENCIES = {"-gpgpu_l1_latency", "-gpgpu_l2_rop_latency", "-gpgpu_smem_latency"}
+
+
+def exported_options(gpubench, run):
+    """`gpubench export --format accel-sim RUN`'s option lines, with the comment above each."""
+    out = subprocess.run([gpubench, "export", "--format", "accel-sim", str(run)],
+                         capture_output=True, text=True, check=True).stdout
+    found, why = {}, ""
+    for line in out.splitlines():
+        if line.startswith("# "):
+            why = line[2:]
+        elif line.startswith("-"):
+            option, value = line.split(" ", 1)
+            found[option] = (value, why)
+    return found
+
+
+def round_trip(o, results, gpubench):
+    """Each option the export of each space's run writes, against the configuration it ran on:
+    integers and cache geometries exactly, latencies within 2 cycles."""
+    rows = []
+    for space in ["global", "l2"]:
+        run = results / space
+        if not (run / "cache.json").exists():
+            continue
+        for option, (value, why) in exported_options(gpubench, run).items():
+            configured = o.get(option)
+            if option == "-gpgpu_cache:dl1":
+                want = l1d_expected(o)
+                got = value.split(",")[0].split(":")
+                same = (got[0] == ("S" if want["sectored"] else "N")
+                        and [int(x) for x in got[1:]] == [want["sets"], want["line_bytes"], want["ways"]])
+                configured = (f"{'S' if want['sectored'] else 'N'}:{want['sets']}:{want['line_bytes']}:"
+                              f"{want['ways']} (effective; the string is {o['-gpgpu_cache:dl1']})")
+                verdict_text = ("right" if same else "wrong") + " (geometry; policy and queue fields not measured)"
+            elif configured is None:
+                verdict_text = "not in the configuration"
+            elif option in LATENCIES:
+                diff = float(value) - float(configured)
+                verdict_text = f"{'right' if abs(diff) <= 2 else 'wrong'} ({diff:+.0f} cycles)"
+            else:
+                same = value.strip() == configured.strip()
+                verdict_text = ("right" if same else "wrong") + (
+                    " (a device attribute the layer answers from the configuration)"
+                    if option in FROM_ATTRIBUTES else "")
+            rows.append({"space": space, "option": option, "exported": value,
+                         "config": configured, "verdict": verdict_text, "why": why})
+    return rows
+
+
 def main():
     config, results = sys.argv[1], Path(sys.argv[2])
+    gpubench = sys.argv[3] if len(sys.argv) > 3 else None
     o = options(config)
     rows = []
     if any((results / "global" / f).exists() for f in ("cache.json", "analyze.json")):
@@ -219,6 +282,17 @@ def main():
     key["calibration"] = [{"p": p, "stated": len([r for r in stated if r["confidence"] >= p]),
                            "right": sum(r["verdict"].startswith("right") for r in stated if r["confidence"] >= p)}
                           for p in (0.0, 0.5, 0.9)]
+    if gpubench:
+        trip = round_trip(o, results, gpubench)
+        key["round_trip"] = trip
+        lines += ["", "Round trip: `gpubench export --format accel-sim` of each space's run against the configuration:", "",
+                  "| space | option | exported | configuration | verdict |", "|---|---|---|---|---|"]
+        for r in trip:
+            lines.append(f"| {r['space']} | {r['option']} | {r['exported']} | {r['config']} | {r['verdict']} |")
+        measured = [r for r in trip if "device attribute" not in r["verdict"]]
+        right = sum(r["verdict"].startswith("right") for r in measured)
+        lines.append("")
+        lines.append(f"Measured options reproduced: {right} of {len(measured)}.")
     (results / "answer-key.json").write_text(json.dumps(key, indent=1) + "\n")
     (results / "answer-key.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -19,19 +19,44 @@ struct Line {
     why: String,
 }
 
-/// Options a run does not determine, with what would: left to the base configuration.
-const NOT_DETERMINED: [(&str, &str); 10] = [
+/// What a pointer chase's load-to-use adds to GPGPU-Sim's `-gpgpu_l1_latency`: the cycles of
+/// its pipeline around the L1's own (issue, operand collection, writeback). Learned by running
+/// gpubench's cache suite on GPGPU-Sim configurations whose option is known: the L1 hit of
+/// `results/sim/*/global` less the configuration's `-gpgpu_l1_latency` (`tests/export.rs`
+/// recomputes it from those runs and fails when it drifts by more than half a cycle).
+pub const L1_CHASE_OVER_OPTION: f64 = 4.1;
+/// The same for an L2 hit by `ld.global.cg` and `-gpgpu_l2_rop_latency`: the interconnect's
+/// two crossings and the L1's miss path (`results/sim/*/l2`).
+pub const L2_CHASE_OVER_OPTION: f64 = 11.9;
+/// GPGPU-Sim's sectored caches ('S') split a line into four 32-byte sectors (gpu-cache.h,
+/// SECTOR_CHUNCK_SIZE and SECTOR_SIZE): a fetch granularity of 32 B is written as 128 B lines.
+const SECTOR_BYTES: f64 = 32.0;
+const SECTORED_LINE_BYTES: f64 = 128.0;
+
+/// Options a run does not determine, with what would: left to the base configuration (an
+/// option a run did determine is left out of this list).
+const NOT_DETERMINED: [(&str, &str); 11] = [
     (
         "-gpgpu_cache:dl1",
-        "not written: the L1's geometry where the run identified it is in the machine model, its policy fields are not measured",
+        "not written: the conflict experiment found no plain set index (or no fetch granularity), so the L1's sets and ways are not identified",
     ),
     (
         "-gpgpu_cache:dl2",
-        "not written: as for the L1 (the L2 is split in two partitions GPGPU-Sim does not model as such)",
+        "not written: GPGPU-Sim's dl2 is one slice of many behind a set-index hash, and the run sees the whole L2 (split in two partitions GPGPU-Sim does not model as such): its sets and ways per slice are not identified",
     ),
-    ("-gpgpu_cache:il1", "not written: as for the L1"),
-    ("-gpgpu_tex_cache:l1", "not written: as for the L1"),
+    (
+        "-gpgpu_cache:il1",
+        "not written: no conflict experiment reads its sets and ways",
+    ),
+    (
+        "-gpgpu_tex_cache:l1",
+        "not written: no conflict experiment reads its sets and ways",
+    ),
     ("-gpgpu_dram_timing_opt", "DRAM timings are not measured"),
+    (
+        "-dram_latency",
+        "not written: in GPGPU-Sim a miss costs -dram_latency plus the DRAM timing (-gpgpu_dram_timing_opt) at the DRAM clock, which a chase does not separate (a miss by .cg added 23.0 cycles to -dram_latency 100 on SM7_QV100 and 11.1 to 96 on SM75_RTX2060: no one offset)",
+    ),
     (
         "-gpgpu_pipeline_widths",
         "issue and writeback widths are not measured",
@@ -170,12 +195,18 @@ fn lines(model: &MachineModel) -> Vec<Line> {
     if let Some(l1) = latency("global: level 1 latency") {
         push(
             "-gpgpu_l1_latency",
-            format!("{:.0}", l1.value.unwrap_or(0.0).round()),
             format!(
-                "{} (load-to-use of a pointer chase; GPGPU-Sim adds its pipeline)",
+                "{:.0}",
+                (l1.value.unwrap_or(0.0) - L1_CHASE_OVER_OPTION).round()
+            ),
+            format!(
+                "{} less {L1_CHASE_OVER_OPTION} cycles: what GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM75_RTX2060, SM86_RTX3070; results/sim)",
                 said(l1)
             ),
         );
+    }
+    if let Some((value, why)) = l1_geometry(model) {
+        push("-gpgpu_cache:dl1", value, why);
     }
     if let Some(shared) = latency("shared: slowest level latency") {
         push(
@@ -184,26 +215,18 @@ fn lines(model: &MachineModel) -> Vec<Line> {
             format!("{} (load-to-use by address)", said(shared)),
         );
     }
-    let l2 = latency("l2: level 1 latency");
-    if let Some(l2) = l2 {
+    if let Some(l2) = latency("l2: level 1 latency") {
         push(
             "-gpgpu_l2_rop_latency",
-            format!("{:.0}", l2.value.unwrap_or(0.0).round()),
             format!(
-                "{} (load-to-use of an L2 hit; GPGPU-Sim adds the interconnect)",
+                "{:.0}",
+                (l2.value.unwrap_or(0.0) - L2_CHASE_OVER_OPTION).round()
+            ),
+            format!(
+                "{} less {L2_CHASE_OVER_OPTION} cycles: what GPGPU-Sim's interconnect and miss path add to this option in the same chase (learned as for -gpgpu_l1_latency)",
                 said(l2)
             ),
         );
-    }
-    if let (Some(l2), Some(dram)) = (l2, latency("l2: slowest level latency")) {
-        let extra = dram.value.unwrap_or(0.0) - l2.value.unwrap_or(0.0);
-        if extra > 0.0 {
-            push(
-                "-dram_latency",
-                format!("{:.0}", extra.round()),
-                format!("{} less the L2 hit: what a miss adds", said(dram)),
-            );
-        }
     }
     let sass = |op: &str, what: &str| settled(model, &format!("{op} {what}"));
     let ptx =
@@ -305,18 +328,56 @@ fn lines(model: &MachineModel) -> Vec<Line> {
     lines
 }
 
+/// `-gpgpu_cache:dl1` where the conflict experiment read a plain set index (ways, way size)
+/// and the stride sweep a fetch granularity: a 32-byte granularity is GPGPU-Sim's sectored
+/// line (128 B of four sectors), any other is the line itself. The fields after the geometry
+/// (policy, MSHRs, queues) are not measured: they are SM7_QV100's, and said so.
+fn l1_geometry(model: &MachineModel) -> Option<(String, String)> {
+    let ways = settled(model, "global: level 1 ways (conflict experiment)")?;
+    let way = settled(model, "global: level 1 way size (conflict experiment)")?;
+    let fetch = settled(model, "global: level 1 fetch granularity (stride sweep)")?;
+    let (ways_n, way_bytes, fetch_bytes) = (ways.value?, way.value?, fetch.value?);
+    let (kind, line) = if fetch_bytes == SECTOR_BYTES {
+        ('S', SECTORED_LINE_BYTES)
+    } else {
+        ('N', fetch_bytes)
+    };
+    let sets = way_bytes / line;
+    if sets < 1.0 || sets.fract() != 0.0 {
+        return None;
+    }
+    Some((
+        format!("{kind}:{sets:.0}:{line:.0}:{ways_n:.0},L:T:m:L:L,A:512:8,16:0,32"),
+        format!(
+            "{sets:.0} sets x {line:.0} B x {ways_n:.0} ways: {}; {}; {}{}; the set index linear (the conflict experiment's plain index); LRU, write-through, MSHRs and queues are SM7_QV100's, not measured; with -gpgpu_adaptive_cache_config 1 GPGPU-Sim sizes the ways from -gpgpu_unified_l1d_size instead",
+            said(ways),
+            said(way),
+            said(fetch),
+            if kind == 'S' {
+                " (GPGPU-Sim's sectored line: four 32 B sectors)"
+            } else {
+                ""
+            }
+        ),
+    ))
+}
+
 /// The config text: a header, every determined option with its reason, the undetermined list.
 pub fn config(model: &MachineModel) -> String {
     let mut text = format!(
         "# GPGPU-Sim / Accel-Sim options measured by gpubench ({}).\n# Run: {}\n# Append to a base configuration of the same GPU (the last value of an option wins).\n\n",
         model.schema, model.run
     );
-    for line in lines(model) {
+    let lines = lines(model);
+    let written: Vec<&str> = lines.iter().map(|l| l.option).collect();
+    for line in &lines {
         let _ = writeln!(text, "# {}\n{} {}\n", line.why, line.option, line.value);
     }
     text += "# Not determined by this run (left at the base configuration's values):\n";
     for (option, why) in NOT_DETERMINED {
-        let _ = writeln!(text, "#   {option}: {why}");
+        if !written.contains(&option) {
+            let _ = writeln!(text, "#   {option}: {why}");
+        }
     }
     text
 }
