@@ -296,7 +296,9 @@ fn every_accel_sim_option_exists_and_parses_in_its_format() {
 /// the configuration's option, and the constant is the runs' mean offset within half a cycle.
 #[test]
 fn the_latency_translation_is_what_the_simulated_runs_measured() {
-    use gpubench::report::accel_sim::{L1_CHASE_OVER_OPTION, L2_CHASE_OVER_OPTION};
+    use gpubench::report::accel_sim::{
+        L1_CHASE_OVER_OPTION, L2_CHASE_OVER_OPTION, SMEM_CHASE_OVER_OPTION,
+    };
     let mut offsets = std::collections::BTreeMap::<&str, Vec<f64>>::new();
     for entry in std::fs::read_dir(root().join("results/sim")).unwrap() {
         let key = entry.unwrap().path().join("answer-key.json");
@@ -306,7 +308,11 @@ fn the_latency_translation_is_what_the_simulated_runs_measured() {
         let key: serde_json::Value = serde_json::from_str(&text).unwrap();
         for row in key["rows"].as_array().unwrap() {
             let parameter = row["parameter"].as_str().unwrap();
-            for option in ["-gpgpu_l1_latency", "-gpgpu_l2_rop_latency"] {
+            for option in [
+                "-gpgpu_l1_latency",
+                "-gpgpu_l2_rop_latency",
+                "-gpgpu_smem_latency",
+            ] {
                 if parameter == format!("hit latency (cycles) vs {option}") {
                     let configured: f64 = row["config"].as_str().unwrap().parse().unwrap();
                     let measured = row["gpubench"].as_f64().unwrap();
@@ -318,6 +324,7 @@ fn the_latency_translation_is_what_the_simulated_runs_measured() {
     for (option, constant) in [
         ("-gpgpu_l1_latency", L1_CHASE_OVER_OPTION),
         ("-gpgpu_l2_rop_latency", L2_CHASE_OVER_OPTION),
+        ("-gpgpu_smem_latency", SMEM_CHASE_OVER_OPTION),
     ] {
         let seen = &offsets[option];
         assert!(seen.len() >= 2, "{option}: {} runs", seen.len());
