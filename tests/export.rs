@@ -316,7 +316,10 @@ fn the_latency_translation_is_what_the_simulated_runs_measured() {
                 if parameter == format!("hit latency (cycles) vs {option}") {
                     let configured: f64 = row["config"].as_str().unwrap().parse().unwrap();
                     let measured = row["gpubench"].as_f64().unwrap();
-                    offsets.entry(option).or_default().push(measured - configured);
+                    offsets
+                        .entry(option)
+                        .or_default()
+                        .push(measured - configured);
                 }
             }
         }
