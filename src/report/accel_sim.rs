@@ -61,7 +61,7 @@ const NOT_DETERMINED: [(&str, &str); 12] = [
     ("-gpgpu_dram_timing_opt", "DRAM timings are not measured"),
     (
         "-dram_latency",
-        "not written: in GPGPU-Sim a miss costs -dram_latency plus the DRAM timing (-gpgpu_dram_timing_opt) at the DRAM clock, which a chase does not separate (a miss by .cg added 23.0 cycles to -dram_latency 100 on SM7_QV100 and 11.1 to 96 on SM75_RTX2060: no one offset)",
+        "not written: in GPGPU-Sim a miss costs -dram_latency plus the DRAM timing (-gpgpu_dram_timing_opt) at the DRAM clock, which a chase does not separate (a miss by .cg added 23.0 cycles to -dram_latency 100 on SM7_QV100's HBM timing, 11.1 to 96 and 11.6 to 254 on SM75_RTX2060's and SM86_RTX3070's shared GDDR6 timing: the offset follows the DRAM timing, which the run does not measure)",
     ),
     (
         "-gpgpu_pipeline_widths",
