@@ -238,13 +238,16 @@ mod tests {
     use super::*;
     use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
 
-    /// The largest N at stride S for which the simulated cache still hits every load.
+    /// The largest N at stride S for which the simulated cache still hits every load (N tried
+    /// past twice the ways, so a settled count is never the ceiling of the search).
     fn simulated(geometry: Geometry, strides: &[u64]) -> Vec<ConflictPoint> {
         let hierarchy = Hierarchy::one_level(geometry, 10.0, 100.0);
         strides
             .iter()
             .map(|&s| {
-                let max_hitting = (1..=(4 * geometry.size_bytes / s).max(64))
+                let max_hitting = (1..=(4 * geometry.size_bytes / s)
+                    .max(64)
+                    .max(2 * geometry.ways + 2))
                     .take_while(|&n| chase_latency(&hierarchy, n * s, s) < 11.0)
                     .last()
                     .unwrap_or(0);
