@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The answer keys side by side: results/sim/summary.md from every results/sim/*/answer-key.json.
+"""The answer keys side by side: results/sim/answer-keys.md from every results/sim/*/answer-key.json.
 
     scripts/sim/summary.py [RESULTS_SIM_DIR]
 
@@ -64,5 +64,5 @@ for p in (0.0, 0.5, 0.9):
                 right += c["right"]
     share = f"{right / stated:.2f}" if stated else "-"
     lines.append(f"| {p} | {stated} | {right} | {share} |")
-(root / "summary.md").write_text("\n".join(lines) + "\n")
+(root / "answer-keys.md").write_text("\n".join(lines) + "\n")
 print("\n".join(lines))
