@@ -112,6 +112,15 @@ fn said(q: &Quantity) -> String {
     )
 }
 
+/// A latency option's value and reason: the chase's latency less `offset`, what GPGPU-Sim
+/// `adds` to the option in the same chase.
+fn translated(q: &Quantity, offset: f64, adds: &str) -> (String, String) {
+    (
+        format!("{:.0}", (q.value.unwrap_or(0.0) - offset).round()),
+        format!("{} less {offset} cycles: what {adds}", said(q)),
+    )
+}
+
 /// Cycles between a unit's issues in one of the SM's four sub-cores, from the SM's rate in
 /// thread instructions per clock: 4 x 32 lanes / rate, at least 1.
 fn initiation(rate: f64) -> u32 {
@@ -192,46 +201,31 @@ fn lines(model: &MachineModel) -> Vec<Line> {
     }
     let latency = |quantity: &str| settled(model, quantity);
     if let Some(l1) = latency("global: level 1 latency") {
-        push(
-            "-gpgpu_l1_latency",
-            format!(
-                "{:.0}",
-                (l1.value.unwrap_or(0.0) - L1_CHASE_OVER_OPTION).round()
-            ),
-            format!(
-                "{} less {L1_CHASE_OVER_OPTION} cycles: what GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM75_RTX2060, SM86_RTX3070; results/sim)",
-                said(l1)
-            ),
+        let (value, why) = translated(
+            l1,
+            L1_CHASE_OVER_OPTION,
+            "GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM75_RTX2060, SM86_RTX3070; results/sim)",
         );
+        push("-gpgpu_l1_latency", value, why);
     }
     if let Some((value, why)) = l1_geometry(model) {
         push("-gpgpu_cache:dl1", value, why);
     }
     if let Some(shared) = latency("shared: slowest level latency") {
-        push(
-            "-gpgpu_smem_latency",
-            format!(
-                "{:.0}",
-                (shared.value.unwrap_or(0.0) - SMEM_CHASE_OVER_OPTION).round()
-            ),
-            format!(
-                "{} less {SMEM_CHASE_OVER_OPTION} cycles: what GPGPU-Sim's pipeline adds to this option in the same chase (learned as for -gpgpu_l1_latency)",
-                said(shared)
-            ),
+        let (value, why) = translated(
+            shared,
+            SMEM_CHASE_OVER_OPTION,
+            "GPGPU-Sim's pipeline adds to this option in the same chase (learned as for -gpgpu_l1_latency)",
         );
+        push("-gpgpu_smem_latency", value, why);
     }
     if let Some(l2) = latency("l2: level 1 latency") {
-        push(
-            "-gpgpu_l2_rop_latency",
-            format!(
-                "{:.0}",
-                (l2.value.unwrap_or(0.0) - L2_CHASE_OVER_OPTION).round()
-            ),
-            format!(
-                "{} less {L2_CHASE_OVER_OPTION} cycles: what GPGPU-Sim's interconnect and miss path add to this option in the same chase (learned as for -gpgpu_l1_latency)",
-                said(l2)
-            ),
+        let (value, why) = translated(
+            l2,
+            L2_CHASE_OVER_OPTION,
+            "GPGPU-Sim's interconnect and miss path add to this option in the same chase (learned as for -gpgpu_l1_latency)",
         );
+        push("-gpgpu_l2_rop_latency", value, why);
     }
     let sass = |op: &str, what: &str| settled(model, &format!("{op} {what}"));
     let ptx =
