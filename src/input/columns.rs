@@ -80,7 +80,12 @@ pub fn domain(name: &str) -> Domain {
 
 /// Why `value` cannot be in column `name`, if it cannot.
 pub fn violation(name: &str, value: f64) -> Option<&'static str> {
-    match domain(name) {
+    why_not(domain(name), value)
+}
+
+/// Why `value` lies outside `domain`, if it does.
+fn why_not(domain: Domain, value: f64) -> Option<&'static str> {
+    match domain {
         Domain::Signed => None,
         Domain::NotNegative => (value < 0.0).then_some("a measured quantity is not negative"),
         Domain::Whole => (value < 0.0 || value.fract() != 0.0)
@@ -88,6 +93,101 @@ pub fn violation(name: &str, value: f64) -> Option<&'static str> {
         Domain::Fraction => (!(0.0..=1.0).contains(&value))
             .then_some("a fraction or a confidence lies within 0 to 1"),
     }
+}
+
+/// Keys of a run's JSON files that hold a difference, a fitted coefficient or an interval
+/// bound (which a near-zero quantity's noise takes below zero), so any finite number.
+const JSON_SIGNED: [&str; 13] = [
+    "value",
+    "values",
+    "low",
+    "high",
+    "estimate",
+    "delta",
+    "ci95_low",
+    "ci95_high",
+    "offset_cycles",
+    "overhead",
+    "over_load_cycles",
+    "tma_over_load_cycles",
+    "over_l2_load_cycles",
+];
+
+/// Keys of a run's JSON files that count things: a whole number, not negative.
+const JSON_COUNTS: [&str; 22] = [
+    "ways",
+    "sets",
+    "partitions",
+    "multiprocessors",
+    "repeats",
+    "samples",
+    "warps",
+    "threads",
+    "blocks",
+    "blocks_per_sm",
+    "clusters",
+    "cluster",
+    "entries",
+    "points",
+    "launches",
+    "iterations",
+    "instances",
+    "answers",
+    "right",
+    "cases",
+    "smid",
+    "sm",
+];
+
+/// Endings of a JSON key that name a measured quantity's unit (cycles, bytes, time, clock,
+/// power, rate): not negative. A new field is checked by being named for its unit.
+const JSON_MEASURED_ENDINGS: [&str; 15] = [
+    "_cycles",
+    "_bytes",
+    "_seconds",
+    "_ms",
+    "_ns",
+    "_us",
+    "mhz",
+    "_watts",
+    "_per_second",
+    "_per_s",
+    "_kib",
+    "tflops",
+    "_per_clock",
+    "_per_sm",
+    "_per_clock_per_sm",
+];
+
+/// The domain of the numbers under key `name` in a JSON file of a run directory. Unlike a
+/// CSV column, a JSON key whose name declares no kind (a field of a peer's or a tool's record,
+/// a fitted parameter) is only held to [`super::MAX_MAGNITUDE`]: [`Domain::Signed`].
+pub fn json_domain(name: &str) -> Domain {
+    if JSON_SIGNED.contains(&name) || name.contains("slope") || name.contains("intercept") {
+        Domain::Signed
+    } else if FRACTIONS.contains(&name)
+        || name.starts_with("f_")
+        || name.ends_with("_fraction")
+        || name.ends_with("_confidence")
+        || name.ends_with("_share")
+        || name.ends_with("coverage")
+    {
+        Domain::Fraction
+    } else if JSON_COUNTS.contains(&name) || name.ends_with("_count") {
+        Domain::Whole
+    } else if JSON_MEASURED_ENDINGS.iter().any(|e| name.ends_with(e))
+        || name.starts_with("latency")
+        || name.starts_with("throughput")
+    {
+        Domain::NotNegative
+    } else {
+        Domain::Signed
+    }
+}
+
+/// Why `value` cannot be under JSON key `name`, if it cannot.
+pub fn json_violation(name: &str, value: f64) -> Option<&'static str> {
+    why_not(json_domain(name), value)
 }
 
 #[cfg(test)]

@@ -72,8 +72,70 @@ pub fn read_text_within(path: &Path, limit: u64) -> Result<String, UsageError> {
     let name = path.to_string_lossy();
     if name.ends_with(".csv") || name.ends_with(".csv.gz") {
         check_numbers(&text).map_err(refuse)?;
+    } else if name.ends_with(".json") || name.ends_with(".json.gz") {
+        check_json_numbers(&text).map_err(refuse)?;
     }
     Ok(text)
+}
+
+/// Every JSON file directly in `dir` (plain or gzip-compressed) read as [`read_text`] reads it:
+/// the numbers of a run directory's JSON files are held to their keys' domains whether or not
+/// the command at hand reads that file (`compare` reads only the saved figures; a suite's
+/// JSON written for people is read by nothing), so a damaged run is refused by every command.
+pub fn check_json_in(dir: &Path) -> Result<(), UsageError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| UsageError::new(format!("{}: cannot list it ({e})", dir.display())))?;
+    let mut paths: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            name.ends_with(".json") || name.ends_with(".json.gz")
+        })
+        .collect();
+    paths.sort();
+    for path in paths {
+        read_text(&path)?;
+    }
+    Ok(())
+}
+
+/// Every number of a JSON file is within [`MAX_MAGNITUDE`] and within the domain its key names
+/// ([`columns::json_domain`]); a number in an array is held to its array's key. Text that does
+/// not parse is the typed readers' to report.
+fn check_json_numbers(text: &str) -> Result<(), String> {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Ok(());
+    };
+    let mut pending = vec![(String::new(), "", &value)];
+    while let Some((at, key, value)) = pending.pop() {
+        match value {
+            serde_json::Value::Number(number) => {
+                let x = number.as_f64().unwrap_or(f64::INFINITY);
+                let why = if !(x.is_finite() && x.abs() <= MAX_MAGNITUDE) {
+                    Some("gpubench writes numbers of at most 1e20 in magnitude")
+                } else {
+                    columns::json_violation(key, x)
+                };
+                if let Some(why) = why {
+                    return Err(format!(
+                        "{at} holds {number}, outside its domain ({why}): the file was damaged or edited"
+                    ));
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    pending.push((format!("{at}/{i}"), key, item));
+                }
+            }
+            serde_json::Value::Object(map) => {
+                for (name, item) in map {
+                    pending.push((format!("{at}/{name}"), name.as_str(), item));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Every field of a CSV that reads as a number is finite and within [`MAX_MAGNITUDE`], and

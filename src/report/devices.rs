@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::error::UsageError;
 use crate::gpu::DeviceIdentity;
 
 pub const FILE: &str = "devices.json";
@@ -101,11 +102,11 @@ pub fn gpu_runs(dir: &Path) -> Result<Option<Vec<GpuRunDir>>> {
     let mut runs = Vec::new();
     for gpu in &manifest.gpus {
         if !crate::report::summary::plain_name(&gpu.dir) {
-            bail!(
+            return Err(UsageError::new(format!(
                 "{} names a GPU directory {:?}, which is not a plain directory name; the run directory is damaged",
                 path.display(),
                 gpu.dir
-            );
+            )).into());
         }
         let run = dir.join(&gpu.dir);
         // Named with the node's directory, so GPUs of several nodes stay apart.

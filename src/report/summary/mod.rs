@@ -91,11 +91,11 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
         // Names read from a file are data: a name that is not one plain directory name would
         // send `report` outside its output directory.
         if let Some(bad) = manifest.suites.iter().find(|s| !plain_name(&s.name)) {
-            bail!(
+            return Err(UsageError::new(format!(
                 "{} names a suite {:?}, which is not a plain directory name; the run directory is damaged",
                 dir.join("all.json").display(),
                 bad.name
-            );
+            )).into());
         }
         let all = dir.join("all.json");
         if manifest.suites.is_empty() {
@@ -280,6 +280,7 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
     let mut first_metadata = None;
     let manifest = read_manifest(dir)?;
     for (name, path) in suite_dirs(dir)? {
+        crate::input::check_json_in(&path)?;
         let metadata = SavedMetadata::read(&path)?;
         if metadata.complete() {
             figures.extend(
