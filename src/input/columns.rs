@@ -210,4 +210,31 @@ mod tests {
         assert_eq!(domain("median_bytes_per_second"), Domain::NotNegative);
         assert_eq!(domain("bytes_per_launch"), Domain::NotNegative);
     }
+
+    #[test]
+    fn a_json_key_is_held_to_the_kind_its_name_declares_and_no_more() {
+        assert!(json_violation("latency_cycles", -1.0).is_some());
+        assert!(json_violation("sm_clock_mhz", -1.0).is_some());
+        assert!(json_violation("capacity_bytes", -1.0).is_some());
+        // An interpolated size need not be whole; a count must.
+        assert_eq!(json_violation("capacity_bytes", 3.25e7 + 0.5), None);
+        assert!(json_violation("ways", 2.5).is_some());
+        assert!(json_violation("held_out_coverage", 1.2).is_some());
+        assert!(json_violation("size_confidence", -0.1).is_some());
+        // Differences, fitted coefficients and interval bounds may be negative.
+        for signed in [
+            "offset_cycles",
+            "slope_cycles",
+            "ci95_low",
+            "value",
+            "intercept",
+        ] {
+            assert_eq!(json_violation(signed, -3.0), None, "{signed}");
+        }
+        // A key that names no kind (a tool's record) is held to nothing here.
+        assert_eq!(
+            json_domain("local:default:gpu0_dram_read_fraction_ref"),
+            Domain::Signed
+        );
+    }
 }

@@ -221,8 +221,31 @@ mod tests {
             b"a,b,name\n18446744073709551615,2.5e12,sinf\n",
         );
         assert!(read_text(&path).is_ok());
-        // JSON is not a CSV: its numbers are the typed readers' business.
-        let path = write(dir.path(), "x.json", b"{\"a\": 1e308}");
+        // A JSON's numbers: any key at most 1e20, and within the kind its key names.
+        for (bad, field) in [
+            ("{\"a\": 1e308}", "/a holds"),
+            (
+                "{\"x\": {\"latency_cycles\": -5}}",
+                "/x/latency_cycles holds -5",
+            ),
+            ("{\"ways\": [4, 2.5]}", "/ways/1 holds 2.5"),
+            ("{\"confidence\": 1.5}", "/confidence holds 1.5"),
+        ] {
+            let path = write(dir.path(), "x.json", bad.as_bytes());
+            let error = read_text(&path).unwrap_err().to_string();
+            assert!(
+                error.contains(field) && error.contains("x.json"),
+                "{bad}: {error}"
+            );
+        }
+        let path = write(
+            dir.path(),
+            "ok.json",
+            b"{\"slope\": -3, \"fit\": {\"low\": -0.4}, \"ways\": [4], \"name\": \"-1\"}",
+        );
+        assert!(read_text(&path).is_ok());
+        // Text that does not parse is the typed readers' to report, with their types.
+        let path = write(dir.path(), "cut.json", b"{\"a\": ");
         assert!(read_text(&path).is_ok());
     }
 
