@@ -229,7 +229,7 @@ fn analyze_cache_reads_the_papers_example() {
     assert!(levels[1]["ways"].is_null());
     let text = analyze("cache", &csv, &[]);
     assert!(text.status.success());
-    assert!(String::from_utf8_lossy(&text.stdout).contains("memory"));
+    assert!(String::from_utf8_lossy(&text.stdout).contains("no end seen"));
 }
 
 /// `analyze cache` refuses negative cycles and a footprint given twice (exit 2, one sentence

@@ -526,3 +526,63 @@ fn report_compare_export_and_analyze_refuse_a_field_outside_its_kind_with_exit_2
         "{stderr}"
     );
 }
+
+/// Every column of every CSV of every suite of the committed H100 run (plain or compressed):
+/// its first row alone, with the column's number set to 1e300, and where the column's name gives it a kind, to a
+/// value just outside it, is refused by the reader in one sentence naming the file, the line
+/// and the column.
+#[test]
+fn every_column_of_every_csv_file_is_held_to_its_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for suite in std::fs::read_dir(committed("all")).unwrap() {
+        let suite = suite.unwrap().path();
+        if !suite.join("metadata.json").is_file() {
+            continue;
+        }
+        for entry in std::fs::read_dir(&suite).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !(name.ends_with(".csv") || name.ends_with(".csv.gz")) {
+                continue;
+            }
+            let text = gpubench::input::read_text(&path).unwrap();
+            let mut reader = csv::Reader::from_reader(text.as_bytes());
+            let header = reader.headers().unwrap().clone();
+            let Some(Ok(first)) = reader.records().next() else {
+                continue;
+            };
+            let plain = dir.path().join(name.trim_end_matches(".gz"));
+            for column in 0..header.len() {
+                if first[column].parse::<f64>().is_err() {
+                    continue;
+                }
+                let domain = columns::domain(&header[column]);
+                for bad in std::iter::once(1e300).chain(outside(domain)) {
+                    let mut row: Vec<String> = first.iter().map(str::to_string).collect();
+                    row[column] = format!("{bad}");
+                    let mut writer = csv::Writer::from_writer(Vec::new());
+                    writer.write_record(&header).unwrap();
+                    writer.write_record(&row).unwrap();
+                    std::fs::write(&plain, writer.into_inner().unwrap()).unwrap();
+                    let message = gpubench::input::read_text(&plain)
+                        .expect_err(&format!("{name} column {} = {bad}", &header[column]))
+                        .to_string();
+                    let plain_name = plain.file_name().unwrap().to_string_lossy();
+                    assert!(
+                        message.contains(&*plain_name) && message.contains("line 2"),
+                        "{message}"
+                    );
+                    if bad != 1e300 {
+                        assert!(
+                            message.contains(&format!("column {}", &header[column])),
+                            "{message}"
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}

@@ -410,7 +410,7 @@ fn an_r_squared_above_one_is_refused_not_let_through_the_linearity_gate() {
 #[test]
 fn a_device_or_clock_no_gpu_has_is_refused_by_report_and_export() {
     for (field, value, says) in [
-        ("multiprocessors", "-4", "device.multiprocessors is -4"),
+        ("multiprocessors", "-4", "/device/multiprocessors holds -4"),
         ("mhz", "0.0", "sm_clock_before.mhz is 0"),
     ] {
         let dir = tempfile::tempdir().unwrap();

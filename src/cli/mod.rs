@@ -195,7 +195,8 @@ pub enum FigureFormat {
     /// Vector PDF (the SVG with the embedded font, converted by svg2pdf).
     Pdf,
     /// SVG figures and one self-contained `index.html` that shows them inline beside the
-    /// tables (`report` and `all`).
+    /// tables (`report` and `all`). No PNGs: the page embeds the SVGs, which scale; for
+    /// bitmaps as well, run `report --format png` of the same run into another `--output`.
     Html,
 }
 

@@ -32,7 +32,9 @@ pub fn render_text(report: &CacheReport) -> String {
             index + 1,
             level.latency_cycles,
             if level.size_bytes.is_none() && index + 1 == report.levels.len() {
-                "memory".to_string()
+                // The sweep saw no end of it: memory, or a cache larger than the sweep (the
+                // level's note says so); "memory" would misname an L2 the sweep never outgrew.
+                "no end seen".to_string()
             } else {
                 bytes(level.size_bytes)
             },

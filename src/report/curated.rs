@@ -158,7 +158,13 @@ fn memory(figures: &[Figure]) -> Table {
         .map(|l| {
             vec![
                 l.space.clone(),
-                l.level.clone(),
+                // Instructions past the last instruction cache come from the L2 or memory;
+                // which one, the instruction sweep does not say.
+                if l.space == "instruction" && l.level == "memory" {
+                    "beyond the caches".into()
+                } else {
+                    l.level.clone()
+                },
                 match l.capacity.filter(|c| !c.is_unresolved()) {
                     Some(capacity) => capacity_cell(capacity),
                     None => number(l.size, |v| format_value(v, "bytes")),
@@ -194,7 +200,7 @@ fn memory(figures: &[Figure]) -> Table {
             "SASS load",
         ],
         rows,
-        note: "Pointer-chase latency (plateau median); size: the capacity read from the curve with no model (the largest footprint with no miss, and in brackets the interval the calibration study found to hold the true size on every family of caches), else the model fit's; geometry from the model fit where its calibrated confidence is at least 0.5; n.i.: not identified from the sweep (summary.md says why); memory: past the last cache level.",
+        note: "Pointer-chase latency (plateau median); size: the capacity read from the curve with no model (the largest footprint with no miss, and in brackets the interval the calibration study found to hold the true size on every family of caches), else the model fit's; geometry from the model fit where its calibrated confidence is at least 0.5; n.i.: not identified from the sweep (summary.md says why); memory: past the last cache level. The instruction rows' latency is the time per instruction of a straight-line run that outgrows the level (a fetch cost, not a load latency).",
     }
 }
 
