@@ -12,3 +12,4 @@ pub mod gpu;
 pub mod input;
 pub mod kernels;
 pub mod report;
+pub mod suites;

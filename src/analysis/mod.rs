@@ -1,6 +1,5 @@
 //! Pure statistics and fits: functions over plain numbers, no GPU and no I/O.
 
-pub mod atomics;
 pub mod bandwidth;
 pub mod bank_conflicts;
 pub mod branch;
@@ -15,7 +14,6 @@ pub mod divergence;
 pub mod divergence_model;
 pub mod divergence_patterns;
 pub mod divergence_split;
-pub mod dsm;
 pub mod flops;
 pub mod granularity;
 pub mod instruction_latency;
@@ -24,10 +22,8 @@ pub mod linear_fit;
 pub mod miss_fraction;
 pub mod per_load;
 pub mod pipeline;
-pub mod registers;
 pub mod roofline;
 pub mod sass;
-pub mod slots;
 pub mod stack_emulator;
 pub mod stats;
 pub mod sync;

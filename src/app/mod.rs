@@ -2,7 +2,6 @@
 //! run the experiment, analyse, report.
 
 mod all;
-mod atomics;
 mod bandwidth;
 mod branch;
 mod cache;
@@ -10,7 +9,6 @@ mod calibrate;
 mod clock;
 pub mod devices;
 mod divergence;
-mod dsm;
 mod emulate;
 mod export;
 mod fleet;
@@ -19,11 +17,9 @@ mod info;
 mod pipeline;
 pub mod plan;
 pub mod registry;
-mod regs;
 mod report;
 mod shared;
-mod slots;
-mod suite;
+pub mod suite;
 mod sync;
 mod tensor;
 mod tma;

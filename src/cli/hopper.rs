@@ -1,4 +1,4 @@
-//! The Hopper units' arguments: `tensor` (mma.sync and wgmma), `tma` and `dsm`.
+//! The Hopper units' arguments: `tensor` (mma.sync and wgmma) and `tma` (`dsm`'s are in its folder).
 
 use std::path::PathBuf;
 
@@ -39,23 +39,6 @@ pub struct TmaArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-tma); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct DsmArgs {
-    /// Passes of every block over the 64 KiB it reads, per read pattern.
-    #[arg(long, default_value_t = 256)]
-    pub iterations: u32,
-    /// Cluster sizes the read patterns run at (the chases run at every size that fits).
-    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16")]
-    pub bandwidth_sizes: Vec<u32>,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-dsm); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

@@ -13,7 +13,7 @@ pub use calibrate::CalibrateArgs;
 pub use divergence::{DivergenceArgs, KernelChoice};
 pub use export::{ExportArgs, ExportFormat};
 pub use flops::FlopsArgs;
-pub use hopper::{DsmArgs, TensorArgs, TmaArgs};
+pub use hopper::{TensorArgs, TmaArgs};
 
 use std::path::PathBuf;
 
@@ -325,49 +325,6 @@ pub enum CompareFormat {
 }
 
 #[derive(Debug, Args)]
-pub struct SlotsArgs {
-    /// Timed runs of each variant (tagged, plain) per workload, for the tags' cost.
-    #[arg(long, default_value_t = 7)]
-    pub repeats: usize,
-    /// Comma-separated workloads to run (dot, bfs, gaussian, backprop, lud, btree; default all).
-    #[arg(long)]
-    pub only: Option<String>,
-    /// Seed of the workloads' generated inputs.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Skip the Nsight Compute cross-check even where ncu is installed.
-    #[arg(long)]
-    pub no_ncu: bool,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-slots); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-    /// Run the plain kernels once and exit (what ncu profiles).
-    #[arg(long, hide = true)]
-    pub child_plain: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct RegsArgs {
-    /// Smallest register cap.
-    #[arg(long, default_value_t = 16)]
-    pub min_registers: u32,
-    /// Step between caps (255 is always included).
-    #[arg(long, default_value_t = 3)]
-    pub step: u32,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-regs); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
 pub struct PipelineArgs {
     /// Loop trips per chain (each trip runs the operation 32 or 4 times).
     #[arg(long, default_value_t = 256)]
@@ -380,24 +337,6 @@ pub struct PipelineArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-pipeline); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct AtomicsArgs {
-    /// Footprints of the global chase chains, in MiB: the smallest should fit the L2 and the
-    /// largest not, so the suite can tell which unit serves the atomics.
-    #[arg(long, value_delimiter = ',', default_value = "1,128")]
-    pub footprints_mib: Vec<u64>,
-    /// Timed launches per contention pattern.
-    #[arg(long, default_value_t = 3)]
-    pub repeats: usize,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-atomics); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

@@ -2,7 +2,6 @@
 //! beside its kernel source in `cuda/` and states its method and the paper section it follows.
 
 pub mod ahead;
-pub mod atomics;
 pub mod bandwidth;
 pub mod bandwidth_levels;
 pub mod branch;
@@ -11,16 +10,13 @@ pub mod clock;
 pub mod copy_engines;
 pub mod divergence;
 pub mod dram_bulk_copy;
-pub mod dsm;
 pub mod flops;
 pub mod instruction_chains;
 pub mod l2_bulk_read;
 pub mod launch_size;
 pub mod ncu;
 pub mod pipeline;
-pub mod regs;
 pub mod shared;
-pub mod slots;
 pub mod sync;
 pub mod tensor;
 pub mod tma;

@@ -1,7 +1,6 @@
 //! Reporters: they write what experiments measured and analysis computed, and compute nothing.
 
 pub mod accel_sim;
-pub mod atomics;
 pub mod bandwidth;
 mod bandwidth_plot;
 pub mod branch;
@@ -19,7 +18,6 @@ pub mod divergence_model;
 pub mod divergence_split;
 pub mod domain;
 pub mod dram_bulk_copy;
-pub mod dsm;
 pub mod emulation;
 pub mod export;
 pub mod figures;
@@ -34,12 +32,10 @@ pub mod metadata;
 pub mod overlay;
 pub mod pipeline;
 pub mod plot;
-pub mod regs;
 pub mod roofline;
 pub mod run_dir;
 pub mod saved;
 pub mod shared;
-pub mod slots;
 pub mod summary;
 pub mod sync;
 pub mod tensor;

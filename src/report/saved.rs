@@ -11,7 +11,6 @@ use serde::de::DeserializeOwned;
 use crate::analysis::branch::PathInterval;
 use crate::analysis::divergence::LevelSummary;
 use crate::analysis::divergence_split::TimelinePoint;
-use crate::analysis::registers::RegisterPoint;
 use crate::analysis::stats::Summary;
 use crate::error::UsageError;
 use crate::experiments::branch::OrderRun;
@@ -65,18 +64,6 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
         .into());
     }
     Ok(rows)
-}
-
-pub fn register_points(dir: &Path) -> Result<Vec<RegisterPoint>> {
-    Ok(read_csv::<super::regs::Row>(dir, "regs.csv")?
-        .into_iter()
-        .map(|r| RegisterPoint {
-            cap: r.cap,
-            registers: r.registers_per_thread,
-            max_threads: r.max_threads,
-            max_threads_attribute: r.max_threads_attribute,
-        })
-        .collect())
 }
 
 pub fn stride_points(dir: &Path) -> Result<Vec<crate::analysis::bank_conflicts::StridePoint>> {
@@ -181,7 +168,6 @@ mod tests {
         let timeline = timeline(&root.join("divergence")).unwrap();
         assert!(timeline.iter().any(|p| p.kind == "after_barrier"));
         assert!(!stride_points(&root.join("shared")).unwrap().is_empty());
-        assert!(!register_points(&root.join("regs")).unwrap().is_empty());
         assert_eq!(order_runs(&root.join("branch"), 1).unwrap().len(), 4);
     }
 }

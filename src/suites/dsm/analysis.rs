@@ -5,8 +5,8 @@
 
 use serde::Serialize;
 
-use super::linear_fit::{self, Interval};
-use super::stats::{Summary, per_clock_of_blocks};
+use crate::analysis::linear_fit::{self, Interval};
+use crate::analysis::stats::{Summary, per_clock_of_blocks};
 
 /// One cluster size's chase: into the other blocks (median and range over ranks 1..n), into
 /// block 0's own memory through the cluster window, and through plain ld.shared.

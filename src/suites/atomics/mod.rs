@@ -1,15 +1,21 @@
 //! `gpubench atomics`: latency and throughput of atom / red on global and shared memory, 32 and
 //! 64 bit, uncontended and under contention, and which unit serves the global ones.
 
+pub mod analysis;
+pub mod measure;
+pub mod report;
+pub mod settings;
+
+pub use settings::AtomicsArgs;
+
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
 use crate::app::plan::PlannedSuite;
-use crate::cli::AtomicsArgs;
+use crate::app::suite;
 use crate::error::UsageError;
-use crate::experiments::atomics::{self, Plan};
-use crate::report::atomics as atomics_report;
+use crate::suites::atomics::measure::{self as atomics, Plan};
+use crate::suites::atomics::report as atomics_report;
 
 /// The largest chain the suite builds on the host, in MiB.
 const MAX_FOOTPRINT_MIB: u64 = 1024;
@@ -71,7 +77,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
             let (text, record) = disassembly.join()?;
             let sass = text
                 .as_deref()
-                .map(crate::analysis::atomics::atomic_instructions)
+                .map(crate::suites::atomics::analysis::atomic_instructions)
                 .unwrap_or_default();
             if let Some(text) = &text {
                 suite.run.write("atomics.sass", text.as_bytes())?;
@@ -117,7 +123,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
 /// `gpubench atomics` in the suite registry.
 pub struct Atomics;
 
-impl super::registry::SuiteDef for Atomics {
+impl crate::app::registry::SuiteDef for Atomics {
     const NAME: &'static str = "atomics";
     const ABOUT: &'static str = "Atomics: atom/red latency and throughput on global and shared memory under contention (Luo et al. 2024)";
     type Args = AtomicsArgs;
@@ -140,8 +146,8 @@ impl super::registry::SuiteDef for Atomics {
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
         let latency = atomics_report::read_latency(run.dir)?;
         let throughput = atomics_report::read_throughput(run.dir)?;

@@ -18,13 +18,13 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::analysis::atomics::{self, StormRate};
 use crate::analysis::stats::Summary;
 use crate::error::GpuError;
 use crate::experiments::ahead::Ahead;
 use crate::experiments::cache::{Order, chain};
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, AtomicWord};
+use crate::suites::atomics::analysis::{self as atomics, StormRate};
 
 /// cuda/atomics.cu's unroll of every loop, its shared ring's words and a throughput block.
 pub const ATOMIC_UNROLL: u32 = 16;
@@ -456,7 +456,7 @@ mod tests {
             assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
         }
         assert_eq!(entries().len(), 48);
-        let source = include_str!("../../cuda/atomics.cu");
+        let source = include_str!("../../../cuda/atomics.cu");
         for (name, value) in [
             ("ATOMIC_UNROLL", ATOMIC_UNROLL),
             ("SHARED_WORDS", SHARED_WORDS),

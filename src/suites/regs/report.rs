@@ -8,14 +8,14 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, BLUE, FONT, RED};
-use super::run_dir::RunDir;
-use crate::analysis::registers::{Allocation, RegisterPoint, predicted_threads};
+use super::analysis::{Allocation, RegisterPoint, predicted_threads};
+use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::run_dir::RunDir;
 
 /// The figure's title, before the device.
 pub const TITLE: &str = "Register allocation";
 
-/// One line of `regs.csv` (read back by `report::saved`).
+/// One line of `regs.csv` (read back by [`read_points`]).
 #[derive(Debug, Serialize, serde::Deserialize)]
 pub struct Row {
     pub cap: u32,
@@ -23,6 +23,19 @@ pub struct Row {
     pub max_threads: u32,
     pub max_threads_attribute: u32,
     pub block_registers: u32,
+}
+
+/// The points of a run's `regs.csv`, as the measurement handed them to the analysis.
+pub fn read_points(dir: &Path) -> Result<Vec<RegisterPoint>> {
+    Ok(crate::report::saved::read_csv::<Row>(dir, "regs.csv")?
+        .into_iter()
+        .map(|r| RegisterPoint {
+            cap: r.cap,
+            registers: r.registers_per_thread,
+            max_threads: r.max_threads,
+            max_threads_attribute: r.max_threads_attribute,
+        })
+        .collect())
 }
 
 pub fn write(
@@ -107,7 +120,7 @@ pub fn draw(
 
 /// The summary's register rows: the allocation unit (flagged when several fit), the
 /// register-file partitions and the register file per block.
-pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     #[derive(serde::Deserialize)]
     struct Allocator {
         unit_registers_per_warp: Option<f64>,
@@ -124,8 +137,8 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         allocation: Allocation,
         register_file_per_block: Option<f64>,
     }
-    let regs: File = super::saved::read_json(dir, "regs.json")?;
-    let mut r = super::figures::Rows::new("Registers", "regs.json");
+    let regs: File = crate::report::saved::read_json(dir, "regs.json")?;
+    let mut r = crate::report::figures::Rows::new("Registers", "regs.json");
     let fitting = regs.allocation.consistent.len();
     let allocator = regs.allocation.allocator.as_ref();
     r.labelled(

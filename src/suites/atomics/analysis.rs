@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::Summary;
+use crate::analysis::stats::Summary;
 
 /// Cycles per step of a chase of `steps` dependent steps that took `cycles`.
 pub fn cycles_per_step(cycles: i64, steps: u32) -> Option<f64> {
@@ -88,7 +88,7 @@ pub struct AtomicSass {
 /// load chases) and how many of that kind the function holds; a kernel whose atomic is
 /// `ATOMS.CAST.SPIN` is a compare-and-swap loop.
 pub fn atomic_instructions(sass: &str) -> Vec<AtomicSass> {
-    super::sass::memory_instructions(sass)
+    crate::analysis::sass::memory_instructions(sass)
         .into_iter()
         .map(|(kernel, ops)| {
             let is_atomic = |op: &str| ["ATOM", "RED"].iter().any(|p| op.starts_with(p));

@@ -6,7 +6,7 @@
 
 use anyhow::Result;
 
-use crate::analysis::registers::RegisterPoint;
+use super::analysis::RegisterPoint;
 use crate::gpu::Gpu;
 use crate::gpu::jit::CappedKernel;
 

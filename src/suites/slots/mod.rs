@@ -1,19 +1,24 @@
 //! `gpubench slots`: the six tagged workloads, their slot accounting, the tags' cost, and
 //! (where ncu is installed) Nsight Compute's warp execution efficiency beside it.
 
+pub mod analysis;
+pub mod measure;
+pub mod report;
+pub mod settings;
+
+pub use settings::SlotsArgs;
+
 use std::collections::BTreeMap;
 
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
 use crate::app::plan::PlannedSuite;
-use crate::cli::SlotsArgs;
+use crate::app::suite;
 use crate::error::UsageError;
 use crate::experiments::ncu::{self, Efficiency};
-use crate::experiments::slots::{self, WORKLOADS};
 use crate::gpu::Gpu;
-use crate::report::slots as report;
+use crate::suites::slots::measure::{self as slots, WORKLOADS};
 
 fn workloads(only: Option<&str>) -> Result<Vec<&'static str>, UsageError> {
     let Some(only) = only else {
@@ -104,7 +109,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
 /// `gpubench slots` in the suite registry.
 pub struct Slots;
 
-impl super::registry::SuiteDef for Slots {
+impl crate::app::registry::SuiteDef for Slots {
     const NAME: &'static str = "slots";
     const ABOUT: &'static str = "Lane slots left idle by intrinsic and extrinsic branches in six tagged workloads (Gupta & Datta Figs 6-8), with the tags' cost and an ncu cross-check";
     type Args = SlotsArgs;
@@ -124,17 +129,19 @@ impl super::registry::SuiteDef for Slots {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::report::slots::figures(dir)
+        crate::suites::slots::report::figures(dir)
     }
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
-        let rows: Vec<crate::report::slots::WorkloadRow> =
+        let rows: Vec<crate::suites::slots::report::WorkloadRow> =
             crate::report::saved::read_csv(run.dir, "slots.csv")?;
-        let title = run.title(crate::report::slots::TITLE);
-        out.figure("slots", |p| crate::report::slots::draw(p, &title, &rows))
+        let title = run.title(crate::suites::slots::report::TITLE);
+        out.figure("slots", |p| {
+            crate::suites::slots::report::draw(p, &title, &rows)
+        })
     }
 }

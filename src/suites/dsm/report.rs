@@ -12,12 +12,12 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::figures::{Figure, Rows};
-use super::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
-use super::run_dir::RunDir;
-use crate::analysis::dsm::growth_per_block;
 use crate::analysis::linear_fit::Interval;
-use crate::experiments::dsm::{PATTERNS, Results};
+use crate::report::figures::{Figure, Rows};
+use crate::report::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
+use crate::report::run_dir::RunDir;
+use crate::suites::dsm::analysis::growth_per_block;
+use crate::suites::dsm::measure::{PATTERNS, Results};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LatencyRow {
@@ -293,9 +293,9 @@ pub struct Saved {
 
 pub fn read(dir: &Path) -> Result<Saved> {
     Ok(Saved {
-        latency: super::saved::read_csv(dir, "dsm-latency.csv")?,
-        occupancy: super::saved::read_csv(dir, "dsm-occupancy.csv")?,
-        bandwidth: super::saved::read_csv(dir, "dsm-bandwidth.csv")?,
+        latency: crate::report::saved::read_csv(dir, "dsm-latency.csv")?,
+        occupancy: crate::report::saved::read_csv(dir, "dsm-occupancy.csv")?,
+        bandwidth: crate::report::saved::read_csv(dir, "dsm-bandwidth.csv")?,
     })
 }
 

@@ -2,15 +2,22 @@
 //! another block against local shared memory per cluster size, the clusters that fit, and the
 //! read bandwidth of the patterns that matter.
 
+pub mod analysis;
+pub mod measure;
+pub mod report;
+pub mod settings;
+
+pub use settings::DsmArgs;
+
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
 use crate::app::plan::PlannedSuite;
-use crate::cli::DsmArgs;
+use crate::app::suite;
+
 use crate::error::UsageError;
-use crate::experiments::dsm::{self, MAX_CLUSTER};
-use crate::report::dsm as dsm_report;
+use crate::suites::dsm::measure::{self as dsm, MAX_CLUSTER};
+use crate::suites::dsm::report as dsm_report;
 
 pub fn run(args: &DsmArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 100_000 {
@@ -117,7 +124,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
 /// `gpubench dsm` in the suite registry.
 pub struct Dsm;
 
-impl super::registry::SuiteDef for Dsm {
+impl crate::app::registry::SuiteDef for Dsm {
     const NAME: &'static str = "dsm";
     const ABOUT: &'static str = "Distributed shared memory: latency into other blocks of a cluster, clusters that fit, read bandwidth (Luo et al. 2024)";
     type Args = DsmArgs;
@@ -140,8 +147,8 @@ impl super::registry::SuiteDef for Dsm {
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
         let saved = dsm_report::read(run.dir)?;
         let title = run.title(dsm_report::title());

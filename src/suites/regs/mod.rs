@@ -1,15 +1,24 @@
-//! `gpubench regs`: the largest block per register count, and the allocation unit.
+//! `gpubench regs`: the largest block per register count, and the allocation unit (Wong et
+//! al., section IV-E, Fig. 9). The suite's whole folder: its flags (`settings`), the
+//! measurement (`measure`), the pure inference (`analysis`), its files and figure (`report`)
+//! and its place in the registry (here).
+
+pub mod analysis;
+pub mod measure;
+pub mod report;
+pub mod settings;
 
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
-use crate::analysis::registers;
 use crate::app::plan::PlannedSuite;
-use crate::cli::RegsArgs;
+use crate::app::suite;
 use crate::error::UsageError;
-use crate::experiments::regs;
-use crate::report::regs as regs_report;
+pub use settings::RegsArgs;
+
+use analysis as registers;
+use measure as regs;
+use report as regs_report;
 
 pub fn run(args: &RegsArgs) -> Result<()> {
     if args.step == 0 || args.min_registers < 16 || args.min_registers > 255 {
@@ -78,7 +87,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
 /// `gpubench regs` in the suite registry.
 pub struct Regs;
 
-impl super::registry::SuiteDef for Regs {
+impl crate::app::registry::SuiteDef for Regs {
     const NAME: &'static str = "regs";
     const ABOUT: &'static str =
         "Largest block per register count and the register allocation unit (Wong Fig. 9)";
@@ -95,15 +104,15 @@ impl super::registry::SuiteDef for Regs {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::report::regs::figures(dir)
+        regs_report::figures(dir)
     }
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
-        let points = crate::report::saved::register_points(run.dir)?;
+        let points = regs_report::read_points(run.dir)?;
         let register_file = run.metadata.device.registers_per_block.unwrap_or(65_536);
         let max_threads = 1024;
         let allocation = registers::infer(&points, register_file, max_threads);

@@ -1,6 +1,6 @@
 //! Wasted lane slots on the GPU (Gupta & Datta): six small workloads (cuda/slots.cu) with
 //! every branch tagged intrinsic or extrinsic, each checked against a CPU reference. A tagged
-//! run gives the counters (`analysis::slots` turns them into the Fig. 6 branch table, the
+//! run gives the counters (the suite's `analysis` turns them into the Fig. 6 branch table, the
 //! Fig. 7 static/dynamic counts and the Fig. 8 slot fractions); then tagged and plain (tags
 //! compiled out) runs alternate `repeats` times for the instrumentation's cost, as the median
 //! GPU time of each.
@@ -10,10 +10,12 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng, rngs::StdRng};
 use serde::Serialize;
 
-use crate::analysis::slots::{self, BranchRow, KindCounts, SlotFractions, SlotTotals};
 use crate::analysis::stats;
 use crate::gpu::Gpu;
 use crate::gpu::launch::slots::{self as launch, Graph, Timed, Tree, Variant};
+use crate::suites::slots::analysis::{
+    self as slots, BranchRow, KindCounts, SlotFractions, SlotTotals,
+};
 
 /// The workloads, in the order they run and are reported.
 pub const WORKLOADS: [&str; 6] = ["dot", "bfs", "gaussian", "backprop", "lud", "btree"];

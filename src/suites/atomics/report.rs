@@ -9,11 +9,11 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::figures::{Figure, Rows};
-use super::plot::{self, BLUE, GREEN, ORANGE, RED};
-use super::run_dir::RunDir;
-use crate::analysis::atomics::{AtomicSass, ServedBy, served_by};
-use crate::experiments::atomics::{
+use crate::report::figures::{Figure, Rows};
+use crate::report::plot::{self, BLUE, GREEN, ORANGE, RED};
+use crate::report::run_dir::RunDir;
+use crate::suites::atomics::analysis::{AtomicSass, ServedBy, served_by};
+use crate::suites::atomics::measure::{
     ATOMIC_UNROLL, Pattern, Results, Space, latency_entry, throughput_entry,
 };
 
@@ -338,11 +338,11 @@ pub fn draw(
 }
 
 pub fn read_latency(dir: &Path) -> Result<Vec<LatencyRow>> {
-    super::saved::read_csv(dir, "atomics-latency.csv")
+    crate::report::saved::read_csv(dir, "atomics-latency.csv")
 }
 
 pub fn read_throughput(dir: &Path) -> Result<Vec<ThroughputRow>> {
-    super::saved::read_csv(dir, "atomics-throughput.csv")
+    crate::report::saved::read_csv(dir, "atomics-throughput.csv")
 }
 
 /// The summary's atomics rows: each chase at the L2-resident footprint and shared, the add and

@@ -11,10 +11,10 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::plot::{self, FONT};
-use super::run_dir::RunDir;
 use crate::experiments::ncu::Efficiency;
-use crate::experiments::slots::WorkloadResult;
+use crate::report::plot::{self, FONT};
+use crate::report::run_dir::RunDir;
+use crate::suites::slots::measure::WorkloadResult;
 
 /// The figure's title, before the device.
 pub const TITLE: &str = "Lane slots by branch kind";
@@ -277,7 +277,7 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
 /// own report: it is the cost of gpubench's instrumentation on kernels of 15–50 µs, not a
 /// property of the GPU, and moves more between two runs (18 % against 50 % for bfs on two
 /// H200s) than within one.
-pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     #[derive(serde::Deserialize)]
     struct Row {
         workload: String,
@@ -290,8 +290,8 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     struct File {
         rows: Vec<Row>,
     }
-    let slots: File = super::saved::read_json(dir, "slots.json")?;
-    let mut r = super::figures::Rows::new("Lane slots", "slots.json");
+    let slots: File = crate::report::saved::read_json(dir, "slots.json")?;
+    let mut r = crate::report::figures::Rows::new("Lane slots", "slots.json");
     let pct = |v: Option<f64>| v.map(|v| 100.0 * v);
     for row in &slots.rows {
         let w = &row.workload;

@@ -12,9 +12,9 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::analysis::dsm::{self, ClusterLatency, PatternRate};
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, ClusterShape};
+use crate::suites::dsm::analysis::{self as dsm, ClusterLatency, PatternRate};
 
 /// cuda/dsm.cu's ring size (words) and the bytes each bandwidth pass reads.
 pub const RING_WORDS: u32 = 1024;
@@ -154,7 +154,7 @@ mod tests {
         for entry in ["dsm_latency", "dsm_bandwidth"] {
             assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
         }
-        let source = include_str!("../../cuda/dsm.cu");
+        let source = include_str!("../../../cuda/dsm.cu");
         for (name, value) in [("RING_WORDS", RING_WORDS), ("BW_BYTES", BW_BYTES)] {
             assert!(
                 source.contains(&format!("#define {name} {value}\n")),

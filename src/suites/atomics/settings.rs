@@ -1,0 +1,23 @@
+//! The settings of `gpubench atomics`: its subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct AtomicsArgs {
+    /// Footprints of the global chase chains, in MiB: the smallest should fit the L2 and the
+    /// largest not, so the suite can tell which unit serves the atomics.
+    #[arg(long, value_delimiter = ',', default_value = "1,128")]
+    pub footprints_mib: Vec<u64>,
+    /// Timed launches per contention pattern.
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-atomics); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}

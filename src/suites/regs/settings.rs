@@ -1,0 +1,22 @@
+//! The settings of `gpubench regs`: its subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct RegsArgs {
+    /// Smallest register cap.
+    #[arg(long, default_value_t = 16)]
+    pub min_registers: u32,
+    /// Step between caps (255 is always included).
+    #[arg(long, default_value_t = 3)]
+    pub step: u32,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-regs); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}

@@ -1,0 +1,31 @@
+//! The settings of `gpubench slots`: its subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct SlotsArgs {
+    /// Timed runs of each variant (tagged, plain) per workload, for the tags' cost.
+    #[arg(long, default_value_t = 7)]
+    pub repeats: usize,
+    /// Comma-separated workloads to run (dot, bfs, gaussian, backprop, lud, btree; default all).
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Seed of the workloads' generated inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Skip the Nsight Compute cross-check even where ncu is installed.
+    #[arg(long)]
+    pub no_ncu: bool,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-slots); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Run the plain kernels once and exit (what ncu profiles).
+    #[arg(long, hide = true)]
+    pub child_plain: bool,
+}
