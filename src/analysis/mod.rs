@@ -1,8 +1,6 @@
 //! Pure statistics and fits: functions over plain numbers, no GPU and no I/O.
 
 pub mod bandwidth;
-pub mod bank_conflicts;
-pub mod branch;
 pub mod cache_fit;
 pub mod cache_inference;
 pub mod cache_model;
@@ -26,8 +24,6 @@ pub mod roofline;
 pub mod sass;
 pub mod stack_emulator;
 pub mod stats;
-pub mod sync;
 pub mod tensor;
 pub mod tlb;
-pub mod tma;
 pub mod two_latencies;

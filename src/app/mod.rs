@@ -3,7 +3,6 @@
 
 mod all;
 mod bandwidth;
-mod branch;
 mod cache;
 mod calibrate;
 mod clock;
@@ -18,11 +17,8 @@ mod pipeline;
 pub mod plan;
 pub mod registry;
 mod report;
-mod shared;
 pub mod suite;
-mod sync;
 mod tensor;
-mod tma;
 
 pub use divergence::{DivergenceResult, analyze_and_write};
 

@@ -113,9 +113,9 @@ impl<T: SuiteDef> Suite for T {
 pub static SUITES: &[&dyn Suite] = &[
     &super::clock::Clock,
     &super::divergence::Divergence,
-    &super::shared::Shared,
-    &super::branch::Branch,
-    &super::sync::Sync,
+    &crate::suites::shared::Shared,
+    &crate::suites::branch::Branch,
+    &crate::suites::sync::Sync,
     &crate::suites::regs::Regs,
     &crate::suites::slots::Slots,
     &super::pipeline::Pipeline,
@@ -125,7 +125,7 @@ pub static SUITES: &[&dyn Suite] = &[
     &super::flops::Flops,
     &crate::suites::atomics::Atomics,
     &crate::suites::dsm::Dsm,
-    &super::tma::Tma,
+    &crate::suites::tma::Tma,
 ];
 
 pub fn find(name: &str) -> Option<&'static dyn Suite> {

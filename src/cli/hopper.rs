@@ -1,4 +1,4 @@
-//! The Hopper units' arguments: `tensor` (mma.sync and wgmma) and `tma` (`dsm`'s are in its folder).
+//! The tensor suite's arguments (`tma` and `dsm` have theirs in their folders).
 
 use std::path::PathBuf;
 
@@ -18,27 +18,6 @@ pub struct TensorArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-tensor); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct TmaArgs {
-    /// Footprints of the latency chases, in MiB (fractions allowed): they should span the L2.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "0.25,1,4,8,16,24,32,40,48,56,64,96,128,256"
-    )]
-    pub footprints_mib: Vec<f64>,
-    /// MiB each streaming configuration reads in all (at most the 1 GiB tensor, read once).
-    #[arg(long, default_value_t = 1024)]
-    pub stream_mib: u64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-tma); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

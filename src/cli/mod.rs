@@ -13,7 +13,7 @@ pub use calibrate::CalibrateArgs;
 pub use divergence::{DivergenceArgs, KernelChoice};
 pub use export::{ExportArgs, ExportFormat};
 pub use flops::FlopsArgs;
-pub use hopper::{TensorArgs, TmaArgs};
+pub use hopper::TensorArgs;
 
 use std::path::PathBuf;
 
@@ -138,23 +138,6 @@ pub struct ClockArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-clock); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct BranchArgs {
-    /// Busy-loop iterations inside each path.
-    #[arg(long, default_value_t = 32)]
-    pub work: u32,
-    /// Seed of the random clause order.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-branch); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
@@ -337,46 +320,6 @@ pub struct PipelineArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// New run directory (default: results/runs/<UTC time>-pipeline); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct SyncArgs {
-    /// Seconds a probe may run before the host kills it and records a hang.
-    #[arg(long, default_value_t = 5.0)]
-    pub timeout_seconds: f64,
-    /// In-kernel watchdog of spinning loops, in milliseconds of SM clock.
-    #[arg(long, default_value_t = 100)]
-    pub watchdog_ms: u64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-sync); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-    #[arg(long, hide = true)]
-    pub child_probe: Option<String>,
-    #[arg(long, hide = true)]
-    pub child_output: Option<PathBuf>,
-    #[arg(long, hide = true, default_value_t = 0)]
-    pub child_budget_cycles: i64,
-}
-
-#[derive(Debug, Args)]
-pub struct SharedArgs {
-    /// Largest stride, in elements.
-    #[arg(long, default_value_t = 33)]
-    pub max_stride: u32,
-    /// Dependent loads per timed chain (a multiple of 32).
-    #[arg(long, default_value_t = 1024)]
-    pub iterations: u32,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-shared); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

@@ -4,7 +4,6 @@
 pub mod ahead;
 pub mod bandwidth;
 pub mod bandwidth_levels;
-pub mod branch;
 pub mod cache;
 pub mod clock;
 pub mod copy_engines;
@@ -16,7 +15,4 @@ pub mod l2_bulk_read;
 pub mod launch_size;
 pub mod ncu;
 pub mod pipeline;
-pub mod shared;
-pub mod sync;
 pub mod tensor;
-pub mod tma;

@@ -3,7 +3,6 @@
 pub mod accel_sim;
 pub mod bandwidth;
 mod bandwidth_plot;
-pub mod branch;
 pub mod cache;
 pub mod cache_plot;
 pub mod cache_text;
@@ -35,9 +34,6 @@ pub mod plot;
 pub mod roofline;
 pub mod run_dir;
 pub mod saved;
-pub mod shared;
 pub mod summary;
-pub mod sync;
 pub mod tensor;
 pub mod throttling;
-pub mod tma;

@@ -8,12 +8,10 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::analysis::branch::PathInterval;
 use crate::analysis::divergence::LevelSummary;
 use crate::analysis::divergence_split::TimelinePoint;
 use crate::analysis::stats::Summary;
 use crate::error::UsageError;
-use crate::experiments::branch::OrderRun;
 use crate::input::{read_saved_text, read_text};
 
 /// `dir/name`, or `dir/name.gz` where only the compressed copy exists. Anything by that name
@@ -64,46 +62,6 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
         .into());
     }
     Ok(rows)
-}
-
-pub fn stride_points(dir: &Path) -> Result<Vec<crate::analysis::bank_conflicts::StridePoint>> {
-    Ok(read_csv::<super::shared::Row>(dir, "shared.csv")?
-        .into_iter()
-        .map(|r| crate::analysis::bank_conflicts::StridePoint {
-            element_bytes: r.element_bytes,
-            stride: r.stride_elements,
-            cycles_per_load: r.cycles_per_load,
-        })
-        .collect())
-}
-
-/// The runs of branch.csv, in the order `experiments::branch::orders` gives their names.
-pub fn order_runs(dir: &Path, seed: u64) -> Result<Vec<OrderRun>> {
-    let rows = read_csv::<super::branch::Row>(dir, "branch.csv")?;
-    let mut runs = Vec::new();
-    for (name, order, warps) in crate::experiments::branch::orders(seed) {
-        let paths: Vec<PathInterval> = rows
-            .iter()
-            .filter(|r| r.order == name)
-            .map(|r| PathInterval {
-                thread: r.thread,
-                warp: r.warp,
-                lane: r.lane,
-                clause: r.clause,
-                start_cycles: r.start_cycles,
-                end_cycles: r.end_cycles,
-            })
-            .collect();
-        if !paths.is_empty() {
-            runs.push(OrderRun {
-                name,
-                order,
-                warps,
-                paths,
-            });
-        }
-    }
-    Ok(runs)
 }
 
 pub fn level_summaries(dir: &Path) -> Result<Vec<LevelSummary>> {
@@ -167,7 +125,5 @@ mod tests {
         assert_eq!(summaries.len(), 64, "32 levels of two kernels");
         let timeline = timeline(&root.join("divergence")).unwrap();
         assert!(timeline.iter().any(|p| p.kind == "after_barrier"));
-        assert!(!stride_points(&root.join("shared")).unwrap().is_empty());
-        assert_eq!(order_runs(&root.join("branch"), 1).unwrap().len(), 4);
     }
 }

@@ -6,6 +6,10 @@
 //! `experiments/`, `analysis/`, `report/`); `docs/layout.md` ("Adding a suite") walks through the shape.
 
 pub mod atomics;
+pub mod branch;
 pub mod dsm;
 pub mod regs;
+pub mod shared;
 pub mod slots;
+pub mod sync;
+pub mod tma;

@@ -165,3 +165,12 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     );
     Ok(r.finish())
 }
+
+#[cfg(test)]
+mod read_back {
+    #[test]
+    fn the_committed_run_reads_back() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100");
+        assert!(!super::read_points(&root.join("regs")).unwrap().is_empty());
+    }
+}

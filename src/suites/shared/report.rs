@@ -9,11 +9,11 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, BLUE, FONT, GREEN, RED};
-use super::run_dir::RunDir;
-use crate::analysis::bank_conflicts::{self, ConflictFit, StridePoint};
+use crate::report::plot::{self, BLUE, FONT, GREEN, RED};
+use crate::report::run_dir::RunDir;
+use crate::suites::shared::analysis::{self as bank_conflicts, ConflictFit, StridePoint};
 
-/// One line of `shared.csv` (read back by `report::saved`).
+/// One line of `shared.csv` (read back by [`read_points`]).
 #[derive(Debug, Serialize, serde::Deserialize)]
 pub struct Row {
     pub element_bytes: u32,
@@ -95,7 +95,10 @@ pub fn draw(
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
                 .draw()?;
-            for (color, bytes) in COLORS.iter().zip(crate::experiments::shared::ELEMENT_BYTES) {
+            for (color, bytes) in COLORS
+                .iter()
+                .zip(crate::suites::shared::measure::ELEMENT_BYTES)
+            {
                 let mine: Vec<&StridePoint> =
                     points.iter().filter(|p| p.element_bytes == bytes).collect();
                 by_stride
@@ -140,9 +143,9 @@ pub fn draw(
 }
 
 /// The summary's shared-memory rows: load latency and the cost per bank-conflict way.
-pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
-    use super::figures::{EstimateView, Rows};
-    use super::saved::read_json;
+pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
+    use crate::report::figures::{EstimateView, Rows};
+    use crate::report::saved::read_json;
     #[derive(serde::Deserialize)]
     struct Fit {
         cycles_per_extra_way: EstimateView,
@@ -168,4 +171,25 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         );
     }
     Ok(r.finish())
+}
+
+/// The points of a run's `shared.csv`, as the measurement handed them to the analysis.
+pub fn read_points(dir: &Path) -> Result<Vec<super::analysis::StridePoint>> {
+    Ok(crate::report::saved::read_csv::<Row>(dir, "shared.csv")?
+        .into_iter()
+        .map(|r| super::analysis::StridePoint {
+            element_bytes: r.element_bytes,
+            stride: r.stride_elements,
+            cycles_per_load: r.cycles_per_load,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod read_back {
+    #[test]
+    fn the_committed_run_reads_back_compressed_or_not() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100");
+        assert!(!super::read_points(&root.join("shared")).unwrap().is_empty());
+    }
 }

@@ -1,19 +1,25 @@
 //! `gpubench sync`: the probes in a child process, each with a deadline; verdicts in a table.
 
+pub mod analysis;
+pub mod measure;
+pub mod report;
+pub mod settings;
+
+pub use settings::SyncArgs;
+
 use std::time::Duration;
 
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
-use crate::analysis::sync as verdicts;
 use crate::app::plan::PlannedSuite;
-use crate::cli::SyncArgs;
+use crate::app::suite;
 use crate::error::UsageError;
-use crate::experiments::sync::{self, ChildOutcome, PROBES};
 use crate::gpu::Gpu;
 use crate::report::run_dir::write_atomically;
-use crate::report::sync as sync_report;
+use crate::suites::sync::analysis as verdicts;
+use crate::suites::sync::measure::{self as sync, ChildOutcome, PROBES};
+use crate::suites::sync::report as sync_report;
 
 /// A probe's deadline, counted from its kernel's launch (the child's start and module load
 /// come before and are not part of it): the timeout until one probe has finished; then the
@@ -178,7 +184,7 @@ fn child(args: &SyncArgs, names: &str) -> Result<()> {
 /// `gpubench sync` in the suite registry.
 pub struct Sync;
 
-impl super::registry::SuiteDef for Sync {
+impl crate::app::registry::SuiteDef for Sync {
     const NAME: &'static str = "sync";
     const ABOUT: &'static str = "Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline";
     type Args = SyncArgs;
@@ -198,13 +204,13 @@ impl super::registry::SuiteDef for Sync {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::report::sync::figures(dir)
+        crate::suites::sync::report::figures(dir)
     }
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
         // Listing 7's figure exists only where the pairing probe finished (it hangs on Volta
         // and later, where its result file is never written).

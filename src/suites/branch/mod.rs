@@ -1,15 +1,21 @@
 //! `gpubench branch`: which path of a divergent branch runs first, and whether warps overlap.
 
+pub mod analysis;
+pub mod measure;
+pub mod report;
+pub mod settings;
+
+pub use settings::BranchArgs;
+
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
-use crate::analysis::branch::{order_report, warp_overlap};
 use crate::app::plan::PlannedSuite;
-use crate::cli::BranchArgs;
+use crate::app::suite;
 use crate::error::UsageError;
-use crate::experiments::branch;
-use crate::report::branch as branch_report;
+use crate::suites::branch::analysis::{order_report, warp_overlap};
+use crate::suites::branch::measure as branch;
+use crate::suites::branch::report as branch_report;
 
 pub fn run(args: &BranchArgs) -> Result<()> {
     if args.work == 0 || args.work > 100_000 {
@@ -79,7 +85,7 @@ pub fn run(args: &BranchArgs) -> Result<()> {
 /// `gpubench branch` in the suite registry.
 pub struct Branch;
 
-impl super::registry::SuiteDef for Branch {
+impl crate::app::registry::SuiteDef for Branch {
     const NAME: &'static str = "branch";
     const ABOUT: &'static str =
         "Which path of a 32-way divergent branch runs first (Wong Listing 3), and warp overlap";
@@ -94,20 +100,20 @@ impl super::registry::SuiteDef for Branch {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::report::branch::figures(dir)
+        crate::suites::branch::report::figures(dir)
     }
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
         #[derive(serde::Deserialize)]
         struct Settings {
             seed: u64,
         }
         let settings: Settings = run.metadata.settings()?;
-        let runs = crate::report::saved::order_runs(run.dir, settings.seed)?;
+        let runs = report::read_runs(run.dir, settings.seed)?;
         let title = run.title(branch_report::TITLE);
         out.figure("branch", |p| branch_report::draw(p, &title, &runs))
     }

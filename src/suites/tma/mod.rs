@@ -4,20 +4,26 @@
 //! shared by every SM (experiments::l2_bulk_read), and the DRAM copy by bulk copies through
 //! shared memory (experiments::dram_bulk_copy).
 
+pub mod analysis;
+pub mod measure;
+pub mod report;
+pub mod settings;
+
+pub use settings::TmaArgs;
+
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
 use crate::app::plan::PlannedSuite;
-use crate::cli::TmaArgs;
+use crate::app::suite;
 use crate::error::UsageError;
 use crate::experiments::dram_bulk_copy;
 use crate::experiments::l2_bulk_read::{self, SmLimits};
-use crate::experiments::tma;
 use crate::gpu::launch::bandwidth as launcher;
 use crate::report::dram_bulk_copy as copy_report;
 use crate::report::l2_bulk_read as l2_report;
-use crate::report::tma as tma_report;
+use crate::suites::tma::measure as tma;
+use crate::suites::tma::report as tma_report;
 
 /// The largest chain the suite builds on the host, in MiB.
 const MAX_FOOTPRINT_MIB: f64 = 1024.0;
@@ -227,7 +233,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
 /// `gpubench tma` in the suite registry.
 pub struct Tma;
 
-impl super::registry::SuiteDef for Tma {
+impl crate::app::registry::SuiteDef for Tma {
     const NAME: &'static str = "tma";
     const ABOUT: &'static str = "Tensor Memory Accelerator: bulk tensor copy latency against footprint and streaming bandwidth (Luo et al. 2024)";
     type Args = TmaArgs;
@@ -263,8 +269,8 @@ impl super::registry::SuiteDef for Tma {
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
         let latency = tma_report::read_latency(run.dir)?;
         let bandwidth = tma_report::read_bandwidth(run.dir)?;

@@ -196,7 +196,7 @@ pub fn two_warp_spin(info: &ProbeInfo, out: &[i64], mhz: f64) -> Verdict {
 pub fn barrier_pairing(info: &ProbeInfo, out: &[i64]) -> Verdict {
     let median = |values: &[i64]| {
         let values: Vec<f64> = values.iter().map(|&v| v as f64).collect();
-        super::stats::median(&values).unwrap_or(f64::NAN)
+        crate::analysis::stats::median(&values).unwrap_or(f64::NAN)
     };
     let (block1, block2) = (median(&out[0..16]), median(&out[16..32]));
     let (third, fourth) = (median(&out[32..64]), median(&out[64..96]));

@@ -8,14 +8,14 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, BLUE, FONT, RED};
-use super::run_dir::RunDir;
-use crate::experiments::branch::OrderRun;
+use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::run_dir::RunDir;
+use crate::suites::branch::measure::OrderRun;
 
 /// The figure's title, before the device.
 pub const TITLE: &str = "Branch order";
 
-/// One line of `branch.csv` (read back by `report::saved`).
+/// One line of `branch.csv` (read back by [`read_runs`]).
 #[derive(Debug, Serialize, serde::Deserialize)]
 pub struct Row {
     pub order: String,
@@ -108,7 +108,7 @@ pub fn draw(path: &Path, title: &str, runs: &[OrderRun]) -> Result<()> {
 }
 
 /// The summary's branch rows: the path-order verdict and warp overlap of each clause order.
-pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     #[derive(serde::Deserialize)]
     struct Verdict {
         verdict: Option<String>,
@@ -119,8 +119,8 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         warp_overlap: Option<f64>,
     }
     let orders: std::collections::BTreeMap<String, Order> =
-        super::saved::read_json(dir, "branch.json")?;
-    let mut r = super::figures::Rows::new("Branches", "branch.json");
+        crate::report::saved::read_json(dir, "branch.json")?;
+    let mut r = crate::report::figures::Rows::new("Branches", "branch.json");
     for (order, run) in &orders {
         r.text(
             &format!("path order ({order} clauses)"),
@@ -134,4 +134,42 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         );
     }
     Ok(r.finish())
+}
+
+/// The runs of branch.csv, in the order `measure::orders` gives their names.
+pub fn read_runs(dir: &Path, seed: u64) -> Result<Vec<super::measure::OrderRun>> {
+    let rows = crate::report::saved::read_csv::<Row>(dir, "branch.csv")?;
+    let mut runs = Vec::new();
+    for (name, order, warps) in super::measure::orders(seed) {
+        let paths: Vec<super::analysis::PathInterval> = rows
+            .iter()
+            .filter(|r| r.order == name)
+            .map(|r| super::analysis::PathInterval {
+                thread: r.thread,
+                warp: r.warp,
+                lane: r.lane,
+                clause: r.clause,
+                start_cycles: r.start_cycles,
+                end_cycles: r.end_cycles,
+            })
+            .collect();
+        if !paths.is_empty() {
+            runs.push(super::measure::OrderRun {
+                name,
+                order,
+                warps,
+                paths,
+            });
+        }
+    }
+    Ok(runs)
+}
+
+#[cfg(test)]
+mod read_back {
+    #[test]
+    fn the_committed_run_reads_back_its_four_orders() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100");
+        assert_eq!(super::read_runs(&root.join("branch"), 1).unwrap().len(), 4);
+    }
 }

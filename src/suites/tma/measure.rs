@@ -211,7 +211,7 @@ mod tests {
         for entry in ["tma_touch", "tma_latency", "tma_bandwidth"] {
             assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
         }
-        let source = include_str!("../../cuda/tma.cu");
+        let source = include_str!("../../../cuda/tma.cu");
         for (name, value) in [
             ("TILE_WORDS", TILE_WORDS),
             ("BOX_COLUMNS", BOX_COLUMNS),

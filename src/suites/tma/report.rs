@@ -10,11 +10,11 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::figures::{Figure, Rows};
-use super::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
-use super::run_dir::RunDir;
-use crate::analysis::tma::{Capacity, capacity, same_capacity};
-use crate::experiments::tma::Results;
+use crate::report::figures::{Figure, Rows};
+use crate::report::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
+use crate::report::run_dir::RunDir;
+use crate::suites::tma::analysis::{Capacity, capacity, same_capacity};
+use crate::suites::tma::measure::Results;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LatencyRow {
@@ -256,11 +256,11 @@ pub fn draw(
 }
 
 pub fn read_latency(dir: &Path) -> Result<Vec<LatencyRow>> {
-    super::saved::read_csv(dir, "tma-latency.csv")
+    crate::report::saved::read_csv(dir, "tma-latency.csv")
 }
 
 pub fn read_bandwidth(dir: &Path) -> Result<Vec<BandwidthRow>> {
-    super::saved::read_csv(dir, "tma-bandwidth.csv")
+    crate::report::saved::read_csv(dir, "tma-bandwidth.csv")
 }
 
 /// The summary's TMA rows: the fitted hit and miss latencies and capacity of both chases, whether
@@ -350,7 +350,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
 mod tests {
     use super::*;
     use crate::analysis::stats::Summary;
-    use crate::experiments::tma::Stream;
+    use crate::suites::tma::measure::Stream;
 
     #[test]
     fn a_stream_row_gives_the_median_launch_and_the_slowest_and_fastest() {

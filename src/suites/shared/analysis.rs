@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::linear_fit::{self, Interval};
+use crate::analysis::linear_fit::{self, Interval};
 
 pub const BANKS: u32 = 32;
 pub const WARP_LANES: u32 = 32;

@@ -1,14 +1,20 @@
 //! `gpubench shared`: shared-memory latency and the cost of bank conflicts.
 
+pub mod analysis;
+pub mod measure;
+pub mod report;
+pub mod settings;
+
+pub use settings::SharedArgs;
+
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
-use crate::analysis::bank_conflicts;
 use crate::app::plan::PlannedSuite;
-use crate::cli::SharedArgs;
-use crate::experiments::shared;
-use crate::report::shared as shared_report;
+use crate::app::suite;
+use crate::suites::shared::analysis as bank_conflicts;
+use crate::suites::shared::measure as shared;
+use crate::suites::shared::report as shared_report;
 
 pub fn run(args: &SharedArgs) -> Result<()> {
     let config = shared::SharedConfig {
@@ -79,7 +85,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
 /// `gpubench shared` in the suite registry.
 pub struct Shared;
 
-impl super::registry::SuiteDef for Shared {
+impl crate::app::registry::SuiteDef for Shared {
     const NAME: &'static str = "shared";
     const ABOUT: &'static str =
         "Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes)";
@@ -98,15 +104,15 @@ impl super::registry::SuiteDef for Shared {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::report::shared::figures(dir)
+        crate::suites::shared::report::figures(dir)
     }
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
-        let points = crate::report::saved::stride_points(run.dir)?;
+        let points = report::read_points(run.dir)?;
         let fit = bank_conflicts::fit(&points);
         let title = run.title(shared_report::TITLE);
         out.figure("shared", |p| {

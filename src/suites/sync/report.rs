@@ -8,9 +8,9 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, BLUE, FONT};
-use super::run_dir::RunDir;
-use crate::analysis::sync::Verdict;
+use crate::report::plot::{self, BLUE, FONT};
+use crate::report::run_dir::RunDir;
+use crate::suites::sync::analysis::Verdict;
 
 #[derive(Debug, Serialize)]
 struct Row<'a> {
@@ -121,7 +121,7 @@ pub fn draw_pairing(path: &Path, title: &str, stamps: &[i64]) -> Result<()> {
 }
 
 /// The summary's synchronization rows: each probe's outcome and what was observed.
-pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     #[derive(serde::Deserialize)]
     struct Probe {
         listing: String,
@@ -129,8 +129,8 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         #[serde(default)]
         observed: String,
     }
-    let probes: Vec<Probe> = super::saved::read_json(dir, "sync.json")?;
-    let mut r = super::figures::Rows::new("Synchronization", "sync.json");
+    let probes: Vec<Probe> = crate::report::saved::read_json(dir, "sync.json")?;
+    let mut r = crate::report::figures::Rows::new("Synchronization", "sync.json");
     for probe in probes {
         r.text(
             &probe.listing,

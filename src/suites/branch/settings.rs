@@ -1,0 +1,22 @@
+//! The settings of `gpubench branch`: its subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct BranchArgs {
+    /// Busy-loop iterations inside each path.
+    #[arg(long, default_value_t = 32)]
+    pub work: u32,
+    /// Seed of the random clause order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-branch); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}

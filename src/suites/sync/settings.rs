@@ -1,0 +1,28 @@
+//! The settings of `gpubench sync`: its subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Seconds a probe may run before the host kills it and records a hang.
+    #[arg(long, default_value_t = 5.0)]
+    pub timeout_seconds: f64,
+    /// In-kernel watchdog of spinning loops, in milliseconds of SM clock.
+    #[arg(long, default_value_t = 100)]
+    pub watchdog_ms: u64,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-sync); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    #[arg(long, hide = true)]
+    pub child_probe: Option<String>,
+    #[arg(long, hide = true)]
+    pub child_output: Option<PathBuf>,
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub child_budget_cycles: i64,
+}
