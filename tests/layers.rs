@@ -142,13 +142,14 @@ fn only_the_registry_names_a_suite_and_no_suite_names_another() {
             }
         }
         // `super::` out of a suite's own folder would reach a sibling suite unseen.
-        if own_suite.is_some() && relative.components().count() == 3 {
-            if text.contains("super::super::") {
-                wrong.push(format!(
-                    "{} reaches out of its folder with super::super::",
-                    file.display()
-                ));
-            }
+        if own_suite.is_some()
+            && relative.components().count() == 3
+            && text.contains("super::super::")
+        {
+            wrong.push(format!(
+                "{} reaches out of its folder with super::super::",
+                file.display()
+            ));
         }
     }
     assert!(suites_seen > 0, "no suite folder under {}", src.display());
