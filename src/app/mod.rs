@@ -11,14 +11,12 @@ mod divergence;
 mod emulate;
 mod export;
 mod fleet;
-mod flops;
 mod info;
 mod pipeline;
 pub mod plan;
 pub mod registry;
 mod report;
 pub mod suite;
-mod tensor;
 
 pub use divergence::{DivergenceResult, analyze_and_write};
 

@@ -5,15 +5,11 @@ mod cache;
 mod calibrate;
 mod divergence;
 mod export;
-mod flops;
-mod hopper;
 pub use bandwidth::BandwidthArgs;
 pub use cache::{CacheArgs, ChainChoice, SpaceChoice};
 pub use calibrate::CalibrateArgs;
 pub use divergence::{DivergenceArgs, KernelChoice};
 pub use export::{ExportArgs, ExportFormat};
-pub use flops::FlopsArgs;
-pub use hopper::TensorArgs;
 
 use std::path::PathBuf;
 

@@ -286,7 +286,7 @@ pub fn compute_units(figures: &[Figure]) -> Vec<UnitFigures<'_>> {
             .find(|f| f.section == section && f.quantity == quantity)
     };
     let mut units = Vec::new();
-    let flops = super::flops::SECTION;
+    let flops = super::known_rows::FLOPS_SECTION;
     for f in figures.iter().filter(|f| f.section == flops) {
         let Some(name) = f.quantity.strip_suffix(" rate, all SMs at once") else {
             continue;
@@ -295,11 +295,11 @@ pub fn compute_units(figures: &[Figure]) -> Vec<UnitFigures<'_>> {
             name: name.to_string(),
             latency: None,
             per_sm: Some(f),
-            chip: find(flops, super::flops::chip_rate_quantity(name)),
+            chip: find(flops, super::known_rows::flops_chip_rate_quantity(name)),
             share_of_peak: find(flops, format!("{name}: share of the whitepaper peak")),
         });
     }
-    let tensor = super::tensor::SECTION;
+    let tensor = super::known_rows::TENSOR_SECTION;
     for f in figures.iter().filter(|f| f.section == tensor) {
         let Some(kernel) = f.quantity.strip_suffix(" throughput") else {
             continue;
@@ -308,7 +308,7 @@ pub fn compute_units(figures: &[Figure]) -> Vec<UnitFigures<'_>> {
             name: kernel.to_string(),
             latency: find(tensor, format!("{kernel} latency")),
             per_sm: Some(f),
-            chip: find(tensor, super::tensor::chip_rate_quantity(kernel)),
+            chip: find(tensor, super::known_rows::tensor_chip_rate_quantity(kernel)),
             share_of_peak: find(tensor, format!("{kernel}: share of the dense peak")),
         });
     }

@@ -44,9 +44,9 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
     let cuda_cores = figures.iter().filter_map(|f| {
         let name = f
             .quantity
-            .strip_suffix(&super::flops::chip_rate_quantity(""))?;
+            .strip_suffix(&super::known_rows::flops_chip_rate_quantity(""))?;
         let per_second = value(f)? * 1e12;
-        (f.section == super::flops::SECTION && f.unit == "TFLOPS").then(|| Ceiling {
+        (f.section == super::known_rows::FLOPS_SECTION && f.unit == "TFLOPS").then(|| Ceiling {
             name: name.trim_end().to_string(),
             per_second,
         })
@@ -59,11 +59,11 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
     let mut tensor: Vec<Ceiling> = Vec::new();
     for f in figures
         .iter()
-        .filter(|f| f.section == super::tensor::SECTION && f.unit == "TFLOPS")
+        .filter(|f| f.section == super::known_rows::TENSOR_SECTION && f.unit == "TFLOPS")
     {
         let Some(kernel) = f
             .quantity
-            .strip_suffix(&super::tensor::chip_rate_quantity(""))
+            .strip_suffix(&super::known_rows::tensor_chip_rate_quantity(""))
             .and_then(|k| k.trim_end().strip_prefix("wgmma "))
         else {
             continue;
@@ -295,14 +295,16 @@ mod tests {
             bandwidth("l2", "read", 7500.0),
             bandwidth("l2", "write", 4000.0),
             figure(
-                super::super::tensor::SECTION,
-                &super::super::tensor::chip_rate_quantity("wgmma m64n256k16 FP16→FP32"),
+                crate::report::known_rows::TENSOR_SECTION,
+                &crate::report::known_rows::tensor_chip_rate_quantity("wgmma m64n256k16 FP16→FP32"),
                 1000.0,
                 "TFLOPS",
             ),
             figure(
-                super::super::tensor::SECTION,
-                &super::super::tensor::chip_rate_quantity("mma.sync m16n8k16 FP16→FP32"),
+                crate::report::known_rows::TENSOR_SECTION,
+                &crate::report::known_rows::tensor_chip_rate_quantity(
+                    "mma.sync m16n8k16 FP16→FP32",
+                ),
                 700.0,
                 "TFLOPS",
             ),
@@ -310,8 +312,8 @@ mod tests {
         // No CUDA-core ceiling (no flops suite): no roofline.
         assert!(of_figures(&given).is_none());
         given.push(figure(
-            super::super::flops::SECTION,
-            &super::super::flops::chip_rate_quantity("FP32 FFMA"),
+            crate::report::known_rows::FLOPS_SECTION,
+            &crate::report::known_rows::flops_chip_rate_quantity("FP32 FFMA"),
             60.0,
             "TFLOPS",
         ));

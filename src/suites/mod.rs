@@ -8,8 +8,10 @@
 pub mod atomics;
 pub mod branch;
 pub mod dsm;
+pub mod flops;
 pub mod regs;
 pub mod shared;
 pub mod slots;
 pub mod sync;
+pub mod tensor;
 pub mod tma;

@@ -3,7 +3,7 @@
 //! which lane l reads element l × stride: strides 1..=33 elements of 4, 8 and 16 bytes, one
 //! launch per point. The stride-1, 4-byte point is the conflict-free load latency; the others
 //! give cycles against the number of wavefronts the bank model predicts
-//! (`analysis::bank_conflicts`).
+//! (the suite's `analysis`).
 
 use anyhow::{Result, ensure};
 

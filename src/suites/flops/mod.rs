@@ -1,15 +1,21 @@
 //! `gpubench flops`: the peak FMA rate of the CUDA cores over all SMs (FP32, FP64, FP16x2 and
 //! BF16x2), the compute ceilings of the roofline beside the tensor suite's.
 
+pub mod analysis;
+pub mod measure;
+pub mod report;
+pub mod settings;
+
+pub use settings::FlopsArgs;
+
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
 use crate::app::plan::PlannedSuite;
-use crate::cli::FlopsArgs;
+use crate::app::suite;
 use crate::error::UsageError;
-use crate::experiments::flops::{self, CHAINS, THREADS, UNROLL};
-use crate::report::flops as flops_report;
+use crate::suites::flops::measure::{self as flops, CHAINS, THREADS, UNROLL};
+use crate::suites::flops::report as flops_report;
 
 pub fn run(args: &FlopsArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 1_000_000 {
@@ -88,7 +94,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
 /// `gpubench flops` in the suite registry.
 pub struct Flops;
 
-impl super::registry::SuiteDef for Flops {
+impl crate::app::registry::SuiteDef for Flops {
     const NAME: &'static str = "flops";
     const ABOUT: &'static str = "Peak FMA rate of the CUDA cores over all SMs: FP32, FP64, FP16x2, BF16x2 (the roofline's compute ceilings)";
     type Args = FlopsArgs;
@@ -111,8 +117,8 @@ impl super::registry::SuiteDef for Flops {
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
         let rows = flops_report::read_rows(run.dir)?;
         let title = run.title(flops_report::title());

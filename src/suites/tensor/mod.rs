@@ -1,15 +1,21 @@
 //! `gpubench tensor`: latency and throughput of the tensor cores through `mma.sync` and
 //! Hopper's `wgmma.mma_async`, for every input type, against the device's dense peak.
 
+pub mod analysis;
+pub mod measure;
+pub mod report;
+pub mod settings;
+
+pub use settings::TensorArgs;
+
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
 use crate::app::plan::PlannedSuite;
-use crate::cli::TensorArgs;
+use crate::app::suite;
 use crate::error::UsageError;
-use crate::experiments::tensor::{self, WGMMA_UNROLL, WGMMA_WIDTHS};
-use crate::report::tensor as tensor_report;
+use crate::suites::tensor::measure::{self as tensor, WGMMA_UNROLL, WGMMA_WIDTHS};
+use crate::suites::tensor::report as tensor_report;
 
 pub fn run(args: &TensorArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 1_000_000 {
@@ -86,7 +92,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
             let (text, record) = disassembly.join()?;
             let sass = text
                 .as_deref()
-                .map(crate::analysis::tensor::mma_instructions)
+                .map(crate::suites::tensor::analysis::mma_instructions)
                 .unwrap_or_default();
             if let Some(text) = &text {
                 suite.run.write("tensor.sass", text.as_bytes())?;
@@ -125,7 +131,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
 /// `gpubench tensor` in the suite registry.
 pub struct Tensor;
 
-impl super::registry::SuiteDef for Tensor {
+impl crate::app::registry::SuiteDef for Tensor {
     const NAME: &'static str = "tensor";
     const ABOUT: &'static str =
         "Tensor cores: mma.sync and wgmma latency and throughput per input type (Luo et al. 2024)";
@@ -149,8 +155,8 @@ impl super::registry::SuiteDef for Tensor {
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
         let rows = tensor_report::read_rows(run.dir)?;
         let title = run.title(tensor_report::title());

@@ -10,11 +10,11 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::figures::{Figure, Rows};
-use super::plot::{self, BLUE, FONT, ORANGE};
-use super::run_dir::RunDir;
-use crate::analysis::tensor::MmaSass;
-use crate::experiments::tensor::KernelResult;
+use crate::report::figures::{Figure, Rows};
+use crate::report::plot::{self, BLUE, FONT, ORANGE};
+use crate::report::run_dir::RunDir;
+use crate::suites::tensor::analysis::MmaSass;
+use crate::suites::tensor::measure::KernelResult;
 
 /// One row of `tensor.csv`, also what `report` and the summary read back.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -248,17 +248,13 @@ fn series_key(row: &Row) -> String {
 }
 
 pub fn read_rows(dir: &Path) -> Result<Vec<Row>> {
-    super::saved::read_csv(dir, "tensor.csv")
+    crate::report::saved::read_csv(dir, "tensor.csv")
 }
 
 /// The section of the summary the tensor rows are in; the roofline finds them there.
-pub const SECTION: &str = "Tensor cores";
-
-/// The quantity of a kernel's rate over the chip ("wgmma m64n256k16 FP16→FP32 at the measured
-/// clock").
-pub fn chip_rate_quantity(kernel: &str) -> String {
-    format!("{kernel} at the measured clock")
-}
+pub use crate::report::known_rows::{
+    TENSOR_SECTION as SECTION, tensor_chip_rate_quantity as chip_rate_quantity,
+};
 
 /// The summary's tensor rows: per kernel its latency and throughput on one row, and for wgmma
 /// the TFLOPS at the measured clock and the share of the dense peak.

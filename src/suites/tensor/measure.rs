@@ -11,8 +11,8 @@
 use anyhow::{Context, Result};
 
 use crate::analysis::stats::Summary;
-use crate::analysis::tensor::{self, TensorRate};
 use crate::gpu::{Gpu, launch};
+use crate::suites::tensor::analysis::{self as tensor, TensorRate};
 
 /// The constants of cuda/tensor.cu the host counts MMAs with.
 pub const MMA_UNROLL: u64 = 16;
@@ -362,7 +362,7 @@ mod tests {
         assert_eq!(wgmma_f16.flop_per_mma, 524_288);
         assert_eq!(wgmma_f16.describe(), "wgmma m64n256k16 FP16→FP32");
         // The unrolls the host counts with are the kernels'.
-        let source = include_str!("../../cuda/tensor.cuh");
+        let source = include_str!("../../../cuda/tensor.cuh");
         for (name, value) in [
             ("MMA_UNROLL", MMA_UNROLL),
             ("MMA_WARPS", u64::from(MMA_WARPS)),

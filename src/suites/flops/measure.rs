@@ -14,9 +14,9 @@
 
 use anyhow::{Context, Result};
 
-use crate::analysis::flops::{ChipRate, chip_rate};
-use crate::analysis::tensor::cuda_core_peak_flop_per_clock_per_sm;
+use crate::analysis::peaks::cuda_core_peak_flop_per_clock_per_sm;
 use crate::gpu::{Gpu, launch};
+use crate::suites::flops::analysis::{ChipRate, chip_rate};
 
 /// The constants of cuda/flops.cu (and cuda/flops_bf16.cu) the host counts FMAs with.
 pub const THREADS: u32 = 1024;
@@ -161,7 +161,7 @@ mod tests {
             );
         }
         {
-            let source = include_str!("../../cuda/flops.cuh");
+            let source = include_str!("../../../cuda/flops.cuh");
             for (name, value) in [
                 ("FLOPS_THREADS", u64::from(THREADS)),
                 ("FLOPS_CHAINS", CHAINS),

@@ -10,11 +10,11 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::figures::{Figure, Rows};
-use super::plot::{self, BLUE, GREY};
-use super::run_dir::RunDir;
 use crate::analysis::sass::{KernelSass, arithmetic_loop_problem};
-use crate::experiments::flops::{FMAS_PER_TRIP, KernelResult};
+use crate::report::figures::{Figure, Rows};
+use crate::report::plot::{self, BLUE, GREY};
+use crate::report::run_dir::RunDir;
+use crate::suites::flops::measure::{FMAS_PER_TRIP, KernelResult};
 
 /// One row of `flops.csv`, also what `report`, the summary and the roofline read back.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -126,16 +126,13 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
 }
 
 pub fn read_rows(dir: &Path) -> Result<Vec<Row>> {
-    super::saved::read_csv(dir, "flops.csv")
+    crate::report::saved::read_csv(dir, "flops.csv")
 }
 
 /// The section of the summary the peak rates are in; the roofline finds them there.
-pub const SECTION: &str = "Arithmetic peak (CUDA cores)";
-
-/// The quantity of an instruction's rate over the chip.
-pub fn chip_rate_quantity(name: &str) -> String {
-    format!("{name} over all SMs, per second of wall time")
-}
+pub use crate::report::known_rows::{
+    FLOPS_SECTION as SECTION, flops_chip_rate_quantity as chip_rate_quantity,
+};
 
 /// The summary's rows: per instruction the rate per SM with its range (all SMs at once, and
 /// one alone), over the chip, the clock it held, and the share of the whitepaper peak.

@@ -1,4 +1,4 @@
-//! `gpubench flops`'s arguments.
+//! The settings of `gpubench flops`: its subcommand's flags.
 
 use std::path::PathBuf;
 

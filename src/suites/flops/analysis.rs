@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::stats::Summary;
+use crate::analysis::stats::Summary;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChipRate {

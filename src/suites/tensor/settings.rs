@@ -1,4 +1,4 @@
-//! The tensor suite's arguments (`tma` and `dsm` have theirs in their folders).
+//! The settings of `gpubench tensor`: its subcommand's flags.
 
 use std::path::PathBuf;
 

@@ -1,11 +1,11 @@
-//! Tensor-core arithmetic from clock64 stamps (`experiments::tensor`): cycles per MMA of one
+//! Tensor-core arithmetic from clock64 stamps (the suite's `measure`): cycles per MMA of one
 //! dependent chain, FLOP per clock of one SM when every block's warps keep independent
 //! accumulators busy, and what that is in TFLOPS at the measured clock and as a share of the
 //! dense peak the device's architecture states.
 
 use serde::Serialize;
 
-use super::stats::{Summary, block_spans, per_clock_of_blocks};
+use crate::analysis::stats::{Summary, block_spans, per_clock_of_blocks};
 
 /// Cycles per MMA of a chain: the block's span over the MMAs each warp issued in order.
 pub fn cycles_per_mma(stamps: &[i64], mmas: u64) -> Option<f64> {
@@ -20,40 +20,7 @@ pub fn flop_per_clock(stamps: &[i64], flop_per_block: f64) -> Option<Summary> {
     Summary::of(&per_clock_of_blocks(stamps, flop_per_block)?)
 }
 
-/// FLOP per clock per SM at full rate, dense, as the architecture's whitepaper states it for
-/// each input type: the reference the measured rate is set against. Only CC 9.0 (Hopper) is
-/// known here; elsewhere the share of peak is not stated.
-pub fn dense_peak_flop_per_clock_per_sm(compute_capability: &str, input: &str) -> Option<f64> {
-    if compute_capability != "9.0" {
-        return None;
-    }
-    // NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): dense FMA per clock per SM
-    // of the fourth-generation tensor cores, twice the A100's 1024 for FP16 (989.4 TFLOPS =
-    // 132 SMs x 1830 MHz x 2048 x 2): FP16/BF16 2048, TF32 1024, FP8 and INT8 4096.
-    let fma = match input {
-        "f16" | "bf16" => 2048.0,
-        "tf32" => 1024.0,
-        "e4m3" | "e5m2" | "s8" => 4096.0,
-        _ => return None,
-    };
-    Some(2.0 * fma)
-}
-
-/// FLOP per clock per SM of the CUDA cores' FMA instructions at full rate, as the H100
-/// whitepaper states them (NVIDIA H100 Tensor Core GPU Architecture, 2022: 128 FP32 and 64
-/// FP64 lanes per SM, FP16 and BF16 at twice FP32's rate, 66.9 / 33.5 / 133.8 TFLOPS for
-/// 132 SMs at 1.98 GHz). Only CC 9.0 is known here.
-pub fn cuda_core_peak_flop_per_clock_per_sm(compute_capability: &str, sass: &str) -> Option<f64> {
-    if compute_capability != "9.0" {
-        return None;
-    }
-    match sass {
-        "FFMA" => Some(256.0),
-        "DFMA" => Some(128.0),
-        "HFMA2" | "HFMA2.BF16_V2" => Some(512.0),
-        _ => None,
-    }
-}
+pub use crate::analysis::peaks::dense_peak_flop_per_clock_per_sm;
 
 /// One kernel's figures.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -233,13 +200,5 @@ mod tests {
         let r = rate(summary, 132, 1980.0, Some(4096.0));
         assert!((r.tflops - 4096.0 * 132.0 * 1980e6 / 1e12).abs() < 1e-9);
         assert_eq!(r.fraction_of_peak, Some(1.0));
-    }
-
-    #[test]
-    fn the_peak_is_stated_for_hopper_only() {
-        assert_eq!(dense_peak_flop_per_clock_per_sm("9.0", "f16"), Some(4096.0));
-        assert_eq!(dense_peak_flop_per_clock_per_sm("9.0", "s8"), Some(8192.0));
-        assert_eq!(dense_peak_flop_per_clock_per_sm("8.0", "f16"), None);
-        assert_eq!(dense_peak_flop_per_clock_per_sm("9.0", "f64"), None);
     }
 }
