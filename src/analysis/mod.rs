@@ -19,7 +19,6 @@ pub mod linear_fit;
 pub mod miss_fraction;
 pub mod peaks;
 pub mod per_load;
-pub mod pipeline;
 pub mod roofline;
 pub mod sass;
 pub mod stack_emulator;

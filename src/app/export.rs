@@ -118,7 +118,7 @@ fn machine_model(
         sm_clock: summary
             .figures
             .iter()
-            .find(|f| f.quantity == crate::report::clock::SM_CLOCK)
+            .find(|f| f.quantity == crate::report::known_rows::SM_CLOCK)
             .map(Quantity::of),
     };
     Ok(export::model(&summary, gpu))

@@ -111,14 +111,14 @@ impl<T: SuiteDef> Suite for T {
 /// the long sweeps. The pipeline suite comes a few suites in: the toolkit's ptxas needs about
 /// two seconds for its module, which `all` compiles while the suites before it measure.
 pub static SUITES: &[&dyn Suite] = &[
-    &super::clock::Clock,
+    &crate::suites::clock::Clock,
     &super::divergence::Divergence,
     &crate::suites::shared::Shared,
     &crate::suites::branch::Branch,
     &crate::suites::sync::Sync,
     &crate::suites::regs::Regs,
     &crate::suites::slots::Slots,
-    &super::pipeline::Pipeline,
+    &crate::suites::pipeline::Pipeline,
     &super::bandwidth::Bandwidth,
     &super::cache::Cache,
     &crate::suites::tensor::Tensor,

@@ -119,26 +119,6 @@ impl Subcommand for SuiteCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct ClockArgs {
-    /// Back-to-back read pairs per timer.
-    #[arg(long, default_value_t = 256)]
-    pub pairs: u32,
-    /// Blocks per SM in the counter-scope probe.
-    #[arg(long, default_value_t = 2)]
-    pub blocks_per_sm: u32,
-    /// Busy-wait of each block in the counter-scope probe, in microseconds.
-    #[arg(long, default_value_t = 20)]
-    pub spin_us: u64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-clock); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
 pub struct AllArgs {
     /// Fewer samples and sparser sweeps, for a first look.
     #[arg(long)]
@@ -301,23 +281,6 @@ pub enum CompareFormat {
     /// A self-contained page: a column per run, the flagged figures on top with their suites'
     /// curves drawn over each other.
     Html,
-}
-
-#[derive(Debug, Args)]
-pub struct PipelineArgs {
-    /// Loop trips per chain (each trip runs the operation 32 or 4 times).
-    #[arg(long, default_value_t = 256)]
-    pub iterations: u32,
-    /// The operation whose throughput is swept over 1..=32 warps.
-    #[arg(long, default_value = "f32_fma")]
-    pub sweep_op: String,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// New run directory (default: results/runs/<UTC time>-pipeline); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,8 +9,6 @@ pub mod clock;
 pub mod copy_engines;
 pub mod divergence;
 pub mod dram_bulk_copy;
-pub mod instruction_chains;
 pub mod l2_bulk_read;
 pub mod launch_size;
 pub mod ncu;
-pub mod pipeline;

@@ -56,7 +56,7 @@ fn number(f: Option<&Figure>, show: impl Fn(f64) -> String) -> String {
 fn sm_mhz(figures: &[Figure]) -> Option<f64> {
     figures
         .iter()
-        .find(|f| f.quantity == super::clock::SM_CLOCK && f.unit == "MHz")
+        .find(|f| f.quantity == super::known_rows::SM_CLOCK && f.unit == "MHz")
         .and_then(|f| f.value)
 }
 

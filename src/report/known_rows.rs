@@ -3,6 +3,10 @@
 //! these sections and quantities. The names live here, in the core, so that the tables never
 //! name the suite that writes the rows; the suite writes its rows with them.
 
+/// The quantity of the SM clock the clock suite measured (`gpubench clock`): the clock the
+/// tables turn cycles into nanoseconds with, and the export states.
+pub const SM_CLOCK: &str = "SM clock (measured)";
+
 /// The section of the CUDA-core arithmetic rows (`gpubench flops`).
 pub const FLOPS_SECTION: &str = "Arithmetic peak (CUDA cores)";
 

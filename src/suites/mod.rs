@@ -7,8 +7,10 @@
 
 pub mod atomics;
 pub mod branch;
+pub mod clock;
 pub mod dsm;
 pub mod flops;
+pub mod pipeline;
 pub mod regs;
 pub mod shared;
 pub mod slots;

@@ -1,17 +1,23 @@
-//! `gpubench clock`: timer overheads, the SM clock, and whether SMs share a cycle counter.
+//! `gpubench clock`: timer overheads, the SM clock, and whether SMs share a cycle counter. Its
+//! measurements (`experiments::clock`) and their reading (`analysis::clock`) stay in the core:
+//! every suite measures the SM clock before and after it runs.
+
+pub mod report;
+pub mod settings;
+
+pub use settings::ClockArgs;
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::suite;
 use crate::analysis::clock::counter_scope;
 use crate::app::plan::PlannedSuite;
-use crate::cli::ClockArgs;
+use crate::app::suite;
 use crate::error::UsageError;
 use crate::experiments::clock::{measure_counter_scope, measure_sm_clock, measure_timer_overheads};
-use crate::report::clock as clock_report;
+use crate::suites::clock::report as clock_report;
 
 pub fn run(args: &ClockArgs) -> Result<()> {
     if args.pairs == 0 || args.pairs > 1 << 20 {
@@ -74,7 +80,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
 /// `gpubench clock` in the suite registry.
 pub struct Clock;
 
-impl super::registry::SuiteDef for Clock {
+impl crate::app::registry::SuiteDef for Clock {
     const NAME: &'static str = "clock";
     const ABOUT: &'static str =
         "Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5)";
@@ -89,13 +95,13 @@ impl super::registry::SuiteDef for Clock {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::report::clock::figures(dir)
+        crate::suites::clock::report::figures(dir)
     }
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
         let stamps: Vec<crate::analysis::clock::BlockStamp> =
             crate::report::saved::read_csv(run.dir, "clock_scope.csv")?;

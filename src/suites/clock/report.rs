@@ -7,13 +7,13 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use super::plot::{self, BLUE, FONT, RED};
-use super::run_dir::RunDir;
 use crate::analysis::clock::{BlockStamp, CounterScope, SmClock};
 use crate::experiments::clock::TimerOverheads;
+use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::run_dir::RunDir;
 
 /// The summary's quantity of the SM clock the run measured (MHz), which others look up.
-pub const SM_CLOCK: &str = "SM clock (measured)";
+pub use crate::report::known_rows::SM_CLOCK;
 
 pub fn write(
     run: &RunDir,
@@ -133,9 +133,9 @@ pub fn draw(
 
 /// The summary's clock rows: the measured SM clock, each timer's back-to-back cost and whether
 /// the SMs share one cycle counter.
-pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
-    use super::figures::{MedianView, Rows};
-    use super::saved::read_json;
+pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
+    use crate::report::figures::{MedianView, Rows};
+    use crate::report::saved::read_json;
     #[derive(serde::Deserialize)]
     struct Clock {
         mhz: Option<f64>,

@@ -3,15 +3,15 @@
 //! dependent steps at two lengths per loop trip (latency: one warp, 32 and 128 steps;
 //! throughput: 1024 threads of four independent chains each, 16 and 32 steps), and `analysis::instruction_latency` turns the two timings
 //! and the two loops' SASS into the instruction's own figures. Wong et al.'s per-operation
-//! table (`experiments::pipeline`) stays beside it: a PTX operation may be several
+//! table (the suite's `measure`) stays beside it: a PTX operation may be several
 //! instructions, or half of one.
 
 use anyhow::{Context, Result};
 
 // The throughput kernels run as Wong et al.'s table's do: one block of 1024 threads.
-use super::pipeline::THROUGHPUT_THREADS;
+use super::analysis as pipeline;
+use super::measure::THROUGHPUT_THREADS;
 use crate::analysis::instruction_latency::{self, ChainTimings, InstructionLatency};
-use crate::analysis::pipeline;
 use crate::analysis::sass::KernelSass;
 use crate::gpu::{Gpu, launch};
 

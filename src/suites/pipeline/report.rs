@@ -11,12 +11,12 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, BLUE, FONT, RED};
-use super::run_dir::RunDir;
 use crate::analysis::instruction_latency::InstructionLatency;
-use crate::analysis::pipeline::WarpPoint;
-use crate::experiments::instruction_chains::{Chains, Instruction};
-use crate::experiments::pipeline::OperationResult;
+use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::run_dir::RunDir;
+use crate::suites::pipeline::analysis::WarpPoint;
+use crate::suites::pipeline::chains::{Chains, Instruction};
+use crate::suites::pipeline::measure::OperationResult;
 
 #[derive(Debug, Serialize)]
 struct Row<'a> {
@@ -167,7 +167,7 @@ pub fn render_table(results: &[OperationResult]) -> String {
 }
 
 /// The figure's title, before the device.
-pub fn title(swept: &crate::experiments::pipeline::Operation) -> String {
+pub fn title(swept: &crate::suites::pipeline::measure::Operation) -> String {
     format!("Pipeline: {} {} against warps", swept.kind, swept.label)
 }
 
@@ -242,7 +242,7 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
 /// The summary's pipeline rows: latency and throughput per SASS instruction (where the run
 /// measured them), each PTX operation's chain figures named as such, and the warps that reach
 /// 95 % of the fp32 fma throughput.
-pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
+pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     #[derive(serde::Deserialize)]
     struct Operation {
         kind: String,
@@ -263,8 +263,8 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         instructions: Vec<InstructionRow>,
         warp_sweep: Option<Sweep>,
     }
-    let pipeline: File = super::saved::read_json(dir, "pipeline.json")?;
-    let mut r = super::figures::Rows::new("Pipeline", "pipeline.json");
+    let pipeline: File = crate::report::saved::read_json(dir, "pipeline.json")?;
+    let mut r = crate::report::figures::Rows::new("Pipeline", "pipeline.json");
     for row in &pipeline.instructions {
         let name = if row.companions.is_empty() {
             row.instruction.clone()

@@ -1,16 +1,23 @@
 //! `gpubench pipeline`: latency and throughput of arithmetic operations, and Fig. 6's sweep.
 
+pub mod analysis;
+pub mod chains;
+pub mod measure;
+pub mod report;
+pub mod settings;
+
+pub use settings::PipelineArgs;
+
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::suite;
-use crate::analysis::pipeline::saturation_warps;
 use crate::app::plan::PlannedSuite;
-use crate::cli::PipelineArgs;
+use crate::app::suite;
 use crate::error::UsageError;
-use crate::experiments::instruction_chains::{self, Chains, INSTRUCTIONS};
-use crate::experiments::pipeline::{self, OPERATIONS};
-use crate::report::pipeline as pipeline_report;
+use crate::suites::pipeline::analysis::saturation_warps;
+use crate::suites::pipeline::chains::{self as instruction_chains, Chains, INSTRUCTIONS};
+use crate::suites::pipeline::measure::{self as pipeline, OPERATIONS};
+use crate::suites::pipeline::report as pipeline_report;
 
 pub fn run(args: &PipelineArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 100_000 {
@@ -111,7 +118,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
 /// `gpubench pipeline` in the suite registry.
 pub struct Pipeline;
 
-impl super::registry::SuiteDef for Pipeline {
+impl crate::app::registry::SuiteDef for Pipeline {
     const NAME: &'static str = "pipeline";
     const ABOUT: &'static str =
         "Latency and throughput of arithmetic operations (Wong Tables III-IV, Fig. 6)";
@@ -130,22 +137,22 @@ impl super::registry::SuiteDef for Pipeline {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::report::pipeline::figures(dir)
+        crate::suites::pipeline::report::figures(dir)
     }
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::app::registry::SavedRun,
+        out: &mut crate::app::registry::Redraw,
     ) -> Result<()> {
         #[derive(serde::Deserialize)]
         struct Settings {
             sweep_op: String,
         }
         let settings: Settings = run.metadata.settings()?;
-        let sweep: Vec<crate::analysis::pipeline::WarpPoint> =
+        let sweep: Vec<crate::suites::pipeline::analysis::WarpPoint> =
             crate::report::saved::read_csv(run.dir, "pipeline_warps.csv")?;
-        let saturation = crate::analysis::pipeline::saturation_warps(&sweep, 0.95);
+        let saturation = crate::suites::pipeline::analysis::saturation_warps(&sweep, 0.95);
         let operation = pipeline::OPERATIONS
             .iter()
             .find(|o| o.name == settings.sweep_op)

@@ -5,9 +5,9 @@
 
 use anyhow::{Context, Result};
 
-use crate::analysis::pipeline::{self, WarpPoint};
 use crate::analysis::sass::KernelSass;
 use crate::gpu::{Gpu, launch};
+use crate::suites::pipeline::analysis::{self as pipeline, WarpPoint};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Operation {
@@ -220,7 +220,7 @@ mod tests {
                 );
             }
         }
-        use crate::experiments::instruction_chains::{Chains, INSTRUCTIONS};
+        use crate::suites::pipeline::chains::{Chains, INSTRUCTIONS};
         for instruction in INSTRUCTIONS {
             for chains in [Chains::Latency, Chains::Throughput] {
                 for entry in instruction.entries(chains) {
@@ -228,7 +228,7 @@ mod tests {
                 }
             }
         }
-        let source = include_str!("../../cuda/pipeline.cu");
+        let source = include_str!("../../../cuda/pipeline.cu");
         for op in OPERATIONS {
             let line = format!("PIPELINE_KERNELS({}, {},", op.name, op.unroll);
             assert!(source.contains(&line), "{line}");

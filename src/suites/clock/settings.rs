@@ -1,0 +1,25 @@
+//! The settings of `gpubench clock`: its subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct ClockArgs {
+    /// Back-to-back read pairs per timer.
+    #[arg(long, default_value_t = 256)]
+    pub pairs: u32,
+    /// Blocks per SM in the counter-scope probe.
+    #[arg(long, default_value_t = 2)]
+    pub blocks_per_sm: u32,
+    /// Busy-wait of each block in the counter-scope probe, in microseconds.
+    #[arg(long, default_value_t = 20)]
+    pub spin_us: u64,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-clock); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}

@@ -1,0 +1,22 @@
+//! The settings of `gpubench pipeline`: its subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct PipelineArgs {
+    /// Loop trips per chain (each trip runs the operation 32 or 4 times).
+    #[arg(long, default_value_t = 256)]
+    pub iterations: u32,
+    /// The operation whose throughput is swept over 1..=32 warps.
+    #[arg(long, default_value = "f32_fma")]
+    pub sweep_op: String,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-pipeline); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
