@@ -227,7 +227,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
 
 /// Compiles the PTX this run loaded for the device, writes `bandwidth.sass`, and checks each
 /// kernel's memory instructions against the 16-byte accesses its method names.
-fn sass_check(suite: &suite::Suite, cc: &str) -> Result<SassCheck> {
+fn sass_check(suite: &suite::SuiteRun, cc: &str) -> Result<SassCheck> {
     let Some(module) = crate::kernels::module("bandwidth") else {
         return Ok(SassCheck {
             status: "the bandwidth module is not embedded".into(),

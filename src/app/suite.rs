@@ -65,7 +65,7 @@ pub fn run(
     output: Option<&Path>,
     entries: &[(&str, &str)],
     settings: serde_json::Value,
-    measure: impl FnOnce(&mut Gpu, &mut Suite) -> Result<()>,
+    measure: impl FnOnce(&mut Gpu, &mut SuiteRun) -> Result<()>,
 ) -> Result<()> {
     let gpu = open(device, output, entries)?;
     let mut modules: Vec<&str> = entries.iter().map(|(module, _)| *module).collect();
@@ -81,7 +81,7 @@ pub fn run_opened(
     output: Option<&Path>,
     modules: &[&str],
     settings: serde_json::Value,
-    measure: impl FnOnce(&mut Gpu, &mut Suite) -> Result<()>,
+    measure: impl FnOnce(&mut Gpu, &mut SuiteRun) -> Result<()>,
 ) -> Result<()> {
     let mut suite = start(&mut gpu, name, output, modules, settings)?;
     gpu.spent.note_setup_done();
@@ -101,7 +101,9 @@ fn signal_gpu_done() {
     }
 }
 
-pub struct Suite {
+/// One run of a suite in progress: its run directory and the metadata it will finish with
+/// (not the registry's `Suite`, which is the suite itself).
+pub struct SuiteRun {
     pub run: RunDir,
     pub metadata: RunMetadata,
     started: Instant,
@@ -115,7 +117,7 @@ fn start(
     output: Option<&Path>,
     modules: &[&str],
     settings: serde_json::Value,
-) -> Result<Suite> {
+) -> Result<SuiteRun> {
     let device = gpu.properties()?;
     let uuid = gpu.uuid().map_err(|e| e.to_string());
     // NVML starts on another thread while the GPU measures the clock (it takes about 10 ms).
@@ -152,7 +154,7 @@ fn start(
         settings,
     };
     run.write_json("metadata.json", &metadata)?;
-    Ok(Suite {
+    Ok(SuiteRun {
         run,
         metadata,
         started: Instant::now(),
@@ -160,7 +162,7 @@ fn start(
     })
 }
 
-impl Suite {
+impl SuiteRun {
     /// A plot title naming the experiment, the device and the clock it ran at.
     pub fn title(&self, what: &str) -> String {
         crate::report::metadata::plot_title(
@@ -180,7 +182,7 @@ impl Suite {
 
     /// Ends the suite's GPU work: records the clock after the measurement and tells `gpubench
     /// all` the next suite may start, while this one fits, draws and writes (host work only
-    /// from here on). [`Suite::finish`] does it where a suite did not.
+    /// from here on). [`SuiteRun::finish`] does it where a suite did not.
     pub fn release_gpu(&mut self, gpu: &mut Gpu) -> Result<()> {
         if self.metadata.sm_clock_after.is_some() {
             return Ok(());
@@ -191,7 +193,7 @@ impl Suite {
         Ok(())
     }
 
-    /// Records the clock after the measurement (unless [`Suite::release_gpu`] did) and how it
+    /// Records the clock after the measurement (unless [`SuiteRun::release_gpu`] did) and how it
     /// ended, then returns the outcome, marked as a failed measurement (exit code 4) if it is
     /// an error.
     pub fn finish(mut self, gpu: &mut Gpu, outcome: Result<()>) -> Result<()> {

@@ -16,7 +16,7 @@ use crate::report::cache_plot;
 /// Writes a stride sweep at `footprint` as `name` (the chase CSV's columns) and reads its
 /// fetch granularity.
 pub(super) fn granularity_of(
-    suite: &suite::Suite,
+    suite: &suite::SuiteRun,
     name: &str,
     footprint: u64,
     points: &[(u64, f64)],
@@ -38,7 +38,7 @@ pub(super) fn granularity_of(
 /// stride to eight times it, read by `analysis::granularity`.
 pub(super) fn fetch_granularity(
     gpu: &mut Gpu,
-    suite: &suite::Suite,
+    suite: &suite::SuiteRun,
     space: Space,
     report: &cache_inference::CacheReport,
     stride: u64,
@@ -89,7 +89,7 @@ pub(super) fn fetch_granularity(
 /// `--per-load`: 1024 individually timed loads at every doubling footprint (`loads.csv`).
 pub(super) fn per_load_sweep(
     gpu: &mut Gpu,
-    suite: &suite::Suite,
+    suite: &suite::SuiteRun,
     space: Space,
     order: Order,
     stride: u64,
@@ -142,7 +142,7 @@ pub(super) fn per_load_sweep(
 /// (`cache.sass` beside the results), and what its timed loop loads with: a space whose loop
 /// executes another load than the space's own is flagged, never reported silently as that space.
 pub(super) fn timed_loop(
-    suite: &suite::Suite,
+    suite: &suite::SuiteRun,
     space: Space,
     entry: &str,
     disassembly: Option<(Option<String>, crate::gpu::sass::SassRecord)>,
@@ -226,7 +226,7 @@ pub(super) fn index_overhead(
 /// each that still hits (below a quarter of the way from the level's latency to the next one's).
 pub(super) fn conflict_experiment(
     gpu: &mut Gpu,
-    suite: &suite::Suite,
+    suite: &suite::SuiteRun,
     space: Space,
     report: &cache_inference::CacheReport,
     stride: u64,
@@ -332,7 +332,7 @@ pub(super) struct CarveoutRow {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn carveout_sweep(
     gpu: &mut Gpu,
-    suite: &suite::Suite,
+    suite: &suite::SuiteRun,
     space: Space,
     carveouts: &[i32],
     stride: u64,
@@ -389,7 +389,7 @@ pub(super) const PARTITIONS_TITLE: &str = "L2 first touch per SM";
 /// of slow first touches and medians, per sweep; `partitions.png`); printed as one line.
 pub(super) fn l2_partitions(
     gpu: &mut Gpu,
-    suite: &suite::Suite,
+    suite: &suite::SuiteRun,
 ) -> Result<Option<crate::analysis::l2_partitions::Partitions>> {
     let sms = u32::try_from(gpu.properties()?.multiprocessors).unwrap_or(1);
     if sms < 2 {

@@ -16,7 +16,7 @@ use crate::report::cache_plot;
 pub(super) fn translation_levels(
     gpu: &mut Gpu,
     buffer: &mut TlbBuffer,
-    suite: &suite::Suite,
+    suite: &suite::SuiteRun,
     report: &cache_inference::CacheReport,
     stride: u64,
 ) -> Result<serde_json::Value> {
@@ -64,7 +64,7 @@ pub(super) fn translation_levels(
 pub(super) fn translation_strides(
     gpu: &mut Gpu,
     buffer: &mut TlbBuffer,
-    suite: &suite::Suite,
+    suite: &suite::SuiteRun,
     order: Order,
     main_points: &[cache_inference::ChasePoint],
     strides: &[u64],
