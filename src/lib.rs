@@ -9,6 +9,7 @@ pub mod cli;
 pub mod error;
 pub mod experiments;
 pub mod gpu;
+pub mod harness;
 pub mod input;
 pub mod kernels;
 pub mod report;

@@ -6,15 +6,15 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::suite;
 use crate::analysis::bandwidth::{CurvePoint, levels};
-use crate::app::plan::PlannedSuite;
 use crate::cli::BandwidthArgs;
 use crate::experiments::bandwidth::{
     self as experiment, BandwidthConfig, Bench, Level, Limits, Point,
 };
 use crate::experiments::copy_engines;
 use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel};
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::report::bandwidth::{
     self as report, BandwidthFile, CopyEngineFigure, FalloffFigure, KernelAccesses, LevelFigure,
     PointRow, SassCheck,
@@ -64,7 +64,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     });
     suite::run_opened(
         gpu,
-        "bandwidth",
+        &Bandwidth,
         args.output.as_deref(),
         &["bandwidth"],
         settings,

@@ -23,7 +23,7 @@ use crate::report::divergence_model as model_report;
 use crate::report::divergence_split as split_report;
 use crate::report::run_dir::{self, RunDir};
 
-use super::suite;
+use crate::harness::suite;
 
 pub fn measure(args: &DivergenceArgs) -> Result<()> {
     // Everything that can be refused is refused before a directory exists.
@@ -35,7 +35,7 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
         .chain(config.split.then_some(("divergence", "divergence_split")))
         .collect();
     suite::run(
-        "divergence",
+        &Divergence,
         args.device,
         args.output.as_deref(),
         &entries,
@@ -316,7 +316,7 @@ impl super::registry::SuiteDef for Divergence {
     }
 
     fn plan(&self, quick: bool) -> Vec<crate::app::plan::PlannedSuite> {
-        use crate::app::plan::PlannedSuite;
+        use crate::harness::PlannedSuite;
         vec![if quick {
             PlannedSuite::new("divergence", &["divergence", "--samples", "32"], 0.4)
         } else {

@@ -14,7 +14,6 @@ mod info;
 pub mod plan;
 pub mod registry;
 mod report;
-pub mod suite;
 
 pub use divergence::{DivergenceResult, analyze_and_write};
 

@@ -1,9 +1,10 @@
 //! The suites, one folder each: a suite's flags, its measurement, its pure analysis (tested on
 //! synthetic data), the files and figures it writes and reads back, and its `SuiteDef` all
-//! live in `src/suites/<name>/`, on the core (`gpu`, `analysis`, `report`, `app`'s skeleton)
-//! that never names a suite. The registry (`app::registry::SUITES`) is the one line that
-//! names each. Suites still being moved here live across the layers (`app/<name>.rs`,
-//! `experiments/`, `analysis/`, `report/`); `docs/layout.md` ("Adding a suite") walks through the shape.
+//! live in `src/suites/<name>/`, on the core (`harness`, `gpu`, `analysis`, `report`) that
+//! never names a suite. The registry (`app::registry::SUITES`) is the one line that names
+//! each. Divergence, bandwidth and cache still live across the layers (`app/<name>.rs`,
+//! `experiments/`, `analysis/`, `report/`); `docs/layout.md` ("Adding a suite") walks through
+//! the shape.
 
 pub mod atomics;
 pub mod branch;

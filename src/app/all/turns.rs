@@ -63,7 +63,7 @@ pub(super) fn spawn_suite(
     let child = Command::new(me)
         .process_group(0)
         .args(&command_line)
-        .env(crate::app::suite::GPU_DONE_ENV, &gpu_done)
+        .env(crate::harness::suite::GPU_DONE_ENV, &gpu_done)
         .env(turn::GO_ENV, &go)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
@@ -119,7 +119,7 @@ impl SuiteChild {
     }
 
     /// Waits until the child is off the GPU: it is done with it (it says so by creating the
-    /// file [`crate::app::suite::GPU_DONE_ENV`] names, after its last kernel and its closing clock
+    /// file [`crate::harness::suite::GPU_DONE_ENV`] names, after its last kernel and its closing clock
     /// measurement), or steps aside, or ends, or its deadline passes. Meanwhile it notes when
     /// each of `finishing` ends (their wall times are their own).
     pub(super) fn wait_off_gpu(

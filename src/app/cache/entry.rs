@@ -27,7 +27,7 @@ const ALL_SPACES: [&str; 9] = [
     "tlb",
 ];
 
-impl crate::app::registry::SuiteDef for Cache {
+impl crate::harness::SuiteDef for Cache {
     const NAME: &'static str = "cache";
     const ABOUT: &'static str =
         "Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4)";
@@ -136,8 +136,8 @@ impl crate::app::registry::SuiteDef for Cache {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         use crate::report::saved as files;
         use anyhow::Context;

@@ -4,12 +4,12 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::suite;
 use crate::analysis::cache_inference;
 use crate::cli::{CacheArgs, ChainChoice, SpaceChoice};
 use crate::error::UsageError;
 use crate::experiments::cache::{self, Order, Space, instruction, tlb};
 use crate::gpu::launch::TlbBuffer;
+use crate::harness::suite;
 use crate::report::cache as cache_report;
 use crate::report::cache_plot;
 
@@ -271,7 +271,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
     });
     suite::run_opened(
         gpu,
-        "cache",
+        &Cache,
         args.output.as_deref(),
         &["cache"],
         settings,
@@ -497,7 +497,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::registry::SuiteDef;
+    use crate::harness::SuiteDef;
 
     #[test]
     fn all_prebuilds_the_instruction_space_coarse_grid_and_nothing_else() {

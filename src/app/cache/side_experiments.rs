@@ -7,10 +7,10 @@ use serde_json::json;
 
 use crate::analysis::cache_inference;
 use crate::analysis::per_load as per_load_analysis;
-use crate::app::suite;
 use crate::experiments::cache::conflict::{self, ConflictRow};
 use crate::experiments::cache::{self, Order, Space, per_load};
 use crate::gpu::Gpu;
+use crate::harness::suite;
 use crate::report::cache_plot;
 
 /// Writes a stride sweep at `footprint` as `name` (the chase CSV's columns) and reads its

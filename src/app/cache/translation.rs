@@ -5,10 +5,10 @@ use serde_json::json;
 
 use super::*;
 use crate::analysis::cache_inference;
-use crate::app::suite;
 use crate::experiments::cache::{self, Order, Space, tlb};
 use crate::gpu::Gpu;
 use crate::gpu::launch::TlbBuffer;
+use crate::harness::suite;
 use crate::report::cache_plot;
 
 /// TLB levels: each cache level's size read as a reach, and the page size from a stride sweep

@@ -11,9 +11,9 @@ pub use settings::AtomicsArgs;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
 use crate::error::UsageError;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::suites::atomics::measure::{self as atomics, Plan};
 use crate::suites::atomics::report as atomics_report;
 
@@ -61,7 +61,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
     // Built while the process waits for its turn and the GPU measures.
     let chains = atomics::start_chains(&plan);
     suite::run(
-        "atomics",
+        &Atomics,
         args.device,
         args.output.as_deref(),
         &pairs,
@@ -123,7 +123,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
 /// `gpubench atomics` in the suite registry.
 pub struct Atomics;
 
-impl crate::app::registry::SuiteDef for Atomics {
+impl crate::harness::SuiteDef for Atomics {
     const NAME: &'static str = "atomics";
     const ABOUT: &'static str = "Atomics: atom/red latency and throughput on global and shared memory under contention (Luo et al. 2024)";
     type Args = AtomicsArgs;
@@ -146,8 +146,8 @@ impl crate::app::registry::SuiteDef for Atomics {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         let latency = atomics_report::read_latency(run.dir)?;
         let throughput = atomics_report::read_throughput(run.dir)?;

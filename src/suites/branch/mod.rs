@@ -10,9 +10,9 @@ pub use settings::BranchArgs;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
 use crate::error::UsageError;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::suites::branch::analysis::{order_report, warp_overlap};
 use crate::suites::branch::measure as branch;
 use crate::suites::branch::report as branch_report;
@@ -30,7 +30,7 @@ pub fn run(args: &BranchArgs) -> Result<()> {
         "method": "32-way if / else-if chain (Listing 3); lane c[k] takes clause k; each clause stamps clock64 around `work` dependent multiply-adds; one untimed launch before each timed one",
     });
     suite::run(
-        "branch",
+        &Branch,
         args.device,
         args.output.as_deref(),
         &[("branch", "branch_order")],
@@ -85,7 +85,7 @@ pub fn run(args: &BranchArgs) -> Result<()> {
 /// `gpubench branch` in the suite registry.
 pub struct Branch;
 
-impl crate::app::registry::SuiteDef for Branch {
+impl crate::harness::SuiteDef for Branch {
     const NAME: &'static str = "branch";
     const ABOUT: &'static str =
         "Which path of a 32-way divergent branch runs first (Wong Listing 3), and warp overlap";
@@ -105,8 +105,8 @@ impl crate::app::registry::SuiteDef for Branch {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         #[derive(serde::Deserialize)]
         struct Settings {

@@ -13,10 +13,10 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use crate::analysis::clock::counter_scope;
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
 use crate::error::UsageError;
 use crate::experiments::clock::{measure_counter_scope, measure_sm_clock, measure_timer_overheads};
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::suites::clock::report as clock_report;
 
 pub fn run(args: &ClockArgs) -> Result<()> {
@@ -37,7 +37,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
         "method": "overheads: back-to-back reads in one thread; scope: thread 0 of each block stamps clock64 and %globaltimer around a busy-wait, and the SMs' clock64 − f·globaltimer offsets are compared",
     });
     suite::run(
-        "clock",
+        &Clock,
         args.device,
         args.output.as_deref(),
         &entries,
@@ -80,7 +80,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
 /// `gpubench clock` in the suite registry.
 pub struct Clock;
 
-impl crate::app::registry::SuiteDef for Clock {
+impl crate::harness::SuiteDef for Clock {
     const NAME: &'static str = "clock";
     const ABOUT: &'static str =
         "Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5)";
@@ -100,8 +100,8 @@ impl crate::app::registry::SuiteDef for Clock {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         let stamps: Vec<crate::analysis::clock::BlockStamp> =
             crate::report::saved::read_csv(run.dir, "clock_scope.csv")?;

@@ -12,8 +12,8 @@ pub use settings::DsmArgs;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 
 use crate::error::UsageError;
 use crate::suites::dsm::measure::{self as dsm, MAX_CLUSTER};
@@ -56,7 +56,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
     });
     suite::run_opened(
         gpu,
-        "dsm",
+        &Dsm,
         args.output.as_deref(),
         &["dsm"],
         settings,
@@ -124,7 +124,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
 /// `gpubench dsm` in the suite registry.
 pub struct Dsm;
 
-impl crate::app::registry::SuiteDef for Dsm {
+impl crate::harness::SuiteDef for Dsm {
     const NAME: &'static str = "dsm";
     const ABOUT: &'static str = "Distributed shared memory: latency into other blocks of a cluster, clusters that fit, read bandwidth (Luo et al. 2024)";
     type Args = DsmArgs;
@@ -147,8 +147,8 @@ impl crate::app::registry::SuiteDef for Dsm {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         let saved = dsm_report::read(run.dir)?;
         let title = run.title(dsm_report::title());

@@ -11,9 +11,9 @@ pub use settings::FlopsArgs;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
 use crate::error::UsageError;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::suites::flops::measure::{self as flops, CHAINS, THREADS, UNROLL};
 use crate::suites::flops::report as flops_report;
 
@@ -41,7 +41,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
     });
     suite::run_opened(
         gpu,
-        "flops",
+        &Flops,
         args.output.as_deref(),
         &modules,
         settings,
@@ -94,7 +94,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
 /// `gpubench flops` in the suite registry.
 pub struct Flops;
 
-impl crate::app::registry::SuiteDef for Flops {
+impl crate::harness::SuiteDef for Flops {
     const NAME: &'static str = "flops";
     const ABOUT: &'static str = "Peak FMA rate of the CUDA cores over all SMs: FP32, FP64, FP16x2, BF16x2 (the roofline's compute ceilings)";
     type Args = FlopsArgs;
@@ -117,8 +117,8 @@ impl crate::app::registry::SuiteDef for Flops {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         let rows = flops_report::read_rows(run.dir)?;
         let title = run.title(flops_report::title());

@@ -11,9 +11,9 @@ pub use settings::PipelineArgs;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
 use crate::error::UsageError;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::suites::pipeline::analysis::saturation_warps;
 use crate::suites::pipeline::chains::{self as instruction_chains, Chains, INSTRUCTIONS};
 use crate::suites::pipeline::measure::{self as pipeline, OPERATIONS};
@@ -60,7 +60,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
         "instruction_repeats": instruction_chains::REPEATS,
     });
     suite::run(
-        "pipeline",
+        &Pipeline,
         args.device,
         args.output.as_deref(),
         &entries,
@@ -118,7 +118,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
 /// `gpubench pipeline` in the suite registry.
 pub struct Pipeline;
 
-impl crate::app::registry::SuiteDef for Pipeline {
+impl crate::harness::SuiteDef for Pipeline {
     const NAME: &'static str = "pipeline";
     const ABOUT: &'static str =
         "Latency and throughput of arithmetic operations (Wong Tables III-IV, Fig. 6)";
@@ -142,8 +142,8 @@ impl crate::app::registry::SuiteDef for Pipeline {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         #[derive(serde::Deserialize)]
         struct Settings {

@@ -11,9 +11,9 @@ pub mod settings;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
 use crate::error::UsageError;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 pub use settings::RegsArgs;
 
 use analysis as registers;
@@ -33,7 +33,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
         "method": "regs_pressure JIT-compiled with CU_JIT_MAX_REGISTERS = cap; largest launching block found by bisection over multiples of 32 threads",
     });
     suite::run(
-        "regs",
+        &Regs,
         args.device,
         args.output.as_deref(),
         &[("regs", "regs_pressure")],
@@ -87,7 +87,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
 /// `gpubench regs` in the suite registry.
 pub struct Regs;
 
-impl crate::app::registry::SuiteDef for Regs {
+impl crate::harness::SuiteDef for Regs {
     const NAME: &'static str = "regs";
     const ABOUT: &'static str =
         "Largest block per register count and the register allocation unit (Wong Fig. 9)";
@@ -109,8 +109,8 @@ impl crate::app::registry::SuiteDef for Regs {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         let points = regs_report::read_points(run.dir)?;
         let register_file = run.metadata.device.registers_per_block.unwrap_or(65_536);

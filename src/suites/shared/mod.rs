@@ -10,8 +10,8 @@ pub use settings::SharedArgs;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::suites::shared::analysis as bank_conflicts;
 use crate::suites::shared::measure as shared;
 use crate::suites::shared::report as shared_report;
@@ -35,7 +35,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
         "timing": "clock64 around `iterations` dependent loads per lane, loop unrolled 32 times; median over lanes",
     });
     suite::run(
-        "shared",
+        &Shared,
         args.device,
         args.output.as_deref(),
         &entries,
@@ -85,7 +85,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
 /// `gpubench shared` in the suite registry.
 pub struct Shared;
 
-impl crate::app::registry::SuiteDef for Shared {
+impl crate::harness::SuiteDef for Shared {
     const NAME: &'static str = "shared";
     const ABOUT: &'static str =
         "Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes)";
@@ -109,8 +109,8 @@ impl crate::app::registry::SuiteDef for Shared {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         let points = report::read_points(run.dir)?;
         let fit = bank_conflicts::fit(&points);

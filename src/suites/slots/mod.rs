@@ -13,11 +13,11 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
 use crate::error::UsageError;
 use crate::experiments::ncu::{self, Efficiency};
 use crate::gpu::Gpu;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::suites::slots::measure::{self as slots, WORKLOADS};
 
 fn workloads(only: Option<&str>) -> Result<Vec<&'static str>, UsageError> {
@@ -78,7 +78,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         }
     };
     suite::run(
-        "slots",
+        &Slots,
         args.device,
         args.output.as_deref(),
         &[("slots", "dot_tagged")],
@@ -109,7 +109,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
 /// `gpubench slots` in the suite registry.
 pub struct Slots;
 
-impl crate::app::registry::SuiteDef for Slots {
+impl crate::harness::SuiteDef for Slots {
     const NAME: &'static str = "slots";
     const ABOUT: &'static str = "Lane slots left idle by intrinsic and extrinsic branches in six tagged workloads (Gupta & Datta Figs 6-8), with the tags' cost and an ncu cross-check";
     type Args = SlotsArgs;
@@ -134,8 +134,8 @@ impl crate::app::registry::SuiteDef for Slots {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         let rows: Vec<crate::suites::slots::report::WorkloadRow> =
             crate::report::saved::read_csv(run.dir, "slots.csv")?;

@@ -12,10 +12,10 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::report::run_dir::write_atomically;
 use crate::suites::sync::analysis as verdicts;
 use crate::suites::sync::measure::{self as sync, ChildOutcome, PROBES};
@@ -59,7 +59,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
         "method": "the probes run one after another in a child process, killed at a probe's deadline counted from its kernel's launch (the child reports each launch and each result); a probe that hangs or fails ends its process and the probes after it run in a new one. Deadline: the timeout for the first probe, then watchdog_ms plus four times the slowest launch-to-result time beyond the watchdog of the probes that finished so far (that part at least 100 ms), at most the timeout; spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock; deadlines.json records each probe's times, deadline and process",
     });
     suite::run(
-        "sync",
+        &Sync,
         args.device,
         args.output.as_deref(),
         &entries,
@@ -184,7 +184,7 @@ fn child(args: &SyncArgs, names: &str) -> Result<()> {
 /// `gpubench sync` in the suite registry.
 pub struct Sync;
 
-impl crate::app::registry::SuiteDef for Sync {
+impl crate::harness::SuiteDef for Sync {
     const NAME: &'static str = "sync";
     const ABOUT: &'static str = "Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline";
     type Args = SyncArgs;
@@ -209,8 +209,8 @@ impl crate::app::registry::SuiteDef for Sync {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         // Listing 7's figure exists only where the pairing probe finished (it hangs on Volta
         // and later, where its result file is never written).

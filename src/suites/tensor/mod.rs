@@ -11,9 +11,9 @@ pub use settings::TensorArgs;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
 use crate::error::UsageError;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::suites::tensor::measure::{self as tensor, WGMMA_UNROLL, WGMMA_WIDTHS};
 use crate::suites::tensor::report as tensor_report;
 
@@ -72,7 +72,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
     }
     suite::run_opened(
         gpu,
-        "tensor",
+        &Tensor,
         args.output.as_deref(),
         &modules,
         settings,
@@ -131,7 +131,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
 /// `gpubench tensor` in the suite registry.
 pub struct Tensor;
 
-impl crate::app::registry::SuiteDef for Tensor {
+impl crate::harness::SuiteDef for Tensor {
     const NAME: &'static str = "tensor";
     const ABOUT: &'static str =
         "Tensor cores: mma.sync and wgmma latency and throughput per input type (Luo et al. 2024)";
@@ -155,8 +155,8 @@ impl crate::app::registry::SuiteDef for Tensor {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         let rows = tensor_report::read_rows(run.dir)?;
         let title = run.title(tensor_report::title());

@@ -14,12 +14,12 @@ pub use settings::TmaArgs;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::app::plan::PlannedSuite;
-use crate::app::suite;
 use crate::error::UsageError;
 use crate::experiments::dram_bulk_copy;
 use crate::experiments::l2_bulk_read::{self, SmLimits};
 use crate::gpu::launch::bandwidth as launcher;
+use crate::harness::PlannedSuite;
+use crate::harness::suite;
 use crate::report::dram_bulk_copy as copy_report;
 use crate::report::l2_bulk_read as l2_report;
 use crate::suites::tma::measure as tma;
@@ -106,7 +106,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
     });
     suite::run_opened(
         gpu,
-        "tma",
+        &Tma,
         args.output.as_deref(),
         &["tma"],
         settings,
@@ -233,7 +233,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
 /// `gpubench tma` in the suite registry.
 pub struct Tma;
 
-impl crate::app::registry::SuiteDef for Tma {
+impl crate::harness::SuiteDef for Tma {
     const NAME: &'static str = "tma";
     const ABOUT: &'static str = "Tensor Memory Accelerator: bulk tensor copy latency against footprint and streaming bandwidth (Luo et al. 2024)";
     type Args = TmaArgs;
@@ -269,8 +269,8 @@ impl crate::app::registry::SuiteDef for Tma {
 
     fn redraw(
         &self,
-        run: &crate::app::registry::SavedRun,
-        out: &mut crate::app::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         let latency = tma_report::read_latency(run.dir)?;
         let bandwidth = tma_report::read_bandwidth(run.dir)?;

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+use super::Suite;
 use crate::error::MeasurementFailed;
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::gpu::Gpu;
@@ -60,7 +61,7 @@ pub fn require_hopper(
 /// Opens the device, loads `entries`, starts the run directory of suite `name` with
 /// `settings`, runs `measure` and finishes the run.
 pub fn run(
-    name: &'static str,
+    of: &'static dyn Suite,
     device: usize,
     output: Option<&Path>,
     entries: &[(&str, &str)],
@@ -71,19 +72,19 @@ pub fn run(
     let mut modules: Vec<&str> = entries.iter().map(|(module, _)| *module).collect();
     modules.sort_unstable();
     modules.dedup();
-    run_opened(gpu, name, output, &modules, settings, measure)
+    run_opened(gpu, of, output, &modules, settings, measure)
 }
 
 /// [`run`] on a device [`open`] returned, for a suite whose settings depend on the device.
 pub fn run_opened(
     mut gpu: Gpu,
-    name: &'static str,
+    of: &'static dyn Suite,
     output: Option<&Path>,
     modules: &[&str],
     settings: serde_json::Value,
     measure: impl FnOnce(&mut Gpu, &mut SuiteRun) -> Result<()>,
 ) -> Result<()> {
-    let mut suite = start(&mut gpu, name, output, modules, settings)?;
+    let mut suite = start(&mut gpu, of, output, modules, settings)?;
     gpu.spent.note_setup_done();
     let outcome = measure(&mut gpu, &mut suite);
     suite.finish(&mut gpu, outcome)
@@ -104,6 +105,8 @@ fn signal_gpu_done() {
 /// One run of a suite in progress: its run directory and the metadata it will finish with
 /// (not the registry's `Suite`, which is the suite itself).
 pub struct SuiteRun {
+    /// The suite this is a run of.
+    of: &'static dyn Suite,
     pub run: RunDir,
     pub metadata: RunMetadata,
     started: Instant,
@@ -113,7 +116,7 @@ pub struct SuiteRun {
 
 fn start(
     gpu: &mut Gpu,
-    suite: &'static str,
+    of: &'static dyn Suite,
     output: Option<&Path>,
     modules: &[&str],
     settings: serde_json::Value,
@@ -131,6 +134,7 @@ fn start(
         (nvml, clocks)
     });
     let (sm_clock_before, read_overhead) = clocks?;
+    let suite = of.name();
     let run = RunDir::create(output, suite)?;
     eprintln!("writing to {}", run.path().display());
     let mut with_clock = modules.to_vec();
@@ -155,6 +159,7 @@ fn start(
     };
     run.write_json("metadata.json", &metadata)?;
     Ok(SuiteRun {
+        of,
         run,
         metadata,
         started: Instant::now(),
@@ -201,7 +206,8 @@ impl SuiteRun {
         self.note_gpu_busy();
         let outcome = outcome.and_then(|()| {
             self.release_gpu(gpu)?;
-            let figures = super::registry::require(self.metadata.suite)?
+            let figures = self
+                .of
                 .figures(self.run.path())
                 .context("deriving the summary figures")?;
             self.run.write_json(

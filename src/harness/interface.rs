@@ -1,0 +1,144 @@
+//! What a suite is to the rest of gpubench: a subcommand with its own arguments, a measurement
+//! that writes a run directory, its entries in `gpubench all`, the figures it gives the summary
+//! and the figures `report` re-draws. A suite implements [`SuiteDef`] (its subcommand as
+//! constants and an argument type, and the rest); [`Suite`], the object-safe interface `all`,
+//! `report`, the summary and the CLI walk (through `app::registry::SUITES`), follows from it.
+//! A suite that leaves out any part does not compile (every item but `curves` is required).
+
+use std::path::Path;
+
+use anyhow::Result;
+use clap::{ArgMatches, Args, FromArgMatches};
+
+use super::PlannedSuite;
+use crate::error::UsageError;
+use crate::report::figures::Figure;
+use crate::report::metadata::SavedMetadata;
+use crate::report::overlay::Curve;
+use crate::report::run_dir::RunDir;
+
+pub trait Suite: Sync {
+    /// The subcommand, the `suite` of its metadata.json and the stem of its `all` entries.
+    fn name(&self) -> &'static str;
+    /// The subcommand's one line of help: what the suite measures.
+    fn about(&self) -> &'static str;
+    /// The subcommand with its arguments (see [`command`]).
+    fn command(&self) -> clap::Command;
+    /// Parses `matches` (from [`Suite::command`]) and measures into a new run directory.
+    fn measure(&self, matches: &ArgMatches) -> Result<()>;
+    /// What `gpubench all` runs of it (each entry's arguments start with the name).
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite>;
+    /// The summary's rows from a complete run directory of this suite, with no GPU.
+    fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
+    /// Re-draws the run's figures into `out`, with no GPU.
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()>;
+    /// The lines of its figures, read back from a complete run directory, that the fleet page
+    /// draws over another run's (`report::overlay`).
+    fn curves(&self, dir: &Path) -> Result<Vec<Curve>>;
+}
+
+/// What a suite writes: its subcommand (name, one line of help, arguments) and the
+/// measurement they drive, beside the [`Suite`] methods that need more than that. Every suite
+/// implements this; [`Suite`] follows from it.
+pub trait SuiteDef: Sync {
+    /// The subcommand, the `suite` of its metadata.json and the stem of its `all` entries.
+    const NAME: &'static str;
+    /// The subcommand's one line of help.
+    const ABOUT: &'static str;
+    type Args: Args + FromArgMatches;
+    /// Measures into a new run directory.
+    fn run(args: &Self::Args) -> Result<()>;
+    /// As [`Suite::plan`].
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite>;
+    /// As [`Suite::figures`].
+    fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
+    /// As [`Suite::redraw`].
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()>;
+    /// As [`Suite::curves`]; a suite whose figures are one value per quantity (bars, verdicts)
+    /// has none to overlay, and the fleet page links both runs' files instead.
+    fn curves(&self, _dir: &Path) -> Result<Vec<Curve>> {
+        Ok(Vec::new())
+    }
+}
+
+impl<T: SuiteDef> Suite for T {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn about(&self) -> &'static str {
+        T::ABOUT
+    }
+
+    fn command(&self) -> clap::Command {
+        let command = T::Args::augment_args(clap::Command::new(T::NAME));
+        // Augmenting sets the command's about from each Args struct's doc comment; the
+        // suite's own sentence goes on last so the help lists it, not FigureArgs' doc.
+        crate::cli::FigureArgs::augment_args(command)
+            .about(T::ABOUT)
+            .long_about(None)
+    }
+
+    fn measure(&self, matches: &ArgMatches) -> Result<()> {
+        let args =
+            T::Args::from_arg_matches(matches).map_err(|e| UsageError::new(e.to_string()))?;
+        let figures = crate::cli::FigureArgs::from_arg_matches(matches)
+            .map_err(|e| UsageError::new(e.to_string()))?;
+        crate::report::plot::set_style(figures.style());
+        T::run(&args)
+    }
+
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        SuiteDef::plan(self, quick)
+    }
+
+    fn figures(&self, dir: &Path) -> Result<Vec<Figure>> {
+        SuiteDef::figures(self, dir)
+    }
+
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
+        SuiteDef::redraw(self, run, out)
+    }
+
+    fn curves(&self, dir: &Path) -> Result<Vec<Curve>> {
+        SuiteDef::curves(self, dir)
+    }
+}
+
+/// A finished run directory of one suite, as `report` hands it to [`Suite::redraw`].
+pub struct SavedRun<'a> {
+    pub dir: &'a Path,
+    pub metadata: &'a SavedMetadata,
+}
+
+impl SavedRun<'_> {
+    /// A figure title naming the device and the clock the run saw.
+    pub fn title(&self, what: &str) -> String {
+        self.metadata.plot_title(what)
+    }
+}
+
+/// Where [`Suite::redraw`] puts figures, and the list of what it drew.
+pub struct Redraw<'a> {
+    out: &'a RunDir,
+    extension: &'a str,
+    pub drawn: Vec<String>,
+}
+
+impl<'a> Redraw<'a> {
+    pub fn new(out: &'a RunDir, extension: &'a str) -> Redraw<'a> {
+        Redraw {
+            out,
+            extension,
+            drawn: Vec::new(),
+        }
+    }
+
+    /// Draws `name.<extension>` with `draw`.
+    pub fn figure(&mut self, name: &str, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        let file = format!("{name}.{}", self.extension);
+        self.out.write_with(&file, draw)?;
+        self.drawn.push(file);
+        Ok(())
+    }
+}
