@@ -335,7 +335,7 @@ fn falloffs_of(sweep: &str, points: &[Point]) -> Vec<FalloffFigure> {
 /// `gpubench bandwidth` in the suite registry.
 pub struct Bandwidth;
 
-impl super::registry::SuiteDef for Bandwidth {
+impl crate::harness::SuiteDef for Bandwidth {
     const NAME: &'static str = "bandwidth";
     const ABOUT: &'static str = "Read, write and copy bandwidth against footprint for shared memory, L1, L2 and DRAM, with the footprints where each level falls off";
     type Args = BandwidthArgs;
@@ -376,8 +376,8 @@ impl super::registry::SuiteDef for Bandwidth {
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         let rows: Vec<PointRow> = crate::report::saved::read_csv(run.dir, "points.csv")?;
         let file: BandwidthFile = crate::report::saved::read_json(run.dir, "bandwidth.json")?;

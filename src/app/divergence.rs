@@ -305,7 +305,7 @@ fn describe(result: &DivergenceResult, busy_seconds: Option<f64>) -> String {
 /// `gpubench divergence` in the suite registry.
 pub struct Divergence;
 
-impl super::registry::SuiteDef for Divergence {
+impl crate::harness::SuiteDef for Divergence {
     const NAME: &'static str = "divergence";
     const ABOUT: &'static str =
         "Cost of thread divergence in single and double loops (Białas & Strzelecki)";
@@ -315,7 +315,7 @@ impl super::registry::SuiteDef for Divergence {
         measure(args)
     }
 
-    fn plan(&self, quick: bool) -> Vec<crate::app::plan::PlannedSuite> {
+    fn plan(&self, quick: bool) -> Vec<crate::harness::PlannedSuite> {
         use crate::harness::PlannedSuite;
         vec![if quick {
             PlannedSuite::new("divergence", &["divergence", "--samples", "32"], 0.4)
@@ -330,8 +330,8 @@ impl super::registry::SuiteDef for Divergence {
 
     fn redraw(
         &self,
-        run: &super::registry::SavedRun,
-        out: &mut super::registry::Redraw,
+        run: &crate::harness::SavedRun,
+        out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         use crate::report::saved as files;
         #[derive(serde::Deserialize)]
@@ -340,7 +340,7 @@ impl super::registry::SuiteDef for Divergence {
         }
         let settings: Settings = run.metadata.settings()?;
         let title = run.title(divergence_report::TITLE);
-        let summaries = files::level_summaries(run.dir)?;
+        let summaries = crate::report::divergence::level_summaries(run.dir)?;
         let fits: Vec<crate::analysis::divergence::CostFit> = ["single", "double"]
             .iter()
             .filter_map(|kernel| crate::analysis::divergence::fit_cost(&summaries, kernel))
@@ -373,7 +373,7 @@ impl super::registry::SuiteDef for Divergence {
             }
         }
         if files::find(run.dir, "timeline.csv").is_some() {
-            let timeline = files::timeline(run.dir)?;
+            let timeline = crate::report::divergence_split::timeline(run.dir)?;
             let last = timeline.iter().map(|p| p.m).max().unwrap_or(0);
             let shown: Vec<u32> = [last / 2, last].into_iter().filter(|&m| m > 0).collect();
             out.figure("timeline", |p| {

@@ -70,6 +70,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn all_runs_every_registered_suite() {
+        let planned = plan(false);
+        for suite in super::super::registry::SUITES {
+            assert!(
+                planned.iter().any(|p| p.args[0] == suite.name()),
+                "{} is registered but `all` does not run it",
+                suite.name()
+            );
+        }
+    }
+
+    #[test]
     fn every_suite_and_cache_space_is_planned_once() {
         let names = suite_names();
         for expected in [

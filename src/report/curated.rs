@@ -405,29 +405,6 @@ pub fn render_latex(tables: &[Table]) -> String {
     tex
 }
 
-pub fn render_html(tables: &[Table]) -> String {
-    use super::html::escape;
-    let mut html = String::new();
-    for t in tables {
-        let _ = writeln!(html, "<h3>{}</h3>\n<table>", escape(t.title));
-        let header: Vec<String> = t
-            .header
-            .iter()
-            .map(|h| format!("<th>{}</th>", escape(h)))
-            .collect();
-        let _ = writeln!(html, "<tr>{}</tr>", header.concat());
-        for row in &t.rows {
-            let cells: Vec<String> = row
-                .iter()
-                .map(|c| format!("<td>{}</td>", escape(c)))
-                .collect();
-            let _ = writeln!(html, "<tr>{}</tr>", cells.concat());
-        }
-        let _ = writeln!(html, "</table>\n<p class=\"files\">{}</p>", escape(t.note));
-    }
-    html
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

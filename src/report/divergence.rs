@@ -53,7 +53,7 @@ pub fn write_samples(
     run.write_csv("samples.csv", rows)
 }
 
-/// One line of `summary.csv` (read back by `report::saved`).
+/// One line of `summary.csv` (read back by [`level_summaries`]).
 #[derive(Debug, Serialize, serde::Deserialize)]
 pub struct SummaryRow {
     pub kernel: String,
@@ -309,4 +309,33 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
         );
     }
     Ok(r.finish())
+}
+
+/// The levels of a run's `summary.csv`, as the measurement handed them to the fit.
+pub fn level_summaries(dir: &Path) -> Result<Vec<LevelSummary>> {
+    Ok(super::saved::read_csv::<SummaryRow>(dir, "summary.csv")?
+        .into_iter()
+        .map(|r| LevelSummary {
+            kernel: r.kernel,
+            m: r.m,
+            cycles: crate::analysis::stats::Summary {
+                n: r.n,
+                min: r.min_cycles,
+                median: r.median_cycles,
+                mean: r.mean_cycles,
+                max: r.max_cycles,
+                stdev: r.stdev_cycles,
+            },
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod read_back {
+    #[test]
+    fn the_committed_run_reads_back_both_kernels_levels() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100");
+        let summaries = super::level_summaries(&root.join("divergence")).unwrap();
+        assert_eq!(summaries.len(), 64, "32 levels of two kernels");
+    }
 }

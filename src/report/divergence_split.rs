@@ -154,3 +154,44 @@ pub fn draw_timelines(
     )
     .context("drawing timeline")
 }
+
+#[derive(serde::Deserialize)]
+struct TimelineRow {
+    m: u32,
+    lane: usize,
+    kind: String,
+    iteration: Option<usize>,
+    cycles: f64,
+}
+
+/// The stamps of a run's `timeline.csv`, as the measurement handed them to the split.
+pub fn timeline(dir: &Path) -> Result<Vec<TimelinePoint>> {
+    super::saved::read_csv::<TimelineRow>(dir, "timeline.csv")?
+        .into_iter()
+        .map(|r| {
+            let kind = match r.kind.as_str() {
+                "start" => "start",
+                "iteration" => "iteration",
+                "after_barrier" => "after_barrier",
+                other => anyhow::bail!("timeline.csv: unknown stamp kind '{other}'"),
+            };
+            Ok(TimelinePoint {
+                m: r.m,
+                lane: r.lane,
+                kind,
+                iteration: r.iteration,
+                cycles: r.cycles,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod read_back {
+    #[test]
+    fn the_committed_run_reads_back_its_timeline() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100");
+        let timeline = super::timeline(&root.join("divergence")).unwrap();
+        assert!(timeline.iter().any(|p| p.kind == "after_barrier"));
+    }
+}

@@ -58,7 +58,7 @@ pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
     let curated = super::curated::tables(summary);
     if !curated.is_empty() {
         html += "<h2 id=\"tables\">Tables</h2>\n";
-        html += &super::curated::render_html(&curated);
+        html += &curated_tables(&curated);
     }
     for (name, dir) in sources.suites {
         html += &suite_section(summary, sources, name, dir)?;
@@ -288,6 +288,29 @@ fn relative(from: &Path, to: &Path) -> String {
 }
 
 /// `text` with the five characters HTML gives meaning to escaped.
+/// The curated tables as HTML tables, each with its note.
+fn curated_tables(tables: &[super::curated::Table]) -> String {
+    let mut html = String::new();
+    for t in tables {
+        let _ = writeln!(html, "<h3>{}</h3>\n<table>", escape(t.title));
+        let header: Vec<String> = t
+            .header
+            .iter()
+            .map(|h| format!("<th>{}</th>", escape(h)))
+            .collect();
+        let _ = writeln!(html, "<tr>{}</tr>", header.concat());
+        for row in &t.rows {
+            let cells: Vec<String> = row
+                .iter()
+                .map(|c| format!("<td>{}</td>", escape(c)))
+                .collect();
+            let _ = writeln!(html, "<tr>{}</tr>", cells.concat());
+        }
+        let _ = writeln!(html, "</table>\n<p class=\"files\">{}</p>", escape(t.note));
+    }
+    html
+}
+
 pub fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")

@@ -4,13 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 
-use crate::analysis::divergence::LevelSummary;
-use crate::analysis::divergence_split::TimelinePoint;
-use crate::analysis::stats::Summary;
 use crate::error::UsageError;
 use crate::input::{read_saved_text, read_text};
 
@@ -62,68 +58,4 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
         .into());
     }
     Ok(rows)
-}
-
-pub fn level_summaries(dir: &Path) -> Result<Vec<LevelSummary>> {
-    Ok(
-        read_csv::<super::divergence::SummaryRow>(dir, "summary.csv")?
-            .into_iter()
-            .map(|r| LevelSummary {
-                kernel: r.kernel,
-                m: r.m,
-                cycles: Summary {
-                    n: r.n,
-                    min: r.min_cycles,
-                    median: r.median_cycles,
-                    mean: r.mean_cycles,
-                    max: r.max_cycles,
-                    stdev: r.stdev_cycles,
-                },
-            })
-            .collect(),
-    )
-}
-
-#[derive(Deserialize)]
-struct TimelineRow {
-    m: u32,
-    lane: usize,
-    kind: String,
-    iteration: Option<usize>,
-    cycles: f64,
-}
-
-pub fn timeline(dir: &Path) -> Result<Vec<TimelinePoint>> {
-    read_csv::<TimelineRow>(dir, "timeline.csv")?
-        .into_iter()
-        .map(|r| {
-            let kind = match r.kind.as_str() {
-                "start" => "start",
-                "iteration" => "iteration",
-                "after_barrier" => "after_barrier",
-                other => bail!("timeline.csv: unknown stamp kind '{other}'"),
-            };
-            Ok(TimelinePoint {
-                m: r.m,
-                lane: r.lane,
-                kind,
-                iteration: r.iteration,
-                cycles: r.cycles,
-            })
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn committed_runs_read_back_compressed_or_not() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100");
-        let summaries = level_summaries(&root.join("divergence")).unwrap();
-        assert_eq!(summaries.len(), 64, "32 levels of two kernels");
-        let timeline = timeline(&root.join("divergence")).unwrap();
-        assert!(timeline.iter().any(|p| p.kind == "after_barrier"));
-    }
 }

@@ -37,7 +37,7 @@ impl crate::harness::SuiteDef for Cache {
         run(args)
     }
 
-    fn plan(&self, quick: bool) -> Vec<crate::app::plan::PlannedSuite> {
+    fn plan(&self, quick: bool) -> Vec<crate::harness::PlannedSuite> {
         ALL_SPACES
             .iter()
             .map(|&space| {
@@ -119,7 +119,7 @@ impl crate::harness::SuiteDef for Cache {
                     _ => 1.0,
                 };
                 let planned =
-                    crate::app::plan::PlannedSuite::new(&format!("cache-{space}"), &args, estimate);
+                    crate::harness::PlannedSuite::new(&format!("cache-{space}"), &args, estimate);
                 // Its compiles, aside, are the longest host work of any suite.
                 if space == "instruction" {
                     planned.early()
