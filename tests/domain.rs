@@ -22,6 +22,17 @@ fn committed(run: &str) -> PathBuf {
         .join(run)
 }
 
+/// The suite directories of the committed H100 `all` run, in name order.
+fn committed_suites() -> Vec<PathBuf> {
+    let mut suites: Vec<PathBuf> = std::fs::read_dir(committed("all"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("metadata.json").is_file())
+        .collect();
+    suites.sort();
+    suites
+}
+
 /// Every numeric leaf of `value`, as a JSON pointer and its number.
 fn leaves(value: &Value, at: String, out: &mut Vec<(String, f64)>) {
     match value {
@@ -96,11 +107,7 @@ fn a_negative_latency_in_a_copied_run_is_refused_by_report() {
 fn every_suites_read_back_values_are_checked_for_their_domain() {
     let dir = tempfile::tempdir().unwrap();
     let mut refused = 0;
-    for entry in std::fs::read_dir(committed("all")).unwrap() {
-        let suite = entry.unwrap().path();
-        if !suite.join("metadata.json").is_file() {
-            continue;
-        }
+    for suite in committed_suites() {
         let name = suite.file_name().unwrap().to_string_lossy().into_owned();
         let copy_dir = dir.path().join(&name);
         copy_tree(&suite, &copy_dir);
@@ -200,13 +207,7 @@ fn every_suites_read_back_values_are_checked_for_their_domain() {
 fn every_suites_csv_files_are_checked_for_their_domain() {
     let dir = tempfile::tempdir().unwrap();
     let mut refused = Vec::new();
-    let mut suites: Vec<PathBuf> = std::fs::read_dir(committed("all"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("metadata.json").is_file())
-        .collect();
-    suites.sort();
-    for suite in suites {
+    for suite in committed_suites() {
         let name = suite.file_name().unwrap().to_string_lossy().into_owned();
         let mut files: Vec<String> = std::fs::read_dir(&suite)
             .unwrap()
@@ -359,14 +360,8 @@ fn outside(domain: columns::Domain) -> Option<f64> {
 #[test]
 fn every_field_of_every_read_back_json_file_is_held_to_its_kind() {
     let dir = tempfile::tempdir().unwrap();
-    let mut suites: Vec<PathBuf> = std::fs::read_dir(committed("all"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("metadata.json").is_file())
-        .collect();
-    suites.sort();
     let (mut fields, mut kinds, mut files) = (0, 0, 0);
-    for suite in suites {
+    for suite in committed_suites() {
         let name = suite.file_name().unwrap().to_string_lossy().into_owned();
         let copy_dir = dir.path().join(&name);
         copy_tree(&suite, &copy_dir);
@@ -528,18 +523,14 @@ fn report_compare_export_and_analyze_refuse_a_field_outside_its_kind_with_exit_2
 }
 
 /// Every column of every CSV of every suite of the committed H100 run (plain or compressed):
-/// its first row alone, with the column's number set to 1e300, and where the column's name gives it a kind, to a
-/// value just outside it, is refused by the reader in one sentence naming the file, the line
-/// and the column.
+/// its first row alone, with the column's number set to 1e300, and where the column's name
+/// gives it a kind to a value just outside it, is refused by the reader in one sentence naming
+/// the file, the line and the column.
 #[test]
 fn every_column_of_every_csv_file_is_held_to_its_kind() {
     let dir = tempfile::tempdir().unwrap();
     let mut checked = 0;
-    for suite in std::fs::read_dir(committed("all")).unwrap() {
-        let suite = suite.unwrap().path();
-        if !suite.join("metadata.json").is_file() {
-            continue;
-        }
+    for suite in committed_suites() {
         for entry in std::fs::read_dir(&suite).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();

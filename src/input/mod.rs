@@ -100,8 +100,9 @@ pub fn check_json_in(dir: &Path) -> Result<(), UsageError> {
 }
 
 /// Every number of a JSON file is within [`MAX_MAGNITUDE`] and within the domain its key names
-/// ([`columns::json_domain`]); a number in an array is held to its array's key. Text that does
-/// not parse is the typed readers' to report.
+/// ([`columns::json_domain`]); a number in an array is held to its array's key. The refusal
+/// names the number by its JSON pointer. Text that does not parse is the typed readers' to
+/// report.
 fn check_json_numbers(text: &str) -> Result<(), String> {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
         return Ok(());
@@ -129,7 +130,9 @@ fn check_json_numbers(text: &str) -> Result<(), String> {
             }
             serde_json::Value::Object(map) => {
                 for (name, item) in map {
-                    pending.push((format!("{at}/{name}"), name.as_str(), item));
+                    // As a JSON pointer (RFC 6901) names it.
+                    let step = name.replace('~', "~0").replace('/', "~1");
+                    pending.push((format!("{at}/{step}"), name.as_str(), item));
                 }
             }
             _ => {}
