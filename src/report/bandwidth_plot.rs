@@ -91,7 +91,7 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
             if !falls.is_empty() {
                 let sizes: Vec<String> = falls
                     .iter()
-                    .map(|&x| super::summary::format_value(x, "bytes"))
+                    .map(|&x| super::text::format_value(x, "bytes"))
                     .collect();
                 label += &format!(", falls off at {}", sizes.join(" and "));
             }

@@ -33,4 +33,5 @@ pub mod roofline;
 pub mod run_dir;
 pub mod saved;
 pub mod summary;
+pub mod text;
 pub mod throttling;

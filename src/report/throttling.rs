@@ -3,7 +3,8 @@
 //! carries it per suite, and the summary's tables and `compare` mark every figure that suite
 //! gave, since a figure in cycles or bytes per second taken at a lowered clock may read low.
 
-use super::summary::{Figure, Summary};
+use super::figures::Figure;
+use super::summary::model::Summary;
 
 /// What the Value cells of a throttled suite's figures carry.
 pub const MARK: &str = "(throttled)";
@@ -40,8 +41,8 @@ pub fn markdown_section(summary: &Summary) -> String {
     for (suite, what) in throttled {
         md += &format!(
             "| {} | {} |\n",
-            super::summary::markdown_cell(suite),
-            super::summary::markdown_cell(what)
+            super::text::markdown_cell(suite),
+            super::text::markdown_cell(what)
         );
     }
     md
@@ -50,7 +51,7 @@ pub fn markdown_section(summary: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::SuiteTiming;
+    use crate::report::summary::model::SuiteTiming;
 
     fn summary(throttled: Option<&str>) -> Summary {
         Summary {

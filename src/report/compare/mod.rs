@@ -16,7 +16,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::figures::Figure;
-use super::summary::{Summary, format_value, latex_escape, markdown_cell};
+use super::summary::model::Summary;
+use super::text::{format_value, latex_escape, markdown_cell};
 use crate::analysis::stats::median_of_sorted;
 
 mod render;

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::UsageError;
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::figures::FiguresFile;
-use super::metadata::{SavedMetadata, TimeSplit, or_unknown};
+use super::metadata::{SavedMetadata, or_unknown};
 
 pub use super::figures::Figure;
 
@@ -23,60 +23,11 @@ mod render;
 #[cfg(test)]
 use render::table_rows;
 
-pub use render::{
-    format_value, latex_escape, markdown_cell, render_index, render_latex, render_markdown,
-};
+pub mod model;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SuiteTiming {
-    pub name: String,
-    pub status: String,
-    pub seconds: Option<f64>,
-    pub error: Option<String>,
-    /// JIT / GPU / host / driver start, where the suite recorded them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_split: Option<TimeSplit>,
-    /// What NVML saw where the clocks were held down while the suite ran
-    /// ([`super::throttling`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub throttled: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub caption: String,
-    /// Each written with a `status` of its own, "figure" or "unresolved"
-    /// ([`Figure::is_unresolved`]), so that a script reading `summary.json` tells them apart
-    /// as the rendered tables do; read back without it.
-    #[serde(serialize_with = "with_status")]
-    pub figures: Vec<Figure>,
-    pub suites: Vec<SuiteTiming>,
-    pub total_seconds: Option<f64>,
-}
-
-fn with_status<S: serde::Serializer>(figures: &[Figure], out: S) -> Result<S::Ok, S::Error> {
-    #[derive(Serialize)]
-    struct WithStatus<'a> {
-        #[serde(flatten)]
-        figure: &'a Figure,
-        status: &'static str,
-    }
-    out.collect_seq(figures.iter().map(|figure| WithStatus {
-        figure,
-        status: if figure.is_unresolved() {
-            "unresolved"
-        } else {
-            "figure"
-        },
-    }))
-}
-
-impl Summary {
-    /// The GPU's name, as the caption starts with it.
-    pub fn gpu(&self) -> &str {
-        self.caption.split(" (CC").next().unwrap_or("")
-    }
-}
+pub use crate::report::text::{format_value, latex_escape, markdown_cell};
+pub use model::{SuiteTiming, Summary};
+pub use render::{render_index, render_latex, render_markdown};
 
 /// The suite directories of `dir`: itself when it is one run, else its sub-directories with a
 /// metadata.json, in the manifest's order where `all.json` gives one.
@@ -330,6 +281,7 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::metadata::TimeSplit;
 
     #[test]
     fn values_print_as_a_paper_would() {

@@ -1,0 +1,59 @@
+//! The summary as data: its figures, the suites' times and the caption (`summary.json`).
+//! Below the summary's making and rendering, so that what reads a summary (the comparison,
+//! the throttling notes) need not name them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::figures::Figure;
+use crate::report::metadata::TimeSplit;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteTiming {
+    pub name: String,
+    pub status: String,
+    pub seconds: Option<f64>,
+    pub error: Option<String>,
+    /// JIT / GPU / host / driver start, where the suite recorded them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_split: Option<TimeSplit>,
+    /// What NVML saw where the clocks were held down while the suite ran
+    /// ([`crate::report::throttling`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub caption: String,
+    /// Each written with a `status` of its own, "figure" or "unresolved"
+    /// ([`Figure::is_unresolved`]), so that a script reading `summary.json` tells them apart
+    /// as the rendered tables do; read back without it.
+    #[serde(serialize_with = "with_status")]
+    pub figures: Vec<Figure>,
+    pub suites: Vec<SuiteTiming>,
+    pub total_seconds: Option<f64>,
+}
+
+fn with_status<S: serde::Serializer>(figures: &[Figure], out: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct WithStatus<'a> {
+        #[serde(flatten)]
+        figure: &'a Figure,
+        status: &'static str,
+    }
+    out.collect_seq(figures.iter().map(|figure| WithStatus {
+        figure,
+        status: if figure.is_unresolved() {
+            "unresolved"
+        } else {
+            "figure"
+        },
+    }))
+}
+
+impl Summary {
+    /// The GPU's name, as the caption starts with it.
+    pub fn gpu(&self) -> &str {
+        self.caption.split(" (CC").next().unwrap_or("")
+    }
+}
