@@ -47,11 +47,16 @@ fn owner(src: &Path, file: &Path) -> String {
 
 /// Every `crate::<module>` a source text names.
 fn named_modules(text: &str) -> Vec<String> {
-    text.match_indices("crate::")
+    names_after(text, "crate::")
+}
+
+/// The module name after each `prefix` in `text`.
+fn names_after(text: &str, prefix: &str) -> Vec<String> {
+    text.match_indices(prefix)
         .map(|(at, found)| {
             text[at + found.len()..]
                 .chars()
-                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
                 .collect::<String>()
         })
         .filter(|name| !name.is_empty())
@@ -102,15 +107,7 @@ fn the_scan_sees_an_upward_reference() {
 
 /// The suite each `crate::suites::<name>` of a source text names.
 fn named_suites(text: &str) -> Vec<String> {
-    text.match_indices("crate::suites::")
-        .map(|(at, found)| {
-            text[at + found.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-                .collect::<String>()
-        })
-        .filter(|name| !name.is_empty())
-        .collect()
+    names_after(text, "crate::suites::")
 }
 
 /// A suite's folder is its own: outside `src/suites/`, only the registry names a suite (one

@@ -35,10 +35,11 @@ use children::{
     signal_name, wait_with_deadline,
 };
 
-use crate::app::plan::{self, PlannedSuite};
+use crate::app::plan;
 use crate::cli::AllArgs;
 use crate::error::{MeasurementFailed, UsageError};
 use crate::gpu::turn;
+use crate::harness::PlannedSuite;
 use crate::report::metadata::{SavedMetadata, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
 

@@ -4,7 +4,7 @@
 //! with a rough share of the run on an H100 for the progress estimate. `--quick` trims samples
 //! and sweep density.
 
-pub use crate::harness::PlannedSuite;
+use crate::harness::PlannedSuite;
 
 /// Every suite `gpubench all` knows, by name.
 pub fn suite_names() -> Vec<String> {

@@ -1,17 +1,18 @@
 //! Every GPU suite behind one interface, and the one list of them. A suite is a subcommand with
 //! its own arguments, a measurement that writes a run directory, its entries in `gpubench all`,
 //! the figures it gives the summary and the figures `report` re-draws. `all`, `report`, the
-//! summary, the CLI and the plan walk [`SUITES`]. A suite implements [`SuiteDef`] (its
-//! subcommand as constants and an argument type, and the rest); [`Suite`], the object-safe
-//! interface they walk, follows from it. A suite that leaves out any part does not compile
-//! (every item but `curves` is required), and `tests` below fail when one is named twice or
+//! summary, the CLI and the plan walk [`SUITES`]. A suite implements
+//! [`SuiteDef`](crate::harness::SuiteDef) (its subcommand as constants and an argument type,
+//! and the rest); [`Suite`], the object-safe interface they walk, follows from it. A suite
+//! that leaves out any part does not compile (every item but `curves` is required), and
+//! `tests` below fail when one is named twice or
 //! plans no entry that parses (`plan`'s, when `all` does not run one).
 
 use std::path::Path;
 
 use anyhow::Result;
 
-pub use crate::harness::{Redraw, SavedRun, Suite, SuiteDef};
+use crate::harness::Suite;
 use crate::report::figures::Figure;
 
 /// Every suite, in the order `gpubench all` runs them: the clock first, quick probes before

@@ -1,6 +1,6 @@
 //! `gpubench report DIR`: re-makes every table and figure of a run directory from the files
 //! its suites wrote, with no GPU, into a new directory (never over the originals). Each suite's
-//! [`registry::Suite::redraw`] sends its saved data through the same analysis and drawing
+//! [`Suite::redraw`](crate::harness::Suite::redraw) sends its saved data through the same analysis and drawing
 //! functions as the live run; the tables are derived again from each suite's own files (not
 //! its `figures.json`) by `report::summary`, which `gpubench all` also uses, so they come out
 //! byte-identical to the live run's when nothing was lost on the way. A suite committed with
@@ -10,9 +10,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::registry::{self, Redraw, SavedRun};
+use super::registry;
 use crate::cli::ReportArgs;
 use crate::error::UsageError;
+use crate::harness::{Redraw, SavedRun};
 use crate::report::metadata::SavedMetadata;
 use crate::report::run_dir::{self, RunDir};
 use crate::report::{roofline, summary};

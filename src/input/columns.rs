@@ -65,11 +65,17 @@ const FRACTIONS: [&str; 6] = [
     "divergent_fraction",
 ];
 
+/// Whether `name` is a fraction's or a confidence's by the names CSV columns and JSON keys
+/// share.
+fn named_fraction(name: &str) -> bool {
+    FRACTIONS.contains(&name) || name.starts_with("f_") || name.ends_with("_fraction")
+}
+
 /// The domain of the column named `name`.
 pub fn domain(name: &str) -> Domain {
     if SIGNED.contains(&name) {
         Domain::Signed
-    } else if FRACTIONS.contains(&name) || name.starts_with("f_") || name.ends_with("_fraction") {
+    } else if named_fraction(name) {
         Domain::Fraction
     } else if COUNTS.contains(&name) || name.ends_with("_bytes") {
         Domain::Whole
@@ -141,7 +147,7 @@ const JSON_COUNTS: [&str; 22] = [
 
 /// Endings of a JSON key that name a measured quantity's unit (cycles, bytes, time, clock,
 /// power, rate): not negative. A new field is checked by being named for its unit.
-const JSON_MEASURED_ENDINGS: [&str; 15] = [
+const JSON_MEASURED_ENDINGS: [&str; 14] = [
     "_cycles",
     "_bytes",
     "_seconds",
@@ -156,7 +162,6 @@ const JSON_MEASURED_ENDINGS: [&str; 15] = [
     "tflops",
     "_per_clock",
     "_per_sm",
-    "_per_clock_per_sm",
 ];
 
 /// The domain of the numbers under key `name` in a JSON file of a run directory. Unlike a
@@ -165,9 +170,7 @@ const JSON_MEASURED_ENDINGS: [&str; 15] = [
 pub fn json_domain(name: &str) -> Domain {
     if JSON_SIGNED.contains(&name) || name.contains("slope") || name.contains("intercept") {
         Domain::Signed
-    } else if FRACTIONS.contains(&name)
-        || name.starts_with("f_")
-        || name.ends_with("_fraction")
+    } else if named_fraction(name)
         || name.ends_with("_confidence")
         || name.ends_with("_share")
         || name.ends_with("coverage")

@@ -112,7 +112,7 @@ fn check_json_numbers(text: &str) -> Result<(), String> {
         match value {
             serde_json::Value::Number(number) => {
                 let x = number.as_f64().unwrap_or(f64::INFINITY);
-                let why = if !(x.is_finite() && x.abs() <= MAX_MAGNITUDE) {
+                let why = if !written_by_gpubench(x) {
                     Some("gpubench writes numbers of at most 1e20 in magnitude")
                 } else {
                     columns::json_violation(key, x)
@@ -141,6 +141,12 @@ fn check_json_numbers(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `value` is a number gpubench could have written: finite and within
+/// [`MAX_MAGNITUDE`].
+fn written_by_gpubench(value: f64) -> bool {
+    value.is_finite() && value.abs() <= MAX_MAGNITUDE
+}
+
 /// Every field of a CSV that reads as a number is finite and within [`MAX_MAGNITUDE`], and
 /// below the header, within its column's domain ([`columns`]).
 fn check_numbers(text: &str) -> Result<(), String> {
@@ -158,7 +164,7 @@ fn check_numbers(text: &str) -> Result<(), String> {
             let Ok(value) = field.trim().parse::<f64>() else {
                 continue;
             };
-            if !(value.is_finite() && value.abs() <= MAX_MAGNITUDE) {
+            if !written_by_gpubench(value) {
                 return Err(format!(
                     "line {} holds {field:?}, which gpubench never writes (numbers are finite and at most {MAX_MAGNITUDE:e} in magnitude)",
                     index + 1

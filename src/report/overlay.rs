@@ -1,7 +1,7 @@
 //! One suite's curves from several runs drawn over each other, a colour per run: what the
 //! fleet page (issue #33) shows beside a figure the runs disagree on, so a reader sees where
 //! along the sweep the two GPUs part. A [`Curve`] is one line of a suite's own figure, read
-//! back from the files its run wrote (the suite says which, `app::registry::Suite::curves`).
+//! back from the files its run wrote (the suite says which, `harness::Suite::curves`).
 
 use anyhow::{Context, Result};
 use plotters::coord::cartesian::Cartesian2d;

@@ -18,13 +18,13 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use super::analysis::{self as atomics, StormRate};
 use crate::analysis::stats::Summary;
 use crate::error::GpuError;
 use crate::experiments::ahead::Ahead;
 use crate::experiments::cache::{Order, chain};
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, AtomicWord};
-use crate::suites::atomics::analysis::{self as atomics, StormRate};
 
 /// cuda/atomics.cu's unroll of every loop, its shared ring's words and a throughput block.
 pub const ATOMIC_UNROLL: u32 = 16;

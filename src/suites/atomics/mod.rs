@@ -11,11 +11,11 @@ pub use settings::AtomicsArgs;
 use anyhow::Result;
 use serde_json::json;
 
+use self::measure::{self as atomics, Plan};
+use self::report as atomics_report;
 use crate::error::UsageError;
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
-use crate::suites::atomics::measure::{self as atomics, Plan};
-use crate::suites::atomics::report as atomics_report;
 
 /// The largest chain the suite builds on the host, in MiB.
 const MAX_FOOTPRINT_MIB: u64 = 1024;
@@ -77,7 +77,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
             let (text, record) = disassembly.join()?;
             let sass = text
                 .as_deref()
-                .map(crate::suites::atomics::analysis::atomic_instructions)
+                .map(self::analysis::atomic_instructions)
                 .unwrap_or_default();
             if let Some(text) = &text {
                 suite.run.write("atomics.sass", text.as_bytes())?;

@@ -9,13 +9,11 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::analysis::{AtomicSass, ServedBy, served_by};
+use super::measure::{ATOMIC_UNROLL, Pattern, Results, Space, latency_entry, throughput_entry};
 use crate::report::figures::{Figure, Rows};
 use crate::report::plot::{self, BLUE, GREEN, ORANGE, RED};
 use crate::report::run_dir::RunDir;
-use crate::suites::atomics::analysis::{AtomicSass, ServedBy, served_by};
-use crate::suites::atomics::measure::{
-    ATOMIC_UNROLL, Pattern, Results, Space, latency_entry, throughput_entry,
-};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LatencyRow {

@@ -7,8 +7,8 @@ use anyhow::Result;
 use rand::seq::SliceRandom;
 use rand::{SeedableRng, rngs::StdRng};
 
+use super::analysis::{self as branch, PathInterval, WARP_LANES};
 use crate::gpu::{Gpu, launch};
-use crate::suites::branch::analysis::{self as branch, PathInterval, WARP_LANES};
 
 #[derive(Debug, Clone)]
 pub struct OrderRun {

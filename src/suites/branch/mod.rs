@@ -10,12 +10,12 @@ pub use settings::BranchArgs;
 use anyhow::Result;
 use serde_json::json;
 
+use self::analysis::{order_report, warp_overlap};
+use self::measure as branch;
+use self::report as branch_report;
 use crate::error::UsageError;
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
-use crate::suites::branch::analysis::{order_report, warp_overlap};
-use crate::suites::branch::measure as branch;
-use crate::suites::branch::report as branch_report;
 
 pub fn run(args: &BranchArgs) -> Result<()> {
     if args.work == 0 || args.work > 100_000 {
@@ -100,7 +100,7 @@ impl crate::harness::SuiteDef for Branch {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::suites::branch::report::figures(dir)
+        self::report::figures(dir)
     }
 
     fn redraw(

@@ -8,9 +8,9 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
+use super::measure::OrderRun;
 use crate::report::plot::{self, BLUE, FONT, RED};
 use crate::report::run_dir::RunDir;
-use crate::suites::branch::measure::OrderRun;
 
 /// The figure's title, before the device.
 pub const TITLE: &str = "Branch order";

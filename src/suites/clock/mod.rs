@@ -12,12 +12,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde_json::json;
 
+use self::report as clock_report;
 use crate::analysis::clock::counter_scope;
 use crate::error::UsageError;
 use crate::experiments::clock::{measure_counter_scope, measure_sm_clock, measure_timer_overheads};
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
-use crate::suites::clock::report as clock_report;
 
 pub fn run(args: &ClockArgs) -> Result<()> {
     if args.pairs == 0 || args.pairs > 1 << 20 {
@@ -95,7 +95,7 @@ impl crate::harness::SuiteDef for Clock {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::suites::clock::report::figures(dir)
+        self::report::figures(dir)
     }
 
     fn redraw(

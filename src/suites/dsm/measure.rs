@@ -12,9 +12,9 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use super::analysis::{self as dsm, ClusterLatency, PatternRate};
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, ClusterShape};
-use crate::suites::dsm::analysis::{self as dsm, ClusterLatency, PatternRate};
 
 /// cuda/dsm.cu's ring size (words) and the bytes each bandwidth pass reads.
 pub const RING_WORDS: u32 = 1024;

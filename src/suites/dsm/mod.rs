@@ -15,9 +15,9 @@ use serde_json::json;
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
 
+use self::measure::{self as dsm, MAX_CLUSTER};
+use self::report as dsm_report;
 use crate::error::UsageError;
-use crate::suites::dsm::measure::{self as dsm, MAX_CLUSTER};
-use crate::suites::dsm::report as dsm_report;
 
 pub fn run(args: &DsmArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 100_000 {

@@ -12,12 +12,12 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::analysis::growth_per_block;
+use super::measure::{PATTERNS, Results};
 use crate::analysis::linear_fit::Interval;
 use crate::report::figures::{Figure, Rows};
 use crate::report::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
 use crate::report::run_dir::RunDir;
-use crate::suites::dsm::analysis::growth_per_block;
-use crate::suites::dsm::measure::{PATTERNS, Results};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LatencyRow {

@@ -14,9 +14,9 @@
 
 use anyhow::{Context, Result};
 
+use super::analysis::{ChipRate, chip_rate};
 use crate::analysis::peaks::cuda_core_peak_flop_per_clock_per_sm;
 use crate::gpu::{Gpu, launch};
-use crate::suites::flops::analysis::{ChipRate, chip_rate};
 
 /// The constants of cuda/flops.cu (and cuda/flops_bf16.cu) the host counts FMAs with.
 pub const THREADS: u32 = 1024;

@@ -11,11 +11,11 @@ pub use settings::FlopsArgs;
 use anyhow::Result;
 use serde_json::json;
 
+use self::measure::{self as flops, CHAINS, THREADS, UNROLL};
+use self::report as flops_report;
 use crate::error::UsageError;
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
-use crate::suites::flops::measure::{self as flops, CHAINS, THREADS, UNROLL};
-use crate::suites::flops::report as flops_report;
 
 pub fn run(args: &FlopsArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 1_000_000 {

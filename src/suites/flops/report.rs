@@ -10,11 +10,11 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::measure::{FMAS_PER_TRIP, KernelResult};
 use crate::analysis::sass::{KernelSass, arithmetic_loop_problem};
 use crate::report::figures::{Figure, Rows};
 use crate::report::plot::{self, BLUE, GREY};
 use crate::report::run_dir::RunDir;
-use crate::suites::flops::measure::{FMAS_PER_TRIP, KernelResult};
 
 /// One row of `flops.csv`, also what `report`, the summary and the roofline read back.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -5,9 +5,9 @@
 
 use anyhow::{Context, Result};
 
+use super::analysis::{self as pipeline, WarpPoint};
 use crate::analysis::sass::KernelSass;
 use crate::gpu::{Gpu, launch};
-use crate::suites::pipeline::analysis::{self as pipeline, WarpPoint};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Operation {

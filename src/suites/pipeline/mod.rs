@@ -11,13 +11,13 @@ pub use settings::PipelineArgs;
 use anyhow::{Context, Result};
 use serde_json::json;
 
+use self::analysis::saturation_warps;
+use self::chains::{self as instruction_chains, Chains, INSTRUCTIONS};
+use self::measure::{self as pipeline, OPERATIONS};
+use self::report as pipeline_report;
 use crate::error::UsageError;
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
-use crate::suites::pipeline::analysis::saturation_warps;
-use crate::suites::pipeline::chains::{self as instruction_chains, Chains, INSTRUCTIONS};
-use crate::suites::pipeline::measure::{self as pipeline, OPERATIONS};
-use crate::suites::pipeline::report as pipeline_report;
 
 pub fn run(args: &PipelineArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 100_000 {
@@ -137,7 +137,7 @@ impl crate::harness::SuiteDef for Pipeline {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::suites::pipeline::report::figures(dir)
+        self::report::figures(dir)
     }
 
     fn redraw(
@@ -150,9 +150,9 @@ impl crate::harness::SuiteDef for Pipeline {
             sweep_op: String,
         }
         let settings: Settings = run.metadata.settings()?;
-        let sweep: Vec<crate::suites::pipeline::analysis::WarpPoint> =
+        let sweep: Vec<self::analysis::WarpPoint> =
             crate::report::saved::read_csv(run.dir, "pipeline_warps.csv")?;
-        let saturation = crate::suites::pipeline::analysis::saturation_warps(&sweep, 0.95);
+        let saturation = self::analysis::saturation_warps(&sweep, 0.95);
         let operation = pipeline::OPERATIONS
             .iter()
             .find(|o| o.name == settings.sweep_op)

@@ -11,12 +11,12 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
+use super::analysis::WarpPoint;
+use super::chains::{Chains, Instruction};
+use super::measure::OperationResult;
 use crate::analysis::instruction_latency::InstructionLatency;
 use crate::report::plot::{self, BLUE, FONT, RED};
 use crate::report::run_dir::RunDir;
-use crate::suites::pipeline::analysis::WarpPoint;
-use crate::suites::pipeline::chains::{Chains, Instruction};
-use crate::suites::pipeline::measure::OperationResult;
 
 #[derive(Debug, Serialize)]
 struct Row<'a> {
@@ -167,7 +167,7 @@ pub fn render_table(results: &[OperationResult]) -> String {
 }
 
 /// The figure's title, before the device.
-pub fn title(swept: &crate::suites::pipeline::measure::Operation) -> String {
+pub fn title(swept: &super::measure::Operation) -> String {
     format!("Pipeline: {} {} against warps", swept.kind, swept.label)
 }
 

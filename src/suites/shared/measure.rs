@@ -7,10 +7,10 @@
 
 use anyhow::{Result, ensure};
 
+use super::analysis::StridePoint;
 use crate::analysis::stats;
 use crate::error::UsageError;
 use crate::gpu::{Gpu, launch};
-use crate::suites::shared::analysis::StridePoint;
 
 pub const ELEMENT_BYTES: [u32; 3] = [4, 8, 16];
 

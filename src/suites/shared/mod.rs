@@ -10,11 +10,11 @@ pub use settings::SharedArgs;
 use anyhow::Result;
 use serde_json::json;
 
+use self::analysis as bank_conflicts;
+use self::measure as shared;
+use self::report as shared_report;
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
-use crate::suites::shared::analysis as bank_conflicts;
-use crate::suites::shared::measure as shared;
-use crate::suites::shared::report as shared_report;
 
 pub fn run(args: &SharedArgs) -> Result<()> {
     let config = shared::SharedConfig {
@@ -104,7 +104,7 @@ impl crate::harness::SuiteDef for Shared {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::suites::shared::report::figures(dir)
+        self::report::figures(dir)
     }
 
     fn redraw(

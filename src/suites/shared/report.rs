@@ -9,9 +9,9 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
+use super::analysis::{self as bank_conflicts, ConflictFit, StridePoint};
 use crate::report::plot::{self, BLUE, FONT, GREEN, RED};
 use crate::report::run_dir::RunDir;
-use crate::suites::shared::analysis::{self as bank_conflicts, ConflictFit, StridePoint};
 
 /// One line of `shared.csv` (read back by [`read_points`]).
 #[derive(Debug, Serialize, serde::Deserialize)]
@@ -95,10 +95,7 @@ pub fn draw(
                 .axis_desc_style((FONT, plot::LABEL_SIZE))
                 .label_style((FONT, plot::TICK_SIZE))
                 .draw()?;
-            for (color, bytes) in COLORS
-                .iter()
-                .zip(crate::suites::shared::measure::ELEMENT_BYTES)
-            {
+            for (color, bytes) in COLORS.iter().zip(super::measure::ELEMENT_BYTES) {
                 let mine: Vec<&StridePoint> =
                     points.iter().filter(|p| p.element_bytes == bytes).collect();
                 by_stride

@@ -13,12 +13,12 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde_json::json;
 
+use self::measure::{self as slots, WORKLOADS};
 use crate::error::UsageError;
 use crate::experiments::ncu::{self, Efficiency};
 use crate::gpu::Gpu;
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
-use crate::suites::slots::measure::{self as slots, WORKLOADS};
 
 fn workloads(only: Option<&str>) -> Result<Vec<&'static str>, UsageError> {
     let Some(only) = only else {
@@ -129,7 +129,7 @@ impl crate::harness::SuiteDef for Slots {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::suites::slots::report::figures(dir)
+        self::report::figures(dir)
     }
 
     fn redraw(
@@ -137,11 +137,9 @@ impl crate::harness::SuiteDef for Slots {
         run: &crate::harness::SavedRun,
         out: &mut crate::harness::Redraw,
     ) -> Result<()> {
-        let rows: Vec<crate::suites::slots::report::WorkloadRow> =
+        let rows: Vec<self::report::WorkloadRow> =
             crate::report::saved::read_csv(run.dir, "slots.csv")?;
-        let title = run.title(crate::suites::slots::report::TITLE);
-        out.figure("slots", |p| {
-            crate::suites::slots::report::draw(p, &title, &rows)
-        })
+        let title = run.title(self::report::TITLE);
+        out.figure("slots", |p| self::report::draw(p, &title, &rows))
     }
 }

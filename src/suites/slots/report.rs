@@ -11,10 +11,10 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::measure::WorkloadResult;
 use crate::experiments::ncu::Efficiency;
 use crate::report::plot::{self, FONT};
 use crate::report::run_dir::RunDir;
-use crate::suites::slots::measure::WorkloadResult;
 
 /// The figure's title, before the device.
 pub const TITLE: &str = "Lane slots by branch kind";

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use super::analysis::{self as sync, Outcome, ProbeInfo, Verdict};
 use crate::gpu::{Gpu, launch};
-use crate::suites::sync::analysis::{self as sync, Outcome, ProbeInfo, Verdict};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Probe {

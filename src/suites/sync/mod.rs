@@ -12,14 +12,14 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::json;
 
+use self::analysis as verdicts;
+use self::measure::{self as sync, ChildOutcome, PROBES};
+use self::report as sync_report;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
 use crate::report::run_dir::write_atomically;
-use crate::suites::sync::analysis as verdicts;
-use crate::suites::sync::measure::{self as sync, ChildOutcome, PROBES};
-use crate::suites::sync::report as sync_report;
 
 /// A probe's deadline, counted from its kernel's launch (the child's start and module load
 /// come before and are not part of it): the timeout until one probe has finished; then the
@@ -204,7 +204,7 @@ impl crate::harness::SuiteDef for Sync {
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        crate::suites::sync::report::figures(dir)
+        self::report::figures(dir)
     }
 
     fn redraw(

@@ -8,9 +8,9 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
+use super::analysis::Verdict;
 use crate::report::plot::{self, BLUE, FONT};
 use crate::report::run_dir::RunDir;
-use crate::suites::sync::analysis::Verdict;
 
 #[derive(Debug, Serialize)]
 struct Row<'a> {

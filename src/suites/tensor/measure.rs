@@ -10,9 +10,9 @@
 
 use anyhow::{Context, Result};
 
+use super::analysis::{self as tensor, TensorRate};
 use crate::analysis::stats::Summary;
 use crate::gpu::{Gpu, launch};
-use crate::suites::tensor::analysis::{self as tensor, TensorRate};
 
 /// The constants of cuda/tensor.cu the host counts MMAs with.
 pub const MMA_UNROLL: u64 = 16;

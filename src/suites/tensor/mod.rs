@@ -11,11 +11,11 @@ pub use settings::TensorArgs;
 use anyhow::Result;
 use serde_json::json;
 
+use self::measure::{self as tensor, WGMMA_UNROLL, WGMMA_WIDTHS};
+use self::report as tensor_report;
 use crate::error::UsageError;
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
-use crate::suites::tensor::measure::{self as tensor, WGMMA_UNROLL, WGMMA_WIDTHS};
-use crate::suites::tensor::report as tensor_report;
 
 pub fn run(args: &TensorArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 1_000_000 {
@@ -92,7 +92,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
             let (text, record) = disassembly.join()?;
             let sass = text
                 .as_deref()
-                .map(crate::suites::tensor::analysis::mma_instructions)
+                .map(self::analysis::mma_instructions)
                 .unwrap_or_default();
             if let Some(text) = &text {
                 suite.run.write("tensor.sass", text.as_bytes())?;

@@ -10,11 +10,11 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::analysis::MmaSass;
+use super::measure::KernelResult;
 use crate::report::figures::{Figure, Rows};
 use crate::report::plot::{self, BLUE, FONT, ORANGE};
 use crate::report::run_dir::RunDir;
-use crate::suites::tensor::analysis::MmaSass;
-use crate::suites::tensor::measure::KernelResult;
 
 /// One row of `tensor.csv`, also what `report` and the summary read back.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -14,6 +14,8 @@ pub use settings::TmaArgs;
 use anyhow::Result;
 use serde_json::json;
 
+use self::measure as tma;
+use self::report as tma_report;
 use crate::error::UsageError;
 use crate::experiments::dram_bulk_copy;
 use crate::experiments::l2_bulk_read::{self, SmLimits};
@@ -22,8 +24,6 @@ use crate::harness::PlannedSuite;
 use crate::harness::suite;
 use crate::report::dram_bulk_copy as copy_report;
 use crate::report::l2_bulk_read as l2_report;
-use crate::suites::tma::measure as tma;
-use crate::suites::tma::report as tma_report;
 
 /// The largest chain the suite builds on the host, in MiB.
 const MAX_FOOTPRINT_MIB: f64 = 1024.0;

@@ -10,11 +10,11 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::analysis::{Capacity, capacity, same_capacity};
+use super::measure::Results;
 use crate::report::figures::{Figure, Rows};
 use crate::report::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
 use crate::report::run_dir::RunDir;
-use crate::suites::tma::analysis::{Capacity, capacity, same_capacity};
-use crate::suites::tma::measure::Results;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LatencyRow {
@@ -348,9 +348,9 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
 
 #[cfg(test)]
 mod tests {
+    use crate::suites::tma::measure::Stream;
     use super::*;
     use crate::analysis::stats::Summary;
-    use crate::suites::tma::measure::Stream;
 
     #[test]
     fn a_stream_row_gives_the_median_launch_and_the_slowest_and_fastest() {
