@@ -348,9 +348,9 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
 
 #[cfg(test)]
 mod tests {
-    use crate::suites::tma::measure::Stream;
     use super::*;
     use crate::analysis::stats::Summary;
+    use crate::suites::tma::measure::Stream;
 
     #[test]
     fn a_stream_row_gives_the_median_launch_and_the_slowest_and_fastest() {
