@@ -75,6 +75,13 @@ pub struct GeometryFit {
     /// Whether the best candidate's residuals are within the noise (robust spread ≤ 2σ + 0.05
     /// cycles; outliers aside).
     pub fits: bool,
+    /// The best candidate's residual spread over the rise alone (the points where it or the
+    /// data lie between the two plateaus): the RMS of its residuals there, the largest one in
+    /// 29 and one more left out (outliers); `None` where the rise has fewer than four points.
+    /// A model of a cache the candidates do not hold (a victim buffer's sudden rise, a
+    /// pseudo-LRU's uneven one) can match both plateaus, most of the points, while missing
+    /// the rise itself.
+    pub rise_spread_cycles: Option<f64>,
     pub noise_cycles: f64,
     pub points: usize,
     pub tried: Vec<TriedFamily>,
@@ -104,6 +111,13 @@ pub struct Identified {
     /// time at full weight, and a wrong line in one case of ten once the ways were dropped).
     #[serde(default)]
     pub random_replacement: bool,
+    /// Whether ways and sets are left open because a tie holds all its lines in one set: S
+    /// sets of W ways behind a victim buffer of V ≥ S − 1 lines can chase like one set of
+    /// SW + V ways (no line misses until the sets and the buffer are full, then every line
+    /// does; the calibration study's LRU cache of 6 sets × 16 ways behind 10 lines hits up to
+    /// 106 lines and misses every line at 107).
+    #[serde(default)]
+    pub victim_ties: bool,
 }
 
 /// The cache an address-order chase cannot tell from `c`: lines of half the size, twice the
@@ -137,10 +151,13 @@ impl Identified {
             v.truncate(8);
             v
         };
+        let victim_ties = close
+            .iter()
+            .any(|c| c.sets == 1 && c.ways >= 3 && c.policy != Policy::Random);
         Identified {
             line_bytes: only(&lines),
-            ways: only(&ways),
-            sets: only(&sets),
+            ways: only(&ways).filter(|_| !victim_ties),
+            sets: only(&sets).filter(|_| !victim_ties),
             line_values: keep(lines),
             way_values: keep(ways),
             set_values: keep(sets),
@@ -149,6 +166,7 @@ impl Identified {
             prefetch_ties: false,
             fetch_bytes: None,
             random_replacement: false,
+            victim_ties,
         }
     }
 
@@ -174,10 +192,16 @@ impl Identified {
             .iter()
             .filter_map(|c| prefetch_twin(c, stride_bytes))
             .collect();
-        let fetch_bytes = Identified::of(close).line_bytes;
+        // With an odd set count a cache with a next-line prefetcher chases like the plain one
+        // of its own geometry at half the miss penalty (which no chase pins): one miss may
+        // fetch the line or two.
+        let odd = close
+            .iter()
+            .any(|c| c.sector_bytes.is_none() && c.policy == Policy::Lru && c.sets % 2 == 1);
+        let fetch_bytes = fetch_of(close).filter(|_| !odd);
         let all: Vec<Candidate> = close.iter().chain(&twins).copied().collect();
         Identified {
-            prefetch_ties: !twins.is_empty(),
+            prefetch_ties: !twins.is_empty() || odd,
             fetch_bytes,
             ..Identified::of(&all)
         }
@@ -189,6 +213,18 @@ impl Identified {
             && self.ways.is_none_or(|w| w == c.ways)
             && self.sets.is_none_or(|s| s == c.sets)
     }
+}
+
+/// The bytes one miss fetches where every candidate of `close` fetches the same: a sector of a
+/// sectored line, else the line. (Taking the line of a sectored candidate stated 64 or 128 B
+/// where the miss brings in 32: wrong in 211 of the calibration study's sectored answers.)
+fn fetch_of(close: &[Candidate]) -> Option<u64> {
+    let first = close.first()?;
+    let fetch = |c: &Candidate| c.sector_bytes.unwrap_or(c.line_bytes);
+    close
+        .iter()
+        .all(|c| fetch(c) == fetch(first))
+        .then(|| fetch(first))
 }
 
 /// The footprints between which the size of the cache may lie, and the chase's stride.
@@ -241,6 +277,35 @@ fn candidates(range: SearchRange) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// The absolute residuals of the rise: the points (in footprint order) where the model predicts
+/// some misses but has not yet reached 98 % of its misses at the largest footprint, and those
+/// where the data stand more than 3σ clear of both of the model's plateaus. (The far plateau
+/// itself is not a rise: a partial last line makes its predicted fraction wobble.) `None`
+/// with fewer than four such points.
+fn rise_residual(
+    predicted: &[f64],
+    ys: &[f64],
+    residuals: &[f64],
+    hit: f64,
+    miss: f64,
+    sigma: f64,
+) -> Option<Vec<f64>> {
+    let far = *predicted.last()?;
+    let top = hit + (miss - hit) * far;
+    let end = predicted
+        .iter()
+        .position(|&x| x >= 0.98 * far)
+        .unwrap_or(predicted.len());
+    let rise: Vec<f64> = (0..predicted.len())
+        .filter(|&i| {
+            (i < end && predicted[i] > 0.0)
+                || (ys[i] > hit + 3.0 * sigma && ys[i] < top - 3.0 * sigma)
+        })
+        .map(|i| residuals[i])
+        .collect();
+    (rise.len() >= 4).then_some(rise)
 }
 
 fn huber(u: f64) -> f64 {
@@ -338,7 +403,7 @@ fn score_all(
 }
 
 /// Fits every candidate in `range` to `points` (one stride, a rise and the plateaus on both
-/// sides); `sigma` is the noise of one point in cycles (floored at 0.02). `None` when no
+/// sides, in footprint order); `sigma` is the noise of one point in cycles (floored at 0.02). `None` when no
 /// candidate changes over the points.
 ///
 /// The likelihood's noise is the larger of `sigma` and the best candidate's misfit: when even
@@ -407,24 +472,38 @@ fn fit_candidates(
     let mut random = random_miss_rate;
     let best_index =
         (0..scored.len()).min_by(|&a, &b| scored[a].cost.total_cmp(&scored[b].cost))?;
-    // The best candidate's robust spread decides whether it fits at all.
-    let spread = {
+    // The best candidate's robust spread decides whether it fits at all, over all the points
+    // and over the rise alone.
+    let (spread, rise_spread) = {
         let best = &scored[best_index];
-        let mut residuals: Vec<f64> = points
+        let predicted: Vec<f64> = points
             .iter()
-            .zip(&ys)
-            .map(|(p, y)| {
-                let x = miss_fraction_with(
+            .map(|p| {
+                miss_fraction_with(
                     &best.candidate,
                     p.footprint_bytes,
                     stride_bytes,
                     &mut random,
-                );
-                (y - (best.hit + (best.miss - best.hit) * x)).abs()
+                )
             })
             .collect();
-        residuals.sort_by(f64::total_cmp);
-        1.4826 * residuals[residuals.len() / 2]
+        let residuals: Vec<f64> = predicted
+            .iter()
+            .zip(&ys)
+            .map(|(x, y)| (y - (best.hit + (best.miss - best.hit) * x)).abs())
+            .collect();
+        let mut sorted = residuals.clone();
+        sorted.sort_by(f64::total_cmp);
+        (
+            1.4826 * sorted[sorted.len() / 2],
+            rise_residual(&predicted, &ys, &residuals, best.hit, best.miss, sigma).map(|mut r| {
+                // The largest residuals left out, one per 29 points and one more: an
+                // outlier is not a misfit.
+                r.sort_by(f64::total_cmp);
+                r.truncate(r.len() - r.len() / 29 - 1);
+                (r.iter().map(|x| x * x).sum::<f64>() / r.len() as f64).sqrt()
+            }),
+        )
     };
     // The ranking stays the one at the point noise; the costs, and so every Δ and weight, are
     // scaled down by (σ / misfit)² (exact for the quadratic part of the cost).
@@ -500,12 +579,9 @@ fn fit_candidates(
         .collect();
     let identified = Identified::with_prefetch_twins(&ties, stride_bytes)
         .without_random_geometry(&best.candidate);
-    let without_prefetch = {
-        let plain = Identified::of(&ties);
-        Identified {
-            fetch_bytes: plain.line_bytes,
-            ..plain
-        }
+    let without_prefetch = Identified {
+        fetch_bytes: fetch_of(&ties),
+        ..Identified::of(&ties)
     }
     .without_random_geometry(&best.candidate);
     let (best_size, best_line) = (best.candidate.size_bytes(), best.candidate.line_bytes);
@@ -534,7 +610,9 @@ fn fit_candidates(
         without_prefetch_confidence,
         size_confidence,
         likelihood_sigma_cycles: likelihood_sigma,
-        fits: best.spread <= 2.0 * sigma + 0.05,
+        fits: best.spread <= 2.0 * sigma + 0.05
+            && rise_spread.is_none_or(|r| r <= 2.0 * sigma + 0.05),
+        rise_spread_cycles: rise_spread,
         noise_cycles: sigma,
         points: points.len(),
         tried,

@@ -38,6 +38,8 @@ pub(super) fn prefetch_caveat(level: &mut CacheLevel, stride: u64) {
     }
 }
 
+pub(super) const VICTIM_NOTE: &str = "one set of N ways can chase like fewer ways in more sets behind a victim buffer of at least as many lines as sets less one: no line misses until all N lines are held, then every line does";
+
 pub(super) const PREFETCH_NOTE: &str = "an address-order chase sees a line of L with a next-line prefetcher as a line of 2L (a descending chase would tell them apart)";
 
 /// What a descending chase beside the ascending one showed about a next-line prefetcher
@@ -240,5 +242,6 @@ pub(super) fn unidentified(identified: &cache_fit::Identified) -> Vec<String> {
         }
     })
     .chain(identified.prefetch_ties.then(|| PREFETCH_NOTE.to_string()))
+    .chain(identified.victim_ties.then(|| VICTIM_NOTE.to_string()))
     .collect()
 }
