@@ -105,6 +105,9 @@ pub(super) fn fit_geometry(
         .filter(|f| f.fits && f.best.rms_cycles <= fit.best.rms_cycles);
     let fit = fetching.unwrap_or(fit);
     let best = &fit.best;
+    let contradicted =
+        misses_on_the_plateau(best, &curve[lower.first..=lower.last], lower, stride, sigma);
+    let fits = fit.fits && contradicted.is_none();
     // Under a prefetcher that a descending chase revealed, only the size is stated: the
     // ascending rise is its twin's or, with an odd set count, a plain cache's of half the
     // miss penalty, and the calibration study read neither's ways reliably.
@@ -120,7 +123,7 @@ pub(super) fn fit_geometry(
         Prefetch::Absent => (&fit.without_prefetch, fit.without_prefetch_confidence),
         Prefetch::Present => (&size_only, fit.size_confidence),
     };
-    if fit.fits
+    if fits
         && prefetch != Prefetch::Present
         && !identified.random_replacement
         && identified.line_bytes.is_none()
@@ -142,7 +145,7 @@ pub(super) fn fit_geometry(
         level.unidentified = unidentified(identified);
         level.confidence = level.confidence.min(fit.confidence.max(0.1));
         level.basis = "open";
-    } else if fit.fits {
+    } else if fits {
         let disagreement = match (level.line_bytes, level.ways) {
             (Some(line), Some(ways)) if (line, ways) != (best.line_bytes, best.ways) => {
                 Some(format!(
@@ -210,10 +213,46 @@ pub(super) fn fit_geometry(
             best.line_bytes,
             best.rms_cycles
         ));
+        if let Some(footprint) = contradicted {
+            level.notes.push(format!(
+                "the closest model misses at {footprint} B, where the curve still hits: a victim buffer, or a policy that keeps more lines than the sets' ways, would do this"
+            ));
+        }
         level.confidence = level.confidence.min(0.3);
         level.basis = "misfit";
     }
     level.fit = Some(fit);
+}
+
+/// The first footprint of the plateau where `best` predicts misses the data do not show: its
+/// latency there is more than the plateau's tolerance and 3σ over its hit latency, while the
+/// point stays on the plateau. A cache that keeps more than its sets' ways hold (a victim buffer
+/// behind them) fits such a model within the noise over the rise, yet starts missing only
+/// where the buffer overflows: read as the model, its size was the sets' alone.
+fn misses_on_the_plateau(
+    best: &cache_fit::FittedModel,
+    plateau: &[ChasePoint],
+    lower: &Plateau,
+    stride: u64,
+    sigma: f64,
+) -> Option<u64> {
+    let tolerance = lower.tolerance;
+    let candidate = cache_fit::Candidate {
+        sets: best.sets,
+        ways: best.ways,
+        line_bytes: best.line_bytes,
+        sector_bytes: best.sector_bytes,
+        policy: best.policy,
+    };
+    plateau
+        .iter()
+        .filter(|p| p.footprint_bytes > best.size_bytes && p.cycles <= lower.latency + tolerance)
+        .find(|p| {
+            let excess = (best.miss_cycles - best.hit_cycles)
+                * cache_fit::miss_fraction(&candidate, p.footprint_bytes, stride);
+            excess > tolerance + 3.0 * sigma
+        })
+        .map(|p| p.footprint_bytes)
 }
 
 pub(super) fn list(values: &[u64]) -> String {

@@ -179,6 +179,8 @@ struct Plateau {
     first: usize,
     last: usize,
     latency: f64,
+    /// The spread its points were allowed.
+    tolerance: f64,
 }
 
 /// A plateau's latency: the median of its points, each weighted by the share of the log
@@ -241,6 +243,7 @@ fn plateaus(points: &[ChasePoint], tolerance: impl Fn(f64) -> f64) -> Vec<Platea
             found.push(Plateau {
                 first: i,
                 last: j,
+                tolerance,
                 latency: plateau_latency(&points[i..=j]).unwrap_or(low),
             });
             i = j + 1;
