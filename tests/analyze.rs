@@ -267,7 +267,8 @@ mod slow {
 
     /// A noisy two-level curve (an 8 KiB 4-way L1 of 64-byte lines in front of a 48 KiB 12-way
     /// L2 of 128-byte lines, 0.8 cycles of Gaussian noise, every 16-byte footprint) read through
-    /// the CLI: both levels' lines and ways exact, sizes within a line, the fit in the JSON.
+    /// the CLI: both levels' ways exact, sizes within a line, fetches never wrong, the fit in the
+    /// JSON.
     #[test]
     #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
     fn analyze_cache_fits_a_noisy_two_level_curve() {
@@ -304,7 +305,14 @@ mod slow {
         for (level, g) in levels.iter().zip([l1, l2]) {
             let size = level["size_bytes"].as_u64().unwrap();
             assert!(size.abs_diff(g.size_bytes) <= g.line_bytes, "{level}");
-            assert_eq!(level["fetch_bytes"], g.line_bytes, "{level}");
+            // A sectored line of the same geometry may tie: at one stride a sector's miss and
+            // a line's differ only in the miss penalty, which the fit leaves free. The fetch is
+            // then left open; never stated wrong.
+            assert!(
+                level["fetch_bytes"] == g.line_bytes
+                    || (level["fetch_bytes"].is_null() && level["line_bytes"].is_null()),
+                "{level}"
+            );
             assert_eq!(level["ways"], g.ways, "{level}");
             assert!(level["fit"]["fits"].as_bool().unwrap(), "{level}");
         }
