@@ -73,7 +73,8 @@ pub struct GeometryFit {
     /// noise cannot tell candidates apart any better than its misfit allows.
     pub likelihood_sigma_cycles: f64,
     /// Whether the best candidate's residuals are within the noise (robust spread ≤ 2σ + 0.05
-    /// cycles; outliers aside).
+    /// cycles; outliers aside), over all the points and over the rise alone
+    /// ([`GeometryFit::rise_spread_cycles`]).
     pub fits: bool,
     /// The best candidate's residual spread over the rise alone (the points where it or the
     /// data lie between the two plateaus): the RMS of its residuals there, the largest one in
@@ -403,8 +404,8 @@ fn score_all(
 }
 
 /// Fits every candidate in `range` to `points` (one stride, a rise and the plateaus on both
-/// sides, in footprint order); `sigma` is the noise of one point in cycles (floored at 0.02). `None` when no
-/// candidate changes over the points.
+/// sides, in footprint order); `sigma` is the noise of one point in cycles (floored at 0.02).
+/// `None` when no candidate changes over the points.
 ///
 /// The likelihood's noise is the larger of `sigma` and the best candidate's misfit: when even
 /// the best model misses the points by more than their noise, differences between candidates
