@@ -1,6 +1,5 @@
 //! Pure statistics and fits: functions over plain numbers, no GPU and no I/O.
 
-pub mod bandwidth;
 pub mod cache_fit;
 pub mod cache_inference;
 pub mod cache_model;

@@ -2,7 +2,6 @@
 //! run the experiment, analyse, report.
 
 mod all;
-mod bandwidth;
 mod cache;
 mod calibrate;
 pub mod devices;

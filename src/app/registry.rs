@@ -27,7 +27,7 @@ pub static SUITES: &[&dyn Suite] = &[
     &crate::suites::regs::Regs,
     &crate::suites::slots::Slots,
     &crate::suites::pipeline::Pipeline,
-    &super::bandwidth::Bandwidth,
+    &crate::suites::bandwidth::Bandwidth,
     &super::cache::Cache,
     &crate::suites::tensor::Tensor,
     &crate::suites::flops::Flops,

@@ -1,11 +1,9 @@
 //! Command-line types. clap stops here: every subcommand's arguments become a plain config.
 
-mod bandwidth;
 mod cache;
 mod calibrate;
 mod divergence;
 mod export;
-pub use bandwidth::BandwidthArgs;
 pub use cache::{CacheArgs, ChainChoice, SpaceChoice};
 pub use calibrate::CalibrateArgs;
 pub use divergence::{DivergenceArgs, KernelChoice};

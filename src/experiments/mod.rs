@@ -2,8 +2,6 @@
 //! beside its kernel source in `cuda/` and states its method and the paper section it follows.
 
 pub mod ahead;
-pub mod bandwidth;
-pub mod bandwidth_levels;
 pub mod cache;
 pub mod clock;
 pub mod copy_engines;

@@ -118,7 +118,7 @@ pub fn memory_levels(figures: &[Figure]) -> Vec<LevelFigures<'_>> {
         };
         figures
             .iter()
-            .find(|f| super::bandwidth::is_rate_of(f, bw_level, operation))
+            .find(|f| super::known_rows::is_bandwidth_rate_of(f, bw_level, operation))
     };
     levels
         .into_iter()

@@ -1,11 +1,28 @@
-//! Summary rows the core's own tables look up by name: the roofline takes its compute
-//! ceilings, and the curated tables their arithmetic rows, from the rows a suite writes with
+//! Summary rows the core's own tables look up by name: the roofline takes its compute and
+//! bandwidth ceilings, and the curated tables their arithmetic and bandwidth rows, from the rows a suite writes with
 //! these sections and quantities. The names live here, in the core, so that the tables never
 //! name the suite that writes the rows; the suite writes its rows with them.
+
+use super::figures::Figure;
 
 /// The quantity of the SM clock the clock suite measured (`gpubench clock`): the clock the
 /// tables turn cycles into nanoseconds with, and the export states.
 pub const SM_CLOCK: &str = "SM clock (measured)";
+
+/// The section of the bandwidth rows (`gpubench bandwidth`).
+pub const BANDWIDTH_SECTION: &str = "Bandwidth";
+
+/// Whether `figure` is the headline bandwidth (GB/s) of `operation` at `level` ("l2",
+/// "shared-line read"), whichever search it came from: the quantity is "<level> <operation>
+/// (<search>)".
+pub fn is_bandwidth_rate_of(figure: &Figure, level: &str, operation: &str) -> bool {
+    figure.section == BANDWIDTH_SECTION
+        && figure.unit == "GB/s"
+        && figure
+            .quantity
+            .strip_prefix(&format!("{level} {operation} ("))
+            .is_some_and(|rest| rest.ends_with(')'))
+}
 
 /// The section of the CUDA-core arithmetic rows (`gpubench flops`).
 pub const FLOPS_SECTION: &str = "Arithmetic peak (CUDA cores)";

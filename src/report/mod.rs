@@ -1,8 +1,6 @@
 //! Reporters: they write what experiments measured and analysis computed, and compute nothing.
 
 pub mod accel_sim;
-pub mod bandwidth;
-mod bandwidth_plot;
 pub mod cache;
 pub mod cache_plot;
 pub mod cache_text;

@@ -85,7 +85,7 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
         .filter_map(|(level, operation, name)| {
             let f = figures
                 .iter()
-                .find(|f| super::bandwidth::is_rate_of(f, level, operation))?;
+                .find(|f| super::known_rows::is_bandwidth_rate_of(f, level, operation))?;
             Some(Ceiling {
                 name: (*name).to_string(),
                 per_second: value(f)? * 1e9,
@@ -284,7 +284,7 @@ mod tests {
     fn the_ceilings_come_from_the_suites_figures_by_their_own_names() {
         let bandwidth = |level: &str, op: &str, gbs: f64| {
             figure(
-                super::super::bandwidth::SECTION,
+                crate::report::known_rows::BANDWIDTH_SECTION,
                 &format!("{level} {op} (at the {level} {op} search's winner)"),
                 gbs,
                 "GB/s",

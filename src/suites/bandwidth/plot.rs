@@ -8,8 +8,8 @@ use plotters::coord::combinators::BindKeyPoints;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-use super::bandwidth::{BandwidthFile, PointRow, gb, level_falloffs};
-use super::plot::{self, BLUE, CYAN, FONT, GREEN, MAGENTA, RED};
+use super::report::{BandwidthFile, PointRow, gb, level_falloffs};
+use crate::report::plot::{self, BLUE, CYAN, FONT, GREEN, MAGENTA, RED};
 
 /// One drawn sweep: its curve, colour, fall-off sizes and legend label.
 type Sweep = (Vec<(f64, f64)>, RGBColor, Vec<f64>, String);
@@ -91,7 +91,7 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
             if !falls.is_empty() {
                 let sizes: Vec<String> = falls
                     .iter()
-                    .map(|&x| super::text::format_value(x, "bytes"))
+                    .map(|&x| crate::report::text::format_value(x, "bytes"))
                     .collect();
                 label += &format!(", falls off at {}", sizes.join(" and "));
             }

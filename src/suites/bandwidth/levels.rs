@@ -1,6 +1,6 @@
 //! What `gpubench bandwidth` measures and where: its settings, the levels with the kernel each
 //! searches and how each hands out its slices, the occupancies an SM allows, the footprints of
-//! the searches and the sweeps (the method is in `experiments::bandwidth`).
+//! the searches and the sweeps (the method is in `measure`).
 
 use crate::error::UsageError;
 use crate::experiments::launch_size::shared_fits;

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::stats::{Summary, median};
+use crate::analysis::stats::{Summary, median};
 
 /// One measured point: a footprint and the bandwidth reached there.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -32,8 +32,8 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
+pub use super::levels::*;
 use crate::analysis::stats::Summary;
-pub use crate::experiments::bandwidth_levels::*;
 use crate::experiments::launch_size::calibrated_passes;
 use crate::gpu::Gpu;
 use crate::gpu::launch::bandwidth::{

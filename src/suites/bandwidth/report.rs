@@ -8,9 +8,9 @@ use std::path::Path;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-pub use super::bandwidth_plot::draw;
-use super::figures::{Figure, Rows};
+pub use super::plot::draw;
 use crate::gpu::launch::bandwidth::SliceOrder;
+use crate::report::figures::{Figure, Rows};
 
 /// One row of `points.csv` (also what the figure and `report` read back).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,23 +163,14 @@ pub(super) fn level_falloffs(file: &BandwidthFile) -> Vec<&FalloffFigure> {
         .collect()
 }
 
+/// The section of the summary the bandwidth rows are in (the core's tables look them up).
+pub use crate::report::known_rows::BANDWIDTH_SECTION as SECTION;
+#[cfg(test)]
+use crate::report::known_rows::is_bandwidth_rate_of as is_rate_of;
+
 /// The summary's bandwidth rows.
-/// The section of the summary the bandwidth rows are in.
-pub const SECTION: &str = "Bandwidth";
-
-/// Whether `figure` is the headline rate (GB/s) of `operation` at `level` ("l2", "shared-line
-/// read"), whichever search it came from.
-pub fn is_rate_of(figure: &Figure, level: &str, operation: &str) -> bool {
-    figure.section == SECTION
-        && figure.unit == "GB/s"
-        && figure
-            .quantity
-            .strip_prefix(&format!("{level} {operation} ("))
-            .is_some_and(|rest| rest.ends_with(')'))
-}
-
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
-    let file: BandwidthFile = super::saved::read_json(dir, "bandwidth.json")?;
+    let file: BandwidthFile = crate::report::saved::read_json(dir, "bandwidth.json")?;
     let mut r = Rows::new(SECTION, "bandwidth.json");
     for l in &file.levels {
         level_rows(&mut r, l);
@@ -318,14 +309,14 @@ fn copy_engine_rows(r: &mut Rows, copy: &Result<CopyEngineFigure, String>) {
 
 /// The footprint sweeps' lines for the fleet page's overlays: GB/s against footprint, one per
 /// operation and placement swept (the occupancy search's points are not a curve).
-pub fn curves(points: &[PointRow]) -> Vec<super::overlay::Curve> {
-    let mut curves: Vec<super::overlay::Curve> = Vec::new();
+pub fn curves(points: &[PointRow]) -> Vec<crate::report::overlay::Curve> {
+    let mut curves: Vec<crate::report::overlay::Curve> = Vec::new();
     for p in points.iter().filter(|p| p.stage == "sweep") {
         let name = format!("{} ({} placement)", p.operation, p.placement);
         let at = (p.footprint_bytes as f64, gb(p.median_bytes_per_second));
         match curves.iter_mut().find(|c| c.name == name) {
             Some(curve) => curve.points.push(at),
-            None => curves.push(super::overlay::Curve {
+            None => curves.push(crate::report::overlay::Curve {
                 name,
                 x_label: "footprint".into(),
                 y_label: "GB/s (median)".into(),
@@ -395,7 +386,7 @@ mod tests {
 
     #[test]
     fn runs_from_before_the_copy_engines_read_back_without_them() {
-        let committed = include_str!("../../results/h100/all/bandwidth/bandwidth.json");
+        let committed = include_str!("../../../results/h100/all/bandwidth/bandwidth.json");
         let file: BandwidthFile = serde_json::from_str(committed).unwrap();
         assert!(file.copy_engines.is_none());
         assert!(file.levels.iter().all(|l| l.slice_order.is_none()));
@@ -403,7 +394,7 @@ mod tests {
         assert!(!written.contains("copy_engines"));
         assert!(!written.contains("slice_order"));
         // Their points had fixed slices and no column for it.
-        let points = include_str!("../../results/h100/all/bandwidth/points.csv");
+        let points = include_str!("../../../results/h100/all/bandwidth/points.csv");
         let rows: Vec<PointRow> = csv::Reader::from_reader(points.as_bytes())
             .deserialize()
             .collect::<Result<_, _>>()

@@ -1,24 +1,29 @@
 //! `gpubench bandwidth`: the occupancy search, the L1 and device sweeps, the levels read off
-//! them, and the files (see `experiments::bandwidth` for the method).
+//! them, and the files (see `measure` for the method).
+
+pub mod analysis;
+pub mod levels;
+pub mod measure;
+mod plot;
+pub mod report;
+pub mod settings;
 
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use crate::analysis::bandwidth::{CurvePoint, levels};
-use crate::cli::BandwidthArgs;
-use crate::experiments::bandwidth::{
-    self as experiment, BandwidthConfig, Bench, Level, Limits, Point,
+use self::analysis::{CurvePoint, levels};
+use self::measure::{self as experiment, BandwidthConfig, Bench, Level, Limits, Point};
+use self::report::{
+    BandwidthFile, CopyEngineFigure, FalloffFigure, KernelAccesses, LevelFigure, PointRow,
+    SassCheck,
 };
 use crate::experiments::copy_engines;
 use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel};
 use crate::harness::PlannedSuite;
 use crate::harness::suite;
-use crate::report::bandwidth::{
-    self as report, BandwidthFile, CopyEngineFigure, FalloffFigure, KernelAccesses, LevelFigure,
-    PointRow, SassCheck,
-};
+pub use settings::BandwidthArgs;
 
 pub fn run(args: &BandwidthArgs) -> Result<()> {
     let entries: Vec<(&str, &str)> = Kernel::ALL
