@@ -3,8 +3,8 @@
 //! spilled 4 at a time, 84 cycles per spill and refill) and a pure line (no spill).
 
 use assert_cmd::Command;
+use gpubench::analysis::divergence_patterns::Pattern;
 use gpubench::analysis::stack_emulator::{self, StackShape};
-use gpubench::experiments::divergence::patterns::Pattern;
 
 const KEPLER: StackShape = StackShape {
     depth: Some(16),

@@ -5,8 +5,9 @@
 use std::io::Write;
 
 use gpubench::analysis::{cache_inference, divergence_model};
-use gpubench::experiments::{cache, divergence};
+use gpubench::experiments::cache;
 use gpubench::input;
+use gpubench::suites::divergence;
 use proptest::prelude::*;
 
 /// Numbers as a hostile file would hold them.

@@ -3,10 +3,10 @@
 use anyhow::Result;
 use serde_json::json;
 
+use crate::analysis::divergence_patterns::Pattern;
 use crate::analysis::stack_emulator::{self, StackShape};
 use crate::cli::{EmulateArgs, LoopChoice};
 use crate::error::UsageError;
-use crate::experiments::divergence::patterns::Pattern;
 use crate::report::emulation;
 use crate::report::run_dir::{self, RunDir};
 

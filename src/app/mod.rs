@@ -5,7 +5,6 @@ mod all;
 mod cache;
 mod calibrate;
 pub mod devices;
-mod divergence;
 mod emulate;
 mod export;
 mod fleet;
@@ -13,8 +12,6 @@ mod info;
 pub mod plan;
 pub mod registry;
 mod report;
-
-pub use divergence::{DivergenceResult, analyze_and_write};
 
 use anyhow::Result;
 
@@ -26,7 +23,7 @@ pub fn run(opts: Opts) -> Result<()> {
         Command::Suite(suite) => registry::require(&suite.name)?.measure(&suite.matches),
         Command::Analyze {
             target: AnalyzeTarget::Divergence(args),
-        } => divergence::analyze_saved(&args),
+        } => registry::analyze_divergence(&args),
         Command::Analyze {
             target: AnalyzeTarget::Cache(args),
         } => cache::analyze_saved(&args),

@@ -20,7 +20,7 @@ use crate::report::figures::Figure;
 /// two seconds for its module, which `all` compiles while the suites before it measure.
 pub static SUITES: &[&dyn Suite] = &[
     &crate::suites::clock::Clock,
-    &super::divergence::Divergence,
+    &crate::suites::divergence::Divergence,
     &crate::suites::shared::Shared,
     &crate::suites::branch::Branch,
     &crate::suites::sync::Sync,
@@ -52,6 +52,11 @@ pub fn hand_to_cli() {
 /// The figures suite `suite` derives from its run directory `dir` ([`crate::report::summary::Derive`]).
 pub fn derive_figures(suite: &str, dir: &Path) -> Result<Vec<Figure>> {
     require(suite)?.figures(dir)
+}
+
+/// `gpubench analyze divergence`: the divergence suite's analysis of a saved run, with no GPU.
+pub fn analyze_divergence(args: &crate::cli::AnalyzeDivergenceArgs) -> Result<()> {
+    crate::suites::divergence::analyze_saved(args)
 }
 
 pub fn require(name: &str) -> Result<&'static dyn Suite> {
@@ -100,7 +105,8 @@ mod tests {
     /// the defaults are the papers' settings.
     #[test]
     fn defaults_are_the_papers_settings() {
-        use crate::cli::{Command, DivergenceArgs, Opts};
+        use crate::cli::{Command, Opts};
+        use crate::suites::divergence::DivergenceArgs;
         use clap::{CommandFactory, FromArgMatches, Parser};
         hand_to_cli();
         Opts::command().debug_assert();
@@ -112,7 +118,7 @@ mod tests {
         let args = DivergenceArgs::from_arg_matches(&suite.matches).unwrap();
         assert_eq!(
             args.to_config().unwrap(),
-            crate::experiments::divergence::DivergenceConfig::default()
+            crate::suites::divergence::measure::DivergenceConfig::default()
         );
     }
 

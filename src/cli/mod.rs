@@ -2,11 +2,9 @@
 
 mod cache;
 mod calibrate;
-mod divergence;
 mod export;
 pub use cache::{CacheArgs, ChainChoice, SpaceChoice};
 pub use calibrate::CalibrateArgs;
-pub use divergence::{DivergenceArgs, KernelChoice};
 pub use export::{ExportArgs, ExportFormat};
 
 use std::path::PathBuf;

@@ -5,7 +5,6 @@ pub mod ahead;
 pub mod cache;
 pub mod clock;
 pub mod copy_engines;
-pub mod divergence;
 pub mod dram_bulk_copy;
 pub mod l2_bulk_read;
 pub mod launch_size;

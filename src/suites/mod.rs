@@ -2,7 +2,7 @@
 //! synthetic data), the files and figures it writes and reads back, and its `SuiteDef` all
 //! live in `src/suites/<name>/`, on the core (`harness`, `gpu`, `analysis`, `report`) that
 //! never names a suite. The registry (`app::registry::SUITES`) is the one line that names
-//! each. Divergence and cache still live across the layers (`app/<name>.rs`,
+//! each. The cache suite still lives across the layers (`app/<name>.rs`,
 //! `experiments/`, `analysis/`, `report/`); `docs/layout.md` ("Adding a suite") walks through
 //! the shape.
 
@@ -10,6 +10,7 @@ pub mod atomics;
 pub mod bandwidth;
 pub mod branch;
 pub mod clock;
+pub mod divergence;
 pub mod dsm;
 pub mod flops;
 pub mod pipeline;

@@ -7,8 +7,8 @@
 
 use serde::Serialize;
 
-use super::linear_fit::{self, Interval};
-use super::stats::{self, Summary};
+use crate::analysis::linear_fit::{self, Interval};
+use crate::analysis::stats::{self, Summary};
 
 pub const WARP_LANES: usize = 32;
 

@@ -12,7 +12,7 @@ use crate::analysis::divergence_model::Level;
 use crate::analysis::stats;
 use crate::error::UsageError;
 
-use super::patterns::{Pattern, WARP_LANES};
+use super::measure::patterns::{Pattern, WARP_LANES};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SavedLevels {
@@ -40,10 +40,10 @@ pub fn load(path: &Path, max_bound: i32) -> Result<SavedLevels, UsageError> {
 }
 
 pub fn parse(text: &str, max_bound: i32) -> Result<SavedLevels, String> {
-    if !(1..=super::MAX_BOUND).contains(&max_bound) {
+    if !(1..=super::measure::MAX_BOUND).contains(&max_bound) {
         return Err(format!(
             "--max-bound must be between 1 and {}, not {max_bound}",
-            super::MAX_BOUND
+            super::measure::MAX_BOUND
         ));
     }
     let mut reader = csv::Reader::from_reader(text.as_bytes());
@@ -148,10 +148,13 @@ fn parse_bounds(text: &str) -> Result<[i32; WARP_LANES], String> {
                 .map_err(|_| format!("bound '{v}' is not a whole number"))
         })
         .collect::<Result<_, _>>()?;
-    if let Some(bad) = values.iter().find(|b| !(0..=super::MAX_BOUND).contains(*b)) {
+    if let Some(bad) = values
+        .iter()
+        .find(|b| !(0..=super::measure::MAX_BOUND).contains(*b))
+    {
         return Err(format!(
             "bound {bad} is outside 0..={}, the bounds gpubench runs",
-            super::MAX_BOUND
+            super::measure::MAX_BOUND
         ));
     }
     values

@@ -8,11 +8,10 @@
 //! so no sample pays for a launch. Every lane stores its own count. The timer's
 //! back-to-back overhead is measured in the same kernel and subtracted (median of the run).
 //!
-//! Outputs (see `report::divergence`): `samples.csv`, `summary.csv`, `fit.json`,
+//! Outputs (see `report`): `samples.csv`, `summary.csv`, `fit.json`,
 //! `divergence.png` and `metadata.json` in a new run directory.
 
 pub use crate::analysis::divergence_patterns as patterns;
-pub mod saved;
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -20,7 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use self::patterns::{Pattern, PatternRow};
-use crate::analysis::divergence_split::SplitLevel;
+use super::split::SplitLevel;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, LoopTimings};

@@ -12,10 +12,10 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, BLUE, FONT, RED};
-use super::run_dir::RunDir;
-use crate::analysis::divergence::{CostFit, LevelSummary};
-use crate::experiments::divergence::LevelMeasurement;
+use super::analysis::{CostFit, LevelSummary};
+use super::measure::LevelMeasurement;
+use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::run_dir::RunDir;
 
 #[derive(Debug, Serialize)]
 struct SampleRow<'a> {
@@ -233,9 +233,9 @@ const LINEAR_R_SQUARED: f64 = 0.99;
 /// The summary's divergence rows: the fitted cost per divergent lane of each loop whose time
 /// is linear in M, the stack model's verdict and prediction error, and the push / pop split
 /// where measured.
-pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
-    use super::figures::{EstimateView, Rows};
-    use super::saved::{read_json, read_json_optional};
+pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
+    use crate::report::figures::{EstimateView, Rows};
+    use crate::report::saved::{read_json, read_json_optional};
     #[derive(serde::Deserialize)]
     struct Fit {
         kernel: String,
@@ -264,7 +264,7 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
     for fit in read_json::<Fits>(dir, "fit.json")?.fits {
         // R² decides whether a fit is summarised: one no least-squares fit gives is damage.
         if let Some(r2) = fit.r_squared.filter(|r2| !(r2.is_finite() && *r2 <= 1.0)) {
-            return Err(crate::error::UsageError::new(super::domain::refusal(
+            return Err(crate::error::UsageError::new(crate::report::domain::refusal(
                 &dir.join("fit.json").display().to_string(),
                 &format!(
                     "r_squared of the {} loop's fit is {r2}, but a least-squares R² is at most 1",
@@ -313,21 +313,23 @@ pub fn figures(dir: &Path) -> Result<Vec<super::figures::Figure>> {
 
 /// The levels of a run's `summary.csv`, as the measurement handed them to the fit.
 pub fn level_summaries(dir: &Path) -> Result<Vec<LevelSummary>> {
-    Ok(super::saved::read_csv::<SummaryRow>(dir, "summary.csv")?
-        .into_iter()
-        .map(|r| LevelSummary {
-            kernel: r.kernel,
-            m: r.m,
-            cycles: crate::analysis::stats::Summary {
-                n: r.n,
-                min: r.min_cycles,
-                median: r.median_cycles,
-                mean: r.mean_cycles,
-                max: r.max_cycles,
-                stdev: r.stdev_cycles,
-            },
-        })
-        .collect())
+    Ok(
+        crate::report::saved::read_csv::<SummaryRow>(dir, "summary.csv")?
+            .into_iter()
+            .map(|r| LevelSummary {
+                kernel: r.kernel,
+                m: r.m,
+                cycles: crate::analysis::stats::Summary {
+                    n: r.n,
+                    min: r.min_cycles,
+                    median: r.median_cycles,
+                    mean: r.mean_cycles,
+                    max: r.max_cycles,
+                    stdev: r.stdev_cycles,
+                },
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use super::linear_fit::{self, LinearFit};
-use super::stats::Summary;
+use crate::analysis::linear_fit::{self, LinearFit};
+use crate::analysis::stats::Summary;
 
 pub const WARP_LANES: usize = 32;
 
@@ -23,7 +23,7 @@ pub fn warp_cycles(lane_cycles: &[i64], timer_overhead_cycles: f64) -> Vec<f64> 
 /// (the counter ticks in whole cycles); 0 when there are none.
 pub fn median_overhead(differences: &[i64]) -> i64 {
     let values: Vec<f64> = differences.iter().map(|&d| d as f64).collect();
-    super::stats::median(&values).map_or(0, |m| m.round() as i64)
+    crate::analysis::stats::median(&values).map_or(0, |m| m.round() as i64)
 }
 
 /// One divergence level of one kernel: the per-sample warp cycles.

@@ -10,9 +10,9 @@ use plotters::chart::SeriesLabelPosition;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, BLUE, FONT, RED};
-use super::run_dir::RunDir;
-use crate::analysis::divergence_split::{SplitReport, TimelinePoint, WARP_LANES};
+use super::split::{SplitReport, TimelinePoint, WARP_LANES};
+use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::run_dir::RunDir;
 
 #[derive(Debug, Serialize)]
 struct SplitRow {
@@ -166,7 +166,7 @@ struct TimelineRow {
 
 /// The stamps of a run's `timeline.csv`, as the measurement handed them to the split.
 pub fn timeline(dir: &Path) -> Result<Vec<TimelinePoint>> {
-    super::saved::read_csv::<TimelineRow>(dir, "timeline.csv")?
+    crate::report::saved::read_csv::<TimelineRow>(dir, "timeline.csv")?
         .into_iter()
         .map(|r| {
             let kind = match r.kind.as_str() {

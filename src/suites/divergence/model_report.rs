@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use super::plot::{self, BLUE, FONT, RED};
 use crate::analysis::divergence_model::{Level, ModelKind, ModelReport, Prediction};
+use crate::report::plot::{self, BLUE, FONT, RED};
 
 pub fn render_text(report: &ModelReport, bounds_source: &str) -> String {
     let mut text = format!("model: {}\n", report.verdict);

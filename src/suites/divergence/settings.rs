@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use super::measure::{DivergenceConfig, LoopKernel};
 use crate::error::UsageError;
-use crate::experiments::divergence::{DivergenceConfig, LoopKernel};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum KernelChoice {

@@ -2,28 +2,33 @@
 //! config, open the GPU, run the experiment, analyse, report. Nothing here draws or computes
 //! statistics itself, and the live run and the offline analysis share the model's code path.
 
+pub mod analysis;
+pub mod measure;
+mod model_report;
+mod report;
+pub mod saved;
+pub mod settings;
+pub mod split;
+mod split_report;
+
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use crate::analysis::divergence::{
-    self as divergence_analysis, CostFit, LevelSamples, LevelSummary,
-};
+use self::analysis::{self as divergence_analysis, CostFit, LevelSamples, LevelSummary};
+use self::measure::{self as divergence, DivergenceConfig, GpuLoopSampler, LevelMeasurement};
+use self::report as divergence_report;
+use self::split::{self as divergence_split, SplitLevel, SplitReport};
 use crate::analysis::divergence_model::{self, Level, ModelReport};
-use crate::analysis::divergence_split::{self, SplitLevel, SplitReport};
-use crate::cli::{AnalyzeDivergenceArgs, DivergenceArgs};
+use crate::cli::AnalyzeDivergenceArgs;
 use crate::error::UsageError;
-use crate::experiments::divergence::saved;
-use crate::experiments::divergence::{self, DivergenceConfig, GpuLoopSampler, LevelMeasurement};
 use crate::gpu::sass;
 use crate::kernels;
-use crate::report::divergence as divergence_report;
-use crate::report::divergence_model as model_report;
-use crate::report::divergence_split as split_report;
 use crate::report::run_dir::{self, RunDir};
 
 use crate::harness::suite;
+pub use settings::{DivergenceArgs, KernelChoice};
 
 pub fn measure(args: &DivergenceArgs) -> Result<()> {
     // Everything that can be refused is refused before a directory exists.
@@ -340,10 +345,10 @@ impl crate::harness::SuiteDef for Divergence {
         }
         let settings: Settings = run.metadata.settings()?;
         let title = run.title(divergence_report::TITLE);
-        let summaries = crate::report::divergence::level_summaries(run.dir)?;
-        let fits: Vec<crate::analysis::divergence::CostFit> = ["single", "double"]
+        let summaries = self::report::level_summaries(run.dir)?;
+        let fits: Vec<self::analysis::CostFit> = ["single", "double"]
             .iter()
-            .filter_map(|kernel| crate::analysis::divergence::fit_cost(&summaries, kernel))
+            .filter_map(|kernel| self::analysis::fit_cost(&summaries, kernel))
             .collect();
         out.figure("divergence", |p| {
             divergence_report::draw_plot(p, &title, &summaries, &fits)
@@ -373,7 +378,7 @@ impl crate::harness::SuiteDef for Divergence {
             }
         }
         if files::find(run.dir, "timeline.csv").is_some() {
-            let timeline = crate::report::divergence_split::timeline(run.dir)?;
+            let timeline = self::split_report::timeline(run.dir)?;
             let last = timeline.iter().map(|p| p.m).max().unwrap_or(0);
             let shown: Vec<u32> = [last / 2, last].into_iter().filter(|&m| m > 0).collect();
             out.figure("timeline", |p| {
@@ -391,8 +396,8 @@ impl crate::harness::SuiteDef for Divergence {
 
 #[cfg(test)]
 mod tests {
+    use super::measure::tests::ModelSampler;
     use super::*;
-    use crate::experiments::divergence::tests::ModelSampler;
 
     /// The whole pipeline after the GPU — experiment loop, analysis, every file — on a model
     /// warp whose divergence cost is known.
