@@ -675,7 +675,7 @@ fn slices_by_ticket_cover_the_whole_region() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_device_built_chain_is_the_host_built_one() {
-    use gpubench::experiments::cache::{Order, chain};
+    use gpubench::experiments::chain::{Order, chain};
     use gpubench::gpu::{Gpu, launch};
     let mut gpu = Gpu::open(0).unwrap();
     let deadline = std::time::Duration::from_secs(20);

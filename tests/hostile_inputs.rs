@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use gpubench::analysis::{cache_inference, divergence_model};
-use gpubench::experiments::cache;
 use gpubench::input;
+use gpubench::suites::cache::measure as cache;
 use gpubench::suites::divergence;
 use proptest::prelude::*;
 

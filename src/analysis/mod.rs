@@ -11,7 +11,6 @@ pub mod divergence_model;
 pub mod divergence_patterns;
 pub mod granularity;
 pub mod instruction_latency;
-pub mod l2_partitions;
 pub mod linear_fit;
 pub mod miss_fraction;
 pub mod peaks;

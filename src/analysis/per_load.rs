@@ -5,7 +5,7 @@
 //!
 //! Where the loads of a footprint fall into two latencies by address block ([`block_modes`]),
 //! that is stated too: on an H100 past half the L2, whole 4 KiB blocks (the L2 partitions'
-//! home blocks, `analysis::l2_partitions`) hit in the other partition while the rest go to DRAM.
+//! home blocks, the cache suite's `l2_partitions`) hit in the other partition while the rest go to DRAM.
 
 use serde::Serialize;
 

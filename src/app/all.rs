@@ -151,7 +151,9 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let jobs = std::iter::once(prebuilt::Job::Module("clock".into()))
         .chain(suites.iter().flat_map(|s| {
             std::iter::once(prebuilt::Job::Module(s.args[0].clone())).chain(
-                super::cache::kernels_to_prebuild(&s.args)
+                super::registry::find(&s.args[0])
+                    .map(|suite| suite.kernels_to_prebuild(&s.args))
+                    .unwrap_or_default()
                     .into_iter()
                     .map(prebuilt::Job::Generated),
             )

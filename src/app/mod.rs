@@ -2,7 +2,6 @@
 //! run the experiment, analyse, report.
 
 mod all;
-mod cache;
 mod calibrate;
 pub mod devices;
 mod emulate;
@@ -26,7 +25,7 @@ pub fn run(opts: Opts) -> Result<()> {
         } => registry::analyze_divergence(&args),
         Command::Analyze {
             target: AnalyzeTarget::Cache(args),
-        } => cache::analyze_saved(&args),
+        } => registry::analyze_cache(&args),
         Command::Emulate(args) => emulate::run(&args),
         Command::Calibrate(args) => calibrate::run(&args),
         Command::All(args) => all::run(&args),

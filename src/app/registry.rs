@@ -28,7 +28,7 @@ pub static SUITES: &[&dyn Suite] = &[
     &crate::suites::slots::Slots,
     &crate::suites::pipeline::Pipeline,
     &crate::suites::bandwidth::Bandwidth,
-    &super::cache::Cache,
+    &crate::suites::cache::Cache,
     &crate::suites::tensor::Tensor,
     &crate::suites::flops::Flops,
     &crate::suites::atomics::Atomics,
@@ -57,6 +57,11 @@ pub fn derive_figures(suite: &str, dir: &Path) -> Result<Vec<Figure>> {
 /// `gpubench analyze divergence`: the divergence suite's analysis of a saved run, with no GPU.
 pub fn analyze_divergence(args: &crate::cli::AnalyzeDivergenceArgs) -> Result<()> {
     crate::suites::divergence::analyze_saved(args)
+}
+
+/// `gpubench analyze cache`: the cache suite's reading of a saved curve, with no GPU.
+pub fn analyze_cache(args: &crate::cli::AnalyzeCacheArgs) -> Result<()> {
+    crate::suites::cache::analyze_saved(args)
 }
 
 pub fn require(name: &str) -> Result<&'static dyn Suite> {

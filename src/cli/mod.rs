@@ -1,9 +1,7 @@
 //! Command-line types. clap stops here: every subcommand's arguments become a plain config.
 
-mod cache;
 mod calibrate;
 mod export;
-pub use cache::{CacheArgs, ChainChoice, SpaceChoice};
 pub use calibrate::CalibrateArgs;
 pub use export::{ExportArgs, ExportFormat};
 

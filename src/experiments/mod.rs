@@ -2,7 +2,7 @@
 //! beside its kernel source in `cuda/` and states its method and the paper section it follows.
 
 pub mod ahead;
-pub mod cache;
+pub mod chain;
 pub mod clock;
 pub mod copy_engines;
 pub mod dram_bulk_copy;

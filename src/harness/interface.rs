@@ -12,6 +12,7 @@ use clap::{ArgMatches, Args, FromArgMatches};
 
 use super::PlannedSuite;
 use crate::error::UsageError;
+use crate::gpu::prebuilt::Generated;
 use crate::report::figures::Figure;
 use crate::report::metadata::SavedMetadata;
 use crate::report::overlay::Curve;
@@ -35,6 +36,9 @@ pub trait Suite: Sync {
     /// The lines of its figures, read back from a complete run directory, that the fleet page
     /// draws over another run's (`report::overlay`).
     fn curves(&self, dir: &Path) -> Result<Vec<Curve>>;
+    /// The generated kernels an `all` entry of it (`entry_args`, from the subcommand on) asks
+    /// for first, for `all` to compile ahead while other suites measure.
+    fn kernels_to_prebuild(&self, entry_args: &[String]) -> Vec<Generated>;
 }
 
 /// What a suite writes: its subcommand (name, one line of help, arguments) and the
@@ -58,6 +62,11 @@ pub trait SuiteDef: Sync {
     /// has none to overlay, and the fleet page links both runs' files instead.
     fn curves(&self, _dir: &Path) -> Result<Vec<Curve>> {
         Ok(Vec::new())
+    }
+    /// As [`Suite::kernels_to_prebuild`]; most suites load only their committed module, which
+    /// `all` compiles ahead anyway.
+    fn kernels_to_prebuild(&self, _entry_args: &[String]) -> Vec<Generated> {
+        Vec::new()
     }
 }
 
@@ -102,6 +111,10 @@ impl<T: SuiteDef> Suite for T {
 
     fn curves(&self, dir: &Path) -> Result<Vec<Curve>> {
         SuiteDef::curves(self, dir)
+    }
+
+    fn kernels_to_prebuild(&self, entry_args: &[String]) -> Vec<Generated> {
+        SuiteDef::kernels_to_prebuild(self, entry_args)
     }
 }
 

@@ -124,7 +124,7 @@ pub fn memory_levels(figures: &[Figure]) -> Vec<LevelFigures<'_>> {
         .into_iter()
         .map(|(space, level)| LevelFigures {
             size: find(&space, &level, "size"),
-            capacity: find(&space, &level, super::cache::CAPACITY),
+            capacity: find(&space, &level, super::known_rows::CACHE_CAPACITY),
             line: find(&space, &level, "line"),
             ways: find(&space, &level, "ways"),
             sets: find(&space, &level, "sets"),

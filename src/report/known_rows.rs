@@ -9,6 +9,10 @@ use super::figures::Figure;
 /// tables turn cycles into nanoseconds with, and the export states.
 pub const SM_CLOCK: &str = "SM clock (measured)";
 
+/// The last word of a cache level's capacity row, read without a model ("global: level 1
+/// capacity", `gpubench cache`): the curated memory table's size column.
+pub const CACHE_CAPACITY: &str = "capacity";
+
 /// The section of the bandwidth rows (`gpubench bandwidth`).
 pub const BANDWIDTH_SECTION: &str = "Bandwidth";
 

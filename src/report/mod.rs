@@ -1,9 +1,6 @@
 //! Reporters: they write what experiments measured and analysis computed, and compute nothing.
 
 pub mod accel_sim;
-pub mod cache;
-pub mod cache_plot;
-pub mod cache_text;
 pub mod calibration;
 pub mod calibration_families;
 pub mod compare;
@@ -20,7 +17,6 @@ pub mod html;
 pub mod info;
 pub mod known_rows;
 pub mod l2_bulk_read;
-pub mod l2_partitions;
 pub mod metadata;
 pub mod overlay;
 pub mod plot;

@@ -22,7 +22,7 @@ use super::analysis::{self as atomics, StormRate};
 use crate::analysis::stats::Summary;
 use crate::error::GpuError;
 use crate::experiments::ahead::Ahead;
-use crate::experiments::cache::{Order, chain};
+use crate::experiments::chain::{Order, chain};
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, AtomicWord};
 

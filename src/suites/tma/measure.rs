@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::analysis::stats::{Summary, per_clock_of_blocks};
 use crate::experiments::ahead::Ahead;
-use crate::experiments::cache::{Order, chain};
+use crate::experiments::chain::{Order, chain};
 use crate::experiments::launch_size::shared_fits;
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, StreamShape};

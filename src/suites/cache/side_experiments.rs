@@ -5,13 +5,13 @@
 use anyhow::Result;
 use serde_json::json;
 
+use super::measure::conflict::{self, ConflictRow};
+use super::measure::{self as cache, Order, Space, per_load};
+use super::plot as cache_plot;
 use crate::analysis::cache_inference;
 use crate::analysis::per_load as per_load_analysis;
-use crate::experiments::cache::conflict::{self, ConflictRow};
-use crate::experiments::cache::{self, Order, Space, per_load};
 use crate::gpu::Gpu;
 use crate::harness::suite;
-use crate::report::cache_plot;
 
 /// Writes a stride sweep at `footprint` as `name` (the chase CSV's columns) and reads its
 /// fetch granularity.
@@ -256,19 +256,18 @@ pub(super) fn conflict_experiment(
             .min((256 << 20) / s)
             .min(8192)
     };
-    let found =
-        crate::experiments::cache::conflict::experiment(&strides, hit_below, most, |n, s| {
-            // Not the L2 space: no timed span.
-            cache::measure_point(
-                gpu,
-                space,
-                Order::Stride,
-                1,
-                n * s,
-                s,
-                cache::L2_TIMED_SPAN_BYTES,
-            )
-        })?;
+    let found = super::measure::conflict::experiment(&strides, hit_below, most, |n, s| {
+        // Not the L2 space: no timed span.
+        cache::measure_point(
+            gpu,
+            space,
+            Order::Stride,
+            1,
+            n * s,
+            s,
+            cache::L2_TIMED_SPAN_BYTES,
+        )
+    })?;
     let rows: Vec<ConflictRow> = found
         .iter()
         .flat_map(|(p, tried)| {
@@ -390,7 +389,7 @@ pub(super) const PARTITIONS_TITLE: &str = "L2 first touch per SM";
 pub(super) fn l2_partitions(
     gpu: &mut Gpu,
     suite: &suite::SuiteRun,
-) -> Result<Option<crate::analysis::l2_partitions::Partitions>> {
+) -> Result<Option<super::l2_partitions::Partitions>> {
     let sms = u32::try_from(gpu.properties()?.multiprocessors).unwrap_or(1);
     if sms < 2 {
         // Near and far partitions are told apart by comparing SMs' first touches; on one SM
@@ -403,11 +402,11 @@ pub(super) fn l2_partitions(
     let read = cache::partitions::measure(gpu, sms)?;
     if let Some(read) = &read {
         suite.run.write_csv("partitions.csv", &read.per_sm)?;
-        let rows: Vec<crate::report::l2_partitions::SmRow> =
+        let rows: Vec<super::partitions_report::SmRow> =
             read.per_sm.iter().map(Into::into).collect();
         let title = suite.title(PARTITIONS_TITLE);
         suite.run.write_figure("partitions", |path| {
-            crate::report::l2_partitions::draw(path, &title, &rows)
+            super::partitions_report::draw(path, &title, &rows)
         })?;
         println!("L2 partitions: {}", read.verdict);
     }

@@ -1,4 +1,4 @@
-//! The summary's rows of the L2 partition experiment (`analysis::l2_partitions`), read from
+//! The summary's rows of the L2 partition experiment (`l2_partitions`), read from
 //! cache.json's `l2_partitions` (runs before it: absent, no rows), and `partitions.png` from
 //! `partitions.csv`.
 
@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Deserialize;
 
-use super::figures::Rows;
-use super::plot::{self, BLUE, FONT, RED};
+use crate::report::figures::Rows;
+use crate::report::plot::{self, BLUE, FONT, RED};
 
 #[derive(Debug, Deserialize)]
 pub struct Spread {
@@ -121,8 +121,8 @@ pub struct SmRow {
     pub slow_share: f64,
 }
 
-impl From<&crate::analysis::l2_partitions::SmReading> for SmRow {
-    fn from(r: &crate::analysis::l2_partitions::SmReading) -> SmRow {
+impl From<&super::l2_partitions::SmReading> for SmRow {
+    fn from(r: &super::l2_partitions::SmReading) -> SmRow {
         SmRow {
             sweep: r.sweep,
             warm_sm: r.warm_sm,
@@ -194,7 +194,7 @@ pub fn draw(path: &Path, title: &str, rows: &[SmRow]) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn read(json: &str) -> Vec<super::super::figures::Figure> {
+    fn read(json: &str) -> Vec<crate::report::figures::Figure> {
         let p: Partitions = serde_json::from_str(json).unwrap();
         let mut r = Rows::new("Memory hierarchy", "cache.json");
         figures(&p, &mut r);

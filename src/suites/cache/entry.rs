@@ -2,13 +2,10 @@
 
 use anyhow::Result;
 
+use super::measure::conflict::{self, ConflictRow};
+use super::measure::{self as cache, Space, saved};
 use super::*;
 use crate::analysis::cache_inference;
-use crate::cli::CacheArgs;
-use crate::experiments::cache::conflict::{self, ConflictRow};
-use crate::experiments::cache::{self, Space, saved};
-use crate::report::cache as cache_report;
-use crate::report::cache_plot;
 
 /// `gpubench cache` in the suite registry: one `all` entry per memory space.
 pub struct Cache;
@@ -186,11 +183,11 @@ impl crate::harness::SuiteDef for Cache {
             })?;
         }
         if files::find(run.dir, "partitions.csv").is_some() {
-            let rows: Vec<crate::report::l2_partitions::SmRow> =
+            let rows: Vec<super::partitions_report::SmRow> =
                 files::read_csv(run.dir, "partitions.csv")?;
             let title = run.title(super::side_experiments::PARTITIONS_TITLE);
             out.figure("partitions", |p| {
-                crate::report::l2_partitions::draw(p, &title, &rows)
+                super::partitions_report::draw(p, &title, &rows)
             })?;
         }
         if let Some(path) = files::find(run.dir, "tlb_strides.csv") {
@@ -202,6 +199,10 @@ impl crate::harness::SuiteDef for Cache {
             })?;
         }
         Ok(())
+    }
+
+    fn kernels_to_prebuild(&self, entry_args: &[String]) -> Vec<crate::gpu::prebuilt::Generated> {
+        super::kernels_to_prebuild(entry_args)
     }
 
     fn curves(&self, dir: &std::path::Path) -> Result<Vec<crate::report::overlay::Curve>> {

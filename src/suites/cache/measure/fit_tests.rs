@@ -6,7 +6,7 @@ use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
 
 use super::{RiseThreshold, Space, sweep};
 
-/// A simulated chase swept as the GPU is (experiments::cache::sweep, four coarse points a
+/// A simulated chase swept as the GPU is (the cache suite's sweep, four coarse points a
 /// doubling, then the rise densely) with Gaussian noise of `sigma` cycles and, at every
 /// `outlier_every`-th point, a 40-cycle outlier.
 fn noisy_sweep(

@@ -4,18 +4,25 @@
 use anyhow::Result;
 use serde_json::json;
 
+use self::measure::{self as cache, Order, Space, instruction, tlb};
+use self::plot as cache_plot;
+use self::report as cache_report;
+pub use self::settings::{CacheArgs, ChainChoice, SpaceChoice};
 use crate::analysis::cache_inference;
-use crate::cli::{CacheArgs, ChainChoice, SpaceChoice};
 use crate::error::UsageError;
-use crate::experiments::cache::{self, Order, Space, instruction, tlb};
 use crate::gpu::launch::TlbBuffer;
 use crate::harness::suite;
-use crate::report::cache as cache_report;
-use crate::report::cache_plot;
 
 mod analyze;
 mod entry;
+pub mod l2_partitions;
+pub mod measure;
+mod partitions_report;
+mod plot;
+pub mod report;
+pub mod settings;
 mod side_experiments;
+mod text;
 mod translation;
 
 pub use analyze::analyze_saved;

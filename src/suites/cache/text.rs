@@ -4,7 +4,7 @@ use crate::analysis::cache_inference::CacheReport;
 
 fn bytes(value: Option<u64>) -> String {
     value.map_or("-".to_string(), |v| {
-        super::summary::format_value(v as f64, "bytes")
+        crate::report::summary::format_value(v as f64, "bytes")
     })
 }
 

@@ -1,6 +1,6 @@
 //! The summary's rows of a cache run (and, re-exported, the text form of `analyze cache`).
 
-pub use super::cache_text::render_text;
+pub use super::text::render_text;
 
 /// Where the climb to the next level runs, read off the curve. It repeats where the size's
 /// model does not (the H100's L1 first misses at 217 KiB and stays 90 % of the way up from
@@ -12,7 +12,7 @@ fn rise_figures(
     label: &str,
     readings: [(&str, f64, [f64; 2]); 2],
     basis: Option<&str>,
-    r: &mut super::figures::Rows,
+    r: &mut crate::report::figures::Rows,
 ) {
     for (share, value, [low, high]) in readings {
         let quantity = format!("{label} rise to the next level, {share} reached at");
@@ -24,8 +24,8 @@ fn rise_figures(
                 "the sweep's spacing and two σ of noise leave it this wide"
             };
             let (low, high) = (
-                super::summary::format_value(low, "bytes"),
-                super::summary::format_value(high, "bytes"),
+                crate::report::summary::format_value(low, "bytes"),
+                crate::report::summary::format_value(high, "bytes"),
             );
             r.text(
                 &format!("{quantity}: not identifiable from this sweep"),
@@ -47,7 +47,7 @@ fn rise_figures(
 }
 
 /// The quantity of a level's capacity read without a model ("global: level 1 capacity").
-pub const CAPACITY: &str = "capacity";
+pub use crate::report::known_rows::CACHE_CAPACITY as CAPACITY;
 
 /// What a capacity row's value and interval are: the value where the first miss happens, the
 /// interval the calibration study's bound for the true size.
@@ -61,7 +61,7 @@ fn capacity_label(coverage: f64) -> String {
 /// The summary's memory-hierarchy rows of one cache run: every level's latency and geometry
 /// with its confidence, the timed loop's load instruction, unresolved rises, the conflict
 /// experiment, the index-chain overhead, the fetch granularity and the TLB.
-pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figure>> {
+pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figures::Figure>> {
     use serde::Deserialize;
     #[derive(Deserialize)]
     struct Level {
@@ -175,7 +175,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         fetch_granularity: Option<Granularity>,
         tlb: Option<Tlb>,
         #[serde(default)]
-        l2_partitions: Option<super::l2_partitions::Partitions>,
+        l2_partitions: Option<super::partitions_report::Partitions>,
         #[serde(default)]
         l2_partition_timed_window: Option<TimedLoop>,
     }
@@ -185,9 +185,9 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
             ("90 %", rise.ninety_bytes, rise.ninety_range_bytes),
         ]
     }
-    let cache: File = super::saved::read_json(dir, "cache.json")?;
+    let cache: File = crate::report::saved::read_json(dir, "cache.json")?;
     let space = &cache.space;
-    let mut r = super::figures::Rows::new("Memory hierarchy", "cache.json");
+    let mut r = crate::report::figures::Rows::new("Memory hierarchy", "cache.json");
     let count = cache.report.levels.len();
     for (i, level) in cache.report.levels.iter().enumerate() {
         let label = if i + 1 == count && level.size_bytes.is_none() {
@@ -209,7 +209,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         let geometry_label = if level.basis.as_deref() == Some("steps") {
             uncalibrated(c)
         } else {
-            super::figures::confidence_label_held_out(c, level.held_out_gap)
+            crate::report::figures::confidence_label_held_out(c, level.held_out_gap)
         };
         for (what, value, unit) in [
             ("size", level.size_bytes, "bytes"),
@@ -252,7 +252,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
     }
     // One sweep per carveout the suite was asked for (`--carveout`, in `all`: 0, 50, 100 %).
     for c in cache.carveout.iter().flatten() {
-        let asked = super::summary::format_value(c.requested_shared_bytes, "bytes");
+        let asked = crate::report::summary::format_value(c.requested_shared_bytes, "bytes");
         let interval = c
             .capacity_low_bytes
             .zip(c.capacity_high_bytes)
@@ -324,7 +324,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<super::figures::Figu
         granularity.as_ref().and_then(|g| g.confidence),
     );
     if let Some(partitions) = &cache.l2_partitions {
-        super::l2_partitions::figures(partitions, &mut r);
+        super::partitions_report::figures(partitions, &mut r);
     }
     if let Some(window) = cache
         .l2_partition_timed_window
@@ -378,7 +378,7 @@ fn uncalibrated(confidence: Option<f64>) -> String {
 fn tlb_stride_figures(
     dir: &std::path::Path,
     strides: impl Iterator<Item = u64>,
-    r: &mut super::figures::Rows,
+    r: &mut crate::report::figures::Rows,
 ) -> anyhow::Result<()> {
     #[derive(serde::Deserialize)]
     struct Point {
@@ -386,7 +386,7 @@ fn tlb_stride_figures(
         stride_bytes: u64,
         cycles: f64,
     }
-    let points: Vec<Point> = super::saved::read_csv(dir, "tlb_strides.csv")?;
+    let points: Vec<Point> = crate::report::saved::read_csv(dir, "tlb_strides.csv")?;
     r.from("tlb_strides.csv");
     for stride in strides {
         let at: Vec<(f64, f64)> = points
@@ -396,7 +396,7 @@ fn tlb_stride_figures(
             .collect();
         let name = format!(
             "TLB at a {} stride",
-            super::summary::format_value(stride as f64, "bytes")
+            crate::report::summary::format_value(stride as f64, "bytes")
         );
         match crate::analysis::tlb::stride_step(&at) {
             Some(step) => {
@@ -445,16 +445,16 @@ fn tlb_stride_figures(
 pub fn curves(
     space: &str,
     points: &[crate::analysis::cache_inference::ChasePoint],
-) -> Vec<super::overlay::Curve> {
+) -> Vec<crate::report::overlay::Curve> {
     let mut strides: Vec<u64> = points.iter().map(|p| p.stride_bytes).collect();
     strides.sort_unstable();
     strides.dedup();
     strides
         .into_iter()
-        .map(|stride| super::overlay::Curve {
+        .map(|stride| crate::report::overlay::Curve {
             name: format!(
                 "{space}: cycles per load, {} stride",
-                super::plot::binary_bytes(stride as f64)
+                crate::report::plot::binary_bytes(stride as f64)
             ),
             x_label: "footprint".into(),
             y_label: "cycles per load".into(),
@@ -475,8 +475,8 @@ mod tests {
     fn rows(
         readings: [(&str, f64, [f64; 2]); 2],
         basis: &str,
-    ) -> Vec<super::super::figures::Figure> {
-        let mut r = super::super::figures::Rows::new("Memory hierarchy", "cache.json");
+    ) -> Vec<crate::report::figures::Figure> {
+        let mut r = crate::report::figures::Rows::new("Memory hierarchy", "cache.json");
         rise_figures("global: level 1", readings, Some(basis), &mut r);
         r.finish()
     }

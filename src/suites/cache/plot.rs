@@ -8,12 +8,12 @@ use plotters::coord::combinators::BindKeyPoints;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::plot::{self, BLUE, FONT, RED};
 use crate::analysis::cache_inference::{CacheReport, ChasePoint};
+use crate::report::plot::{self, BLUE, FONT, RED};
 
 /// A level's size as its label says it: binary units, three significant digits.
 fn kib(bytes: u64) -> String {
-    super::summary::format_value(bytes as f64, "bytes")
+    crate::report::summary::format_value(bytes as f64, "bytes")
 }
 
 /// The smallest and largest of some byte counts, at least 1 and 2, for a log-scale axis.

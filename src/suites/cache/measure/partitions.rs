@@ -1,4 +1,4 @@
-//! The L2 partition experiment (`analysis::l2_partitions`, `cuda/l2_partition.cu`): every SM
+//! The L2 partition experiment (`super::l2_partitions`, `cuda/l2_partition.cu`): every SM
 //! reads, once and again, 2048 lines of a fresh 256 KiB region that one warming SM has just
 //! read into the L2. The first sweep warms from SM 0; the second from the first SM the first
 //! sweep found across from it, so that each SM's side is seen from both partitions. Issue #32
@@ -7,9 +7,9 @@
 
 use anyhow::Result;
 
-use crate::analysis::l2_partitions::{self, Partitions, Probe, Sweep};
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, PARTITION_LINES};
+use crate::suites::cache::l2_partitions::{self, Partitions, Probe, Sweep};
 
 /// First touch, then a re-read.
 const PASSES: u32 = 2;
@@ -79,8 +79,8 @@ mod tests {
         for entry in ["l2_partition_warm", "l2_partition_probe"] {
             assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
         }
-        let source = include_str!("../../../cuda/l2_partition.cu");
+        let source = include_str!("../../../../cuda/l2_partition.cu");
         assert!(source.contains("#define LINE_WORDS 32\n"));
-        assert_eq!(crate::analysis::l2_partitions::LINE_BYTES, 32 * 4);
+        assert_eq!(crate::suites::cache::l2_partitions::LINE_BYTES, 32 * 4);
     }
 }

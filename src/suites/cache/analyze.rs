@@ -2,11 +2,11 @@
 
 use anyhow::Result;
 
+use super::measure::{self as cache, Space, saved};
+use super::report as cache_report;
 use crate::analysis::cache_inference;
 use crate::cli::AnalyzeCacheArgs;
 use crate::error::UsageError;
-use crate::experiments::cache::{self, Space, saved};
-use crate::report::cache as cache_report;
 
 pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
     let points = saved::load(&args.file)?;

@@ -3,13 +3,12 @@
 use anyhow::Result;
 use serde_json::json;
 
+use super::measure::{self as cache, Order, Space, tlb};
 use super::*;
 use crate::analysis::cache_inference;
-use crate::experiments::cache::{self, Order, Space, tlb};
 use crate::gpu::Gpu;
 use crate::gpu::launch::TlbBuffer;
 use crate::harness::suite;
-use crate::report::cache_plot;
 
 /// TLB levels: each cache level's size read as a reach, and the page size from a stride sweep
 /// at four times the first reach (`pages.csv`).

@@ -18,8 +18,8 @@
 
 use serde::Serialize;
 
-use super::stats;
-use super::two_latencies::{self, Spread};
+use crate::analysis::stats;
+use crate::analysis::two_latencies::{self, Spread};
 
 /// The slow group must hold at least this share of every first touch: a few slow lines (a
 /// region's first line, which also misses the TLB) are not a partition.
