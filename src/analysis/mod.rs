@@ -4,6 +4,7 @@ pub mod cache_fit;
 pub mod cache_inference;
 pub mod cache_model;
 pub mod calibration;
+pub mod chase;
 pub mod clock;
 pub mod confidence_map;
 pub mod conflict;

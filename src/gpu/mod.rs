@@ -9,6 +9,7 @@ pub mod launch;
 pub mod prebuilt;
 pub mod sass;
 pub mod texture;
+pub mod toolchain;
 pub mod turn;
 
 use std::collections::HashMap;

@@ -112,7 +112,7 @@ fn prebuild(dir: &Path, name: &str, ptx: &str, arch: &str) -> Result<(), String>
     // Waiting for it now means waiting for this build (or for nothing, where that failed).
     let _ = std::fs::remove_file(stem.with_extension("queued"));
     written.map_err(io)?;
-    let assembled = super::sass::assemble(name, ptx, arch).and_then(|(cubin, tools)| {
+    let assembled = super::toolchain::assemble(name, ptx, arch).and_then(|(cubin, tools)| {
         // The cubin last: `find` needs both, so it is the one that makes a module available.
         write_whole(&stem.with_extension("tools"), tools.as_bytes()).map_err(io)?;
         write_whole(&stem.with_extension("cubin"), &cubin.bytes).map_err(io)?;
@@ -148,7 +148,11 @@ fn build_queues(jobs: Vec<Job>, cc: &str) -> (Vec<Compile>, Vec<Compile>) {
     let mut module = |m: &'static EmbeddedPtx, modules: &mut Vec<_>| {
         if !queued.contains(&m.name) {
             queued.push(m.name);
-            modules.push((m.name.to_string(), m.ptx.into(), super::sass::arch(m, cc)));
+            modules.push((
+                m.name.to_string(),
+                m.ptx.into(),
+                super::toolchain::arch(m, cc),
+            ));
         }
     };
     for job in jobs {

@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use super::cache_inference::ChasePoint;
+use super::chase::ChasePoint;
 pub use super::miss_fraction::{Candidate, Policy, miss_fraction};
 use super::miss_fraction::{miss_fraction_with, random_miss_rate};
 

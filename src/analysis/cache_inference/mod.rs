@@ -43,18 +43,12 @@ pub mod capacity;
 mod descending;
 mod geometry;
 
+pub use super::chase::ChasePoint;
 pub use capacity::Capacity;
 
 #[cfg(test)]
 use geometry::{PREFETCH_NOTE, VICTIM_NOTE};
 use geometry::{Prefetch, fit_geometry, prefetch_caveat};
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ChasePoint {
-    pub footprint_bytes: u64,
-    pub stride_bytes: u64,
-    pub cycles: f64,
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CacheLevel {

@@ -12,7 +12,7 @@ mod sets;
 
 pub use sets::{BitsPolicy, BitsSet, PlruSet};
 
-use super::cache_inference::ChasePoint;
+use super::chase::ChasePoint;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {

@@ -302,7 +302,7 @@ mod tests {
     }
 
     fn find_cuobjdump() -> Option<std::path::PathBuf> {
-        crate::gpu::sass::find_tool("cuobjdump").or_else(|| {
+        crate::gpu::toolchain::find_tool("cuobjdump").or_else(|| {
             find_ptxas()
                 .map(|p| p.with_file_name("cuobjdump"))
                 .filter(|p| p.is_file())
