@@ -150,9 +150,9 @@ pub fn run(args: &AllArgs) -> Result<()> {
     // them, the generated kernels a suite will ask for first (prebuilt::start).
     let jobs = std::iter::once(prebuilt::Job::Module("clock".into()))
         .chain(suites.iter().flat_map(|s| {
-            std::iter::once(prebuilt::Job::Module(s.args[0].clone())).chain(
-                super::registry::find(&s.args[0])
-                    .map(|suite| suite.kernels_to_prebuild(&s.args))
+            std::iter::once(prebuilt::Job::Module(s.suite.to_string())).chain(
+                super::registry::find(s.suite)
+                    .map(|suite| suite.kernels_to_prebuild(&s.settings))
                     .unwrap_or_default()
                     .into_iter()
                     .map(prebuilt::Job::Generated),
@@ -368,7 +368,7 @@ impl SuiteOutcome {
             index,
             name: suite.name.clone(),
             command: std::iter::once("gpubench".to_string())
-                .chain(suite.args.iter().cloned())
+                .chain(super::plan::arguments(suite).unwrap_or_default())
                 .collect(),
             status: "not run".to_string(),
             error: Some(format!("the GPU was lost during the {lost_in} suite")),

@@ -6,6 +6,15 @@
 
 use crate::harness::PlannedSuite;
 
+/// The command line of `planned` from its subcommand on (without `--output` and `--device`,
+/// which `all` gives): the suite's name and the flags its settings come back from.
+pub fn arguments(planned: &PlannedSuite) -> anyhow::Result<Vec<String>> {
+    let suite = super::registry::require(planned.suite)?;
+    let mut arguments = vec![planned.suite.to_string()];
+    arguments.extend(suite.flags(&planned.settings)?);
+    Ok(arguments)
+}
+
 /// Every suite `gpubench all` knows, by name.
 pub fn suite_names() -> Vec<String> {
     plan(false).into_iter().map(|s| s.name).collect()
@@ -74,7 +83,7 @@ mod tests {
         let planned = plan(false);
         for suite in super::super::registry::SUITES {
             assert!(
-                planned.iter().any(|p| p.args[0] == suite.name()),
+                planned.iter().any(|p| p.suite == suite.name()),
                 "{} is registered but `all` does not run it",
                 suite.name()
             );

@@ -140,10 +140,19 @@ mod tests {
                 let plan = suite.plan(quick);
                 assert!(!plan.is_empty(), "{} has no entry in all", suite.name());
                 for entry in &plan {
-                    assert_eq!(entry.args[0], suite.name(), "{}", entry.name);
-                    // Every planned argument list parses as the suite's own subcommand.
-                    let parsed = suite.command().try_get_matches_from(&entry.args);
+                    assert_eq!(entry.suite, suite.name(), "{}", entry.name);
+                    // Every planned settings value comes back from the flags `all` hands the
+                    // child: they parse as the suite's own subcommand, to the same value.
+                    let arguments = super::super::plan::arguments(entry).unwrap();
+                    assert_eq!(arguments[0], suite.name());
+                    let parsed = suite.command().try_get_matches_from(&arguments);
                     assert!(parsed.is_ok(), "{}: {:?}", entry.name, parsed.err());
+                    assert_eq!(
+                        suite.settings_from_flags(&arguments[1..]).unwrap(),
+                        entry.settings,
+                        "{}: {arguments:?}",
+                        entry.name
+                    );
                 }
             }
         }

@@ -9,6 +9,9 @@ use std::path::Path;
 
 use anyhow::Result;
 use clap::{ArgMatches, Args, FromArgMatches};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::PlannedSuite;
 use crate::error::UsageError;
@@ -27,8 +30,13 @@ pub trait Suite: Sync {
     fn command(&self) -> clap::Command;
     /// Parses `matches` (from [`Suite::command`]) and measures into a new run directory.
     fn measure(&self, matches: &ArgMatches) -> Result<()>;
-    /// What `gpubench all` runs of it (each entry's arguments start with the name).
+    /// What `gpubench all` runs of it, each entry with its settings as a value.
     fn plan(&self, quick: bool) -> Vec<PlannedSuite>;
+    /// The subcommand's flags that give `settings` (an entry's, from [`Suite::plan`]) back:
+    /// what `all` hands the suite's child process, after the subcommand's name.
+    fn flags(&self, settings: &Value) -> Result<Vec<String>>;
+    /// The settings the subcommand's `flags` (after its name) parse to, serialized.
+    fn settings_from_flags(&self, flags: &[String]) -> Result<Value>;
     /// The summary's rows from a complete run directory of this suite, with no GPU.
     fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
     /// Re-draws the run's figures into `out`, with no GPU.
@@ -38,7 +46,7 @@ pub trait Suite: Sync {
     fn curves(&self, dir: &Path) -> Result<Vec<Curve>>;
     /// The generated kernels an `all` entry of it (`entry_args`, from the subcommand on) asks
     /// for first, for `all` to compile ahead while other suites measure.
-    fn kernels_to_prebuild(&self, entry_args: &[String]) -> Vec<Generated>;
+    fn kernels_to_prebuild(&self, settings: &Value) -> Vec<Generated>;
 }
 
 /// What a suite writes: its subcommand (name, one line of help, arguments) and the
@@ -49,7 +57,9 @@ pub trait SuiteDef: Sync {
     const NAME: &'static str;
     /// The subcommand's one line of help.
     const ABOUT: &'static str;
-    type Args: Args + FromArgMatches;
+    /// Its settings: the subcommand's flags (clap), the values `plan` states (serde), and
+    /// clap's defaults ([`super::plan::defaults`]).
+    type Args: Args + FromArgMatches + Serialize + DeserializeOwned;
     /// Measures into a new run directory.
     fn run(args: &Self::Args) -> Result<()>;
     /// As [`Suite::plan`].
@@ -63,9 +73,9 @@ pub trait SuiteDef: Sync {
     fn curves(&self, _dir: &Path) -> Result<Vec<Curve>> {
         Ok(Vec::new())
     }
-    /// As [`Suite::kernels_to_prebuild`]; most suites load only their committed module, which
-    /// `all` compiles ahead anyway.
-    fn kernels_to_prebuild(&self, _entry_args: &[String]) -> Vec<Generated> {
+    /// As [`Suite::kernels_to_prebuild`], from an entry's settings; most suites load only
+    /// their committed module, which `all` compiles ahead anyway.
+    fn kernels_to_prebuild(&self, _settings: &Self::Args) -> Vec<Generated> {
         Vec::new()
     }
 }
@@ -113,8 +123,30 @@ impl<T: SuiteDef> Suite for T {
         SuiteDef::curves(self, dir)
     }
 
-    fn kernels_to_prebuild(&self, entry_args: &[String]) -> Vec<Generated> {
-        SuiteDef::kernels_to_prebuild(self, entry_args)
+    fn flags(&self, settings: &Value) -> Result<Vec<String>> {
+        let defaults = serde_json::to_value(super::plan::defaults::<T::Args>())?;
+        super::plan::flags(
+            &T::Args::augment_args(clap::Command::new(T::NAME)),
+            settings,
+            &defaults,
+        )
+    }
+
+    fn settings_from_flags(&self, flags: &[String]) -> Result<Value> {
+        let matches = T::Args::augment_args(clap::Command::new(T::NAME))
+            .try_get_matches_from(std::iter::once(T::NAME).chain(flags.iter().map(String::as_str)))
+            .map_err(|e| UsageError::new(e.to_string()))?;
+        let args =
+            T::Args::from_arg_matches(&matches).map_err(|e| UsageError::new(e.to_string()))?;
+        Ok(serde_json::to_value(args)?)
+    }
+
+    fn kernels_to_prebuild(&self, settings: &Value) -> Vec<Generated> {
+        // Settings that do not read as the suite's own have nothing to build ahead (the suite
+        // will say what is wrong with them).
+        serde_json::from_value::<T::Args>(settings.clone())
+            .map(|settings| SuiteDef::kernels_to_prebuild(self, &settings))
+            .unwrap_or_default()
     }
 }
 

@@ -9,4 +9,4 @@ pub mod plan;
 pub mod suite;
 
 pub use interface::{Redraw, SavedRun, Suite, SuiteDef};
-pub use plan::PlannedSuite;
+pub use plan::{PlannedSuite, defaults};

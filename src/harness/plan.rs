@@ -1,14 +1,26 @@
 //! One entry of `gpubench all`'s plan, as a suite states it (`SuiteDef::plan`): the run's
-//! name, the suite's arguments, and its rough share of the run.
+//! name, the suite's typed settings, and its rough share of the run; and the settings' round
+//! trip through clap. A suite states its `all` entries as values of its own settings type
+//! (`SyncArgs { watchdog_ms: 25, ..defaults() }`); [`flags`] turns one back into the
+//! subcommand's flags, read off clap's own description of them, so that no flag name is
+//! written anywhere but the settings type.
 
+use anyhow::{Context, Result, bail};
+use clap::{ArgAction, Args, FromArgMatches};
 use serde::Serialize;
+use serde_json::Value;
+
+use super::SuiteDef;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlannedSuite {
     /// The sub-directory name, also what `--only` and `--skip` match.
     pub name: String,
-    /// gpubench's arguments for it (without `--output` and `--device`).
-    pub args: Vec<String>,
+    /// The suite it runs (its subcommand).
+    pub suite: &'static str,
+    /// The suite's settings for it, as its settings type serializes them (`--output` and
+    /// `--device` are `all`'s to give).
+    pub settings: Value,
     /// Seconds it held the GPU in `gpubench all` on an H100 (for the progress bar's estimate
     /// only: the time a suite holds the GPU is its share of the run).
     pub estimate_seconds: f64,
@@ -21,10 +33,18 @@ pub struct PlannedSuite {
 }
 
 impl PlannedSuite {
-    pub fn new(name: &str, args: &[&str], estimate_seconds: f64) -> PlannedSuite {
+    /// An entry named `name` running suite `S` with `settings`.
+    pub fn new<S: SuiteDef + ?Sized>(
+        name: &str,
+        settings: &S::Args,
+        estimate_seconds: f64,
+    ) -> PlannedSuite {
         PlannedSuite {
             name: name.to_string(),
-            args: args.iter().map(|a| a.to_string()).collect(),
+            suite: S::NAME,
+            // A settings type of numbers, strings, paths and lists always serializes (a path
+            // that is not UTF-8 would not, and no plan holds one).
+            settings: serde_json::to_value(settings).expect("a suite's settings serialize"),
             estimate_seconds,
             starts_early: false,
         }
@@ -34,5 +54,70 @@ impl PlannedSuite {
     pub fn early(mut self) -> PlannedSuite {
         self.starts_early = true;
         self
+    }
+}
+
+/// The settings clap gives a suite's settings type `A` with no flag at all: its defaults.
+pub fn defaults<A: Args + FromArgMatches>() -> A {
+    let matches = A::augment_args(clap::Command::new("defaults"))
+        .try_get_matches_from(["defaults"])
+        .expect("every setting of a suite has a default");
+    A::from_arg_matches(&matches).expect("clap's defaults make the settings type")
+}
+
+/// The flags of `command` that give `settings` (the serialized settings of its type, whose
+/// defaults serialize to `defaults`) back through clap: one per field that differs from its
+/// default, named as clap names the field's argument.
+pub fn flags(command: &clap::Command, settings: &Value, defaults: &Value) -> Result<Vec<String>> {
+    let (Some(settings), Some(defaults)) = (settings.as_object(), defaults.as_object()) else {
+        bail!("a suite's settings are not a map of fields");
+    };
+    let mut flags = Vec::new();
+    for (field, value) in settings {
+        if defaults.get(field) == Some(value) {
+            continue;
+        }
+        let arg = command
+            .get_arguments()
+            .find(|a| a.get_id().as_str() == field)
+            .with_context(|| {
+                format!("the setting '{field}' is no flag of {}", command.get_name())
+            })?;
+        let long = arg
+            .get_long()
+            .with_context(|| format!("the setting '{field}' has no long flag"))?;
+        let flag = format!("--{long}");
+        match value {
+            Value::Bool(true) if matches!(arg.get_action(), ArgAction::SetTrue) => flags.push(flag),
+            Value::Array(items) => {
+                let items: Vec<String> = items.iter().map(scalar).collect::<Result<_>>()?;
+                match arg.get_value_delimiter() {
+                    Some(delimiter) => {
+                        flags.push(flag);
+                        flags.push(items.join(&delimiter.to_string()));
+                    }
+                    None => {
+                        for item in items {
+                            flags.push(flag.clone());
+                            flags.push(item);
+                        }
+                    }
+                }
+            }
+            Value::Number(_) | Value::String(_) => {
+                flags.push(flag);
+                flags.push(scalar(value)?);
+            }
+            _ => bail!("the setting '{field}' = {value} cannot be given as {flag}"),
+        }
+    }
+    Ok(flags)
+}
+
+fn scalar(value: &Value) -> Result<String> {
+    match value {
+        Value::Number(n) => Ok(n.to_string()),
+        Value::String(s) => Ok(s.clone()),
+        _ => bail!("{value} is not one value of a flag"),
     }
 }

@@ -46,7 +46,7 @@ pub(super) fn spawn_suite(
     index: usize,
     run_started: Instant,
 ) -> Result<SuiteChild> {
-    let mut command_line = suite.args.clone();
+    let mut command_line = super::plan::arguments(suite)?;
     command_line.extend(args.figures.to_args());
     command_line.extend([
         "--device".to_string(),

@@ -14,8 +14,8 @@ use serde_json::json;
 use self::measure::{self as atomics, Plan};
 use self::report as atomics_report;
 use crate::error::UsageError;
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 
 /// The largest chain the suite builds on the host, in MiB.
 const MAX_FOOTPRINT_MIB: u64 = 1024;
@@ -134,9 +134,16 @@ impl crate::harness::SuiteDef for Atomics {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("atomics", &["atomics", "--repeats", "1"], 1.0)
+            PlannedSuite::new::<Self>(
+                "atomics",
+                &AtomicsArgs {
+                    repeats: 1,
+                    ..defaults()
+                },
+                1.0,
+            )
         } else {
-            PlannedSuite::new("atomics", &["atomics"], 1.2)
+            PlannedSuite::new::<Self>("atomics", &defaults(), 1.2)
         }]
     }
 

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct AtomicsArgs {
     /// Footprints of the global chase chains, in MiB: the smallest should fit the L2 and the
     /// largest not, so the suite can tell which unit serves the atomics.

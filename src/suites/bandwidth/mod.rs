@@ -21,8 +21,8 @@ use self::report::{
 };
 use crate::experiments::copy_engines;
 use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel};
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 pub use settings::BandwidthArgs;
 
 pub fn run(args: &BandwidthArgs) -> Result<()> {
@@ -351,27 +351,30 @@ impl crate::harness::SuiteDef for Bandwidth {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new(
+            PlannedSuite::new::<Self>(
                 "bandwidth",
                 // Launches of 0.25 ms: the launch overhead (a few microseconds) stays near 1 %.
-                &[
-                    "bandwidth",
-                    "--repeats",
-                    "2",
-                    "--points-per-doubling",
-                    "1",
-                    "--min-ms",
-                    "0.25",
-                    "--headline-ms",
-                    "1",
-                ],
+                &BandwidthArgs {
+                    repeats: 2,
+                    points_per_doubling: 1,
+                    min_ms: 0.25,
+                    headline_ms: 1.0,
+                    ..defaults()
+                },
                 0.9,
             )
         } else {
             // Launches of 1 ms (not the default 2): a point's spread over its repeats stays
             // well under the figures' 5 % (bandwidth.json keeps each point's range). The L2's
             // headline figures keep the default 8 ms, where they repeat between runs.
-            PlannedSuite::new("bandwidth", &["bandwidth", "--min-ms", "1"], 3.5)
+            PlannedSuite::new::<Self>(
+                "bandwidth",
+                &BandwidthArgs {
+                    min_ms: 1.0,
+                    ..defaults()
+                },
+                3.5,
+            )
         }]
     }
 

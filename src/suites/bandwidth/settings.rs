@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct BandwidthArgs {
     /// Timed launches per headline point (after calibration); a point is their median.
     #[arg(long, default_value_t = 5)]

@@ -14,8 +14,8 @@ use self::analysis::{order_report, warp_overlap};
 use self::measure as branch;
 use self::report as branch_report;
 use crate::error::UsageError;
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 
 pub fn run(args: &BranchArgs) -> Result<()> {
     if args.work == 0 || args.work > 100_000 {
@@ -96,7 +96,7 @@ impl crate::harness::SuiteDef for Branch {
     }
 
     fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
-        vec![PlannedSuite::new("branch", &["branch"], 0.3)]
+        vec![PlannedSuite::new::<Self>("branch", &defaults(), 0.3)]
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {

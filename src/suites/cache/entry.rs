@@ -38,7 +38,11 @@ impl crate::harness::SuiteDef for Cache {
         ALL_SPACES
             .iter()
             .map(|&space| {
-                let mut args = vec!["cache", "--space", space];
+                let mut settings = CacheArgs {
+                    space: <SpaceChoice as clap::ValueEnum>::from_str(space, false)
+                        .expect("ALL_SPACES are clap's names of the spaces"),
+                    ..crate::harness::defaults()
+                };
                 // The L2 and instruction sweeps are the long ones (each L2 point chases tens of
                 // MiB, each instruction point is a JIT compile): fewer fine points there. The L2
                 // keeps its one-line stride: a stride past the line would overstate the
@@ -48,18 +52,13 @@ impl crate::harness::SuiteDef for Cache {
                     // than 1/512: three halvings fewer per edge.
                     // Its loads timed over the first 4 MiB of each chain, not 32.
                     ("l2", true) => {
-                        args.extend([
-                            "--fine-points",
-                            "2",
-                            "--resolution",
-                            "64",
-                            "--timed-span-mib",
-                            "4",
-                        ]);
+                        settings.fine_points = Some(2);
+                        settings.resolution = 64;
+                        settings.timed_span_mib = 4;
                         0.9
                     }
                     ("l2", false) => {
-                        args.extend(["--fine-points", "4"]);
+                        settings.fine_points = Some(4);
                         4.9
                     }
                     // The plateau past the last level is flat from about 145 KiB on (H100, H200):
@@ -67,56 +66,44 @@ impl crate::harness::SuiteDef for Cache {
                     // bisects to 1/32 of the code size and measures two fine points: each
                     // halving is a round of compiles, which outlasted every other suite.
                     ("instruction", true) => {
-                        args.extend([
-                            "--stride",
-                            "256",
-                            "--fine-points",
-                            "2",
-                            "--max-bytes",
-                            "262144",
-                            "--resolution",
-                            "32",
-                        ]);
+                        settings.stride = Some(256);
+                        settings.fine_points = Some(2);
+                        settings.max_bytes = Some(262144);
+                        settings.resolution = 32;
                         0.5
                     }
                     ("instruction", false) => {
-                        args.extend([
-                            "--stride",
-                            "64",
-                            "--fine-points",
-                            "4",
-                            "--max-bytes",
-                            "262144",
-                        ]);
+                        settings.stride = Some(64);
+                        settings.fine_points = Some(4);
+                        settings.max_bytes = Some(262144);
                         0.6
                     }
                     // Ending at 1 MiB, past the L1 (256 KiB on Hopper) and on the L2's plateau,
                     // rather than at 4 MiB: most of these sweeps' GPU time is their largest
                     // footprints. Without the conflict experiment (about 230 chases each).
                     ("global" | "readonly" | "texture", true) => {
-                        args.extend([
-                            "--fine-points",
-                            "16",
-                            "--max-bytes",
-                            "1048576",
-                            "--no-conflict",
-                        ]);
+                        settings.fine_points = Some(16);
+                        settings.max_bytes = Some(1048576);
+                        settings.no_conflict = true;
                         0.6
                     }
                     (_, true) => {
-                        args.extend(["--fine-points", "16"]);
+                        settings.fine_points = Some(16);
                         0.4
                     }
                     // The L1 against the shared memory the carveout asks for: three sweeps
                     // more (a line of slope -1 gives the unified size and what the L1 keeps).
                     ("global", false) => {
-                        args.extend(["--carveout", "0,50,100"]);
+                        settings.carveout = vec![0, 50, 100];
                         2.0
                     }
                     _ => 1.0,
                 };
-                let planned =
-                    crate::harness::PlannedSuite::new(&format!("cache-{space}"), &args, estimate);
+                let planned = crate::harness::PlannedSuite::new::<Self>(
+                    &format!("cache-{space}"),
+                    &settings,
+                    estimate,
+                );
                 // Its compiles, aside, are the longest host work of any suite.
                 if space == "instruction" {
                     planned.early()
@@ -201,8 +188,8 @@ impl crate::harness::SuiteDef for Cache {
         Ok(())
     }
 
-    fn kernels_to_prebuild(&self, entry_args: &[String]) -> Vec<crate::gpu::prebuilt::Generated> {
-        super::kernels_to_prebuild(entry_args)
+    fn kernels_to_prebuild(&self, settings: &CacheArgs) -> Vec<crate::gpu::prebuilt::Generated> {
+        super::kernels_to_prebuild(settings)
     }
 
     fn curves(&self, dir: &std::path::Path) -> Result<Vec<crate::report::overlay::Curve>> {

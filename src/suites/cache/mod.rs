@@ -30,25 +30,10 @@ pub use entry::Cache;
 use side_experiments::*;
 use translation::*;
 
-/// The generated kernels a `cache` suite run with `suite_args` (its command line from the
-/// subcommand on, as `all` plans it) asks for first, for `all` to compile ahead: the
-/// instruction space's coarse grid, the same on every GPU. Nothing for other spaces or for
-/// arguments that do not parse (the suite will say what is wrong with them).
-pub fn kernels_to_prebuild(suite_args: &[String]) -> Vec<crate::gpu::prebuilt::Generated> {
-    #[derive(clap::Parser)]
-    struct Command {
-        #[command(flatten)]
-        args: CacheArgs,
-    }
-    use clap::Parser;
-    let Some(("cache", rest)) = suite_args.split_first().map(|(a, r)| (a.as_str(), r)) else {
-        return Vec::new();
-    };
-    let Ok(Command { args }) =
-        Command::try_parse_from(std::iter::once("cache").chain(rest.iter().map(String::as_str)))
-    else {
-        return Vec::new();
-    };
+/// The generated kernels a `cache` suite run with `args` (an entry of `all`'s plan) asks for
+/// first, for `all` to compile ahead: the instruction space's coarse grid, the same on every
+/// GPU. Nothing for other spaces.
+pub fn kernels_to_prebuild(args: &CacheArgs) -> Vec<crate::gpu::prebuilt::Generated> {
     if args.space != SpaceChoice::Instruction {
         return Vec::new();
     }
@@ -504,26 +489,24 @@ pub fn run(args: &CacheArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::SuiteDef;
 
     #[test]
     fn all_prebuilds_the_instruction_space_coarse_grid_and_nothing_else() {
+        use crate::harness::Suite;
         for quick in [false, true] {
-            let plans = Cache.plan(quick);
+            let plans = Suite::plan(&Cache, quick);
             let instruction = plans
                 .iter()
-                .find(|p| p.args.contains(&"instruction".to_string()))
+                .find(|p| p.name == "cache-instruction")
                 .unwrap();
-            let kernels = kernels_to_prebuild(&instruction.args);
-            let stride: u64 = instruction.args[instruction
-                .args
-                .iter()
-                .position(|a| a == "--stride")
-                .unwrap()
-                + 1]
-            .parse()
-            .unwrap();
-            let grid = cache::coarse_grid(stride, 1 << 10, 256 << 10, cache::COARSE_PER_DOUBLING);
+            let settings: CacheArgs = serde_json::from_value(instruction.settings.clone()).unwrap();
+            let kernels = kernels_to_prebuild(&settings);
+            let grid = cache::coarse_grid(
+                settings.stride.unwrap(),
+                1 << 10,
+                256 << 10,
+                cache::COARSE_PER_DOUBLING,
+            );
             assert_eq!(kernels.len(), grid.len());
             for (kernel, bytes) in kernels.iter().zip(&grid) {
                 assert_eq!(kernel.name, instruction::ENTRY);
@@ -532,17 +515,23 @@ mod tests {
                     bytes / instruction::INSTRUCTION_BYTES
                 );
             }
+            // The same through the object `all` walks, from the entry's settings as a value.
+            assert_eq!(
+                Suite::kernels_to_prebuild(&Cache, &instruction.settings).len(),
+                grid.len()
+            );
             for other in plans.iter().filter(|p| p != &instruction) {
                 assert!(
-                    kernels_to_prebuild(&other.args).is_empty(),
+                    Suite::kernels_to_prebuild(&Cache, &other.settings).is_empty(),
                     "{:?}",
-                    other.args
+                    other.settings
                 );
             }
         }
+        // Settings that are not the cache suite's build nothing ahead.
         assert!(
-            kernels_to_prebuild(&["cache".into(), "--space".into(), "nowhere".into()]).is_empty()
+            Suite::kernels_to_prebuild(&Cache, &serde_json::json!({"space": "nowhere"})).is_empty()
         );
-        assert!(kernels_to_prebuild(&["divergence".into()]).is_empty());
+        assert!(Suite::kernels_to_prebuild(&Cache, &serde_json::json!([1, 2])).is_empty());
     }
 }

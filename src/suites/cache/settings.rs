@@ -3,8 +3,10 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SpaceChoice {
     Global,
     L2,
@@ -17,13 +19,14 @@ pub enum SpaceChoice {
     Tlb,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ChainChoice {
     Stride,
     Random,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct CacheArgs {
     /// Memory space: global (default loads), l2 (ld.global.cg), readonly (ld.global.nc),
     /// shared, constant (index in a per-thread register: LDC, the constant caches),

@@ -16,8 +16,8 @@ use self::report as clock_report;
 use crate::analysis::clock::counter_scope;
 use crate::error::UsageError;
 use crate::experiments::clock::{measure_counter_scope, measure_sm_clock, measure_timer_overheads};
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 
 pub fn run(args: &ClockArgs) -> Result<()> {
     if args.pairs == 0 || args.pairs > 1 << 20 {
@@ -91,7 +91,7 @@ impl crate::harness::SuiteDef for Clock {
     }
 
     fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
-        vec![PlannedSuite::new("clock", &["clock"], 0.2)]
+        vec![PlannedSuite::new::<Self>("clock", &defaults(), 0.2)]
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {

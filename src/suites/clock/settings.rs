@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct ClockArgs {
     /// Back-to-back read pairs per timer.
     #[arg(long, default_value_t = 256)]

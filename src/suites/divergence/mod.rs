@@ -321,11 +321,18 @@ impl crate::harness::SuiteDef for Divergence {
     }
 
     fn plan(&self, quick: bool) -> Vec<crate::harness::PlannedSuite> {
-        use crate::harness::PlannedSuite;
+        use crate::harness::{PlannedSuite, defaults};
         vec![if quick {
-            PlannedSuite::new("divergence", &["divergence", "--samples", "32"], 0.4)
+            PlannedSuite::new::<Self>(
+                "divergence",
+                &DivergenceArgs {
+                    samples: 32,
+                    ..defaults()
+                },
+                0.4,
+            )
         } else {
-            PlannedSuite::new("divergence", &["divergence"], 1.0)
+            PlannedSuite::new::<Self>("divergence", &defaults(), 1.0)
         }]
     }
 

@@ -3,18 +3,20 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
 
 use super::measure::{DivergenceConfig, LoopKernel};
 use crate::error::UsageError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum KernelChoice {
     Single,
     Double,
     Both,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct DivergenceArgs {
     /// Timed repetitions per divergence level, all inside one launch.
     #[arg(long, default_value_t = 256)]

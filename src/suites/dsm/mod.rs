@@ -12,8 +12,8 @@ pub use settings::DsmArgs;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 
 use self::measure::{self as dsm, MAX_CLUSTER};
 use self::report as dsm_report;
@@ -135,9 +135,16 @@ impl crate::harness::SuiteDef for Dsm {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("dsm", &["dsm", "--iterations", "32"], 0.3)
+            PlannedSuite::new::<Self>(
+                "dsm",
+                &DsmArgs {
+                    iterations: 32,
+                    ..defaults()
+                },
+                0.3,
+            )
         } else {
-            PlannedSuite::new("dsm", &["dsm"], 0.3)
+            PlannedSuite::new::<Self>("dsm", &defaults(), 0.3)
         }]
     }
 

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct DsmArgs {
     /// Passes of every block over the 64 KiB it reads, per read pattern.
     #[arg(long, default_value_t = 256)]

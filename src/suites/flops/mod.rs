@@ -14,8 +14,8 @@ use serde_json::json;
 use self::measure::{self as flops, CHAINS, THREADS, UNROLL};
 use self::report as flops_report;
 use crate::error::UsageError;
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 
 pub fn run(args: &FlopsArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 1_000_000 {
@@ -105,9 +105,16 @@ impl crate::harness::SuiteDef for Flops {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("flops", &["flops", "--iterations", "256"], 0.2)
+            PlannedSuite::new::<Self>(
+                "flops",
+                &FlopsArgs {
+                    iterations: 256,
+                    ..defaults()
+                },
+                0.2,
+            )
         } else {
-            PlannedSuite::new("flops", &["flops"], 0.2)
+            PlannedSuite::new::<Self>("flops", &defaults(), 0.2)
         }]
     }
 

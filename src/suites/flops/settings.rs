@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct FlopsArgs {
     /// Loop trips of every kernel (256 FMA instructions per trip and thread).
     #[arg(long, default_value_t = 2048)]

@@ -16,8 +16,8 @@ use self::chains::{self as instruction_chains, Chains, INSTRUCTIONS};
 use self::measure::{self as pipeline, OPERATIONS};
 use self::report as pipeline_report;
 use crate::error::UsageError;
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 
 pub fn run(args: &PipelineArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 100_000 {
@@ -130,9 +130,16 @@ impl crate::harness::SuiteDef for Pipeline {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("pipeline", &["pipeline", "--iterations", "64"], 0.4)
+            PlannedSuite::new::<Self>(
+                "pipeline",
+                &PipelineArgs {
+                    iterations: 64,
+                    ..defaults()
+                },
+                0.4,
+            )
         } else {
-            PlannedSuite::new("pipeline", &["pipeline"], 0.4)
+            PlannedSuite::new::<Self>("pipeline", &defaults(), 0.4)
         }]
     }
 

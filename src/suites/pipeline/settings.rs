@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct PipelineArgs {
     /// Loop trips per chain (each trip runs the operation 32 or 4 times).
     #[arg(long, default_value_t = 256)]

@@ -12,8 +12,8 @@ use anyhow::Result;
 use serde_json::json;
 
 use crate::error::UsageError;
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 pub use settings::RegsArgs;
 
 use analysis as registers;
@@ -100,7 +100,14 @@ impl crate::harness::SuiteDef for Regs {
     fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
         // Every sixth cap still leaves one allocation unit consistent with the H100's data
         // (every eighth leaves four); the summary flags a run where more than one fits.
-        vec![PlannedSuite::new("regs", &["regs", "--step", "6"], 0.3)]
+        vec![PlannedSuite::new::<Self>(
+            "regs",
+            &RegsArgs {
+                step: 6,
+                ..defaults()
+            },
+            0.3,
+        )]
     }
 
     fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {

@@ -13,8 +13,8 @@ use serde_json::json;
 use self::analysis as bank_conflicts;
 use self::measure as shared;
 use self::report as shared_report;
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 
 pub fn run(args: &SharedArgs) -> Result<()> {
     let config = shared::SharedConfig {
@@ -97,9 +97,16 @@ impl crate::harness::SuiteDef for Shared {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("shared", &["shared", "--iterations", "256"], 0.3)
+            PlannedSuite::new::<Self>(
+                "shared",
+                &SharedArgs {
+                    iterations: 256,
+                    ..defaults()
+                },
+                0.3,
+            )
         } else {
-            PlannedSuite::new("shared", &["shared"], 0.3)
+            PlannedSuite::new::<Self>("shared", &defaults(), 0.3)
         }]
     }
 

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SharedArgs {
     /// Largest stride, in elements.
     #[arg(long, default_value_t = 33)]

@@ -17,8 +17,8 @@ use self::measure::{self as slots, WORKLOADS};
 use crate::error::UsageError;
 use crate::experiments::ncu::{self, Efficiency};
 use crate::gpu::Gpu;
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 
 fn workloads(only: Option<&str>) -> Result<Vec<&'static str>, UsageError> {
     let Some(only) = only else {
@@ -122,9 +122,17 @@ impl crate::harness::SuiteDef for Slots {
         vec![if quick {
             // Nsight Compute's cross-check takes about 5 s of a quick run; `gpubench slots`
             // and the full run keep it.
-            PlannedSuite::new("slots", &["slots", "--repeats", "3", "--no-ncu"], 0.4)
+            PlannedSuite::new::<Self>(
+                "slots",
+                &SlotsArgs {
+                    repeats: 3,
+                    no_ncu: true,
+                    ..defaults()
+                },
+                0.4,
+            )
         } else {
-            PlannedSuite::new("slots", &["slots"], 3.7)
+            PlannedSuite::new::<Self>("slots", &defaults(), 3.7)
         }]
     }
 

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SlotsArgs {
     /// Timed runs of each variant (tagged, plain) per workload, for the tags' cost.
     #[arg(long, default_value_t = 7)]

@@ -17,8 +17,8 @@ use self::measure::{self as sync, ChildOutcome, PROBES};
 use self::report as sync_report;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 use crate::report::run_dir::write_atomically;
 
 /// A probe's deadline, counted from its kernel's launch (the child's start and module load
@@ -197,9 +197,16 @@ impl crate::harness::SuiteDef for Sync {
         // A 25 ms watchdog: Listing 6 spins that long, and every deadline after it is that
         // much shorter.
         vec![if quick {
-            PlannedSuite::new("sync", &["sync", "--watchdog-ms", "25"], 0.7)
+            PlannedSuite::new::<Self>(
+                "sync",
+                &SyncArgs {
+                    watchdog_ms: 25,
+                    ..defaults()
+                },
+                0.7,
+            )
         } else {
-            PlannedSuite::new("sync", &["sync"], 0.8)
+            PlannedSuite::new::<Self>("sync", &defaults(), 0.8)
         }]
     }
 

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SyncArgs {
     /// Seconds a probe may run before the host kills it and records a hang.
     #[arg(long, default_value_t = 5.0)]

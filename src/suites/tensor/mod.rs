@@ -14,8 +14,8 @@ use serde_json::json;
 use self::measure::{self as tensor, WGMMA_UNROLL, WGMMA_WIDTHS};
 use self::report as tensor_report;
 use crate::error::UsageError;
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 
 pub fn run(args: &TensorArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 1_000_000 {
@@ -143,9 +143,16 @@ impl crate::harness::SuiteDef for Tensor {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new("tensor", &["tensor", "--iterations", "128"], 0.3)
+            PlannedSuite::new::<Self>(
+                "tensor",
+                &TensorArgs {
+                    iterations: 128,
+                    ..defaults()
+                },
+                0.3,
+            )
         } else {
-            PlannedSuite::new("tensor", &["tensor"], 0.3)
+            PlannedSuite::new::<Self>("tensor", &defaults(), 0.3)
         }]
     }
 

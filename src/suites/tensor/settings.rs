@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct TensorArgs {
     /// Loop trips of every kernel (16 mma.sync or 8 wgmma per trip and warp or warpgroup).
     #[arg(long, default_value_t = 512)]

@@ -20,8 +20,8 @@ use crate::error::UsageError;
 use crate::experiments::dram_bulk_copy;
 use crate::experiments::l2_bulk_read::{self, SmLimits};
 use crate::gpu::launch::bandwidth as launcher;
-use crate::harness::PlannedSuite;
 use crate::harness::suite;
+use crate::harness::{PlannedSuite, defaults};
 use crate::report::dram_bulk_copy as copy_report;
 use crate::report::l2_bulk_read as l2_report;
 
@@ -244,19 +244,17 @@ impl crate::harness::SuiteDef for Tma {
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         vec![if quick {
-            PlannedSuite::new(
+            PlannedSuite::new::<Self>(
                 "tma",
-                &[
-                    "tma",
-                    "--footprints-mib",
-                    "1,16,32,64,128",
-                    "--stream-mib",
-                    "128",
-                ],
+                &TmaArgs {
+                    footprints_mib: vec![1.0, 16.0, 32.0, 64.0, 128.0],
+                    stream_mib: 128,
+                    ..defaults()
+                },
                 0.5,
             )
         } else {
-            PlannedSuite::new("tma", &["tma"], 1.0)
+            PlannedSuite::new::<Self>("tma", &defaults(), 1.0)
         }]
     }
 

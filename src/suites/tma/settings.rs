@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Serialize, Deserialize)]
 pub struct TmaArgs {
     /// Footprints of the latency chases, in MiB (fractions allowed): they should span the L2.
     #[arg(
