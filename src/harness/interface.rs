@@ -44,8 +44,8 @@ pub trait Suite: Sync {
     /// The lines of its figures, read back from a complete run directory, that the fleet page
     /// draws over another run's (`report::overlay`).
     fn curves(&self, dir: &Path) -> Result<Vec<Curve>>;
-    /// The generated kernels an `all` entry of it (`entry_args`, from the subcommand on) asks
-    /// for first, for `all` to compile ahead while other suites measure.
+    /// The generated kernels an `all` entry of it (its `settings`, as [`Suite::plan`] states
+    /// them) asks for first, for `all` to compile ahead while other suites measure.
     fn kernels_to_prebuild(&self, settings: &Value) -> Vec<Generated>;
 }
 
