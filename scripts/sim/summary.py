@@ -5,8 +5,9 @@
 
 Per configuration: the capacity figures against the configuration, the latency offsets the
 export's translation takes off (and what each run's would be if the constant were learned
-without it: leave one configuration out), and the round trip; over all of them, the calibration
-issue 50 asks for (among answers stated at confidence >= p, the share right).
+without it: leave one configuration out), the round trip, and the shared-memory suite's bank
+model where CONFIG/banks holds a run of it; over all of them, the calibration issue 50 asks for
+(among answers stated at confidence >= p, the share right).
 """
 
 import json
@@ -51,6 +52,34 @@ for name, key in keys.items():
     for row in key.get("round_trip", []):
         if row["measured"]:
             lines.append(f"| {name} | {row['option']} | {row['exported']} | {row['config']} | {row['verdict']} |")
+
+# The shared-memory suite (`gpubench shared`, scripts/sim/run-suite.sh into CONFIG/banks): its
+# wavefront model assumes 32 banks of 4 bytes; GPGPU-Sim charges one cycle of initiation
+# interval per access a bank serves (abstract_hardware_model.cc: "shared memory conflicts
+# modeled as larger initiation interval"), so the configured cost per extra way is 1 cycle.
+banks = []
+for path in sorted(root.glob("*/banks/shared.json")):
+    name = path.parent.parent.name
+    shared = json.loads(path.read_text())
+    options = json.loads((path.parent.parent / "banks.sim.json").read_text())["options"]
+    banks.append((name, shared, options))
+if banks:
+    lines += ["", "## Shared-memory banks (`gpubench shared`)", "",
+              "The suite fits cycles = conflict-free latency + cost x (wavefronts - minimum) with "
+              "wavefronts counted over 32 banks of 4 bytes (its model, not read from the "
+              "configuration); GPGPU-Sim charges one cycle per extra access to a bank.", "",
+              "| configuration | -gpgpu_shmem_num_banks | cost per extra way: configured | gpubench (95 % CI) "
+              "| model residual RMS over the points | indexed load, 4 B | -gpgpu_smem_latency | verdict |",
+              "|---|---|---|---|---|---|---|---|"]
+    for name, shared, options in banks:
+        fit = shared["fit"]
+        way = fit["cycles_per_extra_way"]
+        right = abs(way["estimate"] - 1.0) < 0.05 and options.get("-gpgpu_shmem_num_banks") == "32"
+        lines.append(
+            f"| {name} | {options.get('-gpgpu_shmem_num_banks')} | 1 | {way['estimate']:.3f} "
+            f"({way['ci95_low']:.3f}..{way['ci95_high']:.3f}) | {fit['residual_rms_cycles']:.1e} cycles, "
+            f"{fit['points']} points | {shared['load_latency_cycles']:.1f} | {options.get('-gpgpu_smem_latency')} "
+            f"| {'right: 32 banks fit to the cycle, one cycle a way' if right else 'differs'} |")
 
 lines += ["", "## Calibration over every configuration", "",
           "Answers gpubench states with a confidence (capacity by model fit, line, ways, sets, fetch granularity).", "",
