@@ -35,18 +35,13 @@ status=0
 (cd "$run" && exec "$gpubench" "$suite" "$@" --output "$results" > gpubench.log 2> gpubench.err) ||
   status=$?
 tail -3 "$run/gpubench.err" >&2
-python3 - "$results.sim.json" "$config" "$run/gpgpusim.config" \
+python3 - "$repo/scripts/sim" "$results.sim.json" "$config" "$run/gpgpusim.config" \
   "$(git -C "$sim/gpgpu-sim" rev-parse HEAD)" "$head_at_start" "$status" \
   "gpubench $suite $* --output RESULTS_DIR" <<'PY'
 import hashlib, json, sys, datetime
-out, config, path, sim_commit, head, status, command = sys.argv[1:]
-# Every option the configuration sets (the last value wins, as in GPGPU-Sim's parser): the
-# answer key the run is scored against (scripts/sim/summary.py).
-options = {}
-for line in open(path).read().splitlines():
-    words = line.split(None, 1)
-    if len(words) == 2 and words[0].startswith("-"):
-        options[words[0]] = words[1].split("#", 1)[0].strip()
+scripts, out, config, path, sim_commit, head, status, command = sys.argv[1:]
+sys.path.insert(0, scripts)
+from answer_key import options  # the configuration's options, read as answer_key.py reads them
 json.dump({
     "simulator": "GPGPU-Sim (accel-sim/gpgpu-sim_distribution) with gpubench's sim/patches and sim/libcuda",
     "gpgpu_sim_commit": sim_commit,
@@ -57,7 +52,8 @@ json.dump({
     "command": command,
     "exit_status": int(status),
     "written_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    "options": options,
+    # Every option the configuration sets: the answer key the run is scored against.
+    "options": options(path),
 }, open(out, "w"), indent=1)
 PY
 exit "$status"

@@ -40,6 +40,19 @@ pub struct FittedModel {
     pub delta: f64,
 }
 
+impl FittedModel {
+    /// The geometry and policy it fitted, as the candidate the miss model takes.
+    pub fn candidate(&self) -> Candidate {
+        Candidate {
+            sets: self.sets,
+            ways: self.ways,
+            line_bytes: self.line_bytes,
+            sector_bytes: self.sector_bytes,
+            policy: self.policy,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TriedFamily {
     pub family: String,

@@ -105,8 +105,7 @@ pub(super) fn fit_geometry(
         .filter(|f| f.fits && f.best.rms_cycles <= fit.best.rms_cycles);
     let fit = fetching.unwrap_or(fit);
     let best = &fit.best;
-    let contradicted =
-        misses_on_the_plateau(best, &curve[lower.first..=lower.last], lower, stride, sigma);
+    let contradicted = misses_on_the_plateau(best, curve, lower, stride, sigma);
     let fits = fit.fits && contradicted.is_none();
     // Under a prefetcher that a descending chase revealed, only the size is stated: the
     // ascending rise is its twin's or, with an odd set count, a plain cache's of half the
@@ -246,20 +245,14 @@ pub(super) fn fit_geometry(
 /// where the buffer overflows: read as the model, its size was the sets' alone.
 fn misses_on_the_plateau(
     best: &cache_fit::FittedModel,
-    plateau: &[ChasePoint],
+    curve: &[ChasePoint],
     lower: &Plateau,
     stride: u64,
     sigma: f64,
 ) -> Option<u64> {
     let tolerance = lower.tolerance;
-    let candidate = cache_fit::Candidate {
-        sets: best.sets,
-        ways: best.ways,
-        line_bytes: best.line_bytes,
-        sector_bytes: best.sector_bytes,
-        policy: best.policy,
-    };
-    plateau
+    let candidate = best.candidate();
+    curve[lower.first..=lower.last]
         .iter()
         .filter(|p| p.footprint_bytes > best.size_bytes && p.cycles <= lower.latency + tolerance)
         .find(|p| {
