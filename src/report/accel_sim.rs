@@ -361,6 +361,39 @@ fn l1_geometry(model: &MachineModel) -> Option<(String, String)> {
     ))
 }
 
+/// The settled quantities measured per SM, as comments: no GPGPU-Sim option takes an SM's
+/// own L2 partition or latencies (its model places every SM alike), so a chiplet-aware model
+/// reads them here or from the machine model's `per_sm`. Empty where the run has none.
+fn per_sm_block(model: &MachineModel) -> String {
+    let measured: Vec<&Quantity> = model
+        .figures
+        .iter()
+        .filter(|q| q.status == Status::Figure && q.per_sm.is_some())
+        .collect();
+    if measured.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from(
+        "# Measured per SM (index = %smid; - where that SM gave none). No GPGPU-Sim option takes these:\n",
+    );
+    for q in measured {
+        let values: Vec<String> = q
+            .per_sm
+            .iter()
+            .flatten()
+            .map(|v| v.map_or("-".into(), |v| format!("{v:.0}")))
+            .collect();
+        let _ = writeln!(
+            text,
+            "#   {} ({}): {}",
+            q.quantity,
+            q.unit,
+            values.join(" ")
+        );
+    }
+    text + "\n"
+}
+
 /// The config text: a header, every determined option with its reason, the undetermined list.
 pub fn config(model: &MachineModel) -> String {
     let mut text = format!(
@@ -372,6 +405,7 @@ pub fn config(model: &MachineModel) -> String {
     for line in &lines {
         let _ = writeln!(text, "# {}\n{} {}\n", line.why, line.option, line.value);
     }
+    text += &per_sm_block(model);
     text += "# Not determined by this run (left at the base configuration's values):\n";
     for (option, why) in NOT_DETERMINED {
         if !written.contains(&option) {

@@ -190,6 +190,7 @@ mod tests {
             uncertainty: uncertainty.into(),
             text: None,
             source: "pipeline/pipeline.json".into(),
+            per_sm: None,
         }
     }
 

@@ -127,6 +127,11 @@ pub struct Quantity {
     pub confidence: Option<f64>,
     /// The file it came from, relative to the run directory.
     pub source: String,
+    /// One value per SM, indexed by `%smid` (null where that SM gave none), for a quantity
+    /// that differs across the SMs (the `sm-map` suite's: an SM's L2 partition, its L2 and
+    /// DSM latencies); absent for the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_sm: Option<Vec<Option<f64>>>,
 }
 
 impl Quantity {
@@ -149,6 +154,7 @@ impl Quantity {
             uncertainty: f.uncertainty.clone(),
             confidence: f.stated_confidence(),
             source: f.source.clone(),
+            per_sm: f.per_sm.clone(),
         }
     }
 }

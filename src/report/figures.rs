@@ -22,6 +22,11 @@ pub struct Figure {
     /// The file it was read from, relative to the suite's run directory (the summary puts the
     /// directory's name in front).
     pub source: String,
+    /// One value per SM, indexed by `%smid` (null where that SM gave none), for a quantity
+    /// that differs across the SMs; `value` then sums them up (a median, with the range in
+    /// `low`–`high`). The summary, the machine model and the Accel-Sim export carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_sm: Option<Vec<Option<f64>>>,
 }
 
 /// Below this confidence an inferred figure (a level read from a fit, `confidence 0.12`) says
@@ -71,6 +76,7 @@ impl Figure {
             uncertainty: uncertainty.into(),
             text: None,
             source: "x".into(),
+            per_sm: None,
         }
     }
 }
@@ -184,7 +190,16 @@ impl Rows {
             uncertainty,
             text: text.map(str::to_string),
             source: self.source.clone(),
+            per_sm: None,
         });
+    }
+
+    /// Gives the figure added last its value per SM ([`Figure::per_sm`]); nothing where the
+    /// last call added no figure.
+    pub fn per_sm(&mut self, quantity: &str, values: Vec<Option<f64>>) {
+        if let Some(last) = self.figures.last_mut().filter(|f| f.quantity == quantity) {
+            last.per_sm = Some(values);
+        }
     }
 
     /// A value with `low`–`high` of kind `label` ("95% CI", "min-max"), where given.

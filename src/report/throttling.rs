@@ -80,6 +80,7 @@ mod tests {
             uncertainty: String::new(),
             text: None,
             source: source.into(),
+            per_sm: None,
         }
     }
 

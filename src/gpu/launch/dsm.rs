@@ -22,10 +22,15 @@ pub struct ClusterShape {
     pub shared_bytes: u32,
 }
 
-/// Lets `entry` take `shared_bytes` of dynamic shared memory and clusters above the portable
-/// eight blocks.
-fn prepare(gpu: &mut Gpu, entry: &str, shared_bytes: u32) -> Result<CudaFunction, GpuError> {
-    let function = gpu.function("dsm", entry)?;
+/// Lets `entry` of `module` take `shared_bytes` of dynamic shared memory and clusters above
+/// the portable eight blocks.
+fn prepare(
+    gpu: &mut Gpu,
+    module: &str,
+    entry: &str,
+    shared_bytes: u32,
+) -> Result<CudaFunction, GpuError> {
+    let function = gpu.function(module, entry)?;
     let bytes = i32::try_from(shared_bytes).unwrap_or(i32::MAX);
     function
         .set_attribute(
@@ -74,14 +79,15 @@ fn config(gpu: &Gpu, shape: ClusterShape, attribute: &mut CUlaunchAttribute) -> 
     }
 }
 
-/// How many clusters of `shape` (its `clusters` ignored) the driver says fit on the GPU at
-/// once; 0 where a cluster of that size cannot be placed at all.
-pub fn max_active_clusters(
+/// How many clusters of `shape` (its `clusters` ignored) of `entry` in `module` the driver
+/// says fit on the GPU at once; 0 where a cluster of that size cannot be placed at all.
+pub fn max_active_clusters_of(
     gpu: &mut Gpu,
+    module: &str,
     entry: &str,
     shape: ClusterShape,
 ) -> Result<u32, GpuError> {
-    let function = prepare(gpu, entry, shape.shared_bytes)?;
+    let function = prepare(gpu, module, entry, shape.shared_bytes)?;
     let mut attribute = cluster_attribute(shape.cluster);
     let one = ClusterShape {
         clusters: 1,
@@ -108,21 +114,22 @@ pub fn max_active_clusters(
     }
 }
 
-/// Launches `entry` as `shape` with `params` (pointers to each argument, in order) and waits
-/// up to `deadline`.
+/// Launches `entry` of `module` as `shape` with `params` (pointers to each argument, in order)
+/// and waits up to `deadline`.
 ///
 /// # Safety
 ///
 /// `params` must point at arguments matching `entry`'s signature in order and type, alive
 /// until the kernel ends, and every buffer must hold what the kernel indexes for `shape`.
-unsafe fn launch_cluster(
+pub unsafe fn launch_cluster(
     gpu: &mut Gpu,
+    module: &str,
     entry: &str,
     shape: ClusterShape,
     params: &mut [*mut c_void],
     deadline: Duration,
 ) -> Result<(), GpuError> {
-    let function = prepare(gpu, entry, shape.shared_bytes)?;
+    let function = prepare(gpu, module, entry, shape.shared_bytes)?;
     let mut attribute = cluster_attribute(shape.cluster);
     let config = config(gpu, shape, &mut attribute);
     gpu.stream()
@@ -186,6 +193,7 @@ pub fn dsm_latency(
         unsafe {
             launch_cluster(
                 gpu,
+                "dsm",
                 "dsm_latency",
                 one,
                 &mut params,
@@ -230,6 +238,7 @@ pub fn dsm_bandwidth(
         unsafe {
             launch_cluster(
                 gpu,
+                "dsm",
                 "dsm_bandwidth",
                 shape,
                 &mut params,

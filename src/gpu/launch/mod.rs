@@ -3,8 +3,10 @@
 //! launcher states, in its `# Safety`-style comment, the argument order and types its kernel
 //! expects, and allocates every buffer at the size the kernel writes. The steps every launcher
 //! shares are here: [`zeros`] and [`upload`] (allocate), [`launch_and_wait`] (launch, then
-//! wait with a deadline) and [`read`] (copy back). The copy engines' copies, which launch no
-//! kernel, are timed the same way (`copy_engines`).
+//! wait with a deadline), [`read`] (copy back) and [`launch_cluster`] (thread-block clusters).
+//! They are public: a suite in the new shape (`src/suites/<name>/`) keeps its own launchers in
+//! its folder and builds them from these. The copy engines' copies, which launch no kernel,
+//! are timed the same way (`copy_engines`).
 
 use std::time::Duration;
 
@@ -56,7 +58,7 @@ fn one_block(threads: u32) -> LaunchConfig {
     }
 }
 
-fn as_i32(value: u32, what: &str) -> Result<i32, GpuError> {
+pub fn as_i32(value: u32, what: &str) -> Result<i32, GpuError> {
     i32::try_from(value).map_err(|_| GpuError::Driver {
         action: format!("passing {what} to a kernel"),
         detail: format!("{value} does not fit a 32-bit int"),
@@ -64,7 +66,7 @@ fn as_i32(value: u32, what: &str) -> Result<i32, GpuError> {
 }
 
 /// `n` zeros on the device; `what` names the buffer in an error.
-fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(
     gpu: &Gpu,
     n: usize,
     what: &str,
@@ -75,14 +77,18 @@ fn zeros<T: DeviceRepr + ValidAsZeroBits>(
 }
 
 /// `data` copied to the device; `what` names it in an error.
-fn upload<T: DeviceRepr>(gpu: &Gpu, data: &[T], what: &str) -> Result<CudaSlice<T>, GpuError> {
+pub fn upload<T: DeviceRepr>(gpu: &Gpu, data: &[T], what: &str) -> Result<CudaSlice<T>, GpuError> {
     gpu.stream()
         .clone_htod(data)
         .map_err(driver_error(&format!("copying {what}")))
 }
 
 /// `buffer` copied back; `what` names it in an error.
-fn read<T: DeviceRepr>(gpu: &Gpu, buffer: &CudaSlice<T>, what: &str) -> Result<Vec<T>, GpuError> {
+pub fn read<T: DeviceRepr>(
+    gpu: &Gpu,
+    buffer: &CudaSlice<T>,
+    what: &str,
+) -> Result<Vec<T>, GpuError> {
     gpu.stream()
         .clone_dtoh(buffer)
         .map_err(driver_error(&format!("reading {what}")))
@@ -94,7 +100,7 @@ fn read<T: DeviceRepr>(gpu: &Gpu, buffer: &CudaSlice<T>, what: &str) -> Result<V
 ///
 /// The arguments on `builder` must match `entry`'s signature in order and type, and every
 /// buffer among them must hold every element the kernel indexes when launched with `config`.
-unsafe fn launch(
+pub unsafe fn launch(
     entry: &str,
     mut builder: LaunchArgs,
     config: LaunchConfig,
@@ -111,7 +117,7 @@ unsafe fn launch(
 /// # Safety
 ///
 /// As for [`launch`].
-unsafe fn launch_and_wait(
+pub unsafe fn launch_and_wait(
     gpu: &Gpu,
     entry: &str,
     builder: LaunchArgs,

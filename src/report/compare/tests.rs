@@ -15,6 +15,7 @@ fn figure(quantity: &str, value: f64, interval: Option<(f64, f64)>) -> Figure {
         },
         text: None,
         source: "x".into(),
+        per_sm: None,
     }
 }
 

@@ -316,6 +316,7 @@ mod tests {
             uncertainty: String::new(),
             text: None,
             source: "p.json".into(),
+            per_sm: None,
         };
         let figures = [
             figure("Pipeline", "fp32 add latency", 4.23, "cycles"),
@@ -404,6 +405,7 @@ mod tests {
             uncertainty: String::new(),
             text: None,
             source: "atomics/atomics.json".into(),
+            per_sm: None,
         };
         let summary_of = |figures: Vec<Figure>| Summary {
             caption: String::new(),

@@ -85,8 +85,9 @@ pub fn measure(
     };
     let mut occupancy = Vec::new();
     for cluster in 1..=MAX_CLUSTER {
-        let fit = launch::max_active_clusters(
+        let fit = launch::max_active_clusters_of(
             gpu,
+            "dsm",
             "dsm_bandwidth",
             shape(cluster, 1, BANDWIDTH_THREADS),
         )?;
