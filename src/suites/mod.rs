@@ -35,4 +35,5 @@ suites! {
     atomics::Atomics,
     dsm::Dsm,
     tma::Tma,
+    sm_map::SmMap,
 }

@@ -1,0 +1,376 @@
+//! What `gpubench sm-map` writes and reads back: the raw first touches (`touches.csv`), one
+//! row per SM (`sms.csv`), every DSM chase (`dsm.csv`), the run's reading (`sm-map.json`), the
+//! summary's rows (each with its value per SM) and the heat map.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::analysis::{self, DsmChase, L2Map, Sweep};
+use crate::report::figures::{Figure, Rows};
+use crate::report::plot;
+use crate::report::run_dir::RunDir;
+
+pub const SECTION: &str = "SM map";
+
+/// The title of the heat map.
+pub fn title() -> &'static str {
+    "Every SM: L2 first touch by the line's home partition, and DSM latency in its cluster"
+}
+
+/// One SM's walk in one sweep and pass, its cycles per line in address order.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TouchRow {
+    pub sweep: usize,
+    pub warm_sm: u32,
+    pub sm: u32,
+    pub pass: u32,
+    pub cycles: String,
+}
+
+pub fn touch_rows(sweeps: &[Sweep]) -> Vec<TouchRow> {
+    let mut rows = Vec::new();
+    for (k, sweep) in sweeps.iter().enumerate() {
+        for (sm, walk) in sweep.walks.iter().enumerate() {
+            for (pass, values) in [&walk.first, &walk.again].into_iter().enumerate() {
+                if values.is_empty() {
+                    continue;
+                }
+                rows.push(TouchRow {
+                    sweep: k,
+                    warm_sm: sweep.warm_sm,
+                    sm: sm as u32,
+                    pass: pass as u32,
+                    cycles: values
+                        .iter()
+                        .map(|v| format!("{v:.0}"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// One SM's readings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SmRow {
+    pub sm: u32,
+    pub partition: Option<u32>,
+    pub own_cycles: Option<f64>,
+    pub other_cycles: Option<f64>,
+    pub reread_cycles: Option<f64>,
+    pub dsm_cycles: Option<f64>,
+    pub dsm_own_cycles: Option<f64>,
+}
+
+pub fn sm_rows(l2: &L2Map, chases: &[DsmChase]) -> Vec<SmRow> {
+    let n = l2.sms.len();
+    let remote = analysis::dsm_per_sm(chases, n, true);
+    let own = analysis::dsm_per_sm(chases, n, false);
+    l2.sms
+        .iter()
+        .enumerate()
+        .map(|(sm, s)| SmRow {
+            sm: s.sm,
+            partition: s.partition,
+            own_cycles: s.own_cycles,
+            other_cycles: s.other_cycles,
+            reread_cycles: s.reread_cycles,
+            dsm_cycles: remote[sm],
+            dsm_own_cycles: own[sm],
+        })
+        .collect()
+}
+
+/// The run's reading besides the rows.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Reading {
+    pub sms: usize,
+    pub lines: u32,
+    pub warm_sms: Vec<u32>,
+    pub threshold_cycles: Option<f64>,
+    pub separated: bool,
+    pub probed: usize,
+    pub placed: usize,
+    pub partitions: usize,
+    pub cluster: u32,
+    pub dsm_clusters: u32,
+    /// Why no DSM chase ran, where none did.
+    pub dsm_skipped: Option<String>,
+    pub steps: u32,
+    pub method: String,
+    pub sass: serde_json::Value,
+}
+
+pub const READING: &str = "sm-map.json";
+
+pub struct Saved {
+    pub reading: Reading,
+    pub sms: Vec<SmRow>,
+    pub dsm: Vec<DsmChase>,
+}
+
+pub fn write(run: &RunDir, sweeps: &[Sweep], saved: &Saved) -> Result<()> {
+    run.write_csv("touches.csv", touch_rows(sweeps))?;
+    run.write_csv("sms.csv", &saved.sms)?;
+    if !saved.dsm.is_empty() {
+        run.write_csv("dsm.csv", &saved.dsm)?;
+    }
+    run.write_json(READING, &saved.reading)
+}
+
+pub fn read(dir: &Path) -> Result<Saved> {
+    let reading: Reading = crate::report::saved::read_json(dir, READING)?;
+    let dsm = if reading.dsm_clusters > 0 {
+        crate::report::saved::read_csv(dir, "dsm.csv")?
+    } else {
+        Vec::new()
+    };
+    Ok(Saved {
+        reading,
+        sms: crate::report::saved::read_csv(dir, "sms.csv")?,
+        dsm,
+    })
+}
+
+/// "SM 17 (+24), SM 80 (−12)", or "none".
+fn named(outliers: &[(u32, f64)]) -> String {
+    if outliers.is_empty() {
+        return "none".into();
+    }
+    outliers
+        .iter()
+        .map(|(sm, d)| format!("SM {sm} ({d:+.0})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The summary's rows: the partitions (each SM's, per SM), each latency's median over the SMs
+/// with its range and its value per SM, and the SMs that stand off.
+pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
+    let saved = read(dir)?;
+    let reading = &saved.reading;
+    let column = |value: fn(&SmRow) -> Option<f64>| -> Vec<Option<f64>> {
+        let mut values = vec![None; reading.sms];
+        for row in &saved.sms {
+            if let Some(slot) = values.get_mut(row.sm as usize) {
+                *slot = value(row);
+            }
+        }
+        values
+    };
+    let mut r = Rows::new(SECTION, "sms.csv");
+    let partitions = "L2 partitions the SMs fall in";
+    r.labelled(
+        partitions,
+        (reading.placed > 0).then_some(reading.partitions as f64),
+        "",
+        format!(
+            "both sweeps place {} of {} SMs probed",
+            reading.placed, reading.probed
+        ),
+    );
+    r.per_sm(partitions, column(|s| s.partition.map(f64::from)));
+    let latencies: [(&str, fn(&SmRow) -> Option<f64>); 4] = [
+        ("L2 first touch, line homed in the SM's partition", |s| {
+            s.own_cycles
+        }),
+        ("L2 first touch, line homed in the other partition", |s| {
+            s.other_cycles
+        }),
+        ("L2 re-read, the copy on the SM's side", |s| s.reread_cycles),
+        ("DSM load into another block of the cluster", |s| {
+            s.dsm_cycles
+        }),
+    ];
+    let mut off = Vec::new();
+    for (quantity, value) in latencies {
+        let values = column(value);
+        let Some((median, low, high)) = analysis::spread(&values) else {
+            continue;
+        };
+        let quantity = if quantity.starts_with("DSM") {
+            format!("{quantity} ({} blocks)", reading.cluster)
+        } else {
+            quantity.to_string()
+        };
+        r.push(
+            &quantity,
+            Some(median),
+            "cycles",
+            Some((low, high, "min-max over SMs")),
+        );
+        r.per_sm(&quantity, values.clone());
+        let outliers = analysis::outliers(&values);
+        if !outliers.is_empty() {
+            off.push(format!("{quantity}: {}", named(&outliers)));
+        }
+    }
+    r.text(
+        "SMs standing off the others (3 MADs and 5 % from the median)",
+        Some(&if off.is_empty() {
+            "none".to_string()
+        } else {
+            off.join("; ")
+        }),
+    );
+    Ok(r.finish())
+}
+
+/// A colour from pale yellow (low) through orange to dark purple (high).
+fn heat(value: f64, low: f64, high: f64) -> RGBColor {
+    const STOPS: [(u8, u8, u8); 3] = [(255, 237, 160), (240, 100, 40), (60, 10, 90)];
+    let t = if high > low {
+        ((value - low) / (high - low)).clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
+    let (i, f) = if t < 0.5 { (0, t * 2.0) } else { (1, t * 2.0 - 1.0) };
+    let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * f).round() as u8;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// The heat map: (a) per SM (columns) the partition and the three L2 latencies (rows); (b)
+/// per pair of SMs in one cluster, the DSM latency from the chasing SM (x) into the chased
+/// SM (y).
+pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
+    let n = saved.reading.sms.max(1);
+    let rows: [(&str, fn(&SmRow) -> Option<f64>); 3] = [
+        ("own partition", |s| s.own_cycles),
+        ("other partition", |s| s.other_cycles),
+        ("re-read", |s| s.reread_cycles),
+    ];
+    let l2: Vec<f64> = saved
+        .sms
+        .iter()
+        .flat_map(|s| rows.iter().filter_map(move |(_, v)| v(s)))
+        .collect();
+    let (l2_low, l2_high) = range(&l2);
+    let dsm: Vec<f64> = saved
+        .dsm
+        .iter()
+        .filter(|c| c.rank != c.target_rank)
+        .map(|c| c.cycles_per_load)
+        .collect();
+    let (dsm_low, dsm_high) = range(&dsm);
+    plot::ensure_font();
+    let design = plot::Design::panels((1800, 800), 2);
+    crate::report::plot::on_backend!(path, design, |root| {
+        (|| -> Result<(), Box<dyn std::error::Error>> {
+            root.fill(&WHITE)?;
+            let root = plot::titled(&root, title)?;
+            let areas = plot::panels(&root, 2);
+            let mut chart = plot::chart(
+                &areas[0],
+                &format!(
+                    "(a) L2 first touch per SM, by the line's home: {l2_low:.0} (pale) to {l2_high:.0} cycles (dark); top row: partition"
+                ),
+            )
+            .margin(16)
+            .x_label_area_size(60)
+            .y_label_area_size(150)
+            .build_cartesian_2d(0.0..n as f64, 0.0..4.0)?;
+            chart
+                .configure_mesh()
+                .disable_mesh()
+                .x_desc("SM (%smid)")
+                .y_labels(4)
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| {
+                    match *v as usize {
+                        0 => "re-read",
+                        1 => "other partition",
+                        2 => "own partition",
+                        _ => "partition",
+                    }
+                    .to_string()
+                })
+                .axis_desc_style((plot::FONT, plot::LABEL_SIZE))
+                .label_style((plot::FONT, plot::TICK_SIZE))
+                .draw()?;
+            for s in &saved.sms {
+                let x = f64::from(s.sm);
+                for (k, (_, value)) in rows.iter().enumerate() {
+                    if let Some(v) = value(s) {
+                        let y = 2.0 - k as f64;
+                        chart.draw_series(std::iter::once(Rectangle::new(
+                            [(x, y + 0.05), (x + 1.0, y + 0.95)],
+                            heat(v, l2_low, l2_high).filled(),
+                        )))?;
+                    }
+                }
+                if let Some(p) = s.partition {
+                    let colour = if p == 0 { plot::BLUE } else { plot::GREEN };
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(x, 3.05), (x + 1.0, 3.95)],
+                        colour.filled(),
+                    )))?;
+                }
+            }
+            let mut chart = plot::chart(
+                &areas[1],
+                &format!(
+                    "(b) DSM load, clusters of {}: {dsm_low:.0} (pale) to {dsm_high:.0} cycles (dark)",
+                    saved.reading.cluster
+                ),
+            )
+            .margin(16)
+            .x_label_area_size(60)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..n as f64, 0.0..n as f64)?;
+            chart
+                .configure_mesh()
+                .disable_mesh()
+                .x_desc("chasing SM")
+                .y_desc("chased SM")
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .axis_desc_style((plot::FONT, plot::LABEL_SIZE))
+                .label_style((plot::FONT, plot::TICK_SIZE))
+                .draw()?;
+            chart.draw_series(
+                saved
+                    .dsm
+                    .iter()
+                    .filter(|c| c.rank != c.target_rank)
+                    .map(|c| {
+                        let (x, y) = (f64::from(c.sm), f64::from(c.target_sm));
+                        Rectangle::new(
+                            [(x, y), (x + 1.0, y + 1.0)],
+                            heat(c.cycles_per_load, dsm_low, dsm_high).filled(),
+                        )
+                    }),
+            )?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing sm-map")
+}
+
+fn range(values: &[f64]) -> (f64, f64) {
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if low.is_finite() { (low, high) } else { (0.0, 1.0) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heat_runs_from_pale_to_dark_and_holds_a_flat_range() {
+        let pale = heat(0.0, 0.0, 10.0);
+        let dark = heat(10.0, 0.0, 10.0);
+        assert!(u32::from(pale.0) + u32::from(pale.1) > u32::from(dark.0) + u32::from(dark.1));
+        assert_eq!(heat(3.0, 5.0, 5.0), heat(7.0, 5.0, 5.0));
+        assert_eq!(named(&[]), "none");
+        assert_eq!(named(&[(17, 24.4), (80, -12.0)]), "SM 17 (+24), SM 80 (-12)");
+    }
+}

@@ -1,0 +1,27 @@
+//! The settings of `gpubench sm-map`: its subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Args, Serialize, Deserialize)]
+pub struct SmMapArgs {
+    /// Lines of 128 B each SM walks in its own region (on Hopper the lines' homes alternate
+    /// between the partitions in 4 KiB blocks, so 512 lines see 16 blocks).
+    #[arg(long, default_value_t = 512)]
+    pub lines: u32,
+    /// Blocks per cluster of the distributed-shared-memory chase (Hopper; 2 to 16).
+    #[arg(long, default_value_t = 8)]
+    pub cluster: u32,
+    /// Timed loads per chase into one block (a multiple of 16).
+    #[arg(long, default_value_t = 1024)]
+    pub steps: u32,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// New run directory (default: results/runs/<UTC time>-sm-map); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
