@@ -383,13 +383,12 @@ fn per_sm_block(model: &MachineModel) -> String {
             .flatten()
             .map(|v| v.map_or("-".into(), |v| format!("{v:.0}")))
             .collect();
-        let _ = writeln!(
-            text,
-            "#   {} ({}): {}",
-            q.quantity,
-            q.unit,
-            values.join(" ")
-        );
+        let unit = if q.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", q.unit)
+        };
+        let _ = writeln!(text, "#   {}{unit}: {}", q.quantity, values.join(" "));
     }
     text + "\n"
 }

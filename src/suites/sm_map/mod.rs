@@ -41,7 +41,7 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
     if !(2..=16).contains(&args.cluster) {
         return Err(UsageError::new("--cluster must be between 2 and 16 blocks").into());
     }
-    if args.steps == 0 || args.steps % 16 != 0 || args.steps > 65_536 {
+    if args.steps == 0 || !args.steps.is_multiple_of(16) || args.steps > 65_536 {
         return Err(UsageError::new("--steps must be a multiple of 16, from 16 to 65536").into());
     }
     let gpu = suite::open(

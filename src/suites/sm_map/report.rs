@@ -15,9 +15,12 @@ use crate::report::run_dir::RunDir;
 
 pub const SECTION: &str = "SM map";
 
+/// One of an SM's readings, by its row.
+type Column = fn(&SmRow) -> Option<f64>;
+
 /// The title of the heat map.
 pub fn title() -> &'static str {
-    "Every SM: L2 first touch by the line's home partition, and DSM latency in its cluster"
+    "Every SM: L2 first touch by home partition, DSM load in its cluster"
 }
 
 /// One SM's walk in one sweep and pass, its cycles per line in address order.
@@ -137,14 +140,15 @@ pub fn read(dir: &Path) -> Result<Saved> {
     })
 }
 
-/// "SM 17 (+24), SM 80 (−12)", or "none".
+/// "SM 17 (above), SM 80 (below)", or "none" (the sides, not the cycles, so that a repeat
+/// that finds the same SMs says the same words).
 fn named(outliers: &[(u32, f64)]) -> String {
     if outliers.is_empty() {
         return "none".into();
     }
     outliers
         .iter()
-        .map(|(sm, d)| format!("SM {sm} ({d:+.0})"))
+        .map(|(sm, d)| format!("SM {sm} ({})", if *d > 0.0 { "above" } else { "below" }))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -154,7 +158,7 @@ fn named(outliers: &[(u32, f64)]) -> String {
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let saved = read(dir)?;
     let reading = &saved.reading;
-    let column = |value: fn(&SmRow) -> Option<f64>| -> Vec<Option<f64>> {
+    let column = |value: Column| -> Vec<Option<f64>> {
         let mut values = vec![None; reading.sms];
         for row in &saved.sms {
             if let Some(slot) = values.get_mut(row.sm as usize) {
@@ -175,7 +179,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         ),
     );
     r.per_sm(partitions, column(|s| s.partition.map(f64::from)));
-    let latencies: [(&str, fn(&SmRow) -> Option<f64>); 4] = [
+    let latencies: [(&str, Column); 4] = [
         ("L2 first touch, line homed in the SM's partition", |s| {
             s.own_cycles
         }),
@@ -198,12 +202,11 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         } else {
             quantity.to_string()
         };
-        r.push(
-            &quantity,
-            Some(median),
-            "cycles",
-            Some((low, high, "min-max over SMs")),
+        let over = format!(
+            "min-max over {} SMs",
+            values.iter().filter(|v| v.is_some()).count()
         );
+        r.push(&quantity, Some(median), "cycles", Some((low, high, &over)));
         r.per_sm(&quantity, values.clone());
         let outliers = analysis::outliers(&values);
         if !outliers.is_empty() {
@@ -235,12 +238,13 @@ fn heat(value: f64, low: f64, high: f64) -> RGBColor {
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
-/// The heat map: (a) per SM (columns) the partition and the three L2 latencies (rows); (b)
+/// The heat map: (a) per SM (columns) the partition (blue: SM 0's, green: the other) and the
+/// three L2 latencies (rows); (b)
 /// per pair of SMs in one cluster, the DSM latency from the chasing SM (x) into the chased
 /// SM (y).
 pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
     let n = saved.reading.sms.max(1);
-    let rows: [(&str, fn(&SmRow) -> Option<f64>); 3] = [
+    let rows: [(&str, Column); 3] = [
         ("own partition", |s| s.own_cycles),
         ("other partition", |s| s.other_cycles),
         ("re-read", |s| s.reread_cycles),
@@ -268,25 +272,26 @@ pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
             let mut chart = plot::chart(
                 &areas[0],
                 &format!(
-                    "(a) L2 first touch per SM, by the line's home: {l2_low:.0} (pale) to {l2_high:.0} cycles (dark); top row: partition"
+                    "(a) L2 per SM: {l2_low:.0} (pale) to {l2_high:.0} cycles (dark); partition blue: SM 0's"
                 ),
             )
             .margin(16)
             .x_label_area_size(60)
-            .y_label_area_size(150)
-            .build_cartesian_2d(0.0..n as f64, 0.0..4.0)?;
+            .y_label_area_size(190)
+            .build_cartesian_2d(0.0..n as f64, -0.5..3.5)?;
             chart
                 .configure_mesh()
                 .disable_mesh()
                 .x_desc("SM (%smid)")
                 .y_labels(4)
                 .x_label_formatter(&|v| format!("{v:.0}"))
-                .y_label_formatter(&|v| {
-                    match *v as usize {
+                .y_label_formatter(&|v: &f64| {
+                    match v.round() as i64 {
                         0 => "re-read",
-                        1 => "other partition",
-                        2 => "own partition",
-                        _ => "partition",
+                        1 => "homed across",
+                        2 => "homed in own",
+                        3 => "partition",
+                        _ => "",
                     }
                     .to_string()
                 })
@@ -299,7 +304,7 @@ pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
                     if let Some(v) = value(s) {
                         let y = 2.0 - k as f64;
                         chart.draw_series(std::iter::once(Rectangle::new(
-                            [(x, y + 0.05), (x + 1.0, y + 0.95)],
+                            [(x, y - 0.45), (x + 1.0, y + 0.45)],
                             heat(v, l2_low, l2_high).filled(),
                         )))?;
                     }
@@ -307,7 +312,7 @@ pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
                 if let Some(p) = s.partition {
                     let colour = if p == 0 { plot::BLUE } else { plot::GREEN };
                     chart.draw_series(std::iter::once(Rectangle::new(
-                        [(x, 3.05), (x + 1.0, 3.95)],
+                        [(x, 2.55), (x + 1.0, 3.45)],
                         colour.filled(),
                     )))?;
                 }
@@ -315,7 +320,7 @@ pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
             let mut chart = plot::chart(
                 &areas[1],
                 &format!(
-                    "(b) DSM load, clusters of {}: {dsm_low:.0} (pale) to {dsm_high:.0} cycles (dark)",
+                    "(b) DSM, clusters of {}: {dsm_low:.0} (pale) to {dsm_high:.0} cycles (dark)",
                     saved.reading.cluster
                 ),
             )
@@ -371,6 +376,9 @@ mod tests {
         assert!(u32::from(pale.0) + u32::from(pale.1) > u32::from(dark.0) + u32::from(dark.1));
         assert_eq!(heat(3.0, 5.0, 5.0), heat(7.0, 5.0, 5.0));
         assert_eq!(named(&[]), "none");
-        assert_eq!(named(&[(17, 24.4), (80, -12.0)]), "SM 17 (+24), SM 80 (-12)");
+        assert_eq!(
+            named(&[(17, 24.4), (80, -12.0)]),
+            "SM 17 (above), SM 80 (below)"
+        );
     }
 }
