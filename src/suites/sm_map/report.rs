@@ -214,7 +214,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         }
     }
     r.text(
-        "SMs standing off the others (3 MADs and 5 % from the median)",
+        "SMs standing off the others (4 MADs and 5 % from the median)",
         Some(&if off.is_empty() {
             "none".to_string()
         } else {
