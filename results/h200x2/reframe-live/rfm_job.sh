@@ -1,0 +1,2 @@
+#!/bin/bash
+/work/main/target/lean/gpubench all --quick --device all --output gpus
