@@ -36,23 +36,20 @@ fn main() -> ExitCode {
     }));
     gpubench::app::registry::hand_to_cli();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    // Several GPUs (`--device all`, `--device 0,2`): one child per GPU, run by app::devices.
-    let work: Box<dyn FnOnce() -> anyhow::Result<()>> =
-        match gpubench::app::devices::request(args.get(1..).unwrap_or_default()) {
-            Some(fan) => Box::new(move || gpubench::app::devices::run(fan?)),
-            None => match Opts::try_parse_from(&args) {
-                Ok(opts) => Box::new(move || gpubench::app::run(opts)),
-                Err(error) => {
-                    let _ = error.print();
-                    return if error.use_stderr() {
-                        Exit::Usage
-                    } else {
-                        Exit::Success
-                    }
-                    .into();
-                }
-            },
-        };
+    // Several GPUs (`--device all`, `--device 0,2`) are clap's to parse too: app::run hands
+    // such a command to app::devices, which runs one child per GPU.
+    let work: Box<dyn FnOnce() -> anyhow::Result<()>> = match Opts::try_parse_from(&args) {
+        Ok(opts) => Box::new(move || gpubench::app::run(opts)),
+        Err(error) => {
+            print_usage_error(&error, &args);
+            return if error.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Success
+            }
+            .into();
+        }
+    };
     // Nothing is shared across the boundary: a panic ends the process after its message.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
         Ok(Ok(())) => Exit::Success.into(),
@@ -84,4 +81,28 @@ fn missing_driver_symbol(message: &str) -> Option<&str> {
         .split(':')
         .next()
         .filter(|name| name.starts_with("cu"))
+}
+
+/// clap's refusal of a command line as one sentence (`Error: invalid value …; see gpubench
+/// all --help`), as gpubench says every other refusal; help and version as clap prints them.
+fn print_usage_error(error: &clap::Error, args: &[std::ffi::OsString]) {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = error.print();
+        return;
+    }
+    let text = error.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    let help = match args.get(1).map(|a| a.to_string_lossy()) {
+        Some(sub) if !sub.starts_with('-') && error.kind() != ErrorKind::InvalidSubcommand => {
+            format!("gpubench {sub} --help")
+        }
+        _ => "gpubench --help".to_string(),
+    };
+    eprintln!("Error: {}; see {help}", first.trim_start_matches("error: "));
 }

@@ -128,7 +128,8 @@ pub fn run(args: &AllArgs) -> Result<()> {
     forward_interrupts();
     // No usable GPU: say so before any directory exists. No context: the device is the
     // suites'.
-    let compute_capability = crate::gpu::compute_capability(args.device)?;
+    let device = args.device.index()?;
+    let compute_capability = crate::gpu::compute_capability(device)?;
     let run = RunDir::create(args.output.as_deref(), "all")?;
     eprintln!("writing to {}", run.path().display());
     let me = std::env::current_exe().context("finding gpubench's own path")?;
@@ -197,7 +198,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let info_go = logs.join("info.go");
     let mut info = Command::new(&me)
         .process_group(0)
-        .args(["info", "--json", "--device", &args.device.to_string()])
+        .args(["info", "--json", "--device", &device.to_string()])
         .env(turn::GO_ENV, &info_go)
         .stdin(Stdio::null())
         .stdout(File::create(&info_path).context("creating info.json")?)

@@ -2,126 +2,130 @@
 //! GPU, each in a child process of this binary with `--device N --output DIR/gpuN-UUID`, side
 //! by side (or one after another with `--serial`), each child's output in `gpuN-UUID.log`, and
 //! `devices.json` recording which GPU ran where and how it ended. `compare` reads such a
-//! directory as its GPUs' runs.
+//! directory as its GPUs' runs. clap parses `--device` (`cli::DeviceSelection`) and
+//! `--serial` like any flag; a child's command line is the parsed settings with its device
+//! and directory, turned back into flags through clap's description of them (`cli::flags`).
 
-use std::ffi::{OsStr, OsString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+use clap::{ArgMatches, Args, FromArgMatches};
+use serde_json::Value;
+
+use crate::cli::flags::{defaults, flags};
+use crate::cli::{AllArgs, DeviceSelection, FigureArgs, FigureFormat, SerialArgs};
 use crate::error::{MeasurementFailed, UsageError};
 use crate::gpu::DeviceIdentity;
+use crate::harness::Suite;
 use crate::report::devices::{self, DevicesManifest, GpuRun};
 use crate::report::metadata::utc_now;
 use crate::report::run_dir::RunDir;
 
+/// The arguments of the child that runs on one device (its index and its run directory).
+type ChildArgs = Box<dyn Fn(usize, &Path) -> Result<Vec<String>>>;
+
 /// A command to run on several GPUs.
-#[derive(Debug, Clone, PartialEq)]
 pub struct FanOut {
-    /// The subcommand and its arguments, without `--device`, `--output` and `--serial`.
-    pub command: Vec<OsString>,
+    /// What devices.json records: the subcommand and its flags, without `--device`,
+    /// `--output` and `--serial`.
+    pub command: Vec<String>,
+    /// The child's arguments for one device: the command's settings, as clap parsed them,
+    /// with that device and directory, turned back into flags.
+    child_args: ChildArgs,
     /// Device indices; `None` for every device.
     pub devices: Option<Vec<usize>>,
     pub output: Option<PathBuf>,
     pub serial: bool,
-}
-
-impl FanOut {
     /// Whether the command asks for figures as a web page (`--format html`).
-    pub fn asks_for_html(&self) -> bool {
-        self.command.iter().any(|a| a == "--format=html")
-            || self
-                .command
-                .windows(2)
-                .any(|w| w[0] == "--format" && w[1] == "html")
-    }
+    pub html: bool,
+}
 
-    /// The arguments (after the program name) of the child that runs on `device`.
-    pub fn child_args(&self, device: usize, output: &std::path::Path) -> Vec<OsString> {
-        let mut args = self.command.clone();
-        args.push("--device".into());
-        args.push(device.to_string().into());
-        args.push("--output".into());
-        args.push(output.into());
-        args
+/// The fan-out a `--device` selection asks for: `None` for one device (where `--serial`, which
+/// orders several, is refused).
+fn several(
+    selection: &DeviceSelection,
+    serial: bool,
+) -> Result<Option<Option<Vec<usize>>>, UsageError> {
+    match selection.several() {
+        Some(devices) => Ok(Some(devices.map(<[usize]>::to_vec))),
+        None if serial => Err(UsageError::new(
+            "--serial runs several GPUs one after another; pass it with --device all or a list such as 0,1",
+        )),
+        None => Ok(None),
     }
 }
 
-/// Commands that take `--device` and write a run directory.
-fn fans_out(subcommand: &OsStr) -> bool {
-    subcommand == "all"
-        || subcommand
-            .to_str()
-            .is_some_and(|name| crate::app::registry::find(name).is_some())
+/// `settings` (a command's, serialized) with one device and run directory, for its child.
+fn for_child(settings: &Value, device: usize, dir: &Path) -> Result<Value> {
+    let mut settings = settings.clone();
+    settings["device"] = serde_json::to_value(DeviceSelection::One(device))?;
+    settings["output"] = serde_json::to_value(dir)?;
+    Ok(settings)
 }
 
-/// Whether `args` (after the program name) ask for several GPUs: `Some` with the request (or
-/// what is wrong with it), `None` for a single-device command, which clap then parses.
-pub fn request(args: &[OsString]) -> Option<Result<FanOut, UsageError>> {
-    let subcommand = args.first()?;
-    if !fans_out(subcommand) {
-        return None;
-    }
-    let mut command = vec![subcommand.clone()];
-    let mut selection = None;
-    let mut output = None;
-    let mut serial = false;
-    let mut rest = args[1..].iter();
-    while let Some(arg) = rest.next() {
-        let text = arg.to_string_lossy();
-        let (flag, inline) = match text.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag.to_string(), Some(value)),
-            _ => (text.to_string(), None),
-        };
-        let mut value = || inline.map(OsString::from).or_else(|| rest.next().cloned());
-        match flag.as_str() {
-            "--device" => selection = Some(value()),
-            "--output" => output = Some(value()),
-            "--serial" if inline.is_none() => serial = true,
-            "--" => {
-                command.push(arg.clone());
-                command.extend(rest.by_ref().cloned());
-            }
-            _ => command.push(arg.clone()),
-        }
-    }
-    let selection = selection??;
-    let selection = selection.to_string_lossy();
-    if selection.parse::<usize>().is_ok() {
-        return (serial).then(|| {
-            Err(UsageError::new(
-                "--serial runs several GPUs one after another; pass it with --device all or a list such as 0,1",
-            ))
-        });
-    }
-    let devices = if selection == "all" {
-        None
-    } else {
-        let parsed: Option<Vec<usize>> = selection
-            .split(',')
-            .map(|d| d.trim().parse().ok())
-            .collect();
-        match parsed {
-            Some(list) if !list.is_empty() => Some(list),
-            _ => {
-                return Some(Err(UsageError::new(format!(
-                    "--device takes an index, a comma-separated list of indices (0,2,3) or all, not {selection:?}"
-                ))));
-            }
-        }
+/// `settings` as devices.json records the command: the default device, no directory.
+fn for_record(settings: &Value) -> Result<Value> {
+    let mut settings = settings.clone();
+    settings["device"] = serde_json::to_value(DeviceSelection::One(0))?;
+    settings["output"] = Value::Null;
+    Ok(settings)
+}
+
+/// A suite's subcommand whose `--device` names several GPUs; `None` for one.
+pub fn of_suite(suite: &'static dyn Suite, matches: &ArgMatches) -> Result<Option<FanOut>> {
+    let settings = suite.settings_of(matches)?;
+    let selection: DeviceSelection = serde_json::from_value(settings["device"].clone())?;
+    let serial = SerialArgs::from_arg_matches(matches)?.serial;
+    let Some(devices) = several(&selection, serial)? else {
+        return Ok(None);
     };
-    let output = match output {
-        Some(Some(path)) => Some(PathBuf::from(path)),
-        Some(None) => return Some(Err(UsageError::new("--output needs a directory"))),
-        None => None,
-    };
-    Some(Ok(FanOut {
+    let figures = FigureArgs::from_arg_matches(matches)?;
+    let figure_flags = figures.to_flags()?;
+    let mut command = vec![suite.name().to_string()];
+    command.extend(suite.flags(&for_record(&settings)?)?);
+    command.extend(figure_flags.iter().cloned());
+    let output = serde_json::from_value(settings["output"].clone())?;
+    Ok(Some(FanOut {
         command,
+        child_args: Box::new(move |device, dir| {
+            let mut args = vec![suite.name().to_string()];
+            args.extend(suite.flags(&for_child(&settings, device, dir)?)?);
+            args.extend(figure_flags.iter().cloned());
+            Ok(args)
+        }),
         devices,
         output,
         serial,
+        html: figures.format == FigureFormat::Html,
+    }))
+}
+
+/// `gpubench all` whose `--device` names several GPUs; `None` for one.
+pub fn of_all(args: &AllArgs) -> Result<Option<FanOut>> {
+    let Some(devices) = several(&args.device, args.fan_out.serial)? else {
+        return Ok(None);
+    };
+    let mut settings = serde_json::to_value(args)?;
+    settings["serial"] = Value::Bool(false);
+    let all_flags = |settings: &Value| -> Result<Vec<String>> {
+        let mut args = vec!["all".to_string()];
+        args.extend(flags(
+            &AllArgs::augment_args(clap::Command::new("all")),
+            settings,
+            &serde_json::to_value(defaults::<AllArgs>())?,
+        )?);
+        Ok(args)
+    };
+    Ok(Some(FanOut {
+        command: all_flags(&for_record(&settings)?)?,
+        child_args: Box::new(move |device, dir| all_flags(&for_child(&settings, device, dir)?)),
+        devices,
+        output: args.output.clone(),
+        serial: args.fan_out.serial,
+        html: args.figures.format == FigureFormat::Html,
     }))
 }
 
@@ -152,22 +156,17 @@ pub fn select(
 }
 
 pub fn run(fan: FanOut) -> Result<()> {
-    // The arguments are checked once, as device 0's child would get them, before anything
-    // starts: a typo is one clap message, not one per GPU.
-    let mut probe = vec![OsString::from("gpubench")];
-    probe.extend(fan.child_args(0, std::path::Path::new("unused")));
+    // The children's arguments are checked once, as device 0's child would get them, before
+    // anything starts: they are clap's own parse of the command turned back into flags.
+    let mut probe = vec!["gpubench".to_string()];
+    probe.extend((fan.child_args)(0, Path::new("unused"))?);
     if let Err(error) = <crate::cli::Opts as clap::Parser>::try_parse_from(&probe) {
-        let text = error.to_string();
-        let first = text.lines().next().unwrap_or_default();
-        return Err(UsageError::new(format!(
-            "{}; see gpubench {} --help",
-            first.trim_start_matches("error: "),
-            fan.command[0].to_string_lossy()
-        ))
-        .into());
+        anyhow::bail!(
+            "gpubench built a child command line clap refuses ({error}); please report it"
+        );
     }
     let devices = select(&crate::gpu::devices()?, fan.devices.as_deref())?;
-    let subcommand = fan.command[0].to_string_lossy().into_owned();
+    let subcommand = fan.command[0].clone();
     let run = RunDir::create(fan.output.as_deref(), &format!("{subcommand}-gpus"))?;
     eprintln!(
         "writing to {} ({} GPUs{})",
@@ -181,11 +180,7 @@ pub fn run(fan: FanOut) -> Result<()> {
     );
     let me = std::env::current_exe().context("finding gpubench's own path")?;
     let mut manifest = DevicesManifest {
-        command: fan
-            .command
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
+        command: fan.command.clone(),
         parallel: !fan.serial,
         started_utc: utc_now(),
         finished_utc: None,
@@ -210,7 +205,10 @@ pub fn run(fan: FanOut) -> Result<()> {
             .with_context(|| format!("creating {}", gpu.log))?;
         let err = log.try_clone().context("sharing the log file")?;
         Command::new(&me)
-            .args(fan.child_args(gpu.device.index, &run.path().join(&gpu.dir)))
+            .args((fan.child_args)(
+                gpu.device.index,
+                &run.path().join(&gpu.dir),
+            )?)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(err)
@@ -275,7 +273,7 @@ pub fn run(fan: FanOut) -> Result<()> {
     if subcommand == "all" {
         // The GPUs side by side at the top: a failure here loses no GPU's run, so it is said
         // and the fan-out's own outcome stands.
-        if let Err(error) = super::fleet::write_for_fan_out(&run, fan.asks_for_html()) {
+        if let Err(error) = super::fleet::write_for_fan_out(&run, fan.html) {
             eprintln!("the GPUs' comparison was not written: {error:#}");
         }
     }
@@ -293,53 +291,61 @@ pub fn run(fan: FanOut) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn args(line: &str) -> Vec<OsString> {
-        line.split_whitespace().map(OsString::from).collect()
+    use clap::Parser;
+
+    fn parse(line: &str) -> crate::cli::Command {
+        crate::app::registry::hand_to_cli();
+        crate::cli::Opts::try_parse_from(std::iter::once("gpubench").chain(line.split_whitespace()))
+            .unwrap()
+            .command
     }
 
-    #[test]
-    fn a_fan_out_knows_when_it_was_asked_for_a_page() {
-        for (line, html) in [
-            ("all --device all --format html", true),
-            ("all --device all --format=html", true),
-            ("all --device all --format svg", false),
-            ("all --device all", false),
-        ] {
-            let fan = request(&args(line)).unwrap().unwrap();
-            assert_eq!(fan.asks_for_html(), html, "{line}");
+    fn fan_out(line: &str) -> Result<Option<FanOut>> {
+        match parse(line) {
+            crate::cli::Command::All(args) => of_all(&args),
+            crate::cli::Command::Suite(suite) => {
+                of_suite(crate::app::registry::require(&suite.name)?, &suite.matches)
+            }
+            _ => Ok(None),
         }
     }
 
     #[test]
-    fn several_devices_fan_out_and_one_does_not() {
+    fn several_devices_fan_out_from_clap_and_one_does_not() {
         for single in [
             "all --quick --device 0",
-            "report x --device all",
             "all --quick",
+            "divergence --device 1",
         ] {
-            assert!(request(&args(single)).is_none(), "{single}");
+            assert!(fan_out(single).unwrap().is_none(), "{single}");
         }
-        let fan = request(&args("all --quick --device all --output out --serial"))
+        let fan = fan_out("all --quick --device all --output out --serial --format html")
             .unwrap()
             .unwrap();
-        assert_eq!(fan.command, args("all --quick"));
-        assert_eq!((fan.devices, fan.serial), (None, true));
-        assert_eq!(fan.output, Some(PathBuf::from("out")));
-        let fan = request(&args("cache --space l2 --device=0,2"))
-            .unwrap()
-            .unwrap();
-        assert_eq!(fan.devices, Some(vec![0, 2]));
+        // The flags come in the order of the settings' fields (serde_json's map: by name).
+        assert_eq!(fan.command, ["all", "--format", "html", "--quick"]);
         assert_eq!(
-            fan.child_args(2, std::path::Path::new("o/gpu2")),
-            args("cache --space l2 --device 2 --output o/gpu2")
+            (fan.devices.clone(), fan.serial, fan.html),
+            (None, true, true)
         );
-        for bad in [
-            "all --device 0,x",
-            "all --device ,",
-            "divergence --device 1 --serial",
-        ] {
-            assert!(request(&args(bad)).unwrap().is_err(), "{bad}");
+        assert_eq!(fan.output, Some(PathBuf::from("out")));
+        let child = (fan.child_args)(1, Path::new("out/gpu1")).unwrap();
+        assert_eq!(
+            child,
+            [
+                "all", "--device", "1", "--format", "html", "--output", "out/gpu1", "--quick"
+            ]
+        );
+        let fan = fan_out("cache --space l2 --device=0,2").unwrap().unwrap();
+        assert_eq!(fan.devices, Some(vec![0, 2]));
+        assert!(!fan.html);
+        let child = (fan.child_args)(2, Path::new("o/gpu2")).unwrap();
+        // Whatever order the settings list their flags in, the child parses to device 2 and
+        // the directory, with the space asked for.
+        for pair in [["--space", "l2"], ["--device", "2"], ["--output", "o/gpu2"]] {
+            assert!(child.windows(2).any(|w| w == pair), "{child:?}");
         }
+        assert!(fan_out("divergence --device 1 --serial").is_err());
     }
 
     #[test]

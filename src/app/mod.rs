@@ -19,7 +19,13 @@ use crate::cli::{AnalyzeTarget, Command, Opts};
 pub fn run(opts: Opts) -> Result<()> {
     match opts.command {
         Command::Info(args) => info::run(&args),
-        Command::Suite(suite) => registry::require(&suite.name)?.measure(&suite.matches),
+        Command::Suite(suite) => {
+            let of = registry::require(&suite.name)?;
+            match devices::of_suite(of, &suite.matches)? {
+                Some(fan) => devices::run(fan),
+                None => of.measure(&suite.matches),
+            }
+        }
         Command::Analyze {
             target: AnalyzeTarget::Divergence(args),
         } => registry::analyze_divergence(&args),
@@ -28,7 +34,10 @@ pub fn run(opts: Opts) -> Result<()> {
         } => registry::analyze_cache(&args),
         Command::Emulate(args) => emulate::run(&args),
         Command::Calibrate(args) => calibrate::run(&args),
-        Command::All(args) => all::run(&args),
+        Command::All(args) => match devices::of_all(&args)? {
+            Some(fan) => devices::run(fan),
+            None => all::run(&args),
+        },
         Command::Report(args) => report::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Compare(args) => report::compare(&args),

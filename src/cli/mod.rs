@@ -1,8 +1,11 @@
 //! Command-line types. clap stops here: every subcommand's arguments become a plain config.
 
 mod calibrate;
+mod devices;
 mod export;
+pub mod flags;
 pub use calibrate::CalibrateArgs;
+pub use devices::{DeviceSelection, SerialArgs};
 pub use export::{ExportArgs, ExportFormat};
 
 use std::path::PathBuf;
@@ -112,7 +115,7 @@ impl Subcommand for SuiteCommand {
     }
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct AllArgs {
     /// Fewer samples and sparser sweeps, for a first look.
     #[arg(long)]
@@ -128,10 +131,14 @@ pub struct AllArgs {
     pub suite_timeout_seconds: u64,
     /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
     /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
+    #[arg(long, default_value = "0")]
+    pub device: DeviceSelection,
     #[command(flatten)]
+    #[serde(flatten)]
     pub figures: FigureArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub fan_out: SerialArgs,
     /// New run directory (default: results/runs/<UTC time>-all); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -141,7 +148,8 @@ pub struct AllArgs {
     pub repeat: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FigureFormat {
     Png,
     Svg,
@@ -154,7 +162,7 @@ pub enum FigureFormat {
 }
 
 /// How the figures of a run or report are drawn; every suite, `all` and `report` take it.
-#[derive(Debug, Clone, Copy, Args)]
+#[derive(Debug, Clone, Copy, Args, serde::Serialize, serde::Deserialize)]
 pub struct FigureArgs {
     /// Format of the figures.
     #[arg(long, value_enum, default_value_t = FigureFormat::Png)]
@@ -168,7 +176,8 @@ pub struct FigureArgs {
     pub paper: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FigureWidth {
     Screen,
     Column,
@@ -204,21 +213,23 @@ impl FigureArgs {
         self.format == FigureFormat::Html
     }
 
-    /// The options as a command line passes them on to a child `gpubench`.
-    pub fn to_args(&self) -> Vec<String> {
-        let mut args = Vec::new();
-        if self.format != FigureFormat::Png {
-            args.extend(["--format".to_string(), self.extension().to_string()]);
+    /// The options as a command line passes them on to a child `gpubench` of `all`: the
+    /// flags that give them back (a page, `html`, is drawn by `all` from the children's SVGs).
+    pub fn to_args(&self) -> anyhow::Result<Vec<String>> {
+        let mut child = *self;
+        if child.format == FigureFormat::Html {
+            child.format = FigureFormat::Svg;
         }
-        if let Some(width) = self.figure_width.to_possible_value()
-            && self.figure_width != FigureWidth::Screen
-        {
-            args.extend(["--figure-width".to_string(), width.get_name().to_string()]);
-        }
-        if self.paper {
-            args.push("--paper".to_string());
-        }
-        args
+        child.to_flags()
+    }
+
+    /// The flags that give these options back, as clap describes them.
+    pub fn to_flags(&self) -> anyhow::Result<Vec<String>> {
+        flags::flags(
+            &FigureArgs::augment_args(clap::Command::new("figures")),
+            &serde_json::to_value(self)?,
+            &serde_json::to_value(flags::defaults::<FigureArgs>())?,
+        )
     }
 }
 

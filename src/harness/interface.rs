@@ -37,6 +37,8 @@ pub trait Suite: Sync {
     fn flags(&self, settings: &Value) -> Result<Vec<String>>;
     /// The settings the subcommand's `flags` (after its name) parse to, serialized.
     fn settings_from_flags(&self, flags: &[String]) -> Result<Value>;
+    /// The settings `matches` (from [`Suite::command`]) hold, serialized.
+    fn settings_of(&self, matches: &ArgMatches) -> Result<Value>;
     /// The summary's rows from a complete run directory of this suite, with no GPU.
     fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
     /// Re-draws the run's figures into `out`, with no GPU.
@@ -93,7 +95,8 @@ impl<T: SuiteDef> Suite for T {
         let command = T::Args::augment_args(clap::Command::new(T::NAME));
         // Augmenting sets the command's about from each Args struct's doc comment; the
         // suite's own sentence goes on last so the help lists it, not FigureArgs' doc.
-        crate::cli::FigureArgs::augment_args(command)
+        let command = crate::cli::FigureArgs::augment_args(command);
+        crate::cli::SerialArgs::augment_args(command)
             .about(T::ABOUT)
             .long_about(None)
     }
@@ -138,6 +141,12 @@ impl<T: SuiteDef> Suite for T {
             .map_err(|e| UsageError::new(e.to_string()))?;
         let args =
             T::Args::from_arg_matches(&matches).map_err(|e| UsageError::new(e.to_string()))?;
+        Ok(serde_json::to_value(args)?)
+    }
+
+    fn settings_of(&self, matches: &ArgMatches) -> Result<Value> {
+        let args =
+            T::Args::from_arg_matches(matches).map_err(|e| UsageError::new(e.to_string()))?;
         Ok(serde_json::to_value(args)?)
     }
 

@@ -46,14 +46,16 @@ pub(super) fn spawn_suite(
     index: usize,
     run_started: Instant,
 ) -> Result<SuiteChild> {
-    let mut command_line = super::plan::arguments(suite)?;
-    command_line.extend(args.figures.to_args());
-    command_line.extend([
-        "--device".to_string(),
-        args.device.to_string(),
-        "--output".to_string(),
-        parent.join(&suite.name).to_string_lossy().into_owned(),
-    ]);
+    // The entry's settings with `all`'s device and the suite's directory: a typed value,
+    // which the child gets back from the flags clap's description of it gives.
+    let mut settings = suite.settings.clone();
+    settings["device"] = serde_json::to_value(&args.device)?;
+    settings["output"] = serde_json::to_value(parent.join(&suite.name))?;
+    let mut command_line = super::plan::arguments(&PlannedSuite {
+        settings,
+        ..suite.clone()
+    })?;
+    command_line.extend(args.figures.to_args()?);
     let log_path = logs.join(format!("{}.log", suite.name));
     let gpu_done = logs.join(format!("{}.gpu-done", suite.name));
     let go = logs.join(format!("{}.go", suite.name));

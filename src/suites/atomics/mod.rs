@@ -62,7 +62,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
     let chains = atomics::start_chains(&plan);
     suite::run(
         &Atomics,
-        args.device,
+        args.device.index()?,
         args.output.as_deref(),
         &pairs,
         settings,

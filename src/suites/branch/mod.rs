@@ -31,7 +31,7 @@ pub fn run(args: &BranchArgs) -> Result<()> {
     });
     suite::run(
         &Branch,
-        args.device,
+        args.device.index()?,
         args.output.as_deref(),
         &[("branch", "branch_order")],
         settings,

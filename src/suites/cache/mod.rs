@@ -208,7 +208,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         Space::Readonly => &[("cache", space.entry()), ("cache", "absolute_pointers")],
         _ => &[("cache", space.entry())],
     };
-    let mut gpu = suite::open(args.device, args.output.as_deref(), entries)?;
+    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), entries)?;
     let properties = gpu.properties()?;
     let memory = properties.global_memory_bytes as u64;
     let largest = match (args.max_bytes, largest) {

@@ -38,7 +38,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
     });
     suite::run(
         &Clock,
-        args.device,
+        args.device.index()?,
         args.output.as_deref(),
         &entries,
         settings,

@@ -41,7 +41,7 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
         .collect();
     suite::run(
         &Divergence,
-        args.device,
+        args.device.index()?,
         args.output.as_deref(),
         &entries,
         settings_json(&config),

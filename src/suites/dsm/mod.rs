@@ -34,9 +34,9 @@ pub fn run(args: &DsmArgs) -> Result<()> {
         ))
         .into());
     }
-    let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
-    suite::require_hopper(&properties, args.device, "dsm", "thread-block clusters")?;
+    suite::require_hopper(&properties, args.device.index()?, "dsm", "thread-block clusters")?;
     for entry in ["dsm_latency", "dsm_bandwidth"] {
         gpu.function("dsm", entry)?;
     }

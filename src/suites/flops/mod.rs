@@ -23,7 +23,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
             UsageError::new("--iterations must be between 1 and 1000000 loop trips").into(),
         );
     }
-    let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
     let kernels = flops::runnable(suite::compute_major(&properties));
     for kernel in &kernels {

@@ -61,7 +61,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
     });
     suite::run(
         &Pipeline,
-        args.device,
+        args.device.index()?,
         args.output.as_deref(),
         &entries,
         settings,

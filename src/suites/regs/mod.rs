@@ -34,7 +34,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
     });
     suite::run(
         &Regs,
-        args.device,
+        args.device.index()?,
         args.output.as_deref(),
         &[("regs", "regs_pressure")],
         settings,

@@ -36,7 +36,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
     });
     suite::run(
         &Shared,
-        args.device,
+        args.device.index()?,
         args.output.as_deref(),
         &entries,
         settings,

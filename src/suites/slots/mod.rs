@@ -48,7 +48,7 @@ fn workloads(only: Option<&str>) -> Result<Vec<&'static str>, UsageError> {
 pub fn run(args: &SlotsArgs) -> Result<()> {
     let chosen = workloads(args.only.as_deref())?;
     if args.child_plain {
-        let mut gpu = Gpu::open(args.device)?;
+        let mut gpu = Gpu::open(args.device.index()?)?;
         for workload in chosen {
             slots::run_plain(&mut gpu, workload, args.seed)?;
         }
@@ -73,13 +73,13 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
             None => Err("ncu is not on PATH".into()),
             Some(path) => {
                 eprintln!("slots: profiling the plain kernels with {}", path.display());
-                ncu::start(&path, args.device, &chosen, args.seed).map_err(|e| format!("{e:#}"))
+                ncu::start(&path, args.device.index()?, &chosen, args.seed).map_err(|e| format!("{e:#}"))
             }
         }
     };
     suite::run(
         &Slots,
-        args.device,
+        args.device.index()?,
         args.output.as_deref(),
         &[("slots", "dot_tagged")],
         settings,

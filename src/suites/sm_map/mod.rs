@@ -45,7 +45,7 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
         return Err(UsageError::new("--steps must be a multiple of 16, from 16 to 65536").into());
     }
     let gpu = suite::open(
-        args.device,
+        args.device.index()?,
         args.output.as_deref(),
         &[("sm_map", "sm_map_warm"), ("sm_map", "sm_map_probe")],
     )?;

@@ -60,7 +60,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
     });
     suite::run(
         &Sync,
-        args.device,
+        args.device.index()?,
         args.output.as_deref(),
         &entries,
         settings,
@@ -86,7 +86,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                         let rest: Vec<&sync::Probe> = PROBES[index..].iter().collect();
                         let go = dir.join(format!("probes-{children}.go"));
                         let started =
-                            sync::spawn_probes(&rest, args.device, budget_cycles, &dir, &go)?;
+                            sync::spawn_probes(&rest, args.device.index()?, budget_cycles, &dir, &go)?;
                         started.give_turn()?;
                         child.insert(started)
                     }
@@ -156,7 +156,7 @@ fn child(args: &SyncArgs, names: &str) -> Result<()> {
         .child_output
         .as_deref()
         .ok_or_else(|| UsageError::new("--child-probe needs --child-output"))?;
-    let mut gpu = Gpu::open(args.device)?;
+    let mut gpu = Gpu::open(args.device.index()?)?;
     let deadline = Duration::from_secs_f64(args.timeout_seconds + 10.0);
     // The module is loaded first, so the parent's deadline, counted from the launch line,
     // covers the kernel alone.

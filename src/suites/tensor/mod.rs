@@ -34,14 +34,14 @@ pub fn run(args: &TensorArgs) -> Result<()> {
     }
     let kernels = tensor::selected(&widths);
     // The kernels are loaded only once the device is known to be able to run them.
-    let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
     // The kernels are PTX for sm_90a (wgmma exists nowhere else), which the driver compiles
     // for compute capability 9.0 only.
     if properties.compute_capability != "9.0" {
         return Err(UsageError::new(format!(
             "the tensor suite needs a GPU of compute capability 9.0 (Hopper: H100, H200), whose wgmma its kernels use; device {} is a {} (CC {})",
-            args.device, properties.name, properties.compute_capability
+            args.device.index()?, properties.name, properties.compute_capability
         ))
         .into());
     }

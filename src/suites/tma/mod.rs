@@ -63,11 +63,11 @@ pub fn run(args: &TmaArgs) -> Result<()> {
     }
     // Built while the process waits for its turn and the GPU measures.
     let chains = tma::start_chains(&footprints);
-    let mut gpu = suite::open(args.device, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
     suite::require_hopper(
         &properties,
-        args.device,
+        args.device.index()?,
         "tma",
         "the Tensor Memory Accelerator",
     )?;

@@ -19,8 +19,8 @@ pub struct TmaArgs {
     pub stream_mib: u64,
     /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
     /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
+    #[arg(long, default_value = "0")]
+    pub device: crate::cli::DeviceSelection,
     /// New run directory (default: results/runs/<UTC time>-tma); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
