@@ -114,13 +114,9 @@ pub struct NcuRun {
     go: PathBuf,
 }
 
-/// Starts the profile of `workloads` (see [`NcuRun`]).
-pub fn start(
-    ncu: &std::path::Path,
-    device: usize,
-    workloads: &[&str],
-    seed: u64,
-) -> Result<NcuRun> {
+/// Starts ncu on this executable run with `program` (a subcommand and its flags, which the
+/// suite that profiles makes from its own settings; see [`NcuRun`]).
+pub fn start(ncu: &std::path::Path, program: &[String]) -> Result<NcuRun> {
     static UNIQUE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let me = std::env::current_exe().context("finding gpubench's own path")?;
     let go = std::env::temp_dir().join(format!(
@@ -148,9 +144,7 @@ pub fn start(
         .arg(format!("{THREADS},{INSTRUCTIONS}"))
         .args(["--kernel-name", "regex:_plain$"])
         .arg(me)
-        .args(["slots", "--child-plain", "--device"])
-        .arg(device.to_string())
-        .args(["--seed", &seed.to_string(), "--only", &workloads.join(",")])
+        .args(program)
         .env(crate::gpu::turn::GO_ENV, &go)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())

@@ -73,7 +73,9 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
             None => Err("ncu is not on PATH".into()),
             Some(path) => {
                 eprintln!("slots: profiling the plain kernels with {}", path.display());
-                ncu::start(&path, args.device.index()?, &chosen, args.seed).map_err(|e| format!("{e:#}"))
+                plain_child(args, &chosen)
+                    .and_then(|program| ncu::start(&path, &program))
+                    .map_err(|e| format!("{e:#}"))
             }
         }
     };
@@ -150,4 +152,16 @@ impl crate::harness::SuiteDef for Slots {
         let title = run.title(self::report::TITLE);
         out.figure("slots", |p| self::report::draw(p, &title, &rows))
     }
+}
+
+/// The command line of the child ncu profiles: these settings with `--child-plain` and the
+/// chosen workloads, turned into flags by clap's description of them.
+fn plain_child(args: &SlotsArgs, chosen: &[&str]) -> Result<Vec<String>> {
+    let mut settings = serde_json::to_value(args)?;
+    settings["child_plain"] = serde_json::Value::Bool(true);
+    settings["only"] = serde_json::Value::String(chosen.join(","));
+    settings["output"] = serde_json::Value::Null;
+    let mut program = vec![<Slots as crate::harness::SuiteDef>::NAME.to_string()];
+    program.extend(crate::harness::Suite::flags(&Slots, &settings)?);
+    Ok(program)
 }

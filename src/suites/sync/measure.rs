@@ -198,12 +198,18 @@ pub fn spawn_probes(
 ) -> Result<ProbesChild> {
     let exe = std::env::current_exe().context("cannot find this executable to start a probe")?;
     let names: Vec<&str> = probes.iter().map(|p| p.info.name).collect();
+    // The child's settings, a value of the subcommand's own type, turned into its flags.
+    let settings = super::SyncArgs {
+        device: crate::cli::DeviceSelection::One(device),
+        child_probe: Some(names.join(",")),
+        child_output: Some(dir.to_path_buf()),
+        child_budget_cycles: budget_cycles,
+        ..crate::harness::defaults()
+    };
+    let flags = crate::harness::Suite::flags(&super::Sync, &serde_json::to_value(&settings)?)?;
     let mut child = Command::new(exe)
-        .args(["sync", "--device", &device.to_string()])
-        .args(["--child-probe", &names.join(",")])
-        .args(["--child-budget-cycles", &budget_cycles.to_string()])
-        .arg("--child-output")
-        .arg(dir)
+        .arg(<super::Sync as crate::harness::SuiteDef>::NAME)
+        .args(flags)
         .env(crate::gpu::turn::GO_ENV, go)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
