@@ -61,7 +61,7 @@ pub enum GpuError {
     #[error(
         "the process that started this one ended before giving it the GPU; run the suite again on its own"
     )]
-    TurnAbandoned,
+    LeaseAbandoned,
 }
 
 impl GpuError {

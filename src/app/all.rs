@@ -38,7 +38,7 @@ use children::{
 use crate::app::plan;
 use crate::cli::AllArgs;
 use crate::error::{MeasurementFailed, UsageError};
-use crate::gpu::turn;
+use crate::gpu::lease;
 use crate::harness::PlannedSuite;
 use crate::report::metadata::{SavedMetadata, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
@@ -199,7 +199,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let mut info = Command::new(&me)
         .process_group(0)
         .args(["info", "--json", "--device", &device.to_string()])
-        .env(turn::GO_ENV, &info_go)
+        .env(lease::LEASE_ENV, &info_go)
         .stdin(Stdio::null())
         .stdout(File::create(&info_path).context("creating info.json")?)
         .stderr(Stdio::null())
@@ -253,7 +253,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
         let mut child = next
             .take()
             .context("every suite is started during the turn before its own")?;
-        child.give_turn()?;
+        child.grant_lease()?;
         next = spawn(index + 1)?;
         let off = child.wait_off_gpu(&mut finishing, &mut tick)?;
         let lost = matches!(off, Off::Done(Some((End::Exited(exit), _)))
@@ -281,7 +281,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
         }
     }
     serve_parked(&mut parked, &mut finishing, true, &mut |_| {})?;
-    turn::give(&info_go).context("giving gpubench info its turn")?;
+    lease::grant(&info_go).context("giving gpubench info its turn")?;
     WAITING_INFO.store(0, Ordering::SeqCst);
     let deadline = Duration::from_secs(args.suite_timeout_seconds);
     let ended = wait_with_deadline(&mut info, deadline, |_| {

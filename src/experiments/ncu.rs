@@ -145,7 +145,7 @@ pub fn start(ncu: &std::path::Path, program: &[String]) -> Result<NcuRun> {
         .args(["--kernel-name", "regex:_plain$"])
         .arg(me)
         .args(program)
-        .env(crate::gpu::turn::GO_ENV, &go)
+        .env(crate::gpu::lease::LEASE_ENV, &go)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -161,7 +161,7 @@ impl NcuRun {
     /// Gives the profiled program the GPU (nothing of the caller's may run on it any more),
     /// waits for ncu and sums its table.
     pub fn finish(mut self) -> Result<BTreeMap<&'static str, Efficiency>> {
-        crate::gpu::turn::give(&self.go)
+        crate::gpu::lease::grant(&self.go)
             .with_context(|| format!("creating {}", self.go.display()))?;
         let child = self.child.take().context("ncu was already waited for")?;
         let output = child.wait_with_output().context("waiting for ncu")?;

@@ -157,7 +157,7 @@ impl CappedKernel {
 /// 16 modules of 8192 instructions took 8.4 s on one thread and 0.8 s on 16 (H100 host, driver
 /// 580). Loading the cubins afterwards compiles nothing. The JIT time counted is the batch's
 /// wall time. Compiling is host work: under `gpubench all` the process steps aside meanwhile
-/// ([`super::turn::aside`]), so another suite may measure; nothing of the caller's may be
+/// ([`super::lease::host_work`]), so another suite may measure; nothing of the caller's may be
 /// running on the GPU.
 pub fn compile_concurrently(
     gpu: &Gpu,
@@ -166,7 +166,7 @@ pub fn compile_concurrently(
     if jobs.is_empty() {
         return Ok(Vec::new());
     }
-    super::turn::aside(|| compile_here(gpu, jobs)).map_err(|e| GpuError::Driver {
+    super::lease::host_work(|| compile_here(gpu, jobs)).map_err(|e| GpuError::Driver {
         action: "stepping aside to compile".into(),
         detail: format!("{e:#}"),
     })?
@@ -186,7 +186,7 @@ fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8
     // Under `gpubench all` another suite measures meanwhile: two cores stay free, for its host
     // work and for the driver's when the next suite creates its context, and the compiles
     // run at background priority.
-    let under_all = std::env::var_os(super::turn::GO_ENV).is_some();
+    let under_all = std::env::var_os(super::lease::LEASE_ENV).is_some();
     let cores = std::thread::available_parallelism().map_or(4, usize::from);
     let spare = if under_all { 2 } else { 0 };
     let threads = cores.saturating_sub(spare).min(jobs.len()).max(1);
@@ -197,7 +197,7 @@ fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8
         for _ in 0..threads {
             scope.spawn(|| {
                 if under_all {
-                    super::turn::background();
+                    super::lease::lower_priority();
                 }
                 loop {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -6,11 +6,11 @@ pub mod connections;
 pub mod health;
 pub mod jit;
 pub mod launch;
+pub mod lease;
 pub mod prebuilt;
 pub mod sass;
 pub mod texture;
 pub mod toolchain;
-pub mod turn;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,7 +64,7 @@ pub struct Gpu {
 
 /// Where a process's time with the GPU went, for `all`'s timing table: starting the driver
 /// (cuInit, the context), JIT-compiling modules, and waiting for queued GPU work. What is left
-/// of the wall time is host work. A process started ahead of its turn (see [`turn`]) counts
+/// of the wall time is host work. A process started ahead of its turn (see [`lease`]) counts
 /// from its turn; the cuInit it made before is `driver_ahead`.
 #[derive(Debug)]
 pub struct TimeSpent {
@@ -108,9 +108,9 @@ impl TimeSpent {
         self.gpu_wait_nanos.load(Ordering::Relaxed) as f64 / 1e9
     }
 
-    /// Time this process waited for the GPU again after stepping aside ([`turn::aside`]).
+    /// Time this process waited for the GPU again after stepping aside ([`lease::host_work`]).
     pub fn waiting_for_turn_seconds(&self) -> f64 {
-        turn::waited_after_aside().as_secs_f64()
+        lease::waited_after_host_work().as_secs_f64()
     }
 }
 
@@ -264,7 +264,7 @@ impl Gpu {
         let count = CudaContext::device_count().map_err(driver_error("counting devices"))?;
         let mut driver_ahead = Duration::ZERO;
         let initialised = started.elapsed();
-        if turn::wait()?.is_some() {
+        if lease::take()?.is_some() {
             driver_ahead = initialised;
             started = Instant::now();
         }

@@ -200,7 +200,7 @@ pub fn start(dir: PathBuf, cc: String, jobs: Vec<Job>, workers: usize) -> Vec<Jo
         .map(|worker| {
             let (queues, dir) = (queues.clone(), dir.clone());
             std::thread::spawn(move || {
-                crate::gpu::turn::background();
+                crate::gpu::lease::lower_priority();
                 let side = worker % 2;
                 while let Some(job) = take(&queues[side]).or_else(|| take(&queues[1 - side])) {
                     match prebuild(&dir, &job.0, &job.1, &job.2) {

@@ -63,7 +63,7 @@ pub fn beside(modules: &[&'static str], cc: &str) -> Beside {
         .collect();
     let cc = cc.to_string();
     Beside(std::thread::spawn(move || {
-        crate::gpu::turn::background();
+        crate::gpu::lease::lower_priority();
         modules
             .into_iter()
             .map(|module| disassemble(module, &cc))

@@ -23,7 +23,7 @@ pub struct PlannedSuite {
     /// Seconds it held the GPU in `gpubench all` on an H100 (for the progress bar's estimate
     /// only: the time a suite holds the GPU is its share of the run).
     pub estimate_seconds: f64,
-    /// Whether its host work aside (see [`crate::gpu::turn::aside`]) takes longer than the
+    /// Whether its host work aside (see [`crate::gpu::lease::host_work`]) takes longer than the
     /// other suites' measurements: the instruction space compiles a kernel per code size, in
     /// rounds, for seconds. `all` gives such a suite its first turn right after the clock's,
     /// so that its compiles overlap the other suites' measurements instead of outlasting them.

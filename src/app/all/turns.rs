@@ -66,7 +66,7 @@ pub(super) fn spawn_suite(
         .process_group(0)
         .args(&command_line)
         .env(crate::harness::suite::GPU_DONE_ENV, &gpu_done)
-        .env(turn::GO_ENV, &go)
+        .env(lease::LEASE_ENV, &go)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
@@ -95,12 +95,12 @@ pub(super) fn spawn_suite(
 impl SuiteChild {
     /// Gives the child the GPU: its first turn (its deadline counts from now), or the next
     /// after it stepped aside.
-    pub(super) fn give_turn(&mut self) -> Result<()> {
+    pub(super) fn grant_lease(&mut self) -> Result<()> {
         let file = match self.started {
             None => self.go.clone(),
-            Some(_) => turn::aside_file(&self.go, self.asides, "go"),
+            Some(_) => lease::host_work_file(&self.go, self.asides, "go"),
         };
-        turn::give(&file).with_context(|| format!("creating {}", file.display()))?;
+        lease::grant(&file).with_context(|| format!("creating {}", file.display()))?;
         let now = self.since_run_started();
         self.turns.push([now, now]);
         if self.started.is_none() {
@@ -129,7 +129,7 @@ impl SuiteChild {
         finishing: &mut [Running],
         tick: &mut dyn FnMut(f64),
     ) -> Result<Off> {
-        let aside = turn::aside_file(&self.go, self.asides + 1, "back");
+        let aside = lease::host_work_file(&self.go, self.asides + 1, "back");
         let (gpu_done, left) = (self.gpu_done.clone(), self.time_left());
         let mut stepped_aside = false;
         let waited = wait_with_deadline(&mut self.child, left, |elapsed| {
@@ -157,7 +157,7 @@ impl SuiteChild {
 
     /// Whether the parked child asks for the GPU again.
     fn wants_turn(&self) -> bool {
-        turn::aside_file(&self.go, self.asides, "want").exists()
+        lease::host_work_file(&self.go, self.asides, "want").exists()
     }
 }
 
@@ -218,7 +218,7 @@ pub(super) fn serve_parked(
                 });
             } else if child.wants_turn() {
                 park_group(&child.child, false);
-                child.give_turn()?;
+                child.grant_lease()?;
                 let off = child.wait_off_gpu(finishing, tick)?;
                 settle(child, off, parked, finishing);
             } else {
@@ -269,7 +269,7 @@ impl Running {
         let _ = std::fs::remove_file(&child.go);
         for n in 1..=child.asides {
             for what in ["back", "want", "go"] {
-                let _ = std::fs::remove_file(turn::aside_file(&child.go, n, what));
+                let _ = std::fs::remove_file(lease::host_work_file(&child.go, n, what));
             }
         }
         let (status, error) = match end {

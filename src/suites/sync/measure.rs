@@ -188,7 +188,7 @@ pub struct ProbeRun {
 }
 
 /// In the parent: starts `probes` in a child process of this executable, which writes each
-/// probe's values as JSON into `dir` once given its turn ([`ProbesChild::give_turn`]).
+/// probe's values as JSON into `dir` once given its turn ([`ProbesChild::grant_lease`]).
 pub fn spawn_probes(
     probes: &[&Probe],
     device: usize,
@@ -210,7 +210,7 @@ pub fn spawn_probes(
     let mut child = Command::new(exe)
         .arg(<super::Sync as crate::harness::SuiteDef>::NAME)
         .args(flags)
-        .env(crate::gpu::turn::GO_ENV, go)
+        .env(crate::gpu::lease::LEASE_ENV, go)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -245,8 +245,8 @@ pub fn spawn_probes(
 
 impl ProbesChild {
     /// Lets the child create its context and start its probes.
-    pub fn give_turn(&self) -> Result<()> {
-        crate::gpu::turn::give(&self.go).with_context(|| format!("creating {}", self.go.display()))
+    pub fn grant_lease(&self) -> Result<()> {
+        crate::gpu::lease::grant(&self.go).with_context(|| format!("creating {}", self.go.display()))
     }
 
     /// Waits for `probe`, the child's next: for its launch (up to `timeout` from now), then

@@ -87,7 +87,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                         let go = dir.join(format!("probes-{children}.go"));
                         let started =
                             sync::spawn_probes(&rest, args.device.index()?, budget_cycles, &dir, &go)?;
-                        started.give_turn()?;
+                        started.grant_lease()?;
                         child.insert(started)
                     }
                 };

@@ -22,7 +22,7 @@
 //! linker, then loads each cubin when its size is measured. Under `gpubench all` the coarse
 //! grid (the first batch) is compiled before the suite starts, by the toolkit's ptxas while
 //! other suites measure; its SASS is read then, and each of those kernels must hold one FFMA
-//! per generated instruction. Each later batch is compiled aside ([`crate::gpu::turn::aside`]): the suite
+//! per generated instruction. Each later batch is compiled aside ([`crate::gpu::lease::host_work`]): the suite
 //! hands the GPU back to `all`, which lets the next suites measure while it compiles.
 
 use std::collections::HashMap;
@@ -201,7 +201,7 @@ impl super::Probe for CodeProbe<'_> {
         let (kernels, prebuilt) = if ready {
             work()?
         } else {
-            crate::gpu::turn::aside(work)??
+            crate::gpu::lease::host_work(work)??
         };
         self.kernels_prebuilt += prebuilt;
         self.kernels_compiled += kernels.len() - prebuilt;

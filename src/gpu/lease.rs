@@ -1,7 +1,17 @@
+//! The lease of the GPU: which process may measure now. One process at a time holds it; a
+//! process started ahead of its lease waits for it ([`take`]) after loading the driver; the
+//! process that runs the others [`grant`]s it by creating the file [`LEASE_ENV`] names; a
+//! process holding it may do long host work beside it ([`host_work`]: the lease goes back and
+//! is asked for again), and host work beside a measurement runs at a lower priority
+//! ([`lower_priority`]). The GPU seam takes the lease before it creates a context, and the
+//! compile and disassembly helpers lower their priority; two suites still name it: the cache
+//! suite's instruction space does its compiles as [`host_work`], and sync grants the lease to
+//! its probes' child processes. The rest of this comment says why the context waits for it.
+//!
 //! A process started ahead of its turn on the GPU. `gpubench all` starts each suite's child
 //! while the suite before still measures, and sync starts each probe's child while the probe
 //! before runs: the child loads and initialises the driver (cuInit, about 0.1 s on an H100
-//! host), then waits for the file [`GO_ENV`] names before it creates its context. Measured on
+//! host), then waits for the file [`LEASE_ENV`] names before it creates its context. Measured on
 //! an H100 (driver 580): 166 cuInit calls of other processes during 400 timed L2 chases left
 //! every chase within 0.1 cycles of the undisturbed ones (283.4 to 283.6 cycles per load both
 //! ways), while 16 context creations pushed the slowest 1 % to 410 to 437 cycles; so the
@@ -15,7 +25,7 @@
 //! at once N times as long). Keeping a finished suite's context until the next suite had
 //! created its own, so that the two do not meet, was tried and left out: side by side on one
 //! H100 host `all --quick` took 11.5-11.7 s either way. A
-//! process on its turn may also step [`aside`] for long host work (the instruction space's
+//! process on its turn may also step [`host_work`] for long host work (the instruction space's
 //! compiles) and ask for the GPU again; an idle context disturbs nobody.
 
 use std::path::Path;
@@ -24,16 +34,16 @@ use std::time::{Duration, Instant};
 use crate::error::GpuError;
 
 /// The environment variable naming the file whose existence gives this process the GPU.
-pub const GO_ENV: &str = "GPUBENCH_GPU_GO";
+pub const LEASE_ENV: &str = "GPUBENCH_GPU_LEASE";
 
 /// How often a waiting process looks for its turn.
 const POLL: Duration = Duration::from_millis(1);
 
-/// Waits, where [`GO_ENV`] is set, until the file it names exists; returns how long that took
+/// Waits, where [`LEASE_ENV`] is set, until the file it names exists; returns how long that took
 /// (None where it is not set). Fails if the process that started this one ends first, so an
 /// interrupted parent never leaves a waiting child behind.
-pub fn wait() -> Result<Option<Duration>, GpuError> {
-    match std::env::var_os(GO_ENV) {
+pub fn take() -> Result<Option<Duration>, GpuError> {
+    match std::env::var_os(LEASE_ENV) {
         Some(go) => wait_for(Path::new(&go), parent).map(Some),
         None => Ok(None),
     }
@@ -49,7 +59,7 @@ fn wait_for(go: &Path, parent: impl Fn() -> i32) -> Result<Duration, GpuError> {
     let first_parent = parent();
     while !go.exists() {
         if parent() != first_parent {
-            return Err(GpuError::TurnAbandoned);
+            return Err(GpuError::LeaseAbandoned);
         }
         std::thread::sleep(POLL);
     }
@@ -64,7 +74,7 @@ const BACKGROUND_NICE: libc::c_int = 10;
 /// disassembly) then takes only the cores the process on its turn leaves idle, so that
 /// process's context creation, chain building and fits are not slowed by it. Best effort: a
 /// host that refuses leaves the priority as it was.
-pub fn background() {
+pub fn lower_priority() {
     // SAFETY: gettid and setpriority only read and set the calling thread's scheduling
     // attributes (on Linux the nice value is per thread).
     unsafe {
@@ -74,14 +84,14 @@ pub fn background() {
 }
 
 /// Gives the process waiting on `go` its turn.
-pub fn give(go: &Path) -> std::io::Result<()> {
+pub fn grant(go: &Path) -> std::io::Result<()> {
     std::fs::File::create(go).map(drop)
 }
 
 /// The file of the `n`-th time (from 1) a process that was given its turn by `go` stepped
 /// aside: `what` is "back" (it handed the GPU back), "want" (it asks for it again) or "go"
 /// (it has it again).
-pub fn aside_file(go: &Path, n: u32, what: &str) -> std::path::PathBuf {
+pub fn host_work_file(go: &Path, n: u32, what: &str) -> std::path::PathBuf {
     let mut name = go.as_os_str().to_owned();
     name.push(format!("-{n}.{what}"));
     name.into()
@@ -95,25 +105,25 @@ static WAITED_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64
 
 /// How long this process waited for the GPU again after its host work aside was done (while
 /// other suites measured).
-pub fn waited_after_aside() -> Duration {
+pub fn waited_after_host_work() -> Duration {
     Duration::from_nanos(WAITED_NANOS.load(std::sync::atomic::Ordering::Relaxed))
 }
 
 /// Runs the host work `f` off the GPU: where this process was started ahead of its turn
-/// ([`GO_ENV`]), it hands the GPU back first, so `gpubench all` may give another suite a turn
+/// ([`LEASE_ENV`]), it hands the GPU back first, so `gpubench all` may give another suite a turn
 /// while `f` runs, then asks for the GPU again and waits until it has it. Nothing of this
 /// process may be running on the GPU when it is called. Elsewhere it just runs `f`.
-pub fn aside<T>(f: impl FnOnce() -> T) -> anyhow::Result<T> {
-    match std::env::var_os(GO_ENV) {
+pub fn host_work<T>(f: impl FnOnce() -> T) -> anyhow::Result<T> {
+    match std::env::var_os(LEASE_ENV) {
         Some(go) => {
             let n = ASIDE.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            aside_with(Path::new(&go), n, parent, f)
+            host_work_with(Path::new(&go), n, parent, f)
         }
         None => Ok(f()),
     }
 }
 
-fn aside_with<T>(
+fn host_work_with<T>(
     go: &Path,
     n: u32,
     parent: impl Fn() -> i32,
@@ -121,13 +131,13 @@ fn aside_with<T>(
 ) -> anyhow::Result<T> {
     use anyhow::Context;
     let mark = |what: &str| {
-        let file = aside_file(go, n, what);
-        give(&file).with_context(|| format!("creating {}", file.display()))
+        let file = host_work_file(go, n, what);
+        grant(&file).with_context(|| format!("creating {}", file.display()))
     };
     mark("back")?;
     let value = f();
     mark("want")?;
-    let waited = wait_for(&aside_file(go, n, "go"), parent)?;
+    let waited = wait_for(&host_work_file(go, n, "go"), parent)?;
     WAITED_NANOS.fetch_add(
         u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
         std::sync::atomic::Ordering::Relaxed,
@@ -148,7 +158,7 @@ mod tests {
             let go = go.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(30));
-                give(&go).unwrap();
+                grant(&go).unwrap();
             })
         };
         let waited = wait_for(&go, || 1).unwrap();
@@ -162,7 +172,7 @@ mod tests {
         let go = dir.path().join("suite.go");
         let child = {
             let go = go.clone();
-            std::thread::spawn(move || aside_with(&go, 1, || 1, || 42).unwrap())
+            std::thread::spawn(move || host_work_with(&go, 1, || 1, || 42).unwrap())
         };
         let appears = |file: std::path::PathBuf| {
             let started = Instant::now();
@@ -171,14 +181,14 @@ mod tests {
                 std::thread::sleep(POLL);
             }
         };
-        appears(aside_file(&go, 1, "back"));
-        appears(aside_file(&go, 1, "want"));
+        appears(host_work_file(&go, 1, "back"));
+        appears(host_work_file(&go, 1, "want"));
         std::thread::sleep(Duration::from_millis(20));
         assert!(!child.is_finished(), "it waits for the GPU again");
-        give(&aside_file(&go, 1, "go")).unwrap();
+        grant(&host_work_file(&go, 1, "go")).unwrap();
         assert_eq!(child.join().unwrap(), 42);
         assert_eq!(
-            aside_file(&go, 3, "want").file_name().unwrap(),
+            host_work_file(&go, 3, "want").file_name().unwrap(),
             "suite.go-3.want"
         );
     }
@@ -192,7 +202,7 @@ mod tests {
         let before = nice();
         let (lowered, started_at) = std::thread::spawn(move || {
             let started_at = nice();
-            background();
+            lower_priority();
             (nice(), started_at)
         })
         .join()
@@ -212,6 +222,6 @@ mod tests {
             calls.set(calls.get() + 1);
             if calls.get() > 3 { 1 } else { 4242 }
         });
-        assert!(matches!(outcome, Err(GpuError::TurnAbandoned)));
+        assert!(matches!(outcome, Err(GpuError::LeaseAbandoned)));
     }
 }
