@@ -98,6 +98,8 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
             };
             let measured = bench.measure()?;
             let copy_engines = copy_engines::measure(bench.gpu, config.repeats)?;
+            // The GPU's part is over: the next suite may measure while this one writes.
+            suite.release_gpu(bench.gpu)?;
             for (level, o) in &measured.winners {
                 eprintln!(
                     "{}: {} threads x {} blocks per SM move the most bytes",

@@ -37,6 +37,7 @@ pub fn run(args: &BranchArgs) -> Result<()> {
         settings,
         |gpu, suite| {
             let runs = branch::measure(gpu, args.seed, args.work)?;
+            suite.release_gpu(gpu)?;
             let mut summary = serde_json::Map::new();
             for run in &runs {
                 let report = order_report(&run.paths);

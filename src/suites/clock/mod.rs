@@ -49,6 +49,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
                 .context("the device reports a negative SM count")?
                 * args.blocks_per_sm;
             let stamps = measure_counter_scope(gpu, blocks, Duration::from_micros(args.spin_us))?;
+            suite.release_gpu(gpu)?;
             let scope = counter_scope(&stamps, sm_clock.mhz);
             clock_report::write(&suite.run, &overheads, &sm_clock, &stamps, scope.as_ref())?;
             let title = suite.title(clock_report::TITLE);

@@ -64,6 +64,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let disassembly = crate::gpu::sass::beside(&["dsm"], &properties.compute_capability);
             let results = dsm::measure(gpu, shared_bytes, &sizes, args.iterations)?;
+            suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;
             let loads = text
                 .as_deref()

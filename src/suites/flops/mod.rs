@@ -55,6 +55,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
                 sms,
                 &properties.compute_capability,
             )?;
+            suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;
             if let Some(text) = &text {
                 suite.run.write("flops.sass", text.as_bytes())?;

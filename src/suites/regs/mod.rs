@@ -43,6 +43,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
             let register_file = u32::try_from(device.registers_per_block).unwrap_or(65_536);
             let max_threads = 1024;
             let points = regs::measure(gpu, &caps, max_threads)?;
+            suite.release_gpu(gpu)?;
             let allocation = registers::infer(&points, register_file, max_threads);
             regs_report::write(&suite.run, &points, &allocation, register_file)?;
             let title = suite.title(regs_report::TITLE);

@@ -42,6 +42,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
         settings,
         |gpu, suite| {
             let points = shared::measure(gpu, &config)?;
+            suite.release_gpu(gpu)?;
             let fit = bank_conflicts::fit(&points);
             shared_report::write(&suite.run, &points, fit.as_ref())?;
             let title = suite.title(shared_report::TITLE);

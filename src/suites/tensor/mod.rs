@@ -89,6 +89,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
                 mhz,
                 &properties.compute_capability,
             )?;
+            suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;
             let sass = text
                 .as_deref()
