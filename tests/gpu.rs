@@ -430,15 +430,23 @@ fn a_suite_that_steps_aside_lets_the_next_one_measure_and_is_served_after_it() {
         "regs records its wait for the GPU: {:#}",
         suites[0]
     );
-    // tensor's turn came while regs was aside, so regs wrote its figures after tensor's (had
-    // regs kept the GPU, tensor would have started only once regs was done with it).
-    let written = |path: &str| {
-        std::fs::metadata(run.join(path))
+    // tensor's turn came while regs was aside, and regs had the GPU back only after tensor
+    // handed it on (had regs kept the GPU, tensor's one turn would have come after regs').
+    let turns = |suite: &serde_json::Value| -> Vec<(f64, f64)> {
+        suite["gpu_turns_seconds"]
+            .as_array()
             .unwrap()
-            .modified()
-            .unwrap()
+            .iter()
+            .map(|t| (t[0].as_f64().unwrap(), t[1].as_f64().unwrap()))
+            .collect()
     };
-    assert!(written("regs/figures.json") > written("tensor/figures.json"));
+    let (regs, tensor) = (turns(&suites[0]), turns(&suites[1]));
+    assert!(regs.len() >= 2, "regs stepped aside: {regs:?}");
+    let (first, back) = (regs[0], regs[regs.len() - 1]);
+    assert!(
+        first.1 <= tensor[0].0 && tensor[tensor.len() - 1].1 <= back.0,
+        "tensor's turns {tensor:?} lie between regs' {regs:?}"
+    );
     // No turn files are left behind.
     let leftovers: Vec<String> = std::fs::read_dir(run.join("logs"))
         .unwrap()
