@@ -168,6 +168,25 @@ fn start(
 }
 
 impl SuiteRun {
+    /// Waits for the SASS `disassembly` made beside the measurement, writes it as `file` in
+    /// the run directory, and returns what the run records of it: how it was made and the
+    /// memory instructions per kernel (`analysis::sass::memory_instructions`).
+    pub fn keep_sass(
+        &self,
+        disassembly: crate::gpu::sass::Beside,
+        file: &str,
+    ) -> Result<serde_json::Value> {
+        let (text, record) = disassembly.join()?;
+        let loads = text
+            .as_deref()
+            .map(crate::analysis::sass::memory_instructions)
+            .unwrap_or_default();
+        if let Some(text) = &text {
+            self.run.write(file, text.as_bytes())?;
+        }
+        Ok(serde_json::json!({ "status": record.status, "memory_instructions": loads }))
+    }
+
     /// A plot title naming the experiment, the device and the clock it ran at.
     pub fn title(&self, what: &str) -> String {
         crate::report::metadata::plot_title(

@@ -65,14 +65,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
             let disassembly = crate::gpu::sass::beside(&["dsm"], &properties.compute_capability);
             let results = dsm::measure(gpu, shared_bytes, &sizes, args.iterations)?;
             suite.release_gpu(gpu)?;
-            let (text, record) = disassembly.join()?;
-            let loads = text
-                .as_deref()
-                .map(crate::analysis::sass::memory_instructions)
-                .unwrap_or_default();
-            if let Some(text) = &text {
-                suite.run.write("dsm.sass", text.as_bytes())?;
-            }
+            let sass = suite.keep_sass(disassembly, "dsm.sass")?;
             let latency = dsm_report::latency_rows(&results);
             let occupancy = dsm_report::occupancy_rows(&results);
             let bandwidth = dsm_report::bandwidth_rows(&results, mhz);
@@ -82,7 +75,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
                 &occupancy,
                 &bandwidth,
                 shared_bytes,
-                &serde_json::json!({ "status": record.status, "memory_instructions": loads }),
+                &sass,
             )?;
             if let Some(row) = latency.iter().find(|r| !r.distinct_sms) {
                 eprintln!(

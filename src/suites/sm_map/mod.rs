@@ -88,14 +88,7 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
                 (Vec::new(), 0, Some(why))
             };
             suite.release_gpu(gpu)?;
-            let (text, record) = disassembly.join()?;
-            let loads = text
-                .as_deref()
-                .map(crate::analysis::sass::memory_instructions)
-                .unwrap_or_default();
-            if let Some(text) = &text {
-                suite.run.write("sm-map.sass", text.as_bytes())?;
-            }
+            let sass = suite.keep_sass(disassembly, "sm-map.sass")?;
             let l2 = analysis::read_l2(&sweeps);
             let saved = Saved {
                 sms: report::sm_rows(&l2, &dsm),
@@ -113,7 +106,7 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
                     dsm_skipped,
                     steps: args.steps,
                     method: METHOD.into(),
-                    sass: serde_json::json!({ "status": record.status, "memory_instructions": loads }),
+                    sass,
                 },
                 dsm,
             };

@@ -138,21 +138,14 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             let peak = attributes.dram_peak_bytes_per_second();
             let results = tma::Results { points, streams };
             suite.release_gpu(gpu)?;
-            let (text, record) = disassembly.join()?;
-            let loads = text
-                .as_deref()
-                .map(crate::analysis::sass::memory_instructions)
-                .unwrap_or_default();
-            if let Some(text) = &text {
-                suite.run.write("tma.sass", text.as_bytes())?;
-            }
+            let sass = suite.keep_sass(disassembly, "tma.sass")?;
             let latency = tma_report::latency_rows(&results);
             let bandwidth = tma_report::bandwidth_rows(&results, mhz);
             tma_report::write(
                 &suite.run,
                 &latency,
                 &bandwidth,
-                &serde_json::json!({ "status": record.status, "memory_instructions": loads }),
+                &sass,
             )?;
             let title = suite.title(tma_report::title());
             suite.run.write_figure("tma", |path| {
