@@ -226,6 +226,16 @@ fn every_suites_csv_files_are_checked_for_their_domain() {
             let plain = copy_dir.join(file.trim_end_matches(".gz"));
             std::fs::remove_file(&path).unwrap();
             std::fs::write(&plain, damaged).unwrap();
+            if not_read_by_report(&file).is_some() {
+                // Whether `report` refuses such a file or draws the suite without it, the
+                // test is content (it once ran the whole report here, most of this test's
+                // time, to assert nothing); the descending chase must be refused by the
+                // command that reads it.
+                if file == "chase-descending.csv" {
+                    refused_by_analyze(&copy_dir, &name, &file, &column);
+                }
+                continue;
+            }
             let out = dir.path().join(format!("report-{name}-{file}"));
             let output = Command::cargo_bin("gpubench")
                 .unwrap()
@@ -237,22 +247,10 @@ fn every_suites_csv_files_are_checked_for_their_domain() {
                 .unwrap();
             let stderr = String::from_utf8_lossy(&output.stderr);
             let plain_name = plain.file_name().unwrap().to_string_lossy();
-            if output.status.success() {
-                let why = not_read_by_report(&file);
-                assert!(why.is_some(), "{name}/{file} was reported: {stderr}");
-                if file == "chase-descending.csv" {
-                    let analysed = Command::cargo_bin("gpubench")
-                        .unwrap()
-                        .args(["analyze", "cache"])
-                        .arg(copy_dir.join("chase.csv"))
-                        .output()
-                        .unwrap();
-                    let stderr = String::from_utf8_lossy(&analysed.stderr);
-                    assert_eq!(analysed.status.code(), Some(2), "{name}/{file}: {stderr}");
-                    assert!(stderr.contains(&format!("column {column}")), "{stderr}");
-                }
-                continue;
-            }
+            assert!(
+                !output.status.success(),
+                "{name}/{file} was reported: {stderr}"
+            );
             assert!(
                 stderr.contains(&*plain_name) && stderr.contains(&format!("column {column}")),
                 "{name}/{file}: {stderr}"
@@ -262,6 +260,19 @@ fn every_suites_csv_files_are_checked_for_their_domain() {
         }
     }
     assert!(refused.len() > 20, "{refused:?}");
+}
+
+/// `analyze cache` of the copy's chase refuses its damaged `file` (exit 2), naming `column`.
+fn refused_by_analyze(copy_dir: &Path, name: &str, file: &str, column: &str) {
+    let analysed = Command::cargo_bin("gpubench")
+        .unwrap()
+        .args(["analyze", "cache"])
+        .arg(copy_dir.join("chase.csv"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&analysed.stderr);
+    assert_eq!(analysed.status.code(), Some(2), "{name}/{file}: {stderr}");
+    assert!(stderr.contains(&format!("column {column}")), "{stderr}");
 }
 
 /// Why `report` may not read the CSV named `file` (in some suites): the suite wrote it for
