@@ -12,7 +12,7 @@ use cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
 use super::analysis::{self, DsmChase, Sweep, Walk};
 use crate::gpu::Gpu;
 use crate::gpu::launch::{
-    ClusterShape, WARP_LANES, as_i32, launch, launch_cluster, max_active_clusters_of, read,
+    ClusterShape, WARP_LANES, as_i32, launch_and_wait, launch_cluster, max_active_clusters_of, read,
     upload, zeros,
 };
 
@@ -53,6 +53,7 @@ fn sweep(gpu: &mut Gpu, warm_sm: u32, sms: u32, lines: u32) -> Result<Sweep> {
     let mut warm_flag = zeros::<i32>(gpu, 1, "the warming claim")?;
     let mut sink = zeros::<u32>(gpu, 1, "the sink")?;
     let stream = gpu.stream().clone();
+    let mut warmed = false;
     for _ in 0..PROBE_TRIES {
         let mut builder = stream.launch_builder(&warm);
         builder
@@ -62,13 +63,15 @@ fn sweep(gpu: &mut Gpu, warm_sm: u32, sms: u32, lines: u32) -> Result<Sweep> {
             .arg(&mut warm_flag)
             .arg(&mut sink);
         // SAFETY: the arguments match sm_map_warm's signature; `regions` holds `words` words.
-        unsafe { launch("sm_map_warm", builder, claiming(sms)) }?;
-        gpu.wait("sm_map_warm", Duration::from_secs(10))?;
-        if read(gpu, &warm_flag, "the warming claim")?[0] != 0 {
+        unsafe {
+            launch_and_wait(gpu, "sm_map_warm", builder, claiming(sms), Duration::from_secs(10))
+        }?;
+        warmed = read(gpu, &warm_flag, "the warming claim")?[0] != 0;
+        if warmed {
             break;
         }
     }
-    if read(gpu, &warm_flag, "the warming claim")?[0] == 0 {
+    if !warmed {
         anyhow::bail!("no block landed on SM {warm_sm} to warm the regions");
     }
     let per_sm = 2 * lines as usize;
@@ -85,8 +88,9 @@ fn sweep(gpu: &mut Gpu, warm_sm: u32, sms: u32, lines: u32) -> Result<Sweep> {
             .arg(&mut out);
         // SAFETY: the arguments match sm_map_probe's signature; `regions` holds `sms` regions
         // of `lines` lines, `out` 2 × `lines` values per SM and `flags` one int per SM.
-        unsafe { launch("sm_map_probe", builder, claiming(sms)) }?;
-        gpu.wait("sm_map_probe", Duration::from_secs(30))?;
+        unsafe {
+            launch_and_wait(gpu, "sm_map_probe", builder, claiming(sms), Duration::from_secs(30))
+        }?;
         claimed = read(gpu, &flags, "the probe claims")?;
         if claimed.iter().all(|&c| c != 0) {
             break;
