@@ -91,6 +91,11 @@ pub struct CacheLevel {
     /// was: absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
+    /// Whether the size is stated as the capacity interval (`capacity`), not as a point
+    /// (`capacity::state_interval`: no geometry stands behind a point); its confidence is then
+    /// the interval's coverage (runs before this was: absent, a point).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub size_is_interval: bool,
 }
 
 /// Where the latency climbs from a level's plateau to the next one's. A plain LRU cache
@@ -397,6 +402,7 @@ fn read(
                 fit: None,
                 rise: None,
                 capacity: None,
+                size_is_interval: false,
             });
             break;
         };
@@ -435,6 +441,7 @@ fn read(
         levels.push(level);
     }
     for level in &mut levels {
+        capacity::state_interval(level);
         level.raw_confidence = level.confidence;
         level.confidence = super::confidence_map::calibrated(level.basis, level.confidence);
         level.held_out_gap = super::confidence_map::held_out_gap(level.basis);
@@ -586,6 +593,7 @@ fn rise(
         fit: None,
         rise: None,
         capacity: None,
+        size_is_interval: false,
     }
 }
 

@@ -100,9 +100,10 @@ fn a_smooth_rise_is_not_read_with_confidence() {
     let report = infer(&points).unwrap();
     let level = &report.levels[0];
     assert_eq!(level.size_bytes, Some(2048));
-    // No model fits a straight ramp: only the size is stated, with the confidence the
-    // calibration study found for sizes so read; the steps' one way is named, not stated.
-    assert_eq!(level.basis, "misfit", "{level:?}");
+    // No model fits a straight ramp: only the size is stated, as the capacity interval (which
+    // holds it) at the rate such intervals held the capacity; the steps' one way is named, not
+    // stated.
+    assert_read_as_interval(level, "misfit");
     assert_eq!(
         (level.line_bytes, level.ways, level.sets, level.way_bytes),
         (None, None, None, None),
@@ -115,7 +116,7 @@ fn a_smooth_rise_is_not_read_with_confidence() {
             .any(|u| u.starts_with("ways: 1 by the steps")),
         "{level:?}"
     );
-    assert!(level.confidence <= 0.9, "{level:?}");
+    assert!(level.capacity.is_some_and(|c| c.covers(2048)), "{level:?}");
     assert!(!level.notes.is_empty());
 }
 
@@ -395,7 +396,7 @@ fn a_small_victim_buffer_fits_no_plain_cache() {
     let fit = level.fit.as_ref().unwrap();
     assert!(!fit.fits, "{fit:?}");
     assert!(fit.rise_spread_cycles.unwrap() > 1.0, "{fit:?}");
-    assert_eq!(level.basis, "misfit", "{level:?}");
+    assert_read_as_interval(level, "misfit");
     assert_eq!(level.size_bytes, Some(2048 + 3 * 64), "{level:?}");
 }
 
@@ -436,7 +437,8 @@ fn a_single_set_may_be_sets_behind_a_victim_buffer() {
         .unwrap()
         .levels[0];
     assert_eq!(level.size_bytes, Some(38 * 32), "{level:?}");
-    assert_eq!((level.basis, level.ways), ("misfit", None), "{level:?}");
+    assert_read_as_interval(level, "misfit");
+    assert_eq!(level.ways, None, "{level:?}");
 }
 
 /// An odd set count: a next-line prefetcher over the same geometry would chase alike at half
@@ -454,6 +456,21 @@ fn an_odd_set_count_leaves_the_fetch_open() {
     assert_eq!(level.fetch_bytes, None, "{level:?}");
     assert!(
         level.unidentified.iter().any(|u| u == PREFETCH_NOTE),
+        "{level:?}"
+    );
+}
+
+/// The level was read on `basis` and, with no geometry behind a point, states its size as the
+/// capacity interval at the interval's coverage, which the note names.
+fn assert_read_as_interval(level: &CacheLevel, basis: &str) {
+    assert!(level.size_is_interval, "{level:?}");
+    assert_eq!(level.basis, super::capacity::INTERVAL_BASIS, "{level:?}");
+    assert_eq!(level.confidence, super::capacity::COVERAGE, "{level:?}");
+    assert!(
+        level
+            .notes
+            .iter()
+            .any(|n| n.contains(&format!("read on basis '{basis}'"))),
         "{level:?}"
     );
 }

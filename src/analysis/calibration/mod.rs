@@ -5,7 +5,8 @@
 //! sweeps coarser than the rise), each swept as a chase and read by `cache_inference` as a run
 //! is. An answer is right when every geometry parameter it states (line, ways, bytes fetched
 //! per miss) is the true one and its size is within a line of the true capacity (what a chase
-//! can use: the sets' bytes and the victim buffer's). Among answers stated with confidence in
+//! can use: the sets' bytes and the victim buffer's), or, where it states the size as the
+//! capacity interval (a misfit), the interval holds that capacity. Among answers stated with confidence in
 //! [p, p + 0.1), the share right should be about p, on every family, also one the table was
 //! made without ([`families`]); and the capacity interval (`cache_inference::Capacity`) should
 //! hold the true capacity at the rate it states.
@@ -292,9 +293,13 @@ fn judge_report(
             capacity: None,
         };
     };
-    let size_right = level
-        .size_bytes
-        .is_some_and(|s| s.abs_diff(case.capacity_bytes()) <= case.line_bytes);
+    // A size stated as the capacity interval is right when the interval holds the capacity.
+    let size_right = match (level.size_is_interval, level.capacity) {
+        (true, Some(capacity)) => capacity.covers(case.capacity_bytes()),
+        _ => level
+            .size_bytes
+            .is_some_and(|s| s.abs_diff(case.capacity_bytes()) <= case.line_bytes),
+    };
     let right = size_right
         && level.line_bytes.is_none_or(|b| b == case.line_bytes)
         && level.fetch_bytes.is_none_or(|b| b == case.fetch_bytes())
@@ -384,7 +389,8 @@ pub fn reliability_of(answers: impl IntoIterator<Item = (Option<f64>, bool)>) ->
 /// adjacent violators weighted by their answers, each pooled block's share taken with one right
 /// and one wrong answer added (so a block of few answers stays near a half; added once per
 /// block, not per bin, or a basis of many sparse bins is pulled towards a half by each of
-/// them); an empty bin takes its lower neighbour's value.
+/// them); an empty bin takes its lower neighbour's value. Sizes stated as a capacity interval
+/// are left out: they state the interval's own coverage.
 pub fn fit_map(outcomes: &[Outcome]) -> Vec<(String, [f64; 12])> {
     fit_map_of(
         outcomes
@@ -401,6 +407,12 @@ pub fn fit_map_of<'a>(
     let mut counts: std::collections::BTreeMap<&str, [(usize, usize); EDGES.len()]> =
         std::collections::BTreeMap::new();
     for (basis, raw, right) in answers {
+        // A size stated as its capacity interval states the interval's coverage on the worst
+        // family (`Capacity::coverage`), as the capacity row does; the mixture's share would
+        // be another number for the same interval.
+        if basis == cache_inference::capacity::INTERVAL_BASIS {
+            continue;
+        }
         if let Some(raw) = raw {
             let c = &mut counts.entry(basis).or_default()[bin(raw)];
             c.0 += 1;

@@ -83,6 +83,8 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
         rise: Option<Rise>,
         #[serde(default)]
         capacity: Option<Capacity>,
+        #[serde(default)]
+        size_is_interval: bool,
     }
     #[derive(Deserialize)]
     struct Capacity {
@@ -211,8 +213,27 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
         } else {
             crate::report::figures::confidence_label_held_out(c, level.held_out_gap)
         };
+        // A misfit states its size as the capacity interval, and its confidence is that
+        // interval's: the size row carries it.
+        let size_interval = level
+            .capacity
+            .as_ref()
+            .filter(|_| level.size_is_interval)
+            .map(|c| (c.low_bytes, c.high_bytes));
+        if let Some((low, high)) = size_interval {
+            let claim = format!(
+                "{geometry_label}; stated as the interval (no model fits the rise, so no point)"
+            );
+            r.push(
+                &format!("{label} size"),
+                level.size_bytes,
+                "bytes",
+                Some((low, high, &claim)),
+            );
+        }
+        let size = level.size_bytes.filter(|_| size_interval.is_none());
         for (what, value, unit) in [
-            ("size", level.size_bytes, "bytes"),
+            ("size", size, "bytes"),
             ("line", level.line_bytes, "bytes"),
             ("fetch per miss", level.fetch_bytes, "bytes"),
             ("ways", level.ways, ""),
