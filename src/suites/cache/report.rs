@@ -222,7 +222,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
             .map(|c| (c.low_bytes, c.high_bytes));
         if let Some((low, high)) = size_interval {
             let claim = format!(
-                "{geometry_label}; stated as the interval (no model fits the rise, so no point)"
+                "{geometry_label}; stated as the capacity interval: no line or way count stands behind a point"
             );
             r.push(
                 &format!("{label} size"),
