@@ -280,8 +280,9 @@ fn calibration_shards_merge_into_the_study_run_at_once() {
         gpubench(dir.path())
             .args([
                 "calibrate",
+                // Seed 5's first three caches are among the quickest to sweep and read.
                 "--seed",
-                "7",
+                "5",
                 "--threads",
                 "2",
                 "--output",

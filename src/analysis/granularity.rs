@@ -171,6 +171,9 @@ mod tests {
     }
 
     proptest! {
+        // Each case of the first simulates a chase of up to half a megabyte: 48 keep the
+        // property checked at a few seconds of a debug build's test run.
+        #![proptest_config(ProptestConfig::with_cases(48))]
         /// A simulated LRU cache chased at twice its size: the knee of the stride sweep is its
         /// line size. Strides leave at least 32 elements, more than the ways of a set: with
         /// fewer, large power-of-two strides fall into one set and fit (the curve drops).

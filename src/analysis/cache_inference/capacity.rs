@@ -127,18 +127,22 @@ mod tests {
     use super::*;
     use crate::analysis::cache_model::{Geometry, Hierarchy, Quirks, Replacement};
 
+    /// A cache of 4 KiB (16 sets of 4 lines of 64 B) chased at a 16 B stride up to three times
+    /// its size, a point every line.
+    const SIZE: u64 = 4096;
+
     fn curve(replacement: Replacement, quirks: Quirks) -> Vec<ChasePoint> {
         let h = Hierarchy::one_level(
             Geometry {
-                size_bytes: 8192,
+                size_bytes: SIZE,
                 line_bytes: 64,
                 ways: 4,
             },
             30.0,
             300.0,
         );
-        (1..=24 * 8192 / 512)
-            .map(|k| k * 512 / 8)
+        (1..=3 * SIZE / 64)
+            .map(|k| k * 64)
             .map(|footprint| ChasePoint {
                 footprint_bytes: footprint,
                 stride_bytes: 16,
@@ -175,7 +179,7 @@ mod tests {
                 let report = super::super::infer(&curve(replacement, quirks)).unwrap();
                 let capacity = report.levels[0].capacity.unwrap();
                 assert!(
-                    capacity.covers(8192),
+                    capacity.covers(SIZE),
                     "{replacement:?} hashed {hashed_index}: {capacity:?}"
                 );
                 assert!(capacity.low_bytes <= capacity.hits_up_to_bytes);

@@ -91,9 +91,8 @@ pub struct CacheLevel {
     /// was: absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
-    /// Whether the size is stated as the capacity interval (`capacity`), not as a point
-    /// (`capacity::state_interval`: no geometry stands behind a point); its confidence is then
-    /// the interval's coverage (runs before this was: absent, a point).
+    /// The size is stated as the `capacity` interval at its coverage, not as a point
+    /// (`capacity::state_interval`; runs before this was: absent, a point).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub size_is_interval: bool,
 }

@@ -137,6 +137,14 @@ impl crate::harness::SuiteDef for Cache {
         let chase = files::find(run.dir, "chase.csv")
             .with_context(|| format!("{} has no chase.csv", run.dir.display()))?;
         let points = saved::load_saved(&chase)?;
+        // Every file read before the inference, the run's longest step: a damaged one is
+        // refused at once, not after the chase has been fitted and drawn.
+        let conflict_rows: Option<Vec<ConflictRow>> = files::find(run.dir, "conflict.csv")
+            .map(|_| files::read_csv(run.dir, "conflict.csv"))
+            .transpose()?;
+        let strides = files::find(run.dir, "strides.csv")
+            .map(|path| saved::load_saved(&path))
+            .transpose()?;
         let report =
             cache_inference::infer_with(&points, cache::RiseThreshold::of(space).minimum_rise())
                 .context("chase.csv has too few points")?;
@@ -146,18 +154,13 @@ impl crate::harness::SuiteDef for Cache {
             settings.threads.unwrap_or(1),
         ));
         out.figure("cache", |p| cache_plot::draw(p, &title, &points, &report))?;
-        if files::find(run.dir, "conflict.csv").is_some() {
-            let rows: Vec<ConflictRow> = files::read_csv(run.dir, "conflict.csv")?;
-            let kept = conflict::points_from_rows(&rows);
-            let line = match files::find(run.dir, "strides.csv") {
-                Some(path) => {
-                    let strides = saved::load_saved(&path)?;
-                    let pairs: Vec<(u64, f64)> =
-                        strides.iter().map(|p| (p.stride_bytes, p.cycles)).collect();
-                    crate::analysis::granularity::granularity(&pairs).map(|g| g.bytes)
-                }
-                None => None,
-            };
+        if let Some(rows) = &conflict_rows {
+            let kept = conflict::points_from_rows(rows);
+            let line = strides.as_ref().and_then(|strides| {
+                let pairs: Vec<(u64, f64)> =
+                    strides.iter().map(|p| (p.stride_bytes, p.cycles)).collect();
+                crate::analysis::granularity::granularity(&pairs).map(|g| g.bytes)
+            });
             let chase = report
                 .levels
                 .first()
