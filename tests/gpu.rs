@@ -183,6 +183,12 @@ fn branch_records_every_path_of_every_order() {
 #[ignore = "needs a CUDA GPU"]
 fn regs_finds_the_largest_block_per_register_count() {
     let (_dir, run, _) = run_suite(&["regs", "--min-registers", "64", "--step", "29"]);
+    // What the run was asked, as its settings type serializes it.
+    let asked = json(&run.join("settings.json"));
+    assert_eq!(
+        (asked["min_registers"].as_u64(), asked["step"].as_u64()),
+        (Some(64), Some(29))
+    );
     let rows = std::fs::read_to_string(run.join("regs.csv")).unwrap();
     // caps 64, 93, ..., 238, and 255
     assert_eq!(rows.lines().count(), 1 + 7 + 1);

@@ -107,6 +107,7 @@ impl<T: SuiteDef> Suite for T {
         let figures = crate::cli::FigureArgs::from_arg_matches(matches)
             .map_err(|e| UsageError::new(e.to_string()))?;
         crate::report::plot::set_style(figures.style());
+        super::suite::request(serde_json::to_value(&args)?);
         T::run(&args)
     }
 

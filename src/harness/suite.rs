@@ -90,6 +90,20 @@ pub fn run_opened(
     suite.finish(&mut gpu, outcome)
 }
 
+/// The settings value the suite's subcommand parsed to (`Suite::measure` keeps it, once per
+/// process: one suite runs in a process), written beside metadata.json as `settings.json`. The
+/// metadata's `settings` record what the run resolved (the stride it chose, the carveouts
+/// granted); this is what it was asked, as its settings type serializes it, so
+/// `Suite::flags` of it repeats the request.
+static REQUESTED: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+
+/// Keeps `settings` (serialized) for the run directory this process opens next.
+pub(super) fn request(settings: serde_json::Value) {
+    // A second suite in one process (none does) keeps the first request: nothing is
+    // overwritten silently, and settings.json then names the first.
+    let _ = REQUESTED.set(settings);
+}
+
 /// The environment variable `gpubench all` sets to a path for each suite: the suite creates
 /// that file once its last GPU work (the closing clock measurement) is over, so the next suite
 /// may start while this one writes its files.
@@ -158,6 +172,9 @@ fn start(
         settings,
     };
     run.write_json("metadata.json", &metadata)?;
+    if let Some(requested) = REQUESTED.get() {
+        run.write_json("settings.json", requested)?;
+    }
     Ok(SuiteRun {
         of,
         run,
