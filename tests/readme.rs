@@ -101,6 +101,23 @@ const HEADLINES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The committed `all --repeat` runs the README's capacity line quotes, by the name its fields
+/// give them (`results/h100/all` predates the capacity reading).
+const CAPACITY_RUNS: &[(&str, &str)] = &[
+    ("h100", "results/h100/capacity-ea661a7/run/summary.json"),
+    ("h200", "results/h200/capacity-3a90650/run/summary.json"),
+];
+
+/// The README's line on what the caches are (found by its first words, up to the colon), with
+/// fields `{run|quantity|interval}`: a capacity and its interval.
+const CAPACITY_LINE: &str = "Caches by capacity, the largest footprint with no miss [an interval \
+     that held on every simulated family], H100 / H200: L1 {h100|global: level 1 capacity|interval} \
+     / {h200|global: level 1 capacity|interval}; L2, near partition \
+     {h100|l2: level 1 capacity|interval} / {h200|l2: level 1 capacity|interval}, whole \
+     {h100|l2: level 2 capacity|interval} / {h200|l2: level 2 capacity|interval}. Beside \
+     MT4G's, gpu-benches' and HPMLL's sizes, and why each differs: \
+     [docs/caches.md](docs/caches.md).";
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -214,6 +231,73 @@ fn summary_rows() -> Vec<Value> {
     let text = std::fs::read_to_string(root().join(RUN)).unwrap();
     let summary: Value = serde_json::from_str(&text).unwrap();
     summary["figures"].as_array().unwrap().clone()
+}
+
+/// Bytes as the capacity line prints them: KiB whole below a MiB, else MiB to a tenth.
+fn rounded_size(bytes: f64) -> String {
+    if bytes >= f64::from(1 << 20) {
+        format!("{:.1} MiB", bytes / f64::from(1 << 20))
+    } else {
+        format!("{:.0} KiB", bytes / 1024.0)
+    }
+}
+
+/// [`CAPACITY_LINE`] from the committed runs: each field the row's value and its interval.
+fn capacity_line() -> String {
+    let runs: Vec<(&str, Vec<Value>)> = CAPACITY_RUNS
+        .iter()
+        .map(|(name, path)| {
+            let text = std::fs::read_to_string(root().join(path)).unwrap();
+            let summary: Value = serde_json::from_str(&text).unwrap();
+            (*name, summary["figures"].as_array().unwrap().clone())
+        })
+        .collect();
+    let mut out = String::new();
+    let mut rest = CAPACITY_LINE;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = open + rest[open..].find('}').expect("an unclosed field");
+        let fields: Vec<&str> = rest[open + 1..close].split('|').collect();
+        let [run, quantity, "interval"] = fields[..] else {
+            panic!("field {fields:?} is not run|quantity|interval");
+        };
+        let rows = &runs.iter().find(|(name, _)| *name == run).unwrap().1;
+        let r = row(rows, quantity);
+        let number = |key: &str| {
+            r[key]
+                .as_f64()
+                .unwrap_or_else(|| panic!("'{quantity}' of {run} has no {key}"))
+        };
+        out += &format!(
+            "{} [{}–{}]",
+            rounded_size(number("value")),
+            rounded_size(number("low")),
+            rounded_size(number("high"))
+        );
+        rest = &rest[close + 1..];
+    }
+    out + rest
+}
+
+#[test]
+fn the_readmes_capacity_line_is_the_committed_runs() {
+    let path = root().join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let opening = CAPACITY_LINE.split(':').next().unwrap();
+    let want = capacity_line();
+    let found = readme
+        .lines()
+        .find(|l| l.starts_with(opening))
+        .unwrap_or_else(|| panic!("the README has no line starting '{opening}'"));
+    if std::env::var_os("GPUBENCH_BLESS_README").is_some() {
+        std::fs::write(&path, readme.replace(found, &want)).unwrap();
+        return;
+    }
+    assert_eq!(
+        found, want,
+        "the README's capacity line is not what the committed runs say; \
+         `GPUBENCH_BLESS_README=1 cargo test --test readme` writes it"
+    );
 }
 
 #[test]

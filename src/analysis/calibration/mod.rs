@@ -6,10 +6,10 @@
 //! is. An answer is right when every geometry parameter it states (line, ways, bytes fetched
 //! per miss) is the true one and its size is within a line of the true capacity (what a chase
 //! can use: the sets' bytes and the victim buffer's), or, where it states the size as the
-//! capacity interval (a misfit), the interval holds that capacity. Among answers stated with confidence in
-//! [p, p + 0.1), the share right should be about p, on every family, also one the table was
-//! made without ([`families`]); and the capacity interval (`cache_inference::Capacity`) should
-//! hold the true capacity at the rate it states.
+//! capacity interval (no geometry behind a point), the interval holds that capacity. Among
+//! answers stated with confidence in [p, p + 0.1), the share right should be about p, on every
+//! family, also one the table was made without ([`families`]); and the capacity interval
+//! (`cache_inference::Capacity`) should hold the true capacity at the rate it states.
 
 use rand::{Rng, RngExt, SeedableRng, rngs::StdRng};
 use serde::Serialize;
