@@ -127,10 +127,10 @@ fn row<'a>(rows: &'a [Value], quantity: &str) -> &'a Value {
     let found = rows
         .iter()
         .find(|r| r["quantity"] == quantity)
-        .unwrap_or_else(|| panic!("{RUN} has no row '{quantity}'"));
+        .unwrap_or_else(|| panic!("the committed run has no row '{quantity}'"));
     assert_eq!(
         found["status"], "figure",
-        "'{quantity}' is not a figure in {RUN}: a headline quotes figures only"
+        "'{quantity}' is not a figure in the committed run: the README quotes figures only"
     );
     found
 }
@@ -177,21 +177,25 @@ fn field(rows: &[Value], quantity: &str, format: &str) -> String {
     }
 }
 
-/// The headline of `template` from the run's rows.
-fn headline(rows: &[Value], template: &str) -> String {
+/// `template` with each `{…}` field replaced by `value` of the text between the braces.
+fn fill(template: &str, mut value: impl FnMut(&str) -> String) -> String {
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
         let close = open + rest[open..].find('}').expect("an unclosed field");
-        let (quantity, format) = rest[open + 1..close]
-            .rsplit_once('|')
-            .expect("a field names its format");
-        out.push_str(&field(rows, quantity, format));
+        out.push_str(&value(&rest[open + 1..close]));
         rest = &rest[close + 1..];
     }
-    out.push_str(rest);
-    out
+    out + rest
+}
+
+/// The headline of `template` from the run's rows.
+fn headline(rows: &[Value], template: &str) -> String {
+    fill(template, |f| {
+        let (quantity, format) = f.rsplit_once('|').expect("a field names its format");
+        field(rows, quantity, format)
+    })
 }
 
 /// The README with every suites-table row's last cell as the committed run gives it, and the
@@ -228,7 +232,12 @@ fn regenerated(readme: &str, rows: &[Value]) -> (String, Vec<String>) {
 }
 
 fn summary_rows() -> Vec<Value> {
-    let text = std::fs::read_to_string(root().join(RUN)).unwrap();
+    rows_of(RUN)
+}
+
+/// The figures of the committed summary.json at `path` (from the repository's root).
+fn rows_of(path: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(root().join(path)).unwrap();
     let summary: Value = serde_json::from_str(&text).unwrap();
     summary["figures"].as_array().unwrap().clone()
 }
@@ -246,18 +255,10 @@ fn rounded_size(bytes: f64) -> String {
 fn capacity_line() -> String {
     let runs: Vec<(&str, Vec<Value>)> = CAPACITY_RUNS
         .iter()
-        .map(|(name, path)| {
-            let text = std::fs::read_to_string(root().join(path)).unwrap();
-            let summary: Value = serde_json::from_str(&text).unwrap();
-            (*name, summary["figures"].as_array().unwrap().clone())
-        })
+        .map(|(name, path)| (*name, rows_of(path)))
         .collect();
-    let mut out = String::new();
-    let mut rest = CAPACITY_LINE;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let close = open + rest[open..].find('}').expect("an unclosed field");
-        let fields: Vec<&str> = rest[open + 1..close].split('|').collect();
+    fill(CAPACITY_LINE, |f| {
+        let fields: Vec<&str> = f.split('|').collect();
         let [run, quantity, "interval"] = fields[..] else {
             panic!("field {fields:?} is not run|quantity|interval");
         };
@@ -268,15 +269,13 @@ fn capacity_line() -> String {
                 .as_f64()
                 .unwrap_or_else(|| panic!("'{quantity}' of {run} has no {key}"))
         };
-        out += &format!(
+        format!(
             "{} [{}–{}]",
             rounded_size(number("value")),
             rounded_size(number("low")),
             rounded_size(number("high"))
-        );
-        rest = &rest[close + 1..];
-    }
-    out + rest
+        )
+    })
 }
 
 #[test]

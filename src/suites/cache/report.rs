@@ -213,8 +213,8 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
         } else {
             crate::report::figures::confidence_label_held_out(c, level.held_out_gap)
         };
-        // A misfit states its size as the capacity interval, and its confidence is that
-        // interval's: the size row carries it.
+        // A level with no geometry behind a point size states the capacity interval, at that
+        // interval's confidence: the size row carries it.
         let size_interval = level
             .capacity
             .as_ref()
