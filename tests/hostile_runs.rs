@@ -244,6 +244,30 @@ fn the_undamaged_small_run_reports_and_compares() {
     assert!(String::from_utf8_lossy(&compared.stdout).contains("Shared"));
 }
 
+/// A metadata.json without its `suite` line (CI's proptest drew this damage once): `report`
+/// refuses it as damaged input (exit 2), not as an unforeseen error (exit 1). (`compare`
+/// takes the suite from all.json and may read it.)
+#[test]
+fn a_run_whose_metadata_names_no_suite_is_refused_as_damaged_input() {
+    let place = tempfile::tempdir().unwrap();
+    let run = place.path().join("run");
+    small_run(&run);
+    let metadata = run.join("branch/metadata.json");
+    let text = std::fs::read_to_string(&metadata).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("\"suite\":"))
+        .collect();
+    assert_eq!(kept.len() + 1, text.lines().count(), "one suite line");
+    std::fs::write(&metadata, kept.join("\n")).unwrap();
+    let out = place.path().join("out");
+    let reported = gpubench(&[Path::new("report"), &run, Path::new("--output"), &out]);
+    assert_eq!(reported.status.code(), Some(2), "{reported:?}");
+    let stderr = String::from_utf8_lossy(&reported.stderr);
+    assert!(stderr.contains("names no suite"), "{stderr}");
+    assert!(!out.exists(), "a refused report left its output behind");
+}
+
 /// The tests that take many seconds unoptimised: the README's `cargo test` skips them,
 /// `.ci/run` runs them as a step of their own.
 mod slow {

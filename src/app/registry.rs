@@ -23,7 +23,6 @@ pub fn find(name: &str) -> Option<&'static dyn Suite> {
     SUITES.iter().copied().find(|s| s.name() == name)
 }
 
-/// [`find`], or an error naming the suites this binary knows.
 /// Hands the suites' subcommands to the CLI (before any command line is parsed).
 pub fn hand_to_cli() {
     crate::cli::hand_suites(crate::cli::SuiteTable {
@@ -47,16 +46,23 @@ pub fn analyze_cache(args: &crate::cli::AnalyzeCacheArgs) -> Result<()> {
     crate::suites::cache::analyze_saved(args)
 }
 
+/// [`find`], or a refusal (exit 2: the run directory is damaged or from another gpubench)
+/// naming the suites this binary knows.
 pub fn require(name: &str) -> Result<&'static dyn Suite> {
     find(name).ok_or_else(|| {
-        anyhow::anyhow!(
-            "the run directory is of suite '{name}', which this gpubench does not know (it knows {})",
-            SUITES
-                .iter()
-                .map(|s| s.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        let known = SUITES
+            .iter()
+            .map(|s| s.name())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let message = if name.is_empty() {
+            format!("the run directory's metadata.json names no suite (this gpubench knows {known})")
+        } else {
+            format!(
+                "the run directory is of suite '{name}', which this gpubench does not know (it knows {known})"
+            )
+        };
+        crate::error::UsageError::new(message).into()
     })
 }
 
