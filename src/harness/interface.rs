@@ -171,6 +171,14 @@ impl SavedRun<'_> {
     pub fn title(&self, what: &str) -> String {
         self.metadata.plot_title(what)
     }
+
+    /// What the run was asked: `settings.json` read as the suite's settings type (`A`, its
+    /// [`SuiteDef::Args`]). None for a run made before settings.json was written (a874ebf);
+    /// a redraw then reads the same request from the metadata's settings. What the run
+    /// resolved from the request (a stride, a carveout) stays in the metadata.
+    pub fn requested<A: DeserializeOwned>(&self) -> Result<Option<A>> {
+        crate::report::saved::read_json_optional(self.dir, "settings.json")
+    }
 }
 
 /// Where [`Suite::redraw`] puts figures, and the list of what it drew.
@@ -195,5 +203,34 @@ impl<'a> Redraw<'a> {
         self.out.write_with(&file, draw)?;
         self.drawn.push(file);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Asked {
+        seed: u64,
+    }
+
+    #[test]
+    fn the_request_is_read_from_settings_json_and_absent_in_older_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let metadata = SavedMetadata::default();
+        let run = SavedRun {
+            dir: dir.path(),
+            metadata: &metadata,
+        };
+        assert_eq!(run.requested::<Asked>().unwrap(), None);
+        std::fs::write(dir.path().join("settings.json"), r#"{"seed": 7}"#).unwrap();
+        assert_eq!(run.requested::<Asked>().unwrap(), Some(Asked { seed: 7 }));
+        std::fs::write(dir.path().join("settings.json"), r#"{"seed": "seven"}"#).unwrap();
+        let refused = run.requested::<Asked>().unwrap_err();
+        assert!(
+            format!("{refused:#}").contains("settings.json"),
+            "{refused:#}"
+        );
     }
 }

@@ -110,11 +110,14 @@ impl crate::harness::SuiteDef for Branch {
         out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         #[derive(serde::Deserialize)]
-        struct Settings {
+        struct Before {
             seed: u64,
         }
-        let settings: Settings = run.metadata.settings()?;
-        let runs = report::read_runs(run.dir, settings.seed)?;
+        let seed = match run.requested::<BranchArgs>()? {
+            Some(asked) => asked.seed,
+            None => run.metadata.settings::<Before>()?.seed,
+        };
+        let runs = report::read_runs(run.dir, seed)?;
         let title = run.title(branch_report::TITLE);
         out.figure("branch", |p| branch_report::draw(p, &title, &runs))
     }

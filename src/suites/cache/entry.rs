@@ -125,15 +125,23 @@ impl crate::harness::SuiteDef for Cache {
     ) -> Result<()> {
         use crate::report::saved as files;
         use anyhow::Context;
+        // The stride is what the run resolved (the metadata's); the space and the threads are
+        // what it was asked (settings.json, or the metadata of a run made before it).
         #[derive(serde::Deserialize)]
-        struct Settings {
+        struct Resolved {
             space: String,
             stride_bytes: u64,
             threads: Option<u32>,
         }
-        let settings: Settings = run.metadata.settings()?;
-        let space = Space::from_name(&settings.space)
-            .with_context(|| format!("unknown cache space '{}'", settings.space))?;
+        let resolved: Resolved = run.metadata.settings()?;
+        let (space, threads) = match run.requested::<CacheArgs>()? {
+            Some(asked) => (asked.space.space(), asked.threads),
+            None => (
+                Space::from_name(&resolved.space)
+                    .with_context(|| format!("unknown cache space '{}'", resolved.space))?,
+                resolved.threads.unwrap_or(1),
+            ),
+        };
         let chase = files::find(run.dir, "chase.csv")
             .with_context(|| format!("{} has no chase.csv", run.dir.display()))?;
         let points = saved::load_saved(&chase)?;
@@ -149,9 +157,9 @@ impl crate::harness::SuiteDef for Cache {
             cache_inference::infer_with(&points, cache::RiseThreshold::of(space).minimum_rise())
                 .context("chase.csv has too few points")?;
         let title = run.title(&cache_plot::title(
-            &settings.space,
-            settings.stride_bytes,
-            settings.threads.unwrap_or(1),
+            space.name(),
+            resolved.stride_bytes,
+            threads,
         ));
         out.figure("cache", |p| cache_plot::draw(p, &title, &points, &report))?;
         if let Some(rows) = &conflict_rows {
@@ -167,7 +175,7 @@ impl crate::harness::SuiteDef for Cache {
                 .and_then(|level| level.capacity.as_ref())
                 .map(|c| c.first_miss());
             let analysis = crate::analysis::conflict::analyse(&kept, line, chase);
-            let title = run.title(&format!("{} conflict experiment", settings.space));
+            let title = run.title(&format!("{} conflict experiment", space.name()));
             out.figure("conflict", |p| {
                 cache_plot::draw_conflict(p, &title, &kept, &analysis)
             })?;

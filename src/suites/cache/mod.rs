@@ -89,19 +89,26 @@ fn l2_largest(l2_bytes: u64) -> u64 {
     (2 * l2_bytes).next_power_of_two().max(128 << 20)
 }
 
+impl SpaceChoice {
+    /// The space `--space` names.
+    pub fn space(self) -> Space {
+        match self {
+            SpaceChoice::Global => Space::Global,
+            SpaceChoice::L2 => Space::L2,
+            SpaceChoice::Readonly => Space::Readonly,
+            SpaceChoice::Shared => Space::Shared,
+            SpaceChoice::Constant => Space::Constant,
+            SpaceChoice::ConstantUniform => Space::ConstantUniform,
+            SpaceChoice::Texture => Space::Texture,
+            SpaceChoice::Instruction => Space::Instruction,
+            SpaceChoice::Tlb => Space::Tlb,
+        }
+    }
+}
+
 /// `gpubench cache --space …`: sweep one space and read its levels.
 pub fn run(args: &CacheArgs) -> Result<()> {
-    let space = match args.space {
-        SpaceChoice::Global => Space::Global,
-        SpaceChoice::L2 => Space::L2,
-        SpaceChoice::Readonly => Space::Readonly,
-        SpaceChoice::Shared => Space::Shared,
-        SpaceChoice::Constant => Space::Constant,
-        SpaceChoice::ConstantUniform => Space::ConstantUniform,
-        SpaceChoice::Texture => Space::Texture,
-        SpaceChoice::Instruction => Space::Instruction,
-        SpaceChoice::Tlb => Space::Tlb,
-    };
+    let space = args.space.space();
     let order = match args.chain {
         ChainChoice::Stride => Order::Stride,
         ChainChoice::Random => Order::Random(args.seed),

@@ -347,10 +347,13 @@ impl crate::harness::SuiteDef for Divergence {
     ) -> Result<()> {
         use crate::report::saved as files;
         #[derive(serde::Deserialize)]
-        struct Settings {
+        struct Before {
             max_bound: Option<i32>,
         }
-        let settings: Settings = run.metadata.settings()?;
+        let max_bound = match run.requested::<DivergenceArgs>()? {
+            Some(asked) => Some(asked.max_bound),
+            None => run.metadata.settings::<Before>()?.max_bound,
+        };
         let title = run.title(divergence_report::TITLE);
         let summaries = self::report::level_summaries(run.dir)?;
         let fits: Vec<self::analysis::CostFit> = ["single", "double"]
@@ -362,7 +365,7 @@ impl crate::harness::SuiteDef for Divergence {
         })?;
         let summary = files::find(run.dir, "summary.csv")
             .with_context(|| format!("{} has no summary.csv", run.dir.display()))?;
-        let levels = saved::load(&summary, settings.max_bound.unwrap_or(32))?;
+        let levels = saved::load(&summary, max_bound.unwrap_or(32))?;
         if let Ok(model) = divergence_model::analyze(&levels.single, &levels.double) {
             let curve = model.single_loop_curve(&levels.single)?;
             out.figure("model", |p| {

@@ -153,17 +153,20 @@ impl crate::harness::SuiteDef for Pipeline {
         out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         #[derive(serde::Deserialize)]
-        struct Settings {
+        struct Before {
             sweep_op: String,
         }
-        let settings: Settings = run.metadata.settings()?;
+        let sweep_op = match run.requested::<PipelineArgs>()? {
+            Some(asked) => asked.sweep_op,
+            None => run.metadata.settings::<Before>()?.sweep_op,
+        };
         let sweep: Vec<self::analysis::WarpPoint> =
             crate::report::saved::read_csv(run.dir, "pipeline_warps.csv")?;
         let saturation = self::analysis::saturation_warps(&sweep, 0.95);
         let operation = pipeline::OPERATIONS
             .iter()
-            .find(|o| o.name == settings.sweep_op)
-            .with_context(|| format!("unknown swept operation {}", settings.sweep_op))?;
+            .find(|o| o.name == sweep_op)
+            .with_context(|| format!("unknown swept operation {sweep_op}"))?;
         let title = run.title(&pipeline_report::title(operation));
         out.figure("pipeline", |p| {
             pipeline_report::draw(p, &title, &sweep, saturation)
