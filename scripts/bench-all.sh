@@ -65,6 +65,28 @@ for mode in modes:
                   f"{mmm(split('setup_seconds'))} | {mmm(split('driver_ahead_seconds'))} | {mmm(split('waiting_for_turn_seconds'))} |")
         held_all = [sum(b - a for s in r["suites"] for a, b in s.get("gpu_turns_seconds", [])) for r in runs]
         print(f"| **whole run** | {mmm(held_all)} | **{mmm([r['total_seconds'] for r in runs])}** | | | | | | | |")
+        # The issue's yardstick: the whole run over the time the GPU was busy with the
+        # suites' work (the sum of each suite's GPU column, its waits for queued GPU work).
+        busy = [sum((s.get("time_split") or {}).get("gpu_wait_seconds", 0.0) for s in r["suites"]) for r in runs]
+        ratios = [r["total_seconds"] / b for r, b in zip(runs, busy) if b > 0]
+        print(f"\nWhole run over the suites' GPU time (sum of the GPU column): {mmm(busy)} s busy, ratio {mmm(ratios)} (min / median / max).")
+        # Where each suite's GPU time went: its metadata's waits by kernel (the queued work
+        # before a wait is in it too), the three longest, median seconds over the runs.
+        dirs = sorted(glob.glob(f"{out}/{mode}-{cache}-*/all.json"))
+        print(f"\nLongest GPU waits by kernel (median seconds over the {len(runs)} runs; suites waiting 0.2 s or more):\n")
+        for name in names:
+            by_kernel = {}
+            for d in dirs:
+                path = os.path.join(os.path.dirname(d), name, "metadata.json")
+                if not os.path.exists(path):
+                    continue
+                for w in json.load(open(path)).get("gpu_waits", []):
+                    by_kernel.setdefault(w["kernel"], []).append(w["seconds"])
+            total = sum(statistics.median(v) for v in by_kernel.values())
+            if total < 0.2:
+                continue
+            top = sorted(by_kernel.items(), key=lambda kv: -statistics.median(kv[1]))[:3]
+            print(f"- {name} ({total:.2f} s): " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in top))
         failed = [s["name"] for r in runs for s in r["suites"] if s["status"] != "complete"]
         if failed:
             print(f"\nsuites that did not complete: {', '.join(failed)}")

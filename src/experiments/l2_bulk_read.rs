@@ -11,10 +11,11 @@
 //! read` pattern, what a streaming kernel sees) and lines shared by every SM (every block
 //! copies every slice, each from its own first slice on). Every launch checks that each
 //! buffer holds the first and last word of the slice copied last into it (a pattern that fails
-//! is listed without a rate, with the reason). Every pattern whose
-//! buffers fit an SM is searched (launches calibrated to run at least 3 ms, two timed); the
-//! fastest of each kind of line is then timed again over five launches of at least 8 ms each
-//! (the search's maximum would otherwise be the luckiest of many), and that is the figure.
+//! is listed without a rate, with the reason). Every pattern whose buffers fit an SM is
+//! searched (launches calibrated to run at least 3 ms, 1 ms in `all --quick`: `tma
+//! --search-ms`; two timed); the fastest of each kind of line is then timed again over five
+//! launches of at least 8 ms each (the search's maximum would otherwise be the luckiest of
+//! many), and that is the figure.
 //! Rates are bytes copied into shared memory over the GPU time between events around a launch.
 
 use anyhow::{Result, bail};
@@ -34,7 +35,6 @@ pub const BLOCKS_PER_SM: [u32; 4] = [1, 2, 4, 8];
 pub const MAX_STAGES: u32 = 16;
 const _: () = assert!(STAGES[STAGES.len() - 1] <= MAX_STAGES);
 
-const SEARCH_SECONDS: f64 = 0.003;
 const SEARCH_LAUNCHES: usize = 2;
 pub const HEADLINE_SECONDS: f64 = 0.008;
 pub const HEADLINE_LAUNCHES: usize = 5;
@@ -177,7 +177,14 @@ pub fn bytes_per_launch(pattern: &Pattern, blocks: u32, slices: u32, passes: u32
 }
 
 /// The search and the re-timed best of each kind of line, over a region of `footprint` bytes.
-pub fn measure(gpu: &mut Gpu, limits: SmLimits, footprint: u64) -> Result<L2BulkRead> {
+/// Every pattern searched with launches of at least `search_seconds`, then the fastest of
+/// each kind of line timed for the figure.
+pub fn measure(
+    gpu: &mut Gpu,
+    limits: SmLimits,
+    footprint: u64,
+    search_seconds: f64,
+) -> Result<L2BulkRead> {
     let words: Vec<u32> = (0..(footprint / 4) as u32).collect();
     let data = launch::l2_read_region(gpu, &words)?;
     let mut search = Vec::new();
@@ -196,7 +203,7 @@ pub fn measure(gpu: &mut Gpu, limits: SmLimits, footprint: u64) -> Result<L2Bulk
                 &limits,
                 footprint,
                 pattern,
-                SEARCH_SECONDS,
+                search_seconds,
                 SEARCH_LAUNCHES,
             )?,
         });

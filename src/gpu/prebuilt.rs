@@ -2,7 +2,9 @@
 //! the GPU, `all` compiles every embedded module with the toolkit's ptxas for the device on the
 //! host's other cores and disassembles it, into a directory it names to its children in
 //! [`ENV`]. A suite then loads the cubin instead of asking the driver to compile the PTX, and
-//! reads the SASS of that very cubin; a module not (yet) there is compiled as before. The
+//! reads the SASS of that very cubin; a module not (yet) there is compiled as before, and one
+//! still being compiled when a suite opens the GPU is waited for off it ([`pending`]: the suite
+//! steps aside, so the next one measures meanwhile). The
 //! cubin is there as soon as ptxas made it; its SASS (cuobjdump takes about half a second,
 //! more than ptxas for most modules) follows, and a reader of the SASS waits for it. Without
 //! the toolkit nothing is prebuilt and every suite works as it always did. Beside the modules,
@@ -60,6 +62,32 @@ pub fn find_ptx(name: &str, ptx: &str) -> Option<Prebuilt> {
         tools: std::fs::read_to_string(stem.with_extension("tools")).ok()?,
         stem,
     })
+}
+
+/// Whether `all` is still compiling (or has queued) one of the embedded `modules`: a suite
+/// that loaded it now would wait for it holding the GPU.
+pub fn pending(modules: &[&str]) -> bool {
+    let Some(dir) = std::env::var_os(ENV) else {
+        return false;
+    };
+    modules
+        .iter()
+        .filter_map(|name| crate::kernels::module(name))
+        .any(|module| {
+            let stem = stem(Path::new(&dir), module.name, module.ptx);
+            stem.with_extension("queued").exists() || stem.with_extension("building").exists()
+        })
+}
+
+/// Waits (at most [`BUILD_WAIT`] each) until no module of `modules` is [`pending`].
+pub fn wait_for(modules: &[&str]) {
+    for name in modules {
+        if let (Some(dir), Some(module)) = (std::env::var_os(ENV), crate::kernels::module(name)) {
+            let stem = stem(Path::new(&dir), module.name, module.ptx);
+            wait_while(&stem.with_extension("queued"));
+            wait_while(&stem.with_extension("building"));
+        }
+    }
 }
 
 /// Whether the prebuilt cubin and SASS of the PTX text `ptx` named `name` are there, with

@@ -84,6 +84,10 @@ pub struct RunMetadata {
     pub gpu_busy_seconds: Option<f64>,
     /// Where the process's wall time went; `None` until the run ends.
     pub time_split: Option<TimeSplit>,
+    /// Of `time_split`'s GPU time: the waits by the kernel waited for, the longest first
+    /// (`scripts/bench-all.sh` names the longest of each suite).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpu_waits: Vec<crate::gpu::KernelWait>,
     /// The GPU's identity and health (NVML) before and after the run, and whether it was
     /// throttled.
     pub nvml: crate::gpu::health::NvmlRecord,

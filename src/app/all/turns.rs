@@ -251,6 +251,12 @@ impl Running {
         }
     }
 
+    /// Whether the child has ended (noting the moment, as [`Running::poll`]).
+    pub(super) fn has_ended(&mut self) -> bool {
+        self.poll();
+        self.ended.is_some()
+    }
+
     /// Waits for the child to end (within what is left of its deadline) and reads its outcome.
     pub(super) fn finish(mut self) -> Result<SuiteOutcome> {
         let (end, at) = match self.ended.take() {

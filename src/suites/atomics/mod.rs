@@ -35,10 +35,13 @@ fn plan(args: &AtomicsArgs) -> Result<Plan, UsageError> {
     if !(1..=100).contains(&args.repeats) {
         return Err(UsageError::new("--repeats must be between 1 and 100"));
     }
+    if !(0.1..=100.0).contains(&args.storm_ms) {
+        return Err(UsageError::new("--storm-ms must be between 0.1 and 100"));
+    }
     Ok(Plan {
         footprints: footprints.iter().map(|m| m << 20).collect(),
         repeats: args.repeats,
-        storm_ms: 1.0,
+        storm_ms: args.storm_ms,
     })
 }
 
@@ -138,6 +141,9 @@ impl crate::harness::SuiteDef for Atomics {
                 "atomics",
                 &AtomicsArgs {
                     repeats: 1,
+                    // Half the storm: 1.1 to 0.6 s of GPU time on an H200 (a storm still lasts
+                    // about 50 times a launch's overhead).
+                    storm_ms: 0.5,
                     ..defaults()
                 },
                 1.0,

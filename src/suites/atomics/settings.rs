@@ -14,6 +14,10 @@ pub struct AtomicsArgs {
     /// Timed launches per contention pattern.
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
+    /// Milliseconds (at least) each contention storm's launch lasts.
+    #[arg(long, default_value_t = 1.0)]
+    #[serde(default = "storm_ms")]
+    pub storm_ms: f64,
     /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
     /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value = "0")]
@@ -21,4 +25,8 @@ pub struct AtomicsArgs {
     /// New run directory (default: results/runs/<UTC time>-atomics); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
+}
+
+fn storm_ms() -> f64 {
+    1.0
 }

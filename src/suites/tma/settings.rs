@@ -17,6 +17,12 @@ pub struct TmaArgs {
     /// MiB each streaming configuration reads in all (at most the 1 GiB tensor, read once).
     #[arg(long, default_value_t = 1024)]
     pub stream_mib: u64,
+    /// Milliseconds (at least) of each launch of the L2 bulk-read search, which tries every
+    /// slice size, copies in flight and blocks per SM; the fastest of each kind of line is then
+    /// timed again over five launches of at least 8 ms, and that is the figure.
+    #[arg(long, default_value_t = 3.0)]
+    #[serde(default = "search_ms")]
+    pub search_ms: f64,
     /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
     /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value = "0")]
@@ -24,4 +30,8 @@ pub struct TmaArgs {
     /// New run directory (default: results/runs/<UTC time>-tma); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
+}
+
+fn search_ms() -> f64 {
+    3.0
 }
