@@ -693,13 +693,18 @@ fn the_device_built_chain_is_the_host_built_one() {
     use gpubench::gpu::{Gpu, launch};
     let mut gpu = Gpu::open(0).unwrap();
     let deadline = std::time::Duration::from_secs(20);
-    for (footprint, stride) in [
-        (64_u64 << 10, 128_u64),
-        (96 << 10, 32),
-        (8 << 20, 128),
-        (20 << 20, 128),
-        (30 << 20, 128),
-        (64 << 20, 128),
+    // Timing is compared on the L1 and L2 plateaus only. Past about 25 MiB a chase's hit rate
+    // (and in DRAM its latency) depends on where the chain's pages landed, which differs
+    // between the two allocations: one H200 read 394.2 and 409.5 cycles per load at 30 MiB in
+    // one process (results/h200/gpu-tests/gpu-tests-488a0d2.txt). Every footprint still checks
+    // that the device-built chain ends on the host-built one's word.
+    for (footprint, stride, compare_timing) in [
+        (64_u64 << 10, 128_u64, true),
+        (96 << 10, 32, true),
+        (8 << 20, 128, true),
+        (20 << 20, 128, true),
+        (30 << 20, 128, false),
+        (64 << 20, 128, false),
     ] {
         let (words, visit) = chain(footprint, stride, Order::Stride);
         let n = visit.len() as u32;
@@ -724,7 +729,7 @@ fn the_device_built_chain_is_the_host_built_one() {
                 "{footprint} B at {stride} B: host-built {h:.1}, device-built {d:.1} cycles per load"
             );
             assert!(
-                (h - d).abs() < 0.01 * h,
+                !compare_timing || (h - d).abs() < 0.01 * h,
                 "{footprint} B: {h} against {d} cycles"
             );
         }
