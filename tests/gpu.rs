@@ -771,12 +771,12 @@ fn every_gpu_runs_in_its_own_directory_and_names_itself() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn a_live_run_draws_column_pdfs_for_a_paper_with_figures_tex() {
+fn a_live_run_draws_column_pdfs_for_a_paper_with_plots_tex() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("all");
     let output = gpubench()
         .args(["all", "--only", "clock,pipeline", "--format", "pdf"])
-        .args(["--figure-width", "column", "--paper", "--output"])
+        .args(["--plot-width", "column", "--paper", "--output"])
         .arg(&run)
         .output()
         .unwrap();
@@ -791,7 +791,7 @@ fn a_live_run_draws_column_pdfs_for_a_paper_with_figures_tex() {
         assert!(String::from_utf8_lossy(&pdf).contains("/MediaBox [0 0 244.8"));
     }
     assert!(!run.join("pipeline/pipeline.png").exists());
-    let tex = std::fs::read_to_string(run.join("figures.tex")).unwrap();
+    let tex = std::fs::read_to_string(run.join("plots.tex")).unwrap();
     assert!(tex.contains("{pipeline/pipeline.pdf}"), "{tex}");
     assert_eq!(tex.matches("\\begin{figure}").count(), 2, "{tex}");
 }

@@ -634,10 +634,10 @@ fn every_byte_size_axis_is_ticked_at_powers_of_two_in_binary_units() {
 }
 
 /// What a LaTeX user does with a report: `\input` the curated tables (booktabs), the summary
-/// table and `figures.tex`. Runs where pdflatex is installed (Debian: texlive-latex-base,
+/// table and `plots.tex`. Runs where pdflatex is installed (Debian: texlive-latex-base,
 /// texlive-latex-recommended).
 #[test]
-fn the_curated_tables_summary_table_and_figures_tex_compile_with_pdflatex() {
+fn the_curated_tables_summary_table_and_plots_tex_compile_with_pdflatex() {
     let found = std::process::Command::new("pdflatex")
         .arg("--version")
         .output()
@@ -649,7 +649,7 @@ fn the_curated_tables_summary_table_and_figures_tex_compile_with_pdflatex() {
     let (_dir, out) = report_of_committed_all("pdf");
     std::fs::write(
         out.join("paper.tex"),
-        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage[utf8]{inputenc}\n\\usepackage{graphicx}\n\\usepackage{longtable}\n\\usepackage{booktabs}\n\\begin{document}\n\\input{tables.tex}\n\\clearpage\n\\input{summary.tex}\n\\clearpage\n\\input{figures.tex}\n\\end{document}\n",
+        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage[utf8]{inputenc}\n\\usepackage{graphicx}\n\\usepackage{longtable}\n\\usepackage{booktabs}\n\\begin{document}\n\\input{tables.tex}\n\\clearpage\n\\input{summary.tex}\n\\clearpage\n\\input{plots.tex}\n\\end{document}\n",
     )
     .unwrap();
     let latex = std::process::Command::new("pdflatex")
@@ -788,9 +788,9 @@ mod slow {
 
     #[test]
     #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
-    fn report_writes_a_vector_pdf_per_figure_and_a_figures_tex() {
+    fn report_writes_a_vector_pdf_per_plot_and_a_plots_tex() {
         let (_dir, out) = report_of_committed_all("pdf");
-        let tex = std::fs::read_to_string(out.join("figures.tex")).unwrap();
+        let tex = std::fs::read_to_string(out.join("plots.tex")).unwrap();
         let mut pdfs = 0;
         for line in tex.lines() {
             let Some(path) = line
@@ -807,7 +807,7 @@ mod slow {
             assert!(text.contains("DejaVuSans"), "{path} embeds no font");
             pdfs += 1;
         }
-        assert!(pdfs >= 20, "{pdfs} figures in figures.tex");
+        assert!(pdfs >= 20, "{pdfs} figures in plots.tex");
         assert_eq!(tex.matches("\\begin{figure}").count(), pdfs);
         assert_eq!(tex.matches("\\caption{").count(), pdfs);
     }
@@ -825,13 +825,8 @@ mod slow {
             "only {titled} screen figures carry their title"
         );
 
-        let (_dir, out) = report_of_committed_all_with(&[
-            "--format",
-            "svg",
-            "--figure-width",
-            "column",
-            "--paper",
-        ]);
+        let (_dir, out) =
+            report_of_committed_all_with(&["--format", "svg", "--plot-width", "column", "--paper"]);
         let figures = figure_files(&out, "svg");
         assert!(figures.len() >= 20);
         for figure in &figures {
@@ -851,8 +846,8 @@ mod slow {
         }
 
         let (_dir, out) =
-            report_of_committed_all_with(&["--format", "pdf", "--figure-width", "page"]);
-        let tex = std::fs::read_to_string(out.join("figures.tex")).unwrap();
+            report_of_committed_all_with(&["--format", "pdf", "--plot-width", "page"]);
+        let tex = std::fs::read_to_string(out.join("plots.tex")).unwrap();
         assert!(tex.contains("\\begin{figure*}"), "{tex}");
         let pdf = std::fs::read(out.join("cache-l2/cache.pdf")).unwrap();
         let text = String::from_utf8_lossy(&pdf);

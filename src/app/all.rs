@@ -1,13 +1,13 @@
 //! `gpubench all`: every suite, each as a child process of this binary (so a crash, a hang or
 //! a poisoned context stays in its suite), into one run directory with one sub-directory per
 //! suite. A suite's turn on the GPU comes once the one before is done with it (it says so after
-//! its closing clock measurement), so one's figures and exit overlap the next one's start; no
+//! its closing clock measurement), so one's plots and exit overlap the next one's start; no
 //! two suites use the GPU at once. Each child is started one turn early and loads the driver
 //! while the suite before measures; a suite with long host work (compiles) may hand the GPU
 //! back and is given it again between later suites (see [`crate::gpu::turn`]); `gpubench info`
 //! (`info.json`) has the last turn. `all.json` records each suite's command, outcome, wall
 //! time and turns on the GPU, in plan order; at the end the summary
-//! tables and the figure index are written. A progress bar on stderr shows the
+//! tables and the plot index are written. A progress bar on stderr shows the
 //! suite, its step, the elapsed time and an estimate; it hides itself when stderr is not a
 //! terminal, where one plain line per finished suite is printed instead.
 
@@ -310,12 +310,12 @@ pub fn run(args: &AllArgs) -> Result<()> {
     bar.finish_and_clear();
     let total_seconds = started.elapsed().as_secs_f64();
     write_manifest(&outcomes, Some(total_seconds))?;
-    let extension = args.figures.extension();
+    let extension = args.plots.extension();
     if args.repeat {
         run_repeat(&me, run.path())?;
     }
-    super::report::write_tables(run.path(), &run, extension, args.figures.html())?;
-    super::report::write_figures_tex(&run, extension, &live_figures(run.path(), extension)?)?;
+    super::report::write_tables(run.path(), &run, extension, args.plots.html())?;
+    super::report::write_plots_tex(&run, extension, &live_plots(run.path(), extension)?)?;
     let slowest = outcomes.iter().max_by(|a, b| {
         a.seconds
             .unwrap_or(0.0)
@@ -387,9 +387,9 @@ impl SuiteOutcome {
     }
 }
 
-/// The figures each complete suite of the run in `dir` drew, as `report` lists what it
-/// re-drew: suite directory, metadata, the figure files in name order.
-fn live_figures(dir: &Path, extension: &str) -> Result<Vec<(String, SavedMetadata, Vec<String>)>> {
+/// The plots each complete suite of the run in `dir` drew, as `report` lists what it
+/// re-drew: suite directory, metadata, the plot files in name order.
+fn live_plots(dir: &Path, extension: &str) -> Result<Vec<(String, SavedMetadata, Vec<String>)>> {
     let mut drawn = Vec::new();
     for (name, path) in crate::report::summary::suite_dirs(dir)? {
         let metadata = SavedMetadata::read(&path)?;

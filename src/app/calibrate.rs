@@ -48,7 +48,7 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
         confidence_map_text(&calibration::fit_map(&outcomes), &families).as_bytes(),
     )?;
     let title = calibration_report::title(args.cases, args.seed);
-    run.write_figure("reliability", |path| {
+    run.write_plot("reliability", |path| {
         calibration_report::draw(path, &title, &bins)
     })?;
     print!("{}", calibration_report::render(&bins));
@@ -68,7 +68,7 @@ fn merge(args: &CalibrateArgs) -> Result<()> {
         confidence_map_text(&merged.table, families.as_deref().unwrap_or_default()).as_bytes(),
     )?;
     let title = calibration_report::title(merged.cases, merged.seed);
-    run.write_figure("reliability", |path| {
+    run.write_plot("reliability", |path| {
         calibration_report::draw(path, &title, &merged.bins)
     })?;
     print!("{}", calibration_report::render(&merged.bins));

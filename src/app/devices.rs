@@ -16,7 +16,7 @@ use clap::{ArgMatches, Args, FromArgMatches};
 use serde_json::Value;
 
 use crate::cli::flags::{defaults, flags};
-use crate::cli::{AllArgs, DeviceSelection, FigureArgs, FigureFormat, SerialArgs};
+use crate::cli::{AllArgs, DeviceSelection, PlotArgs, PlotFormat, SerialArgs};
 use crate::error::{MeasurementFailed, UsageError};
 use crate::gpu::DeviceIdentity;
 use crate::harness::Suite;
@@ -82,24 +82,24 @@ pub fn of_suite(suite: &'static dyn Suite, matches: &ArgMatches) -> Result<Optio
     let Some(devices) = several(&selection, serial)? else {
         return Ok(None);
     };
-    let figures = FigureArgs::from_arg_matches(matches)?;
-    let figure_flags = figures.to_flags()?;
+    let plots = PlotArgs::from_arg_matches(matches)?;
+    let plot_flags = plots.to_flags()?;
     let mut command = vec![suite.name().to_string()];
     command.extend(suite.flags(&for_record(&settings)?)?);
-    command.extend(figure_flags.iter().cloned());
+    command.extend(plot_flags.iter().cloned());
     let output = serde_json::from_value(settings["output"].clone())?;
     Ok(Some(FanOut {
         command,
         child_args: Box::new(move |device, dir| {
             let mut args = vec![suite.name().to_string()];
             args.extend(suite.flags(&for_child(&settings, device, dir)?)?);
-            args.extend(figure_flags.iter().cloned());
+            args.extend(plot_flags.iter().cloned());
             Ok(args)
         }),
         devices,
         output,
         serial,
-        html: figures.format == FigureFormat::Html,
+        html: plots.format == PlotFormat::Html,
     }))
 }
 
@@ -125,7 +125,7 @@ pub fn of_all(args: &AllArgs) -> Result<Option<FanOut>> {
         devices,
         output: args.output.clone(),
         serial: args.fan_out.serial,
-        html: args.figures.format == FigureFormat::Html,
+        html: args.plots.format == PlotFormat::Html,
     }))
 }
 

@@ -63,10 +63,10 @@ pub fn run(args: &EmulateArgs) -> Result<()> {
         None => "unbounded stack".to_string(),
     };
     let title = format!("{name} loop, {pattern} M = {m}, {stack_text}");
-    run.write_figure("stack", |path| {
+    run.write_plot("stack", |path| {
         emulation::draw_stack(path, &title, &traced.steps)
     })?;
-    run.write_figure("mask", |path| {
+    run.write_plot("mask", |path| {
         emulation::draw_mask(path, &title, &traced.steps)
     })?;
     let c = traced.counts;

@@ -1,4 +1,4 @@
-//! `gpubench report DIR`: re-makes every table and figure of a run directory from the files
+//! `gpubench report DIR`: re-makes every table and plot of a run directory from the files
 //! its suites wrote, with no GPU, into a new directory (never over the originals). Each suite's
 //! [`Suite::redraw`](crate::harness::Suite::redraw) sends its saved data through the same analysis and drawing
 //! functions as the live run; the tables are derived again from each suite's own files (not
@@ -19,12 +19,12 @@ use crate::report::run_dir::{self, RunDir};
 use crate::report::{roofline, summary};
 
 /// summary.md, summary.tex, summary.json (from the `figures.json` of `source`'s suites) and
-/// index.md (of the figures in `out`); a repeat `gpubench all --repeat` left in
+/// index.md (of the plots in `out`); a repeat `gpubench all --repeat` left in
 /// `source/repeat` confirms the figures or moves them to the unresolved rows.
-pub fn write_tables(source: &Path, out: &RunDir, figure_extension: &str, html: bool) -> Result<()> {
+pub fn write_tables(source: &Path, out: &RunDir, plot_extension: &str, html: bool) -> Result<()> {
     let mut made = summary::summarise(source, registry::derive_figures)?;
     confirm(&mut made, own_repeat(source).as_deref())?;
-    write_summary(&made, out, figure_extension)?;
+    write_summary(&made, out, plot_extension)?;
     if html {
         let suites = summary::suite_dirs(source)?;
         write_page(&made, out, source, out.path(), &suites)?;
@@ -32,7 +32,7 @@ pub fn write_tables(source: &Path, out: &RunDir, figure_extension: &str, html: b
     Ok(())
 }
 
-/// `index.html` of `summary` into `out`, its figures the SVGs drawn there, its links to the
+/// `index.html` of `summary` into `out`, its plots the SVGs drawn there, its links to the
 /// files of `source` made from `page_dir` (where the page will finally be).
 fn write_page(
     summary: &summary::Summary,
@@ -90,11 +90,11 @@ pub(super) fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<
     Ok(made)
 }
 
-fn write_summary(summary: &summary::Summary, out: &RunDir, figure_extension: &str) -> Result<()> {
+fn write_summary(summary: &summary::Summary, out: &RunDir, plot_extension: &str) -> Result<()> {
     if let Some(made) = roofline::of_figures(&summary.figures) {
         out.write_csv(roofline::FILE, roofline::csv_rows(&made))?;
         let title = format!("Empirical roofline, {}", summary.gpu());
-        out.write_figure("roofline", |path| roofline::draw(path, &title, &made))?;
+        out.write_plot("roofline", |path| roofline::draw(path, &title, &made))?;
     }
     let curated = crate::report::curated::tables(summary);
     out.write(
@@ -110,13 +110,13 @@ fn write_summary(summary: &summary::Summary, out: &RunDir, figure_extension: &st
     out.write_json("summary.json", summary)?;
     out.write(
         "index.md",
-        summary::render_index(out.path(), figure_extension)?.as_bytes(),
+        summary::render_index(out.path(), plot_extension)?.as_bytes(),
     )
 }
 
 pub fn run(args: &ReportArgs) -> Result<()> {
-    crate::report::plot::set_style(args.figures.style());
-    let extension = args.figures.extension();
+    crate::report::plot::set_style(args.plots.style());
+    let extension = args.plots.extension();
     if !args.dir.is_dir() {
         return Err(UsageError::new(format!(
             "{} is not a directory; pass a run directory written by gpubench",
@@ -172,7 +172,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     })?;
     let written = Written {
         extension,
-        html: args.figures.html(),
+        html: args.plots.html(),
     };
     let made = match &gpus {
         None => report_run(
@@ -191,17 +191,17 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         return Err(error.context(format!("nothing was written to {}", output.display())));
     }
     run_dir::publish(&staging, &output)?;
-    println!("tables and figures written to {}", output.display());
+    println!("tables and plots written to {}", output.display());
     Ok(())
 }
 
-/// What `report` draws: figures in one format, and the web pages or not.
+/// What `report` draws: plots in one format, and the web pages or not.
 struct Written<'a> {
     extension: &'a str,
     html: bool,
 }
 
-/// One run's tables and figures into `out` (to end up at `output`); its summary.
+/// One run's tables and plots into `out` (to end up at `output`); its summary.
 fn report_run(
     dir: &Path,
     repeat_of: Option<&Path>,
@@ -279,7 +279,7 @@ fn redraw_calibration(dir: &Path, output: &Path) -> Result<()> {
         crate::report::saved::read_csv(dir, "reliability.csv")?;
     let out = RunDir::create(Some(output), "report")?;
     let title = crate::report::calibration::title(study.settings.cases, study.settings.seed);
-    out.write_figure("reliability", |path| {
+    out.write_plot("reliability", |path| {
         crate::report::calibration::draw(path, &title, &bins)
     })?;
     print!("{}", crate::report::calibration::render(&bins));
@@ -290,8 +290,8 @@ fn redraw_calibration(dir: &Path, output: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Re-draws the figures of every complete suite of `suites` into `out`, and, for formats
-/// LaTeX includes (PDF, PNG), `figures.tex` with one captioned figure each.
+/// Re-draws the plots of every complete suite of `suites` into `out`, and, for formats
+/// LaTeX includes (PDF, PNG), `plots.tex` with one captioned LaTeX figure each.
 fn draw_every_suite(
     dir: &Path,
     suites: &[(String, std::path::PathBuf)],
@@ -302,7 +302,7 @@ fn draw_every_suite(
     for (name, path) in suites {
         let metadata = SavedMetadata::read(path)?;
         if !metadata.complete() {
-            println!("{name}: not complete, no figures");
+            println!("{name}: not complete, no plots");
             continue;
         }
         if crate::report::figures::figures_only(path) {
@@ -332,7 +332,7 @@ fn draw_every_suite(
         println!(
             "{name}: {}",
             if drawn.drawn.is_empty() {
-                "no figures".to_string()
+                "no plots".to_string()
             } else {
                 drawn.drawn.join(", ")
             }
@@ -344,12 +344,12 @@ fn draw_every_suite(
         };
         drawn_by_suite.push((suite_dir, metadata, drawn.drawn));
     }
-    write_figures_tex(out, extension, &drawn_by_suite)
+    write_plots_tex(out, extension, &drawn_by_suite)
 }
 
-/// `figures.tex` for formats LaTeX includes (PDF, PNG): one captioned figure per file of
-/// `drawn` (suite directory inside `out`, its metadata, its figure files).
-pub fn write_figures_tex(
+/// `plots.tex` for formats LaTeX includes (PDF, PNG): one captioned LaTeX figure per file of
+/// `drawn` (suite directory inside `out`, its metadata, its plot files).
+pub fn write_plots_tex(
     out: &RunDir,
     extension: &str,
     drawn: &[(String, SavedMetadata, Vec<String>)],
@@ -357,13 +357,13 @@ pub fn write_figures_tex(
     if extension == "svg" {
         return Ok(());
     }
-    use crate::report::plot::{FigureWidth, style};
-    let page_wide = style().width == FigureWidth::Page;
+    use crate::report::plot::{PlotWidth, style};
+    let page_wide = style().width == PlotWidth::Page;
     let mut figures = Vec::new();
     for (suite_dir, metadata, files) in drawn {
         let about = registry::require(&metadata.suite)?.about();
         for file in files {
-            figures.push(crate::report::figures_tex::DrawnFigure {
+            figures.push(crate::report::plots_tex::DrawnPlot {
                 suite_dir,
                 file,
                 metadata,
@@ -372,8 +372,8 @@ pub fn write_figures_tex(
         }
     }
     out.write(
-        "figures.tex",
-        crate::report::figures_tex::render(&figures, page_wide).as_bytes(),
+        "plots.tex",
+        crate::report::plots_tex::render(&figures, page_wide).as_bytes(),
     )
 }
 

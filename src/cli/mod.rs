@@ -33,7 +33,7 @@ pub enum Command {
     Suite(SuiteCommand),
     /// Every suite into one run directory, with summary.md / .tex / .json and index.md.
     All(AllArgs),
-    /// Re-make the tables and figures of a run directory from its files, with no GPU.
+    /// Re-make the tables and plots of a run directory from its files, with no GPU.
     Report(ReportArgs),
     /// Put the summaries of several runs side by side and flag what differs.
     Compare(CompareArgs),
@@ -135,7 +135,7 @@ pub struct AllArgs {
     pub device: DeviceSelection,
     #[command(flatten)]
     #[serde(flatten)]
-    pub figures: FigureArgs,
+    pub plots: PlotArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub fan_out: SerialArgs,
@@ -150,42 +150,44 @@ pub struct AllArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum FigureFormat {
+pub enum PlotFormat {
     Png,
     Svg,
     /// Vector PDF (the SVG with the embedded font, converted by svg2pdf).
     Pdf,
-    /// SVG figures and one self-contained `index.html` that shows them inline beside the
+    /// SVG plots and one self-contained `index.html` that shows them inline beside the
     /// tables (`report` and `all`). No PNGs: the page embeds the SVGs, which scale; for
     /// bitmaps as well, run `report --format png` of the same run into another `--output`.
     Html,
 }
 
-/// How the figures of a run or report are drawn; every suite, `all` and `report` take it.
+/// How the plots of a run or report are drawn; every suite, `all` and `report` take it.
+/// (A "figure" in gpubench is a number of the summary; a picture is a plot.)
 #[derive(Debug, Clone, Copy, Args, serde::Serialize, serde::Deserialize)]
-pub struct FigureArgs {
-    /// Format of the figures.
-    #[arg(long, value_enum, default_value_t = FigureFormat::Png)]
-    pub format: FigureFormat,
-    /// The width the figures are made for: a screen, one column of a paper (3.4 in) or a
+pub struct PlotArgs {
+    /// Format of the plots.
+    #[arg(long, value_enum, default_value_t = PlotFormat::Png)]
+    pub format: PlotFormat,
+    /// The width the plots are made for: a screen, one column of a paper (3.4 in) or a
     /// page (7 in); the last two put tick labels at 8 pt once printed at that width.
-    #[arg(long, value_enum, default_value_t = FigureWidth::Screen)]
-    pub figure_width: FigureWidth,
-    /// No titles inside the figures (a paper's captions say what they show).
+    /// (`--figure-width`, its former name, is still read.)
+    #[arg(long, value_enum, default_value_t = PlotWidth::Screen, alias = "figure-width")]
+    pub plot_width: PlotWidth,
+    /// No titles inside the plots (a paper's captions say what they show).
     #[arg(long)]
     pub paper: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum FigureWidth {
+pub enum PlotWidth {
     Screen,
     Column,
     Page,
 }
 
-impl FigureArgs {
-    /// The file extension of the figures.
+impl PlotArgs {
+    /// The file extension of the plots.
     pub fn extension(&self) -> &'static str {
         self.style().format.extension()
     }
@@ -194,15 +196,15 @@ impl FigureArgs {
         use crate::report::plot;
         plot::Style {
             format: match self.format {
-                FigureFormat::Png => plot::Format::Png,
-                FigureFormat::Svg => plot::Format::Svg,
-                FigureFormat::Pdf => plot::Format::Pdf,
-                FigureFormat::Html => plot::Format::Svg,
+                PlotFormat::Png => plot::Format::Png,
+                PlotFormat::Svg => plot::Format::Svg,
+                PlotFormat::Pdf => plot::Format::Pdf,
+                PlotFormat::Html => plot::Format::Svg,
             },
-            width: match self.figure_width {
-                FigureWidth::Screen => plot::FigureWidth::Screen,
-                FigureWidth::Column => plot::FigureWidth::Column,
-                FigureWidth::Page => plot::FigureWidth::Page,
+            width: match self.plot_width {
+                PlotWidth::Screen => plot::PlotWidth::Screen,
+                PlotWidth::Column => plot::PlotWidth::Column,
+                PlotWidth::Page => plot::PlotWidth::Page,
             },
             paper: self.paper,
         }
@@ -210,15 +212,15 @@ impl FigureArgs {
 
     /// Whether the run or report also writes `index.html`.
     pub fn html(&self) -> bool {
-        self.format == FigureFormat::Html
+        self.format == PlotFormat::Html
     }
 
     /// The options as a command line passes them on to a child `gpubench` of `all`: the
     /// flags that give them back (a page, `html`, is drawn by `all` from the children's SVGs).
     pub fn to_args(&self) -> anyhow::Result<Vec<String>> {
         let mut child = *self;
-        if child.format == FigureFormat::Html {
-            child.format = FigureFormat::Svg;
+        if child.format == PlotFormat::Html {
+            child.format = PlotFormat::Svg;
         }
         child.to_flags()
     }
@@ -226,9 +228,9 @@ impl FigureArgs {
     /// The flags that give these options back, as clap describes them.
     pub fn to_flags(&self) -> anyhow::Result<Vec<String>> {
         flags::flags(
-            &FigureArgs::augment_args(clap::Command::new("figures")),
+            &PlotArgs::augment_args(clap::Command::new("plots")),
             &serde_json::to_value(self)?,
-            &serde_json::to_value(flags::defaults::<FigureArgs>())?,
+            &serde_json::to_value(flags::defaults::<PlotArgs>())?,
         )
     }
 }
@@ -238,7 +240,7 @@ pub struct ReportArgs {
     /// A run directory of `gpubench all`, or of one suite.
     pub dir: PathBuf,
     #[command(flatten)]
-    pub figures: FigureArgs,
+    pub plots: PlotArgs,
     /// Where to write (default: DIR/report-<format>); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -377,5 +379,17 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Opts::command().debug_assert();
+    }
+
+    #[test]
+    fn the_plot_width_is_read_under_its_former_name_too() {
+        let width = |flag: &str| {
+            let matches = PlotArgs::augment_args(clap::Command::new("plots"))
+                .try_get_matches_from(["plots", flag, "column"])
+                .unwrap();
+            PlotArgs::from_arg_matches(&matches).unwrap().plot_width
+        };
+        assert_eq!(width("--plot-width"), PlotWidth::Column);
+        assert_eq!(width("--figure-width"), PlotWidth::Column);
     }
 }

@@ -41,7 +41,7 @@ pub trait Suite: Sync {
     fn settings_of(&self, matches: &ArgMatches) -> Result<Value>;
     /// The summary's rows from a complete run directory of this suite, with no GPU.
     fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
-    /// Re-draws the run's figures into `out`, with no GPU.
+    /// Re-draws the run's plots into `out`, with no GPU.
     fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()>;
     /// The lines of its figures, read back from a complete run directory, that the fleet page
     /// draws over another run's (`report::overlay`).
@@ -94,8 +94,8 @@ impl<T: SuiteDef> Suite for T {
     fn command(&self) -> clap::Command {
         let command = T::Args::augment_args(clap::Command::new(T::NAME));
         // Augmenting sets the command's about from each Args struct's doc comment; the
-        // suite's own sentence goes on last so the help lists it, not FigureArgs' doc.
-        let command = crate::cli::FigureArgs::augment_args(command);
+        // suite's own sentence goes on last so the help lists it, not PlotArgs' doc.
+        let command = crate::cli::PlotArgs::augment_args(command);
         crate::cli::SerialArgs::augment_args(command)
             .about(T::ABOUT)
             .long_about(None)
@@ -104,9 +104,9 @@ impl<T: SuiteDef> Suite for T {
     fn measure(&self, matches: &ArgMatches) -> Result<()> {
         let args =
             T::Args::from_arg_matches(matches).map_err(|e| UsageError::new(e.to_string()))?;
-        let figures = crate::cli::FigureArgs::from_arg_matches(matches)
+        let plots = crate::cli::PlotArgs::from_arg_matches(matches)
             .map_err(|e| UsageError::new(e.to_string()))?;
-        crate::report::plot::set_style(figures.style());
+        crate::report::plot::set_style(plots.style());
         super::suite::request(serde_json::to_value(&args)?);
         T::run(&args)
     }
@@ -167,7 +167,7 @@ pub struct SavedRun<'a> {
 }
 
 impl SavedRun<'_> {
-    /// A figure title naming the device and the clock the run saw.
+    /// A plot title naming the device and the clock the run saw.
     pub fn title(&self, what: &str) -> String {
         self.metadata.plot_title(what)
     }
@@ -181,7 +181,7 @@ impl SavedRun<'_> {
     }
 }
 
-/// Where [`Suite::redraw`] puts figures, and the list of what it drew.
+/// Where [`Suite::redraw`] puts plots, and the list of what it drew.
 pub struct Redraw<'a> {
     out: &'a RunDir,
     extension: &'a str,
@@ -198,7 +198,7 @@ impl<'a> Redraw<'a> {
     }
 
     /// Draws `name.<extension>` with `draw`.
-    pub fn figure(&mut self, name: &str, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    pub fn plot(&mut self, name: &str, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let file = format!("{name}.{}", self.extension);
         self.out.write_with(&file, draw)?;
         self.drawn.push(file);

@@ -163,7 +163,7 @@ pub fn of_answers(answers: &[super::calibration::Answer]) -> Option<Vec<Family>>
 pub fn write_and_draw(run: &RunDir, title: &str, families: &[Family]) -> Result<()> {
     write(run, families)?;
     let title = format!("{title}, each family held out");
-    run.write_figure("families", |path| draw(path, &title, families))?;
+    run.write_plot("families", |path| draw(path, &title, families))?;
     print!("{}", render(families));
     Ok(())
 }

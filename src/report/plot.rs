@@ -1,5 +1,5 @@
 //! Shared plot styling: an embedded font (no fontconfig on a bare machine) and sizes that stay
-//! readable when a figure is shrunk to one paper column.
+//! readable when a plot is shrunk to one paper column.
 
 use std::cell::Cell;
 use std::path::Path;
@@ -43,14 +43,14 @@ pub const MAGENTA: RGBColor = RGBColor(204, 121, 167);
 pub const ORANGE: RGBColor = RGBColor(230, 159, 0);
 pub const YELLOW: RGBColor = RGBColor(240, 228, 66);
 pub const GREY: RGBColor = RGBColor(153, 153, 153);
-/// Every colour in the order a figure with many series picks them.
+/// Every colour in the order a plot with many series picks them.
 pub const PALETTE: [RGBColor; 7] = [BLUE, RED, GREEN, ORANGE, CYAN, MAGENTA, YELLOW];
 
-/// How wide a figure is meant to be set, which decides its canvas and so how large its text
+/// How wide a plot is meant to be set, which decides its canvas and so how large its text
 /// reads: the fonts above are fixed in pixels, so a narrower canvas means larger text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FigureWidth {
-    /// Each figure's own canvas (1200-1800 px wide), for a screen.
+pub enum PlotWidth {
+    /// Each plot's own canvas (1200-1800 px wide), for a screen.
     #[default]
     Screen,
     /// One column of a two-column paper, 3.4 in: tick labels 8 pt, axis labels 9.6 pt.
@@ -59,21 +59,21 @@ pub enum FigureWidth {
     Page,
 }
 
-/// Tick labels are set at this size (points) when a figure has a physical width.
+/// Tick labels are set at this size (points) when a plot has a physical width.
 const TICK_POINTS: f64 = 8.0;
 
-impl FigureWidth {
-    /// The printed width in inches, where the figure has one.
+impl PlotWidth {
+    /// The printed width in inches, where the plot has one.
     pub fn inches(self) -> Option<f64> {
         match self {
-            FigureWidth::Screen => None,
-            FigureWidth::Column => Some(3.4),
-            FigureWidth::Page => Some(7.0),
+            PlotWidth::Screen => None,
+            PlotWidth::Column => Some(3.4),
+            PlotWidth::Page => Some(7.0),
         }
     }
 }
 
-/// The file a figure is written as.
+/// The file a plot is written as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     #[default]
@@ -93,12 +93,12 @@ impl Format {
     }
 }
 
-/// How every figure of this process is drawn: set once from the command line.
+/// How every plot of this process is drawn: set once from the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Style {
     pub format: Format,
-    pub width: FigureWidth,
-    /// No title inside the figure: in a paper the caption says what it shows.
+    pub width: PlotWidth,
+    /// No title inside the plot: in a paper the caption says what it shows.
     pub paper: bool,
 }
 
@@ -106,7 +106,7 @@ thread_local! {
     static STYLE: Cell<Style> = Cell::new(Style::default());
 }
 
-/// Sets the style of the figures this thread draws from now on.
+/// Sets the style of the plots this thread draws from now on.
 pub fn set_style(style: Style) {
     STYLE.with(|s| s.set(style));
 }
@@ -115,7 +115,7 @@ pub fn style() -> Style {
     STYLE.with(Cell::get)
 }
 
-/// A figure's design: its canvas in pixels on a screen, with `panels` charts side by side and
+/// A plot's design: its canvas in pixels on a screen, with `panels` charts side by side and
 /// a legend strip of `legend` entries above them (see [`legend_above`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Design {
@@ -143,7 +143,7 @@ impl Design {
         }
     }
 
-    /// With a legend strip of `entries` above the charts, which a column figure gives one row
+    /// With a legend strip of `entries` above the charts, which a column plot gives one row
     /// each on top of its charts' height.
     pub fn with_legend(self, entries: usize) -> Design {
         Design {
@@ -153,7 +153,7 @@ impl Design {
     }
 }
 
-/// Rows and columns of `count` panels in a column figure: stacked up to two, then two abreast.
+/// Rows and columns of `count` panels in a column plot: stacked up to two, then two abreast.
 fn column_grid(count: u32) -> (u32, u32) {
     if count <= 2 {
         (count.max(1), 1)
@@ -162,7 +162,7 @@ fn column_grid(count: u32) -> (u32, u32) {
     }
 }
 
-/// The canvas for a figure: its design on a screen; otherwise as wide as puts the tick labels
+/// The canvas for a plot: its design on a screen; otherwise as wide as puts the tick labels
 /// at [`TICK_POINTS`] once printed at the width's inches. On a page it keeps the design's
 /// shape; in a column the panels are rearranged ([`column_grid`]), each keeping its shape
 /// within 60 % to 90 % of its width high, under a legend of one row per entry.
@@ -176,7 +176,7 @@ pub fn canvas(design: impl Into<Design>) -> (u32, u32) {
         return size;
     };
     let width = (f64::from(TICK_SIZE) * inches * 72.0 / TICK_POINTS).round();
-    let height = if style().width == FigureWidth::Column {
+    let height = if style().width == PlotWidth::Column {
         let (rows, columns) = column_grid(panels);
         let design_width = f64::from(size.0) / f64::from(panels);
         let panel_width = width / f64::from(columns);
@@ -189,14 +189,14 @@ pub fn canvas(design: impl Into<Design>) -> (u32, u32) {
     (width as u32, height.round() as u32)
 }
 
-/// Splits a figure into its `count` panels: side by side, or as [`column_grid`] arranges them
-/// in a column figure.
+/// Splits a plot into its `count` panels: side by side, or as [`column_grid`] arranges them
+/// in a column plot.
 pub fn panels<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     count: usize,
 ) -> Vec<DrawingArea<DB, Shift>> {
     let count = count.max(1);
-    if style().width == FigureWidth::Column {
+    if style().width == PlotWidth::Column {
         let (rows, columns) = column_grid(count as u32);
         let mut areas = root.split_evenly((rows as usize, columns as usize));
         areas.truncate(count);
@@ -221,14 +221,14 @@ pub fn printed_svg(svg: String, size: (u32, u32)) -> String {
     )
 }
 
-/// Splits a figure into two panels, the first taking `share` of the width side by side, or
-/// half the height when a column figure stacks them.
+/// Splits a plot into two panels, the first taking `share` of the width side by side, or
+/// half the height when a column plot stacks them.
 pub fn two_panels<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     share: f64,
 ) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
     let (width, height) = root.dim_in_pixel();
-    if style().width == FigureWidth::Column {
+    if style().width == PlotWidth::Column {
         root.split_vertically(height / 2)
     } else {
         root.split_horizontally((f64::from(width) * share).round() as u32)
@@ -236,7 +236,7 @@ pub fn two_panels<DB: DrawingBackend>(
 }
 
 /// A chart builder on `area` with `title` over it, unless the style is for a paper (there the
-/// caption says what the figure shows).
+/// caption says what the plot shows).
 pub fn chart<'a, 'b, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     title: &str,
@@ -248,7 +248,7 @@ pub fn chart<'a, 'b, DB: DrawingBackend>(
     builder
 }
 
-/// A figure's area below its `title`, or all of it for a paper.
+/// A plot's area below its `title`, or all of it for a paper.
 pub fn titled<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -285,10 +285,10 @@ pub fn binary_bytes(bytes: f64) -> String {
     format!("{bytes} B")
 }
 
-/// The ticks of a byte axis from `low` to `high`: powers of two, as many as the figure's
+/// The ticks of a byte axis from `low` to `high`: powers of two, as many as the plot's
 /// width leaves room for.
 pub fn byte_ticks(low: f64, high: f64) -> Vec<f64> {
-    let most = if style().width == FigureWidth::Column {
+    let most = if style().width == PlotWidth::Column {
         5
     } else {
         10
@@ -442,7 +442,7 @@ macro_rules! on_backend {
             let text = $crate::report::plot::printed_svg(text, size);
             drawn.and_then(|()| match format {
                 "pdf" => $crate::report::plot::write_pdf(path, &text),
-                _ => $crate::report::plot::write_figure(path, text.as_bytes()),
+                _ => $crate::report::plot::write_plot(path, text.as_bytes()),
             })
         } else {
             let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
@@ -471,10 +471,10 @@ pub fn write_png(path: &Path, pixels: &[u8], size: (u32, u32)) -> anyhow::Result
     )
     .write_image(pixels, size.0, size.1, image::ColorType::Rgb8)
     .map_err(|e| anyhow::anyhow!("encoding the PNG: {e}"))?;
-    write_figure(path, &bytes)
+    write_plot(path, &bytes)
 }
 
-/// Converts a figure's SVG to a vector PDF with the embedded font (so it renders the same on
+/// Converts a plot's SVG to a vector PDF with the embedded font (so it renders the same on
 /// every machine) and writes it.
 pub fn write_pdf(path: &Path, svg: &str) -> anyhow::Result<()> {
     use svg2pdf::usvg;
@@ -483,19 +483,19 @@ pub fn write_pdf(path: &Path, svg: &str) -> anyhow::Result<()> {
     fonts.load_font_data(FONT_BYTES.to_vec());
     fonts.set_sans_serif_family("DejaVu Sans");
     let tree = usvg::Tree::from_str(svg, &options)
-        .map_err(|e| anyhow::anyhow!("reading the figure's SVG for the PDF: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("reading the plot's SVG for the PDF: {e}"))?;
     let pdf = svg2pdf::to_pdf(
         &tree,
         svg2pdf::ConversionOptions::default(),
         // CSS pixels: 96 to the inch, so a figure printed at 3.4 in is a 3.4 in page.
         svg2pdf::PageOptions { dpi: 96.0 },
     )
-    .map_err(|e| anyhow::anyhow!("converting the figure to PDF: {e}"))?;
-    write_figure(path, &pdf)
+    .map_err(|e| anyhow::anyhow!("converting the plot to PDF: {e}"))?;
+    write_plot(path, &pdf)
 }
 
-/// Writes a figure's bytes, saying what the file system said when it cannot.
-pub fn write_figure(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+/// Writes a plot's bytes, saying what the file system said when it cannot.
+pub fn write_plot(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(std::fs::write(path, bytes)?)
 }
 

@@ -123,7 +123,7 @@ impl RunDir {
 
     /// A figure named `stem`, in the format the process draws figures in
     /// ([`crate::report::plot::style`]), drawn by `draw` at the path it is given.
-    pub fn write_figure(&self, stem: &str, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    pub fn write_plot(&self, stem: &str, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let format = crate::report::plot::style().format;
         self.write_with(&format!("{stem}.{}", format.extension()), draw)
     }
@@ -255,7 +255,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::create(Some(&dir.path().join("run")), "test").unwrap();
         let error = run
-            .write_figure("x", |path| {
+            .write_plot("x", |path| {
                 fs::write(path, b"half")?;
                 anyhow::bail!("No space left on device")
             })

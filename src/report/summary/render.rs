@@ -1,5 +1,5 @@
 //! The summary as tables: `summary.md` (figures, then the unresolved rows, then the suites'
-//! times), `summary.tex` (a longtable), and `index.md` of the figures drawn; numbers printed
+//! times), `summary.tex` (a longtable), and `index.md` of the plots drawn; numbers printed
 //! as a paper would.
 
 use super::*;
@@ -212,9 +212,9 @@ pub fn render_latex(summary: &Summary) -> String {
     tex
 }
 
-/// `index.md`: every figure under `dir`, by sub-directory.
-pub fn render_index(dir: &Path, figure_extension: &str) -> Result<String> {
-    let mut md = String::from("# Figures\n\n");
+/// `index.md`: every plot under `dir`, by sub-directory.
+pub fn render_index(dir: &Path, plot_extension: &str) -> Result<String> {
+    let mut md = String::from("# Plots\n\n");
     let mut entries: Vec<PathBuf> = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -224,7 +224,7 @@ pub fn render_index(dir: &Path, figure_extension: &str) -> Result<String> {
             let path = entry?.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == figure_extension)
+            } else if path.extension().is_some_and(|e| e == plot_extension)
                 && !path
                     .file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with('.'))

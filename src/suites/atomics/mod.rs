@@ -96,7 +96,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
                 eprintln!("warning: {problem}; its figures are left out of the summary");
             }
             let title = suite.title(atomics_report::title());
-            suite.run.write_figure("atomics", |path| {
+            suite.run.write_plot("atomics", |path| {
                 atomics_report::draw(path, &title, &latency, &throughput)
             })?;
             for row in &latency {
@@ -165,7 +165,7 @@ impl crate::harness::SuiteDef for Atomics {
         let latency = atomics_report::read_latency(run.dir)?;
         let throughput = atomics_report::read_throughput(run.dir)?;
         let title = run.title(atomics_report::title());
-        out.figure("atomics", |p| {
+        out.plot("atomics", |p| {
             atomics_report::draw(p, &title, &latency, &throughput)
         })
     }

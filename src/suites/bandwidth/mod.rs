@@ -177,7 +177,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
             let title = suite.title(report::TITLE);
             suite
                 .run
-                .write_figure("bandwidth", |path| report::draw(path, &title, &rows, &file))?;
+                .write_plot("bandwidth", |path| report::draw(path, &title, &rows, &file))?;
             for l in &file.levels {
                 println!(
                     "{:>6} {:<5} {:>8.0} GB/s ({:.0} to {:.0}), {:6.1} B/clock/SM{} [{}; {} threads x {} blocks/SM{}]",
@@ -392,7 +392,7 @@ impl crate::harness::SuiteDef for Bandwidth {
         let rows: Vec<PointRow> = crate::report::saved::read_csv(run.dir, "points.csv")?;
         let file: BandwidthFile = crate::report::saved::read_json(run.dir, "bandwidth.json")?;
         let title = run.title(report::TITLE);
-        out.figure("bandwidth", |p| report::draw(p, &title, &rows, &file))
+        out.plot("bandwidth", |p| report::draw(p, &title, &rows, &file))
     }
 
     fn curves(&self, dir: &std::path::Path) -> Result<Vec<crate::report::overlay::Curve>> {

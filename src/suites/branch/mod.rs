@@ -77,7 +77,7 @@ pub fn run(args: &BranchArgs) -> Result<()> {
             let title = suite.title(branch_report::TITLE);
             suite
                 .run
-                .write_figure("branch", |path| branch_report::draw(path, &title, &runs))?;
+                .write_plot("branch", |path| branch_report::draw(path, &title, &runs))?;
             Ok(())
         },
     )
@@ -119,6 +119,6 @@ impl crate::harness::SuiteDef for Branch {
         };
         let runs = report::read_runs(run.dir, seed)?;
         let title = run.title(branch_report::TITLE);
-        out.figure("branch", |p| branch_report::draw(p, &title, &runs))
+        out.plot("branch", |p| branch_report::draw(p, &title, &runs))
     }
 }

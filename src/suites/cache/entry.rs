@@ -162,7 +162,7 @@ impl crate::harness::SuiteDef for Cache {
             resolved.stride_bytes,
             threads,
         ));
-        out.figure("cache", |p| cache_plot::draw(p, &title, &points, &report))?;
+        out.plot("cache", |p| cache_plot::draw(p, &title, &points, &report))?;
         if let Some(rows) = &conflict_rows {
             let kept = conflict::points_from_rows(rows);
             let line = strides.as_ref().and_then(|strides| {
@@ -177,7 +177,7 @@ impl crate::harness::SuiteDef for Cache {
                 .map(|c| c.first_miss());
             let analysis = crate::analysis::conflict::analyse(&kept, line, chase);
             let title = run.title(&format!("{} conflict experiment", space.name()));
-            out.figure("conflict", |p| {
+            out.plot("conflict", |p| {
                 cache_plot::draw_conflict(p, &title, &kept, &analysis)
             })?;
         }
@@ -185,7 +185,7 @@ impl crate::harness::SuiteDef for Cache {
             let rows: Vec<super::partitions_report::SmRow> =
                 files::read_csv(run.dir, "partitions.csv")?;
             let title = run.title(super::side_experiments::PARTITIONS_TITLE);
-            out.figure("partitions", |p| {
+            out.plot("partitions", |p| {
                 super::partitions_report::draw(p, &title, &rows)
             })?;
         }
@@ -193,7 +193,7 @@ impl crate::harness::SuiteDef for Cache {
             let more = saved::load_saved(&path)?;
             let every: Vec<_> = points.iter().chain(&more).copied().collect();
             let title = run.title("TLB chase, one element per stride");
-            out.figure("tlb_strides", |p| {
+            out.plot("tlb_strides", |p| {
                 cache_plot::draw_by_stride(p, &title, &every)
             })?;
         }

@@ -476,7 +476,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             }),
         )?;
             let title = suite.title(&cache_plot::title(space.name(), stride, args.threads));
-            suite.run.write_figure("cache", |path| {
+            suite.run.write_plot("cache", |path| {
                 cache_plot::draw(path, &title, &sweep.points, &report)
             })?;
             print!("{}", cache_report::render_text(&report));

@@ -285,7 +285,7 @@ pub(super) fn conflict_experiment(
     let chase = first.capacity.as_ref().map(|c| c.first_miss());
     let analysis = crate::analysis::conflict::analyse(&points, line, chase);
     let title = suite.title(&format!("{} conflict experiment", space.name()));
-    suite.run.write_figure("conflict", |path| {
+    suite.run.write_plot("conflict", |path| {
         cache_plot::draw_conflict(path, &title, &points, &analysis)
     })?;
     println!(
@@ -405,7 +405,7 @@ pub(super) fn l2_partitions(
         let rows: Vec<super::partitions_report::SmRow> =
             read.per_sm.iter().map(Into::into).collect();
         let title = suite.title(PARTITIONS_TITLE);
-        suite.run.write_figure("partitions", |path| {
+        suite.run.write_plot("partitions", |path| {
             super::partitions_report::draw(path, &title, &rows)
         })?;
         println!("L2 partitions: {}", read.verdict);

@@ -123,7 +123,7 @@ pub(super) fn translation_strides(
     if !all_points.is_empty() {
         let title = suite.title("TLB chase, one element per stride");
         let every: Vec<_> = main_points.iter().chain(&all_points).copied().collect();
-        suite.run.write_figure("tlb_strides", |path| {
+        suite.run.write_plot("tlb_strides", |path| {
             cache_plot::draw_by_stride(path, &title, &every)
         })?;
     }

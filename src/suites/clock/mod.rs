@@ -53,7 +53,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
             let scope = counter_scope(&stamps, sm_clock.mhz);
             clock_report::write(&suite.run, &overheads, &sm_clock, &stamps, scope.as_ref())?;
             let title = suite.title(clock_report::TITLE);
-            suite.run.write_figure("clock", |path| {
+            suite.run.write_plot("clock", |path| {
                 clock_report::draw(path, &title, &stamps, scope.as_ref())
             })?;
             let show = |name: &str, s: &crate::analysis::stats::Summary, unit: &str| {
@@ -117,7 +117,7 @@ impl crate::harness::SuiteDef for Clock {
         let file: File = crate::report::saved::read_json(run.dir, "clock.json")?;
         let scope = counter_scope(&stamps, file.sm_clock.mhz);
         let title = run.title(clock_report::TITLE);
-        out.figure("clock", |p| {
+        out.plot("clock", |p| {
             clock_report::draw(p, &title, &stamps, scope.as_ref())
         })
     }

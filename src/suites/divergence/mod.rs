@@ -125,7 +125,7 @@ fn write_model(
     value["bounds_source"] = json!(bounds_source);
     run.write_json("model.json", &value)?;
     let curve = report.single_loop_curve(single)?;
-    run.write_figure("model", |path| {
+    run.write_plot("model", |path| {
         model_report::draw_model_plot(
             path,
             &format!("{title}: single loop"),
@@ -135,7 +135,7 @@ fn write_model(
         )
     })?;
     if let Some(prediction) = &report.double_loop_prediction {
-        run.write_figure("prediction", |path| {
+        run.write_plot("prediction", |path| {
             model_report::draw_prediction_plot(path, &format!("{title}: double loop"), prediction)
         })?;
     }
@@ -219,7 +219,7 @@ pub fn analyze_and_write(
         .collect();
     divergence_report::write_summary(run, &pattern, &summaries, measured)?;
     divergence_report::write_fit(run, overhead, &fits)?;
-    run.write_figure("divergence", |path: &Path| {
+    run.write_plot("divergence", |path: &Path| {
         divergence_report::draw_plot(path, title, &summaries, &fits)
     })?;
     let single = model_levels(&summaries, measured, "single");
@@ -240,7 +240,7 @@ pub fn analyze_and_write(
         split_report::write(run, &report, &timeline)?;
         let last = split.iter().map(|level| level.m).max().unwrap_or(0);
         let shown: Vec<u32> = [last / 2, last].into_iter().filter(|&m| m > 0).collect();
-        run.write_figure("timeline", |path| {
+        run.write_plot("timeline", |path| {
             split_report::draw_timelines(
                 path,
                 &format!("{title}: per-lane timelines (Listing 5)"),
@@ -360,7 +360,7 @@ impl crate::harness::SuiteDef for Divergence {
             .iter()
             .filter_map(|kernel| self::analysis::fit_cost(&summaries, kernel))
             .collect();
-        out.figure("divergence", |p| {
+        out.plot("divergence", |p| {
             divergence_report::draw_plot(p, &title, &summaries, &fits)
         })?;
         let summary = files::find(run.dir, "summary.csv")
@@ -368,7 +368,7 @@ impl crate::harness::SuiteDef for Divergence {
         let levels = saved::load(&summary, max_bound.unwrap_or(32))?;
         if let Ok(model) = divergence_model::analyze(&levels.single, &levels.double) {
             let curve = model.single_loop_curve(&levels.single)?;
-            out.figure("model", |p| {
+            out.plot("model", |p| {
                 model_report::draw_model_plot(
                     p,
                     &format!("{title}: single loop"),
@@ -378,7 +378,7 @@ impl crate::harness::SuiteDef for Divergence {
                 )
             })?;
             if let Some(prediction) = &model.double_loop_prediction {
-                out.figure("prediction", |p| {
+                out.plot("prediction", |p| {
                     model_report::draw_prediction_plot(
                         p,
                         &format!("{title}: double loop"),
@@ -391,7 +391,7 @@ impl crate::harness::SuiteDef for Divergence {
             let timeline = self::split_report::timeline(run.dir)?;
             let last = timeline.iter().map(|p| p.m).max().unwrap_or(0);
             let shown: Vec<u32> = [last / 2, last].into_iter().filter(|&m| m > 0).collect();
-            out.figure("timeline", |p| {
+            out.plot("timeline", |p| {
                 split_report::draw_timelines(
                     p,
                     &format!("{title}: per-lane timelines (Listing 5)"),

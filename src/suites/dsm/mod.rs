@@ -84,7 +84,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
                 );
             }
             let title = suite.title(dsm_report::title());
-            suite.run.write_figure("dsm", |path| {
+            suite.run.write_plot("dsm", |path| {
                 dsm_report::draw(path, &title, &latency, &occupancy, &bandwidth)
             })?;
             for o in &occupancy {
@@ -153,7 +153,7 @@ impl crate::harness::SuiteDef for Dsm {
     ) -> Result<()> {
         let saved = dsm_report::read(run.dir)?;
         let title = run.title(dsm_report::title());
-        out.figure("dsm", |p| {
+        out.plot("dsm", |p| {
             dsm_report::draw(
                 p,
                 &title,

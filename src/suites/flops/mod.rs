@@ -70,7 +70,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
             let title = suite.title(flops_report::title());
             suite
                 .run
-                .write_figure("flops", |path| flops_report::draw(path, &title, &rows))?;
+                .write_plot("flops", |path| flops_report::draw(path, &title, &rows))?;
             for row in rows.iter().filter(|r| r.sass_problem.is_none()) {
                 println!(
                     "{:<13} {:>6.1} FLOP/clock/SM (SMs {:.1}-{:.1}; one SM alone {:.1}), {:.1} TFLOPS at {:.0} MHz{}",
@@ -130,6 +130,6 @@ impl crate::harness::SuiteDef for Flops {
     ) -> Result<()> {
         let rows = flops_report::read_rows(run.dir)?;
         let title = run.title(flops_report::title());
-        out.figure("flops", |p| flops_report::draw(p, &title, &rows))
+        out.plot("flops", |p| flops_report::draw(p, &title, &rows))
     }
 }

@@ -96,7 +96,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
                 },
             )?;
             let title = suite.title(&pipeline_report::title(swept));
-            suite.run.write_figure("pipeline", |path| {
+            suite.run.write_plot("pipeline", |path| {
                 pipeline_report::draw(path, &title, &sweep, saturation)
             })?;
             print!("{}", pipeline_report::render_table(&results));
@@ -168,7 +168,7 @@ impl crate::harness::SuiteDef for Pipeline {
             .find(|o| o.name == sweep_op)
             .with_context(|| format!("unknown swept operation {sweep_op}"))?;
         let title = run.title(&pipeline_report::title(operation));
-        out.figure("pipeline", |p| {
+        out.plot("pipeline", |p| {
             pipeline_report::draw(p, &title, &sweep, saturation)
         })
     }

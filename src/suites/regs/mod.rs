@@ -47,7 +47,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
             let allocation = registers::infer(&points, register_file, max_threads);
             regs_report::write(&suite.run, &points, &allocation, register_file)?;
             let title = suite.title(regs_report::TITLE);
-            suite.run.write_figure("regs", |path| {
+            suite.run.write_plot("regs", |path| {
                 regs_report::draw(
                     path,
                     &title,
@@ -125,7 +125,7 @@ impl crate::harness::SuiteDef for Regs {
         let max_threads = 1024;
         let allocation = registers::infer(&points, register_file, max_threads);
         let title = run.title(regs_report::TITLE);
-        out.figure("regs", |p| {
+        out.plot("regs", |p| {
             regs_report::draw(p, &title, &points, &allocation, register_file, max_threads)
         })
     }

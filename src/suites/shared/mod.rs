@@ -46,7 +46,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
             let fit = bank_conflicts::fit(&points);
             shared_report::write(&suite.run, &points, fit.as_ref())?;
             let title = suite.title(shared_report::TITLE);
-            suite.run.write_figure("shared", |path| {
+            suite.run.write_plot("shared", |path| {
                 shared_report::draw(path, &title, &points, fit.as_ref())
             })?;
             if let Some(latency) = points
@@ -123,7 +123,7 @@ impl crate::harness::SuiteDef for Shared {
         let points = report::read_points(run.dir)?;
         let fit = bank_conflicts::fit(&points);
         let title = run.title(shared_report::TITLE);
-        out.figure("shared", |p| {
+        out.plot("shared", |p| {
             shared_report::draw(p, &title, &points, fit.as_ref())
         })
     }

@@ -98,7 +98,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
             let title = suite.title(report::TITLE);
             suite
                 .run
-                .write_figure("slots", |path| report::draw(path, &title, &rows))?;
+                .write_plot("slots", |path| report::draw(path, &title, &rows))?;
             print!("{}", report::render_text(&rows));
             if let Err(reason) = &ncu_outcome {
                 println!("ncu cross-check: {reason}");
@@ -150,7 +150,7 @@ impl crate::harness::SuiteDef for Slots {
         let rows: Vec<self::report::WorkloadRow> =
             crate::report::saved::read_csv(run.dir, "slots.csv")?;
         let title = run.title(self::report::TITLE);
-        out.figure("slots", |p| self::report::draw(p, &title, &rows))
+        out.plot("slots", |p| self::report::draw(p, &title, &rows))
     }
 }
 

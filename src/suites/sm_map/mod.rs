@@ -114,7 +114,7 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
             let title = suite.title(report::title());
             suite
                 .run
-                .write_figure("sm-map", |path| report::draw(path, &title, &saved))?;
+                .write_plot("sm-map", |path| report::draw(path, &title, &saved))?;
             print(&saved);
             Ok(())
         },
@@ -187,6 +187,6 @@ impl crate::harness::SuiteDef for SmMap {
     ) -> Result<()> {
         let saved = report::read(run.dir)?;
         let title = run.title(report::title());
-        out.figure("sm-map", |p| report::draw(p, &title, &saved))
+        out.plot("sm-map", |p| report::draw(p, &title, &saved))
     }
 }

@@ -132,7 +132,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
             sync_report::write(&suite.run, &results)?;
             if let Some(stamps) = pairing_stamps.filter(|s| s.len() == 96) {
                 let title = suite.title("Listing 7 barrier departures");
-                suite.run.write_figure("sync", |path| {
+                suite.run.write_plot("sync", |path| {
                     sync_report::draw_pairing(path, &title, &stamps)
                 })?;
             }
@@ -230,7 +230,7 @@ impl crate::harness::SuiteDef for Sync {
         match pairing.filter(|p| p.values.len() == 96) {
             Some(probe) => {
                 let title = run.title("Listing 7 barrier departures");
-                out.figure("sync", |p| {
+                out.plot("sync", |p| {
                     sync_report::draw_pairing(p, &title, &probe.values)
                 })
             }

@@ -108,7 +108,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
             let title = suite.title(tensor_report::title());
             suite
                 .run
-                .write_figure("tensor", |path| tensor_report::draw(path, &title, &rows))?;
+                .write_plot("tensor", |path| tensor_report::draw(path, &title, &rows))?;
             for row in rows.iter().filter(|r| r.sass_problem.is_none()) {
                 println!(
                     "{:<9} {:<11} {:<14} latency {:>7.1} cycles, {:>7.0} FLOP/clock/SM ({:.1} TFLOPS{})",
@@ -168,6 +168,6 @@ impl crate::harness::SuiteDef for Tensor {
     ) -> Result<()> {
         let rows = tensor_report::read_rows(run.dir)?;
         let title = run.title(tensor_report::title());
-        out.figure("tensor", |p| tensor_report::draw(p, &title, &rows))
+        out.plot("tensor", |p| tensor_report::draw(p, &title, &rows))
     }
 }

@@ -157,13 +157,13 @@ pub fn run(args: &TmaArgs) -> Result<()> {
                 &sass,
             )?;
             let title = suite.title(tma_report::title());
-            suite.run.write_figure("tma", |path| {
+            suite.run.write_plot("tma", |path| {
                 tma_report::draw(path, &title, &latency, &bandwidth)
             })?;
             let l2_rows = l2_report::rows(&l2_read, sms, mhz);
             l2_report::write(&suite.run, &l2_rows)?;
             let title = suite.title(l2_report::title());
-            suite.run.write_figure("tma-l2-read", |path| {
+            suite.run.write_plot("tma-l2-read", |path| {
                 l2_report::draw(path, &title, &l2_rows)
             })?;
             let copy_rows = copy_report::rows(&dram_copy, peak);
@@ -278,11 +278,11 @@ impl crate::harness::SuiteDef for Tma {
         let latency = tma_report::read_latency(run.dir)?;
         let bandwidth = tma_report::read_bandwidth(run.dir)?;
         let title = run.title(tma_report::title());
-        out.figure("tma", |p| tma_report::draw(p, &title, &latency, &bandwidth))?;
+        out.plot("tma", |p| tma_report::draw(p, &title, &latency, &bandwidth))?;
         if run.dir.join(l2_report::FILE).exists() {
             let rows = l2_report::read_rows(run.dir)?;
             let title = run.title(l2_report::title());
-            out.figure("tma-l2-read", |p| l2_report::draw(p, &title, &rows))?;
+            out.plot("tma-l2-read", |p| l2_report::draw(p, &title, &rows))?;
         }
         Ok(())
     }

@@ -1,4 +1,4 @@
-//! `figures.tex`: one LaTeX `figure` per re-drawn figure of a run, so `\input{figures.tex}`
+//! `plots.tex`: one LaTeX `figure` per re-drawn plot of a run, so `\input{plots.tex}`
 //! places them all, each captioned with what was measured, how, and on what (device, clock,
 //! driver, gpubench build, date) from the run's own metadata.
 
@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use super::metadata::SavedMetadata;
 use super::summary::latex_escape;
 
-/// One drawn figure: the suite directory it belongs to (empty for a single-suite run), its
+/// One drawn plot: the suite directory it belongs to (empty for a single-suite run), its
 /// file name inside the report, and the suite's metadata.
-pub struct DrawnFigure<'a> {
+pub struct DrawnPlot<'a> {
     pub suite_dir: &'a str,
     pub file: &'a str,
     pub metadata: &'a SavedMetadata,
@@ -18,7 +18,7 @@ pub struct DrawnFigure<'a> {
 }
 
 /// The caption's account of the method: the suite's own `settings.method` where it wrote one.
-fn method(figure: &DrawnFigure) -> String {
+fn method(figure: &DrawnPlot) -> String {
     figure
         .metadata
         .settings
@@ -31,10 +31,10 @@ fn method(figure: &DrawnFigure) -> String {
 
 /// `figures` as LaTeX; `page_wide` figures go in `figure*`, which spans both columns of a
 /// two-column paper.
-pub fn render(figures: &[DrawnFigure], page_wide: bool) -> String {
+pub fn render(figures: &[DrawnPlot], page_wide: bool) -> String {
     let environment = if page_wide { "figure*" } else { "figure" };
     let mut tex = String::from(
-        "% gpubench figures: \\input{figures.tex} with \\usepackage{graphicx}; paths are relative\n% to this file's directory (\\graphicspath or \\import otherwise).\n",
+        "% gpubench plots: \\input{plots.tex} with \\usepackage{graphicx}; paths are relative\n% to this file's directory (\\graphicspath or \\import otherwise).\n",
     );
     for figure in figures {
         let m = figure.metadata;
@@ -96,13 +96,13 @@ mod tests {
         metadata.device.compute_capability = "9.0".into();
         metadata.sm_clock_before.mhz = Some(1980.0);
         let figures = [
-            DrawnFigure {
+            DrawnPlot {
                 suite_dir: "cache-l2",
                 file: "cache.pdf",
                 metadata: &metadata,
                 about: "unused",
             },
-            DrawnFigure {
+            DrawnPlot {
                 suite_dir: "",
                 file: "tlb_strides.pdf",
                 metadata: &metadata,
