@@ -43,7 +43,7 @@ pub trait Suite: Sync {
     fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
     /// Re-draws the run's plots into `out`, with no GPU.
     fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()>;
-    /// The lines of its figures, read back from a complete run directory, that the fleet page
+    /// The lines of its plots, read back from a complete run directory, that the fleet page
     /// draws over another run's (`report::overlay`).
     fn curves(&self, dir: &Path) -> Result<Vec<Curve>>;
     /// The generated kernels an `all` entry of it (its `settings`, as [`Suite::plan`] states

@@ -141,8 +141,9 @@ impl crate::harness::SuiteDef for Atomics {
                 "atomics",
                 &AtomicsArgs {
                     repeats: 1,
-                    // Half the storm: 1.1 to 0.6 s of GPU time on an H200 (a storm still lasts
-                    // about 50 times a launch's overhead).
+                    // Half the storm: the suite's GPU time on an H200 fell from 1.1 to 0.8 s
+                    // (each storm's probe and calibration launches are the rest); a storm
+                    // still lasts about 50 times a launch's overhead.
                     storm_ms: 0.5,
                     ..defaults()
                 },
