@@ -7,7 +7,8 @@
 # stepped aside for host work waited for the GPU again, while others measured; "setup" the
 # part of the wall from its context to its own measurement) and of the whole run. "held" is
 # the time the suite held the GPU (its turns in all.json): the held times and the gaps
-# between turns add up to the whole run.
+# between turns add up to the whole run. Below each table: the whole run over the suites' GPU
+# time, and each suite's longest GPU waits by kernel (its metadata.json's gpu_waits).
 #   usage: scripts/bench-all.sh [BIN] [RUNS] [MODES]    (defaults: target/device/gpubench 3 "full quick")
 #   environment: OUT (default ./bench-out) keeps every run directory and bench.md.
 set -uo pipefail
