@@ -123,7 +123,10 @@ impl TimeSpent {
         all
     }
 
-    fn note_wait(&self, kernel: &str, took: Duration) {
+    /// Counts the time since `started` as waiting for the GPU, on `kernel`'s account.
+    fn note_wait(&self, kernel: &str, started: Instant) {
+        let took = started.elapsed();
+        add(&self.gpu_wait_nanos, started);
         let mut waits = self.waits.lock().unwrap_or_else(|e| e.into_inner());
         let entry = waits.entry(kernel.to_string()).or_insert(KernelWait {
             kernel: kernel.to_string(),
@@ -452,8 +455,8 @@ impl Gpu {
     /// overruns cannot be stopped from inside this process; the caller reports it and exits.
     pub fn wait(&self, kernel: &str, deadline: Duration) -> Result<(), GpuError> {
         let started = Instant::now();
-        let waited = self.spent.gpu_wait(|| self.wait_untimed(kernel, deadline));
-        self.spent.note_wait(kernel, started.elapsed());
+        let waited = self.wait_untimed(kernel, deadline);
+        self.spent.note_wait(kernel, started);
         waited
     }
 

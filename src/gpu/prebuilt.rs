@@ -55,8 +55,7 @@ pub fn find_ptx(name: &str, ptx: &str) -> Option<Prebuilt> {
     let stem = stem(&dir, name, ptx);
     // Queued (a generated kernel) or being built right now: its build is nearer its end than a
     // compile of our own would be.
-    wait_while(&stem.with_extension("queued"));
-    wait_while(&stem.with_extension("building"));
+    wait_for_build(&stem);
     Some(Prebuilt {
         cubin: std::fs::read(stem.with_extension("cubin")).ok()?,
         tools: std::fs::read_to_string(stem.with_extension("tools")).ok()?,
@@ -64,30 +63,35 @@ pub fn find_ptx(name: &str, ptx: &str) -> Option<Prebuilt> {
     })
 }
 
+/// The build markers' stem of each embedded module of `modules`, where [`ENV`] is set.
+fn module_stems<'a>(modules: &'a [&str]) -> impl Iterator<Item = PathBuf> + 'a {
+    let dir = std::env::var_os(ENV);
+    modules.iter().filter_map(move |name| {
+        Some(stem(
+            Path::new(dir.as_ref()?),
+            name,
+            crate::kernels::module(name)?.ptx,
+        ))
+    })
+}
+
 /// Whether `all` is still compiling (or has queued) one of the embedded `modules`: a suite
 /// that loaded it now would wait for it holding the GPU.
 pub fn pending(modules: &[&str]) -> bool {
-    let Some(dir) = std::env::var_os(ENV) else {
-        return false;
-    };
-    modules
-        .iter()
-        .filter_map(|name| crate::kernels::module(name))
-        .any(|module| {
-            let stem = stem(Path::new(&dir), module.name, module.ptx);
-            stem.with_extension("queued").exists() || stem.with_extension("building").exists()
-        })
+    module_stems(modules).any(|stem| {
+        stem.with_extension("queued").exists() || stem.with_extension("building").exists()
+    })
 }
 
 /// Waits (at most [`BUILD_WAIT`] each) until no module of `modules` is [`pending`].
 pub fn wait_for(modules: &[&str]) {
-    for name in modules {
-        if let (Some(dir), Some(module)) = (std::env::var_os(ENV), crate::kernels::module(name)) {
-            let stem = stem(Path::new(&dir), module.name, module.ptx);
-            wait_while(&stem.with_extension("queued"));
-            wait_while(&stem.with_extension("building"));
-        }
-    }
+    module_stems(modules).for_each(|stem| wait_for_build(&stem));
+}
+
+/// Waits while the build of `stem` is queued or running.
+fn wait_for_build(stem: &Path) {
+    wait_while(&stem.with_extension("queued"));
+    wait_while(&stem.with_extension("building"));
 }
 
 /// Whether the prebuilt cubin and SASS of the PTX text `ptx` named `name` are there, with

@@ -27,8 +27,7 @@ pub fn open(device: usize, output: Option<&Path>, entries: &[(&str, &str)]) -> R
     let mut gpu = Gpu::open(device)?;
     // A module `gpubench all` is still compiling ahead (pipeline's, on an H200: 0.8 s after
     // its turn came) is waited for off the GPU, so the suites after this one measure meanwhile.
-    let mut modules: Vec<&str> = entries.iter().map(|(module, _)| *module).collect();
-    modules.dedup();
+    let modules: Vec<&str> = entries.iter().map(|(module, _)| *module).collect();
     if crate::gpu::prebuilt::pending(&modules) {
         crate::gpu::lease::host_work(|| crate::gpu::prebuilt::wait_for(&modules))?;
     }

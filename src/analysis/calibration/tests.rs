@@ -1,21 +1,26 @@
 use super::*;
 
-#[test]
-fn the_map_is_the_share_right_made_monotone() {
-    let case = draw(1, 0);
-    let outcome = |raw: f64, right: bool| Outcome {
-        case,
+/// An answer on basis "fit" to case 0 of seed 1, stated at `confidence` (raw and mapped
+/// alike), with `size` as its stated size.
+fn fit_answer(confidence: f64, right: bool, size: Option<u64>) -> Outcome {
+    Outcome {
+        case: draw(1, 0),
         reading: "ascending",
-        confidence: Some(raw),
-        raw_confidence: Some(raw),
+        confidence: Some(confidence),
+        raw_confidence: Some(confidence),
         basis: "fit",
-        stated_size_bytes: None,
+        stated_size_bytes: size,
         stated_line_bytes: None,
         stated_fetch_bytes: None,
         stated_ways: None,
         right,
         capacity: None,
-    };
+    }
+}
+
+#[test]
+fn the_map_is_the_share_right_made_monotone() {
+    let outcome = |raw: f64, right: bool| fit_answer(raw, right, None);
     // Raw 0.95: 8 right of 8; raw 0.55: 1 of 4; raw 0.35: 3 of 4 (a violator, pooled).
     let mut outcomes: Vec<Outcome> = (0..8).map(|_| outcome(0.95, true)).collect();
     outcomes.extend((0..4).map(|i| outcome(0.55, i == 0)));
@@ -44,20 +49,8 @@ fn cases_repeat_and_vary() {
 
 #[test]
 fn bins_count_answers_by_their_confidence() {
-    let case = draw(1, 0);
-    let outcome = |confidence: f64, right: bool| Outcome {
-        case,
-        reading: "ascending",
-        confidence: Some(confidence),
-        raw_confidence: Some(confidence),
-        basis: "fit",
-        stated_size_bytes: Some(case.size_bytes),
-        stated_line_bytes: None,
-        stated_fetch_bytes: None,
-        stated_ways: None,
-        right,
-        capacity: None,
-    };
+    let size = draw(1, 0).size_bytes;
+    let outcome = |confidence: f64, right: bool| fit_answer(confidence, right, Some(size));
     let bins = reliability(&[
         outcome(0.95, true),
         outcome(1.0, false),
