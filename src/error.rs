@@ -3,7 +3,9 @@
 //! Exit codes: 0 success, 1 anything unforeseen (I/O writing results, say), 2 bad usage or
 //! damaged input (a file that does not parse, or a value outside its domain),
 //! 3 no usable GPU, 4 the measurement failed on a usable GPU, 5 the GPU was lost during the
-//! run (the driver says it is unavailable or gone).
+//! run (the driver says it is unavailable or gone), 6 the device cannot run the suite (its
+//! units start with a later architecture, or the simulated device's PTX parser refuses its
+//! kernels): `gpubench all` records such a suite as skipped, with the reason, not as failed.
 
 use std::process::ExitCode;
 
@@ -17,6 +19,12 @@ impl UsageError {
         Self(message.into())
     }
 }
+
+/// The device cannot run what was asked, for a reason no setting changes: the message says
+/// what it lacks. A skip, not a failure (exit 6).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unsupported(pub String);
 
 /// Marks an error raised while a suite was measuring on a working GPU (a chase that ended at
 /// the wrong index, a timeout, a result that could not be written), so it exits with 4.
@@ -48,6 +56,10 @@ pub enum GpuError {
         "the CUDA driver cannot load gpubench's kernels (cuda/{module}.cu: {detail}); gpubench needs a GPU of compute capability 7.5 or newer and a driver that supports CUDA 13.0 (nvidia-smi shows both)"
     )]
     PtxRejected { module: String, detail: String },
+    #[error(
+        "the simulated device cannot run gpubench's cuda/{module}.cu ({detail}); `gpubench all` records the suites that need it as skipped"
+    )]
+    SimulatorRefused { module: String, detail: String },
     #[error("CUDA failed while {action}: {detail}")]
     Driver { action: String, detail: String },
     #[error(
@@ -88,6 +100,7 @@ pub enum Exit {
     NoUsableGpu = 3,
     MeasurementFailed = 4,
     GpuLost = 5,
+    Unsupported = 6,
 }
 
 impl Exit {
@@ -99,6 +112,16 @@ impl Exit {
             .any(|c| matches!(c.downcast_ref::<GpuError>(), Some(GpuError::Lost { .. })))
         {
             return Exit::GpuLost;
+        }
+        // What the device cannot run is a skip wherever it was met, a measurement included.
+        if error.chain().any(|c| {
+            c.downcast_ref::<Unsupported>().is_some()
+                || matches!(
+                    c.downcast_ref::<GpuError>(),
+                    Some(GpuError::SimulatorRefused { .. })
+                )
+        }) {
+            return Exit::Unsupported;
         }
         // A context is found by downcasting the error itself, not by walking its chain.
         if error.downcast_ref::<MeasurementFailed>().is_some() {
@@ -198,5 +221,22 @@ mod tests {
             anyhow::anyhow!("the chase ended at index 3, not 0").context(MeasurementFailed);
         assert_eq!(Exit::for_error(&wrong_index), Exit::MeasurementFailed);
         assert!(format!("{wrong_index:#}").starts_with("the measurement failed: the chase"));
+
+        // What the device cannot run is a skip (6), even met inside a measurement.
+        let older = anyhow::Error::from(Unsupported("needs Hopper".into())).context("tma");
+        assert_eq!(Exit::for_error(&older), Exit::Unsupported);
+        let refused: anyhow::Result<()> = Err(GpuError::SimulatorRefused {
+            module: "pipeline".into(),
+            detail: "GPGPU-Sim's PTX parser stopped by signal 6".into(),
+        }
+        .into());
+        let refused = refused.context(MeasurementFailed).unwrap_err();
+        assert_eq!(Exit::for_error(&refused), Exit::Unsupported);
+        // A real driver's rejection of the PTX is still an unusable GPU.
+        let rejected = anyhow::Error::from(GpuError::PtxRejected {
+            module: "pipeline".into(),
+            detail: "CUDA_ERROR_INVALID_PTX".into(),
+        });
+        assert_eq!(Exit::for_error(&rejected), Exit::NoUsableGpu);
     }
 }

@@ -115,3 +115,50 @@ fn the_simulated_l1d_capacity_is_the_configurations() {
         "L1 hit {hit} cycles"
     );
 }
+
+/// What the simulated device cannot run is skipped with its reason, not failed: pipeline's
+/// kernels use lop3, which GPGPU-Sim's parser refuses (sim/libcuda parses each module in a
+/// child process first), and tma needs Hopper's units. `all` exits 0 with both skipped.
+#[test]
+fn what_the_simulator_cannot_run_is_skipped_with_its_reason() {
+    let Some(sim) = simulator() else {
+        println!("skipped: no simulator (set GPUBENCH_SIM to scripts/sim/build.sh's output)");
+        return;
+    };
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let scratch = tempfile::tempdir().unwrap();
+    let config = scratch.path().join("config");
+    let out = scratch.path().join("all");
+    run(
+        &format!(
+            "source {sim}/env.sh; {repo}/scripts/sim/config.sh {CONFIG} {config}; cd {config}; \
+             GPUBENCH_SIM_CONFIG_NAME={CONFIG} timeout 300 {gpubench} all --only pipeline,tma \
+             --output {out} > gpubench.log 2>&1",
+            sim = sim.display(),
+            repo = repo.display(),
+            config = config.display(),
+            gpubench = env!("CARGO_BIN_EXE_gpubench"),
+            out = out.display(),
+        ),
+        scratch.path(),
+    );
+    let all = json(&out.join("all.json"));
+    let suites = all["suites"].as_array().unwrap();
+    let reason = |name: &str| {
+        let suite = suites
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {all}"));
+        assert_eq!(suite["status"], "skipped", "{suite}");
+        suite["error"].as_str().unwrap().to_string()
+    };
+    let pipeline = reason("pipeline");
+    assert!(
+        pipeline.contains("cuda/pipeline.cu") && pipeline.contains("PTX parser"),
+        "{pipeline}"
+    );
+    let tma = reason("tma");
+    assert!(tma.contains("compute capability 9.0"), "{tma}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("| pipeline | skipped (the simulated device cannot run"));
+}

@@ -2,6 +2,10 @@
 // modules, functions and launches. Memory, streams, events and error names are in
 // gpubench_sim_memory.cc; what the layer is and how it differs from a driver, in gpubench_sim.h.
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <fstream>
@@ -273,6 +277,64 @@ static std::string ptx_for_ptxas(const char *text, unsigned sm) {
   return ptx;
 }
 
+// GPGPU-Sim's PTX parser and assembler stop the process (a syntax error, a failed assertion) on
+// a construct they do not know (lop3, mma, %globaltimer without the patch, ...), so a module is
+// parsed first in a child process: where the child does not come back with 0, the module is
+// refused with CUDA_ERROR_INVALID_PTX and the parser's last words on stderr, and the caller may
+// skip what needed it. The child shares the empty "_<handle>.ptx" (below) and prints into a pipe
+// whose text is dropped when it parsed (the real parse prints the same again). The simulator's
+// thread is idle here (every call before returned synchronized), so the child's one thread
+// meets no lock held by another.
+static std::string g_last_refusal;
+const char *gpubench_sim::last_refusal() { return g_last_refusal.c_str(); }
+
+static bool parser_takes(gpgpu_context *c, const char *text, unsigned handle, std::string *why) {
+  int out[2];
+  if (pipe(out) != 0) fail("cuModuleLoadData: pipe: %s", strerror(errno));
+  fflush(stdout);
+  fflush(stderr);
+  pid_t child = fork();
+  if (child < 0) fail("cuModuleLoadData: fork: %s", strerror(errno));
+  if (child == 0) {
+    close(out[0]);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    c->gpgpu_ptx_sim_load_ptx_from_string(text, handle);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0);
+  }
+  close(out[1]);
+  std::string said;
+  char buffer[4096];
+  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    said.append(buffer, n);
+  }
+  close(out[0]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  // The parser's complaint is in its last lines (the offending line and a caret, or an
+  // assertion); keep the last three that are not blank.
+  std::vector<std::string> lines;
+  std::istringstream in(said);
+  for (std::string line; std::getline(in, line);)
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
+  std::string tail;
+  for (size_t i = lines.size() > 3 ? lines.size() - 3 : 0; i < lines.size(); i++)
+    tail += (tail.empty() ? "" : " | ") + lines[i].substr(lines[i].find_first_not_of(" \t"));
+  char how[64];
+  if (WIFSIGNALED(status))
+    snprintf(how, sizeof how, "stopped by signal %d", WTERMSIG(status));
+  else
+    snprintf(how, sizeof how, "exited with %d", WEXITSTATUS(status));
+  *why = std::string("GPGPU-Sim's PTX parser ") + how + (tail.empty() ? "" : ": " + tail);
+  return false;
+}
+
 extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
   REQUIRE_INIT();
   const char *text = static_cast<const char *>(image);
@@ -294,7 +356,15 @@ extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image
       fail("cuModuleLoadData: %s exists in the working directory; GPGPU-Sim would parse it",
            empty.c_str());
     if (!std::ofstream(empty)) fail("cuModuleLoadData: cannot write %s", empty.c_str());
-    mod->symtab = c->gpgpu_ptx_sim_load_ptx_from_string(text, mod->handle);  // aborts on errors
+    std::string why;
+    if (!parser_takes(c, text, mod->handle, &why)) {
+      std::remove(empty.c_str());
+      delete mod;
+      fprintf(stderr, "gpubench-sim: cuModuleLoadData: module refused: %s\n", why.c_str());
+      g_last_refusal = why;
+      return CUDA_ERROR_INVALID_PTX;
+    }
+    mod->symtab = c->gpgpu_ptx_sim_load_ptx_from_string(text, mod->handle);
     std::remove(empty.c_str());
   }
   cu->add_binary(mod->symtab, mod->handle);

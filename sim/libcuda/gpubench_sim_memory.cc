@@ -191,6 +191,7 @@ static const std::map<int, std::pair<const char *, const char *>> &errors() {
       {CUDA_ERROR_INVALID_CONTEXT, {"CUDA_ERROR_INVALID_CONTEXT", "invalid device context"}},
       {CUDA_ERROR_INVALID_HANDLE, {"CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"}},
       {CUDA_ERROR_NOT_FOUND, {"CUDA_ERROR_NOT_FOUND", "named symbol not found"}},
+      {CUDA_ERROR_INVALID_PTX, {"CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"}},
   };
   return table;
 }
@@ -203,6 +204,7 @@ extern "C" CUresult CUDAAPI cuGetErrorName(CUresult error, const char **text) {
 extern "C" CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
   auto it = errors().find(error);
   if (it == errors().end()) return CUDA_ERROR_INVALID_VALUE;
-  *text = it->second.second;
+  // A module the simulator's parser refused: the text says why (cuModuleLoadData).
+  *text = error == CUDA_ERROR_INVALID_PTX && *last_refusal() ? last_refusal() : it->second.second;
   return CUDA_SUCCESS;
 }

@@ -43,6 +43,10 @@ use crate::harness::PlannedSuite;
 use crate::report::metadata::{SavedMetadata, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
 
+/// The status of a suite the device cannot run (it exited with [`crate::error::Exit::Unsupported`]):
+/// neither complete nor failed, its reason in the outcome's error.
+const SKIPPED: &str = "skipped";
+
 #[derive(Debug, Clone, Serialize)]
 struct SuiteOutcome {
     /// Its place in the plan.
@@ -321,7 +325,17 @@ pub fn run(args: &AllArgs) -> Result<()> {
             .unwrap_or(0.0)
             .total_cmp(&b.seconds.unwrap_or(0.0))
     });
-    let failed: Vec<&SuiteOutcome> = outcomes.iter().filter(|o| o.status != "complete").collect();
+    for skipped in outcomes.iter().filter(|o| o.status == SKIPPED) {
+        println!(
+            "{}: skipped ({})",
+            skipped.name,
+            skipped.error.as_deref().unwrap_or("no reason given")
+        );
+    }
+    let failed: Vec<&SuiteOutcome> = outcomes
+        .iter()
+        .filter(|o| o.status != "complete" && o.status != SKIPPED)
+        .collect();
     println!(
         "{} suites in {total_seconds:.1} s (slowest: {}); summary in {}",
         outcomes.len(),

@@ -431,6 +431,13 @@ impl Gpu {
             .spent
             .jit(|| self.context.load_module(image))
             .map_err(|e| match e.0 {
+                // sim/libcuda refuses a module GPGPU-Sim's parser cannot take, and says why.
+                cudaError_enum::CUDA_ERROR_INVALID_PTX if self.simulated => {
+                    GpuError::SimulatorRefused {
+                        module: module.to_string(),
+                        detail: driver_detail(e),
+                    }
+                }
                 cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => GpuError::PtxTooNew {
                     nvcc: kernels::NVCC_VERSION.to_string(),
                     driver_cuda: Gpu::driver_cuda_version().unwrap_or_else(|_| "unknown".into()),

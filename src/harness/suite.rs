@@ -54,11 +54,11 @@ pub fn require_hopper(
     device: usize,
     suite: &str,
     unit: &str,
-) -> Result<(), crate::error::UsageError> {
+) -> Result<(), crate::error::Unsupported> {
     if compute_major(properties) >= 9 {
         return Ok(());
     }
-    Err(crate::error::UsageError::new(format!(
+    Err(crate::error::Unsupported(format!(
         "the {suite} suite needs {unit}, which start with compute capability 9.0 (Hopper); device {device} is a {} (CC {})",
         properties.name, properties.compute_capability
     )))

@@ -143,14 +143,17 @@ impl RunDir {
     }
 }
 
-/// The last non-empty line of a log, without the "Error: " every failed command's sentence
-/// starts with: what the command said last, where it failed.
+/// What a command said last, where it failed: the last line starting "Error: " (every failed
+/// command's sentence does), without those words, else the last non-empty line.
 pub fn last_log_line(log: &Path) -> Option<String> {
     let text = fs::read_to_string(log).ok()?;
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| l.trim().trim_start_matches("Error: ").to_string())
+    // gpubench's own sentence, where a library printed more after it (GPGPU-Sim's "exit
+    // detected", from its exit handler); else the last line.
+    let lines = || text.lines().rev().map(str::trim);
+    lines()
+        .find_map(|l| l.strip_prefix("Error: "))
+        .or_else(|| lines().find(|l| !l.is_empty()))
+        .map(str::to_string)
 }
 
 /// Removes what writers killed in mid-write left in `dir`: the temporary files of
@@ -249,6 +252,26 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_gives_the_commands_sentence_over_what_a_library_printed_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("tensor.log");
+        fs::write(
+            &log,
+            "GPGPU-Sim: detected inactive GPU simulation thread\nError: the tensor suite needs wgmma\nGPGPU-Sim: *** exit detected ***\n\n",
+        )
+        .unwrap();
+        assert_eq!(
+            last_log_line(&log).as_deref(),
+            Some("the tensor suite needs wgmma")
+        );
+        fs::write(&log, "writing to x\nthread 'main' stopped\n  \n").unwrap();
+        assert_eq!(
+            last_log_line(&log).as_deref(),
+            Some("thread 'main' stopped")
+        );
+    }
 
     #[test]
     fn a_failed_figure_leaves_no_partial_file() {

@@ -280,6 +280,14 @@ impl Running {
         }
         let (status, error) = match end {
             End::Exited(exit) if exit.success() => ("complete".to_string(), None),
+            // The device cannot run it (crate::error::Unsupported): its one sentence says why.
+            End::Exited(exit) if exit.code() == Some(crate::error::Exit::Unsupported as i32) => (
+                SKIPPED.to_string(),
+                Some(
+                    run_dir::last_log_line(&child.log_path)
+                        .unwrap_or(format!("exited with {exit}")),
+                ),
+            ),
             End::Exited(exit) => (
                 "failed".to_string(),
                 Some(match std::os::unix::process::ExitStatusExt::signal(&exit) {

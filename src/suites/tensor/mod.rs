@@ -39,7 +39,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
     // The kernels are PTX for sm_90a (wgmma exists nowhere else), which the driver compiles
     // for compute capability 9.0 only.
     if properties.compute_capability != "9.0" {
-        return Err(UsageError::new(format!(
+        return Err(crate::error::Unsupported(format!(
             "the tensor suite needs a GPU of compute capability 9.0 (Hopper: H100, H200), whose wgmma its kernels use; device {} is a {} (CC {})",
             args.device.index()?, properties.name, properties.compute_capability
         ))
