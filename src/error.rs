@@ -4,8 +4,9 @@
 //! damaged input (a file that does not parse, or a value outside its domain),
 //! 3 no usable GPU, 4 the measurement failed on a usable GPU, 5 the GPU was lost during the
 //! run (the driver says it is unavailable or gone), 6 the device cannot run the suite (its
-//! units start with a later architecture, or the simulated device's PTX parser refuses its
-//! kernels): `gpubench all` records such a suite as skipped, with the reason, not as failed.
+//! units start with a later architecture, the driver answers CUDA_ERROR_NOT_SUPPORTED, or the
+//! simulated device's PTX parser refuses its kernels): `gpubench all` records such a suite as
+//! skipped, with the reason, not as failed.
 
 use std::process::ExitCode;
 
@@ -60,6 +61,8 @@ pub enum GpuError {
         "the simulated device cannot run gpubench's cuda/{module}.cu ({detail}); `gpubench all` records the suites that need it as skipped"
     )]
     SimulatorRefused { module: String, detail: String },
+    #[error("the device does not support {action} ({detail})")]
+    NotSupported { action: String, detail: String },
     #[error("CUDA failed while {action}: {detail}")]
     Driver { action: String, detail: String },
     #[error(
@@ -118,7 +121,7 @@ impl Exit {
             c.downcast_ref::<Unsupported>().is_some()
                 || matches!(
                     c.downcast_ref::<GpuError>(),
-                    Some(GpuError::SimulatorRefused { .. })
+                    Some(GpuError::SimulatorRefused { .. } | GpuError::NotSupported { .. })
                 )
         }) {
             return Exit::Unsupported;
@@ -232,6 +235,12 @@ mod tests {
         .into());
         let refused = refused.context(MeasurementFailed).unwrap_err();
         assert_eq!(Exit::for_error(&refused), Exit::Unsupported);
+        let texture = anyhow::Error::from(GpuError::NotSupported {
+            action: "creating a texture object".into(),
+            detail: "CUDA_ERROR_NOT_SUPPORTED: GPGPU-Sim models no texture objects".into(),
+        })
+        .context(MeasurementFailed);
+        assert_eq!(Exit::for_error(&texture), Exit::Unsupported);
         // A real driver's rejection of the PTX is still an unusable GPU.
         let rejected = anyhow::Error::from(GpuError::PtxRejected {
             module: "pipeline".into(),

@@ -4,8 +4,9 @@
     scripts/sim/answer_key.py GPGPUSIM_CONFIG RESULTS_DIR [GPUBENCH]
 
 GPGPUSIM_CONFIG is the gpgpusim.config the runs used (scripts/sim/config.sh assembles it);
-RESULTS_DIR holds gpubench's run directories, one per space (global/, l2/), as
-scripts/sim/answer-key.sh writes them. Writes RESULTS_DIR/answer-key.md and answer-key.json;
+RESULTS_DIR holds gpubench's run directories, one per space (global/, l2/, shared/ and, where
+the configuration turns the perfect constant cache off, constant/), as scripts/sim/answer-key.sh
+and run-suite.sh write them. Writes RESULTS_DIR/answer-key.md and answer-key.json;
 given the GPUBENCH binary, also the round trip: `gpubench export --format accel-sim` of each
 space's run, option by option against the configuration.
 
@@ -87,6 +88,14 @@ def l2_expected(o):
     g["slices"] = slices
     g["slice_sets"] = g["sets"]
     g["sets"] = g["sets"] * slices
+    g["size_bytes"] = g["sets"] * g["ways"] * g["line_bytes"]
+    return g
+
+
+def constant_expected(o):
+    """The constant L1 (-gpgpu_const_cache:l1, per SM); a load reaches it only with
+    -gpgpu_perfect_inst_const_cache 0 (shader.cc: a perfect cache answers every constant load)."""
+    g = geometry(o["-gpgpu_const_cache:l1"])
     g["size_bytes"] = g["sets"] * g["ways"] * g["line_bytes"]
     return g
 
@@ -180,7 +189,8 @@ def rows_for(space, run, expected, latency_option, o):
             "gpubench": f"{conflict.get('ways')}: {conflict.get('verdict')}", "confidence": None,
             "verdict": verdict(expected["ways"], conflict.get("ways")),
         })
-    rows.append(latency_row(space, level["latency_cycles"], latency_option, o))
+    if latency_option:
+        rows.append(latency_row(space, level["latency_cycles"], latency_option, o))
     return rows
 
 
@@ -200,6 +210,8 @@ FROM_ATTRIBUTES = {"-gpgpu_n_clusters", "-gpgpu_shader_registers", "-gpgpu_regis
 # Written by the exporter as a convention (one SM per cluster), not read from the run.
 EXPORTER_CONVENTION = {"-gpgpu_n_cores_per_cluster"}
 LATENCIES = {"-gpgpu_l1_latency", "-gpgpu_l2_rop_latency", "-gpgpu_smem_latency"}
+# The spaces a results directory may hold, each gpubench's run directory of `cache --space`.
+SPACES = ["global", "l2", "shared", "constant"]
 
 
 def exported_options(gpubench, run):
@@ -220,7 +232,7 @@ def round_trip(o, results, gpubench):
     """Each option the export of each space's run writes, against the configuration it ran on:
     integers and cache geometries exactly, latencies within 2 cycles."""
     rows = []
-    for space in ["global", "l2", "shared"]:
+    for space in SPACES:
         run = results / space
         if not (run / "cache.json").exists():
             continue
@@ -231,6 +243,11 @@ def round_trip(o, results, gpubench):
                 geometry = f"{'S' if want['sectored'] else 'N'}:{want['sets']}:{want['line_bytes']}:{want['ways']}"
                 same = value.split(",")[0] == geometry
                 configured = f"{geometry} (effective; the string is {o['-gpgpu_cache:dl1']})"
+                verdict_text = ("right" if same else "wrong") + " (geometry; policy and queue fields not measured)"
+            elif option == "-gpgpu_const_cache:l1":
+                want = constant_expected(o)
+                geometry = f"N:{want['sets']}:{want['line_bytes']}:{want['ways']}"
+                same = value.split(",")[0] == geometry
                 verdict_text = ("right" if same else "wrong") + " (geometry; policy and queue fields not measured)"
             elif configured is None:
                 verdict_text = "not in the configuration"
@@ -263,8 +280,15 @@ def main():
         # Shared memory has no cache to size: its one level is its latency.
         levels = json.loads((results / "shared" / "cache.json").read_text())["report"]["levels"]
         rows.append(latency_row("shared", levels[-1]["latency_cycles"], "-gpgpu_smem_latency", o))
+    if (results / "constant" / "cache.json").exists():
+        if o.get("-gpgpu_perfect_inst_const_cache", "0") != "0":
+            rows.append({"space": "constant", "parameter": "cache level", "config": "perfect (every load hits)",
+                         "gpubench": "-", "confidence": None, "verdict": "not scored: -gpgpu_perfect_inst_const_cache 1"})
+        else:
+            # No latency option: GPGPU-Sim's constant cache answers a hit without one.
+            rows += rows_for("constant", results / "constant", constant_expected(o), None, o)
     runs = {}
-    for space in ["global", "l2", "shared"]:
+    for space in SPACES:
         meta = results / space / "metadata.json"
         if meta.exists():
             m = json.loads(meta.read_text())
@@ -276,7 +300,8 @@ def main():
             "-gpgpu_cache:dl1", "-gpgpu_adaptive_cache_config", "-gpgpu_unified_l1d_size",
             "-gpgpu_shmem_option", "-gpgpu_cache:dl2", "-gpgpu_n_mem",
             "-gpgpu_n_sub_partition_per_mchannel", "-gpgpu_n_clusters", "-gpgpu_l1_latency",
-            "-gpgpu_l2_rop_latency", "-dram_latency", "-gpgpu_smem_latency", "-gpgpu_clock_domains"]},
+            "-gpgpu_l2_rop_latency", "-dram_latency", "-gpgpu_smem_latency", "-gpgpu_clock_domains",
+            "-gpgpu_const_cache:l1", "-gpgpu_perfect_inst_const_cache"]},
         "l1d": l1d_expected(o), "l2": l2_expected(o), "rows": rows,
     }
     lines = ["| space | parameter | configuration | gpubench | confidence | verdict |",

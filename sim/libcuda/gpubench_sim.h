@@ -63,8 +63,9 @@ cudaError_t cudaMemcpyInternal(void *dst, const void *src, size_t count, enum cu
 namespace gpubench_sim {
 [[noreturn]] void fail(const char *format, ...);
 void note_once(bool *said, const char *text);
-// Why the last module cuModuleLoadData refused was refused ("" before any): what
-// cuGetErrorString says of CUDA_ERROR_INVALID_PTX.
+// Why the last refused call (a module GPGPU-Sim's parser stops on, a texture object, a link)
+// was refused ("" before any): what cuGetErrorString says of CUDA_ERROR_INVALID_PTX and
+// CUDA_ERROR_NOT_SUPPORTED.
 const char *last_refusal();
 extern bool g_initialized;
 

@@ -288,6 +288,30 @@ static std::string ptx_for_ptxas(const char *text, unsigned sm) {
 static std::string g_last_refusal;
 const char *gpubench_sim::last_refusal() { return g_last_refusal.c_str(); }
 
+// What GPGPU-Sim has no model of, refused with CUDA_ERROR_NOT_SUPPORTED and the reason (what
+// cuGetErrorString then says), so the caller can skip what needed it: not a silent success, and
+// not a stop, since the rest of the run can go on.
+static CUresult refuse(const char *function, const char *why) {
+  g_last_refusal = std::string(function) + ": " + why;
+  fprintf(stderr, "gpubench-sim: %s\n", g_last_refusal.c_str());
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+extern "C" CUresult CUDAAPI cuTexObjectCreate(CUtexObject *, const CUDA_RESOURCE_DESC *,
+                                              const CUDA_TEXTURE_DESC *,
+                                              const CUDA_RESOURCE_VIEW_DESC *) {
+  REQUIRE_INIT();
+  return refuse("cuTexObjectCreate",
+                "GPGPU-Sim models no texture objects (its texture path takes references bound "
+                "through the runtime API)");
+}
+
+extern "C" CUresult CUDAAPI cuLinkCreate_v2(unsigned int, CUjit_option *, void **, CUlinkState *) {
+  REQUIRE_INIT();
+  return refuse("cuLinkCreate_v2",
+                "the simulated device loads PTX text only; it links no modules at run time");
+}
+
 static bool parser_takes(gpgpu_context *c, const char *text, unsigned handle, std::string *why) {
   int out[2];
   if (pipe(out) != 0) fail("cuModuleLoadData: pipe: %s", strerror(errno));
@@ -361,7 +385,7 @@ extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image
       std::remove(empty.c_str());
       delete mod;
       fprintf(stderr, "gpubench-sim: cuModuleLoadData: module refused: %s\n", why.c_str());
-      g_last_refusal = why;
+      g_last_refusal = "cuModuleLoadData: " + why;
       return CUDA_ERROR_INVALID_PTX;
     }
     mod->symtab = c->gpgpu_ptx_sim_load_ptx_from_string(text, mod->handle);

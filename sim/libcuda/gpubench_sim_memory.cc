@@ -192,6 +192,7 @@ static const std::map<int, std::pair<const char *, const char *>> &errors() {
       {CUDA_ERROR_INVALID_HANDLE, {"CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"}},
       {CUDA_ERROR_NOT_FOUND, {"CUDA_ERROR_NOT_FOUND", "named symbol not found"}},
       {CUDA_ERROR_INVALID_PTX, {"CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"}},
+      {CUDA_ERROR_NOT_SUPPORTED, {"CUDA_ERROR_NOT_SUPPORTED", "operation not supported"}},
   };
   return table;
 }
@@ -204,7 +205,8 @@ extern "C" CUresult CUDAAPI cuGetErrorName(CUresult error, const char **text) {
 extern "C" CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
   auto it = errors().find(error);
   if (it == errors().end()) return CUDA_ERROR_INVALID_VALUE;
-  // A module the simulator's parser refused: the text says why (cuModuleLoadData).
-  *text = error == CUDA_ERROR_INVALID_PTX && *last_refusal() ? last_refusal() : it->second.second;
+  // A module the simulator's parser refused, or a call it has no model for: the text says why.
+  bool refused = error == CUDA_ERROR_INVALID_PTX || error == CUDA_ERROR_NOT_SUPPORTED;
+  *text = refused && *last_refusal() ? last_refusal() : it->second.second;
   return CUDA_SUCCESS;
 }

@@ -24,10 +24,7 @@ fn check(status: sys::CUresult, action: &str) -> Result<(), GpuError> {
     if status == cudaError_enum::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(GpuError::Driver {
-            action: action.to_string(),
-            detail: super::describe_status(status),
-        })
+        Err(super::status_error(status, action))
     }
 }
 

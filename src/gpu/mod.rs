@@ -167,14 +167,20 @@ pub(crate) fn describe_status(status: sys::CUresult) -> String {
 }
 
 pub(crate) fn driver_error(action: &str) -> impl FnOnce(DriverError) -> GpuError + '_ {
-    move |error| {
-        let (action, lost) = (action.to_string(), means_gpu_lost(error.0));
-        let detail = driver_detail(error);
-        if lost {
-            GpuError::Lost { action, detail }
-        } else {
-            GpuError::Driver { action, detail }
-        }
+    move |error| status_error(error.0, action)
+}
+
+/// The error of a driver call that returned `status` while doing `action`: the GPU lost, an
+/// operation the device does not support (CUDA_ERROR_NOT_SUPPORTED: the simulated device's
+/// texture objects and run-time linking, say), or a driver failure.
+pub(crate) fn status_error(status: sys::CUresult, action: &str) -> GpuError {
+    let (action, detail) = (action.to_string(), describe_status(status));
+    if means_gpu_lost(status) {
+        GpuError::Lost { action, detail }
+    } else if status == cudaError_enum::CUDA_ERROR_NOT_SUPPORTED {
+        GpuError::NotSupported { action, detail }
+    } else {
+        GpuError::Driver { action, detail }
     }
 }
 

@@ -48,10 +48,7 @@ impl LinearTexture {
         let status =
             unsafe { sys::cuTexObjectCreate(&mut handle, &resource, &texture, std::ptr::null()) };
         if status != cudaError_enum::CUDA_SUCCESS {
-            return Err(GpuError::Driver {
-                action: "creating a texture object".into(),
-                detail: format!("{status:?}"),
-            });
+            return Err(super::status_error(status, "creating a texture object"));
         }
         drop(_guard);
         Ok(LinearTexture {

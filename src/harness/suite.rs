@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::Suite;
-use crate::error::MeasurementFailed;
+use crate::error::{Exit, MeasurementFailed};
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::gpu::Gpu;
 use crate::gpu::health::{self, Health, throttling};
@@ -245,7 +245,15 @@ impl SuiteRun {
     /// ended, then returns the outcome, marked as a failed measurement (exit code 4) if it is
     /// an error.
     pub fn finish(mut self, gpu: &mut Gpu, outcome: Result<()>) -> Result<()> {
-        let outcome = outcome.map_err(|error| error.context(MeasurementFailed));
+        // What the device cannot run is a skip, not a failed measurement.
+        let skipped = |error: &anyhow::Error| Exit::for_error(error) == Exit::Unsupported;
+        let outcome = outcome.map_err(|error| {
+            if skipped(&error) {
+                error
+            } else {
+                error.context(MeasurementFailed)
+            }
+        });
         self.note_gpu_busy();
         let outcome = outcome.and_then(|()| {
             self.release_gpu(gpu)?;
@@ -278,9 +286,14 @@ impl SuiteRun {
         }
         match &outcome {
             Ok(()) => self.metadata.finish(Status::Complete, None),
-            Err(error) => self
-                .metadata
-                .finish(Status::Failed, Some(format!("{error:#}"))),
+            Err(error) => self.metadata.finish(
+                if skipped(error) {
+                    Status::Skipped
+                } else {
+                    Status::Failed
+                },
+                Some(format!("{error:#}")),
+            ),
         }
         self.run.write_json("metadata.json", &self.metadata)?;
         outcome?;

@@ -1,5 +1,5 @@
 //! `metadata.json`: what ran, where, built by what, and how it ended. Written when a run
-//! starts (status "running"), after each stage, and when it ends ("complete" or "failed").
+//! starts (status "running"), after each stage, and when it ends ("complete", "failed", or "skipped" where the device cannot run it).
 
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +59,8 @@ pub enum Status {
     Running,
     Complete,
     Failed,
+    /// The device cannot run it ([`crate::error::Unsupported`], exit 6); the error says why.
+    Skipped,
 }
 
 #[derive(Debug, Clone, Serialize)]
