@@ -200,12 +200,20 @@ pub fn run(args: &AllArgs) -> Result<()> {
     // interrupt like one. It loads the driver now and has its turn after the last suite's.
     let info_path = run.path().join("info.json");
     let info_go = logs.join("info.go");
+    // It writes info.json itself: GPGPU-Sim prints its own lines on standard output.
     let mut info = Command::new(&me)
         .process_group(0)
-        .args(["info", "--json", "--device", &device.to_string()])
+        .args([
+            "info",
+            "--json",
+            "--device",
+            &device.to_string(),
+            "--output",
+        ])
+        .arg(&info_path)
         .env(lease::LEASE_ENV, &info_go)
         .stdin(Stdio::null())
-        .stdout(File::create(&info_path).context("creating info.json")?)
+        .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .context("starting gpubench info")?;

@@ -18,10 +18,16 @@ pub fn run(args: &InfoArgs) -> Result<()> {
         sm_clock: measure_sm_clock(&mut gpu)?,
         clock64_read_overhead_cycles: measure_read_overhead(&mut gpu)?,
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+    let text = if args.json {
+        serde_json::to_string_pretty(&report)? + "\n"
     } else {
-        print!("{}", render_text(&report));
+        render_text(&report)
+    };
+    match &args.output {
+        Some(path) => crate::report::run_dir::write_atomically(path, text.as_bytes()),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
     }
-    Ok(())
 }

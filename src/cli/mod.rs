@@ -369,6 +369,10 @@ pub struct InfoArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Write to this file instead of standard output (a simulated device prints its own lines
+    /// there).
+    #[arg(long)]
+    pub output: Option<std::path::PathBuf>,
 }
 
 #[cfg(test)]
