@@ -24,8 +24,12 @@ const SWEEP: &[&str] = &[
     "--no-conflict",
 ];
 
+/// The simulator's build, where GPUBENCH_SIM names one; None (saying so) where it does not.
 fn simulator() -> Option<PathBuf> {
-    let dir = PathBuf::from(std::env::var_os("GPUBENCH_SIM")?);
+    let Some(dir) = std::env::var_os("GPUBENCH_SIM").map(PathBuf::from) else {
+        println!("skipped: no simulator (set GPUBENCH_SIM to scripts/sim/build.sh's output)");
+        return None;
+    };
     // Named but not built is a mistake to report, not a reason to skip.
     assert!(
         dir.join("env.sh").is_file(),
@@ -45,6 +49,23 @@ fn run(script: &str, cwd: &Path) {
     assert!(status.success(), "{script}: {status}");
 }
 
+/// Runs `gpubench ARGS` on the simulated device of [`CONFIG`] (assembled in `scratch/config`,
+/// the working directory, where `then` runs next), stopped after `seconds`.
+fn on_the_simulator(sim: &Path, scratch: &Path, seconds: u32, args: &str, then: &str) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    run(
+        &format!(
+            "source {sim}/env.sh; {repo}/scripts/sim/config.sh {CONFIG} {config}; cd {config}; \
+             GPUBENCH_SIM_CONFIG_NAME={CONFIG} timeout {seconds} {gpubench} {args}; {then}",
+            sim = sim.display(),
+            repo = repo.display(),
+            config = scratch.join("config").display(),
+            gpubench = env!("CARGO_BIN_EXE_gpubench"),
+        ),
+        scratch,
+    );
+}
+
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -52,29 +73,25 @@ fn json(path: &Path) -> serde_json::Value {
 #[test]
 fn the_simulated_l1d_capacity_is_the_configurations() {
     let Some(sim) = simulator() else {
-        println!("skipped: no simulator (set GPUBENCH_SIM to scripts/sim/build.sh's output)");
         return;
     };
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scratch = tempfile::tempdir().unwrap();
-    let config = scratch.path().join("config");
     let results = scratch.path().join("results");
     std::fs::create_dir(&results).unwrap();
-    let sweep = SWEEP.join(" ");
-    run(
-        &format!(
-            "source {sim}/env.sh; {repo}/scripts/sim/config.sh {CONFIG} {config}; cd {config}; \
-             GPUBENCH_SIM_CONFIG_NAME={CONFIG} timeout 900 {gpubench} cache --space global \
-             {sweep} --output {out} > gpubench.log; \
-             python3 {repo}/scripts/sim/answer_key.py gpgpusim.config {results} > /dev/null",
-            sim = sim.display(),
-            repo = repo.display(),
-            config = config.display(),
-            gpubench = env!("CARGO_BIN_EXE_gpubench"),
-            out = results.join("global").display(),
-            results = results.display(),
-        ),
+    on_the_simulator(
+        &sim,
         scratch.path(),
+        900,
+        &format!(
+            "cache --space global {} --output {} > gpubench.log",
+            SWEEP.join(" "),
+            results.join("global").display()
+        ),
+        &format!(
+            "python3 {}/scripts/sim/answer_key.py gpgpusim.config {} > /dev/null",
+            env!("CARGO_MANIFEST_DIR"),
+            results.display()
+        ),
     );
     let metadata = json(&results.join("global/metadata.json"));
     let name = metadata["device"]["name"].as_str().unwrap();
@@ -122,25 +139,19 @@ fn the_simulated_l1d_capacity_is_the_configurations() {
 #[test]
 fn what_the_simulator_cannot_run_is_skipped_with_its_reason() {
     let Some(sim) = simulator() else {
-        println!("skipped: no simulator (set GPUBENCH_SIM to scripts/sim/build.sh's output)");
         return;
     };
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scratch = tempfile::tempdir().unwrap();
-    let config = scratch.path().join("config");
     let out = scratch.path().join("all");
-    run(
-        &format!(
-            "source {sim}/env.sh; {repo}/scripts/sim/config.sh {CONFIG} {config}; cd {config}; \
-             GPUBENCH_SIM_CONFIG_NAME={CONFIG} timeout 300 {gpubench} all --only pipeline,tma \
-             --output {out} > gpubench.log 2>&1",
-            sim = sim.display(),
-            repo = repo.display(),
-            config = config.display(),
-            gpubench = env!("CARGO_BIN_EXE_gpubench"),
-            out = out.display(),
-        ),
+    on_the_simulator(
+        &sim,
         scratch.path(),
+        300,
+        &format!(
+            "all --only pipeline,tma --output {} > gpubench.log 2>&1",
+            out.display()
+        ),
+        "true",
     );
     let all = json(&out.join("all.json"));
     let suites = all["suites"].as_array().unwrap();

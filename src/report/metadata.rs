@@ -1,5 +1,6 @@
 //! `metadata.json`: what ran, where, built by what, and how it ended. Written when a run
-//! starts (status "running"), after each stage, and when it ends ("complete", "failed", or "skipped" where the device cannot run it).
+//! starts (status "running"), after each stage, and when it ends ("complete", "failed", or
+//! "skipped" where the device cannot run it).
 
 use serde::{Deserialize, Serialize};
 
