@@ -277,24 +277,17 @@ static std::string ptx_for_ptxas(const char *text, unsigned sm) {
   return ptx;
 }
 
-// GPGPU-Sim's PTX parser and assembler stop the process (a syntax error, a failed assertion) on
-// a construct they do not know (lop3, mma, %globaltimer without the patch, ...), so a module is
-// parsed first in a child process: where the child does not come back with 0, the module is
-// refused with CUDA_ERROR_INVALID_PTX and the parser's last words on stderr, and the caller may
-// skip what needed it. The child shares the empty "_<handle>.ptx" (below) and prints into a pipe
-// whose text is dropped when it parsed (the real parse prints the same again). The simulator's
-// thread is idle here (every call before returned synchronized), so the child's one thread
-// meets no lock held by another.
 static std::string g_last_refusal;
 const char *gpubench_sim::last_refusal() { return g_last_refusal.c_str(); }
 
-// What GPGPU-Sim has no model of, refused with CUDA_ERROR_NOT_SUPPORTED and the reason (what
-// cuGetErrorString then says), so the caller can skip what needed it: not a silent success, and
-// not a stop, since the rest of the run can go on.
-static CUresult refuse(const char *function, const char *why) {
+// What GPGPU-Sim cannot run, refused with `code` (CUDA_ERROR_NOT_SUPPORTED: what it has no
+// model of) and the reason (what cuGetErrorString then says), so the caller can skip what needed
+// it: not a silent success, and not a stop, since the rest of the run can go on.
+static CUresult refuse(const char *function, const std::string &why,
+                       CUresult code = CUDA_ERROR_NOT_SUPPORTED) {
   g_last_refusal = std::string(function) + ": " + why;
   fprintf(stderr, "gpubench-sim: %s\n", g_last_refusal.c_str());
-  return CUDA_ERROR_NOT_SUPPORTED;
+  return code;
 }
 
 extern "C" CUresult CUDAAPI cuTexObjectCreate(CUtexObject *, const CUDA_RESOURCE_DESC *,
@@ -312,6 +305,14 @@ extern "C" CUresult CUDAAPI cuLinkCreate_v2(unsigned int, CUjit_option *, void *
                 "the simulated device loads PTX text only; it links no modules at run time");
 }
 
+// GPGPU-Sim's PTX parser and assembler stop the process (a syntax error, a failed assertion) on
+// a construct they do not know (lop3, mma, %globaltimer without the patch, ...), so a module is
+// parsed first in a child process: where the child does not come back with 0, the module is
+// refused with CUDA_ERROR_INVALID_PTX and the parser's last words on stderr, and the caller may
+// skip what needed it. The child shares the empty "_<handle>.ptx" (below) and prints into a pipe
+// whose text is dropped when it parsed (the real parse prints the same again). The simulator's
+// thread is idle here (every call before returned synchronized), so the child's one thread
+// meets no lock held by another.
 static bool parser_takes(gpgpu_context *c, const char *text, unsigned handle, std::string *why) {
   int out[2];
   if (pipe(out) != 0) fail("cuModuleLoadData: pipe: %s", strerror(errno));
@@ -384,9 +385,7 @@ extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image
     if (!parser_takes(c, text, mod->handle, &why)) {
       std::remove(empty.c_str());
       delete mod;
-      fprintf(stderr, "gpubench-sim: cuModuleLoadData: module refused: %s\n", why.c_str());
-      g_last_refusal = "cuModuleLoadData: " + why;
-      return CUDA_ERROR_INVALID_PTX;
+      return refuse("cuModuleLoadData", why, CUDA_ERROR_INVALID_PTX);
     }
     mod->symtab = c->gpgpu_ptx_sim_load_ptx_from_string(text, mod->handle);
     std::remove(empty.c_str());

@@ -99,7 +99,7 @@ impl TimeSpent {
     pub fn jit<T>(&self, f: impl FnOnce() -> T) -> T {
         let started = Instant::now();
         let value = f();
-        add(&self.jit_nanos, started);
+        add(&self.jit_nanos, started.elapsed());
         value
     }
 
@@ -107,7 +107,7 @@ impl TimeSpent {
     pub fn gpu_wait<T>(&self, f: impl FnOnce() -> T) -> T {
         let started = Instant::now();
         let value = f();
-        add(&self.gpu_wait_nanos, started);
+        add(&self.gpu_wait_nanos, started.elapsed());
         value
     }
 
@@ -126,7 +126,7 @@ impl TimeSpent {
     /// Counts the time since `started` as waiting for the GPU, on `kernel`'s account.
     fn note_wait(&self, kernel: &str, started: Instant) {
         let took = started.elapsed();
-        add(&self.gpu_wait_nanos, started);
+        add(&self.gpu_wait_nanos, took);
         let mut waits = self.waits.lock().unwrap_or_else(|e| e.into_inner());
         let entry = waits.entry(kernel.to_string()).or_insert(KernelWait {
             kernel: kernel.to_string(),
@@ -147,8 +147,8 @@ impl TimeSpent {
     }
 }
 
-fn add(total: &AtomicU64, since: Instant) {
-    let nanos = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+fn add(total: &AtomicU64, took: Duration) {
+    let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
     total.fetch_add(nanos, Ordering::Relaxed);
 }
 

@@ -246,9 +246,11 @@ impl SuiteRun {
     /// an error.
     pub fn finish(mut self, gpu: &mut Gpu, outcome: Result<()>) -> Result<()> {
         // What the device cannot run is a skip, not a failed measurement.
-        let skipped = |error: &anyhow::Error| Exit::for_error(error) == Exit::Unsupported;
+        let skipped = outcome
+            .as_ref()
+            .is_err_and(|error| Exit::for_error(error) == Exit::Unsupported);
         let outcome = outcome.map_err(|error| {
-            if skipped(&error) {
+            if skipped {
                 error
             } else {
                 error.context(MeasurementFailed)
@@ -287,7 +289,7 @@ impl SuiteRun {
         match &outcome {
             Ok(()) => self.metadata.finish(Status::Complete, None),
             Err(error) => self.metadata.finish(
-                if skipped(error) {
+                if skipped {
                     Status::Skipped
                 } else {
                     Status::Failed
