@@ -42,6 +42,7 @@ use super::stats;
 pub mod capacity;
 mod descending;
 mod geometry;
+mod noise;
 
 pub use super::chase::ChasePoint;
 pub use capacity::Capacity;
@@ -49,6 +50,7 @@ pub use capacity::Capacity;
 #[cfg(test)]
 use geometry::{PREFETCH_NOTE, VICTIM_NOTE};
 use geometry::{Prefetch, fit_geometry, prefetch_caveat};
+use noise::{Noise, plateau_tolerance};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CacheLevel {
@@ -317,18 +319,6 @@ fn one_stride(points: &[ChasePoint]) -> Option<(u64, Vec<ChasePoint>)> {
     Some((stride, curve))
 }
 
-/// The noise of one point: the robust spread of neighbour differences (most neighbours
-/// differ by noise alone).
-fn neighbour_noise(curve: &[ChasePoint]) -> f64 {
-    let differences: Vec<f64> = curve
-        .windows(2)
-        .map(|w| w[1].cycles - w[0].cycles)
-        .collect();
-    let center = stats::median(&differences).unwrap_or(0.0);
-    let deviations: Vec<f64> = differences.iter().map(|d| (d - center).abs()).collect();
-    1.4826 * stats::median(&deviations).unwrap_or(0.0)
-}
-
 fn read(
     points: &[ChasePoint],
     descending: Option<&[ChasePoint]>,
@@ -338,15 +328,11 @@ fn read(
     if curve.len() < 3 {
         return None;
     }
-    let sigma = neighbour_noise(&curve);
+    let noise = Noise::of(&curve);
+    let sigma = noise.every;
     let jump = (5.0 * sigma).max(0.25);
-    // Flat within the noise: a step (one set overflowing) can be under a cycle in a big
-    // cache, so the first plateau's tolerance is no wider than the noise demands. Higher
-    // plateaus wobble as partial lines come and go (each costs the level's extra latency over
-    // the loads averaged), and real ones drift as TLB misses set in, so their tolerance grows
-    // with their height above the fastest level.
     let fastest = curve.iter().map(|p| p.cycles).fold(f64::INFINITY, f64::min);
-    let plateau_tolerance = |latency: f64| (5.0 * sigma).max(0.25).max(0.1 * (latency - fastest));
+    let plateau_tolerance = |latency: f64| plateau_tolerance(noise.flat, fastest, latency);
     let tolerance = plateau_tolerance(curve[0].cycles);
     // Plateaus that are not clearly slower than the one before are the same level (noise, a
     // dip, a drift of a few cycles): a level is only read from a rise of more than the jump
