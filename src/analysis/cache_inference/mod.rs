@@ -9,7 +9,8 @@
 //! Method, on the points of the finest stride, in footprint order:
 //! 1. Plateaus: maximal runs of points whose latencies stay within a tolerance and that span at
 //!    least 25 % more footprint from first to last (the flat stretches between a rise's steps
-//!    span far less).
+//!    span far less). The tolerance is five times the first plateau's own noise (`noise`), so
+//!    that the first misses end it however many points the sweep spent on the rise.
 //! 2. Between consecutive plateaus lies a rise. Its size C is the last footprint of the lower
 //!    plateau. Its steps are rises between neighbouring points above a jump threshold.
 //! 3. When the steps are resolved (two or more, evenly spaced by at least two sweep steps), the
