@@ -104,8 +104,8 @@ const HEADLINES: &[(&str, &str)] = &[
 /// The committed `all --repeat` runs the README's capacity line quotes, by the name its fields
 /// give them (`results/h100/all` predates the capacity reading).
 const CAPACITY_RUNS: &[(&str, &str)] = &[
-    ("h100", "results/h100/capacity-ea661a7/run/summary.json"),
-    ("h200", "results/h200/capacity-3a90650/run/summary.json"),
+    ("h100", "results/h100/capacity-620ca57/run/summary.json"),
+    ("h200", "results/h200/capacity-620ca57/run/summary.json"),
 ];
 
 /// The README's line on what the caches are (found by its first words, up to the colon), with
