@@ -341,3 +341,49 @@ fn the_latency_translation_is_what_the_simulated_runs_measured() {
         }
     }
 }
+
+/// `--base`: a cache string's fields that no run measures come from the base configuration,
+/// the geometry from the run; a base that cannot be read, or one given to the JSON model, is
+/// one sentence and exit 2.
+#[test]
+fn a_base_configuration_fills_the_cache_strings_unmeasured_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("gpgpusim.config");
+    std::fs::write(
+        &base,
+        "-gpgpu_cache:dl1 S:4:128:64,L:T:m:L:L,A:256:32,16:0,32\n-gpgpu_n_clusters 80\n",
+    )
+    .unwrap();
+    let run = root().join("results/sim/SM7_QV100-1SM/global");
+    let out = gpubench()
+        .arg("export")
+        .arg(&run)
+        .args(["--format", "accel-sim", "--base"])
+        .arg(&base)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("\n-gpgpu_cache:dl1 S:4:128:256,L:T:m:L:L,A:256:32,16:0,32\n"),
+        "{text}"
+    );
+    assert!(text.contains("(--base), not measured"), "{text}");
+    let json = gpubench()
+        .arg("export")
+        .arg(&run)
+        .arg("--base")
+        .arg(&base)
+        .output()
+        .unwrap();
+    assert_eq!(json.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&json.stderr).contains("--format accel-sim"));
+    let missing = gpubench()
+        .arg("export")
+        .arg(&run)
+        .args(["--format", "accel-sim", "--base", "no/such.config"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--base no/such.config"));
+}

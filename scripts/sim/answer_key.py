@@ -223,10 +223,14 @@ LATENCIES = {"-gpgpu_l1_latency", "-gpgpu_l2_rop_latency", "-gpgpu_smem_latency"
 SPACES = ["global", "l2", "shared", "constant"]
 
 
-def exported_options(gpubench, run):
-    """`gpubench export --format accel-sim RUN`'s option lines, with the comment above each."""
-    out = subprocess.run([gpubench, "export", "--format", "accel-sim", str(run)],
-                         capture_output=True, text=True, check=True).stdout
+def exported_options(gpubench, run, config):
+    """`gpubench export --format accel-sim RUN --base CONFIG`'s option lines, with the comment
+    above each. Run beside CONFIG so that the export names it as gpgpusim.config, not by a path
+    of this machine's."""
+    config = Path(config).resolve()
+    out = subprocess.run([str(Path(gpubench).resolve()), "export", "--format", "accel-sim", str(Path(run).resolve()),
+                          "--base", config.name],
+                         capture_output=True, text=True, check=True, cwd=config.parent).stdout
     found, why = {}, ""
     for line in out.splitlines():
         if line.startswith("# "):
@@ -237,27 +241,36 @@ def exported_options(gpubench, run):
     return found
 
 
-def round_trip(o, results, gpubench):
-    """Each option the export of each space's run writes, against the configuration it ran on:
-    integers and cache geometries exactly, latencies within 2 cycles."""
+def whole_string(o, option, geometry):
+    """The cache string GPGPU-Sim runs with: `geometry` (the effective sets, line and ways)
+    and the configuration's fields after it."""
+    return geometry + "," + o[option].split(",", 1)[1]
+
+
+def round_trip(o, results, gpubench, config):
+    """Each option the export of each space's run writes (with the configuration as its
+    --base), against the configuration it ran on: integers and cache strings exactly (the
+    geometry measured, the fields after it the base's), latencies within 2 cycles."""
     rows = []
     for space in SPACES:
         run = results / space
         if not (run / "cache.json").exists():
             continue
-        for option, (value, why) in exported_options(gpubench, run).items():
+        for option, (value, why) in exported_options(gpubench, run, config).items():
             configured = o.get(option)
             if option == "-gpgpu_cache:dl1":
                 want = l1d_expected(o)
                 geometry = f"{'S' if want['sectored'] else 'N'}:{want['sets']}:{want['line_bytes']}:{want['ways']}"
-                same = value.split(",")[0] == geometry
-                configured = f"{geometry} (effective; the string is {o['-gpgpu_cache:dl1']})"
-                verdict_text = ("right" if same else "wrong") + " (geometry; policy and queue fields not measured)"
+                configured = whole_string(o, option, geometry)
+                if configured != o[option]:
+                    configured += f" (effective; the file's string is {o[option]})"
+                same = value == whole_string(o, option, geometry)
+                verdict_text = ("right" if same else "wrong") + " (the whole string; the geometry measured)"
             elif option == "-gpgpu_const_cache:l1":
                 want = constant_expected(o)
                 geometry = f"N:{want['sets']}:{want['line_bytes']}:{want['ways']}"
-                same = value.split(",")[0] == geometry
-                verdict_text = ("right" if same else "wrong") + " (geometry; policy and queue fields not measured)"
+                same = value == whole_string(o, option, geometry)
+                verdict_text = ("right" if same else "wrong") + " (the whole string; the geometry measured)"
             elif configured is None:
                 verdict_text = "not in the configuration"
             elif option in LATENCIES:
@@ -331,9 +344,9 @@ def main():
                            "right": sum(r["verdict"].startswith("right") for r in stated if r["confidence"] >= p)}
                           for p in (0.0, 0.5, 0.9)]
     if gpubench:
-        trip = round_trip(o, results, gpubench)
+        trip = round_trip(o, results, gpubench, config)
         key["round_trip"] = trip
-        lines += ["", "Round trip: `gpubench export --format accel-sim` of each space's run against the configuration:", "",
+        lines += ["", "Round trip: `gpubench export --format accel-sim --base gpgpusim.config` of each space's run against the configuration:", "",
                   "| space | option | exported | configuration | verdict |", "|---|---|---|---|---|"]
         for r in trip:
             lines.append(f"| {r['space']} | {r['option']} | {r['exported']} | {r['config']} | {r['verdict']} |")

@@ -27,9 +27,19 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             .into());
         }
         match args.format {
+            ExportFormat::Json if args.base.is_some() => {
+                return Err(UsageError::new(
+                    "--base is a gpgpusim.config for --format accel-sim; the JSON model takes none",
+                )
+                .into());
+            }
             ExportFormat::Json => json(dir, args.repeat_of.as_deref())?,
             ExportFormat::AccelSim => {
-                crate::report::accel_sim::config(&machine_model(dir, args.repeat_of.as_deref())?)
+                let base = args.base.as_deref().map(read_base).transpose()?;
+                crate::report::accel_sim::config(
+                    &machine_model(dir, args.repeat_of.as_deref())?,
+                    base.as_ref(),
+                )
             }
         }
     };
@@ -122,4 +132,18 @@ fn machine_model(
             .map(Quantity::of),
     };
     Ok(export::model(&summary, gpu))
+}
+
+/// The base configuration `--base` names; one sentence where it cannot be read.
+fn read_base(path: &std::path::Path) -> Result<crate::report::accel_sim::Base> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        UsageError::new(format!(
+            "--base {}: {e}; pass the gpgpusim.config the options are to follow",
+            path.display()
+        ))
+    })?;
+    Ok(crate::report::accel_sim::Base::parse(
+        &path.display().to_string(),
+        &text,
+    ))
 }

@@ -16,6 +16,11 @@ pub struct ExportArgs {
     /// (as `report --repeat-of`; a run's own `repeat/` is used without it).
     #[arg(long)]
     pub repeat_of: Option<PathBuf>,
+    /// With `--format accel-sim`: the base gpgpusim.config the options are meant to follow. A
+    /// cache string's fields that no run measures (policy, MSHRs, queues) are then this file's
+    /// for the same option, instead of a reference configuration's.
+    #[arg(long)]
+    pub base: Option<PathBuf>,
     /// New file to write (must not exist); standard output when left out.
     #[arg(long)]
     pub output: Option<PathBuf>,

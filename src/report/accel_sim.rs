@@ -19,6 +19,64 @@ struct Line {
     why: String,
 }
 
+/// A base configuration of the same GPU (`export --base`): the value of each option as
+/// GPGPU-Sim reads the file (the last value of an option wins; `#` starts a comment). A cache
+/// string's fields after its geometry (policy, MSHRs, queues), which no run measures, are taken
+/// from it, so that the export appended to that base changes the geometry alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Base {
+    name: String,
+    options: std::collections::BTreeMap<String, String>,
+}
+
+impl Base {
+    /// The options of `text`, a gpgpusim.config named `name` where the export says so.
+    pub fn parse(name: &str, text: &str) -> Base {
+        let options = text
+            .lines()
+            .filter_map(|line| {
+                let line = line.split('#').next()?.trim();
+                let (option, value) = line.split_once(char::is_whitespace)?;
+                option
+                    .starts_with('-')
+                    .then(|| (option.to_string(), value.trim().to_string()))
+            })
+            .collect();
+        Base {
+            name: name.to_string(),
+            options,
+        }
+    }
+
+    /// The fields of cache string `option` after its geometry, where the base sets it.
+    fn unmeasured_fields(&self, option: &str) -> Option<&str> {
+        self.options
+            .get(option)?
+            .split_once(',')
+            .map(|(_, rest)| rest)
+    }
+
+    /// `geometry` ("S:4:128:256") with the base's fields after it, and what to say of them;
+    /// `reference` (the fields and whose they are) where the base does not set `option`.
+    fn cache_string(
+        base: Option<&Base>,
+        option: &str,
+        geometry: String,
+        reference: (&str, &str),
+    ) -> (String, String) {
+        match base.and_then(|b| Some((b, b.unmeasured_fields(option)?))) {
+            Some((base, fields)) => (
+                format!("{geometry},{fields}"),
+                format!("{}'s (--base), not measured", base.name),
+            ),
+            None => (
+                format!("{geometry},{}", reference.0),
+                format!("{}, not measured", reference.1),
+            ),
+        }
+    }
+}
+
 /// What a pointer chase's load-to-use adds to GPGPU-Sim's `-gpgpu_l1_latency`: the cycles of
 /// its pipeline around the L1's own (issue, operand collection, writeback). Learned by running
 /// gpubench's cache suite on GPGPU-Sim configurations whose option is known: the L1 hit of
@@ -150,7 +208,7 @@ fn opcode_lists(
 }
 
 /// The option lines the model determines.
-fn lines(model: &MachineModel) -> Vec<Line> {
+fn lines(model: &MachineModel, base: Option<&Base>) -> Vec<Line> {
     let mut lines = Vec::new();
     let mut push = |option: &'static str, value: String, why: String| {
         lines.push(Line { option, value, why });
@@ -208,7 +266,7 @@ fn lines(model: &MachineModel) -> Vec<Line> {
         );
         push("-gpgpu_l1_latency", value, why);
     }
-    if let Some((value, why)) = l1_geometry(model) {
+    if let Some((value, why)) = l1_geometry(model, base) {
         push("-gpgpu_cache:dl1", value, why);
     }
     if let Some(shared) = latency("shared: slowest level latency") {
@@ -308,16 +366,22 @@ fn lines(model: &MachineModel) -> Vec<Line> {
     if let (Some(sets), Some(line), Some(ways)) =
         (constant("sets"), constant("line"), constant("ways"))
     {
-        push(
+        let (value, whose) = Base::cache_string(
+            base,
             "-gpgpu_const_cache:l1",
             format!(
-                "N:{:.0}:{:.0}:{:.0},L:R:f:N:L,S:2:64,4",
+                "N:{:.0}:{:.0}:{:.0}",
                 sets.value.unwrap_or(0.0),
                 line.value.unwrap_or(0.0),
                 ways.value.unwrap_or(0.0)
             ),
+            ("L:R:f:N:L,S:2:64,4", "the reference H100 configuration's"),
+        );
+        push(
+            "-gpgpu_const_cache:l1",
+            value,
             format!(
-                "sets, line and ways: {}; {}; {}; the policy, MSHR and miss-queue fields are the reference H100 configuration's, not measured",
+                "sets, line and ways: {}; {}; {}; the policy, MSHR and miss-queue fields are {whose}",
                 said(sets),
                 said(line),
                 said(ways)
@@ -331,7 +395,7 @@ fn lines(model: &MachineModel) -> Vec<Line> {
 /// and the stride sweep a fetch granularity: a 32-byte granularity is GPGPU-Sim's sectored
 /// line (128 B of four sectors), any other is the line itself. The fields after the geometry
 /// (policy, MSHRs, queues) are not measured: they are SM7_QV100's, and said so.
-fn l1_geometry(model: &MachineModel) -> Option<(String, String)> {
+fn l1_geometry(model: &MachineModel, base: Option<&Base>) -> Option<(String, String)> {
     let ways = settled(model, "global: level 1 ways (conflict experiment)")?;
     let way = settled(model, "global: level 1 way size (conflict experiment)")?;
     let fetch = settled(model, "global: level 1 fetch granularity (stride sweep)")?;
@@ -345,10 +409,16 @@ fn l1_geometry(model: &MachineModel) -> Option<(String, String)> {
     if sets < 1.0 || sets.fract() != 0.0 {
         return None;
     }
+    let (value, whose) = Base::cache_string(
+        base,
+        "-gpgpu_cache:dl1",
+        format!("{kind}:{sets:.0}:{line:.0}:{ways_n:.0}"),
+        ("L:T:m:L:L,A:512:8,16:0,32", "SM7_QV100's"),
+    );
     Some((
-        format!("{kind}:{sets:.0}:{line:.0}:{ways_n:.0},L:T:m:L:L,A:512:8,16:0,32"),
+        value,
         format!(
-            "{sets:.0} sets x {line:.0} B x {ways_n:.0} ways: {}; {}; {}{}; the set index linear (the conflict experiment's plain index); LRU, write-through, MSHRs and queues are SM7_QV100's, not measured; with -gpgpu_adaptive_cache_config 1 GPGPU-Sim sizes the ways from -gpgpu_unified_l1d_size instead",
+            "{sets:.0} sets x {line:.0} B x {ways_n:.0} ways: {}; {}; {}{}; the set index linear (the conflict experiment's plain index); LRU, write-through, MSHRs and queues are {whose}; with -gpgpu_adaptive_cache_config 1 GPGPU-Sim sizes the ways from -gpgpu_unified_l1d_size instead",
             said(ways),
             said(way),
             said(fetch),
@@ -394,12 +464,12 @@ fn per_sm_block(model: &MachineModel) -> String {
 }
 
 /// The config text: a header, every determined option with its reason, the undetermined list.
-pub fn config(model: &MachineModel) -> String {
+pub fn config(model: &MachineModel, base: Option<&Base>) -> String {
     let mut text = format!(
         "# GPGPU-Sim / Accel-Sim options measured by gpubench ({}).\n# Run: {}\n# Append to a base configuration of the same GPU (the last value of an option wins).\n\n",
         model.schema, model.run
     );
-    let lines = lines(model);
+    let lines = lines(model, base);
     let written: Vec<&str> = lines.iter().map(|l| l.option).collect();
     for line in &lines {
         let _ = writeln!(text, "# {}\n{} {}\n", line.why, line.option, line.value);
@@ -412,4 +482,47 @@ pub fn config(model: &MachineModel) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "# a base\n-gpgpu_cache:dl1 S:4:128:64,L:T:m:L:L,A:256:32,16:0,32 # shipped\n\
+        -gpgpu_n_clusters 80\n-gpgpu_cache:dl1  S:4:128:64,L:T:m:L:L,A:512:8,16:0,32\n\
+        #-gpgpu_const_cache:l1 N:128:64:8,L:R:f:N:L,S:2:64,4\n";
+
+    #[test]
+    fn a_base_gives_the_fields_after_the_geometry_from_its_last_value() {
+        let base = Base::parse("QV100", BASE);
+        assert_eq!(
+            base.unmeasured_fields("-gpgpu_cache:dl1"),
+            Some("L:T:m:L:L,A:512:8,16:0,32")
+        );
+        // Commented out is not set.
+        assert_eq!(base.unmeasured_fields("-gpgpu_const_cache:l1"), None);
+        let (value, whose) = Base::cache_string(
+            Some(&base),
+            "-gpgpu_cache:dl1",
+            "S:4:128:256".into(),
+            ("L:T:m:L:L,A:1:1,16:0,32", "the reference's"),
+        );
+        assert_eq!(value, "S:4:128:256,L:T:m:L:L,A:512:8,16:0,32");
+        assert_eq!(whose, "QV100's (--base), not measured");
+    }
+
+    #[test]
+    fn without_the_option_in_a_base_the_reference_fields_stay_and_say_so() {
+        let base = Base::parse("QV100", BASE);
+        for base in [None, Some(&base)] {
+            let (value, whose) = Base::cache_string(
+                base,
+                "-gpgpu_const_cache:l1",
+                "N:8:64:4".into(),
+                ("L:R:f:N:L,S:2:64,4", "the reference H100 configuration's"),
+            );
+            assert_eq!(value, "N:8:64:4,L:R:f:N:L,S:2:64,4");
+            assert_eq!(whose, "the reference H100 configuration's, not measured");
+        }
+    }
 }

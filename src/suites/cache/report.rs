@@ -309,7 +309,8 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
             gap.why.as_deref(),
         );
     }
-    if let Some(strides) = &cache.tlb_strides {
+    // A run whose --max-bytes left no further stride swept none, and wrote no tlb_strides.csv.
+    if let Some(strides) = cache.tlb_strides.as_ref().filter(|s| !s.is_empty()) {
         tlb_stride_figures(dir, strides.iter().map(|s| s.stride_bytes), &mut r)?;
     }
     let conflict = cache.conflict.unwrap_or_default();
@@ -492,6 +493,27 @@ pub fn curves(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tlb_run_that_swept_no_further_stride_has_its_figures() {
+        // The committed H200 TLB run, as a run with a small --max-bytes leaves it: no further
+        // stride swept, so no tlb_strides.csv.
+        let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("results/h200/capacity-620ca57/run/cache-tlb");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(committed.join("chase.csv"), dir.path().join("chase.csv")).unwrap();
+        let mut cache: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(committed.join("cache.json")).unwrap()).unwrap();
+        assert!(cache["tlb_strides"].as_array().is_some_and(|s| !s.is_empty()));
+        cache["tlb_strides"] = serde_json::json!([]);
+        std::fs::write(dir.path().join("cache.json"), cache.to_string()).unwrap();
+        let figures = figures(dir.path()).unwrap();
+        assert!(
+            figures.iter().all(|f| !f.quantity.starts_with("TLB at a")),
+            "{figures:?}"
+        );
+        assert!(figures.iter().any(|f| f.quantity.starts_with("tlb: ")));
+    }
 
     fn rows(
         readings: [(&str, f64, [f64; 2]); 2],

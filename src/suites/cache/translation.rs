@@ -76,6 +76,13 @@ pub(super) fn translation_strides(
         strides.to_vec()
     };
     strides.retain(|&s| s != main_stride && s.checked_mul(8).is_some_and(|m| m <= largest));
+    if strides.is_empty() {
+        // Nothing to sweep, so no tlb_strides.csv: an empty one reads as a damaged run.
+        println!(
+            "tlb: no further stride: each needs footprints up to 8 strides within {largest} B"
+        );
+        return Ok(Vec::new());
+    }
     let mut all_points = Vec::new();
     let mut summary = Vec::new();
     for stride in strides {
