@@ -122,6 +122,30 @@ mod tests {
         assert_eq!(capacity.first_miss_seen_bytes, CAPACITY + 5120);
     }
 
+    /// `flat` points wobbling by a tenth of a cycle, then a rise in uneven steps of 5 to 20
+    /// cycles (each past any plateau's tolerance), then the level above.
+    fn steep_rise_after(flat: u64) -> Vec<ChasePoint> {
+        let mut curve: Vec<ChasePoint> = (0..flat)
+            .map(|k| at(4096 * (k + 1), 100.0 + 0.1 * (k % 2) as f64))
+            .collect();
+        let mut latency = 100.0;
+        for k in 0..16u64 {
+            latency += [10.0, 20.0, 5.0, 15.0][(k % 4) as usize];
+            curve.push(at(4096 * (flat + 1) + 512 * k, latency));
+        }
+        curve
+    }
+
+    #[test]
+    fn a_first_plateau_of_few_points_leaves_the_noise_to_every_difference() {
+        let long = Noise::of(&steep_rise_after(12));
+        assert!(long.flat < 0.5 && long.every > 3.0, "{long:?}");
+        // Three points, and the first steps its tolerance (from every difference) takes in:
+        // too few differences to measure a spread on.
+        let short = Noise::of(&steep_rise_after(3));
+        assert_eq!(short.flat, short.every, "{short:?}");
+    }
+
     #[test]
     fn on_a_mostly_flat_sweep_the_two_agree() {
         // Gaussian-like noise from a fixed generator (sum of four uniforms), σ 0.5 a point,
