@@ -15,7 +15,8 @@ pub const INSTRUCTIONS: &str = "smsp__inst_executed.sum";
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Efficiency {
-    pub launches: u64,
+    /// Kernel launches profiled (none where ncu summed a whole range).
+    pub launches: Option<u64>,
     pub thread_instructions: f64,
     pub warp_instructions: f64,
 }
@@ -42,8 +43,11 @@ pub fn workload_of(kernel: &str) -> Option<&'static str> {
     })
 }
 
-/// Sums `ncu --csv` rows (one per launch and metric) per workload.
-pub fn parse(csv_text: &str) -> Result<BTreeMap<&'static str, Efficiency>> {
+/// Sums `ncu --csv` rows per workload. A row is one metric of one result: of a kernel launch
+/// (kernel replay: its kernel's name gives the workload, and the launches are counted) or of a
+/// profiler range (application range replay: the program makes one range per workload, in
+/// `order`, so the n-th result is the n-th workload; a range's launches are not counted).
+pub fn parse(csv_text: &str, order: &[&'static str]) -> Result<BTreeMap<&'static str, Efficiency>> {
     // ncu prints its own "==PROF==" lines and the program's output before the table.
     let start = csv_text
         .find("\"ID\"")
@@ -56,25 +60,43 @@ pub fn parse(csv_text: &str) -> Result<BTreeMap<&'static str, Efficiency>> {
             .position(|h| h == name)
             .with_context(|| format!("ncu's table has no '{name}' column"))
     };
-    let (id_at, kernel_at, metric_at, value_at) = (
+    let (id_at, metric_at, value_at) = (
         column("ID")?,
-        column("Kernel Name")?,
         column("Metric Name")?,
         column("Metric Value")?,
     );
+    let kernel_at = column("Kernel Name").ok();
     let mut sums: BTreeMap<&'static str, Efficiency> = BTreeMap::new();
     let mut launches: BTreeMap<&'static str, std::collections::BTreeSet<String>> = BTreeMap::new();
+    let mut ranges: Vec<String> = Vec::new();
     for record in reader.records() {
         let record = record?;
-        let Some(workload) = workload_of(&record[kernel_at]) else {
-            continue;
+        let id = record[id_at].to_string();
+        let workload = match kernel_at.and_then(|k| workload_of(&record[k])) {
+            Some(workload) => {
+                launches.entry(workload).or_default().insert(id);
+                workload
+            }
+            None if kernel_at.is_some_and(|k| record[k].contains("_tagged")) => continue,
+            None => {
+                if !ranges.contains(&id) {
+                    ranges.push(id.clone());
+                }
+                let rank = ranges.iter().position(|r| *r == id).unwrap_or(0);
+                *order.get(rank).with_context(|| {
+                    format!(
+                        "ncu reported more results than the {} workloads profiled",
+                        order.len()
+                    )
+                })?
+            }
         };
         let value: f64 = record[value_at]
             .replace(',', "")
             .parse()
             .with_context(|| format!("unreadable metric value '{}'", &record[value_at]))?;
         let entry = sums.entry(workload).or_insert(Efficiency {
-            launches: 0,
+            launches: None,
             thread_instructions: 0.0,
             warp_instructions: 0.0,
         });
@@ -83,14 +105,10 @@ pub fn parse(csv_text: &str) -> Result<BTreeMap<&'static str, Efficiency>> {
             INSTRUCTIONS => entry.warp_instructions += value,
             _ => continue,
         }
-        launches
-            .entry(workload)
-            .or_default()
-            .insert(record[id_at].to_string());
     }
     for (workload, ids) in launches {
         if let Some(entry) = sums.get_mut(workload) {
-            entry.launches = ids.len() as u64;
+            entry.launches = Some(ids.len() as u64);
         }
     }
     Ok(sums)
@@ -112,11 +130,14 @@ pub fn find() -> Option<PathBuf> {
 pub struct NcuRun {
     child: Option<std::process::Child>,
     go: PathBuf,
+    /// The workloads in the order the program runs them, one profiler range each.
+    order: Vec<&'static str>,
 }
 
 /// Starts ncu on this executable run with `program` (a subcommand and its flags, which the
-/// suite that profiles makes from its own settings; see [`NcuRun`]).
-pub fn start(ncu: &std::path::Path, program: &[String]) -> Result<NcuRun> {
+/// suite that profiles makes from its own settings; see [`NcuRun`]), which runs `order`'s
+/// workloads in that order, one profiler range each ([`crate::gpu::Gpu::profiled`]).
+pub fn start(ncu: &std::path::Path, program: &[String], order: &[&'static str]) -> Result<NcuRun> {
     static UNIQUE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let me = std::env::current_exe().context("finding gpubench's own path")?;
     let go = std::env::temp_dir().join(format!(
@@ -127,10 +148,9 @@ pub fn start(ncu: &std::path::Path, program: &[String]) -> Result<NcuRun> {
     let _ = std::fs::remove_file(&go);
     let child = Command::new(ncu)
         // Instruction counts do not depend on what the caches hold, so ncu need not flush them
-        // before each of the ~300 launches (identical values on an H100; 5.3 s → 3.4 s). Both
-        // metrics come from one pass, so ncu need not save and restore each kernel's memory to
-        // replay it either: it runs the program once (all 304 values identical on an H100;
-        // 4.4 s → 3.6 s).
+        // (identical values on an H100; 5.3 s → 3.4 s). Both metrics come from one pass, so
+        // ncu runs the program once; and it sums each workload's range (the program makes one
+        // per workload) rather than stopping after each of the ~300 launches to read them.
         .args([
             "--csv",
             "--clock-control",
@@ -138,11 +158,10 @@ pub fn start(ncu: &std::path::Path, program: &[String]) -> Result<NcuRun> {
             "--cache-control",
             "none",
             "--replay-mode",
-            "application",
+            "app-range",
         ])
         .arg("--metrics")
         .arg(format!("{THREADS},{INSTRUCTIONS}"))
-        .args(["--kernel-name", "regex:_plain$"])
         .arg(me)
         .args(program)
         .env(crate::gpu::lease::LEASE_ENV, &go)
@@ -154,6 +173,7 @@ pub fn start(ncu: &std::path::Path, program: &[String]) -> Result<NcuRun> {
     Ok(NcuRun {
         child: Some(child),
         go,
+        order: order.to_vec(),
     })
 }
 
@@ -175,7 +195,7 @@ impl NcuRun {
                 .unwrap_or("");
             bail!("ncu exited with {}: {last}", output.status);
         }
-        parse(&stdout)
+        parse(&stdout, &self.order)
     }
 }
 
@@ -203,12 +223,30 @@ mod tests {
 \"1\",\"1\",\"gpubench\",\"h\",\"bfs_expand_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__thread_inst_executed.sum\",\"inst\",\"320\"\n\
 \"2\",\"1\",\"gpubench\",\"h\",\"bfs_update_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"inst\",\"10\"\n\
 \"2\",\"1\",\"gpubench\",\"h\",\"bfs_update_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__thread_inst_executed.sum\",\"inst\",\"0\"\n";
-        let sums = parse(text).unwrap();
+        let sums = parse(text, &["dot", "bfs"]).unwrap();
         assert_eq!(sums.len(), 2);
         assert_eq!(sums["dot"].warp_efficiency(), 0.5);
-        assert_eq!(sums["bfs"].launches, 2);
+        assert_eq!(sums["bfs"].launches, Some(2));
         assert_eq!(sums["bfs"].warp_efficiency(), 0.5);
-        assert!(parse("no table").is_err());
+        assert!(parse("no table", &[]).is_err());
+    }
+
+    #[test]
+    fn ranges_are_the_workloads_in_the_order_the_program_ran_them() {
+        // As ncu 2025.3 prints application range replay (one result per profiler range).
+        let text = "==PROF== Disconnected from process 505\n\
+\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+\"0\",\"505\",\"gpubench\",\"h\",\"range\",\"1\",\"n/a\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"inst\",\"1,813\"\n\
+\"0\",\"505\",\"gpubench\",\"h\",\"range\",\"1\",\"n/a\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__thread_inst_executed.sum\",\"inst\",\"38,269\"\n\
+\"1\",\"505\",\"gpubench\",\"h\",\"range\",\"1\",\"n/a\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"inst\",\"100\"\n\
+\"1\",\"505\",\"gpubench\",\"h\",\"range\",\"1\",\"n/a\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__thread_inst_executed.sum\",\"inst\",\"1,600\"\n";
+        let sums = parse(text, &["btree", "dot"]).unwrap();
+        assert_eq!(sums["btree"].thread_instructions, 38269.0);
+        assert_eq!(sums["btree"].warp_instructions, 1813.0);
+        assert_eq!(sums["dot"].warp_efficiency(), 0.5);
+        assert_eq!(sums["dot"].launches, None);
+        let refused = parse(text, &["btree"]).unwrap_err();
+        assert!(format!("{refused:#}").contains("more results than the 1 workloads"));
     }
 
     #[test]

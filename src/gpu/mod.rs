@@ -8,6 +8,7 @@ pub mod jit;
 pub mod launch;
 pub mod lease;
 pub mod prebuilt;
+mod profiler;
 pub mod sass;
 pub mod texture;
 pub mod toolchain;

@@ -49,8 +49,9 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
     let chosen = workloads(args.only.as_deref())?;
     if args.child_plain {
         let mut gpu = Gpu::open(args.device.index()?)?;
+        // One profiler range per workload: ncu reports each as one sum (`ncu::start`).
         for workload in chosen {
-            slots::run_plain(&mut gpu, workload, args.seed)?;
+            gpu.profiled(|gpu| slots::run_plain(gpu, workload, args.seed))?;
         }
         return Ok(());
     }
@@ -74,7 +75,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
             Some(path) => {
                 eprintln!("slots: profiling the plain kernels with {}", path.display());
                 plain_child(args, &chosen)
-                    .and_then(|program| ncu::start(&path, &program))
+                    .and_then(|program| ncu::start(&path, &program, &chosen))
                     .map_err(|e| format!("{e:#}"))
             }
         }

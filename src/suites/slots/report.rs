@@ -82,7 +82,7 @@ pub fn rows(
                 plain_ms: r.plain_ms,
                 overhead: r.overhead(),
                 ncu_warp_efficiency: profiled.map(Efficiency::warp_efficiency),
-                ncu_launches: profiled.map(|p| p.launches),
+                ncu_launches: profiled.and_then(|p| p.launches),
             }
         })
         .collect()

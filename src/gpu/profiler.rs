@@ -1,0 +1,25 @@
+//! Profiler ranges: where a profiler is attached to this process (Nsight Compute in
+//! application range replay), a range is reported as one result, the sum of every launch in
+//! it, instead of one result for each launch.
+
+use super::{Gpu, GpuError, driver_error};
+
+impl Gpu {
+    /// Runs `f` as one profiler range (cuProfilerStart to cuProfilerStop), its queued work
+    /// finished inside the range. With no profiler attached the two calls do nothing.
+    pub fn profiled<T, E: From<GpuError>>(
+        &mut self,
+        f: impl FnOnce(&mut Gpu) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.context
+            .bind_to_thread()
+            .map_err(driver_error("binding the context"))?;
+        cudarc::driver::profiler_start().map_err(driver_error("starting a profiler range"))?;
+        let value = f(self);
+        self.stream
+            .synchronize()
+            .map_err(driver_error("finishing a profiler range's work"))?;
+        cudarc::driver::profiler_stop().map_err(driver_error("ending a profiler range"))?;
+        value
+    }
+}
