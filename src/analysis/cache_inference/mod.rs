@@ -43,6 +43,7 @@ use super::stats;
 pub mod capacity;
 mod descending;
 mod geometry;
+mod levels;
 mod noise;
 
 pub use super::chase::ChasePoint;
@@ -51,7 +52,7 @@ pub use capacity::Capacity;
 #[cfg(test)]
 use geometry::{PREFETCH_NOTE, VICTIM_NOTE};
 use geometry::{Prefetch, fit_geometry, prefetch_caveat};
-use noise::{Noise, plateau_tolerance};
+pub use levels::plateau_ends;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CacheLevel {
@@ -325,31 +326,15 @@ fn read(
     descending: Option<&[ChasePoint]>,
     minimum_rise: MinimumRise,
 ) -> Option<CacheReport> {
-    let (stride, curve) = one_stride(points)?;
-    if curve.len() < 3 {
-        return None;
-    }
-    let noise = Noise::of(&curve);
+    let levels::Levels {
+        stride,
+        curve,
+        noise,
+        jump,
+        tolerance,
+        flats,
+    } = levels::levels(points, minimum_rise)?;
     let sigma = noise.every;
-    let jump = (5.0 * sigma).max(0.25);
-    let fastest = curve.iter().map(|p| p.cycles).fold(f64::INFINITY, f64::min);
-    let plateau_tolerance = |latency: f64| plateau_tolerance(noise.flat, fastest, latency);
-    let tolerance = plateau_tolerance(curve[0].cycles);
-    // Plateaus that are not clearly slower than the one before are the same level (noise, a
-    // dip, a drift of a few cycles): a level is only read from a rise of more than the jump
-    // threshold and the minimum rise.
-    let mut flats: Vec<Plateau> = Vec::new();
-    for plateau in plateaus(&curve, plateau_tolerance) {
-        match flats.last_mut() {
-            Some(previous)
-                if plateau.latency - previous.latency
-                    <= jump.max(minimum_rise.of(previous.latency)) =>
-            {
-                previous.last = plateau.last;
-            }
-            _ => flats.push(plateau),
-        }
-    }
     if flats.is_empty() {
         let first = curve[0].footprint_bytes;
         let last = curve[curve.len() - 1].footprint_bytes;

@@ -336,10 +336,11 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             };
             suite.run.write_csv("chase.csv", &sweep.points)?;
             let minimum_rise = cache::RiseThreshold::of(space).minimum_rise();
-            let report = cache_inference::infer_with(&sweep.points, minimum_rise)
-                .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
             let report = if order == Order::Stride && space.descends() {
-                let sizes: Vec<u64> = report.levels.iter().filter_map(|l| l.size_bytes).collect();
+                // Where to chase down needs where the plateaus end, not `infer`'s model fits,
+                // which ran here twice while the GPU waited (the same descending footprints
+                // on every committed run): the one reading with fits is the paired one.
+                let sizes = cache_inference::plateau_ends(&sweep.points, minimum_rise);
                 let swept: Vec<u64> = sweep.points.iter().map(|p| p.footprint_bytes).collect();
                 let down = cache::chase_descending(
                     gpu,
@@ -351,10 +352,11 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     span,
                 )?;
                 suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
-                cache_inference::infer_paired(&sweep.points, &down, minimum_rise).unwrap_or(report)
+                cache_inference::infer_paired(&sweep.points, &down, minimum_rise)
             } else {
-                report
-            };
+                cache_inference::infer_with(&sweep.points, minimum_rise)
+            }
+            .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
             let tlb_summary = match tlb_buffer.as_mut() {
                 Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
                 None => None,
