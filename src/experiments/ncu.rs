@@ -12,6 +12,8 @@ use serde::Serialize;
 
 pub const THREADS: &str = "smsp__thread_inst_executed.sum";
 pub const INSTRUCTIONS: &str = "smsp__inst_executed.sum";
+/// What ncu's table names a result of application range replay in its kernel column.
+const RANGE: &str = "range";
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Efficiency {
@@ -46,7 +48,8 @@ pub fn workload_of(kernel: &str) -> Option<&'static str> {
 /// Sums `ncu --csv` rows per workload. A row is one metric of one result: of a kernel launch
 /// (kernel replay: its kernel's name gives the workload, and the launches are counted) or of a
 /// profiler range (application range replay: the program makes one range per workload, in
-/// `order`, so the n-th result is the n-th workload; a range's launches are not counted).
+/// `order`, so the n-th result is the n-th workload; a range's launches are not counted). Any
+/// other kernel is left out.
 pub fn parse(csv_text: &str, order: &[&'static str]) -> Result<BTreeMap<&'static str, Efficiency>> {
     // ncu prints its own "==PROF==" lines and the program's output before the table.
     let start = csv_text
@@ -77,7 +80,8 @@ pub fn parse(csv_text: &str, order: &[&'static str]) -> Result<BTreeMap<&'static
                 launches.entry(workload).or_default().insert(id);
                 workload
             }
-            None if kernel_at.is_some_and(|k| record[k].contains("_tagged")) => continue,
+            // A kernel that is no workload's plain one (kernel replay profiles every launch).
+            None if kernel_at.is_some_and(|k| &record[k] != RANGE) => continue,
             None => {
                 if !ranges.contains(&id) {
                     ranges.push(id.clone());
@@ -222,7 +226,8 @@ mod tests {
 \"1\",\"1\",\"gpubench\",\"h\",\"bfs_expand_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"inst\",\"10\"\n\
 \"1\",\"1\",\"gpubench\",\"h\",\"bfs_expand_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__thread_inst_executed.sum\",\"inst\",\"320\"\n\
 \"2\",\"1\",\"gpubench\",\"h\",\"bfs_update_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"inst\",\"10\"\n\
-\"2\",\"1\",\"gpubench\",\"h\",\"bfs_update_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__thread_inst_executed.sum\",\"inst\",\"0\"\n";
+\"2\",\"1\",\"gpubench\",\"h\",\"bfs_update_plain\",\"1\",\"7\",\"(256, 1, 1)\",\"(32, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__thread_inst_executed.sum\",\"inst\",\"0\"\n\
+\"3\",\"1\",\"gpubench\",\"h\",\"clock_rate\",\"1\",\"7\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"inst\",\"99\"\n";
         let sums = parse(text, &["dot", "bfs"]).unwrap();
         assert_eq!(sums.len(), 2);
         assert_eq!(sums["dot"].warp_efficiency(), 0.5);

@@ -96,7 +96,10 @@ mod tests {
             .collect();
         assert_eq!(ends, read);
         assert_eq!(ends.len(), 2);
-        assert!(ends[0].abs_diff(1024) <= 16 && ends[1].abs_diff(8192) <= 16, "{ends:?}");
+        assert!(
+            ends[0].abs_diff(1024) <= 16 && ends[1].abs_diff(8192) <= 16,
+            "{ends:?}"
+        );
         assert!(plateau_ends(&points[..2], MinimumRise::CACHES).is_empty());
     }
 }

@@ -17,7 +17,7 @@ pub(super) struct Noise {
 impl Noise {
     /// A sweep that bisects its rises (every GPU sweep does) can hold more steps than flat
     /// differences, and their spread then counts the first misses as noise: on GPGPU-Sim's L2
-    /// the rise made every difference's spread 3.3 cycles where the first plateau's spread by
+    /// the rise made every difference's spread 3.3 cycles where the first plateau's spread
     /// under 0.2, and the plateau took in 12 KiB of misses. Only the first plateau is measured:
     /// the plateaus above it move with the partial lines their loads mix in, and take a wider
     /// tolerance from their height anyway. On a sweep whose differences are mostly flat the two
