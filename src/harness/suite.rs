@@ -249,13 +249,11 @@ impl SuiteRun {
         let skipped = outcome
             .as_ref()
             .is_err_and(|error| Exit::for_error(error) == Exit::Unsupported);
-        let outcome = outcome.map_err(|error| {
-            if skipped {
-                error
-            } else {
-                error.context(MeasurementFailed)
-            }
-        });
+        let outcome = if skipped {
+            outcome
+        } else {
+            outcome.context(MeasurementFailed)
+        };
         self.note_gpu_busy();
         let outcome = outcome.and_then(|()| {
             self.release_gpu(gpu)?;

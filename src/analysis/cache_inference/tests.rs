@@ -53,8 +53,9 @@ fn reads_the_gt200_texture_l1() {
     check(&report.levels[0], l1, 8);
 }
 
-#[test]
-fn reads_two_levels() {
+/// An L1 of 1 KiB (32 B lines, 4 ways) and an L2 of 8 KiB (64 B lines, 16 ways) in front of
+/// memory, swept at a 16-byte stride to 32 KiB.
+fn two_levels() -> (Geometry, Vec<ChasePoint>) {
     let l1 = Geometry {
         size_bytes: 1024,
         line_bytes: 32,
@@ -69,12 +70,37 @@ fn reads_two_levels() {
         levels: vec![(l1, 20.0), (l2, 120.0)],
         memory_latency: 600.0,
     };
-    let report = infer(&sweep(&hierarchy, 16, 32 * 1024)).unwrap();
+    (l1, sweep(&hierarchy, 16, 32 * 1024))
+}
+
+#[test]
+fn reads_two_levels() {
+    let (l1, points) = two_levels();
+    let report = infer(&points).unwrap();
     assert_eq!(report.levels.len(), 3, "{report:?}");
     check(&report.levels[0], l1, 16);
     let l2_size = report.levels[1].size_bytes.unwrap();
     assert!(l2_size.abs_diff(8192) <= 16, "{report:?}");
     assert_eq!(report.levels[2].size_bytes, None);
+}
+
+#[test]
+fn the_plateaus_end_where_the_read_levels_are() {
+    let (_, points) = two_levels();
+    let ends = plateau_ends(&points, MinimumRise::CACHES);
+    let read: Vec<u64> = infer(&points)
+        .unwrap()
+        .levels
+        .iter()
+        .filter_map(|l| l.capacity.map(|c| c.hits_up_to_bytes))
+        .collect();
+    assert_eq!(ends, read);
+    assert_eq!(ends.len(), 2);
+    assert!(
+        ends[0].abs_diff(1024) <= 16 && ends[1].abs_diff(8192) <= 16,
+        "{ends:?}"
+    );
+    assert!(plateau_ends(&points[..2], MinimumRise::CACHES).is_empty());
 }
 
 #[test]
