@@ -35,34 +35,68 @@ fn main() -> ExitCode {
         }
     }));
     gpubench::app::registry::hand_to_cli();
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // A worker of `gpubench all` runs the suites it is given one after another, in one
+    // context (harness::worker); any other process runs its own command line once.
+    let Some(mut worker) = gpubench::harness::worker::Worker::from_env() else {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        return run_command(&args).into();
+    };
+    loop {
+        let args = match worker.next_job() {
+            Ok(Some(args)) => args,
+            Ok(None) => break,
+            Err(error) => {
+                eprintln!("Error: {error:#}");
+                worker.end();
+                return Exit::Failure.into();
+            }
+        };
+        let exit = run_command(&args);
+        match worker.finished(exit as i32) {
+            Ok(true) => {}
+            Ok(false) => {
+                worker.end();
+                return exit.into();
+            }
+            Err(error) => {
+                eprintln!("Error: {error:#}");
+                worker.end();
+                return Exit::Failure.into();
+            }
+        }
+    }
+    worker.end();
+    Exit::Success.into()
+}
+
+/// Parses and runs one command line; its exit code.
+fn run_command(args: &[std::ffi::OsString]) -> Exit {
     // Several GPUs (`--device all`, `--device 0,2`) are clap's to parse too: app::run hands
     // such a command to app::devices, which runs one child per GPU.
-    let work: Box<dyn FnOnce() -> anyhow::Result<()>> = match Opts::try_parse_from(&args) {
+    let work: Box<dyn FnOnce() -> anyhow::Result<()>> = match Opts::try_parse_from(args) {
         Ok(opts) => Box::new(move || gpubench::app::run(opts)),
         Err(error) => {
-            print_usage_error(&error, &args);
+            print_usage_error(&error, args);
             return if error.use_stderr() {
                 Exit::Usage
             } else {
                 Exit::Success
-            }
-            .into();
+            };
         }
     };
-    // Nothing is shared across the boundary: a panic ends the process after its message.
+    // Nothing is shared across the boundary: a panic ends the command after its message.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
-        Ok(Ok(())) => Exit::Success.into(),
+        Ok(Ok(())) => Exit::Success,
         Ok(Err(error)) => {
             eprintln!("Error: {error:#}");
-            Exit::for_error(&error).into()
+            Exit::for_error(&error)
         }
         // cudarc loads driver functions lazily and panics on a missing one: a driver too old or
         // broken for gpubench, reported like any other unusable driver.
         Err(payload) if missing_driver_symbol(panic_message(payload.as_ref())).is_some() => {
-            Exit::NoUsableGpu.into()
+            Exit::NoUsableGpu
         }
-        Err(_) => Exit::Failure.into(),
+        Err(_) => Exit::Failure,
     }
 }
 

@@ -292,6 +292,92 @@ fn a_fault_in_the_middle_of_a_suite_fails_that_suite_alone() {
     assert!(run.path().join("out/branch/metadata.json").is_file());
 }
 
+/// A worker process of `gpubench all` (harness::worker) on the stand-in GPU: it runs the
+/// suites it is given one after another in one process, retaining the context once for the
+/// first and again (the kept one) for each after, each writing its output to its own log and
+/// its turn's done-with-the-GPU file; a suite that fails ends the worker with the suite's exit
+/// code, so its broken context serves no other.
+#[test]
+fn a_worker_runs_suites_one_after_another_and_ends_with_a_failed_one() {
+    use gpubench::harness::worker::{Job, exit_code, give};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = stub_driver(dir.path(), FAKE_GPU) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let run = tempfile::tempdir().unwrap();
+    let queue = run.path().join("queue");
+    std::fs::create_dir(&queue).unwrap();
+    let driver_log = run.path().join("driver.log");
+    let job = |suite: &str, dir: &str| {
+        let log = run.path().join(format!("{dir}.log"));
+        std::fs::File::create(&log).unwrap();
+        Job {
+            args: ["gpubench", suite, "--output"]
+                .iter()
+                .map(|a| a.to_string())
+                .chain([run.path().join(dir).to_string_lossy().into_owned()])
+                .collect(),
+            vars: vec![(
+                "GPUBENCH_GPU_DONE".into(),
+                run.path().join(format!("{dir}.done")).to_string_lossy().into(),
+            )],
+            log,
+        }
+    };
+    // Two clock runs, then divergence, which a GPU that runs nothing fails.
+    give(&queue, 1, &job("clock", "first")).unwrap();
+    give(&queue, 2, &job("clock", "second")).unwrap();
+    give(&queue, 3, &job("divergence", "divergence")).unwrap();
+    let worker = Process::new(assert_cmd::cargo::cargo_bin("gpubench"))
+        .env("LD_LIBRARY_PATH", &libraries)
+        .env("GPUBENCH_WORKER", &queue)
+        .env("FAKE_CUDA_LOG", &driver_log)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ended = wait_for_exit(worker, Duration::from_secs(60));
+    assert_eq!(ended.code(), Some(4), "the failed suite's exit code");
+    assert_eq!(exit_code(&queue, 1), Some(0));
+    assert_eq!(exit_code(&queue, 2), Some(0));
+    assert_eq!(exit_code(&queue, 3), None, "its end is the worker's");
+    for done in ["first", "second"] {
+        assert!(run.path().join(done).join("clock.json").is_file(), "{done}");
+        assert!(run.path().join(format!("{done}.done")).is_file(), "{done}");
+        let log = std::fs::read_to_string(run.path().join(format!("{done}.log"))).unwrap();
+        assert!(log.contains("run written to"), "{done}: {log}");
+    }
+    let failed = std::fs::read_to_string(run.path().join("divergence.log")).unwrap();
+    assert!(failed.contains("Error: the measurement failed"), "{failed}");
+    // "<suite> <device> retain <pid>": one process, each suite retaining the context.
+    let text = std::fs::read_to_string(&driver_log).unwrap();
+    let retains: Vec<Vec<&str>> = text
+        .lines()
+        .map(|line| line.split(' ').collect::<Vec<_>>())
+        .filter(|words| words.len() == 4 && words[2] == "retain")
+        .collect();
+    let suites: Vec<&str> = retains.iter().map(|w| w[0]).collect();
+    assert_eq!(suites, ["first", "second", "divergence"], "{text}");
+    assert!(retains.iter().all(|w| w[3] == retains[0][3]), "{text}");
+}
+
+/// Waits for `child` to end within `deadline` (killed and failed otherwise).
+fn wait_for_exit(mut child: std::process::Child, deadline: Duration) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            panic!("the worker did not end within {deadline:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Under `--device all`, the second of four GPUs falls off the bus at its second launch
 /// (CUDA_ERROR_DEVICE_UNAVAILABLE): its run ends there (the suite that met it failed, the rest
 /// not run), exiting 5; the other three complete; devices.json says which GPU failed and how;

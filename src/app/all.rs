@@ -27,12 +27,13 @@ use serde::Serialize;
 
 mod children;
 mod turns;
+mod workers;
 
 use turns::{Off, Running, SuiteChild, serve_parked, settle, spawn_suite};
 
 use children::{
-    End, PARKED_GROUPS, WAITING_GROUP, WAITING_INFO, Wait, forward_interrupts, kill_group,
-    signal_name, wait_with_deadline,
+    End, PARKED_GROUPS, WAITING_GROUP, WAITING_INFO, Wait, forward_interrupts, signal_name,
+    wait_with_deadline,
 };
 
 use crate::app::plan;
@@ -187,12 +188,17 @@ pub fn run(args: &AllArgs) -> Result<()> {
     };
     // A manifest from the start, so an interrupted run still says what it is.
     write_manifest(&[], None)?;
-    // The next suite's child is started as soon as one gets its turn: it loads the driver
-    // while that one measures and waits for its own turn to create its context (gpu::turn).
-    let spawn = |index: usize| {
+    // The suites run in worker processes, each keeping its context from one suite to the
+    // next (harness::worker). The next suite is given to one as soon as one gets its turn:
+    // a new worker loads the driver while that one measures and waits for the suite's turn to
+    // create its context (gpu::turn); an idle one has its context already.
+    let worker_dir =
+        TemporaryDir(std::env::temp_dir().join(format!("gpubench-workers-{}", std::process::id())));
+    let mut workers = workers::Workers::new(&me, worker_dir.path());
+    let mut spawn = |index: usize| {
         suites
             .get(index)
-            .map(|suite| spawn_suite(&me, args, run.path(), &logs, suite, index, started))
+            .map(|suite| spawn_suite(&mut workers, args, run.path(), &logs, suite, index, started))
             .transpose()
     };
     let mut next = spawn(0)?;
@@ -288,8 +294,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
             // Nothing more runs on a GPU that is gone: the suite started ahead is stopped,
             // and it and the rest are recorded as not run, with the reason.
             if let Some(mut ahead) = next.take() {
-                kill_group(&mut ahead.child);
-                let _ = ahead.child.wait();
+                children::Watched::kill(&mut ahead.process);
                 WAITING_GROUP.store(0, Ordering::SeqCst);
             }
             for (later, planned) in suites.iter().enumerate().skip(index + 1) {
@@ -317,6 +322,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     for last in finishing {
         report(last.finish()?, &mut outcomes)?;
     }
+    workers.finish(Duration::from_secs(10));
     // In plan order, whatever order they ended in.
     outcomes.sort_by_key(|o| o.index);
     bar.finish_and_clear();

@@ -183,7 +183,7 @@ fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8
     // Under `gpubench all` another suite measures meanwhile: two cores stay free, for its host
     // work and for the driver's when the next suite creates its context, and the compiles
     // run at background priority.
-    let under_all = std::env::var_os(super::lease::LEASE_ENV).is_some();
+    let under_all = super::lease::var(super::lease::LEASE_ENV).is_some();
     let cores = std::thread::available_parallelism().map_or(4, usize::from);
     let spare = if under_all { 2 } else { 0 };
     let threads = cores.saturating_sub(spare).min(jobs.len()).max(1);

@@ -36,6 +36,32 @@ use crate::error::GpuError;
 /// The environment variable naming the file whose existence gives this process the GPU.
 pub const LEASE_ENV: &str = "GPUBENCH_GPU_LEASE";
 
+/// The turn's variables of the suite a worker process runs now, in place of its environment's
+/// (see [`set_suite_vars`]).
+static SUITE_VARS: std::sync::Mutex<Vec<(String, std::ffi::OsString)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Variable `name` of the suite this process runs: as [`set_suite_vars`] set it, else from the
+/// environment. `gpubench all` names a suite's turn files ([`LEASE_ENV`], the harness's
+/// done-with-the-GPU file) in its child's environment, or, for a worker process that runs
+/// several suites one after another, in each suite's job, which the worker hands over here
+/// (the environment cannot change safely while threads may read it).
+pub fn var(name: &str) -> Option<std::ffi::OsString> {
+    let vars = SUITE_VARS.lock().unwrap_or_else(|e| e.into_inner());
+    match vars.iter().find(|(n, _)| n == name) {
+        Some((_, value)) => Some(value.clone()),
+        None => std::env::var_os(name),
+    }
+}
+
+/// Starts the next suite of a worker process: its turn's variables (read by [`var`]), and
+/// none of the previous suite's steps aside counted.
+pub fn set_suite_vars(vars: Vec<(String, std::ffi::OsString)>) {
+    *SUITE_VARS.lock().unwrap_or_else(|e| e.into_inner()) = vars;
+    ASIDE.store(0, std::sync::atomic::Ordering::SeqCst);
+    WAITED_NANOS.store(0, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// How often a waiting process looks for its turn.
 const POLL: Duration = Duration::from_millis(1);
 
@@ -43,7 +69,7 @@ const POLL: Duration = Duration::from_millis(1);
 /// (None where it is not set). Fails if the process that started this one ends first, so an
 /// interrupted parent never leaves a waiting child behind.
 pub fn take() -> Result<Option<Duration>, GpuError> {
-    match std::env::var_os(LEASE_ENV) {
+    match var(LEASE_ENV) {
         Some(go) => wait_for(Path::new(&go), parent).map(Some),
         None => Ok(None),
     }
@@ -114,7 +140,7 @@ pub fn waited_after_host_work() -> Duration {
 /// while `f` runs, then asks for the GPU again and waits until it has it. Nothing of this
 /// process may be running on the GPU when it is called. Elsewhere it just runs `f`.
 pub fn host_work<T>(f: impl FnOnce() -> T) -> anyhow::Result<T> {
-    match std::env::var_os(LEASE_ENV) {
+    match var(LEASE_ENV) {
         Some(go) => {
             let n = ASIDE.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             host_work_with(Path::new(&go), n, parent, f)
@@ -191,6 +217,17 @@ mod tests {
             host_work_file(&go, 3, "want").file_name().unwrap(),
             "suite.go-3.want"
         );
+    }
+
+    #[test]
+    fn a_suites_variables_stand_in_for_the_environment_and_reset_its_steps_aside() {
+        ASIDE.store(3, std::sync::atomic::Ordering::SeqCst);
+        set_suite_vars(vec![("GPUBENCH_TEST_TURN_VAR".into(), "next.go".into())]);
+        assert_eq!(var("GPUBENCH_TEST_TURN_VAR"), Some("next.go".into()));
+        assert_eq!(ASIDE.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(var("GPUBENCH_TEST_TURN_VAR_UNSET"), None);
+        set_suite_vars(Vec::new());
+        assert_eq!(var("GPUBENCH_TEST_TURN_VAR"), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 pub mod connections;
 pub mod health;
 pub mod jit;
+pub mod kept;
 pub mod launch;
 pub mod lease;
 pub mod prebuilt;
@@ -310,6 +311,7 @@ impl Gpu {
         }
         check_ordinal(ordinal, count)?;
         let context = CudaContext::new(ordinal).map_err(driver_error("creating a context"))?;
+        kept::keep_for_later_suites(&context);
         let stream = context
             .new_stream()
             .map_err(driver_error("creating a stream"))?;

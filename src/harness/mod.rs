@@ -7,6 +7,7 @@
 pub mod interface;
 pub mod plan;
 pub mod suite;
+pub mod worker;
 
 pub use interface::{Redraw, SavedRun, Suite, SuiteDef};
 pub use plan::{PlannedSuite, defaults};

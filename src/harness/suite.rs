@@ -97,17 +97,25 @@ pub fn run_opened(
 }
 
 /// The settings value the suite's subcommand parsed to (`Suite::measure` keeps it, once per
-/// process: one suite runs in a process), written beside metadata.json as `settings.json`. The
+/// suite: a worker process forgets it between suites), written beside metadata.json as `settings.json`. The
 /// metadata's `settings` record what the run resolved (the stride it chose, the carveouts
 /// granted); this is what it was asked, as its settings type serializes it, so
 /// `Suite::flags` of it repeats the request.
-static REQUESTED: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+static REQUESTED: std::sync::Mutex<Option<serde_json::Value>> = std::sync::Mutex::new(None);
 
 /// Keeps `settings` (serialized) for the run directory this process opens next.
 pub(super) fn request(settings: serde_json::Value) {
-    // A second suite in one process (none does) keeps the first request: nothing is
+    // A second request within one suite's run (none makes one) keeps the first: nothing is
     // overwritten silently, and settings.json then names the first.
-    let _ = REQUESTED.set(settings);
+    REQUESTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert(settings);
+}
+
+/// Forgets the request of the suite a worker process ran last, before it runs the next.
+pub(super) fn forget_request() {
+    *REQUESTED.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
 /// The environment variable `gpubench all` sets to a path for each suite: the suite creates
@@ -116,7 +124,7 @@ pub(super) fn request(settings: serde_json::Value) {
 pub const GPU_DONE_ENV: &str = "GPUBENCH_GPU_DONE";
 
 fn signal_gpu_done() {
-    if let Some(path) = std::env::var_os(GPU_DONE_ENV) {
+    if let Some(path) = crate::gpu::lease::var(GPU_DONE_ENV) {
         // Best effort: without the file `all` waits for the exit, as before.
         let _ = std::fs::File::create(path);
     }
@@ -179,8 +187,9 @@ fn start(
         settings,
     };
     run.write_json("metadata.json", &metadata)?;
-    if let Some(requested) = REQUESTED.get() {
-        run.write_json("settings.json", requested)?;
+    let requested = REQUESTED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if let Some(requested) = requested {
+        run.write_json("settings.json", &requested)?;
     }
     Ok(SuiteRun {
         of,

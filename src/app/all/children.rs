@@ -22,24 +22,49 @@ pub(super) enum Wait {
     Released,
 }
 
+/// A process `all` waits for: a plain child, or a suite run by a worker process (which ends
+/// when the worker says so, or when the worker does).
+pub(super) trait Watched {
+    /// How it ended, once it has.
+    fn ended(&mut self) -> std::io::Result<Option<std::process::ExitStatus>>;
+    /// Its process group (0: none known).
+    fn group(&self) -> i32;
+    /// Kills its process group and reaps the process.
+    fn kill(&mut self);
+}
+
+impl Watched for std::process::Child {
+    fn ended(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        self.try_wait()
+    }
+
+    fn group(&self) -> i32 {
+        i32::try_from(self.id()).unwrap_or(0)
+    }
+
+    fn kill(&mut self) {
+        kill_group(self);
+        let _ = self.wait();
+    }
+}
+
 /// Waits for `child` (started in its own process group) up to `deadline`, calling `tick`
 /// with the seconds elapsed every 5 ms, until it ends, or the deadline passes (its group is
 /// killed), or `tick` returns true (it is left running). While it runs an interrupt of
 /// `gpubench all` is passed on to it.
 pub(super) fn wait_with_deadline(
-    child: &mut std::process::Child,
+    child: &mut dyn Watched,
     deadline: Duration,
     mut tick: impl FnMut(f64) -> bool,
 ) -> Result<Wait> {
     let started = Instant::now();
-    RUNNING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+    RUNNING_GROUP.store(child.group(), Ordering::SeqCst);
     let outcome = loop {
-        if let Some(exit) = child.try_wait()? {
+        if let Some(exit) = child.ended()? {
             break Wait::Ended(End::Exited(exit));
         }
         if started.elapsed() > deadline {
-            kill_group(child);
-            let _ = child.wait();
+            child.kill();
             break Wait::Ended(End::TimedOut);
         }
         if tick(started.elapsed().as_secs_f64()) {

@@ -4,6 +4,8 @@
 //! (see [`crate::gpu::turn`]).
 
 use super::*;
+use children::Watched;
+use workers::{SuiteProcess, Workers};
 
 /// A suite's child process: started ahead of its turn (it loads the driver, then waits for
 /// the file `go` before it touches the GPU, see [`crate::gpu::turn`]), on its turn, or parked
@@ -12,7 +14,7 @@ pub(super) struct SuiteChild {
     index: usize,
     name: String,
     command: Vec<String>,
-    pub(super) child: std::process::Child,
+    pub(super) process: SuiteProcess,
     deadline: Duration,
     log_path: std::path::PathBuf,
     gpu_done: std::path::PathBuf,
@@ -38,7 +40,7 @@ pub(super) enum Off {
 }
 
 pub(super) fn spawn_suite(
-    me: &Path,
+    workers: &mut Workers,
     args: &AllArgs,
     parent: &Path,
     logs: &Path,
@@ -61,25 +63,29 @@ pub(super) fn spawn_suite(
     let go = logs.join(format!("{}.go", suite.name));
     let log =
         File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
-    // Its own process group, so a timeout kills the suite with every probe it started.
-    let child = Command::new(me)
-        .process_group(0)
-        .args(&command_line)
-        .env(crate::harness::suite::GPU_DONE_ENV, &gpu_done)
-        .env(lease::LEASE_ENV, &go)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
-        .with_context(|| format!("starting the {} suite", suite.name))?;
-    WAITING_GROUP.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     let mut shown = vec!["gpubench".to_string()];
     shown.extend(command_line);
+    let text = |path: &Path| path.to_string_lossy().into_owned();
+    let job = crate::harness::worker::Job {
+        args: shown.clone(),
+        vars: vec![
+            (
+                crate::harness::suite::GPU_DONE_ENV.to_string(),
+                text(&gpu_done),
+            ),
+            (lease::LEASE_ENV.to_string(), text(&go)),
+        ],
+        log: log_path.clone(),
+    };
+    let process = workers
+        .run(&job, &log)
+        .with_context(|| format!("starting the {} suite", suite.name))?;
+    WAITING_GROUP.store(process.group(), Ordering::SeqCst);
     Ok(SuiteChild {
         index,
         name: suite.name.clone(),
         command: shown,
-        child,
+        process,
         deadline: Duration::from_secs(args.suite_timeout_seconds),
         log_path,
         gpu_done,
@@ -132,7 +138,7 @@ impl SuiteChild {
         let aside = lease::host_work_file(&self.go, self.asides + 1, "back");
         let (gpu_done, left) = (self.gpu_done.clone(), self.time_left());
         let mut stepped_aside = false;
-        let waited = wait_with_deadline(&mut self.child, left, |elapsed| {
+        let waited = wait_with_deadline(&mut self.process, left, |elapsed| {
             tick(elapsed);
             for before in finishing.iter_mut() {
                 before.poll();
@@ -170,7 +176,7 @@ pub(super) fn settle(
 ) {
     match off {
         Off::Aside => {
-            park_group(&child.child, true);
+            park_group(&child.process, true);
             parked.push(child);
         }
         Off::Done(ended) => finishing.push(Running { child, ended }),
@@ -178,8 +184,8 @@ pub(super) fn settle(
 }
 
 /// Notes (or forgets) the process group of a parked child, for an interrupt to kill.
-pub(super) fn park_group(child: &std::process::Child, parked: bool) {
-    let group = i32::try_from(child.id()).unwrap_or(0);
+pub(super) fn park_group(child: &SuiteProcess, parked: bool) {
+    let group = child.group();
     let (from, to) = if parked { (0, group) } else { (group, 0) };
     for slot in &PARKED_GROUPS {
         if slot
@@ -202,22 +208,21 @@ pub(super) fn serve_parked(
 ) -> Result<()> {
     loop {
         for mut child in std::mem::take(parked) {
-            if let Some(exit) = child.child.try_wait()? {
-                park_group(&child.child, false);
+            if let Some(exit) = child.process.ended()? {
+                park_group(&child.process, false);
                 finishing.push(Running {
                     child,
                     ended: Some((End::Exited(exit), Instant::now())),
                 });
             } else if child.time_left().is_zero() {
-                park_group(&child.child, false);
-                kill_group(&mut child.child);
-                let _ = child.child.wait();
+                park_group(&child.process, false);
+                child.process.kill();
                 finishing.push(Running {
                     child,
                     ended: Some((End::TimedOut, Instant::now())),
                 });
             } else if child.wants_turn() {
-                park_group(&child.child, false);
+                park_group(&child.process, false);
                 child.grant_lease()?;
                 let off = child.wait_off_gpu(finishing, tick)?;
                 settle(child, off, parked, finishing);
@@ -245,7 +250,7 @@ impl Running {
     /// Notes the moment the child ends, while the next suite runs (its wall time is its own).
     pub(super) fn poll(&mut self) {
         if self.ended.is_none()
-            && let Ok(Some(exit)) = self.child.child.try_wait()
+            && let Ok(Some(exit)) = self.child.process.ended()
         {
             self.ended = Some((End::Exited(exit), Instant::now()));
         }
@@ -263,7 +268,7 @@ impl Running {
             Some(ended) => ended,
             None => {
                 let left = self.child.time_left();
-                let end = match wait_with_deadline(&mut self.child.child, left, |_| false)? {
+                let end = match wait_with_deadline(&mut self.child.process, left, |_| false)? {
                     Wait::Ended(end) => end,
                     Wait::Released => unreachable!("a tick that never releases"),
                 };
