@@ -320,7 +320,10 @@ fn a_worker_runs_suites_one_after_another_and_ends_with_a_failed_one() {
                 .collect(),
             vars: vec![(
                 "GPUBENCH_GPU_DONE".into(),
-                run.path().join(format!("{dir}.done")).to_string_lossy().into(),
+                run.path()
+                    .join(format!("{dir}.done"))
+                    .to_string_lossy()
+                    .into(),
             )],
             log,
         }

@@ -127,13 +127,20 @@ pub fn find() -> Option<PathBuf> {
 
 /// `gpubench slots --child-plain …` under ncu, started ahead of its turn on the GPU: ncu
 /// starts up (about 0.9 s on an H100 host) and the program loads the driver while the caller
-/// still measures, then waits for [`NcuRun::finish`] to give it the GPU (see
-/// [`crate::gpu::turn`]). On an H100, twelve ncu-started processes loading the driver beside
-/// 1200 timed L2 chases left every chase within 0.1 cycles of undisturbed ones. Dropped
-/// unfinished, it kills ncu.
+/// still measures, then waits for [`NcuRun::hand_over`] to give it the GPU (see
+/// [`crate::gpu::turn`]); it says when it is done with the GPU ([`crate::gpu::lease::done_with_gpu`],
+/// after its ranges and its context), so the caller may end its turn while ncu still reads
+/// the counters it collected and prints its table. On an H100, twelve ncu-started processes
+/// loading the driver beside 1200 timed L2 chases left every chase within 0.1 cycles of
+/// undisturbed ones. Dropped unfinished, it kills ncu.
 pub struct NcuRun {
     child: Option<std::process::Child>,
     go: PathBuf,
+    done: PathBuf,
+    /// ncu's standard output and error, read as they come (a full pipe would stop it).
+    output: Option<std::thread::JoinHandle<(Vec<u8>, Vec<u8>)>>,
+    /// When the program was given the GPU.
+    granted: Option<std::time::Instant>,
     /// The workloads in the order the program runs them, one profiler range each.
     order: Vec<&'static str>,
 }
@@ -144,13 +151,15 @@ pub struct NcuRun {
 pub fn start(ncu: &std::path::Path, program: &[String], order: &[&'static str]) -> Result<NcuRun> {
     static UNIQUE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let me = std::env::current_exe().context("finding gpubench's own path")?;
-    let go = std::env::temp_dir().join(format!(
-        "gpubench-ncu-{}-{}.go",
+    let stem = std::env::temp_dir().join(format!(
+        "gpubench-ncu-{}-{}",
         std::process::id(),
         UNIQUE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
+    let (go, done) = (stem.with_extension("go"), stem.with_extension("done"));
     let _ = std::fs::remove_file(&go);
-    let child = Command::new(ncu)
+    let _ = std::fs::remove_file(&done);
+    let mut child = Command::new(ncu)
         // Instruction counts do not depend on what the caches hold, so ncu need not flush them
         // (identical values on an H100; 5.3 s → 3.4 s). Both metrics come from one pass, so
         // ncu runs the program once; and it sums each workload's range (the program makes one
@@ -169,35 +178,77 @@ pub fn start(ncu: &std::path::Path, program: &[String], order: &[&'static str]) 
         .arg(me)
         .args(program)
         .env(crate::gpu::lease::LEASE_ENV, &go)
+        .env(crate::gpu::lease::GPU_DONE_ENV, &done)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .with_context(|| format!("running {}", ncu.display()))?;
+    let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
+    let output = std::thread::spawn(move || {
+        use std::io::Read;
+        let errors = std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(stderr) = stderr.as_mut() {
+                let _ = stderr.read_to_end(&mut text);
+            }
+            text
+        });
+        let mut text = Vec::new();
+        if let Some(stdout) = stdout.as_mut() {
+            let _ = stdout.read_to_end(&mut text);
+        }
+        (text, errors.join().unwrap_or_default())
+    });
     Ok(NcuRun {
         child: Some(child),
         go,
+        done,
+        output: Some(output),
+        granted: None,
         order: order.to_vec(),
     })
 }
 
 impl NcuRun {
-    /// Gives the profiled program the GPU (nothing of the caller's may run on it any more),
-    /// waits for ncu and sums its table.
-    pub fn finish(mut self) -> Result<BTreeMap<&'static str, Efficiency>> {
+    /// Gives the profiled program the GPU (nothing of the caller's may run on it any more) and
+    /// waits until it is done with it, or has ended; ncu may still be writing its table. How
+    /// long the program had the GPU.
+    pub fn hand_over(&mut self) -> Result<std::time::Duration> {
         crate::gpu::lease::grant(&self.go)
             .with_context(|| format!("creating {}", self.go.display()))?;
-        let child = self.child.take().context("ncu was already waited for")?;
-        let output = child.wait_with_output().context("waiting for ncu")?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
+        let granted = std::time::Instant::now();
+        self.granted = Some(granted);
+        let child = self.child.as_mut().context("ncu was already waited for")?;
+        while !self.done.exists() && child.try_wait()?.is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        Ok(granted.elapsed())
+    }
+
+    /// Waits for ncu (giving its program the GPU first, unless [`NcuRun::hand_over`] did) and
+    /// sums its table.
+    pub fn finish(mut self) -> Result<BTreeMap<&'static str, Efficiency>> {
+        if self.granted.is_none() {
+            self.hand_over()?;
+        }
+        let mut child = self.child.take().context("ncu was already waited for")?;
+        let status = child.wait().context("waiting for ncu")?;
+        let (stdout, stderr) = self
+            .output
+            .take()
+            .context("ncu's output was already read")?
+            .join()
+            .map_err(|_| anyhow::anyhow!("reading ncu's output failed"))?;
+        let stdout = String::from_utf8_lossy(&stdout);
+        if !status.success() {
+            let stderr = String::from_utf8_lossy(&stderr);
             let last = stderr
                 .lines()
                 .chain(stdout.lines())
                 .rfind(|l| !l.trim().is_empty())
                 .unwrap_or("");
-            bail!("ncu exited with {}: {last}", output.status);
+            bail!("ncu exited with {status}: {last}");
         }
         parse(&stdout, &self.order)
     }
@@ -209,7 +260,11 @@ impl Drop for NcuRun {
             let _ = child.kill();
             let _ = child.wait();
         }
+        if let Some(output) = self.output.take() {
+            let _ = output.join();
+        }
         let _ = std::fs::remove_file(&self.go);
+        let _ = std::fs::remove_file(&self.done);
     }
 }
 

@@ -36,6 +36,20 @@ use crate::error::GpuError;
 /// The environment variable naming the file whose existence gives this process the GPU.
 pub const LEASE_ENV: &str = "GPUBENCH_GPU_LEASE";
 
+/// The environment variable naming the file a process creates once it is done with the GPU
+/// ([`done_with_gpu`]): `gpubench all` sets it for each suite, which creates the file after its
+/// closing clock measurement, so the next suite may start while this one writes its files; a
+/// suite that hands its turn to a program of its own (slots, to ncu) sets it for the program.
+pub const GPU_DONE_ENV: &str = "GPUBENCH_GPU_DONE";
+
+/// Says this process is done with the GPU, where [`GPU_DONE_ENV`] names a file for it.
+pub fn done_with_gpu() {
+    if let Some(path) = var(GPU_DONE_ENV) {
+        // Best effort: without the file, the one waiting waits for the exit instead.
+        let _ = std::fs::File::create(path);
+    }
+}
+
 /// The turn's variables of the suite a worker process runs now, in place of its environment's
 /// (see [`set_suite_vars`]).
 static SUITE_VARS: std::sync::Mutex<Vec<(String, std::ffi::OsString)>> =

@@ -118,17 +118,7 @@ pub(super) fn forget_request() {
     *REQUESTED.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
-/// The environment variable `gpubench all` sets to a path for each suite: the suite creates
-/// that file once its last GPU work (the closing clock measurement) is over, so the next suite
-/// may start while this one writes its files.
-pub const GPU_DONE_ENV: &str = "GPUBENCH_GPU_DONE";
-
-fn signal_gpu_done() {
-    if let Some(path) = crate::gpu::lease::var(GPU_DONE_ENV) {
-        // Best effort: without the file `all` waits for the exit, as before.
-        let _ = std::fs::File::create(path);
-    }
-}
+pub use crate::gpu::lease::GPU_DONE_ENV;
 
 /// One run of a suite in progress: its run directory and the metadata it will finish with
 /// (not the registry's `Suite`, which is the suite itself).
@@ -246,7 +236,7 @@ impl SuiteRun {
         }
         self.note_gpu_busy();
         self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
-        signal_gpu_done();
+        crate::gpu::lease::done_with_gpu();
         Ok(())
     }
 

@@ -53,6 +53,10 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         for workload in chosen {
             gpu.profiled(|gpu| slots::run_plain(gpu, workload, args.seed))?;
         }
+        // The context goes first: the suite that handed this program its turn ends the turn
+        // on this word, while ncu still reads the counters and prints.
+        drop(gpu);
+        crate::gpu::lease::done_with_gpu();
         return Ok(());
     }
     if !(1..=1000).contains(&args.repeats) {
@@ -92,8 +96,25 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
                 eprintln!("slots: {workload}");
                 results.push(slots::run(gpu, workload, args.repeats, args.seed)?);
             }
+            // ncu's program has the GPU next; once it is done with it, so is this suite, and
+            // ncu's reading and printing of its table (and this suite's report) overlap the
+            // next suite's turn.
+            let handed = profile.and_then(|mut run| match run.hand_over() {
+                Ok(held) => Ok((run, held)),
+                Err(e) => Err(format!("{e:#}")),
+            });
+            suite.release_gpu(gpu)?;
+            let ended = std::time::Instant::now();
             let ncu_outcome: Result<BTreeMap<&'static str, Efficiency>, String> =
-                profile.and_then(|run| run.finish().map_err(|e| format!("{e:#}")));
+                handed.and_then(|(run, held)| {
+                    let sums = run.finish().map_err(|e| format!("{e:#}"));
+                    eprintln!(
+                        "slots: ncu's program had the GPU {:.2} s; ncu ended {:.2} s after this suite's turn",
+                        held.as_secs_f64(),
+                        ended.elapsed().as_secs_f64()
+                    );
+                    sums
+                });
             let rows = report::rows(&results, ncu_outcome.as_ref().ok());
             report::write(&suite.run, &results, &rows, ncu_outcome.as_ref().err())?;
             let title = suite.title(report::TITLE);
