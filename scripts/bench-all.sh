@@ -8,7 +8,9 @@
 # part of the wall from its context to its own measurement) and of the whole run. "held" is
 # the time the suite held the GPU (its turns in all.json): the held times and the gaps
 # between turns add up to the whole run. Below each table: the whole run over the suites' GPU
-# time, and each suite's longest GPU waits by kernel (its metadata.json's gpu_waits).
+# time, each suite's longest GPU waits by kernel (its metadata.json's gpu_waits), and, for the
+# suites holding the GPU longest beyond their waits, the steps of their turns (the logs' trace
+# lines, GPUBENCH_TRACE).
 #   usage: scripts/bench-all.sh [BIN] [RUNS] [MODES]    (defaults: target/device/gpubench 3 "full quick")
 #   environment: OUT (default ./bench-out) keeps every run directory and bench.md.
 set -uo pipefail
@@ -19,6 +21,8 @@ OUT=${OUT:-bench-out}
 mkdir -p "$OUT"
 cache=$(mktemp -d)
 export CUDA_CACHE_PATH=$cache
+# Each suite's log says how far into its turn it was as each step ended (read below).
+export GPUBENCH_TRACE=1
 
 run() { # mode label index
   local flags=""
@@ -88,6 +92,30 @@ for mode in modes:
                 continue
             top = sorted(by_kernel.items(), key=lambda kv: -statistics.median(kv[1]))[:3]
             print(f"- {name} ({total:.2f} s): " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in top))
+        # Inside each turn (GPUBENCH_TRACE: each suite's log says how far into its turn it
+        # was as each step ended): the steps of 0.05 s or more, median seconds over the runs,
+        # for the suites that held the GPU longest beyond their GPU waits.
+        print(f"\nInside the turns (median seconds per step, from the logs' trace lines; suites whose held time exceeds their GPU waits by 0.15 s or more):\n")
+        for name in names:
+            rows = [next((s for s in r["suites"] if s["name"] == name), {}) for r in runs]
+            held = statistics.median([sum(b - a for a, b in s.get("gpu_turns_seconds", [])) for s in rows] or [0])
+            busy = statistics.median([(s.get("time_split") or {}).get("gpu_wait_seconds", 0.0) for s in rows] or [0])
+            if held - busy < 0.15:
+                continue
+            steps = {}
+            for d in dirs:
+                log = os.path.join(os.path.dirname(d), "logs", f"{name}.log")
+                if not os.path.exists(log):
+                    continue
+                last = 0.0
+                for line in open(log, errors="replace"):
+                    if not line.startswith("trace: "):
+                        continue
+                    at, what = line[len("trace: "):].split(" s into the turn: ", 1)
+                    steps.setdefault(what.strip(), []).append(float(at) - last)
+                    last = float(at)
+            shown = [(k, statistics.median(v)) for k, v in steps.items() if statistics.median(v) >= 0.05]
+            print(f"- {name} (held {held:.2f} s, GPU waits {busy:.2f} s): " + (", ".join(f"{k} {v:.2f}" for k, v in shown) or "no step of 0.05 s or more"))
         failed = [s["name"] for r in runs for s in r["suites"] if s["status"] != "complete"]
         if failed:
             print(f"\nsuites that did not complete: {', '.join(failed)}")

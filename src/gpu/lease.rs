@@ -83,10 +83,32 @@ const POLL: Duration = Duration::from_millis(1);
 /// (None where it is not set). Fails if the process that started this one ends first, so an
 /// interrupted parent never leaves a waiting child behind.
 pub fn take() -> Result<Option<Duration>, GpuError> {
-    match var(LEASE_ENV) {
+    let waited = match var(LEASE_ENV) {
         Some(go) => wait_for(Path::new(&go), parent).map(Some),
         None => Ok(None),
+    };
+    *TURN_STARTED.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    waited
+}
+
+/// The environment variable that makes a suite say in its log where its turn's time goes.
+pub const TRACE_ENV: &str = "GPUBENCH_TRACE";
+
+/// When this process's suite took the GPU ([`take`]).
+static TURN_STARTED: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+
+/// Where [`TRACE_ENV`] is set, prints to standard error (the suite's log under `gpubench all`)
+/// how far into its turn the suite is as `what` ends: the bench script's account of a turn's
+/// host work (`scripts/bench-all.sh`).
+pub fn trace(what: &str) {
+    if std::env::var_os(TRACE_ENV).is_none() {
+        return;
     }
+    let since = TURN_STARTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .map_or(0.0, |t| t.elapsed().as_secs_f64());
+    eprintln!("trace: {since:.3} s into the turn: {what}");
 }
 
 fn parent() -> i32 {

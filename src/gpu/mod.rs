@@ -315,6 +315,7 @@ impl Gpu {
         let stream = context
             .new_stream()
             .map_err(driver_error("creating a stream"))?;
+        lease::trace("context and stream");
         let simulated = is_simulator(
             &context
                 .name()

@@ -34,6 +34,7 @@ pub fn open(device: usize, output: Option<&Path>, entries: &[(&str, &str)]) -> R
     for (module, entry) in entries {
         gpu.function(module, entry)?;
     }
+    crate::gpu::lease::trace("modules loaded");
     Ok(gpu)
 }
 
@@ -91,6 +92,7 @@ pub fn run_opened(
     measure: impl FnOnce(&mut Gpu, &mut SuiteRun) -> Result<()>,
 ) -> Result<()> {
     let mut suite = start(&mut gpu, of, output, modules, settings)?;
+    crate::gpu::lease::trace("opening clock, NVML and metadata");
     gpu.spent.note_setup_done();
     let outcome = measure(&mut gpu, &mut suite);
     suite.finish(&mut gpu, outcome)
@@ -237,6 +239,7 @@ impl SuiteRun {
         self.note_gpu_busy();
         self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
         crate::gpu::lease::done_with_gpu();
+        crate::gpu::lease::trace("closing clock: done with the GPU");
         Ok(())
     }
 
@@ -295,6 +298,7 @@ impl SuiteRun {
             ),
         }
         self.run.write_json("metadata.json", &self.metadata)?;
+        crate::gpu::lease::trace("figures and metadata written");
         outcome?;
         println!("run written to {}", self.run.path().display());
         Ok(())

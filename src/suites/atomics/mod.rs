@@ -76,6 +76,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
             let disassembly =
                 crate::gpu::sass::beside(&["atomics"], &properties.compute_capability);
             let results = atomics::measure(gpu, &plan, chains, sms, mhz)?;
+            crate::gpu::lease::trace("atomics measured");
             suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;
             let sass = text

@@ -335,6 +335,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 )?
             };
             suite.run.write_csv("chase.csv", &sweep.points)?;
+            crate::gpu::lease::trace("sweep");
             let minimum_rise = cache::RiseThreshold::of(space).minimum_rise();
             let report = if order == Order::Stride && space.descends() {
                 // Where to chase down needs where the plateaus end, not `infer`'s model fits,
@@ -352,11 +353,13 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     span,
                 )?;
                 suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
+                crate::gpu::lease::trace("descending chase");
                 cache_inference::infer_paired(&sweep.points, &down, minimum_rise)
             } else {
                 cache_inference::infer_with(&sweep.points, minimum_rise)
             }
             .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+            crate::gpu::lease::trace("inference");
             let tlb_summary = match tlb_buffer.as_mut() {
                 Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
                 None => None,
@@ -374,6 +377,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 None => None,
             };
             drop(tlb_buffer);
+            crate::gpu::lease::trace("translation levels and strides");
             for gap in &sweep.unresolved {
                 println!(
                     "unresolved: {} B to {} B: {}",
@@ -391,6 +395,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 .as_ref()
                 .and_then(|(_, record)| partition_window(record));
             let timed_loop = timed_loop(suite, space, entry, disassembly)?;
+            crate::gpu::lease::trace("timed loop's SASS");
             let index_overhead = match space {
                 Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
                 _ => None,
@@ -406,6 +411,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 }
                 _ => None,
             };
+            crate::gpu::lease::trace("index chase and fetch granularity");
             let line = granularity
                 .as_ref()
                 .and_then(|g| g.get("estimate"))
@@ -423,12 +429,14 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 }
                 _ => None,
             };
+            crate::gpu::lease::trace("conflict experiment");
             let partitions = match space {
                 Space::L2 if args.threads == 1 && order == Order::Stride => {
                     l2_partitions(gpu, suite)?
                 }
                 _ => None,
             };
+            crate::gpu::lease::trace("L2 partitions");
             let carveouts = if args.carveout.len() > 1 {
                 Some(carveout_sweep(
                     gpu,

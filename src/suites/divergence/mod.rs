@@ -50,7 +50,10 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
             let pattern = config.pattern.to_string();
             let mut sampler = GpuLoopSampler::new(gpu);
             let measured = divergence::measure(&config, &mut sampler, |so_far| {
-                divergence_report::write_samples(run, &pattern, so_far, timer_overhead(so_far))
+                crate::gpu::lease::trace("a kernel's samples");
+                divergence_report::write_samples(run, &pattern, so_far, timer_overhead(so_far))?;
+                crate::gpu::lease::trace("samples so far written");
+                Ok(())
             })?;
             let split = if config.split {
                 divergence::measure_split(&config, &mut sampler)?

@@ -123,6 +123,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                     ChildOutcome::Failed(error) => verdicts::failed(&probe.info, &error),
                 };
                 eprintln!("{}: {}", probe.info.name, verdict.outcome.label());
+                crate::gpu::lease::trace(&format!("probe {}", probe.info.name));
                 results.push((probe.listing, verdict));
             }
             if let Some(done) = child {
