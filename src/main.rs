@@ -37,7 +37,8 @@ fn main() -> ExitCode {
     gpubench::app::registry::hand_to_cli();
     // A worker of `gpubench all` runs the suites it is given one after another, in one
     // context (harness::worker); any other process runs its own command line once.
-    let Some(mut worker) = gpubench::harness::worker::Worker::from_env() else {
+    // SAFETY: no other thread exists yet.
+    let Some(mut worker) = (unsafe { gpubench::harness::worker::Worker::from_env() }) else {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
         return run_command(&args).into();
     };

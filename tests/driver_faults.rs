@@ -294,9 +294,10 @@ fn a_fault_in_the_middle_of_a_suite_fails_that_suite_alone() {
 
 /// A worker process of `gpubench all` (harness::worker) on the stand-in GPU: it runs the
 /// suites it is given one after another in one process, retaining the context once for the
-/// first and again (the kept one) for each after, each writing its output to its own log and
-/// its turn's done-with-the-GPU file; a suite that fails ends the worker with the suite's exit
-/// code, so its broken context serves no other.
+/// first and again (the kept one) for each after, each writing its output to its own log, its
+/// turn's done-with-the-GPU file and its own command line in its metadata; the processes a
+/// suite starts (sync's probes) are no workers; a suite that fails ends the worker with the
+/// suite's exit code, so its broken context serves no other.
 #[test]
 fn a_worker_runs_suites_one_after_another_and_ends_with_a_failed_one() {
     use gpubench::harness::worker::{Job, exit_code, give};
@@ -328,9 +329,9 @@ fn a_worker_runs_suites_one_after_another_and_ends_with_a_failed_one() {
             log,
         }
     };
-    // Two clock runs, then divergence, which a GPU that runs nothing fails.
+    // The clock and sync, then divergence, which a GPU that runs nothing fails.
     give(&queue, 1, &job("clock", "first")).unwrap();
-    give(&queue, 2, &job("clock", "second")).unwrap();
+    give(&queue, 2, &job("sync", "second")).unwrap();
     give(&queue, 3, &job("divergence", "divergence")).unwrap();
     let worker = Process::new(assert_cmd::cargo::cargo_bin("gpubench"))
         .env("LD_LIBRARY_PATH", &libraries)
@@ -346,12 +347,20 @@ fn a_worker_runs_suites_one_after_another_and_ends_with_a_failed_one() {
     assert_eq!(exit_code(&queue, 1), Some(0));
     assert_eq!(exit_code(&queue, 2), Some(0));
     assert_eq!(exit_code(&queue, 3), None, "its end is the worker's");
-    for done in ["first", "second"] {
-        assert!(run.path().join(done).join("clock.json").is_file(), "{done}");
+    for (done, suite) in [("first", "clock"), ("second", "sync")] {
+        let dir = run.path().join(done);
+        assert!(dir.join(format!("{suite}.json")).is_file(), "{done}");
         assert!(run.path().join(format!("{done}.done")).is_file(), "{done}");
         let log = std::fs::read_to_string(run.path().join(format!("{done}.log"))).unwrap();
         assert!(log.contains("run written to"), "{done}: {log}");
+        let metadata = json(&dir.join("metadata.json"));
+        assert_eq!(metadata["command_line"][1], suite, "{metadata}");
+        assert_eq!(metadata["command_line"][3], dir.to_str().unwrap());
     }
+    // Each probe ran in a child process of sync's, which read its own command line.
+    let probes = std::fs::read_to_string(run.path().join("second.log")).unwrap();
+    assert!(!probes.contains("process ended"), "{probes}");
+    assert!(probes.contains("simt-spin: completed"), "{probes}");
     let failed = std::fs::read_to_string(run.path().join("divergence.log")).unwrap();
     assert!(failed.contains("Error: the measurement failed"), "{failed}");
     // "<suite> <device> retain <pid>": one process, each suite retaining the context.
@@ -361,9 +370,18 @@ fn a_worker_runs_suites_one_after_another_and_ends_with_a_failed_one() {
         .map(|line| line.split(' ').collect::<Vec<_>>())
         .filter(|words| words.len() == 4 && words[2] == "retain")
         .collect();
-    let suites: Vec<&str> = retains.iter().map(|w| w[0]).collect();
+    let worker = retains[0][3];
+    let suites: Vec<&str> = retains
+        .iter()
+        .filter(|w| w[3] == worker)
+        .map(|w| w[0])
+        .collect();
     assert_eq!(suites, ["first", "second", "divergence"], "{text}");
-    assert!(retains.iter().all(|w| w[3] == retains[0][3]), "{text}");
+    // Sync's probe process, started with its own command line, retained a context of its own.
+    assert!(
+        retains.iter().any(|w| w[0] == "sync" && w[3] != worker),
+        "{text}"
+    );
 }
 
 /// Waits for `child` to end within `deadline` (killed and failed otherwise).

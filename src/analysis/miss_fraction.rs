@@ -61,6 +61,9 @@ pub(crate) fn random_miss_rate(n: u64, ways: u64) -> f64 {
     if n <= ways {
         return 0.0;
     }
+    if let Some(rate) = simulated_rates().get(ways, n) {
+        return rate;
+    }
     // Remembered across fits: every fit of a process asks for the same few hundred pairs.
     static RATES: std::sync::OnceLock<
         std::sync::Mutex<std::collections::HashMap<(u64, u64), f64>>,
@@ -85,6 +88,84 @@ pub(crate) fn random_miss_rate(n: u64, ways: u64) -> f64 {
         m.insert((n, ways), rate);
     }
     rate
+}
+
+/// The largest way count whose simulated rates are tabled ([`SimulatedRates`]): the model fit's
+/// (`cache_fit`) candidates have at most this many.
+const TABLED_WAYS: u64 = 64;
+
+/// [`simulate_random_set`] for every W from 2 to [`TABLED_WAYS`] and n from W + 1 to 3W (every
+/// pair a fit may simulate; about 4,000), computed once per process on all the host's cores.
+/// A fit asks for a few hundred to thousands of them, each a 272-pass simulation; computed one
+/// by one as asked, they were most of a cache space's inference (0.2-0.4 s, run while the GPU
+/// waits for the side experiments it sizes). The values are the simulation's own.
+struct SimulatedRates {
+    /// Row W − 2: the rates for n = W + 1 ..= 3W.
+    rows: Vec<Vec<f64>>,
+}
+
+impl SimulatedRates {
+    fn compute() -> SimulatedRates {
+        let ways: Vec<u64> = (2..=TABLED_WAYS).collect();
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let mut rows = vec![Vec::new(); ways.len()];
+        std::thread::scope(|scope| {
+            // Interleaved rows, so each thread gets small and large way counts alike.
+            let workers: Vec<_> = (0..threads)
+                .map(|t| {
+                    let ways = &ways;
+                    scope.spawn(move || {
+                        ways.iter()
+                            .enumerate()
+                            .skip(t)
+                            .step_by(threads)
+                            .map(|(i, &w)| {
+                                (
+                                    i,
+                                    (w + 1..=3 * w).map(|n| simulate_random_set(n, w)).collect(),
+                                )
+                            })
+                            .collect::<Vec<(usize, Vec<f64>)>>()
+                    })
+                })
+                .collect();
+            for worker in workers {
+                for (i, row) in worker.join().expect("a rate simulation panicked") {
+                    rows[i] = row;
+                }
+            }
+        });
+        SimulatedRates { rows }
+    }
+
+    /// The simulated rate of n lines in a W-way set, where tabled.
+    fn get(&self, ways: u64, n: u64) -> Option<f64> {
+        if ways < 2 || n <= ways || n > 3 * ways {
+            return None;
+        }
+        let row = self.rows.get(usize::try_from(ways - 2).ok()?)?;
+        row.get(usize::try_from(n - ways - 1).ok()?).copied()
+    }
+}
+
+fn simulated_rates() -> &'static SimulatedRates {
+    static TABLE: std::sync::OnceLock<SimulatedRates> = std::sync::OnceLock::new();
+    TABLE.get_or_init(SimulatedRates::compute)
+}
+
+/// [`random_miss_rate`] where it is tabled (n ≤ 3W, W ≤ 64).
+pub(crate) fn tabled_random_miss_rate(n: u64, ways: u64) -> Option<f64> {
+    if n <= ways {
+        return Some(0.0);
+    }
+    simulated_rates().get(ways, n)
+}
+
+/// Tables the simulated rates now, if not yet (a cache suite has it done on a thread of its own
+/// before its turn on the GPU, so its inference finds them ready; threads it starts inherit
+/// that thread's priority).
+pub fn table_random_rates() {
+    simulated_rates();
 }
 
 /// p = 1 − (1 − 1/W)^((n − 1)p): each of the n − 1 accesses between two uses of a line misses
@@ -389,6 +470,25 @@ mod tests {
         assert_eq!(prefetching_misses(4, 4, 1000), 500);
         assert_eq!(prefetching_misses(9, 15, 135), 0);
         assert_eq!(prefetching_misses(9, 15, 136), 16);
+    }
+
+    #[test]
+    fn the_tabled_rates_are_the_simulations_own() {
+        let table = simulated_rates();
+        for (ways, n) in [(2, 3), (2, 6), (4, 5), (17, 40), (64, 65), (64, 192)] {
+            assert_eq!(
+                table.get(ways, n),
+                Some(simulate_random_set(n, ways)),
+                "{ways} {n}"
+            );
+        }
+        assert_eq!(table.get(64, 193), None);
+        assert_eq!(table.get(65, 100), None);
+        assert_eq!(table.get(4, 4), None);
+        assert_eq!(
+            table.rows.iter().map(Vec::len).sum::<usize>(),
+            (2..=64).map(|w| 2 * w).sum::<usize>()
+        );
     }
 
     #[test]

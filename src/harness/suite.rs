@@ -163,7 +163,7 @@ fn start(
         suite,
         status: Status::Running,
         error: None,
-        command_line: std::env::args().collect(),
+        command_line: super::worker::command_line(),
         started_utc: utc_now(),
         finished_utc: None,
         build: BuildRecord::current(&with_clock),

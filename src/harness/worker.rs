@@ -91,9 +91,16 @@ fn parent() -> i32 {
 
 impl Worker {
     /// This process as a worker, where [`ENV`] names a queue (its context is then kept between
-    /// suites).
-    pub fn from_env() -> Option<Worker> {
+    /// suites). The variable is taken out of the environment: the processes a suite starts
+    /// (sync's probes, ncu and its program) are no workers.
+    ///
+    /// # Safety
+    ///
+    /// No other thread of the process may exist (it writes the environment).
+    pub unsafe fn from_env() -> Option<Worker> {
         let queue = PathBuf::from(std::env::var_os(ENV)?);
+        // SAFETY: the caller guarantees no other thread reads the environment meanwhile.
+        unsafe { std::env::remove_var(ENV) };
         crate::gpu::kept::keep_context_between_suites();
         Some(Worker {
             queue,
@@ -143,6 +150,19 @@ impl Worker {
     }
 }
 
+/// The command line of the suite a worker runs now.
+static COMMAND_LINE: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
+
+/// The command line of the suite this process runs: its job's in a worker, else the process's
+/// own (a worker is started without one).
+pub fn command_line() -> Vec<String> {
+    COMMAND_LINE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or_else(|| std::env::args().collect())
+}
+
 /// Points standard output and error at the job's log and hands its turn's variables over.
 fn start(job: &Job) -> Result<()> {
     use std::io::Write;
@@ -162,6 +182,7 @@ fn start(job: &Job) -> Result<()> {
                 .with_context(|| format!("writing to {}", job.log.display()));
         }
     }
+    *COMMAND_LINE.lock().unwrap_or_else(|e| e.into_inner()) = Some(job.args.clone());
     crate::gpu::lease::set_suite_vars(
         job.vars
             .iter()

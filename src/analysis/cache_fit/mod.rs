@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::chase::ChasePoint;
 pub use super::miss_fraction::{Candidate, Policy, miss_fraction};
-use super::miss_fraction::{miss_fraction_with, random_miss_rate};
+use super::miss_fraction::{miss_fraction_with, random_miss_rate, tabled_random_miss_rate};
 
 mod identified;
 use identified::fetch_of;
@@ -265,10 +265,13 @@ fn score_all(
 ) -> Vec<Scored> {
     let mut xs = vec![0.0; points.len()];
     let mut memo = std::collections::HashMap::new();
+    // The tabled rates first: an index beats the memo's hashing.
     let mut random = |n: u64, ways: u64| {
-        *memo
-            .entry((n, ways))
-            .or_insert_with(|| random_miss_rate(n, ways))
+        tabled_random_miss_rate(n, ways).unwrap_or_else(|| {
+            *memo
+                .entry((n, ways))
+                .or_insert_with(|| random_miss_rate(n, ways))
+        })
     };
     let mut scored = Vec::new();
     for candidate in candidates {

@@ -67,7 +67,9 @@ pub(super) fn spawn_suite(
     shown.extend(command_line);
     let text = |path: &Path| path.to_string_lossy().into_owned();
     let job = crate::harness::worker::Job {
-        args: shown.clone(),
+        args: std::iter::once(workers.program())
+            .chain(shown.iter().skip(1).cloned())
+            .collect(),
         vars: vec![
             (
                 crate::harness::suite::GPU_DONE_ENV.to_string(),

@@ -69,6 +69,12 @@ impl Workers {
         }
     }
 
+    /// The program a job's command line starts with (this executable, as a child started
+    /// with its own command line had it).
+    pub(super) fn program(&self) -> String {
+        self.me.to_string_lossy().into_owned()
+    }
+
     /// Gives `job` to an idle worker, or to a new one (its output to `log` until the job's
     /// own redirection, so nothing it says is lost).
     pub(super) fn run(&mut self, job: &worker::Job, log: &File) -> Result<SuiteProcess> {

@@ -215,6 +215,12 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         Space::Readonly => &[("cache", space.entry()), ("cache", "absolute_pointers")],
         _ => &[("cache", space.entry())],
     };
+    // The random-replacement rates the inference's model fits read, tabled while this process
+    // waits for its turn (host work beside another suite's measurement: background priority).
+    std::thread::spawn(|| {
+        crate::gpu::lease::lower_priority();
+        crate::analysis::miss_fraction::table_random_rates();
+    });
     let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), entries)?;
     let properties = gpu.properties()?;
     let memory = properties.global_memory_bytes as u64;
@@ -360,6 +366,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             }
             .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
             crate::gpu::lease::trace("inference");
+            let mut drawings: side_experiments::Drawings = Vec::new();
             let tlb_summary = match tlb_buffer.as_mut() {
                 Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
                 None => None,
@@ -373,7 +380,11 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     &sweep.points,
                     &args.tlb_strides,
                     largest,
-                )?),
+                )?)
+                .map(|(summary, drawing)| {
+                    drawings.extend(drawing);
+                    summary
+                }),
                 None => None,
             };
             drop(tlb_buffer);
@@ -425,14 +436,14 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 | Space::ConstantUniform
                     if !args.no_conflict && args.threads == 1 =>
                 {
-                    conflict_experiment(gpu, suite, space, &report, stride, line)?
+                    conflict_experiment(gpu, suite, space, &report, stride, line, &mut drawings)?
                 }
                 _ => None,
             };
             crate::gpu::lease::trace("conflict experiment");
             let partitions = match space {
                 Space::L2 if args.threads == 1 && order == Order::Stride => {
-                    l2_partitions(gpu, suite)?
+                    l2_partitions(gpu, suite, &mut drawings)?
                 }
                 _ => None,
             };
@@ -460,6 +471,9 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 None
             };
             suite.release_gpu(gpu)?;
+            for draw in drawings {
+                draw(&suite.run)?;
+            }
             let device = &suite.metadata.device;
             suite.run.write_json(
             "cache.json",
