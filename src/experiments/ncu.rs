@@ -241,6 +241,13 @@ impl NcuRun {
             .join()
             .map_err(|_| anyhow::anyhow!("reading ncu's output failed"))?;
         let stdout = String::from_utf8_lossy(&stdout);
+        // The program's own account of its turn (GPUBENCH_TRACE), passed on to the caller's log.
+        for line in String::from_utf8_lossy(&stderr)
+            .lines()
+            .filter(|l| l.starts_with("trace: "))
+        {
+            eprintln!("ncu's program: {line}");
+        }
         if !status.success() {
             let stderr = String::from_utf8_lossy(&stderr);
             let last = stderr

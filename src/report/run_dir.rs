@@ -13,7 +13,7 @@ use crate::error::UsageError;
 
 pub const DEFAULT_PARENT: &str = "results/runs";
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RunDir {
     path: PathBuf,
 }

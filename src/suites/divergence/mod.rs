@@ -46,22 +46,43 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
         &entries,
         settings_json(&config),
         |gpu, suite| {
-            let run = &suite.run;
             let pattern = config.pattern.to_string();
-            let mut sampler = GpuLoopSampler::new(gpu);
-            let measured = divergence::measure(&config, &mut sampler, |so_far| {
-                crate::gpu::lease::trace("a kernel's samples");
-                divergence_report::write_samples(run, &pattern, so_far, timer_overhead(so_far))?;
-                crate::gpu::lease::trace("samples so far written");
-                Ok(())
-            })?;
-            let split = if config.split {
-                divergence::measure_split(&config, &mut sampler)?
-            } else {
-                Vec::new()
+            // Each kernel's samples are written as soon as it is done (kept if a later one
+            // fails), on a thread of their own while the GPU samples the next kernel: written
+            // in the turn they kept the GPU waiting 0.2 s in a full run.
+            let mut writing: Option<std::thread::JoinHandle<Result<()>>> = None;
+            let mut measuring = || -> Result<_> {
+                let mut sampler = GpuLoopSampler::new(gpu);
+                let measured = divergence::measure(&config, &mut sampler, |so_far| {
+                    crate::gpu::lease::trace("a kernel's samples");
+                    finish_writing(writing.take())?;
+                    let (run, pattern) = (suite.run.clone(), pattern.clone());
+                    let (rows, overhead) = (so_far.to_vec(), timer_overhead(so_far));
+                    writing = Some(std::thread::spawn(move || {
+                        divergence_report::write_samples(&run, &pattern, &rows, overhead)
+                    }));
+                    Ok(())
+                })?;
+                let split = if config.split {
+                    divergence::measure_split(&config, &mut sampler)?
+                } else {
+                    Vec::new()
+                };
+                Ok((measured, split, sampler.busy))
             };
-            suite.metadata.gpu_busy_seconds = Some(sampler.busy.as_secs_f64());
-            suite.release_gpu(gpu)?;
+            let measurement = measuring();
+            // The turn ends before the last write is waited for.
+            let released = match &measurement {
+                Ok((_, _, busy)) => {
+                    suite.metadata.gpu_busy_seconds = Some(busy.as_secs_f64());
+                    suite.release_gpu(gpu)
+                }
+                Err(_) => Ok(()),
+            };
+            let written = finish_writing(writing.take());
+            let (measured, split, _) = measurement?;
+            released?;
+            written?;
             let title = suite.title(divergence_report::TITLE);
             let result = analyze_and_write(&config, &measured, &split, &suite.run, &title)?;
             let module = kernels::module("divergence").expect("divergence.cu is embedded");
@@ -404,6 +425,16 @@ impl crate::harness::SuiteDef for Divergence {
             })?;
         }
         Ok(())
+    }
+}
+
+/// Waits for a write of the samples started on a thread, if any, and returns how it went.
+fn finish_writing(writing: Option<std::thread::JoinHandle<Result<()>>>) -> Result<()> {
+    match writing {
+        Some(thread) => thread
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("writing the samples panicked"))),
+        None => Ok(()),
     }
 }
 

@@ -52,6 +52,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         // One profiler range per workload: ncu reports each as one sum (`ncu::start`).
         for workload in chosen {
             gpu.profiled(|gpu| slots::run_plain(gpu, workload, args.seed))?;
+            crate::gpu::lease::trace(&format!("{workload}'s profiler range"));
         }
         // The context goes first: the suite that handed this program its turn ends the turn
         // on this word, while ncu still reads the counters and prints.
