@@ -438,9 +438,13 @@ fn a_gpu_lost_under_device_all_ends_that_gpus_run_alone() {
                     && failures[0].contains("CUDA_ERROR_DEVICE_UNAVAILABLE"),
                 "{failures:?}"
             );
-            assert_eq!(
-                failures[1],
-                "sync: not run (the GPU was lost during the clock suite)"
+            // Clock may step aside while `all` still compiles its module, and sync then has
+            // the first turn and meets the lost GPU itself (1 run in 15 of 84d057d, before
+            // the workers); either way nothing runs on that GPU after the loss.
+            assert!(
+                failures[1] == "sync: not run (the GPU was lost during the clock suite)"
+                    || failures[1].starts_with("sync: failed (the GPU was lost while"),
+                "{failures:?}"
             );
         } else {
             assert_eq!(gpu["status"], "complete", "GPU {i}");

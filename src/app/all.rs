@@ -1,15 +1,17 @@
-//! `gpubench all`: every suite, each as a child process of this binary (so a crash, a hang or
-//! a poisoned context stays in its suite), into one run directory with one sub-directory per
-//! suite. A suite's turn on the GPU comes once the one before is done with it (it says so after
-//! its closing clock measurement), so one's plots and exit overlap the next one's start; no
-//! two suites use the GPU at once. Each child is started one turn early and loads the driver
-//! while the suite before measures; a suite with long host work (compiles) may hand the GPU
-//! back and is given it again between later suites (see [`crate::gpu::turn`]); `gpubench info`
-//! (`info.json`) has the last turn. `all.json` records each suite's command, outcome, wall
-//! time and turns on the GPU, in plan order; at the end the summary
-//! tables and the plot index are written. A progress bar on stderr shows the
-//! suite, its step, the elapsed time and an estimate; it hides itself when stderr is not a
-//! terminal, where one plain line per finished suite is printed instead.
+//! `gpubench all`: every suite, each run by a worker process of this binary (one that runs
+//! suites one after another in one context, see [`crate::harness::worker`]: a crash, a hang
+//! or a failed suite ends its worker, so a poisoned context serves no other suite), into one
+//! run directory with one sub-directory per suite. A suite's turn on the GPU comes once the
+//! one before is done with it (it says so after its closing clock measurement), so one's plots
+//! and exit overlap the next one's start; no two suites use the GPU at once. Each suite is
+//! given to a worker one turn early (a new worker loads the driver while the suite before
+//! measures; an idle one has its context already); a suite with long host work (compiles) may
+//! hand the GPU back and is given it again between later suites (see [`crate::gpu::turn`]);
+//! `gpubench info` (`info.json`) has the last turn. `all.json` records each suite's command,
+//! outcome, wall time and turns on the GPU, in plan order; at the end the summary tables and
+//! the plot index are written. A progress bar on stderr shows the suite, its step, the elapsed
+//! time and an estimate; it hides itself when stderr is not a terminal, where one plain line
+//! per finished suite is printed instead.
 
 use std::fs::File;
 use std::io::IsTerminal;

@@ -115,9 +115,24 @@ pub(super) fn request(settings: serde_json::Value) {
         .get_or_insert(settings);
 }
 
-/// Forgets the request of the suite a worker process ran last, before it runs the next.
-pub(super) fn forget_request() {
+/// The command line of the suite a worker process runs now (a worker is started without one).
+static COMMAND_LINE: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
+
+/// Before a worker process runs its next suite (`args`, its command line): the previous
+/// suite's request is forgotten.
+pub(super) fn next_in_worker(args: Vec<String>) {
     *REQUESTED.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    *COMMAND_LINE.lock().unwrap_or_else(|e| e.into_inner()) = Some(args);
+}
+
+/// The command line of the suite this process runs: its job's in a worker, else the
+/// process's own.
+fn command_line() -> Vec<String> {
+    COMMAND_LINE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or_else(|| std::env::args().collect())
 }
 
 pub use crate::gpu::lease::GPU_DONE_ENV;
@@ -163,7 +178,7 @@ fn start(
         suite,
         status: Status::Running,
         error: None,
-        command_line: super::worker::command_line(),
+        command_line: command_line(),
         started_utc: utc_now(),
         finished_utc: None,
         build: BuildRecord::current(&with_clock),

@@ -150,19 +150,6 @@ impl Worker {
     }
 }
 
-/// The command line of the suite a worker runs now.
-static COMMAND_LINE: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
-
-/// The command line of the suite this process runs: its job's in a worker, else the process's
-/// own (a worker is started without one).
-pub fn command_line() -> Vec<String> {
-    COMMAND_LINE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone()
-        .unwrap_or_else(|| std::env::args().collect())
-}
-
 /// Points standard output and error at the job's log and hands its turn's variables over.
 fn start(job: &Job) -> Result<()> {
     use std::io::Write;
@@ -182,14 +169,13 @@ fn start(job: &Job) -> Result<()> {
                 .with_context(|| format!("writing to {}", job.log.display()));
         }
     }
-    *COMMAND_LINE.lock().unwrap_or_else(|e| e.into_inner()) = Some(job.args.clone());
     crate::gpu::lease::set_suite_vars(
         job.vars
             .iter()
             .map(|(name, value)| (name.clone(), OsString::from(value)))
             .collect(),
     );
-    super::suite::forget_request();
+    super::suite::next_in_worker(job.args.clone());
     Ok(())
 }
 
