@@ -5,7 +5,8 @@
 //! one before is done with it (it says so after its closing clock measurement), so one's plots
 //! and exit overlap the next one's start; no two suites use the GPU at once. Each suite is
 //! given to a worker one turn early (a new worker loads the driver while the suite before
-//! measures; an idle one has its context already); a suite with long host work (compiles) may
+//! measures; an idle one has its context already), or when the run starts where its process
+//! prepares for seconds (slots' ncu); a suite with long host work (compiles) may
 //! hand the GPU back and is given it again between later suites (see [`crate::gpu::turn`]);
 //! `gpubench info` (`info.json`) has the last turn. `all.json` records each suite's command,
 //! outcome, wall time and turns on the GPU, in plan order; at the end the summary tables and
@@ -197,13 +198,24 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let worker_dir =
         TemporaryDir(std::env::temp_dir().join(format!("gpubench-workers-{}", std::process::id())));
     let mut workers = workers::Workers::new(&me, worker_dir.path());
-    let mut spawn = |index: usize| {
+    // A suite that prepares for seconds is given to its worker now (plan::prepares_from_start).
+    let mut early: std::collections::BTreeMap<usize, SuiteChild> = Default::default();
+    for (index, suite) in suites.iter().enumerate().skip(1) {
+        if suite.prepares_from_start {
+            let child = spawn_suite(&mut workers, args, run.path(), &logs, suite, index, started)?;
+            early.insert(index, child);
+        }
+    }
+    let mut spawn = |index: usize, early: &mut std::collections::BTreeMap<usize, SuiteChild>| {
+        if let Some(child) = early.remove(&index) {
+            return Ok(Some(child));
+        }
         suites
             .get(index)
             .map(|suite| spawn_suite(&mut workers, args, run.path(), &logs, suite, index, started))
             .transpose()
     };
-    let mut next = spawn(0)?;
+    let mut next = spawn(0, &mut early)?;
     // `info` talks to the driver too: under the same deadline as a suite, killable by an
     // interrupt like one. It loads the driver now and has its turn after the last suite's.
     let info_path = run.path().join("info.json");
@@ -274,7 +286,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
             .take()
             .context("every suite is started during the turn before its own")?;
         child.grant_lease()?;
-        next = spawn(index + 1)?;
+        next = spawn(index + 1, &mut early)?;
         let off = child.wait_off_gpu(&mut finishing, &mut tick)?;
         let lost = matches!(off, Off::Done(Some((End::Exited(exit), _)))
             if exit.code() == Some(crate::error::Exit::GpuLost as i32));
@@ -295,7 +307,11 @@ pub fn run(args: &AllArgs) -> Result<()> {
             lost_in = Some(suite.name.clone());
             // Nothing more runs on a GPU that is gone: the suite started ahead is stopped,
             // and it and the rest are recorded as not run, with the reason.
-            if let Some(mut ahead) = next.take() {
+            for mut ahead in next
+                .take()
+                .into_iter()
+                .chain(std::mem::take(&mut early).into_values())
+            {
                 children::Watched::kill(&mut ahead.process);
                 WAITING_GROUP.store(0, Ordering::SeqCst);
             }

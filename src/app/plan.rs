@@ -115,6 +115,16 @@ mod tests {
             assert!(planned[2..].iter().all(|s| !s.starts_early));
         }
         assert!(plan(true).iter().map(|s| s.estimate_seconds).sum::<f64>() < 80.0);
+        // Slots starts ncu from the start of a full run; the quick run has no ncu.
+        let early = |quick| -> Vec<String> {
+            plan(quick)
+                .into_iter()
+                .filter(|s| s.prepares_from_start)
+                .map(|s| s.name)
+                .collect()
+        };
+        assert_eq!(early(false), ["slots"]);
+        assert!(early(true).is_empty());
     }
 
     #[test]

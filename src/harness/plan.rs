@@ -29,6 +29,11 @@ pub struct PlannedSuite {
     /// so that its compiles overlap the other suites' measurements instead of outlasting them.
     #[serde(skip)]
     pub starts_early: bool,
+    /// Whether its process prepares for seconds before its turn (slots starts Nsight Compute,
+    /// whose program is ready for its share of slots' turn only 1-2 s later): `all` gives it
+    /// to its worker when the run starts, instead of one turn before its own.
+    #[serde(skip)]
+    pub prepares_from_start: bool,
 }
 
 impl PlannedSuite {
@@ -46,7 +51,14 @@ impl PlannedSuite {
             settings: serde_json::to_value(settings).expect("a suite's settings serialize"),
             estimate_seconds,
             starts_early: false,
+            prepares_from_start: false,
         }
+    }
+
+    /// This entry, [preparing from the start](PlannedSuite::prepares_from_start).
+    pub fn prepared_from_start(mut self) -> PlannedSuite {
+        self.prepares_from_start = true;
+        self
     }
 
     /// This entry, [starting early](PlannedSuite::starts_early).
