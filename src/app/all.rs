@@ -16,9 +16,7 @@
 
 use std::fs::File;
 use std::io::IsTerminal;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -35,8 +33,7 @@ mod workers;
 use turns::{Off, Running, SuiteChild, serve_parked, settle, spawn_suite};
 
 use children::{
-    End, PARKED_GROUPS, WAITING_GROUP, WAITING_INFO, Wait, forward_interrupts, signal_name,
-    wait_with_deadline,
+    End, PARKED_GROUPS, WAITING_GROUP, Wait, forward_interrupts, signal_name, wait_with_deadline,
 };
 
 use crate::app::plan;
@@ -216,28 +213,8 @@ pub fn run(args: &AllArgs) -> Result<()> {
             .transpose()
     };
     let mut next = spawn(0, &mut early)?;
-    // `info` talks to the driver too: under the same deadline as a suite, killable by an
-    // interrupt like one. It loads the driver now and has its turn after the last suite's.
     let info_path = run.path().join("info.json");
     let info_go = logs.join("info.go");
-    // It writes info.json itself: GPGPU-Sim prints its own lines on standard output.
-    let mut info = Command::new(&me)
-        .process_group(0)
-        .args([
-            "info",
-            "--json",
-            "--device",
-            &device.to_string(),
-            "--output",
-        ])
-        .arg(&info_path)
-        .env(lease::LEASE_ENV, &info_go)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("starting gpubench info")?;
-    WAITING_INFO.store(i32::try_from(info.id()).unwrap_or(0), Ordering::SeqCst);
 
     let total: f64 = suites.iter().map(|s| s.estimate_seconds).sum();
     let terminal = std::io::stderr().is_terminal();
@@ -323,8 +300,31 @@ pub fn run(args: &AllArgs) -> Result<()> {
         }
     }
     serve_parked(&mut parked, &mut finishing, true, &mut |_| {})?;
+    // `info` talks to the driver too: it has the last turn, under the same deadline as a
+    // suite, in a worker like one (an idle one keeps its context: no creation on the turn),
+    // and the other idle workers end meanwhile. It writes info.json itself (GPGPU-Sim prints
+    // its own lines on standard output, into info.log).
+    let info_log = logs.join("info.log");
+    let info_job = crate::harness::worker::Job {
+        args: [workers.program().as_str(), "info", "--json", "--device"]
+            .iter()
+            .map(|a| a.to_string())
+            .chain([device.to_string(), "--output".to_string()])
+            .chain([info_path.to_string_lossy().into_owned()])
+            .collect(),
+        vars: vec![(
+            lease::LEASE_ENV.to_string(),
+            info_go.to_string_lossy().into_owned(),
+        )],
+        log: info_log.clone(),
+    };
+    let log =
+        File::create(&info_log).with_context(|| format!("creating {}", info_log.display()))?;
+    let mut info = workers
+        .run(&info_job, &log)
+        .context("starting gpubench info")?;
+    workers.stop_idle();
     lease::grant(&info_go).context("giving gpubench info its turn")?;
-    WAITING_INFO.store(0, Ordering::SeqCst);
     let deadline = Duration::from_secs(args.suite_timeout_seconds);
     let ended = wait_with_deadline(&mut info, deadline, |_| {
         for before in finishing.iter_mut() {

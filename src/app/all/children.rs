@@ -98,10 +98,6 @@ pub(super) static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
 /// running one on an interrupt.
 pub(super) static WAITING_GROUP: AtomicI32 = AtomicI32::new(0);
 
-/// The process group of `gpubench info` while it waits for its turn (0: none), killed with
-/// the running one on an interrupt.
-pub(super) static WAITING_INFO: AtomicI32 = AtomicI32::new(0);
-
 /// The process groups of suites parked while they work aside (0: a free slot), killed with
 /// the running one on an interrupt. More than fit here would still end on their own: a parked
 /// child that finds its parent gone when it asks for the GPU again exits.
@@ -110,7 +106,7 @@ pub(super) static PARKED_GROUPS: [AtomicI32; 8] = [const { AtomicI32::new(0) }; 
 extern "C" fn interrupted(signal: libc::c_int) {
     // SAFETY: kill, signal and raise are async-signal-safe; the handler touches nothing else.
     unsafe {
-        let groups = [&RUNNING_GROUP, &WAITING_GROUP, &WAITING_INFO]
+        let groups = [&RUNNING_GROUP, &WAITING_GROUP]
             .into_iter()
             .chain(&PARKED_GROUPS)
             .map(|g| g.load(Ordering::SeqCst));

@@ -113,6 +113,13 @@ impl Workers {
         Ok(SuiteProcess { worker, job: n })
     }
 
+    /// Tells the idle workers to stop.
+    pub(super) fn stop_idle(&self) {
+        for idle in self.all.iter().filter(|w| w.idle()) {
+            idle.stop();
+        }
+    }
+
     /// Tells every worker to stop once idle and waits up to `deadline` for them to end (the
     /// suites they ran have ended by now); one still running then is killed.
     pub(super) fn finish(self, deadline: Duration) {
