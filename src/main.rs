@@ -42,32 +42,32 @@ fn main() -> ExitCode {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
         return run_command(&args).into();
     };
+    let exit = serve(&mut worker);
+    worker.end();
+    exit.into()
+}
+
+/// Runs the worker's jobs until it is told to stop (success) or one fails (its exit code).
+fn serve(worker: &mut gpubench::harness::worker::Worker) -> Exit {
     loop {
         let args = match worker.next_job() {
             Ok(Some(args)) => args,
-            Ok(None) => break,
+            Ok(None) => return Exit::Success,
             Err(error) => {
                 eprintln!("Error: {error:#}");
-                worker.end();
-                return Exit::Failure.into();
+                return Exit::Failure;
             }
         };
         let exit = run_command(&args);
         match worker.finished(exit as i32) {
             Ok(true) => {}
-            Ok(false) => {
-                worker.end();
-                return exit.into();
-            }
+            Ok(false) => return exit,
             Err(error) => {
                 eprintln!("Error: {error:#}");
-                worker.end();
-                return Exit::Failure.into();
+                return Exit::Failure;
             }
         }
     }
-    worker.end();
-    Exit::Success.into()
 }
 
 /// Parses and runs one command line; its exit code.

@@ -30,6 +30,8 @@ fn stub_driver_with(dir: &Path, source: &str, flags: &[&str]) -> Option<PathBuf>
 fn shared_library(dir: &Path, name: &str, source: &str, flags: &[&str]) -> Option<PathBuf> {
     let c = dir.join(format!("{name}.c"));
     std::fs::write(&c, source).unwrap();
+    // What the stand-ins share, beside them for their #include.
+    std::fs::write(dir.join("suite_name.h"), SUITE_NAME).unwrap();
     let library = dir.join(name);
     let built = Process::new("cc")
         .args(["-shared", "-fPIC"])
@@ -210,6 +212,9 @@ fn every_gpu_of_a_fan_out_is_recorded_even_when_it_fails() {
 
 /// A driver with GPUs that run nothing but go bad on cue (see the fixture's header).
 const FAKE_GPU: &str = include_str!("fixtures/fake_gpu.c");
+
+/// How the stand-ins tell which suite a process runs (included by both).
+const SUITE_NAME: &str = include_str!("fixtures/suite_name.h");
 
 /// `gpubench all --only <suites>` on the stand-in GPUs, with `env` set; its exit code.
 fn all_on_fake_gpus(libraries: &Path, run: &Path, env: &[(&str, &str)], args: &[&str]) -> i32 {

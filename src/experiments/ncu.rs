@@ -139,8 +139,8 @@ pub struct NcuRun {
     done: PathBuf,
     /// ncu's standard output and error, read as they come (a full pipe would stop it).
     output: Option<std::thread::JoinHandle<(Vec<u8>, Vec<u8>)>>,
-    /// When the program was given the GPU.
-    granted: Option<std::time::Instant>,
+    /// Whether the program was given the GPU.
+    handed_over: bool,
     /// The workloads in the order the program runs them, one profiler range each.
     order: Vec<&'static str>,
 }
@@ -205,7 +205,7 @@ pub fn start(ncu: &std::path::Path, program: &[String], order: &[&'static str]) 
         go,
         done,
         output: Some(output),
-        granted: None,
+        handed_over: false,
         order: order.to_vec(),
     })
 }
@@ -218,7 +218,7 @@ impl NcuRun {
         crate::gpu::lease::grant(&self.go)
             .with_context(|| format!("creating {}", self.go.display()))?;
         let granted = std::time::Instant::now();
-        self.granted = Some(granted);
+        self.handed_over = true;
         let child = self.child.as_mut().context("ncu was already waited for")?;
         while !self.done.exists() && child.try_wait()?.is_none() {
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -229,7 +229,7 @@ impl NcuRun {
     /// Waits for ncu (giving its program the GPU first, unless [`NcuRun::hand_over`] did) and
     /// sums its table.
     pub fn finish(mut self) -> Result<BTreeMap<&'static str, Efficiency>> {
-        if self.granted.is_none() {
+        if !self.handed_over {
             self.hand_over()?;
         }
         let mut child = self.child.take().context("ncu was already waited for")?;

@@ -20,14 +20,13 @@ use crate::harness::worker;
 /// Idle workers kept for later suites; more are stopped.
 const IDLE_KEPT: usize = 2;
 
-/// One worker process, shared by the suites it ran and runs.
-#[derive(Clone)]
+/// One worker process, shared (`Rc`) by the suites it ran and runs.
 pub(super) struct WorkerProcess {
-    process: Rc<RefCell<Child>>,
+    process: RefCell<Child>,
     queue: PathBuf,
     /// Jobs given to it so far.
-    jobs: Rc<Cell<u32>>,
-    stopped: Rc<Cell<bool>>,
+    jobs: Cell<u32>,
+    stopped: Cell<bool>,
 }
 
 impl WorkerProcess {
@@ -51,12 +50,12 @@ pub(super) struct Workers {
     me: PathBuf,
     /// Where their queue directories go.
     dir: PathBuf,
-    all: Vec<WorkerProcess>,
+    all: Vec<Rc<WorkerProcess>>,
 }
 
 /// A suite given to a worker: its job there, for `all` to watch.
 pub(super) struct SuiteProcess {
-    worker: WorkerProcess,
+    worker: Rc<WorkerProcess>,
     job: u32,
 }
 
@@ -94,12 +93,12 @@ impl Workers {
                     .stderr(log.try_clone()?)
                     .spawn()
                     .context("starting a worker process for the suites")?;
-                let started = WorkerProcess {
-                    process: Rc::new(RefCell::new(process)),
+                let started = Rc::new(WorkerProcess {
+                    process: RefCell::new(process),
                     queue,
-                    jobs: Rc::new(Cell::new(0)),
-                    stopped: Rc::new(Cell::new(false)),
-                };
+                    jobs: Cell::new(0),
+                    stopped: Cell::new(false),
+                });
                 self.all.push(started.clone());
                 started
             }
