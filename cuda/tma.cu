@@ -169,6 +169,19 @@ extern "C" __global__ void tma_touch(const unsigned *data, unsigned long long wo
     sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
 
+// The chase's chain on the device from its compact form: word w is next[w / tile_words] *
+// tile_words at the start of each tile and 0 elsewhere (what experiments::chain builds on the
+// host), so the host uploads one word per tile rather than the whole footprint.
+extern "C" __global__ void tma_chain_fill(unsigned *data, const unsigned *next, unsigned long long words,
+                                          unsigned tile_words)
+{
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long w = blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride) {
+        const unsigned long long tile = w / tile_words;
+        data[w] = w == tile * tile_words ? next[tile] * tile_words : 0u;
+    }
+}
+
 extern "C" __global__ void tma_latency(const __grid_constant__ TensorMap map, const unsigned *data,
                                        long long *out, unsigned start, int warm, int steps, int mode)
 {

@@ -736,6 +736,27 @@ fn the_device_built_chain_is_the_host_built_one() {
     }
 }
 
+/// The TMA chase's chain expanded on the device from its successors is, word for word, the
+/// chain the host builds.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_tma_chain_expanded_on_the_device_is_the_host_built_one() {
+    use gpubench::experiments::chain::{Order, chain, successors};
+    use gpubench::gpu::{Gpu, launch};
+    let mut gpu = Gpu::open(0).unwrap();
+    let sms = u32::try_from(gpu.properties().unwrap().multiprocessors).unwrap();
+    for footprint in [256_u64, 128 << 10, 24 << 20] {
+        let (words, _) = chain(footprint, 128, Order::Random(0x7a11 ^ footprint));
+        let (next, _) = successors(
+            (footprint / 128) as usize,
+            Order::Random(0x7a11 ^ footprint),
+        );
+        let data = launch::tma_chain(&mut gpu, &next, 32, sms).unwrap();
+        let back = launch::read(&gpu, &data, "the chain").unwrap();
+        assert!(back == words, "{footprint} B: the device's chain differs");
+    }
+}
+
 /// `--device all` runs the command once per GPU, each in a directory named by index and UUID,
 /// and each run's metadata names its GPU through NVML (UUID, PCI bus id, serial) and says
 /// whether it was throttled.

@@ -127,7 +127,13 @@ impl TimeSpent {
 
     /// Counts the time since `started` as waiting for the GPU, on `kernel`'s account.
     fn note_wait(&self, kernel: &str, started: Instant) {
-        let took = started.elapsed();
+        self.note_other_process_wait(kernel, started.elapsed());
+    }
+
+    /// Counts `took` as waiting for the GPU on `kernel`'s account where another process ran
+    /// the kernel on this suite's turn (sync's probe processes): the GPU was busy with the
+    /// suite's work though no wait of this process saw it.
+    pub fn note_other_process_wait(&self, kernel: &str, took: Duration) {
         add(&self.gpu_wait_nanos, took);
         let mut waits = self.waits.lock().unwrap_or_else(|e| e.into_inner());
         let entry = waits.entry(kernel.to_string()).or_insert(KernelWait {

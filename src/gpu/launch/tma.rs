@@ -64,9 +64,47 @@ pub fn tensor_map(
     Ok(TensorMap(map))
 }
 
-/// `words` zeroed 32-bit words, or `chain` copied up.
-pub fn tma_buffer(gpu: &Gpu, chain: &[u32]) -> Result<CudaSlice<u32>, GpuError> {
-    upload(gpu, chain, "the TMA chain")
+/// The chase's chain of `next.len()` tiles of `tile_words` words, filled on the device
+/// (`tma_chain_fill`) from `next`, each tile's successor: the first word of tile t is
+/// `next[t] * tile_words`, the others 0. One word per tile crosses the bus, not the footprint
+/// (the default footprints' chains were 773 MiB of uploads, most of the suite's latency step).
+///
+/// Kernel signature: `(unsigned *data, const unsigned *next, unsigned long long words,
+/// unsigned tile_words)`.
+pub fn tma_chain(
+    gpu: &mut Gpu,
+    next: &[u32],
+    tile_words: u32,
+    sms: u32,
+) -> Result<CudaSlice<u32>, GpuError> {
+    let function = gpu.function("tma", "tma_chain_fill")?;
+    let next = upload(gpu, next, "the TMA chain's successors")?;
+    let words = next.len() as u64 * u64::from(tile_words);
+    let mut data = zeros::<u32>(gpu, words as usize, "the TMA chain")?;
+    let stream = gpu.stream().clone();
+    let mut launch = stream.launch_builder(&function);
+    launch
+        .arg(&mut data)
+        .arg(&next)
+        .arg(&words)
+        .arg(&tile_words);
+    let config = LaunchConfig {
+        grid_dim: (sms * 4, 1, 1),
+        block_dim: (512, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the arguments match the signature above; the kernel writes w < words of `data`
+    // and reads next[w / tile_words] < next.len().
+    unsafe {
+        launch_and_wait(
+            gpu,
+            "tma_chain_fill",
+            launch,
+            config,
+            Duration::from_secs(10),
+        )?
+    };
+    Ok(data)
 }
 
 /// The region `tma_l2_read` copies from: `words`, each its own index.

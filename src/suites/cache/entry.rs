@@ -63,9 +63,10 @@ impl crate::harness::SuiteDef for Cache {
                     }
                     // The plateau past the last level is flat from about 145 KiB on (H100, H200):
                     // ending at 256 KiB halves the largest kernels the driver compiles. Quick
-                    // bisects to 1/16 of the code size and measures two fine points: each
-                    // halving is a round of compiles, which outlasted every other suite (at
-                    // 1/32 it was the last to finish a cold `all --quick` on an H200, 10.2 s).
+                    // bisects to 1/16 of the code size and measures two fine points: after the
+                    // coarse grid, one round of compiles on the committed H200 curve, where
+                    // more rounds had outlasted every other suite (at 1/32 it was the last to
+                    // finish a cold `all --quick` on an H200, 10.2 s).
                     ("instruction", true) => {
                         settings.stride = Some(256);
                         settings.fine_points = Some(2);

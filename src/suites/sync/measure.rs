@@ -185,6 +185,9 @@ pub struct ProbesChild {
 pub struct ProbeRun {
     pub outcome: ChildOutcome,
     pub launch_to_result: Option<Duration>,
+    /// From its kernel's launch to its result, or to the kill of a probe that hung: the time
+    /// the GPU ran the probe's kernel.
+    pub on_gpu: Option<Duration>,
 }
 
 /// In the parent: starts `probes` in a child process of this executable, which writes each
@@ -274,15 +277,18 @@ impl ProbesChild {
                     continue;
                 }
                 Some(Said::Done(name, at)) if name == probe.info.name => {
+                    let took = launched.map(|l| at.duration_since(l));
                     return Ok(ProbeRun {
                         outcome: ChildOutcome::Values(read_values(&result_file(&self.dir, &name))?),
-                        launch_to_result: launched.map(|l| at.duration_since(l)),
+                        launch_to_result: took,
+                        on_gpu: took,
                     });
                 }
                 Some(Said::Closed) | None if exited.is_some() => {
                     return Ok(ProbeRun {
                         outcome: ChildOutcome::Failed(self.why_it_ended(exited)),
                         launch_to_result: None,
+                        on_gpu: None,
                     });
                 }
                 Some(_) => continue,
@@ -307,6 +313,7 @@ impl ProbesChild {
                         seconds: launched.unwrap_or(waiting).elapsed().as_secs_f64(),
                     },
                     launch_to_result: None,
+                    on_gpu: launched.map(|at| at.elapsed()),
                 });
             }
             std::thread::sleep(Duration::from_millis(1));

@@ -64,7 +64,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
         args.output.as_deref(),
         &entries,
         settings,
-        |_gpu, suite| {
+        |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let budget_cycles = (args.watchdog_ms as f64 * mhz * 1000.0) as i64;
             let timeout = Duration::from_secs_f64(args.timeout_seconds);
@@ -96,6 +96,12 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                 let run = running.next(probe, timeout, deadline)?;
                 if !matches!(run.outcome, ChildOutcome::Values(_)) {
                     child = None;
+                }
+                // The child's kernel ran on this suite's turn: GPU time of this suite's,
+                // though no wait of this process saw it.
+                if let Some(busy) = run.on_gpu {
+                    gpu.spent
+                        .note_other_process_wait(&format!("{} (probe process)", probe.entry), busy);
                 }
                 if let Some(took) = run.launch_to_result {
                     let beyond = if sync::spins(probe) {

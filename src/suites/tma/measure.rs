@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::analysis::stats::{Summary, per_clock_of_blocks};
 use crate::experiments::ahead::Ahead;
-use crate::experiments::chain::{Order, chain};
+use crate::experiments::chain::{Order, successors};
 use crate::experiments::launch_size::shared_fits;
 use crate::gpu::Gpu;
 use crate::gpu::launch::{self, StreamShape};
@@ -69,25 +69,30 @@ pub struct Results {
     pub streams: Vec<Stream>,
 }
 
-/// The random tile chain of every footprint, in order, built on a host thread from now on
-/// (call it before the GPU is open, so the first are built while the process waits for its
-/// turn).
+/// The random tile chain of every footprint, in order, in compact form (each tile's successor,
+/// [`successors`]; the device expands it), built on a host thread from now on (call it before
+/// the GPU is open, so the first are built while the process waits for its turn).
 pub fn start_chains(footprints: &[u64]) -> Ahead<(Vec<u32>, Vec<usize>)> {
     let tile_bytes = u64::from(TILE_WORDS) * 4;
     let jobs = footprints
         .iter()
-        .map(|&footprint| move || chain(footprint, tile_bytes, Order::Random(0x7a11 ^ footprint)))
+        .map(|&footprint| {
+            move || {
+                let tiles = (footprint / tile_bytes) as usize;
+                successors(tiles, Order::Random(0x7a11 ^ footprint))
+            }
+        })
         .collect();
     Ahead::start(jobs, chains_kept_ahead(footprints))
 }
 
-/// Host memory the chains built ahead may hold at once.
+/// The footprints whose chains may wait built at once (a compact chain holds 12 bytes of host
+/// memory per 128-byte tile: 192 MiB here).
 const AHEAD_BYTES: u64 = 2 << 30;
 
 /// How many finished chains may wait: as many as [`AHEAD_BYTES`] holds of the largest (at
-/// least one). The default footprints' chains (1 GiB in all, 0.4 s to build on one core) are
-/// then all built before the turn: built one or two ahead, the chases waited for them, 0.6 s
-/// of a full run's turn.
+/// least one). The default footprints' chains (773 MiB of footprints) are then all built
+/// before the turn: built one or two ahead, the chases had waited for them.
 fn chains_kept_ahead(footprints: &[u64]) -> usize {
     let mut largest = footprints.to_vec();
     largest.sort_unstable_by(|a, b| b.cmp(a));
@@ -112,9 +117,9 @@ pub fn latency(
 ) -> Result<Vec<Point>> {
     let mut points = Vec::new();
     for &footprint in footprints {
-        let (words, visit) = chains.next()?;
-        let data = launch::tma_buffer(gpu, &words)?;
-        let map = launch::tensor_map(gpu, &data, &[words.len() as u64], None, &[TILE_WORDS])?;
+        let (next, visit) = chains.next()?;
+        let data = launch::tma_chain(gpu, &next, TILE_WORDS, sms)?;
+        let map = launch::tensor_map(gpu, &data, &[data.len() as u64], None, &[TILE_WORDS])?;
         let deadline = Duration::from_secs(10);
         let n = visit.len();
         let mut cycles = [0.0; 2];
@@ -241,7 +246,7 @@ mod tests {
     #[test]
     fn the_kernels_and_their_constants_are_the_hosts() {
         let ptx = crate::kernels::module("tma").unwrap().ptx;
-        for entry in ["tma_touch", "tma_latency", "tma_bandwidth"] {
+        for entry in ["tma_chain_fill", "tma_touch", "tma_latency", "tma_bandwidth"] {
             assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
         }
         let source = include_str!("../../../cuda/tma.cu");

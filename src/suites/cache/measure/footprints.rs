@@ -158,16 +158,33 @@ fn bisection_midpoints(good: u64, bad: u64, depth: u32, into: &mut Vec<u64>) {
     bisection_midpoints(middle, bad, depth - 1, into);
 }
 
-/// Bisection steps prepared at once when `bisections` advance side by side: each prepares
-/// 2^depth − 1 midpoints, and together they fill the host's cores up to four times over. A
-/// round of compiles lasts at least as long as its largest kernel (0.8 s for the 185 KiB
-/// kernels at the H100's second instruction-cache rise), so more waves of smaller ones cost
-/// little: replaying the committed H100 instruction sweep with the driver's measured cost
-/// (64 µs per instruction) on 16 cores, 6 rounds took 5.4 s where filling them twice over
-/// took 7 rounds and 6.3 s; eight times over, 4 rounds took 8.8 s.
-fn lookahead_depth(cores: usize, bisections: usize) -> u32 {
-    let per = (4 * cores / bisections.max(1)) + 1;
-    (usize::BITS - per.leading_zeros()).saturating_sub(1).max(1)
+/// Bisection steps prepared at once: the halvings the widest of `brackets` (each `(good, bad,
+/// close_enough)` in strides) still needs to come within its `close_enough`, at most as many as
+/// fill the host's cores up to four times over with 2^depth − 1 midpoints per distinct
+/// bracket (a rise's three bisections share theirs until they part). A round of compiles
+/// lasts at least as long as its largest kernel (0.8 s for the 185 KiB kernels at the H100's
+/// second instruction-cache rise), so more waves of smaller ones cost little: replaying the
+/// committed H100 instruction sweep with the driver's measured cost (64 µs per instruction)
+/// on 16 cores, 6 rounds took 5.4 s where filling them twice over took 7 rounds and 6.3 s;
+/// eight times over, 4 rounds took 8.8 s. Each round also waits for a turn on the GPU to
+/// measure what it compiled, so a round the brackets do not need is not prepared.
+fn lookahead_depth(cores: usize, brackets: &[(u64, u64, u64)]) -> u32 {
+    let mut distinct: Vec<(u64, u64)> = brackets.iter().map(|&(g, b, _)| (g, b)).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let per = (4 * cores / distinct.len().max(1)) + 1;
+    let fill = (usize::BITS - per.leading_zeros()).saturating_sub(1).max(1);
+    let needed = brackets
+        .iter()
+        .map(|&(good, bad, close)| {
+            let (span, close) = (bad.saturating_sub(good), close.max(1));
+            // Halvings until the bracket is within `close`: ceil(log2(span / close)).
+            let ratio = span.div_ceil(close);
+            u64::BITS - ratio.saturating_sub(1).leading_zeros()
+        })
+        .max()
+        .unwrap_or(1);
+    fill.min(needed).max(1)
 }
 
 /// Which side of an edge a latency lies on, for one bisection.
@@ -345,7 +362,11 @@ fn sweep_on_cores(
             .filter(|b| !asked.contains(&((b.good + b.bad) / 2 * stride)))
             .collect();
         if !unprepared.is_empty() {
-            let depth = lookahead_depth(cores, unprepared.len());
+            let brackets: Vec<(u64, u64, u64)> = unprepared
+                .iter()
+                .map(|b| (b.good, b.bad, close_enough(b.good)))
+                .collect();
+            let depth = lookahead_depth(cores, &brackets);
             let mut next = Vec::new();
             for b in unprepared {
                 bisection_midpoints(b.good, b.bad, depth, &mut next);
@@ -389,14 +410,25 @@ fn sweep_on_cores(
         let step = (stop.saturating_sub(start))
             .div_ceil(fine_points.max(1))
             .max(1);
-        for footprint in (start..=stop).step_by(step as usize).map(|k| k * stride) {
-            if !points.iter().any(|p| p.footprint_bytes == footprint) && !fine.contains(&footprint)
-            {
+        let unmeasured = |footprint: u64, fine: &[u64]| {
+            !points.iter().any(|p| p.footprint_bytes == footprint) && !fine.contains(&footprint)
+        };
+        for k in (start..=stop).step_by(step as usize) {
+            // Where points lie more than a stride apart, each moves to the nearest footprint
+            // within half a step that was prepared ahead for a bisection but not measured (a
+            // probe that compiles then needs no round of compiles for them).
+            let reach = (step - 1) / 2;
+            let footprint = (k.saturating_sub(reach).max(start)..=(k + reach).min(stop))
+                .map(|c| c * stride)
+                .filter(|f| asked.contains(f) && unmeasured(*f, &fine))
+                .min_by_key(|f| f.abs_diff(k * stride))
+                .unwrap_or(k * stride);
+            if unmeasured(footprint, &fine) {
                 fine.push(footprint);
             }
         }
     }
-    // One batch for every rise's fine points.
+    // One batch for every rise's fine points (prepared already, where they moved).
     probe.prepare(&fine)?;
     for footprint in fine {
         measure(probe, footprint, &mut points)?;

@@ -205,6 +205,13 @@ impl super::Probe for CodeProbe<'_> {
         };
         self.kernels_prebuilt += prebuilt;
         self.kernels_compiled += kernels.len() - prebuilt;
+        if let Some(largest) = kernels.iter().map(|(size, _)| *size).max() {
+            crate::gpu::lease::trace(&format!(
+                "{} kernels ready ({prebuilt} prebuilt), up to {} KiB",
+                kernels.len(),
+                largest / 1024
+            ));
+        }
         self.compiled.extend(kernels);
         Ok(())
     }

@@ -206,3 +206,83 @@ proptest::proptest! {
         proptest::prop_assert!(result.launches < (largest / stride / 2) as usize, "{} launches", result.launches);
     }
 }
+
+/// The instruction space as `all --quick` sweeps it (a 256-byte stride, bisections to 1/16 of
+/// the code size, two fine points per rise), replayed on the committed H200 curve for a
+/// 16-core host: after the coarse grid, one batch of compiles serves every bisection step and
+/// the fine points, so the suite asks for the GPU twice, and both capacities are found.
+#[test]
+fn the_quick_instruction_sweep_compiles_in_two_batches_on_the_h200_curve() {
+    let csv = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/results/h200/all/cache-instruction/chase.csv"
+    ))
+    .unwrap();
+    let curve: Vec<(u64, f64)> = csv
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            (fields[0].parse().unwrap(), fields[2].parse().unwrap())
+        })
+        .collect();
+    #[derive(Default)]
+    struct Replay {
+        curve: Vec<(u64, f64)>,
+        prepared: std::collections::HashSet<u64>,
+        batches: usize,
+        unprepared: Vec<u64>,
+    }
+    impl Probe for Replay {
+        fn measure(&mut self, footprint: u64) -> Result<f64> {
+            if !self.prepared.contains(&footprint) {
+                self.unprepared.push(footprint);
+            }
+            // Linear between the committed points.
+            let i = self.curve.partition_point(|p| p.0 < footprint);
+            let (a, b) = (self.curve[i.max(1) - 1], self.curve[i.min(self.curve.len() - 1)]);
+            Ok(a.1 + (b.1 - a.1) * footprint.saturating_sub(a.0) as f64 / (b.0 - a.0).max(1) as f64)
+        }
+        fn prepare(&mut self, footprints: &[u64]) -> Result<()> {
+            let new = footprints.iter().filter(|f| self.prepared.insert(**f)).count();
+            self.batches += usize::from(new > 0);
+            Ok(())
+        }
+    }
+    let mut replay = Replay {
+        curve,
+        ..Default::default()
+    };
+    let grid = Grid {
+        stride: 256,
+        relative_resolution: 1.0 / 16.0,
+    };
+    let threshold = RiseThreshold::of(Space::Instruction);
+    let result = sweep_on_cores(threshold, grid, (1024, 256 << 10), 2, &mut replay, 16).unwrap();
+    assert!(replay.unprepared.is_empty(), "{:?}", replay.unprepared);
+    assert_eq!(replay.batches, 2, "{} points", result.points.len());
+    let report =
+        crate::analysis::cache_inference::infer_with(&result.points, threshold.minimum_rise())
+            .unwrap();
+    let sizes: Vec<u64> = report.levels.iter().filter_map(|l| l.size_bytes).collect();
+    assert_eq!(sizes.len(), 2, "{sizes:?}");
+    // The full sweep's capacities (results/h200/all: 31.3 and 127 KiB) within the quick
+    // resolution.
+    for (size, full) in sizes.iter().zip([32_064_u64, 130_048]) {
+        assert!(size.abs_diff(full) * 16 <= full, "{sizes:?}");
+    }
+}
+
+#[test]
+fn look_ahead_counts_a_shared_bracket_once_and_stops_at_the_halvings_needed() {
+    // Three bisections on one bracket of 104 strides, to within 8: four halvings.
+    assert_eq!(lookahead_depth(16, &[(100, 204, 8); 3]), 4);
+    // To one stride, two brackets on 16 cores: 33 midpoints each would fill them four
+    // times over: five halvings (31 midpoints) at once.
+    assert_eq!(lookahead_depth(16, &[(0, 1024, 1), (2048, 4096, 1)]), 5);
+    // Nine brackets of their own: three halvings (seven midpoints each).
+    let nine: Vec<(u64, u64, u64)> = (0..9).map(|k| (k * 2000, k * 2000 + 1024, 1)).collect();
+    assert_eq!(lookahead_depth(16, &nine), 3);
+    // A bracket one halving from done is prepared one step ahead.
+    assert_eq!(lookahead_depth(16, &[(0, 10, 5)]), 1);
+}
