@@ -9,9 +9,9 @@
 //! more than ptxas for most modules) follows, and a reader of the SASS waits for it. Without
 //! the toolkit nothing is prebuilt and every suite works as it always did. Beside the modules,
 //! on half the workers, `all` compiles the generated kernels a suite will ask for first (the
-//! instruction space's coarse grid, [`Generated`]), which the suite finds by their PTX; those
-//! are marked queued from the start, so the suite (which steps aside to wait) waits for them
-//! rather than compiling them too.
+//! instruction space's coarse grid, [`Generated`], the largest first and without their SASS),
+//! which the suite finds by their PTX; those are marked queued from the start, so the suite
+//! (which steps aside to wait) waits for them rather than compiling them too.
 
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
@@ -94,17 +94,17 @@ fn wait_for_build(stem: &Path) {
     wait_while(&stem.with_extension("building"));
 }
 
-/// Whether the prebuilt cubin and SASS of the PTX text `ptx` named `name` are there, with
-/// nothing left to wait for (false where [`ENV`] is not set).
+/// Whether the prebuilt cubin of the PTX text `ptx` named `name` is there, with nothing left
+/// to wait for (no build, queue or disassembly marker; false where [`ENV`] is not set).
 pub fn ready_ptx(name: &str, ptx: &str) -> bool {
     let Some(dir) = std::env::var_os(ENV) else {
         return false;
     };
     let stem = stem(Path::new(&dir), name, ptx);
-    ["cubin", "sass"]
-        .iter()
-        .all(|extension| stem.with_extension(extension).exists())
-        && !stem.with_extension("disassembling").exists()
+    stem.with_extension("cubin").exists()
+        && ["building", "queued", "disassembling"]
+            .iter()
+            .all(|marker| !stem.with_extension(marker).exists())
 }
 
 /// Waits while the marker `file` exists, at most [`BUILD_WAIT`].
@@ -133,14 +133,20 @@ fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(partial, path)
 }
 
-fn prebuild(dir: &Path, name: &str, ptx: &str, arch: &str) -> Result<(), String> {
+fn prebuild(dir: &Path, (name, ptx, arch, disassemble): &Compile) -> Result<(), String> {
     let stem = stem(dir, name, ptx);
     let io = |e: std::io::Error| format!("writing into {}: {e}", dir.display());
     // While they exist a suite that needs the module, or its SASS, waits for it rather than
     // compiling it too.
     let building = stem.with_extension("building");
     let disassembling = stem.with_extension("disassembling");
-    let written = std::fs::write(&building, b"").and_then(|()| std::fs::write(&disassembling, b""));
+    let written = std::fs::write(&building, b"").and_then(|()| {
+        if *disassemble {
+            std::fs::write(&disassembling, b"")
+        } else {
+            Ok(())
+        }
+    });
     // Waiting for it now means waiting for this build (or for nothing, where that failed).
     let _ = std::fs::remove_file(stem.with_extension("queued"));
     written.map_err(io)?;
@@ -151,6 +157,9 @@ fn prebuild(dir: &Path, name: &str, ptx: &str, arch: &str) -> Result<(), String>
         Ok(cubin)
     });
     let _ = std::fs::remove_file(&building);
+    if !disassemble {
+        return assembled.map(drop);
+    }
     let disassembled = assembled.and_then(|cubin| {
         let text = cubin
             .disassemble()
@@ -167,12 +176,14 @@ pub enum Job {
     Generated(Generated),
 }
 
-/// One compile: (name, PTX, ptxas target).
-type Compile = (String, std::borrow::Cow<'static, str>, String);
+/// One compile: (name, PTX, ptxas target, whether to disassemble the cubin too).
+type Compile = (String, std::borrow::Cow<'static, str>, String, bool);
 
 /// What to build, in the order of `jobs`: the modules, each once (several suites share one:
 /// two workers building one module would race for its files), then every embedded module not
-/// named; and apart, the generated kernels.
+/// named; and apart, the generated kernels, the largest first (a suite waits for all of a
+/// batch, so the longest compiles start first), not disassembled (cuobjdump took 0.3-0.5 s a
+/// kernel, more than ptxas for all but the largest; their suite checks their code otherwise).
 fn build_queues(jobs: Vec<Job>, cc: &str) -> (Vec<Compile>, Vec<Compile>) {
     let generic = format!("sm_{}", cc.replace('.', ""));
     let mut queued: Vec<&'static str> = Vec::new();
@@ -184,6 +195,7 @@ fn build_queues(jobs: Vec<Job>, cc: &str) -> (Vec<Compile>, Vec<Compile>) {
                 m.name.to_string(),
                 m.ptx.into(),
                 super::toolchain::arch(m, cc),
+                true,
             ));
         }
     };
@@ -195,10 +207,11 @@ fn build_queues(jobs: Vec<Job>, cc: &str) -> (Vec<Compile>, Vec<Compile>) {
                 }
             }
             Job::Generated(g) => {
-                generated.push((g.name.to_string(), g.ptx.into(), generic.clone()))
+                generated.push((g.name.to_string(), g.ptx.into(), generic.clone(), false))
             }
         }
     }
+    generated.sort_by_key(|(_, ptx, _, _): &Compile| std::cmp::Reverse(ptx.len()));
     for m in MODULES {
         module(m, &mut modules);
     }
@@ -206,7 +219,7 @@ fn build_queues(jobs: Vec<Job>, cc: &str) -> (Vec<Compile>, Vec<Compile>) {
 }
 
 /// The file that marks a generated kernel queued in `dir`.
-fn queued_marker(dir: &Path, (name, ptx, _): &Compile) -> PathBuf {
+fn queued_marker(dir: &Path, (name, ptx, _, _): &Compile) -> PathBuf {
     stem(dir, name, ptx).with_extension("queued")
 }
 
@@ -235,7 +248,7 @@ pub fn start(dir: PathBuf, cc: String, jobs: Vec<Job>, workers: usize) -> Vec<Jo
                 crate::gpu::lease::lower_priority();
                 let side = worker % 2;
                 while let Some(job) = take(&queues[side]).or_else(|| take(&queues[1 - side])) {
-                    match prebuild(&dir, &job.0, &job.1, &job.2) {
+                    match prebuild(&dir, &job) {
                         Ok(()) => {}
                         // Without the toolkit nothing can be built: stop early, and let no
                         // suite wait for a kernel marked queued.
@@ -260,24 +273,37 @@ mod tests {
     #[test]
     fn every_module_is_queued_once_in_the_order_asked() {
         let job = |name: &str| Job::Module(name.to_string());
-        let grid = Job::Generated(Generated {
-            name: "straight",
-            ptx: "PTX".into(),
-        });
+        let grid = |ptx: &str| {
+            Job::Generated(Generated {
+                name: "straight",
+                ptx: ptx.into(),
+            })
+        };
         let jobs = vec![
             job("clock"),
             job("cache"),
-            grid,
+            grid("small"),
             job("cache"),
+            grid("the largest"),
             job("divergence"),
         ];
         let (modules, generated) = build_queues(jobs, "9.0");
-        let names: Vec<&str> = modules.iter().map(|(name, _, _)| name.as_str()).collect();
+        let names: Vec<&str> = modules.iter().map(|(name, ..)| name.as_str()).collect();
         assert_eq!(names[..3], ["clock", "cache", "divergence"]);
-        assert_eq!(generated.len(), 1);
+        assert!(modules.iter().all(|(.., disassemble)| *disassemble));
+        // The generated kernels: the largest first, for the device, not disassembled.
+        let generated: Vec<(&str, &str, &str, bool)> = generated
+            .iter()
+            .map(|(name, ptx, arch, disassemble)| {
+                (name.as_str(), &ptx[..], arch.as_str(), *disassemble)
+            })
+            .collect();
         assert_eq!(
-            (generated[0].0.as_str(), generated[0].2.as_str()),
-            ("straight", "sm_90")
+            generated,
+            [
+                ("straight", "the largest", "sm_90", false),
+                ("straight", "small", "sm_90", false)
+            ]
         );
         assert_eq!(names.len(), MODULES.len());
         for module in MODULES {
@@ -315,7 +341,10 @@ mod tests {
         let found = find(module).unwrap();
         assert_eq!(found.cubin, b"\x7fELF");
         assert_eq!(found.sass(), None, "no SASS, and none being made");
-        assert!(!ready_ptx(module.name, module.ptx), "no SASS yet");
+        assert!(
+            ready_ptx(module.name, module.ptx),
+            "nothing more being made"
+        );
         // SASS being made is waited for.
         std::fs::write(stem.with_extension("disassembling"), b"").unwrap();
         let disassembler = finish_later(&stem, "sass", b"Function : x", "disassembling");

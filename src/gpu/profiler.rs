@@ -15,10 +15,14 @@ impl Gpu {
             .bind_to_thread()
             .map_err(driver_error("binding the context"))?;
         cudarc::driver::profiler_start().map_err(driver_error("starting a profiler range"))?;
+        // Where the time of a range goes under a profiler (GPUBENCH_TRACE): its start (the
+        // profiler's set-up, on the first), its work, its stop (reading the counters).
+        super::lease::trace("profiler range started");
         let value = f(self);
         self.stream
             .synchronize()
             .map_err(driver_error("finishing a profiler range's work"))?;
+        super::lease::trace("profiler range's work done");
         cudarc::driver::profiler_stop().map_err(driver_error("ending a profiler range"))?;
         value
     }

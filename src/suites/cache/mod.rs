@@ -316,7 +316,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 generated_kernels = Some(json!({
                     "compiled_by_the_driver": code.kernels_compiled,
                     "prebuilt_by_all": code.kernels_prebuilt,
-                    "prebuilt_sass_checked": "one FFMA per generated fma instruction",
+                    "code_checked": "every kernel's text section: 16 bytes per generated fma instruction plus the first kernel's prologue and epilogue, per compiler",
                 }));
                 sweep
             } else {

@@ -21,15 +21,20 @@
 //! next bisection steps, the fine points) on every host core at once with the driver's
 //! linker, then loads each cubin when its size is measured. Under `gpubench all` the coarse
 //! grid (the first batch) is compiled before the suite starts, by the toolkit's ptxas while
-//! other suites measure; its SASS is read then, and each of those kernels must hold one FFMA
-//! per generated instruction. Each later batch is compiled aside ([`crate::gpu::lease::host_work`]): the suite
-//! hands the GPU back to `all`, which lets the next suites measure while it compiles.
+//! other suites measure, the largest kernels first. Each later batch is compiled aside
+//! ([`crate::gpu::lease::host_work`]): the suite hands the GPU back to `all`, which lets the
+//! next suites measure while it compiles. Every kernel's code, whoever compiled it, is read
+//! from its cubin's text section before it runs ([`check_code`]): 16 bytes per fma plus the
+//! prologue and epilogue of the first kernel from the same compiler. That costs nothing, where
+//! disassembling every kernel to count its FFMAs took cuobjdump 0.3-0.5 s a kernel (the unit
+//! tests count them in ptxas's SASS where the toolkit is installed, and `all` still checks a
+//! prebuilt kernel's SASS where it has it).
 
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use cudarc::nvrtc::Ptx;
 
 use crate::gpu::prebuilt::{self, Generated};
@@ -103,12 +108,46 @@ pub fn ffma_count(sass: &str) -> usize {
         .count()
 }
 
+/// Bytes of the straight-line kernel's code in `cubin`: its `.text.straight_line` section.
+pub fn code_bytes(cubin: &[u8]) -> Result<u64> {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(cubin).context("reading a straight-line kernel's cubin")?;
+    let section = file
+        .section_by_name(&format!(".text.{ENTRY}"))
+        .with_context(|| format!("the straight-line kernel's cubin has no .text.{ENTRY}"))?;
+    Ok(section.size())
+}
+
+/// The code of a kernel of `instructions` fma instructions: 16 bytes each, plus a prologue and
+/// epilogue (sm_90, ptxas 13.0: 640 bytes with the padding) that must be the same, to within
+/// the 128-byte padding, as in the first kernel of the same compiler (`first`, the code beyond
+/// 16 bytes per instruction, set by the first). Fewer bytes would mean a compiler folded some
+/// of the multiply-adds, and the footprint would be overstated.
+fn check_code(bytes: u64, instructions: u32, first: &mut Option<u64>, compiler: &str) -> Result<()> {
+    let body = u64::from(instructions) * INSTRUCTION_BYTES;
+    let Some(beyond) = bytes.checked_sub(body) else {
+        bail!(
+            "the straight-line kernel of {instructions} fma instructions has {bytes} bytes of code, less than 16 per instruction ({compiler}): the code size would be wrong"
+        );
+    };
+    let first = *first.get_or_insert(beyond);
+    if beyond.abs_diff(first) >= 128 {
+        bail!(
+            "the straight-line kernel of {instructions} fma instructions has {beyond} bytes of code beyond 16 per instruction where the first kernel {compiler} compiled had {first}: its code is not one instruction per fma"
+        );
+    }
+    Ok(())
+}
+
 /// The instruction space's probe: cycles per instruction at a code size, from cubins compiled
 /// ahead in batches, or by `gpubench all` before the suite started.
 pub struct CodeProbe<'a> {
     gpu: &'a Gpu,
     isa: String,
     compiled: HashMap<u64, Vec<u8>>,
+    /// By compiler (the toolkit's ptxas, or the driver): the code beyond 16 bytes per
+    /// instruction in the first kernel it compiled ([`check_code`]).
+    beyond: HashMap<String, Option<u64>>,
     /// Kernels compiled by the driver here, used or not.
     pub kernels_compiled: usize,
     /// Kernels found prebuilt, each with its SASS checked to hold one FFMA per instruction.
@@ -121,6 +160,7 @@ impl<'a> CodeProbe<'a> {
             gpu,
             isa: isa.to_string(),
             compiled: HashMap::new(),
+            beyond: HashMap::new(),
             kernels_compiled: 0,
             kernels_prebuilt: 0,
         }
@@ -135,32 +175,31 @@ impl<'a> CodeProbe<'a> {
     }
 }
 
-/// Cubins by code size.
-type Kernels = Vec<(u64, Vec<u8>)>;
+/// Cubins by code size, each with the compiler that made it.
+type Kernels = Vec<(u64, Vec<u8>, String)>;
 
 /// The cubin of each (size, instructions, PTX): prebuilt by `gpubench all` where it was (its
-/// SASS checked for one FFMA per instruction), else compiled here; and how many were prebuilt.
+/// SASS, where `all` made it, checked for one FFMA per instruction), else compiled here; and
+/// how many were prebuilt.
 fn find_or_compile(gpu: &Gpu, sized: Vec<(u64, u32, String)>) -> Result<(Kernels, usize)> {
     let mut kernels = Vec::with_capacity(sized.len());
     // (size, PTX) of the sizes `all` did not compile ahead.
     let mut to_compile: Vec<(u64, String)> = Vec::new();
     for (size, instructions, ptx) in sized {
-        let prebuilt = prebuilt::find_ptx(ENTRY, &ptx).and_then(|found| {
-            let sass = found.sass()?;
-            Some((found, sass))
-        });
-        let Some((found, sass)) = prebuilt else {
+        let Some(found) = prebuilt::find_ptx(ENTRY, &ptx) else {
             to_compile.push((size, ptx));
             continue;
         };
-        let ffma = ffma_count(&sass);
-        if ffma != instructions as usize {
-            bail!(
-                "the prebuilt straight-line kernel of {instructions} fma instructions holds {ffma} FFMA in its SASS ({}): the code size would be wrong",
-                found.tools
-            );
+        if let Some(sass) = found.sass() {
+            let ffma = ffma_count(&sass);
+            if ffma != instructions as usize {
+                bail!(
+                    "the prebuilt straight-line kernel of {instructions} fma instructions holds {ffma} FFMA in its SASS ({}): the code size would be wrong",
+                    found.tools
+                );
+            }
         }
-        kernels.push((size, found.cubin));
+        kernels.push((size, found.cubin, found.tools));
     }
     let prebuilt = kernels.len();
     let jobs: Vec<(&str, Option<u32>)> = to_compile
@@ -168,7 +207,12 @@ fn find_or_compile(gpu: &Gpu, sized: Vec<(u64, u32, String)>) -> Result<(Kernels
         .map(|(_, ptx)| (ptx.as_str(), None))
         .collect();
     let cubins = jit::compile_here(gpu, &jobs)?;
-    kernels.extend(to_compile.into_iter().map(|(size, _)| size).zip(cubins));
+    kernels.extend(
+        to_compile
+            .into_iter()
+            .zip(cubins)
+            .map(|((size, _), cubin)| (size, cubin, "the driver".to_string())),
+    );
     Ok((kernels, prebuilt))
 }
 
@@ -205,14 +249,18 @@ impl super::Probe for CodeProbe<'_> {
         };
         self.kernels_prebuilt += prebuilt;
         self.kernels_compiled += kernels.len() - prebuilt;
-        if let Some(largest) = kernels.iter().map(|(size, _)| *size).max() {
+        if let Some(largest) = kernels.iter().map(|(size, ..)| *size).max() {
             crate::gpu::lease::trace(&format!(
                 "{} kernels ready ({prebuilt} prebuilt), up to {} KiB",
                 kernels.len(),
                 largest / 1024
             ));
         }
-        self.compiled.extend(kernels);
+        for (size, cubin, compiler) in kernels {
+            let first = self.beyond.entry(compiler.clone()).or_default();
+            check_code(code_bytes(&cubin)?, Self::instructions(size)?, first, &compiler)?;
+            self.compiled.insert(size, cubin);
+        }
         Ok(())
     }
 
@@ -272,12 +320,12 @@ mod tests {
                 .status()
                 .unwrap();
             assert!(status.success());
-            std::fs::metadata(&cubin).unwrap().len()
+            code_bytes(&std::fs::read(&cubin).unwrap()).unwrap()
         };
         let grown = size(1024 + 512) - size(1024);
         assert!(
-            (512 * 16..=512 * 16 + 256).contains(&grown),
-            "512 more instructions grew the cubin by {grown} bytes"
+            (512 * 16..512 * 16 + 128).contains(&grown),
+            "512 more instructions grew the code by {grown} bytes"
         );
     }
 
@@ -314,6 +362,29 @@ mod tests {
                 .map(|p| p.with_file_name("cuobjdump"))
                 .filter(|p| p.is_file())
         })
+    }
+
+    /// A kernel of 64 fma instructions as ptxas 13.0 built it for sm_90
+    /// (tests/fixtures/straight_line_64_sm90.cubin): 1664 bytes of code, 640 beyond the fmas.
+    #[test]
+    fn the_code_is_read_from_the_kernels_text_section() {
+        let cubin = include_bytes!("../../../../tests/fixtures/straight_line_64_sm90.cubin");
+        assert_eq!(code_bytes(cubin).unwrap(), 64 * 16 + 640);
+        assert!(code_bytes(b"not an ELF file").is_err());
+    }
+
+    #[test]
+    fn every_kernel_of_a_compiler_has_the_first_ones_code_beyond_its_fmas() {
+        let mut first = None;
+        check_code(1024 * 16 + 640, 1024, &mut first, "ptxas").unwrap();
+        assert_eq!(first, Some(640));
+        // Padding to 128 bytes moves it by less than 128.
+        check_code(1031 * 16 + 640 + 112, 1031, &mut first, "ptxas").unwrap();
+        // Eight fmas folded away: 128 bytes fewer.
+        let folded = check_code(2048 * 16 + 640 - 128, 2048, &mut first, "ptxas").unwrap_err();
+        assert!(folded.to_string().contains("not one instruction per fma"), "{folded}");
+        // Less code than the fmas alone.
+        assert!(check_code(100 * 16 - 16, 100, &mut None, "the driver").is_err());
     }
 
     #[test]
