@@ -47,11 +47,11 @@ rm -rf "$cache"
 python3 - "$OUT" $MODES <<'EOF' | tee "$OUT/bench.md"
 import glob, json, os, statistics, sys
 out, modes = sys.argv[1], sys.argv[2:]
-def mmm(values):
+def mmm(values, digits=1):
     values = [v for v in values if v is not None]
     if not values:
         return "-"
-    return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
+    return " / ".join(f"{v:.{digits}f}" for v in (min(values), statistics.median(values), max(values)))
 for mode in modes:
     for cache in ["cold", "warm"]:
         runs = [json.load(open(p)) for p in sorted(glob.glob(f"{out}/{mode}-{cache}-*/all.json"))]
@@ -74,7 +74,7 @@ for mode in modes:
         # suites' work (the sum of each suite's GPU column, its waits for queued GPU work).
         busy = [sum((s.get("time_split") or {}).get("gpu_wait_seconds", 0.0) for s in r["suites"]) for r in runs]
         ratios = [r["total_seconds"] / b for r, b in zip(runs, busy) if b > 0]
-        print(f"\nWhole run over the suites' GPU time (sum of the GPU column): {mmm(busy)} s busy, ratio {mmm(ratios)} (min / median / max).")
+        print(f"\nWhole run over the suites' GPU time (sum of the GPU column): {mmm(busy)} s busy, ratio {mmm(ratios, 3)} (min / median / max).")
         # Where each suite's GPU time went: its metadata's waits by kernel (the queued work
         # before a wait is in it too), the three longest, median seconds over the runs.
         dirs = sorted(glob.glob(f"{out}/{mode}-{cache}-*/all.json"))

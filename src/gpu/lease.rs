@@ -116,6 +116,12 @@ fn parent() -> i32 {
     unsafe { libc::getppid() }
 }
 
+/// Waits until `file` exists: a grant of the GPU by the process that runs this one, beside the
+/// first ([`take`]); an error once that parent has gone.
+pub fn wait_for_grant(file: &Path) -> Result<Duration, GpuError> {
+    wait_for(file, parent)
+}
+
 fn wait_for(go: &Path, parent: impl Fn() -> i32) -> Result<Duration, GpuError> {
     let started = Instant::now();
     let first_parent = parent();

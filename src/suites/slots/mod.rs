@@ -49,6 +49,17 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
     let chosen = workloads(args.only.as_deref())?;
     if args.child_plain {
         let mut gpu = Gpu::open(args.device.index()?)?;
+        // ncu sets itself up on an empty first range, while the suite that profiles this
+        // program steps aside (`ncu::NcuRun::hand_over`); then the GPU is this program's again.
+        if let Some(set_up) = crate::gpu::lease::var(ncu::SET_UP_ENV) {
+            let set_up = std::path::PathBuf::from(set_up);
+            std::fs::File::create(set_up.with_extension("context"))?;
+            gpu.profiled(|_| Ok::<(), anyhow::Error>(()))?;
+            crate::gpu::lease::trace("ncu set up on an empty range");
+            std::fs::File::create(set_up.with_extension("set-up"))?;
+            crate::gpu::lease::wait_for_grant(&set_up.with_extension("again"))?;
+            crate::gpu::lease::trace("the GPU again");
+        }
         // One profiler range per workload: ncu reports each as one sum (`ncu::start`).
         for workload in chosen {
             gpu.profiled(|gpu| slots::run_plain(gpu, workload, args.seed))?;
