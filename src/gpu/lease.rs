@@ -4,9 +4,11 @@
 //! process holding it may do long host work beside it ([`host_work`]: the lease goes back and
 //! is asked for again), and host work beside a measurement runs at a lower priority
 //! ([`lower_priority`]). The GPU seam takes the lease before it creates a context, and the
-//! compile and disassembly helpers lower their priority; two suites still name it: the cache
-//! suite's instruction space does its compiles as [`host_work`], and sync grants the lease to
-//! its probes' child processes. The rest of this comment says why the context waits for it.
+//! compile and disassembly helpers lower their priority; three suites still name it: the
+//! cache suite's instruction space does its compiles as [`host_work`], sync grants the lease to
+//! its probes' child processes, and slots grants it to ncu's program and steps aside while ncu
+//! sets itself up (`experiments::ncu`). The rest of this comment says why the context waits
+//! for it.
 //!
 //! A process started ahead of its turn on the GPU. `gpubench all` starts each suite's child
 //! while the suite before still measures, and sync starts each probe's child while the probe
