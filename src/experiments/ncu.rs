@@ -254,28 +254,27 @@ impl NcuRun {
             .with_context(|| format!("creating {}", self.go.display()))?;
         self.handed_over = true;
         let set_up = |f: &str| self.set_up.with_extension(f);
-        let ended =
-            |child: &mut std::process::Child| -> Result<bool> { Ok(child.try_wait()?.is_some()) };
         let child = self.child.as_mut().context("ncu was already waited for")?;
-        while !set_up("context").exists() && !self.done.exists() && !ended(child)? {
+        // The program's context, or (where it made no empty range) its end with the GPU.
+        while !set_up("context").exists() && !self.done.exists() && child.try_wait()?.is_none() {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
+        // Until `file` exists or ncu has ended.
+        let mut until = |file: &std::path::Path| -> Result<()> {
+            while !file.exists() && child.try_wait()?.is_none() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Ok(())
+        };
         let mut aside = std::time::Duration::ZERO;
         if set_up("context").exists() && !self.done.exists() {
             let stepped = std::time::Instant::now();
-            crate::gpu::lease::host_work(|| -> Result<()> {
-                while !set_up("set-up").exists() && !ended(child)? {
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                }
-                Ok(())
-            })??;
+            crate::gpu::lease::host_work(|| until(&set_up("set-up")))??;
             aside = stepped.elapsed();
             crate::gpu::lease::grant(&set_up("again"))
                 .with_context(|| format!("creating {}", set_up("again").display()))?;
         }
-        while !self.done.exists() && !ended(child)? {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        until(&self.done)?;
         Ok(started.elapsed().saturating_sub(aside))
     }
 

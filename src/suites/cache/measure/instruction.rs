@@ -27,8 +27,7 @@
 //! from its cubin's text section before it runs ([`check_code`]): 16 bytes per fma plus the
 //! prologue and epilogue of the first kernel from the same compiler. That costs nothing, where
 //! disassembling every kernel to count its FFMAs took cuobjdump 0.3-0.5 s a kernel (the unit
-//! tests count them in ptxas's SASS where the toolkit is installed, and `all` still checks a
-//! prebuilt kernel's SASS where it has it).
+//! tests count them in ptxas's SASS where the toolkit is installed).
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -98,14 +97,6 @@ pub fn generated(isa: &str, instructions: u32) -> Generated {
         name: ENTRY,
         ptx: straight_line_ptx(isa, instructions),
     }
-}
-
-/// How many FFMA instructions `sass` (cuobjdump's listing of one straight-line kernel) holds:
-/// one per generated fma when ptxas folded none away.
-pub fn ffma_count(sass: &str) -> usize {
-    sass.lines()
-        .filter(|line| line.split_whitespace().any(|word| word == "FFMA"))
-        .count()
 }
 
 /// Bytes of the straight-line kernel's code in `cubin`: its `.text.straight_line` section.
@@ -178,28 +169,17 @@ impl<'a> CodeProbe<'a> {
 /// Cubins by code size, each with the compiler that made it.
 type Kernels = Vec<(u64, Vec<u8>, String)>;
 
-/// The cubin of each (size, instructions, PTX): prebuilt by `gpubench all` where it was (its
-/// SASS, where `all` made it, checked for one FFMA per instruction), else compiled here; and
-/// how many were prebuilt.
-fn find_or_compile(gpu: &Gpu, sized: Vec<(u64, u32, String)>) -> Result<(Kernels, usize)> {
+/// The cubin of each (size, PTX): prebuilt by `gpubench all` where it was, else compiled
+/// here; and how many were prebuilt.
+fn find_or_compile(gpu: &Gpu, sized: Vec<(u64, String)>) -> Result<(Kernels, usize)> {
     let mut kernels = Vec::with_capacity(sized.len());
     // (size, PTX) of the sizes `all` did not compile ahead.
     let mut to_compile: Vec<(u64, String)> = Vec::new();
-    for (size, instructions, ptx) in sized {
-        let Some(found) = prebuilt::find_ptx(ENTRY, &ptx) else {
-            to_compile.push((size, ptx));
-            continue;
-        };
-        if let Some(sass) = found.sass() {
-            let ffma = ffma_count(&sass);
-            if ffma != instructions as usize {
-                bail!(
-                    "the prebuilt straight-line kernel of {instructions} fma instructions holds {ffma} FFMA in its SASS ({}): the code size would be wrong",
-                    found.tools
-                );
-            }
+    for (size, ptx) in sized {
+        match prebuilt::find_ptx(ENTRY, &ptx) {
+            Some(found) => kernels.push((size, found.cubin, found.tools)),
+            None => to_compile.push((size, ptx)),
         }
-        kernels.push((size, found.cubin, found.tools));
     }
     let prebuilt = kernels.len();
     let jobs: Vec<(&str, Option<u32>)> = to_compile
@@ -227,19 +207,14 @@ impl super::Probe for CodeProbe<'_> {
         wanted.dedup();
         let mut sized = Vec::with_capacity(wanted.len());
         for size in wanted {
-            let instructions = Self::instructions(size)?;
-            sized.push((
-                size,
-                instructions,
-                straight_line_ptx(&self.isa, instructions),
-            ));
+            sized.push((size, straight_line_ptx(&self.isa, Self::instructions(size)?)));
         }
         // Host work only: waiting for the kernels `all` is still compiling and compiling the
         // rest. Under `gpubench all` another suite may measure meanwhile, so the suite steps
         // aside for it, unless every kernel is there already.
         let ready = sized
             .iter()
-            .all(|(_, _, ptx)| prebuilt::ready_ptx(ENTRY, ptx));
+            .all(|(_, ptx)| prebuilt::ready_ptx(ENTRY, ptx));
         let gpu = self.gpu;
         let work = || find_or_compile(gpu, sized);
         let (kernels, prebuilt) = if ready {
@@ -385,6 +360,14 @@ mod tests {
         assert!(folded.to_string().contains("not one instruction per fma"), "{folded}");
         // Less code than the fmas alone.
         assert!(check_code(100 * 16 - 16, 100, &mut None, "the driver").is_err());
+    }
+
+    /// How many FFMA instructions `sass` (cuobjdump's listing of one straight-line kernel)
+    /// holds: one per generated fma when ptxas folded none away.
+    fn ffma_count(sass: &str) -> usize {
+        sass.lines()
+            .filter(|line| line.split_whitespace().any(|word| word == "FFMA"))
+            .count()
     }
 
     #[test]
