@@ -6,7 +6,8 @@
 //! run (the driver says it is unavailable or gone), 6 the device cannot run the suite (its
 //! units start with a later architecture, the driver answers CUDA_ERROR_NOT_SUPPORTED, or the
 //! simulated device's PTX parser refuses its kernels): `gpubench all` records such a suite as
-//! skipped, with the reason, not as failed.
+//! skipped, with the reason, not as failed; 7 another process is using the GPU (refused
+//! before measuring, unless `--allow-shared`: see [`crate::gpu::conditions`]).
 
 use std::process::ExitCode;
 
@@ -26,6 +27,12 @@ impl UsageError {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Unsupported(pub String);
+
+/// Another process holds the GPU when a run starts: every figure would be wrong, so nothing is
+/// measured (exit 7). The message names the process and how to measure anyway.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SharedGpu(pub String);
 
 /// Marks an error raised while a suite was measuring on a working GPU (a chase that ended at
 /// the wrong index, a timeout, a result that could not be written), so it exits with 4.
@@ -104,6 +111,7 @@ pub enum Exit {
     MeasurementFailed = 4,
     GpuLost = 5,
     Unsupported = 6,
+    SharedGpu = 7,
 }
 
 impl Exit {
@@ -125,6 +133,12 @@ impl Exit {
                 )
         }) {
             return Exit::Unsupported;
+        }
+        if error
+            .chain()
+            .any(|c| c.downcast_ref::<SharedGpu>().is_some())
+        {
+            return Exit::SharedGpu;
         }
         // A context is found by downcasting the error itself, not by walking its chain.
         if error.downcast_ref::<MeasurementFailed>().is_some() {
@@ -192,6 +206,10 @@ mod tests {
         .into());
         let lost = lost.context(MeasurementFailed).unwrap_err();
         assert_eq!(Exit::for_error(&lost), Exit::GpuLost);
+
+        let shared = anyhow::Error::from(SharedGpu("device 0 is in use by PID 7".into()))
+            .context("checking the GPU");
+        assert_eq!(Exit::for_error(&shared), Exit::SharedGpu);
 
         let io = anyhow::Error::from(std::io::Error::other("disk full"));
         assert_eq!(Exit::for_error(&io), Exit::Failure);

@@ -671,3 +671,160 @@ fn a_throttle_seen_during_a_suite_marks_its_figures_in_the_summary_and_compare()
     );
     assert!(compared.contains(&footnote), "{compared}");
 }
+
+/// A process that is not gpubench's, as NVML would list it: a `sleep` of this test's, not a
+/// child of the gpubench it runs.
+fn another_process() -> std::process::Child {
+    std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap()
+}
+
+/// Another process on the GPU when `all` starts: refused in one sentence naming it, exit 7,
+/// nothing written; the same for a suite run on its own. With `--allow-shared` the run
+/// measures, records the process in every suite's metadata, and leaves no figure a figure:
+/// each is unresolved with the reason "shared GPU", and the summary opens with the
+/// conditions.
+#[test]
+fn another_process_on_the_gpu_is_refused_or_every_figure_unresolved() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = fake_gpu_with_nvml(dir.path()) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let mut other = another_process();
+    let pid = other.id().to_string();
+    let env = [("FAKE_NVML_OTHER_PID", pid.as_str())];
+    let run = tempfile::tempdir().unwrap();
+    let refused = Command::cargo_bin("gpubench")
+        .unwrap()
+        .current_dir(run.path())
+        .env("LD_LIBRARY_PATH", &libraries)
+        .env("FAKE_NVML_OTHER_PID", &pid)
+        .args(["all", "--only", "clock", "--output", "out"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(7);
+    let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(one_error_line(&said), "{said}");
+    assert!(
+        said.contains(&format!(
+            "device 0 is in use by PID {pid} (sleep, 1024 MiB)"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("--allow-shared"), "{said}");
+    assert!(!run.path().join("out").exists());
+    let alone = Command::cargo_bin("gpubench")
+        .unwrap()
+        .current_dir(run.path())
+        .env("LD_LIBRARY_PATH", &libraries)
+        .env("FAKE_NVML_OTHER_PID", &pid)
+        .args(["clock", "--output", "alone"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(7);
+    let said = String::from_utf8_lossy(&alone.get_output().stderr).into_owned();
+    assert!(said.contains(&format!("PID {pid} (sleep")), "{said}");
+    assert!(!run.path().join("alone").exists());
+
+    let only = ["--only", "clock,sync", "--allow-shared"];
+    assert_eq!(all_on_fake_gpus(&libraries, run.path(), &env, &only), 0);
+    other.kill().unwrap();
+    other.wait().unwrap();
+    let out = run.path().join("out");
+    for suite in ["clock", "sync"] {
+        let conditions = json(&out.join(suite).join("metadata.json"))["conditions"].clone();
+        assert_eq!(conditions["allow_shared"], true, "{conditions}");
+        assert_eq!(
+            conditions["others_at_start"][0]["pid"].as_u64(),
+            pid.parse().ok()
+        );
+    }
+    let summary = json(&out.join("summary.json"));
+    let figures = summary["figures"].as_array().unwrap();
+    assert!(!figures.is_empty());
+    for figure in figures.iter().filter(|f| f["source"] != "roofline.csv") {
+        assert_eq!(figure["status"], "unresolved", "{figure}");
+        assert_eq!(figure["unresolved"]["reason"], "shared-gpu", "{figure}");
+    }
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let conditions = md.find("## Conditions").expect("a Conditions block");
+    assert!(conditions < md.find("| Section").unwrap(), "{md}");
+    assert!(
+        md.contains(&format!("Other processes at the start: PID {pid} (sleep")),
+        "{md}"
+    );
+    assert!(
+        md.contains("shared GPU: measured with --allow-shared beside PID"),
+        "{md}"
+    );
+}
+
+/// A process that starts while `all` runs (NVML lists it only while the sync suite measures):
+/// `all` goes on and completes, the sync suite's figures are unresolved naming the process,
+/// the clock suite's stay figures, and the Conditions block names the suite it overlapped.
+#[test]
+fn a_process_that_appears_during_a_suite_marks_that_suite_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = fake_gpu_with_nvml(dir.path()) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let mut other = another_process();
+    let pid = other.id().to_string();
+    let env = [
+        ("FAKE_NVML_OTHER_PID", pid.as_str()),
+        ("FAKE_NVML_OTHER_SUITE", "sync"),
+    ];
+    let run = tempfile::tempdir().unwrap();
+    assert_eq!(
+        all_on_fake_gpus(&libraries, run.path(), &env, &["--only", "clock,sync"]),
+        0
+    );
+    other.kill().unwrap();
+    other.wait().unwrap();
+    let out = run.path().join("out");
+    let during = |suite: &str| {
+        json(&out.join(suite).join("metadata.json"))["conditions"]["others_during"].clone()
+    };
+    assert_eq!(during("sync")[0]["pid"].as_u64(), pid.parse().ok());
+    assert_eq!(during("clock").as_array().map(Vec::len), Some(0));
+    let summary = json(&out.join("summary.json"));
+    let of = |suite: &str| {
+        summary["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["source"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("{suite}/"))
+            })
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert!(!of("sync").is_empty() && !of("clock").is_empty());
+    for figure in of("sync") {
+        assert_eq!(figure["unresolved"]["reason"], "shared-gpu", "{figure}");
+        assert!(
+            figure["uncertainty"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("PID {pid} (sleep")),
+            "{figure}"
+        );
+    }
+    for figure in of("clock") {
+        assert!(figure["unresolved"].is_null(), "{figure}");
+    }
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        md.contains(&format!(
+            "**check:** Other processes while suites measured: sync: PID {pid} (sleep"
+        )),
+        "{md}"
+    );
+}

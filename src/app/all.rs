@@ -135,6 +135,18 @@ pub fn run(args: &AllArgs) -> Result<()> {
     // suites'.
     let device = args.device.index()?;
     let compute_capability = crate::gpu::compute_capability(device)?;
+    // Another program on the GPU makes every figure wrong: refused before anything is written
+    // (exit 7), unless --allow-shared, where every suite marks its figures (gpu::conditions).
+    let found = crate::gpu::conditions::at_start(
+        &crate::gpu::uuid_of(device)?,
+        args.conditions.allow_shared,
+    );
+    if let Some(refusal) = crate::gpu::conditions::refusal(&found, device) {
+        return Err(refusal.into());
+    }
+    if let Some(shared) = found.shared() {
+        eprintln!("warning: {shared}; every figure of this run will be unresolved");
+    }
     let run = RunDir::create(args.output.as_deref(), "all")?;
     eprintln!("writing to {}", run.path().display());
     let me = std::env::current_exe().context("finding gpubench's own path")?;

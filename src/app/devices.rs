@@ -83,7 +83,8 @@ pub fn of_suite(suite: &'static dyn Suite, matches: &ArgMatches) -> Result<Optio
         return Ok(None);
     };
     let plots = PlotArgs::from_arg_matches(matches)?;
-    let plot_flags = plots.to_flags()?;
+    let mut plot_flags = plots.to_flags()?;
+    plot_flags.extend(crate::cli::ConditionArgs::from_arg_matches(matches)?.to_flags()?);
     let mut command = vec![suite.name().to_string()];
     command.extend(suite.flags(&for_record(&settings)?)?);
     command.extend(plot_flags.iter().cloned());

@@ -139,6 +139,9 @@ pub struct AllArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub fan_out: SerialArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub conditions: ConditionArgs,
     /// New run directory (default: results/runs/<UTC time>-all); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -231,6 +234,26 @@ impl PlotArgs {
             &PlotArgs::augment_args(clap::Command::new("plots")),
             &serde_json::to_value(self)?,
             &serde_json::to_value(flags::defaults::<PlotArgs>())?,
+        )
+    }
+}
+
+/// What a run does where another process uses the GPU; every suite and `all` take it.
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct ConditionArgs {
+    /// Measure even where another process uses the GPU (refused otherwise, exit 7): every
+    /// figure of the run is then unresolved, with the reason "shared GPU" and the process named.
+    #[arg(long)]
+    pub allow_shared: bool,
+}
+
+impl ConditionArgs {
+    /// The flags that give these options back, as clap describes them.
+    pub fn to_flags(&self) -> anyhow::Result<Vec<String>> {
+        flags::flags(
+            &ConditionArgs::augment_args(clap::Command::new("conditions")),
+            &serde_json::to_value(self)?,
+            &serde_json::to_value(flags::defaults::<ConditionArgs>())?,
         )
     }
 }

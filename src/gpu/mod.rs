@@ -2,6 +2,7 @@
 //! PTX, launching and waiting with a deadline, and turning every driver failure into a
 //! [`GpuError`] that says what to do. Typed launches (the only `unsafe`) are in [`launch`].
 
+pub mod conditions;
 pub mod connections;
 pub mod health;
 pub mod jit;
@@ -62,6 +63,9 @@ pub struct Gpu {
     /// its time is simulated, so probes sized in wall time are sized for it.
     pub simulated: bool,
     pub spent: TimeSpent,
+    /// What [`conditions::at_start`] found before this process made its context, where it
+    /// checked (a suite run on its own; under `all`, `all` checks once for every suite).
+    pub conditions_at_start: Option<conditions::Conditions>,
 }
 
 /// Where a process's time with the GPU went, for `all`'s timing table: starting the driver
@@ -263,6 +267,17 @@ pub fn compute_capability(ordinal: usize) -> Result<String, GpuError> {
     ))
 }
 
+/// The UUID of device `ordinal`, read without creating a context (so that NVML lists no
+/// process of gpubench's on it yet).
+pub fn uuid_of(ordinal: usize) -> Result<String, GpuError> {
+    start_driver()?;
+    let count = CudaContext::device_count().map_err(driver_error("counting devices"))?;
+    check_ordinal(ordinal, count)?;
+    let device = cudarc::driver::result::device::get(ordinal as i32)
+        .map_err(driver_error("finding the device"))?;
+    device_uuid(device)
+}
+
 /// Every device the driver sees, in ordinal order.
 pub fn devices() -> Result<Vec<DeviceIdentity>, GpuError> {
     start_driver()?;
@@ -334,6 +349,7 @@ impl Gpu {
             loaded_from: std::collections::BTreeMap::new(),
             chase_carveout_percent: launch::CHASE_CARVEOUT_PERCENT,
             simulated,
+            conditions_at_start: None,
             spent: TimeSpent {
                 opened: started,
                 driver_start: started.elapsed(),

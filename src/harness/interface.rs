@@ -96,6 +96,7 @@ impl<T: SuiteDef> Suite for T {
         // Augmenting sets the command's about from each Args struct's doc comment; the
         // suite's own sentence goes on last so the help lists it, not PlotArgs' doc.
         let command = crate::cli::PlotArgs::augment_args(command);
+        let command = crate::cli::ConditionArgs::augment_args(command);
         crate::cli::SerialArgs::augment_args(command)
             .about(T::ABOUT)
             .long_about(None)
@@ -107,6 +108,9 @@ impl<T: SuiteDef> Suite for T {
         let plots = crate::cli::PlotArgs::from_arg_matches(matches)
             .map_err(|e| UsageError::new(e.to_string()))?;
         crate::report::plot::set_style(plots.style());
+        let conditions = crate::cli::ConditionArgs::from_arg_matches(matches)
+            .map_err(|e| UsageError::new(e.to_string()))?;
+        crate::gpu::conditions::set_allow_shared(conditions.allow_shared);
         super::suite::request(serde_json::to_value(&args)?);
         T::run(&args)
     }

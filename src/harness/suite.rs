@@ -13,6 +13,7 @@ use super::Suite;
 use crate::error::{Exit, MeasurementFailed};
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::gpu::Gpu;
+use crate::gpu::conditions::{self, Conditions, Watch};
 use crate::gpu::health::{self, Health, throttling};
 use crate::report::figures::{FILE as FIGURES_FILE, FiguresFile};
 use crate::report::metadata::{BuildRecord, RunMetadata, Status, TimeSplit, utc_now};
@@ -24,7 +25,20 @@ pub fn open(device: usize, output: Option<&Path>, entries: &[(&str, &str)]) -> R
     if let Some(output) = output {
         run_dir::check_new(output)?;
     }
+    // Before this process makes a context: whatever NVML lists on the GPU is another
+    // program's. Under `all`, `all` checked once before its first suite.
+    let conditions_at_start = if crate::gpu::lease::var(crate::gpu::lease::LEASE_ENV).is_none() {
+        let uuid = crate::gpu::uuid_of(device)?;
+        let found = conditions::at_start(&uuid, conditions::allow_shared());
+        if let Some(refusal) = conditions::refusal(&found, device) {
+            return Err(refusal.into());
+        }
+        Some(found)
+    } else {
+        None
+    };
     let mut gpu = Gpu::open(device)?;
+    gpu.conditions_at_start = conditions_at_start;
     // A module `gpubench all` is still compiling ahead (pipeline's, on an H200: 0.8 s after
     // its turn came) is waited for off the GPU, so the suites after this one measure meanwhile.
     let modules: Vec<&str> = entries.iter().map(|(module, _)| *module).collect();
@@ -147,6 +161,8 @@ pub struct SuiteRun {
     started: Instant,
     /// NVML on the device, where it could be opened.
     health: Option<Health>,
+    /// The GPU's other processes, listed while the suite measures.
+    watch: Option<Watch>,
 }
 
 fn start(
@@ -158,6 +174,7 @@ fn start(
 ) -> Result<SuiteRun> {
     let device = gpu.properties()?;
     let uuid = gpu.uuid().map_err(|e| e.to_string());
+    let uuid_for_watch = uuid.clone().ok();
     // NVML starts on another thread while the GPU measures the clock (it takes about 10 ms).
     let ((nvml, health), clocks) = std::thread::scope(|scope| {
         let nvml = scope.spawn(|| health::start(uuid));
@@ -169,6 +186,7 @@ fn start(
         (nvml, clocks)
     });
     let (sm_clock_before, read_overhead) = clocks?;
+    let (conditions, watch) = watch_conditions(gpu, uuid_for_watch.as_deref());
     let suite = of.name();
     let run = RunDir::create(output, suite)?;
     eprintln!("writing to {}", run.path().display());
@@ -191,6 +209,7 @@ fn start(
         time_split: None,
         gpu_waits: Vec::new(),
         nvml,
+        conditions,
         settings,
     };
     run.write_json("metadata.json", &metadata)?;
@@ -204,7 +223,29 @@ fn start(
         metadata,
         started: Instant::now(),
         health,
+        watch,
     })
+}
+
+/// The conditions the suite starts under (what `open` found before the context, or, under
+/// `all`, the processes not gpubench's on the GPU now) and a watch of the GPU's processes
+/// until the suite is done with it. A process found now under `all` came after `all` checked:
+/// it shares the GPU with this suite, unless `--allow-shared` let it be there from the start.
+fn watch_conditions(gpu: &mut Gpu, uuid: Option<&str>) -> (Conditions, Option<Watch>) {
+    let allow_shared = conditions::allow_shared();
+    let mut found = match gpu.conditions_at_start.take() {
+        Some(found) => found,
+        None => {
+            let mut now = uuid.map_or_else(Conditions::default, |uuid| {
+                conditions::in_worker(uuid, allow_shared)
+            });
+            now.allow_shared = allow_shared;
+            now
+        }
+    };
+    found.allow_shared = allow_shared;
+    let watch = uuid.filter(|_| !gpu.simulated).map(Watch::start);
+    (found, watch)
 }
 
 impl SuiteRun {
@@ -244,6 +285,13 @@ impl SuiteRun {
         }
     }
 
+    /// Ends the watch of the GPU's processes and records what it saw.
+    fn stop_watch(&mut self) {
+        if let Some(watch) = self.watch.take() {
+            watch.stop(&mut self.metadata.conditions);
+        }
+    }
+
     /// Ends the suite's GPU work: records the clock after the measurement and tells `gpubench
     /// all` the next suite may start, while this one fits, draws and writes (host work only
     /// from here on). [`SuiteRun::finish`] does it where a suite did not.
@@ -253,6 +301,7 @@ impl SuiteRun {
         }
         self.note_gpu_busy();
         self.metadata.sm_clock_after = Some(measure_sm_clock(gpu)?);
+        self.stop_watch();
         crate::gpu::lease::done_with_gpu();
         crate::gpu::lease::trace("closing clock: done with the GPU");
         Ok(())
@@ -286,6 +335,10 @@ impl SuiteRun {
                 },
             )
         });
+        self.stop_watch();
+        if let Some(shared) = self.metadata.conditions.shared() {
+            eprintln!("warning: {shared}; every figure of this suite is unresolved");
+        }
         if let Some(health) = &self.health {
             let after = health.sample();
             if let Some(before) = &self.metadata.nvml.before {

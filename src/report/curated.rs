@@ -411,6 +411,7 @@ mod tests {
 
     fn summary(figures: Vec<Figure>) -> Summary {
         Summary {
+            conditions: Vec::new(),
             caption: String::new(),
             figures,
             suites: Vec::new(),

@@ -181,6 +181,7 @@ mod tests {
 
     fn figure(value: f64, unit: &str, uncertainty: &str, interval: Option<(f64, f64)>) -> Figure {
         Figure {
+            unresolved: None,
             section: "Pipeline".into(),
             quantity: "int32 add: latency".into(),
             value: Some(value),

@@ -27,6 +27,39 @@ pub struct Figure {
     /// `low`–`high`). The summary, the machine model and the Accel-Sim export carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_sm: Option<Vec<Option<f64>>>,
+    /// Why a condition of the run, not its inference, leaves the figure unresolved (another
+    /// process on the GPU, a rate above its physical ceiling), where one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unresolved: Option<Unresolved>,
+}
+
+/// A condition of the run that leaves a figure unresolved, and what it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unresolved {
+    pub reason: Reason,
+    /// What was seen: the process, the ceiling and the clock it was made of.
+    pub detail: String,
+}
+
+/// Why a figure is not a figure, where the run's conditions say so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    /// Another process used the GPU while the suite measured (or `--allow-shared`).
+    SharedGpu,
+    /// A rate above what the device can physically do: the timer or clock it was made of is
+    /// wrong, not the GPU fast.
+    AboveCeiling,
+}
+
+impl Reason {
+    /// The words the tables put before the detail.
+    pub fn label(self) -> &'static str {
+        match self {
+            Reason::SharedGpu => "shared GPU",
+            Reason::AboveCeiling => "above its physical ceiling",
+        }
+    }
 }
 
 /// Below this confidence an inferred figure (a level read from a fit, `confidence 0.12`) says
@@ -48,11 +81,31 @@ impl Figure {
     /// calibration stands behind, a parameter the data do not identify, or a value a repeat
     /// did not confirm.
     pub fn is_unresolved(&self) -> bool {
-        self.stated_confidence()
-            .is_some_and(|c| c < LEAST_CONFIDENCE)
+        self.unresolved.is_some()
+            || self
+                .stated_confidence()
+                .is_some_and(|c| c < LEAST_CONFIDENCE)
             || self.uncertainty.starts_with("uncalibrated")
             || self.uncertainty.starts_with("did not repeat")
             || self.quantity.contains("not identifiable")
+    }
+
+    /// Leaves the figure unresolved for `reason`, its uncertainty led by the reason and
+    /// `detail` (as the tables show it). A figure already marked keeps its first reason.
+    pub fn mark_unresolved(&mut self, reason: Reason, detail: &str) {
+        if self.unresolved.is_some() {
+            return;
+        }
+        let mark = format!("{}: {detail}", reason.label());
+        self.uncertainty = if self.uncertainty.is_empty() {
+            mark
+        } else {
+            format!("{mark}; {}", self.uncertainty)
+        };
+        self.unresolved = Some(Unresolved {
+            reason,
+            detail: detail.to_string(),
+        });
     }
 }
 
@@ -77,6 +130,7 @@ impl Figure {
             text: None,
             source: "x".into(),
             per_sm: None,
+            unresolved: None,
         }
     }
 }
@@ -181,6 +235,7 @@ impl Rows {
             return;
         }
         self.figures.push(Figure {
+            unresolved: None,
             section: self.section.into(),
             quantity: quantity.into(),
             value,

@@ -29,7 +29,7 @@ pub(super) const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}\
 th{background:#f4f4f4}td{overflow-wrap:break-word}.figure{overflow-x:auto}td.v{white-space:nowrap;text-align:right}.figure svg{max-width:100%;height:auto;box-sizing:border-box;border:1px solid #eee;margin:.5em 0}\
-.identity td:first-child{font-weight:bold}.files{font-size:.9em}.throttled{color:#a40}nav a{margin-right:.8em}";
+.identity td:first-child{font-weight:bold}.files{font-size:.9em}.throttled{color:#a40}.check{color:#a40;font-weight:bold}nav a{margin-right:.8em}";
 
 /// The page for `summary`, made of the files `sources` names.
 pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
@@ -40,6 +40,7 @@ pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
     let _ = writeln!(html, "<style>{STYLE}</style>\n</head>\n<body>");
     let _ = writeln!(html, "<h1>gpubench: {}</h1>", escape(gpu));
     html += &identity(summary, sources);
+    html += &super::conditions::html(&summary.conditions);
     html += "<nav>";
     for (name, _) in sources.suites {
         let _ = write!(html, "<a href=\"#{0}\">{0}</a>", escape(name));

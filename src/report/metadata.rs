@@ -94,6 +94,8 @@ pub struct RunMetadata {
     /// The GPU's identity and health (NVML) before and after the run, and whether it was
     /// throttled.
     pub nvml: crate::gpu::health::NvmlRecord,
+    /// Other processes on the GPU, MIG and pending retirements ([`crate::gpu::conditions`]).
+    pub conditions: crate::gpu::conditions::Conditions,
     /// The experiment's settings and any run-specific notes (e.g. what was subtracted).
     pub settings: serde_json::Value,
 }
@@ -186,6 +188,8 @@ pub struct SavedMetadata {
     pub gpu_busy_seconds: Option<f64>,
     pub time_split: Option<TimeSplit>,
     pub nvml: crate::gpu::health::NvmlRecord,
+    /// What was checked of the GPU's other users and state; `None` in runs written before.
+    pub conditions: Option<crate::gpu::conditions::Conditions>,
     pub settings: serde_json::Value,
 }
 
@@ -249,6 +253,11 @@ impl SavedMetadata {
 
     pub fn complete(&self) -> bool {
         self.status == "complete"
+    }
+
+    /// Which other process shared the GPU with the suite, where one did.
+    pub fn shared(&self) -> Option<String> {
+        self.conditions.as_ref().and_then(|c| c.shared())
     }
 
     /// [`plot_title`] for this run.

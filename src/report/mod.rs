@@ -4,6 +4,7 @@ pub mod accel_sim;
 pub mod calibration;
 pub mod calibration_families;
 pub mod compare;
+pub mod conditions;
 pub mod curated;
 pub mod devices;
 pub mod domain;

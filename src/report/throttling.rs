@@ -55,9 +55,11 @@ mod tests {
 
     fn summary(throttled: Option<&str>) -> Summary {
         Summary {
+            conditions: Vec::new(),
             caption: String::new(),
             figures: Vec::new(),
             suites: vec![SuiteTiming {
+                shared: None,
                 name: "sync".into(),
                 status: "complete".into(),
                 seconds: Some(1.0),
@@ -71,6 +73,7 @@ mod tests {
 
     fn figure(source: &str) -> Figure {
         Figure {
+            unresolved: None,
             section: "Sync".into(),
             quantity: "barrier cost".into(),
             value: Some(20.0),

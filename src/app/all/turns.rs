@@ -58,6 +58,7 @@ pub(super) fn spawn_suite(
         ..suite.clone()
     })?;
     command_line.extend(args.plots.to_args()?);
+    command_line.extend(args.conditions.to_flags()?);
     let log_path = logs.join(format!("{}.log", suite.name));
     let gpu_done = logs.join(format!("{}.gpu-done", suite.name));
     let go = logs.join(format!("{}.go", suite.name));

@@ -2,6 +2,7 @@ use super::*;
 
 fn figure(quantity: &str, value: f64, interval: Option<(f64, f64)>) -> Figure {
     Figure {
+        unresolved: None,
         section: "S".into(),
         quantity: quantity.into(),
         value: Some(value),
@@ -30,6 +31,7 @@ fn verdict(quantity: &str, text: &str) -> Figure {
 
 fn summary(figures: Vec<Figure>) -> Summary {
     Summary {
+        conditions: Vec::new(),
         caption: "c".into(),
         figures,
         suites: vec![],

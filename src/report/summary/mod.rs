@@ -158,6 +158,12 @@ fn figures_of(
     for figure in &mut figures {
         figure.source = format!("{name}/{}", figure.source);
     }
+    // Another program on the GPU while the suite measured: none of its numbers stands.
+    if let Some(shared) = metadata.shared() {
+        for figure in &mut figures {
+            figure.mark_unresolved(super::figures::Reason::SharedGpu, &shared);
+        }
+    }
     Ok(figures)
 }
 
@@ -253,6 +259,7 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
                 .or_else(|| metadata.error.clone()),
             time_split: listed.and_then(|s| s.time_split).or(metadata.time_split),
             throttled: metadata.nvml.throttled.clone(),
+            shared: metadata.shared(),
         });
         if metadata.complete() && first_metadata.is_none() {
             first_metadata = Some(metadata);
@@ -273,6 +280,10 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
             .as_ref()
             .map_or("no complete suite".into(), caption),
         figures,
+        conditions: first_metadata
+            .as_ref()
+            .map(|first| super::conditions::of_run(first, &suites))
+            .unwrap_or_default(),
         suites,
         total_seconds: manifest.as_ref().and_then(|m| m.total_seconds),
     })
@@ -307,6 +318,7 @@ mod tests {
     #[test]
     fn a_latency_and_its_throughput_share_one_row() {
         let figure = |section: &str, quantity: &str, value: f64, unit: &str| Figure {
+            unresolved: None,
             section: section.into(),
             quantity: quantity.into(),
             value: Some(value),
@@ -348,6 +360,7 @@ mod tests {
     #[test]
     fn the_time_table_splits_where_suites_recorded_a_split() {
         let suite = |name: &str, split: Option<TimeSplit>| SuiteTiming {
+            shared: None,
             name: name.into(),
             status: "complete".into(),
             seconds: Some(2.0),
@@ -366,6 +379,7 @@ mod tests {
             setup_seconds: 0.1,
         };
         let summary = |suites| Summary {
+            conditions: Vec::new(),
             caption: "c".into(),
             figures: vec![],
             suites,
@@ -396,6 +410,7 @@ mod tests {
     #[test]
     fn a_figure_a_repeat_does_not_confirm_is_unresolved() {
         let figure = |quantity: &str, value: f64| Figure {
+            unresolved: None,
             section: "Atomics".into(),
             quantity: quantity.into(),
             value: Some(value),
@@ -408,6 +423,7 @@ mod tests {
             per_sm: None,
         };
         let summary_of = |figures: Vec<Figure>| Summary {
+            conditions: Vec::new(),
             caption: String::new(),
             figures,
             suites: Vec::new(),

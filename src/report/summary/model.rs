@@ -20,6 +20,10 @@ pub struct SuiteTiming {
     /// ([`crate::report::throttling`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throttled: Option<String>,
+    /// Which other process used the GPU while the suite measured, where one did
+    /// ([`crate::gpu::conditions`]); every figure of the suite is then unresolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +36,10 @@ pub struct Summary {
     pub figures: Vec<Figure>,
     pub suites: Vec<SuiteTiming>,
     pub total_seconds: Option<f64>,
+    /// What the run found of the GPU's other users and state ([`crate::report::conditions`]);
+    /// empty for runs that recorded none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<crate::report::conditions::ConditionLine>,
 }
 
 fn with_status<S: serde::Serializer>(figures: &[Figure], out: S) -> Result<S::Ok, S::Error> {

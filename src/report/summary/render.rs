@@ -98,6 +98,7 @@ fn marked_value(summary: &Summary, row: &Row) -> String {
 pub fn render_markdown(summary: &Summary) -> String {
     let mut md = String::from("# Architecture summary\n\n");
     let _ = writeln!(md, "{}\n", summary.caption);
+    md += &crate::report::conditions::markdown(&summary.conditions);
     let (figures, unresolved): (Vec<Figure>, Vec<Figure>) = summary
         .figures
         .iter()

@@ -1,0 +1,262 @@
+//! The "Conditions" block at the top of summary.md and the page: what the run found of the
+//! GPU's other users and state when it started (from its first suite's `metadata.json`), and
+//! which suites another process or held-down clocks disturbed. Written only for runs that
+//! recorded their conditions ([`crate::gpu::conditions`]); older runs' summaries stay as they
+//! were written.
+
+use serde::{Deserialize, Serialize};
+
+use super::metadata::SavedMetadata;
+use super::summary::SuiteTiming;
+
+/// One line of the block: what was checked, what was found, and whether it is as a
+/// measurement needs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConditionLine {
+    pub what: String,
+    pub found: String,
+    pub ok: bool,
+}
+
+/// The block's lines for a run whose first complete suite wrote `first` and whose suites
+/// ended as `suites` say; empty where the run recorded no conditions.
+pub fn of_run(first: &SavedMetadata, suites: &[SuiteTiming]) -> Vec<ConditionLine> {
+    let Some(conditions) = &first.conditions else {
+        return Vec::new();
+    };
+    let line = |what: &str, found: String, ok: bool| ConditionLine {
+        what: what.into(),
+        found,
+        ok,
+    };
+    let mut lines = Vec::new();
+    let at_start: Vec<String> = conditions
+        .others_at_start
+        .iter()
+        .map(|p| p.describe())
+        .collect();
+    lines.push(match (&conditions.processes_unknown, at_start.is_empty()) {
+        (_, false) => line(
+            "Other processes at the start",
+            format!("{} (measured anyway: --allow-shared)", at_start.join(", ")),
+            false,
+        ),
+        (Some(why), true) => line(
+            "Other processes at the start",
+            format!(
+                "not known: {why}{}",
+                conditions
+                    .utilization_at_start_percent
+                    .map_or(String::new(), |u| format!("; utilization {u} %"))
+            ),
+            false,
+        ),
+        (None, true) => line("Other processes at the start", "none".into(), true),
+    });
+    let disturbed: Vec<String> = suites
+        .iter()
+        .filter_map(|s| Some(format!("{}: {}", s.name, s.shared.as_deref()?)))
+        .collect();
+    lines.push(if disturbed.is_empty() {
+        line(
+            "Other processes while suites measured",
+            "none seen".into(),
+            true,
+        )
+    } else {
+        line(
+            "Other processes while suites measured",
+            format!(
+                "{} (every figure of those suites is unresolved)",
+                disturbed.join("; ")
+            ),
+            false,
+        )
+    });
+    let throttled = suites.iter().filter(|s| s.throttled.is_some()).count();
+    lines.push(line(
+        "Clocks held down (NVML)",
+        if throttled == 0 {
+            "in no suite".into()
+        } else {
+            format!(
+                "in {throttled} of {} suites (marked \"(throttled)\")",
+                suites.len()
+            )
+        },
+        throttled == 0,
+    ));
+    let nvml = &first.nvml;
+    let identity = nvml.identity.as_ref();
+    if let Some(before) = &nvml.before {
+        let max = identity.and_then(|i| i.max_clocks).map(|c| c.sm_mhz);
+        let measured = first.sm_clock_before.mhz;
+        let clock = match (before.clocks, max) {
+            (Some(now), Some(max)) => format!(
+                "NVML {} MHz of a maximum {max} MHz at the first suite's start; measured {}",
+                now.sm_mhz,
+                measured.map_or("-".into(), |m| format!("{m:.1} MHz"))
+            ),
+            _ => "NVML did not say".into(),
+        };
+        lines.push(line("SM clock", clock, true));
+        if let Some(reasons) = &before.clock_limit_reasons {
+            let shown = if reasons.is_empty() {
+                "none".to_string()
+            } else {
+                reasons.join(", ")
+            };
+            lines.push(line("Clock-limit reasons at the start", shown, true));
+        }
+        if let Some(t) = before.temperature_c {
+            lines.push(line("Temperature at the start", format!("{t} °C"), true));
+        }
+        if let Some(uncorrected) = before.ecc_volatile_uncorrected {
+            lines.push(line(
+                "Uncorrected ECC errors (since the driver loaded)",
+                uncorrected.to_string(),
+                uncorrected == 0,
+            ));
+        }
+    }
+    if let Some(pending) = conditions.pages_pending_retirement {
+        lines.push(line(
+            "Pages pending retirement",
+            if pending { "yes" } else { "no" }.into(),
+            !pending,
+        ));
+    }
+    if let Some(mig) = conditions.mig_enabled {
+        lines.push(line(
+            "MIG",
+            if mig {
+                "enabled: the run saw one instance"
+            } else {
+                "off"
+            }
+            .into(),
+            !mig,
+        ));
+    }
+    if let Some(identity) = identity {
+        if let Some(persistence) = identity.persistence_mode {
+            lines.push(line(
+                "Persistence mode",
+                if persistence { "on" } else { "off" }.into(),
+                true,
+            ));
+        }
+        if let Some(ecc) = identity.ecc_enabled {
+            lines.push(line("ECC", if ecc { "on" } else { "off" }.into(), true));
+        }
+        if let Some(limit) = identity.enforced_power_limit_watts {
+            lines.push(line(
+                "Power limit (enforced)",
+                format!("{limit:.0} W"),
+                true,
+            ));
+        }
+    }
+    lines
+}
+
+/// The block as Markdown (empty for no lines).
+pub fn markdown(lines: &[ConditionLine]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from("## Conditions\n\n");
+    for l in lines {
+        md += &format!(
+            "- {}{}: {}\n",
+            if l.ok { "" } else { "**check:** " },
+            super::text::markdown_cell(&l.what),
+            super::text::markdown_cell(&l.found)
+        );
+    }
+    md.push('\n');
+    md
+}
+
+/// The block as an HTML list (empty for no lines).
+pub fn html(lines: &[ConditionLine]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let escape = super::html::escape;
+    let mut html = String::from("<section id=\"conditions\"><h2>Conditions</h2><ul>\n");
+    for l in lines {
+        html += &format!(
+            "<li{}>{}: {}</li>\n",
+            if l.ok { "" } else { " class=\"check\"" },
+            escape(&l.what),
+            escape(&l.found)
+        );
+    }
+    html += "</ul></section>\n";
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::conditions::{Conditions, GpuProcess};
+
+    fn suite(name: &str, shared: Option<&str>) -> SuiteTiming {
+        SuiteTiming {
+            name: name.into(),
+            status: "complete".into(),
+            seconds: Some(1.0),
+            error: None,
+            time_split: None,
+            throttled: None,
+            shared: shared.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_run_before_conditions_were_recorded_has_no_block() {
+        let lines = of_run(&SavedMetadata::default(), &[suite("clock", None)]);
+        assert!(lines.is_empty());
+        assert_eq!(markdown(&lines), "");
+    }
+
+    #[test]
+    fn the_block_names_the_process_and_the_suites_it_disturbed() {
+        let first = SavedMetadata {
+            conditions: Some(Conditions {
+                allow_shared: true,
+                others_at_start: vec![GpuProcess {
+                    pid: 4242,
+                    name: "python3".into(),
+                    used_memory_bytes: Some(714 << 20),
+                    kind: "compute".into(),
+                }],
+                ..Conditions::default()
+            }),
+            ..SavedMetadata::default()
+        };
+        let md = markdown(&of_run(
+            &first,
+            &[suite(
+                "clock",
+                Some("PID 4242 (python3, 714 MiB) used the GPU"),
+            )],
+        ));
+        assert!(
+            md.contains("- **check:** Other processes at the start: PID 4242 (python3, 714 MiB) (measured anyway: --allow-shared)"),
+            "{md}"
+        );
+        assert!(md.contains("clock: PID 4242"), "{md}");
+        let quiet = SavedMetadata {
+            conditions: Some(Conditions::default()),
+            ..SavedMetadata::default()
+        };
+        let md = markdown(&of_run(&quiet, &[suite("clock", None)]));
+        assert!(
+            md.contains("- Other processes at the start: none\n"),
+            "{md}"
+        );
+        assert!(!md.contains("check:"), "{md}");
+    }
+}
