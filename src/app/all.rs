@@ -69,6 +69,8 @@ struct SuiteOutcome {
 
 #[derive(Debug, Serialize)]
 struct Manifest<'a> {
+    /// The run-directory format (`report::formats::CURRENT`).
+    format: u32,
     quick: bool,
     started_utc: String,
     finished_utc: Option<String>,
@@ -190,6 +192,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
         run.write_json(
             "all.json",
             &Manifest {
+                format: crate::report::formats::CURRENT,
                 quick: args.quick,
                 started_utc: started_utc.clone(),
                 finished_utc: finished.map(|_| utc_now()),

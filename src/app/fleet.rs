@@ -63,7 +63,12 @@ pub fn summaries(named: &Named) -> Result<Vec<(String, PathBuf, Summary)>> {
         let summary: Summary = if saved.is_file() {
             let summary: Summary = crate::report::saved::read_json(dir, "summary.json")
                 .with_context(|| format!("{} is not a gpubench summary", saved.display()))?;
-            crate::report::domain::check(&summary.figures, &saved.display().to_string())
+            let file = saved.display().to_string();
+            let format = summary.format.unwrap_or(crate::report::formats::UNRECORDED);
+            if let Some(why) = crate::report::formats::too_new(&file, format, None) {
+                return Err(UsageError::new(why).into());
+            }
+            crate::report::domain::check(&summary.figures, &file, format)
                 .map_err(UsageError::new)?;
             summary
         } else {

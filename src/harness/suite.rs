@@ -193,6 +193,7 @@ fn start(
     let mut with_clock = modules.to_vec();
     with_clock.push("clock");
     let metadata = RunMetadata {
+        format: crate::report::formats::CURRENT,
         suite,
         status: Status::Running,
         error: None,

@@ -411,6 +411,7 @@ mod tests {
 
     fn summary(figures: Vec<Figure>) -> Summary {
         Summary {
+            format: None,
             conditions: Vec::new(),
             caption: String::new(),
             figures,

@@ -63,6 +63,12 @@ fn any_stated_confidence(figure: &Figure) -> Option<f64> {
 /// `None` where `figure` lies in its domain, else one sentence that names the field, the value
 /// and why (the caller puts the file in front).
 pub fn violation(figure: &Figure) -> Option<String> {
+    violation_in(figure, super::formats::CURRENT)
+}
+
+/// [`violation`] for a figure of a run directory of `format`, held to what that format wrote
+/// ([`super::formats`]).
+pub fn violation_in(figure: &Figure, format: u32) -> Option<String> {
     let what = format!("\"{}: {}\"", figure.section, figure.quantity);
     let fields = [
         ("value", figure.value),
@@ -81,7 +87,7 @@ pub fn violation(figure: &Figure) -> Option<String> {
                 crate::input::MAX_MAGNITUDE
             ));
         }
-        if fitted(figure) {
+        if fitted(figure) || super::formats::signed_percent_written(format, figure) {
             continue;
         }
         if x < 0.0 {
@@ -160,8 +166,9 @@ pub fn violation(figure: &Figure) -> Option<String> {
 
 /// Refuses the first figure of `figures` outside its domain: `Err` with one sentence naming
 /// `file` (where the figures were read), the field and the value.
-pub fn check(figures: &[Figure], file: &str) -> Result<(), String> {
-    match figures.iter().find_map(violation) {
+/// `format` is the run-directory format the figures were written in ([`super::formats`]).
+pub fn check(figures: &[Figure], file: &str, format: u32) -> Result<(), String> {
+    match figures.iter().find_map(|f| violation_in(f, format)) {
         Some(why) => Err(refusal(file, &why)),
         None => Ok(()),
     }
@@ -198,7 +205,7 @@ mod tests {
     #[test]
     fn the_issues_negative_latency_is_refused_in_one_sentence_naming_file_field_and_value() {
         let bad = figure(-5.0, "cycles", "", None);
-        let why = check(&[bad], "results/x/pipeline/pipeline.json").unwrap_err();
+        let why = check(&[bad], "results/x/pipeline/pipeline.json", 2).unwrap_err();
         assert!(
             why.starts_with("results/x/pipeline/pipeline.json: value of"),
             "{why}"

@@ -66,6 +66,8 @@ pub enum Status {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunMetadata {
+    /// The run-directory format ([`super::formats::CURRENT`]).
+    pub format: u32,
     pub suite: &'static str,
     pub status: Status,
     pub error: Option<String>,
@@ -178,6 +180,8 @@ pub fn plot_title(what: &str, device: &str, compute_capability: &str, mhz: f64) 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct SavedMetadata {
+    /// The run-directory format; `None` in runs written before formats were recorded.
+    pub format: Option<u32>,
     pub suite: String,
     pub status: String,
     pub error: Option<String>,
@@ -225,6 +229,12 @@ impl SavedMetadata {
     /// them.
     pub fn read(dir: &std::path::Path) -> anyhow::Result<SavedMetadata> {
         let saved: SavedMetadata = super::saved::read_json(dir, "metadata.json")?;
+        let file = dir.join("metadata.json").display().to_string();
+        if let Some(why) =
+            super::formats::too_new(&file, saved.format(), Some(&saved.build.gpubench_version))
+        {
+            return Err(crate::error::UsageError::new(why).into());
+        }
         let why = if saved.device.multiprocessors < 0 {
             Some(format!(
                 "device.multiprocessors is {}, but a GPU has no fewer than zero SMs",
@@ -253,6 +263,11 @@ impl SavedMetadata {
 
     pub fn complete(&self) -> bool {
         self.status == "complete"
+    }
+
+    /// The run-directory format it was written in.
+    pub fn format(&self) -> u32 {
+        self.format.unwrap_or(super::formats::UNRECORDED)
     }
 
     /// Which other process shared the GPU with the suite, where one did.

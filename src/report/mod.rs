@@ -13,6 +13,7 @@ pub mod emulation;
 pub mod export;
 pub mod figures;
 pub mod fleet;
+pub mod formats;
 pub mod html;
 pub mod info;
 pub mod known_rows;

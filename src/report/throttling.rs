@@ -55,6 +55,7 @@ mod tests {
 
     fn summary(throttled: Option<&str>) -> Summary {
         Summary {
+            format: None,
             conditions: Vec::new(),
             caption: String::new(),
             figures: Vec::new(),

@@ -31,6 +31,7 @@ fn verdict(quantity: &str, text: &str) -> Figure {
 
 fn summary(figures: Vec<Figure>) -> Summary {
     Summary {
+        format: None,
         conditions: Vec::new(),
         caption: "c".into(),
         figures,

@@ -113,13 +113,22 @@ pub fn plain_name(name: &str) -> bool {
 /// What the summary reads of `all.json`.
 #[derive(Debug, Deserialize)]
 struct Manifest {
+    /// Absent in runs written before formats were recorded.
+    format: Option<u32>,
     #[serde(default)]
     suites: Vec<SuiteTiming>,
     total_seconds: Option<f64>,
 }
 
 fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
-    super::saved::read_json_optional(dir, "all.json")
+    let manifest: Option<Manifest> = super::saved::read_json_optional(dir, "all.json")?;
+    if let Some(format) = manifest.as_ref().and_then(|m| m.format) {
+        let file = dir.join("all.json").display().to_string();
+        if let Some(why) = super::formats::too_new(&file, format, None) {
+            return Err(UsageError::new(why).into());
+        }
+    }
+    Ok(manifest)
 }
 
 /// A complete suite's figures: its `figures.json` where `saved` allows and it has one, or
@@ -144,7 +153,7 @@ fn figures_of(
     };
     // Nothing outside its domain is summarised: the file it came from is named instead.
     for figure in &figures {
-        if let Some(why) = super::domain::violation(figure) {
+        if let Some(why) = super::domain::violation_in(figure, metadata.format()) {
             let file = dir.join(if read_back {
                 super::figures::FILE
             } else {
@@ -276,6 +285,7 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
         figures.extend(super::roofline::figures(&roofline));
     }
     Ok(Summary {
+        format: first_metadata.as_ref().and_then(|m| m.format),
         caption: first_metadata
             .as_ref()
             .map_or("no complete suite".into(), caption),
@@ -379,6 +389,7 @@ mod tests {
             setup_seconds: 0.1,
         };
         let summary = |suites| Summary {
+            format: None,
             conditions: Vec::new(),
             caption: "c".into(),
             figures: vec![],
@@ -423,6 +434,7 @@ mod tests {
             per_sm: None,
         };
         let summary_of = |figures: Vec<Figure>| Summary {
+            format: None,
             conditions: Vec::new(),
             caption: String::new(),
             figures,

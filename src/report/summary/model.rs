@@ -28,6 +28,10 @@ pub struct SuiteTiming {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// The run-directory format of the run summarised, where it recorded one
+    /// ([`crate::report::formats`]); absent for runs written before formats were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<u32>,
     pub caption: String,
     /// Each written with a `status` of its own, "figure" or "unresolved"
     /// ([`Figure::is_unresolved`]), so that a script reading `summary.json` tells them apart

@@ -1,0 +1,162 @@
+//! Every run-directory format gpubench has written on main is read by `report`, `compare` and
+//! `export` (the trimmed fixtures under tests/fixtures/formats/, one per era of format 1: the
+//! first `all` run, the last before the slots suite's tag overheads left the summary, and the
+//! last before formats were recorded), and a format newer than this gpubench is refused in one
+//! sentence naming both formats.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+mod common;
+use common::copy_tree as copy;
+
+fn gpubench() -> Command {
+    Command::cargo_bin("gpubench").unwrap()
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("all.json").is_file())
+        .collect();
+    found.sort();
+    found
+}
+
+/// Sets `format` in the JSON object of `file`.
+fn set_format(file: &Path, format: u64) {
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    value["format"] = format.into();
+    std::fs::write(file, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+}
+
+#[test]
+fn report_compare_and_export_read_every_format_written_on_main() {
+    let found = fixtures();
+    assert!(found.len() >= 3, "{found:?}");
+    let scratch = tempfile::tempdir().unwrap();
+    let newest = found.last().unwrap();
+    for (i, run) in found.iter().enumerate() {
+        let out = scratch.path().join(format!("report-{i}"));
+        gpubench()
+            .arg("report")
+            .arg(run)
+            .arg("--output")
+            .arg(&out)
+            .assert()
+            .success();
+        let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        assert!(summary.contains("| Section | Quantity"), "{}", run.display());
+        let model = scratch.path().join(format!("model-{i}.json"));
+        gpubench()
+            .arg("export")
+            .arg(run)
+            .arg("--output")
+            .arg(&model)
+            .assert()
+            .success();
+        let model: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+        assert!(model["figures"].as_array().is_some_and(|f| !f.is_empty()));
+        if run != newest {
+            let compared = gpubench()
+                .arg("compare")
+                .arg(newest)
+                .arg(run)
+                .assert()
+                .success();
+            let said = String::from_utf8_lossy(&compared.get_output().stdout).into_owned();
+            assert!(said.contains("Flagged: "), "{said}");
+        }
+    }
+}
+
+/// The slots suite of 2026-11-22 wrote each workload's tag overhead as a percentage that may
+/// lie above 100 or below 0: read as what that version wrote, not as a damaged share.
+#[test]
+fn a_format_1_tag_overhead_above_100_percent_is_read_not_called_damaged() {
+    let run = fixtures()
+        .into_iter()
+        .find(|p| p.to_string_lossy().ends_with("7062712"))
+        .unwrap();
+    let figures = std::fs::read_to_string(run.join("slots/figures.json")).unwrap();
+    assert!(figures.contains("\"dot: tag overhead\""));
+    let out = tempfile::tempdir().unwrap();
+    gpubench()
+        .arg("report")
+        .arg(&run)
+        .arg("--output")
+        .arg(out.path().join("r"))
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.path().join("r/summary.md")).unwrap();
+    assert!(md.contains("| Lane slots | dot: tag overhead | 229.5 %"), "{md}");
+}
+
+/// A run directory of today's format is read; one of a format newer than this gpubench is
+/// refused (exit 2) in one sentence naming both formats and what to do, by each reader, and
+/// so is an `all.json` of a newer format.
+#[test]
+fn a_newer_format_is_refused_naming_both_and_the_current_one_is_read() {
+    let source = fixtures().pop().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let current = scratch.path().join("current");
+    copy(&source, &current);
+    let suites: Vec<PathBuf> = std::fs::read_dir(&current)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("metadata.json").is_file())
+        .collect();
+    for suite in &suites {
+        set_format(&suite.join("metadata.json"), 2);
+    }
+    set_format(&current.join("all.json"), 2);
+    gpubench()
+        .arg("report")
+        .arg(&current)
+        .arg("--output")
+        .arg(scratch.path().join("r2"))
+        .assert()
+        .success();
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(scratch.path().join("r2/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["format"], 2);
+
+    let newer = scratch.path().join("newer");
+    copy(&current, &newer);
+    let first = newer.join(suites[0].file_name().unwrap());
+    set_format(&first.join("metadata.json"), 99);
+    for command in ["report", "export", "compare"] {
+        let mut run = gpubench();
+        run.arg(command).arg(&newer);
+        match command {
+            "report" => run.arg("--output").arg(scratch.path().join("r99")),
+            "export" => run.arg("--output").arg(scratch.path().join("m99.json")),
+            _ => run.arg(&current),
+        };
+        let refused = run.assert().code(2);
+        let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+        assert_eq!(said.trim().lines().count(), 1, "{command}: {said}");
+        assert!(said.contains("run-directory format 99"), "{command}: {said}");
+        assert!(said.contains("formats 1 to 2"), "{command}: {said}");
+        assert!(said.contains("or newer"), "{command}: {said}");
+    }
+    let manifest = scratch.path().join("manifest");
+    copy(&current, &manifest);
+    set_format(&manifest.join("all.json"), 99);
+    let refused = gpubench()
+        .arg("report")
+        .arg(&manifest)
+        .arg("--output")
+        .arg(scratch.path().join("rm"))
+        .assert()
+        .code(2);
+    let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(said.contains("all.json is of run-directory format 99"), "{said}");
+}
