@@ -50,7 +50,11 @@ fn report_compare_and_export_read_every_format_written_on_main() {
             .assert()
             .success();
         let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
-        assert!(summary.contains("| Section | Quantity"), "{}", run.display());
+        assert!(
+            summary.contains("| Section | Quantity"),
+            "{}",
+            run.display()
+        );
         let model = scratch.path().join(format!("model-{i}.json"));
         gpubench()
             .arg("export")
@@ -94,7 +98,10 @@ fn a_format_1_tag_overhead_above_100_percent_is_read_not_called_damaged() {
         .assert()
         .success();
     let md = std::fs::read_to_string(out.path().join("r/summary.md")).unwrap();
-    assert!(md.contains("| Lane slots | dot: tag overhead | 229.5 %"), "{md}");
+    assert!(
+        md.contains("| Lane slots | dot: tag overhead | 229.5 %"),
+        "{md}"
+    );
 }
 
 /// A run directory of today's format is read; one of a format newer than this gpubench is
@@ -143,7 +150,10 @@ fn a_newer_format_is_refused_naming_both_and_the_current_one_is_read() {
         let refused = run.assert().code(2);
         let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
         assert_eq!(said.trim().lines().count(), 1, "{command}: {said}");
-        assert!(said.contains("run-directory format 99"), "{command}: {said}");
+        assert!(
+            said.contains("run-directory format 99"),
+            "{command}: {said}"
+        );
         assert!(said.contains("formats 1 to 2"), "{command}: {said}");
         assert!(said.contains("or newer"), "{command}: {said}");
     }
@@ -158,5 +168,8 @@ fn a_newer_format_is_refused_naming_both_and_the_current_one_is_read() {
         .assert()
         .code(2);
     let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
-    assert!(said.contains("all.json is of run-directory format 99"), "{said}");
+    assert!(
+        said.contains("all.json is of run-directory format 99"),
+        "{said}"
+    );
 }

@@ -79,7 +79,7 @@ const HEADLINES: &[(&str, &str)] = &[
         "flops",
         "FFMA {FP32 FFMA over all SMs, per second of wall time|1} TFLOPS \
          ({FP32 FFMA: share of the whitepaper peak|1} % of peak), DFMA \
-         {FP64 DFMA over all SMs, per second of wall time|1} \
+         {FP64 DFMA rate, all SMs at once|0} FLOP/clock/SM \
          ({FP64 DFMA: share of the whitepaper peak|0} %), HFMA2 \
          {FP16x2 HFMA2 over all SMs, per second of wall time|1} \
          ({FP16x2 HFMA2: share of the whitepaper peak|0} %)",

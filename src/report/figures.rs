@@ -257,6 +257,17 @@ impl Rows {
         }
     }
 
+    /// Holds the figure added last, where it is `quantity`, to `ceiling`
+    /// ([`super::ceilings::hold`]); nothing where there is no ceiling.
+    pub fn at_most(&mut self, quantity: &str, ceiling: Option<&super::ceilings::Ceiling>) {
+        if let (Some(last), Some(ceiling)) = (
+            self.figures.last_mut().filter(|f| f.quantity == quantity),
+            ceiling,
+        ) {
+            super::ceilings::hold(last, ceiling);
+        }
+    }
+
     /// A value with `low`–`high` of kind `label` ("95% CI", "min-max"), where given.
     pub fn push(
         &mut self,

@@ -215,6 +215,8 @@ pub struct SavedDevice {
     pub registers_per_block: Option<u32>,
     pub driver_version: Option<String>,
     pub driver_cuda_version: String,
+    /// The driver's nominal peak SM clock, where recorded.
+    pub nominal_sm_clock_mhz: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize)]

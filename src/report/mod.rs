@@ -3,6 +3,7 @@
 pub mod accel_sim;
 pub mod calibration;
 pub mod calibration_families;
+pub mod ceilings;
 pub mod compare;
 pub mod conditions;
 pub mod curated;

@@ -235,8 +235,9 @@ fn level_rows(r: &mut Rows, l: &LevelFigure) {
         Some(order) if order == SliceOrder::Stream.name() => STREAM_LABEL,
         _ => "min-max",
     };
+    let headline = format!("{name} ({})", l.from);
     r.push(
-        &format!("{name} ({})", l.from),
+        &headline,
         Some(gb(l.median_bytes_per_second)),
         "GB/s",
         Some((
@@ -245,10 +246,20 @@ fn level_rows(r: &mut Rows, l: &LevelFigure) {
             label,
         )),
     );
+    // DRAM's rate cannot pass the peak its bus and clock give.
+    let peak = l
+        .fraction_of_peak
+        .filter(|f| *f > 0.0)
+        .map(|f| crate::report::ceilings::Ceiling {
+            value: gb(l.median_bytes_per_second) / f,
+            made_of: "the DRAM's theoretical peak (2 × memory clock × bus width)".into(),
+        });
+    r.at_most(&headline, peak.as_ref());
     // The same launches per SM and clock: the headline's range, scaled alike.
     let per_sm = l.bytes_per_clock_per_sm / l.median_bytes_per_second;
+    let per_sm_quantity = format!("{name} per SM");
     r.push(
-        &format!("{name} per SM"),
+        &per_sm_quantity,
         Some(l.bytes_per_clock_per_sm),
         "bytes/clock/SM",
         (per_sm.is_finite() && l.median_bytes_per_second > 0.0).then_some((
@@ -257,13 +268,18 @@ fn level_rows(r: &mut Rows, l: &LevelFigure) {
             "min-max",
         )),
     );
+    if l.level == "shared" {
+        // 32 banks of 4 bytes per SM per clock (compute capability 5.0 on).
+        let banks = crate::report::ceilings::Ceiling {
+            value: 128.0,
+            made_of: "32 banks × 4 bytes per SM per clock".into(),
+        };
+        r.at_most(&per_sm_quantity, Some(&banks));
+    }
     if let Some(fraction) = l.fraction_of_peak {
-        r.push(
-            &format!("{name}: fraction of theoretical peak"),
-            Some(100.0 * fraction),
-            "%",
-            None,
-        );
+        let share = format!("{name}: fraction of theoretical peak");
+        r.push(&share, Some(100.0 * fraction), "%", None);
+        r.at_most(&share, Some(&crate::report::ceilings::share()));
     }
 }
 
@@ -299,12 +315,9 @@ fn copy_engine_rows(r: &mut Rows, copy: &Result<CopyEngineFigure, String>) {
             label.as_str(),
         )),
     );
-    r.push(
-        &format!("{NAME}: fraction of theoretical peak"),
-        Some(100.0 * c.fraction_of_peak),
-        "%",
-        None,
-    );
+    let share = format!("{NAME}: fraction of theoretical peak");
+    r.push(&share, Some(100.0 * c.fraction_of_peak), "%", None);
+    r.at_most(&share, Some(&crate::report::ceilings::share()));
 }
 
 /// The footprint sweeps' lines for the fleet page's overlays: GB/s against footprint, one per

@@ -137,14 +137,27 @@ pub use crate::report::known_rows::{
 /// The summary's rows: per instruction the rate per SM with its range (all SMs at once, and
 /// one alone), over the chip, the clock it held, and the share of the whitepaper peak.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
+    use crate::report::ceilings::{self, Ceiling};
+    use crate::report::metadata::SavedMetadata;
     let mut r = Rows::new(SECTION, "flops.csv");
+    let metadata = SavedMetadata::read(dir)?;
     for row in read_rows(dir)? {
         if let Some(problem) = &row.sass_problem {
             r.text(&row.name, Some(&format!("not measured: {problem}")));
             continue;
         }
+        // Physical ceilings: the whitepaper's rate per SM per clock where known, else the
+        // fastest SM's own; per second, on every SM at the highest SM clock.
+        let per_clock = row
+            .peak_flop_per_clock_per_sm
+            .unwrap_or(row.flop_per_clock_per_sm_max);
+        let per_clock_ceiling = row.peak_flop_per_clock_per_sm.map(|peak| Ceiling {
+            value: peak,
+            made_of: "the whitepaper's rate per SM".into(),
+        });
+        let all_sms = format!("{} rate, all SMs at once", row.name);
         r.push(
-            &format!("{} rate, all SMs at once", row.name),
+            &all_sms,
             Some(row.flop_per_clock_per_sm),
             "FLOP/clock/SM",
             Some((
@@ -153,17 +166,15 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
                 "min-max over SMs",
             )),
         );
-        r.push(
-            &format!("{} rate, one SM alone", row.name),
-            Some(row.one_sm_flop_per_clock),
-            "FLOP/clock/SM",
-            None,
-        );
-        r.push(
-            &chip_rate_quantity(&row.name),
-            Some(row.tflops),
-            "TFLOPS",
-            None,
+        r.at_most(&all_sms, per_clock_ceiling.as_ref());
+        let alone = format!("{} rate, one SM alone", row.name);
+        r.push(&alone, Some(row.one_sm_flop_per_clock), "FLOP/clock/SM", None);
+        r.at_most(&alone, per_clock_ceiling.as_ref());
+        let chip = chip_rate_quantity(&row.name);
+        r.push(&chip, Some(row.tflops), "TFLOPS", None);
+        r.at_most(
+            &chip,
+            ceilings::chip_rate(&metadata, per_clock, "FLOP/clock", 1e12).as_ref(),
         );
         r.push(
             &format!("SM clock during the {} loop, all SMs", row.name),
@@ -172,12 +183,9 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             None,
         );
         if let Some(fraction) = row.fraction_of_peak {
-            r.push(
-                &format!("{}: share of the whitepaper peak", row.name),
-                Some(100.0 * fraction),
-                "%",
-                None,
-            );
+            let share = format!("{}: share of the whitepaper peak", row.name);
+            r.push(&share, Some(100.0 * fraction), "%", None);
+            r.at_most(&share, Some(&ceilings::share()));
         }
     }
     Ok(r.finish())

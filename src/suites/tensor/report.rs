@@ -259,6 +259,8 @@ pub use crate::report::known_rows::{
 /// The summary's tensor rows: per kernel its latency and throughput on one row, and for wgmma
 /// the TFLOPS at the measured clock and the share of the dense peak.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
+    use crate::report::ceilings;
+    let metadata = crate::report::metadata::SavedMetadata::read(dir)?;
     let mut r = Rows::new(SECTION, "tensor.csv");
     for row in read_rows(dir)? {
         let name = format!("{} {} {}", row.family, row.shape, row.types);
@@ -282,14 +284,21 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
                 "min-max over SMs",
             )),
         );
-        r.push(&chip_rate_quantity(&name), Some(row.tflops), "TFLOPS", None);
+        let chip = chip_rate_quantity(&name);
+        r.push(&chip, Some(row.tflops), "TFLOPS", None);
+        // On every SM at the highest SM clock: the dense peak per SM where known, else the
+        // fastest SM's own rate.
+        let per_clock = row
+            .peak_flop_per_clock_per_sm
+            .unwrap_or(row.flop_per_clock_per_sm_max);
+        r.at_most(
+            &chip,
+            ceilings::chip_rate(&metadata, per_clock, "FLOP/clock", 1e12).as_ref(),
+        );
         if let Some(fraction) = row.fraction_of_peak {
-            r.push(
-                &format!("{name}: share of the dense peak"),
-                Some(100.0 * fraction),
-                "%",
-                None,
-            );
+            let share = format!("{name}: share of the dense peak");
+            r.push(&share, Some(100.0 * fraction), "%", None);
+            r.at_most(&share, Some(&ceilings::share()));
         }
     }
     Ok(r.finish())
