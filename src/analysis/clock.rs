@@ -26,6 +26,85 @@ pub fn sm_clock(start_ns: i64, start_cycles: i64, end_ns: i64, end_cycles: i64) 
     })
 }
 
+/// One busy-wait of the clock probe as each timer saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct TimedWindow {
+    pub cycles: i64,
+    pub globaltimer_ns: i64,
+    /// From just before the launch to just after the wait, on the host's monotonic clock.
+    pub host_ns: i64,
+}
+
+/// The SM clock against two timers: clock64 over %globaltimer, and clock64 over the host's
+/// monotonic clock (the difference of a long and a short window, which cancels the launch
+/// and the wait); and %globaltimer's own rate against the host's clock.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct TwoTimers {
+    /// clock64 over %globaltimer in the long windows, median (MHz).
+    pub globaltimer_mhz: f64,
+    /// clock64 over the host's clock, median over the pairs (MHz).
+    pub host_mhz: f64,
+    /// Half the range of the host readings over the pairs, and never less than two
+    /// microseconds of the window difference: the host reading's error (MHz).
+    pub host_error_mhz: f64,
+    /// %globaltimer nanoseconds per host nanosecond over the window differences, median.
+    pub globaltimer_per_host: f64,
+    /// The window difference each pair timed (ns of the host's clock), median.
+    pub window_ns: f64,
+    pub windows: Vec<[TimedWindow; 2]>,
+}
+
+impl TwoTimers {
+    /// How far the %globaltimer reading lies from the host's, relative to the host's.
+    pub fn disagreement(&self) -> f64 {
+        self.globaltimer_mhz / self.host_mhz - 1.0
+    }
+
+    /// Whether the two readings differ by more than the host reading's error (and the
+    /// %globaltimer reading's step, a microsecond over the long window).
+    pub fn disagree(&self) -> bool {
+        let step = self.globaltimer_mhz * 1e3 / self.window_ns.max(1.0);
+        (self.globaltimer_mhz - self.host_mhz).abs() > self.host_error_mhz + step
+    }
+}
+
+/// [`TwoTimers`] of pairs of (short, long) windows; `None` where a window difference is empty
+/// or runs backwards.
+pub fn two_timers(pairs: &[[TimedWindow; 2]]) -> Option<TwoTimers> {
+    let mut host = Vec::new();
+    let mut globaltimer = Vec::new();
+    let mut ratio = Vec::new();
+    let mut window = Vec::new();
+    for [short, long] in pairs {
+        let host_ns = long.host_ns - short.host_ns;
+        let cycles = long.cycles - short.cycles;
+        let gt_ns = long.globaltimer_ns - short.globaltimer_ns;
+        if host_ns <= 0 || cycles <= 0 || gt_ns <= 0 || long.globaltimer_ns <= 0 {
+            return None;
+        }
+        host.push(cycles as f64 * 1e3 / host_ns as f64);
+        globaltimer.push(long.cycles as f64 * 1e3 / long.globaltimer_ns as f64);
+        ratio.push(gt_ns as f64 / host_ns as f64);
+        window.push(host_ns as f64);
+    }
+    let host_mhz = super::stats::median(&host)?;
+    let window_ns = super::stats::median(&window)?;
+    let (low, high) = host
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+            (l.min(x), h.max(x))
+        });
+    let floor = host_mhz * 2e3 / window_ns;
+    Some(TwoTimers {
+        globaltimer_mhz: super::stats::median(&globaltimer)?,
+        host_mhz,
+        host_error_mhz: ((high - low) / 2.0).max(floor),
+        globaltimer_per_host: super::stats::median(&ratio)?,
+        window_ns,
+        windows: pairs.to_vec(),
+    })
+}
+
 /// Min / median / max of back-to-back clock64 differences.
 pub fn read_overhead(differences: &[i64]) -> Option<Summary> {
     let values: Vec<f64> = differences.iter().map(|&d| d as f64).collect();
@@ -164,6 +243,57 @@ pub fn counter_scope(stamps: &[BlockStamp], mhz: f64) -> Option<CounterScope> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A window of `ms` on a GPU at `mhz` whose %globaltimer runs `gt_rate` times the host's,
+    /// with `overhead_us` of launch and wait on the host.
+    fn window(ms: f64, mhz: f64, gt_rate: f64, overhead_us: f64) -> TimedWindow {
+        let host_ns = ms * 1e6;
+        TimedWindow {
+            cycles: (host_ns * mhz / 1e3) as i64,
+            globaltimer_ns: (host_ns * gt_rate) as i64,
+            host_ns: (host_ns + overhead_us * 1e3) as i64,
+        }
+    }
+
+    #[test]
+    fn the_host_reading_cancels_the_launch_and_finds_a_slow_globaltimer() {
+        // An H100 at 1979.5 MHz whose %globaltimer runs 0.78 % slow: clock64 over
+        // %globaltimer reads 1995 MHz, above the card's maximum.
+        let pairs: Vec<[TimedWindow; 2]> = (0..3)
+            .map(|i| {
+                [
+                    window(10.0, 1979.5, 0.9922, 20.0 + f64::from(i)),
+                    window(110.0, 1979.5, 0.9922, 21.0),
+                ]
+            })
+            .collect();
+        let t = two_timers(&pairs).unwrap();
+        assert!((t.host_mhz - 1979.5).abs() < 0.05, "{t:?}");
+        assert!((t.globaltimer_mhz - 1995.1).abs() < 0.2, "{t:?}");
+        assert!((t.globaltimer_per_host - 0.9922).abs() < 1e-4, "{t:?}");
+        assert!(t.disagree());
+        assert!(t.host_error_mhz < 0.1, "{t:?}");
+        let agreeing: Vec<[TimedWindow; 2]> = (0..3)
+            .map(|_| {
+                [
+                    window(10.0, 1980.0, 1.0, 20.0),
+                    window(110.0, 1980.0, 1.0, 20.0),
+                ]
+            })
+            .collect();
+        let t = two_timers(&agreeing).unwrap();
+        assert!(!t.disagree(), "{t:?}");
+        assert!(t.disagreement().abs() < 1e-4);
+    }
+
+    #[test]
+    fn a_timer_that_stands_still_gives_no_reading() {
+        let still = [
+            window(10.0, 1980.0, 1.0, 20.0),
+            window(10.0, 1980.0, 1.0, 20.0),
+        ];
+        assert!(two_timers(&[still]).is_none());
+    }
 
     #[test]
     fn ticks_per_microsecond_is_megahertz() {

@@ -36,6 +36,35 @@ pub fn measure_sm_clock(gpu: &mut Gpu) -> Result<SmClock> {
     .context("the SM clock probe saw %globaltimer or clock64 stand still")
 }
 
+/// The windows of the SM clock against the host's clock: a short and a long busy-wait, whose
+/// difference (100 ms) cancels the launch and the wait each includes; the host's clock reads
+/// to a microsecond or so, 0.001 % of the difference.
+pub const TWO_TIMERS_SHORT: Duration = Duration::from_millis(10);
+pub const TWO_TIMERS_LONG: Duration = Duration::from_millis(110);
+/// Pairs of windows: their spread is the reading's error.
+pub const TWO_TIMERS_PAIRS: usize = 3;
+
+/// The SM clock against two timers (`analysis::clock::two_timers`): `pairs` pairs of a short and
+/// a long busy-wait, each stamped in clock64 and %globaltimer on the GPU and timed by the
+/// host's monotonic clock.
+pub fn measure_two_timers(gpu: &mut Gpu, pairs: usize) -> Result<clock::TwoTimers> {
+    let mut windows = Vec::with_capacity(pairs);
+    for _ in 0..pairs {
+        let window = |gpu: &mut Gpu, spin| -> Result<clock::TimedWindow> {
+            let (stamps, host) = launch::clock_rate_host_timed(gpu, spin)?;
+            Ok(clock::TimedWindow {
+                cycles: stamps.end_cycles - stamps.start_cycles,
+                globaltimer_ns: stamps.end_ns - stamps.start_ns,
+                host_ns: i64::try_from(host.as_nanos()).unwrap_or(i64::MAX),
+            })
+        };
+        let short = window(gpu, TWO_TIMERS_SHORT)?;
+        let long = window(gpu, TWO_TIMERS_LONG)?;
+        windows.push([short, long]);
+    }
+    clock::two_timers(&windows).context("the two-timer clock probe saw a timer stand still")
+}
+
 pub fn measure_read_overhead(gpu: &mut Gpu) -> Result<Summary> {
     let differences = launch::clock_overhead(gpu, OVERHEAD_PAIRS)?;
     clock::read_overhead(&differences).context("the clock overhead probe returned no samples")

@@ -286,6 +286,11 @@ impl SuiteRun {
         }
     }
 
+    /// NVML's reading of the GPU now, where NVML could be opened.
+    pub fn nvml_sample(&self) -> Option<crate::gpu::health::HealthSample> {
+        self.health.as_ref().map(Health::sample)
+    }
+
     /// Ends the watch of the GPU's processes and records what it saw.
     fn stop_watch(&mut self) {
         if let Some(watch) = self.watch.take() {

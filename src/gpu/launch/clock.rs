@@ -33,6 +33,36 @@ pub fn clock_rate(gpu: &mut Gpu, spin: Duration) -> Result<ClockStamps, GpuError
     })
 }
 
+/// [`clock_rate`], with the host's monotonic clock read just before the launch and just after
+/// the wait: the kernel's span on the host, plus a launch and a wait that the caller cancels
+/// by taking the difference of two spans.
+pub fn clock_rate_host_timed(
+    gpu: &mut Gpu,
+    spin: Duration,
+) -> Result<(ClockStamps, Duration), GpuError> {
+    let function = gpu.function("clock", "clock_rate")?;
+    let stream = gpu.stream().clone();
+    let mut out = zeros::<i64>(gpu, 4, "clock stamps")?;
+    let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&spin_ns).arg(&mut out);
+    let deadline = spin + Duration::from_secs(10);
+    let started = std::time::Instant::now();
+    // SAFETY: argument order and types match `clock_rate`'s signature; `out` holds 4 elements.
+    unsafe { launch_and_wait(gpu, "clock_rate", launch, one_block(1), deadline) }?;
+    let host = started.elapsed();
+    let stamps = read(gpu, &out, "clock stamps")?;
+    Ok((
+        ClockStamps {
+            start_ns: stamps[0],
+            start_cycles: stamps[1],
+            end_ns: stamps[2],
+            end_cycles: stamps[3],
+        },
+        host,
+    ))
+}
+
 /// Runs `clock_overhead` on one thread: `pairs` back-to-back clock64 differences.
 ///
 /// Kernel signature: `(long long *out[pairs], int pairs)`.

@@ -15,7 +15,10 @@ use serde_json::json;
 use self::report as clock_report;
 use crate::analysis::clock::counter_scope;
 use crate::error::UsageError;
-use crate::experiments::clock::{measure_counter_scope, measure_sm_clock, measure_timer_overheads};
+use crate::experiments::clock::{
+    TWO_TIMERS_PAIRS, measure_counter_scope, measure_sm_clock, measure_timer_overheads,
+    measure_two_timers,
+};
 use crate::harness::suite;
 use crate::harness::{PlannedSuite, defaults};
 
@@ -34,7 +37,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
         "pairs": args.pairs,
         "blocks_per_sm": args.blocks_per_sm,
         "spin_us": args.spin_us,
-        "method": "overheads: back-to-back reads in one thread; scope: thread 0 of each block stamps clock64 and %globaltimer around a busy-wait, and the SMs' clock64 − f·globaltimer offsets are compared",
+        "method": "overheads: back-to-back reads in one thread; SM clock against two timers: pairs of a 10 and a 110 ms busy-wait stamped in clock64 and %globaltimer and timed by the host's monotonic clock around launch and wait (the pair's difference cancels both); scope: thread 0 of each block stamps clock64 and %globaltimer around a busy-wait, and the SMs' clock64 − f·globaltimer offsets are compared",
     });
     suite::run(
         &Clock,
@@ -45,13 +48,39 @@ pub fn run(args: &ClockArgs) -> Result<()> {
         |gpu, suite| {
             let overheads = measure_timer_overheads(gpu, args.pairs)?;
             let sm_clock = measure_sm_clock(gpu)?;
+            // Not on the simulated device: its %globaltimer is its simulated cycles, and 110 ms
+            // of them are hours of host time.
+            let against = if gpu.simulated {
+                None
+            } else {
+                let two_timers = measure_two_timers(gpu, TWO_TIMERS_PAIRS)?;
+                let nvml = suite.nvml_sample();
+                Some(clock_report::ClockAgainstTimers {
+                    two_timers,
+                    nvml_sm_mhz: nvml.and_then(|s| s.clocks).map(|c| c.sm_mhz),
+                    nvml_max_sm_mhz: suite
+                        .metadata
+                        .nvml
+                        .identity
+                        .as_ref()
+                        .and_then(|i| i.max_clocks)
+                        .map(|c| c.sm_mhz),
+                })
+            };
             let blocks = u32::try_from(suite.metadata.device.multiprocessors)
                 .context("the device reports a negative SM count")?
                 * args.blocks_per_sm;
             let stamps = measure_counter_scope(gpu, blocks, Duration::from_micros(args.spin_us))?;
             suite.release_gpu(gpu)?;
             let scope = counter_scope(&stamps, sm_clock.mhz);
-            clock_report::write(&suite.run, &overheads, &sm_clock, &stamps, scope.as_ref())?;
+            clock_report::write(
+                &suite.run,
+                &overheads,
+                &sm_clock,
+                against.as_ref(),
+                &stamps,
+                scope.as_ref(),
+            )?;
             let title = suite.title(clock_report::TITLE);
             suite.run.write_plot("clock", |path| {
                 clock_report::draw(path, &title, &stamps, scope.as_ref())
@@ -70,6 +99,24 @@ pub fn run(args: &ClockArgs) -> Result<()> {
                 sm_clock.mhz,
                 sm_clock.interval_ns as f64 / 1e6
             );
+            if let Some(a) = &against {
+                let t = &a.two_timers;
+                println!(
+                    "SM clock: {:.1} ± {:.2} MHz over the host's clock, {:.1} MHz over %globaltimer in the same busy-waits ({:.0} ms apart); NVML {} of a maximum {}",
+                    t.host_mhz,
+                    t.host_error_mhz,
+                    t.globaltimer_mhz,
+                    t.window_ns / 1e6,
+                    a.nvml_sm_mhz.map_or("-".into(), |m| format!("{m} MHz")),
+                    a.nvml_max_sm_mhz.map_or("-".into(), |m| format!("{m} MHz")),
+                );
+                if t.disagree() {
+                    eprintln!(
+                        "warning: %globaltimer and the host's clock disagree by {:+.2} %",
+                        100.0 * t.disagreement()
+                    );
+                }
+            }
             if let Some(scope) = &scope {
                 println!("cycle counter: {} ({})", scope.verdict, scope.explanation);
             }

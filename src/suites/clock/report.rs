@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use crate::analysis::clock::{BlockStamp, CounterScope, SmClock};
+use crate::analysis::clock::{BlockStamp, CounterScope, SmClock, TwoTimers};
 use crate::experiments::clock::TimerOverheads;
 use crate::report::plot::{self, BLUE, FONT, RED};
 use crate::report::run_dir::RunDir;
@@ -15,10 +15,20 @@ use crate::report::run_dir::RunDir;
 /// The summary's quantity of the SM clock the run measured (MHz), which others look up.
 pub use crate::report::known_rows::SM_CLOCK;
 
+/// The SM clock as NVML and the two timers saw it (`clock.json`'s `two_timers` and `nvml`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ClockAgainstTimers {
+    pub two_timers: TwoTimers,
+    /// NVML's SM clock just after the long windows, and the card's maximum, where NVML said.
+    pub nvml_sm_mhz: Option<u32>,
+    pub nvml_max_sm_mhz: Option<u32>,
+}
+
 pub fn write(
     run: &RunDir,
     overheads: &TimerOverheads,
     sm_clock: &SmClock,
+    against: Option<&ClockAgainstTimers>,
     stamps: &[BlockStamp],
     scope: Option<&CounterScope>,
 ) -> Result<()> {
@@ -27,6 +37,7 @@ pub fn write(
         &serde_json::json!({
             "timer_overheads": overheads,
             "sm_clock": sm_clock,
+            "against_timers": against,
             "counter_scope": scope,
         }),
     )?;
@@ -155,10 +166,25 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         sm_clock: Clock,
         timer_overheads: Overheads,
         counter_scope: Option<Scope>,
+        /// Runs of format 2 on.
+        #[serde(default)]
+        against_timers: Option<ClockAgainstTimers>,
     }
     let clock: File = read_json(dir, "clock.json")?;
     let mut r = Rows::new("Clocks and timers", "clock.json");
     r.push(SM_CLOCK, clock.sm_clock.mhz, "MHz", None);
+    // A clock above the card's highest is a timer that ran wrong, not a fast card.
+    let metadata = crate::report::metadata::SavedMetadata::read(dir)?;
+    let highest = crate::report::ceilings::highest_sm_clock(&metadata).map(|(mhz, what)| {
+        crate::report::ceilings::Ceiling {
+            value: mhz,
+            made_of: what.into(),
+        }
+    });
+    r.at_most(SM_CLOCK, highest.as_ref());
+    if let Some(against) = &clock.against_timers {
+        two_timer_rows(&mut r, against);
+    }
     let o = &clock.timer_overheads;
     r.median("clock64 back-to-back", &o.clock64_cycles, "cycles");
     r.median("clock (32-bit) back-to-back", &o.clock32_cycles, "cycles");
@@ -168,4 +194,72 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         clock.counter_scope.and_then(|s| s.explanation).as_deref(),
     );
     Ok(r.finish())
+}
+
+/// The SM clock against the host's clock and %globaltimer, NVML's reading and maximum, and a
+/// verdict that says where the timers disagree or the clock reads above NVML's maximum.
+fn two_timer_rows(r: &mut crate::report::figures::Rows, a: &ClockAgainstTimers) {
+    let t = &a.two_timers;
+    let windows = format!(
+        "± error over {} pairs of busy-waits {:.0} ms apart",
+        t.windows.len(),
+        t.window_ns / 1e6
+    );
+    r.push(
+        "SM clock over the host's clock",
+        Some(t.host_mhz),
+        "MHz",
+        Some((t.host_mhz - t.host_error_mhz, t.host_mhz + t.host_error_mhz, &windows)),
+    );
+    r.push(
+        "SM clock over %globaltimer, the same busy-waits",
+        Some(t.globaltimer_mhz),
+        "MHz",
+        None,
+    );
+    r.push(
+        "%globaltimer's rate against the host's clock",
+        Some(t.globaltimer_per_host),
+        "ns/ns",
+        None,
+    );
+    if let (Some(now), Some(max)) = (a.nvml_sm_mhz, a.nvml_max_sm_mhz) {
+        r.text(
+            "SM clock, NVML",
+            Some(&format!("{now} MHz just after the busy-waits, of a maximum {max} MHz")),
+        );
+    }
+    let mut said = Vec::new();
+    if t.disagree() {
+        said.push(format!(
+            "%globaltimer and the host's clock disagree: clock64 over %globaltimer reads {:+.2} % against the host's clock (error {:.3} %), so per-second figures timed by %globaltimer read {} by that much",
+            100.0 * t.disagreement(),
+            100.0 * t.host_error_mhz / t.host_mhz,
+            if t.disagreement() > 0.0 { "high" } else { "low" }
+        ));
+    }
+    if let Some(max) = a.nvml_max_sm_mhz.map(f64::from) {
+        let over = |mhz: f64, error: f64| mhz - max > error;
+        if over(t.host_mhz, t.host_error_mhz) {
+            said.push(format!(
+                "the SM clock over the host's clock ({:.1} MHz) is above NVML's maximum of {max:.0} MHz by more than its error",
+                t.host_mhz
+            ));
+        }
+        if over(t.globaltimer_mhz, t.host_error_mhz) {
+            said.push(format!(
+                "clock64 over %globaltimer ({:.1} MHz) is above NVML's maximum of {max:.0} MHz",
+                t.globaltimer_mhz
+            ));
+        }
+    }
+    let verdict = if said.is_empty() {
+        format!(
+            "the timers agree within {:.3} % and the clock is within NVML's maximum",
+            100.0 * (t.host_error_mhz / t.host_mhz).max(t.disagreement().abs())
+        )
+    } else {
+        said.join("; ")
+    };
+    r.text("SM clock check", Some(&verdict));
 }

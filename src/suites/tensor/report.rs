@@ -35,6 +35,9 @@ pub struct Row {
     pub sass_instruction: Option<String>,
     /// Why the numbers are not the unit's, where the SASS is not the kernel as written.
     pub sass_problem: Option<String>,
+    /// The SM clock the per-second rate is at (runs of format 2 on).
+    #[serde(default)]
+    pub clock: Option<String>,
 }
 
 pub fn rows(results: &[KernelResult], sass: &[MmaSass]) -> Vec<Row> {
@@ -75,6 +78,7 @@ pub fn rows(results: &[KernelResult], sass: &[MmaSass]) -> Vec<Row> {
                     .find(|s| s.kernel == entry)
                     .and_then(|s| s.instruction.clone()),
                 sass_problem: problem,
+                clock: Some(RATE_CLOCK.into()),
             }
         })
         .collect()
@@ -256,6 +260,9 @@ pub use crate::report::known_rows::{
     TENSOR_SECTION as SECTION, tensor_chip_rate_quantity as chip_rate_quantity,
 };
 
+/// The SM clock the TFLOPS are at: the suite's opening probe.
+pub const RATE_CLOCK: &str = "the SM clock of clock64 over 10 ms of %globaltimer before the suite";
+
 /// The summary's tensor rows: per kernel its latency and throughput on one row, and for wgmma
 /// the TFLOPS at the measured clock and the share of the dense peak.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
@@ -285,7 +292,10 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             )),
         );
         let chip = chip_rate_quantity(&name);
-        r.push(&chip, Some(row.tflops), "TFLOPS", None);
+        match &row.clock {
+            Some(clock) => r.labelled(&chip, Some(row.tflops), "TFLOPS", format!("at {clock}")),
+            None => r.push(&chip, Some(row.tflops), "TFLOPS", None),
+        }
         // On every SM at the highest SM clock: the dense peak per SM where known, else the
         // fastest SM's own rate.
         let per_clock = row
