@@ -1077,3 +1077,117 @@ fn the_l1_gives_way_to_the_shared_carveout_and_states_its_capacity() {
         "{quantities:?}"
     );
 }
+
+/// Another program on the GPU: a `gpubench clock` of the test's own (told `--allow-shared`,
+/// its blocks spinning a second), not a process of the `gpubench all` beside it. When `all`
+/// starts beside it, it refuses with exit 7 naming its PID; with `--allow-shared` no figure
+/// of the run is a figure; started while `all` runs, it marks the suites it overlapped and
+/// `all` completes.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn another_program_on_the_gpu_is_refused_or_marks_what_it_overlapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = |name: &str| {
+        let out = dir.path().join(name);
+        let child = gpubench()
+            .args([
+                "clock",
+                "--allow-shared",
+                "--spin-us",
+                "1000000",
+                "--output",
+            ])
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        (child, out)
+    };
+    // Until it holds a context: its metadata.json is written after it made one.
+    let wait_for = |path: &std::path::Path| {
+        let started = std::time::Instant::now();
+        while !path.is_file() {
+            assert!(
+                started.elapsed().as_secs() < 60,
+                "{} never came",
+                path.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+
+    let (mut first, out) = other("other-1");
+    wait_for(&out.join("metadata.json"));
+    let refused = gpubench()
+        .args(["all", "--only", "clock", "--output"])
+        .arg(dir.path().join("refused"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert_eq!(refused.status.code(), Some(7), "{said}");
+    assert!(
+        said.contains(&format!("in use by PID {}", first.id())),
+        "{said}"
+    );
+    assert!(!dir.path().join("refused").exists());
+    let shared = dir.path().join("shared");
+    let allowed = gpubench()
+        .args([
+            "all",
+            "--only",
+            "clock,branch",
+            "--allow-shared",
+            "--output",
+        ])
+        .arg(&shared)
+        .output()
+        .unwrap();
+    assert!(
+        allowed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
+    first.wait().unwrap();
+    let summary = json(&shared.join("summary.json"));
+    let figures = summary["figures"].as_array().unwrap();
+    assert!(!figures.is_empty());
+    for figure in figures {
+        assert_eq!(figure["status"], "unresolved", "{figure}");
+    }
+
+    let during = dir.path().join("during");
+    let mut all = gpubench()
+        .args(["all", "--only", "branch,sync,divergence,regs", "--output"])
+        .arg(&during)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&during.join("all.json"));
+    let (mut second, _) = other("other-2");
+    let pid = second.id();
+    second.wait().unwrap();
+    assert!(all.wait().unwrap().success());
+    let overlapped: Vec<String> = ["branch", "sync", "divergence", "regs"]
+        .iter()
+        .filter(|suite| {
+            let metadata = during.join(suite).join("metadata.json");
+            json(&metadata)["conditions"]["others_during"]
+                .as_array()
+                .is_some_and(|o| o.iter().any(|p| p["pid"].as_u64() == Some(u64::from(pid))))
+        })
+        .map(|s| s.to_string())
+        .collect();
+    assert!(!overlapped.is_empty(), "no suite saw PID {pid}");
+    let summary = json(&during.join("summary.json"));
+    for figure in summary["figures"].as_array().unwrap() {
+        let source = figure["source"].as_str().unwrap();
+        if overlapped
+            .iter()
+            .any(|s| source.starts_with(&format!("{s}/")))
+        {
+            assert_eq!(figure["unresolved"]["reason"], "shared-gpu", "{figure}");
+        }
+    }
+}

@@ -1,9 +1,11 @@
 //! Physical ceilings: what the device can do at most, from its SM count, its highest SM clock
 //! (NVML's maximum, else the driver's nominal peak) and a per-SM rate per clock, or a share's
-//! whole. A rate measured above its ceiling by more than [`TOLERANCE`] is not a fast GPU but a
-//! timer or clock that ran wrong (an H100's %globaltimer read a DFMA rate of 33.70 TFLOPS
-//! against 132 SMs × 128 FLOP/clock × 1.98 GHz = 33.45): the figure is unresolved with the
-//! ceiling named ([`Reason::AboveCeiling`]), never printed as a figure.
+//! whole. A rate measured above its ceiling by more than [`TOLERANCE`] is not a figure: either
+//! its timer ran wrong or the SM clock ran above the maximum NVML states (an H100 whose
+//! clock64 read 1993-1995 MHz against both %globaltimer and the host's clock while NVML said
+//! 1980 of a maximum 1980 gave a DFMA rate of 33.67 TFLOPS against 132 SMs × 128 FLOP/clock ×
+//! 1.98 GHz = 33.45). The figure is unresolved with the ceiling named
+//! ([`Reason::AboveCeiling`]); the clock suite's check says which.
 
 use super::figures::{Figure, Reason};
 use super::metadata::SavedMetadata;
@@ -71,7 +73,7 @@ pub fn hold(figure: &mut Figure, ceiling: &Ceiling) {
     let Some(value) = figure.value else { return };
     if value > ceiling.value * (1.0 + TOLERANCE) {
         let detail = format!(
-            "{} {} is above {} {} = {}: the timer or clock it was made of ran wrong",
+            "{} {} is above {} {} = {}: the SM clock ran above that or the timer it was made of ran wrong (the clock suite's check sets clock64 against %globaltimer, the host's clock and NVML)",
             round(value),
             figure.unit,
             round(ceiling.value),

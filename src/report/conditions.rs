@@ -53,11 +53,28 @@ pub fn of_run(first: &SavedMetadata, suites: &[SuiteTiming]) -> Vec<ConditionLin
         ),
         (None, true) => line("Other processes at the start", "none".into(), true),
     });
+    // Suites that measured beside the processes above are said once, not suite by suite.
     let disturbed: Vec<String> = suites
         .iter()
-        .filter_map(|s| Some(format!("{}: {}", s.name, s.shared.as_deref()?)))
+        .filter_map(|s| {
+            let said = s.shared.as_deref()?;
+            let during = said
+                .split("; ")
+                .find(|part| part.contains("while the suite measured"));
+            match (at_start.is_empty(), during) {
+                (false, None) => None,
+                (false, Some(during)) => Some(format!("{}: {during}", s.name)),
+                (true, _) => Some(format!("{}: {said}", s.name)),
+            }
+        })
         .collect();
-    lines.push(if disturbed.is_empty() {
+    lines.push(if disturbed.is_empty() && !at_start.is_empty() {
+        line(
+            "Other processes while suites measured",
+            "every suite measured beside the processes above (every figure is unresolved)".into(),
+            false,
+        )
+    } else if disturbed.is_empty() {
         line(
             "Other processes while suites measured",
             "none seen".into(),
@@ -238,16 +255,39 @@ mod tests {
         };
         let md = markdown(&of_run(
             &first,
-            &[suite(
-                "clock",
-                Some("PID 4242 (python3, 714 MiB) used the GPU"),
-            )],
+            &[
+                suite(
+                    "clock",
+                    Some(
+                        "measured with --allow-shared beside PID 4242 (python3, 714 MiB); PID 7 (stress) also used the GPU while the suite measured",
+                    ),
+                ),
+                suite(
+                    "sync",
+                    Some("measured with --allow-shared beside PID 4242 (python3, 714 MiB)"),
+                ),
+            ],
         ));
         assert!(
             md.contains("- **check:** Other processes at the start: PID 4242 (python3, 714 MiB) (measured anyway: --allow-shared)"),
             "{md}"
         );
-        assert!(md.contains("clock: PID 4242"), "{md}");
+        assert!(
+            md.contains("while suites measured: clock: PID 7 (stress) also used the GPU while the suite measured (every"),
+            "{md}"
+        );
+        assert!(!md.contains("sync:"), "{md}");
+        let alone = markdown(&of_run(
+            &first,
+            &[suite(
+                "sync",
+                Some("measured with --allow-shared beside PID 4242"),
+            )],
+        ));
+        assert!(
+            alone.contains("every suite measured beside the processes above"),
+            "{alone}"
+        );
         let quiet = SavedMetadata {
             conditions: Some(Conditions::default()),
             ..SavedMetadata::default()

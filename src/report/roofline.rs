@@ -107,6 +107,19 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
     Roofline::new(cuda_cores.into_iter().chain(tensor).collect(), memory)
 }
 
+/// Whether the roofline may be made of `figure`: a rate of the sections its ceilings come
+/// from (the CUDA cores, the tensor cores, the bandwidths, the TMA's L2 read).
+pub fn reads(figure: &Figure) -> bool {
+    [
+        super::known_rows::FLOPS_SECTION,
+        super::known_rows::TENSOR_SECTION,
+        super::known_rows::BANDWIDTH_SECTION,
+        "TMA",
+    ]
+    .contains(&figure.section.as_str())
+        && ["TFLOPS", "GB/s"].contains(&figure.unit.as_str())
+}
+
 /// The summary's rows: the ridge point of every compute ceiling over DRAM and over the L2.
 pub fn figures(roofline: &Roofline) -> Vec<Figure> {
     let mut r = Rows::new(SECTION, FILE);

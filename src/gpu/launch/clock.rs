@@ -33,9 +33,10 @@ pub fn clock_rate(gpu: &mut Gpu, spin: Duration) -> Result<ClockStamps, GpuError
     })
 }
 
-/// [`clock_rate`], with the host's monotonic clock read just before the launch and just after
-/// the wait: the kernel's span on the host, plus a launch and a wait that the caller cancels
-/// by taking the difference of two spans.
+/// [`clock_rate`], with the host's monotonic clock read just before the launch and when the
+/// host sees the kernel end (looking without sleeping: [`Gpu::wait_closely`]): the kernel's
+/// span on the host, plus a launch and a look that the caller cancels by taking the
+/// difference of two spans.
 pub fn clock_rate_host_timed(
     gpu: &mut Gpu,
     spin: Duration,
@@ -44,12 +45,15 @@ pub fn clock_rate_host_timed(
     let stream = gpu.stream().clone();
     let mut out = zeros::<i64>(gpu, 4, "clock stamps")?;
     let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
-    let mut launch = stream.launch_builder(&function);
-    launch.arg(&spin_ns).arg(&mut out);
+    let mut builder = stream.launch_builder(&function);
+    builder.arg(&spin_ns).arg(&mut out);
     let deadline = spin + Duration::from_secs(10);
+    // Asleep for all but the last 2 ms of the spin, then looking without sleeping.
+    let quiet = spin.saturating_sub(Duration::from_millis(2));
     let started = std::time::Instant::now();
     // SAFETY: argument order and types match `clock_rate`'s signature; `out` holds 4 elements.
-    unsafe { launch_and_wait(gpu, "clock_rate", launch, one_block(1), deadline) }?;
+    unsafe { launch("clock_rate", builder, one_block(1)) }?;
+    gpu.wait_closely("clock_rate", quiet, deadline)?;
     let host = started.elapsed();
     let stamps = read(gpu, &out, "clock stamps")?;
     Ok((

@@ -282,7 +282,21 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
     }
     // The roofline is made of the figures above, so a repeat and `report` make it alike.
     if let Some(roofline) = super::roofline::of_figures(&figures) {
-        figures.extend(super::roofline::figures(&roofline));
+        let mut ridges = super::roofline::figures(&roofline);
+        // Made of rates another process shared the GPU with: no more a figure than they are.
+        let shared = figures.iter().find_map(|f| {
+            f.unresolved
+                .as_ref()
+                .filter(|u| u.reason == super::figures::Reason::SharedGpu)
+                .filter(|_| super::roofline::reads(f))
+        });
+        if let Some(shared) = shared {
+            let detail = format!("made of rates measured on a shared GPU ({})", shared.detail);
+            for ridge in &mut ridges {
+                ridge.mark_unresolved(super::figures::Reason::SharedGpu, &detail);
+            }
+        }
+        figures.extend(ridges);
     }
     Ok(Summary {
         format: first_metadata.as_ref().and_then(|m| m.format),

@@ -217,11 +217,13 @@ fn two_timer_rows(r: &mut crate::report::figures::Rows, a: &ClockAgainstTimers) 
         "MHz",
         None,
     );
-    r.push(
+    r.text(
         "%globaltimer's rate against the host's clock",
-        Some(t.globaltimer_per_host),
-        "ns/ns",
-        None,
+        Some(&format!(
+            "{:+.3} % ({:.5} ns per ns)",
+            100.0 * (t.globaltimer_per_host - 1.0),
+            t.globaltimer_per_host
+        )),
     );
     if let (Some(now), Some(max)) = (a.nvml_sm_mhz, a.nvml_max_sm_mhz) {
         r.text(
