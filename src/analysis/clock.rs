@@ -26,6 +26,10 @@ pub fn sm_clock(start_ns: i64, start_cycles: i64, end_ns: i64, end_cycles: i64) 
     })
 }
 
+/// How far apart (relative) the SM clock over %globaltimer and over the host's clock may read,
+/// beyond their errors, and still be said to agree: 0.05 %.
+pub const TIMERS_AGREE_WITHIN: f64 = 5e-4;
+
 /// One busy-wait of the clock probe as each timer saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct TimedWindow {
@@ -60,11 +64,14 @@ impl TwoTimers {
         self.globaltimer_mhz / self.host_mhz - 1.0
     }
 
-    /// Whether the two readings differ by more than the host reading's error (and the
-    /// %globaltimer reading's step, a microsecond over the long window).
+    /// Whether the two readings differ by more than the host reading's error, the
+    /// %globaltimer reading's step (a microsecond over the long window) and
+    /// [`TIMERS_AGREE_WITHIN`] (the driver keeps %globaltimer in step with the host's time by
+    /// small corrections, which a 100 ms window may catch).
     pub fn disagree(&self) -> bool {
         let step = self.globaltimer_mhz * 1e3 / self.window_ns.max(1.0);
-        (self.globaltimer_mhz - self.host_mhz).abs() > self.host_error_mhz + step
+        (self.globaltimer_mhz - self.host_mhz).abs()
+            > self.host_error_mhz + step + TIMERS_AGREE_WITHIN * self.host_mhz
     }
 }
 

@@ -106,6 +106,12 @@ pub fn page(
             caption: summary.caption.clone(),
             page: page_of(dir),
             failed: None,
+            conditions: summary
+                .conditions
+                .iter()
+                .filter(|c| !c.ok)
+                .map(|c| format!("{}: {}", c.what, c.found))
+                .collect(),
         })
         .collect();
     for (name, failed) in incomplete {

@@ -22,6 +22,9 @@ pub struct Member {
     pub page: Option<String>,
     /// How the run ended, where it did not complete.
     pub failed: Option<String>,
+    /// What its summary's Conditions block says to check (another process on the GPU, clocks
+    /// held down, a clock above NVML's maximum).
+    pub conditions: Vec<String>,
 }
 
 /// One suite's curves from every run over each other, for the flagged rows it gave.
@@ -113,6 +116,17 @@ fn identity(members: &[Member]) -> String {
         }
     }
     html += "</tr>\n";
+    if members.iter().any(|m| !m.conditions.is_empty()) {
+        html += "<tr><td>Conditions to check</td>";
+        for m in members {
+            let _ = write!(
+                html,
+                "<td class=\"throttled\">{}</td>",
+                escape(&m.conditions.join("; "))
+            );
+        }
+        html += "</tr>\n";
+    }
     if members.iter().any(|m| m.failed.is_some()) {
         html += "<tr><td>Did not complete</td>";
         for m in members {
@@ -268,6 +282,7 @@ mod tests {
         let members = runs
             .iter()
             .map(|name| Member {
+                conditions: Vec::new(),
                 name: name.clone(),
                 gpu: summaries[0].gpu().into(),
                 caption: summaries[0].caption.clone(),

@@ -247,6 +247,9 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Fleet mode: runs with odd figures, the most odd first.
     pub odd_ones_out: Vec<OddRun>,
+    /// Per run, the conditions its summary says to check (another process on the GPU, clocks
+    /// held down, a clock above NVML's maximum): a cause beside the figures it moved.
+    pub conditions: Vec<Vec<String>>,
 }
 
 impl Row {
@@ -338,6 +341,16 @@ pub fn compare(
         k,
         rows,
         odd_ones_out,
+        conditions: summaries
+            .iter()
+            .map(|s| {
+                s.conditions
+                    .iter()
+                    .filter(|c| !c.ok)
+                    .map(|c| format!("{}: {}", c.what, c.found))
+                    .collect()
+            })
+            .collect(),
     }
 }
 

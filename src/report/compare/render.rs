@@ -155,6 +155,11 @@ pub fn footnote(c: &Comparison) -> String {
             crate::report::throttling::MARK
         );
     }
+    for (run, conditions) in c.runs.iter().zip(&c.conditions) {
+        if !conditions.is_empty() {
+            text += &format!(" Conditions to check in {run}: {}.", conditions.join("; "));
+        }
+    }
     text
 }
 
