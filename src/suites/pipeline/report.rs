@@ -241,6 +241,15 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
 
 /// The summary's pipeline rows: latency and throughput per SASS instruction (where the run
 /// measured them), each PTX operation's chain figures named as such, and the warps that reach
+/// The most SASS instructions an SM issues per clock, counted per thread: four schedulers,
+/// one warp instruction of 32 threads each per clock (compute capability 7.0 on).
+fn issue_ceiling() -> crate::report::ceilings::Ceiling {
+    crate::report::ceilings::Ceiling {
+        value: 128.0,
+        made_of: "4 schedulers × one warp instruction of 32 threads per SM per clock".into(),
+    }
+}
+
 /// 95 % of the fp32 fma throughput.
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     #[derive(serde::Deserialize)]
@@ -281,12 +290,14 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
             "cycles",
             range,
         );
+        let throughput = format!("{} throughput", row.instruction);
         r.push(
-            &format!("{} throughput", row.instruction),
+            &throughput,
             row.throughput_per_clock_per_sm,
             "instructions/clock/SM",
             None,
         );
+        r.at_most(&throughput, Some(&issue_ceiling()));
     }
     // Runs from before the per-instruction table named these rows by the operation alone.
     let chain = |op: &Operation| {

@@ -32,11 +32,13 @@ use crate::harness::{PlannedSuite, defaults, suite};
 
 use self::report::{Reading, Saved};
 
-const METHOD: &str = "L2: many one-warp blocks, the first on each SM claims it; one warming SM reads every SM's region of `lines` 128-byte lines with ld.global.cg, then every SM walks its own region twice (first touch, re-read), each load timed by itself (clock64, the load, a volatile shared store of its value, clock64); two sweeps, warmed from SM 0 and from the first SM the first sweep put across; fast and slow first touches split by two-means. DSM: clusters of `cluster` blocks, as many as fit at once, one block per SM (the most dynamic shared memory a block may have); every block's thread 0 chases a 1024-word ring in every block of its cluster in turn through mapa + ld.shared::cluster, `steps` timed loads after one untimed lap";
+const METHOD: &str = "L2: many one-warp blocks, the first on each SM claims it; one warming SM reads every SM's region of `lines` 128-byte lines with ld.global.cg, then every SM walks its own region twice (first touch, re-read), each load timed by itself (clock64, the load, a volatile shared store of its value, clock64); two sweeps, warmed from SM 0 and from the first SM the first sweep put across; fast and slow first touches split by two-means, a slow group of strays (under 2 %) or with no SM across set aside and the split made again below it; one partition read while the SMs' walks are of two widths (5-95 %), some as wide as an SM's across the L2 from the warming SM, is not identifiable. DSM: clusters of `cluster` blocks, as many as fit at once, one block per SM (the most dynamic shared memory a block may have); every block's thread 0 chases a 1024-word ring in every block of its cluster in turn through mapa + ld.shared::cluster, `steps` timed loads after one untimed lap";
 
 pub fn run(args: &SmMapArgs) -> Result<()> {
     if args.lines < 64 || args.lines > 8192 {
-        return Err(UsageError::new("--lines must be between 64 and 8192 lines of 128 bytes").into());
+        return Err(
+            UsageError::new("--lines must be between 64 and 8192 lines of 128 bytes").into(),
+        );
     }
     if !(2..=16).contains(&args.cluster) {
         return Err(UsageError::new("--cluster must be between 2 and 16 blocks").into());
@@ -76,9 +78,8 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
             let (dsm, dsm_clusters, dsm_skipped) = if hopper {
                 let (chases, clusters) =
                     measure::dsm_chases(gpu, args.cluster, shared_bytes, args.steps)?;
-                let skipped = (clusters == 0).then(|| {
-                    format!("the driver places no cluster of {} blocks", args.cluster)
-                });
+                let skipped = (clusters == 0)
+                    .then(|| format!("the driver places no cluster of {} blocks", args.cluster));
                 (chases, clusters, skipped)
             } else {
                 let why = format!(
@@ -101,6 +102,7 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
                     probed: l2.probed,
                     placed: l2.placed,
                     partitions: l2.partitions(),
+                    partitions_unresolved: l2.unresolved.clone(),
                     cluster: args.cluster,
                     dsm_clusters,
                     dsm_skipped,
@@ -123,10 +125,13 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
 
 fn print(saved: &Saved) {
     let reading = &saved.reading;
-    println!(
-        "{} L2 partition(s); both sweeps place {} of {} SMs probed",
-        reading.partitions, reading.placed, reading.probed
-    );
+    match &reading.partitions_unresolved {
+        Some(why) => println!("L2 partitions not identifiable from this run: {why}"),
+        None => println!(
+            "{} L2 partition(s); both sweeps place {} of {} SMs probed",
+            reading.partitions, reading.placed, reading.probed
+        ),
+    }
     let median = |value: fn(&report::SmRow) -> Option<f64>| {
         analysis::spread(&saved.sms.iter().map(value).collect::<Vec<_>>())
     };

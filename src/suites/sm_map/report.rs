@@ -100,6 +100,10 @@ pub struct Reading {
     pub probed: usize,
     pub placed: usize,
     pub partitions: usize,
+    /// Why the number of partitions is not stated (`analysis::L2Map::unresolved`); absent
+    /// from the runs before it was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions_unresolved: Option<String>,
     pub cluster: u32,
     pub dsm_clusters: u32,
     /// Why no DSM chase ran, where none did.
@@ -168,17 +172,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         values
     };
     let mut r = Rows::new(SECTION, "sms.csv");
-    let partitions = "L2 partitions the SMs fall in";
-    r.labelled(
-        partitions,
-        (reading.placed > 0).then_some(reading.partitions as f64),
-        "",
-        format!(
-            "both sweeps place {} of {} SMs probed",
-            reading.placed, reading.probed
-        ),
-    );
-    r.per_sm(partitions, column(|s| s.partition.map(f64::from)));
+    partition_rows(&mut r, reading, column(|s| s.partition.map(f64::from)));
     let latencies: [(&str, Column); 4] = [
         ("L2 first touch, line homed in the SM's partition", |s| {
             s.own_cycles
@@ -224,6 +218,30 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     Ok(r.finish())
 }
 
+/// The number of partitions with each SM's (`per_sm`), or, where the run could not read it,
+/// a row that says so and why (its quantity says "not identifiable", which leaves it
+/// unresolved).
+fn partition_rows(r: &mut Rows, reading: &Reading, per_sm: Vec<Option<f64>>) {
+    let partitions = "L2 partitions the SMs fall in";
+    if let Some(why) = &reading.partitions_unresolved {
+        r.text(
+            &format!("{partitions}: not identifiable from this run"),
+            Some(why),
+        );
+        return;
+    }
+    r.labelled(
+        partitions,
+        (reading.placed > 0).then_some(reading.partitions as f64),
+        "",
+        format!(
+            "both sweeps place {} of {} SMs probed",
+            reading.placed, reading.probed
+        ),
+    );
+    r.per_sm(partitions, per_sm);
+}
+
 /// A colour from pale yellow (low) through orange to dark purple (high).
 fn heat(value: f64, low: f64, high: f64) -> RGBColor {
     const STOPS: [(u8, u8, u8); 3] = [(255, 237, 160), (240, 100, 40), (60, 10, 90)];
@@ -232,7 +250,11 @@ fn heat(value: f64, low: f64, high: f64) -> RGBColor {
     } else {
         0.5
     };
-    let (i, f) = if t < 0.5 { (0, t * 2.0) } else { (1, t * 2.0 - 1.0) };
+    let (i, f) = if t < 0.5 {
+        (0, t * 2.0)
+    } else {
+        (1, t * 2.0 - 1.0)
+    };
     let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * f).round() as u8;
     let (a, b) = (STOPS[i], STOPS[i + 1]);
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
@@ -362,12 +384,159 @@ pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
 fn range(values: &[f64]) -> (f64, f64) {
     let low = values.iter().copied().fold(f64::INFINITY, f64::min);
     let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if low.is_finite() { (low, high) } else { (0.0, 1.0) }
+    if low.is_finite() {
+        (low, high)
+    } else {
+        (0.0, 1.0)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::two_latencies;
+    use crate::suites::sm_map::analysis::{Walk, first_across, read_l2};
+
+    /// The committed runs with every first touch kept (`touches.csv.gz`).
+    const COMMITTED: [&str; 6] = [
+        "results/h100/sm-map/run-1",
+        "results/h100/sm-map/run-2",
+        "results/h200/sm-map/run-1",
+        "results/h200/sm-map/run-2",
+        "results/h200/sm-map/GPU-ac13bc7f/run-1",
+        "results/h200/sm-map/GPU-ac13bc7f/run-2",
+    ];
+
+    /// The sweeps of a run, back from its `touches.csv`.
+    fn sweeps_of(dir: &Path) -> Vec<Sweep> {
+        let rows: Vec<TouchRow> = crate::report::saved::read_csv(dir, "touches.csv").unwrap();
+        let sms = rows.iter().map(|r| r.sm as usize + 1).max().unwrap();
+        let mut sweeps: Vec<Sweep> = Vec::new();
+        for row in rows {
+            if sweeps.len() <= row.sweep {
+                sweeps.push(Sweep {
+                    warm_sm: row.warm_sm,
+                    walks: vec![Walk::default(); sms],
+                });
+            }
+            let walk = &mut sweeps[row.sweep].walks[row.sm as usize];
+            let values = row.cycles.split(' ').map(|v| v.parse().unwrap()).collect();
+            if row.pass == 0 {
+                walk.first = values;
+            } else {
+                walk.again = values;
+            }
+        }
+        sweeps
+    }
+
+    #[test]
+    fn the_committed_runs_read_back_their_map_and_keep_it_past_a_stray_first_touch() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for run in COMMITTED {
+            let dir = root.join(run);
+            let saved: Vec<SmRow> = crate::report::saved::read_csv(&dir, "sms.csv").unwrap();
+            let mut sweeps = sweeps_of(&dir);
+            let map = read_l2(&sweeps);
+            assert_eq!((map.partitions(), map.placed), (2, 132), "{run}");
+            let partitions: Vec<Option<u32>> = map.sms.iter().map(|s| s.partition).collect();
+            let was: Vec<Option<u32>> = saved.iter().map(|s| s.partition).collect();
+            assert_eq!(partitions, was, "{run}");
+            // One first touch of 5000 cycles in the first sweep: the split over every first
+            // touch, as it was made, sees one latency (the way a run read one partition) …
+            sweeps[0].walks[40].first[100] = 5000.0;
+            let firsts: Vec<f64> = sweeps[0]
+                .walks
+                .iter()
+                .flat_map(|w| w.first.iter().copied())
+                .collect();
+            assert!(
+                !two_latencies::split(&firsts, 20.0, 0.02).unwrap().apart,
+                "{run}"
+            );
+            // … and the reading now sets it aside: the same second warming SM, the same map.
+            assert_eq!(first_across(&sweeps[0]), Some(sweeps[1].warm_sm), "{run}");
+            let map = read_l2(&sweeps);
+            assert_eq!(
+                map.sms.iter().map(|s| s.partition).collect::<Vec<_>>(),
+                was,
+                "{run}"
+            );
+            // Each SM's walk where it sits with the warming SM, the other emptied: every line
+            // near, as on an L2 of one partition (with the SMs' gradient and the near lines'
+            // own 284 and 308 cycles within a walk). One partition, stated.
+            for sweep in &mut sweeps {
+                let warm = was[sweep.warm_sm as usize];
+                for (sm, walk) in sweep.walks.iter_mut().enumerate() {
+                    if was[sm] != warm {
+                        *walk = Walk::default();
+                    }
+                }
+            }
+            let map = read_l2(&sweeps);
+            assert_eq!(
+                (map.partitions(), map.placed),
+                (1, 132),
+                "{run}: {:?} {:?}",
+                map.unresolved,
+                map.threshold_cycles
+            );
+            assert_eq!(map.unresolved, None, "{run}");
+        }
+    }
+
+    fn reading(partitions: usize, placed: usize, unresolved: Option<&str>) -> Reading {
+        Reading {
+            sms: 4,
+            lines: 512,
+            warm_sms: vec![0],
+            threshold_cycles: None,
+            separated: false,
+            probed: 4,
+            placed,
+            partitions,
+            partitions_unresolved: unresolved.map(str::to_string),
+            cluster: 8,
+            dsm_clusters: 0,
+            dsm_skipped: None,
+            steps: 1024,
+            method: String::new(),
+            sass: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn an_unresolved_partition_count_is_a_row_that_says_why_and_never_a_number() {
+        let mut r = Rows::new(SECTION, "sms.csv");
+        let why =
+            "2 of 4 SM walks spread 225 cycles (5-95 %, median over them) against 47 for the rest";
+        partition_rows(&mut r, &reading(0, 0, Some(why)), vec![None; 4]);
+        let figures = r.finish();
+        assert_eq!(figures.len(), 1);
+        let row = &figures[0];
+        assert_eq!(
+            row.quantity,
+            "L2 partitions the SMs fall in: not identifiable from this run"
+        );
+        assert!(row.is_unresolved());
+        assert_eq!((row.value, row.text.as_deref()), (None, Some(why)));
+        assert_eq!(row.per_sm, None);
+        // Read, it is the count with each SM's partition.
+        let mut r = Rows::new(SECTION, "sms.csv");
+        let per_sm = vec![Some(0.0), Some(1.0), Some(1.0), Some(0.0)];
+        partition_rows(&mut r, &reading(2, 4, None), per_sm.clone());
+        let figures = r.finish();
+        assert_eq!(figures[0].quantity, "L2 partitions the SMs fall in");
+        assert_eq!(figures[0].value, Some(2.0));
+        assert!(!figures[0].is_unresolved());
+        assert_eq!(figures[0].per_sm, Some(per_sm));
+        // A saved reading from before the field was written reads as resolved.
+        let mut old = serde_json::to_value(reading(2, 4, None)).unwrap();
+        assert!(old.get("partitions_unresolved").is_none());
+        old.as_object_mut().unwrap().remove("partitions_unresolved");
+        let back: Reading = serde_json::from_value(old).unwrap();
+        assert_eq!(back.partitions_unresolved, None);
+    }
 
     #[test]
     fn heat_runs_from_pale_to_dark_and_holds_a_flat_range() {
