@@ -7,7 +7,7 @@
 //! units start with a later architecture, the driver answers CUDA_ERROR_NOT_SUPPORTED, or the
 //! simulated device's PTX parser refuses its kernels): `gpubench all` records such a suite as
 //! skipped, with the reason, not as failed; 7 another process is using the GPU (refused
-//! before measuring, unless `--allow-shared`: see [`crate::gpu::conditions`]).
+//! before measuring, unless `--allow-shared`: see src/gpu/conditions.rs).
 
 use std::process::ExitCode;
 

@@ -7,19 +7,9 @@
 //! 1.98 GHz = 33.45). The figure is unresolved with the ceiling named
 //! ([`Reason::AboveCeiling`]); the clock suite's check says which.
 
-use super::figures::{Figure, Reason};
 use super::metadata::SavedMetadata;
 
-/// How far above its ceiling a rate may read before it is refused as a figure: the error of a
-/// rate timed over milliseconds by a timer of microsecond steps.
-pub const TOLERANCE: f64 = 1e-3;
-
-/// The most a quantity can physically be, and what it is made of (for the reason).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Ceiling {
-    pub value: f64,
-    pub made_of: String,
-}
+pub use super::figures::{Ceiling, TOLERANCE, hold};
 
 /// The highest SM clock the device runs at (MHz) and where it was read: NVML's maximum, else
 /// the driver's nominal peak; `None` where the run recorded neither.
@@ -67,35 +57,11 @@ pub fn share() -> Ceiling {
     }
 }
 
-/// Leaves `figure` unresolved where its value (or its interval's top, for a rate read as a
-/// range) is above `ceiling` by more than [`TOLERANCE`].
-pub fn hold(figure: &mut Figure, ceiling: &Ceiling) {
-    let Some(value) = figure.value else { return };
-    if value > ceiling.value * (1.0 + TOLERANCE) {
-        let detail = format!(
-            "{} {} is above {} {} = {}, which the device cannot pass",
-            round(value),
-            figure.unit,
-            round(ceiling.value),
-            figure.unit,
-            ceiling.made_of
-        );
-        figure.mark_unresolved(Reason::AboveCeiling, &detail);
-    }
-}
-
-fn round(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::gpu::health::{Clocks, GpuIdentity, NvmlRecord};
+    use crate::report::figures::Figure;
 
     fn h100() -> SavedMetadata {
         let mut metadata = SavedMetadata::default();

@@ -4,19 +4,8 @@
 //! recorded their conditions ([`crate::gpu::conditions`]); older runs' summaries stay as they
 //! were written.
 
-use serde::{Deserialize, Serialize};
-
 use super::metadata::SavedMetadata;
-use super::summary::SuiteTiming;
-
-/// One line of the block: what was checked, what was found, and whether it is as a
-/// measurement needs it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConditionLine {
-    pub what: String,
-    pub found: String,
-    pub ok: bool,
-}
+use super::summary::model::{ConditionLine, SuiteTiming};
 
 /// The block's lines for a run whose first complete suite wrote `first` and whose suites
 /// ended as `suites` say; empty where the run recorded no conditions.
@@ -202,25 +191,6 @@ pub fn markdown(lines: &[ConditionLine]) -> String {
     }
     md.push('\n');
     md
-}
-
-/// The block as an HTML list (empty for no lines).
-pub fn html(lines: &[ConditionLine]) -> String {
-    if lines.is_empty() {
-        return String::new();
-    }
-    let escape = super::html::escape;
-    let mut html = String::from("<section id=\"conditions\"><h2>Conditions</h2><ul>\n");
-    for l in lines {
-        html += &format!(
-            "<li{}>{}: {}</li>\n",
-            if l.ok { "" } else { " class=\"check\"" },
-            escape(&l.what),
-            escape(&l.found)
-        );
-    }
-    html += "</ul></section>\n";
-    html
 }
 
 #[cfg(test)]

@@ -87,7 +87,9 @@ pub fn violation_in(figure: &Figure, format: u32) -> Option<String> {
                 crate::input::MAX_MAGNITUDE
             ));
         }
-        if fitted(figure) || super::formats::signed_percent_written(format, figure) {
+        if fitted(figure)
+            || super::formats::signed_percent_written(format, &figure.section, &figure.quantity)
+        {
             continue;
         }
         if x < 0.0 {

@@ -109,6 +109,44 @@ impl Figure {
     }
 }
 
+// Physical ceilings (ceilings.rs makes them of the device): what a figure is held to.
+
+/// How far above its ceiling a rate may read before it is refused as a figure: the error of a
+/// rate timed over milliseconds by a timer of microsecond steps.
+pub const TOLERANCE: f64 = 1e-3;
+
+/// The most a quantity can physically be, and what it is made of (for the reason).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ceiling {
+    pub value: f64,
+    pub made_of: String,
+}
+
+/// Leaves `figure` unresolved where its value (or its interval's top, for a rate read as a
+/// range) is above `ceiling` by more than [`TOLERANCE`].
+pub fn hold(figure: &mut Figure, ceiling: &Ceiling) {
+    let Some(value) = figure.value else { return };
+    if value > ceiling.value * (1.0 + TOLERANCE) {
+        let detail = format!(
+            "{} {} is above {} {} = {}, which the device cannot pass",
+            round(value),
+            figure.unit,
+            round(ceiling.value),
+            figure.unit,
+            ceiling.made_of
+        );
+        figure.mark_unresolved(Reason::AboveCeiling, &detail);
+    }
+}
+
+fn round(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
 #[cfg(test)]
 impl Figure {
     /// A figure for tests: no interval, no verdict, from a stand-in file.
@@ -258,13 +296,13 @@ impl Rows {
     }
 
     /// Holds the figure added last, where it is `quantity`, to `ceiling`
-    /// ([`super::ceilings::hold`]); nothing where there is no ceiling.
-    pub fn at_most(&mut self, quantity: &str, ceiling: Option<&super::ceilings::Ceiling>) {
+    /// ([`hold`]); nothing where there is no ceiling.
+    pub fn at_most(&mut self, quantity: &str, ceiling: Option<&Ceiling>) {
         if let (Some(last), Some(ceiling)) = (
             self.figures.last_mut().filter(|f| f.quantity == quantity),
             ceiling,
         ) {
-            super::ceilings::hold(last, ceiling);
+            hold(last, ceiling);
         }
     }
 

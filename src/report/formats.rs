@@ -5,8 +5,6 @@
 //! listed here, so that such a file is read as what its own version wrote, not called
 //! damaged. CHANGELOG.md says what changed for a reader at each format.
 
-use super::figures::Figure;
-
 /// The format this gpubench writes.
 pub const CURRENT: u32 = 2;
 
@@ -43,10 +41,8 @@ pub fn too_new(file: &str, found: u32, written_by: Option<&str>) -> Option<Strin
 
 /// Whether `figure`, of a run directory of `format`, is a percentage its own version wrote as
 /// a signed difference (an overhead, not a share: below 0 or above 100 as it fell).
-pub fn signed_percent_written(format: u32, figure: &Figure) -> bool {
-    format == UNRECORDED
-        && figure.section == "Lane slots"
-        && figure.quantity.ends_with(": tag overhead")
+pub fn signed_percent_written(format: u32, section: &str, quantity: &str) -> bool {
+    format == UNRECORDED && section == "Lane slots" && quantity.ends_with(": tag overhead")
 }
 
 #[cfg(test)]
@@ -72,10 +68,16 @@ mod tests {
 
     #[test]
     fn only_format_1_wrote_tag_overheads_as_signed_percentages() {
-        let overhead = Figure::sample("Lane slots", "dot: tag overhead", Some(229.4), "%", "");
-        assert!(signed_percent_written(1, &overhead));
-        assert!(!signed_percent_written(CURRENT, &overhead));
-        let share = Figure::sample("Lane slots", "dot: active lanes", Some(229.4), "%", "");
-        assert!(!signed_percent_written(1, &share));
+        assert!(signed_percent_written(1, "Lane slots", "dot: tag overhead"));
+        assert!(!signed_percent_written(
+            CURRENT,
+            "Lane slots",
+            "dot: tag overhead"
+        ));
+        assert!(!signed_percent_written(
+            1,
+            "Lane slots",
+            "dot: active lanes"
+        ));
     }
 }

@@ -40,10 +40,10 @@ pub struct Summary {
     pub figures: Vec<Figure>,
     pub suites: Vec<SuiteTiming>,
     pub total_seconds: Option<f64>,
-    /// What the run found of the GPU's other users and state ([`crate::report::conditions`]);
+    /// What the run found of the GPU's other users and state (report/conditions.rs);
     /// empty for runs that recorded none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<crate::report::conditions::ConditionLine>,
+    pub conditions: Vec<ConditionLine>,
 }
 
 fn with_status<S: serde::Serializer>(figures: &[Figure], out: S) -> Result<S::Ok, S::Error> {
@@ -68,4 +68,13 @@ impl Summary {
     pub fn gpu(&self) -> &str {
         self.caption.split(" (CC").next().unwrap_or("")
     }
+}
+
+/// One line of the block: what was checked, what was found, and whether it is as a
+/// measurement needs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConditionLine {
+    pub what: String,
+    pub found: String,
+    pub ok: bool,
 }
