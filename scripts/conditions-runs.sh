@@ -4,14 +4,16 @@
 # memory-bound loop (refused, exit 7; then --allow-shared); with a loop started while `all`
 # runs; `clock` for the SM clock against two timers; the GPU tests. Writes into $OUT
 # (default ./device-out) and tars the run directories into conditions-runs.tar.gz.
-#   usage: scripts/conditions-runs.sh [alone] [beside] [during] [clock] [tests]
+#   usage: scripts/conditions-runs.sh [alone] [beside] [during] [clock] [smmap] [tests]
+# smmap: four `all --repeat --only cache-l2,sm-map`: eight sm-map readings, each set beside
+# the cache suite's partitions of the same run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-device-out}
 BIN=$(realpath target/device/gpubench)
 RUNS="$OUT/runs"
 mkdir -p "$RUNS"
-steps=${*:-alone beside during clock tests}
+steps=${*:-alone beside during clock smmap tests}
 log() { echo "=== $*"; }
 
 # A CUDA program that is not gpubench's, for $1 seconds: bf16 matrix products on the tensor
@@ -100,6 +102,36 @@ PY
     for i in 1 2 3 4 5; do
       "$BIN" clock --output "$RUNS/clock-$i" 2>&1 | grep -E "SM clock|warning"
     done
+    ;;
+  smmap)
+    log "sm-map against the cache suite's L2 partitions, four runs with --repeat"
+    for i in 1 2 3 4; do
+      "$BIN" all --repeat --only cache-l2,sm-map --output "$RUNS/smmap-$i" >"$OUT/smmap-$i.log" 2>&1
+      echo "run $i exit $?"
+    done
+    python3 - "$RUNS" <<'PY'
+import csv, json, os, sys
+runs = sys.argv[1]
+agree = 0
+total = 0
+for i in range(1, 5):
+    for sub in ("", "repeat"):
+        d = os.path.join(runs, f"smmap-{i}", sub)
+        groups = json.load(open(os.path.join(d, "cache-l2", "cache.json")))["l2_partitions"]["groups"]
+        l2 = [sorted(g) for g in groups]
+        sms = list(csv.DictReader(open(os.path.join(d, "sm-map", "sms.csv"))))
+        by = {}
+        for row in sms:
+            if row["partition"] not in ("", None):
+                by.setdefault(row["partition"], []).append(int(row["sm"]))
+        mapped = sorted(sorted(g) for g in by.values())
+        same = mapped == sorted(l2)
+        unresolved = json.load(open(os.path.join(d, "sm-map", "sm-map.json"))).get("partitions_unresolved")
+        total += 1
+        agree += same
+        print(f"smmap-{i}{'/repeat' if sub else ''}: cache-l2 {[len(g) for g in l2]}, sm-map {[len(g) for g in mapped]}, {'agree' if same else 'DIFFER'}{', sm-map unresolved: ' + unresolved if unresolved else ''}")
+print(f"{agree} of {total} sm-map readings agree with the cache suite's partitions")
+PY
     ;;
   tests)
     log "GPU tests"

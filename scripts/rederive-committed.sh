@@ -43,6 +43,26 @@ find "$page" -mindepth 1 -maxdepth 1 ! -name index.html ! -name tables.md ! -nam
 for file in index.html tables.md tables.tex; do
   cmp -s "$page/$file" "$scratch/old-page/$file" || echo "rewrote $page/$file"
 done
+# The H100 run confirmed by its committed repeat, and the two compared (as made first: from
+# copies under /tmp/r, whose paths its header names).
+"$BIN" report results/h100/all --repeat-of results/h100/all-repeat --output "$scratch/confirmed" >/dev/null 2>&1
+cmp -s "$scratch/confirmed/summary.md" results/h100/all-repeat/summary-confirmed.md || {
+  cp "$scratch/confirmed/summary.md" results/h100/all-repeat/summary-confirmed.md
+  echo "rewrote results/h100/all-repeat/summary-confirmed.md"
+}
+if [ ! -e /tmp/r ]; then
+  mkdir -p /tmp/r
+  cp -r results/h100/all /tmp/r/all
+  cp -r results/h100/all-repeat /tmp/r/all-repeat
+  "$BIN" compare /tmp/r/all /tmp/r/all-repeat >"$scratch/compare.md"
+  rm -rf /tmp/r
+  cmp -s "$scratch/compare.md" results/h100/all-repeat/compare.md || {
+    cp "$scratch/compare.md" results/h100/all-repeat/compare.md
+    echo "rewrote results/h100/all-repeat/compare.md"
+  }
+else
+  echo "left results/h100/all-repeat/compare.md: /tmp/r exists" >&2
+fi
 # figures.json of the H100 run: the rows the summary now marks unresolved take its words.
 python3 - <<'PY'
 import json, os
