@@ -76,6 +76,14 @@ pub struct Conditions {
 }
 
 impl Conditions {
+    /// Records the GPU's MIG mode and whether pages wait to be retired, where NVML says.
+    fn read_device_state(&mut self, nvml: &Nvml, uuid: &str) {
+        if let Ok(device) = nvml.device_by_uuid(uuid) {
+            self.mig_enabled = device.mig_mode().ok().map(|m| m.current == 1);
+            self.pages_pending_retirement = device.are_pages_pending_retired().ok();
+        }
+    }
+
     /// Why the suite's figures are not figures, where another process shared the GPU.
     pub fn shared(&self) -> Option<String> {
         let name = |list: &[GpuProcess]| {
@@ -243,10 +251,7 @@ pub fn at_start(uuid: &str, allow_shared: bool) -> Conditions {
             return conditions;
         }
     };
-    if let Ok(device) = nvml.device_by_uuid(uuid) {
-        conditions.mig_enabled = device.mig_mode().ok().map(|m| m.current == 1);
-        conditions.pages_pending_retirement = device.are_pages_pending_retired().ok();
-    }
+    conditions.read_device_state(&nvml, uuid);
     match list_processes(&nvml, uuid) {
         Ok(listed) => conditions.others_at_start = others(&listed, own_root(), true),
         Err(why) => {
@@ -272,10 +277,7 @@ pub fn in_worker(uuid: &str, allow_shared: bool) -> Conditions {
     let Ok(nvml) = Nvml::init() else {
         return conditions;
     };
-    if let Ok(device) = nvml.device_by_uuid(uuid) {
-        conditions.mig_enabled = device.mig_mode().ok().map(|m| m.current == 1);
-        conditions.pages_pending_retirement = device.are_pages_pending_retired().ok();
-    }
+    conditions.read_device_state(&nvml, uuid);
     if let Ok(listed) = list_processes(&nvml, uuid) {
         let found = others(&listed, own_root(), false);
         if allow_shared {

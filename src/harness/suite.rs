@@ -234,17 +234,12 @@ fn start(
 /// it shares the GPU with this suite, unless `--allow-shared` let it be there from the start.
 fn watch_conditions(gpu: &mut Gpu, uuid: Option<&str>) -> (Conditions, Option<Watch>) {
     let allow_shared = conditions::allow_shared();
-    let mut found = match gpu.conditions_at_start.take() {
+    let found = match gpu.conditions_at_start.take() {
         Some(found) => found,
-        None => {
-            let mut now = uuid.map_or_else(Conditions::default, |uuid| {
-                conditions::in_worker(uuid, allow_shared)
-            });
-            now.allow_shared = allow_shared;
-            now
-        }
+        None => uuid.map_or_else(Conditions::default, |uuid| {
+            conditions::in_worker(uuid, allow_shared)
+        }),
     };
-    found.allow_shared = allow_shared;
     let watch = uuid.filter(|_| !gpu.simulated).map(Watch::start);
     (found, watch)
 }
