@@ -49,6 +49,41 @@ pub fn chip_rate(
     })
 }
 
+/// What one SM moves per clock at most through its shared memory and L1 data path: 32 banks of
+/// 4 bytes (compute capability 5.0 on), the width of every load an SM receives and of every
+/// store into its shared memory, whichever level the bytes come from.
+pub const SM_BYTES_PER_CLOCK: f64 = 128.0;
+
+/// The ceiling of a rate in bytes per clock per SM: [`SM_BYTES_PER_CLOCK`].
+pub fn sm_bytes_per_clock() -> Ceiling {
+    Ceiling {
+        value: SM_BYTES_PER_CLOCK,
+        made_of: "32 banks × 4 bytes, an SM's data path per clock".into(),
+    }
+}
+
+/// The ceiling of a chip-wide rate in GB/s that passes through the SMs' data paths: every SM
+/// at [`SM_BYTES_PER_CLOCK`] at the highest SM clock.
+pub fn chip_bytes(metadata: &SavedMetadata) -> Option<Ceiling> {
+    chip_rate(metadata, SM_BYTES_PER_CLOCK, "bytes/clock", 1e9)
+}
+
+/// The most thread operations an SM issues per clock: 4 schedulers, one warp instruction of
+/// 32 threads each (compute capability 7.0 on).
+pub const SM_THREAD_OPS_PER_CLOCK: f64 = 128.0;
+
+/// The ceiling of a count of thread operations per clock over the whole device.
+pub fn chip_ops_per_clock(
+    multiprocessors: i64,
+    per_sm: f64,
+    per_sm_words: &str,
+) -> Option<Ceiling> {
+    (multiprocessors > 0 && per_sm > 0.0).then(|| Ceiling {
+        value: per_sm * multiprocessors as f64,
+        made_of: format!("{multiprocessors} SMs × {per_sm} ({per_sm_words})"),
+    })
+}
+
 /// The ceiling of a share: its whole.
 pub fn share() -> Ceiling {
     Ceiling {
@@ -109,6 +144,26 @@ mod tests {
         );
         metadata.device.nominal_sm_clock_mhz = None;
         assert!(chip_rate(&metadata, 128.0, "FLOP/clock", 1e12).is_none());
+    }
+
+    #[test]
+    fn bytes_and_operations_are_held_to_the_sm_s_data_path_and_issue() {
+        let path = sm_bytes_per_clock();
+        let mut over = Figure::sample("DSM", "read own", Some(129.5), "B/clock/SM", "");
+        hold(&mut over, &path);
+        assert!(over.is_unresolved());
+        let mut at = Figure::sample("DSM", "read own", Some(125.7), "B/clock/SM", "");
+        hold(&mut at, &path);
+        assert!(!at.is_unresolved());
+        // 132 SMs × 128 bytes × 1980 MHz: 33,454 GB/s.
+        let chip = chip_bytes(&h100()).unwrap();
+        assert!((chip.value - 33_454.08).abs() < 0.01, "{chip:?}");
+        let shared = chip_ops_per_clock(132, 32.0, "one update per bank").unwrap();
+        assert_eq!(shared.value, 4224.0);
+        let mut storm = Figure::sample("Atomics", "shared", Some(4300.0), "ops/clock", "");
+        hold(&mut storm, &shared);
+        assert!(storm.is_unresolved());
+        assert!(chip_ops_per_clock(0, 32.0, "").is_none());
     }
 
     #[test]

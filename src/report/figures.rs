@@ -33,7 +33,7 @@ pub struct Figure {
     pub unresolved: Option<Unresolved>,
 }
 
-/// A condition of the run that leaves a figure unresolved, and what it was.
+/// A condition of the run, or of its data, that leaves a figure unresolved, and what it was.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Unresolved {
     pub reason: Reason,
@@ -50,6 +50,9 @@ pub enum Reason {
     /// A rate above what the device can physically do: the timer or clock it was made of is
     /// wrong, not the GPU fast.
     AboveCeiling,
+    /// A reading the noise between processes moves further than its data can pin down (a
+    /// bandwidth that falls gradually has no one footprint where it falls).
+    NotSteady,
 }
 
 impl Reason {
@@ -58,6 +61,7 @@ impl Reason {
         match self {
             Reason::SharedGpu => "shared GPU",
             Reason::AboveCeiling => "above its physical ceiling",
+            Reason::NotSteady => "not steady",
         }
     }
 }
@@ -303,6 +307,13 @@ impl Rows {
             ceiling,
         ) {
             hold(last, ceiling);
+        }
+    }
+
+    /// Leaves the last row, where it is `quantity`, unresolved for `reason`.
+    pub fn unresolved(&mut self, quantity: &str, reason: Reason, detail: &str) {
+        if let Some(last) = self.figures.last_mut().filter(|f| f.quantity == quantity) {
+            last.mark_unresolved(reason, detail);
         }
     }
 

@@ -428,6 +428,21 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         r.text(&format!("global {width} atomics served"), Some(&text));
     }
     r.from("atomics-throughput.csv");
+    // Over the whole device: a shared-memory atomic updates one word of one bank, so an SM does
+    // at most 32 per clock; any atomic is a thread operation, 128 per SM per clock at most.
+    let sms = crate::report::metadata::SavedMetadata::read(dir)?
+        .device
+        .multiprocessors;
+    let shared_ceiling = crate::report::ceilings::chip_ops_per_clock(
+        sms,
+        32.0,
+        "one update per bank of 32 per SM per clock",
+    );
+    let issue_ceiling = crate::report::ceilings::chip_ops_per_clock(
+        sms,
+        crate::report::ceilings::SM_THREAD_OPS_PER_CLOCK,
+        "4 schedulers × one warp instruction of 32 threads per SM per clock",
+    );
     for row in &throughput {
         let shown = matches!(
             (row.variant.as_str(), row.width.as_str()),
@@ -447,8 +462,9 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             r.text(&name, Some(&format!("not measured: {problem}")));
             continue;
         }
+        let quantity = format!("{name}: throughput");
         r.push(
-            &format!("{name}: throughput"),
+            &quantity,
             Some(row.ops_per_clock),
             "ops/clock",
             Some((
@@ -457,6 +473,12 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
                 "min-max over repeats",
             )),
         );
+        let ceiling = if row.space == "shared" {
+            &shared_ceiling
+        } else {
+            &issue_ceiling
+        };
+        r.at_most(&quantity, ceiling.as_ref());
     }
     Ok(r.finish())
 }

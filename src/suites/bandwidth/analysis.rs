@@ -122,28 +122,13 @@ pub fn levels(points: &[CurvePoint]) -> Levels {
             continue;
         }
         let target = (before.median_bytes_per_second * after.median_bytes_per_second).sqrt();
-        // The last point at or above the target before the next plateau starts, and the one after.
-        let between: Vec<&CurvePoint> = sorted
-            .iter()
-            .filter(|p| {
-                p.footprint_bytes >= before.to_bytes && p.footprint_bytes <= after.from_bytes
-            })
-            .collect();
-        let crossing = between
-            .windows(2)
-            .find(|w| w[0].bytes_per_second >= target && w[1].bytes_per_second < target);
-        if let Some(w) = crossing {
-            let (a, b) = (w[0], w[1]);
-            let (la, lb) = (a.bytes_per_second.ln(), b.bytes_per_second.ln());
-            let t = (la - target.ln()) / (la - lb);
-            let (fa, fb) = (
-                (a.footprint_bytes as f64).ln(),
-                (b.footprint_bytes as f64).ln(),
-            );
+        if let Some((bytes, low, high)) =
+            crossing(&sorted, before.to_bytes, after.from_bytes, target)
+        {
             falloffs.push(Falloff {
-                bytes: (fa + t * (fb - fa)).exp().round() as u64,
-                low_bytes: a.footprint_bytes,
-                high_bytes: b.footprint_bytes,
+                bytes,
+                low_bytes: low,
+                high_bytes: high,
                 descent_from_bytes: before.to_bytes,
                 descent_to_bytes: after.from_bytes,
                 before_bytes_per_second: before.median_bytes_per_second,
@@ -152,6 +137,57 @@ pub fn levels(points: &[CurvePoint]) -> Levels {
         }
     }
     Levels { plateaus, falloffs }
+}
+
+/// Where `sorted` (by footprint) first falls below `target` between the footprints `from`
+/// and `to`: the footprint log-interpolated between the last point at or above it and the
+/// next, and those two points' footprints.
+fn crossing(sorted: &[CurvePoint], from: u64, to: u64, target: f64) -> Option<(u64, u64, u64)> {
+    let between: Vec<&CurvePoint> = sorted
+        .iter()
+        .filter(|p| p.footprint_bytes >= from && p.footprint_bytes <= to)
+        .collect();
+    let w = between
+        .windows(2)
+        .find(|w| w[0].bytes_per_second >= target && w[1].bytes_per_second < target)?;
+    let (a, b) = (w[0], w[1]);
+    let (la, lb) = (a.bytes_per_second.ln(), b.bytes_per_second.ln());
+    let t = (la - target.ln()) / (la - lb);
+    let (fa, fb) = (
+        (a.footprint_bytes as f64).ln(),
+        (b.footprint_bytes as f64).ln(),
+    );
+    let bytes = (fa + t * (fb - fa)).exp().round() as u64;
+    Some((bytes, a.footprint_bytes, b.footprint_bytes))
+}
+
+/// How far a rate moves from one process to the next on one card, at most: the L2's rates
+/// moved by up to 3 % between processes on one H100 (the write 3,870-4,001 GB/s over twelve).
+pub const STEADY_SHIFT: f64 = 0.05;
+
+/// A fall-off's footprint is read only where a [`STEADY_SHIFT`] of the rate either way moves
+/// its crossing by less than this factor (under one step of a sweep of three points per
+/// doubling, 1.26).
+pub const STEADY_SPAN: f64 = 1.25;
+
+/// Where the crossing of a fall-off lies when the rate it crosses moves [`STEADY_SHIFT`] either
+/// way, over the fall-off's descent (its edges where a shifted target is not crossed within
+/// it): `(from, to)` footprints. A steep fall keeps the two close; a gradual one (a device copy
+/// on an H100 falls from 5,900 to 2,850 GB/s over 33 to 83 MiB, and its crossing moved from
+/// 43 to 67 MiB between processes) spreads them.
+pub fn crossing_spread(points: &[CurvePoint], falloff: &Falloff) -> (u64, u64) {
+    let mut sorted: Vec<CurvePoint> = points
+        .iter()
+        .copied()
+        .filter(|p| p.bytes_per_second.is_finite() && p.bytes_per_second > 0.0)
+        .collect();
+    sorted.sort_by_key(|p| p.footprint_bytes);
+    let target = (falloff.before_bytes_per_second * falloff.after_bytes_per_second).sqrt();
+    let (from, to) = (falloff.descent_from_bytes, falloff.descent_to_bytes);
+    let at = |t: f64, edge: u64| crossing(&sorted, from, to, t).map_or(edge, |(b, _, _)| b);
+    let early = at(target * (1.0 + STEADY_SHIFT), from);
+    let late = at(target / (1.0 + STEADY_SHIFT), to);
+    (early.min(late), early.max(late))
 }
 
 #[cfg(test)]
@@ -315,6 +351,90 @@ mod tests {
         );
         let moved = found[0].bytes.abs_diff(found[1].bytes) as f64 / found[0].bytes as f64;
         assert!(moved < 0.1, "{found:?}");
+    }
+
+    /// Footprints in MiB and GB/s: one process's device read and copy sweeps on an H100 (128
+    /// threads x 16 blocks per SM; scripts/repeat-readings.sh), from 4 to 264 MiB.
+    fn measured(points: &[(f64, f64)]) -> Vec<CurvePoint> {
+        points
+            .iter()
+            .map(|&(mib, gbs)| CurvePoint {
+                footprint_bytes: (mib * (1u64 << 20) as f64) as u64,
+                bytes_per_second: gbs * 1e9,
+            })
+            .collect()
+    }
+
+    const H100_READ: [(f64, f64); 19] = [
+        (4.12, 7475.0),
+        (5.19, 5524.0),
+        (6.53, 7088.0),
+        (8.25, 7588.0),
+        (10.38, 7464.0),
+        (13.09, 7408.0),
+        (16.50, 7440.0),
+        (20.78, 7257.0),
+        (26.19, 4813.0),
+        (33.00, 3264.0),
+        (41.56, 3528.0),
+        (52.38, 3214.0),
+        (66.00, 3151.0),
+        (83.12, 3141.0),
+        (104.75, 3145.0),
+        (132.00, 3124.0),
+        (166.28, 3129.0),
+        (209.53, 3105.0),
+        (264.00, 3116.0),
+    ];
+
+    const H100_COPY: [(f64, f64); 19] = [
+        (4.12, 6225.0),
+        (5.19, 5831.0),
+        (6.55, 5700.0),
+        (8.25, 6537.0),
+        (10.39, 6307.0),
+        (13.09, 6502.0),
+        (16.50, 6532.0),
+        (20.78, 5822.0),
+        (26.19, 5699.0),
+        (33.00, 5586.0),
+        (41.56, 4617.0),
+        (52.38, 4117.0),
+        (66.00, 4110.0),
+        (83.14, 3273.0),
+        (104.77, 3192.0),
+        (132.00, 3071.0),
+        (166.30, 2977.0),
+        (209.53, 2908.0),
+        (264.00, 2862.0),
+    ];
+
+    fn spread_of(points: &[CurvePoint]) -> Vec<f64> {
+        let found = levels(points);
+        found
+            .falloffs
+            .iter()
+            .map(|f| {
+                let (from, to) = crossing_spread(points, f);
+                assert!(from <= f.bytes && f.bytes <= to, "{f:?}: {from}-{to}");
+                to as f64 / from as f64
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_steep_fall_is_steady_and_a_gradual_one_is_not() {
+        let read = spread_of(&measured(&H100_READ));
+        assert_eq!(read.len(), 1, "{read:?}");
+        assert!(read[0] < STEADY_SPAN, "{read:?}");
+        let copy = spread_of(&measured(&H100_COPY));
+        assert!(!copy.is_empty());
+        assert!(copy.iter().all(|s| *s > STEADY_SPAN), "{copy:?}");
+        // A fall over half a doubling, as caches give, with no noise.
+        let steep = curve(&[(4e12, 1 << 20), (1e12, 1 << 24)], 5e11, 1 << 16, 1 << 28, |_| 1.0);
+        let spreads = spread_of(&steep);
+        assert_eq!(spreads.len(), 2);
+        assert!(spreads.iter().all(|s| *s < STEADY_SPAN), "{spreads:?}");
     }
 
     proptest! {

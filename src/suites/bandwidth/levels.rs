@@ -171,6 +171,35 @@ pub fn candidates(level: Level, limits: &Limits) -> Vec<Occupancy> {
     all
 }
 
+/// Occupancies whose rates lie within this share of the best are a tie for a sweep: the
+/// rates of full SMs differ by about that much from one process to the next (7,454-7,520 GB/s
+/// for 2,048 threads per SM in three shapes on one H100).
+pub const SWEEP_TIE: f64 = 0.02;
+
+/// The occupancy a device sweep runs at, of `(occupancy, bytes per second)` candidates: of
+/// those within [`SWEEP_TIE`] of the best rate, the one with the most threads per SM (many
+/// loads in flight keep a level's plateau level, and the pick stays put when the rates swap
+/// within their noise), then the faster. `None` where no candidate has a rate.
+pub fn sweep_pick(candidates: &[(Occupancy, f64)]) -> Option<Occupancy> {
+    let best = candidates
+        .iter()
+        .map(|&(_, rate)| rate)
+        .filter(|rate| rate.is_finite() && *rate > 0.0)
+        .fold(None, |best: Option<f64>, rate| {
+            Some(best.map_or(rate, |b| b.max(rate)))
+        })?;
+    candidates
+        .iter()
+        .filter(|&&(_, rate)| rate.is_finite() && rate >= best * (1.0 - SWEEP_TIE))
+        .max_by(|a, b| {
+            let threads = |o: &Occupancy| o.threads * o.blocks_per_sm;
+            threads(&a.0)
+                .cmp(&threads(&b.0))
+                .then(a.1.total_cmp(&b.1))
+        })
+        .map(|&(o, _)| o)
+}
+
 /// Footprints from `from` to `to` (inclusive), `per_doubling` geometric steps per doubling,
 /// each rounded down to a multiple of `unit`, without repeats.
 pub fn footprints(from: u64, to: u64, per_doubling: u32, unit: u64) -> Vec<u64> {
@@ -200,6 +229,47 @@ mod tests {
             shared_per_block_optin: 232_448,
             l2_bytes: 50 << 20,
         }
+    }
+
+    fn occupancy(threads: u32, blocks_per_sm: u32) -> Occupancy {
+        Occupancy {
+            threads,
+            blocks_per_sm,
+        }
+    }
+
+    #[test]
+    fn a_sweep_takes_the_fullest_sm_of_a_tie_and_keeps_it_when_the_rates_swap() {
+        // One process: 256 x 8 ahead; the next: 128 x 16 ahead, by as little; 128 x 4 is
+        // fast in both but has half the threads.
+        let first = [
+            (occupancy(128, 4), 7_400.0),
+            (occupancy(128, 16), 7_454.0),
+            (occupancy(256, 8), 7_520.0),
+            (occupancy(512, 4), 7_472.0),
+        ];
+        let second = [
+            (occupancy(128, 4), 7_530.0),
+            (occupancy(128, 16), 7_505.0),
+            (occupancy(256, 8), 7_481.0),
+            (occupancy(512, 4), 7_480.0),
+        ];
+        let a = sweep_pick(&first).expect("a pick");
+        let b = sweep_pick(&second).expect("a pick");
+        assert_eq!(a.threads * a.blocks_per_sm, 2048);
+        assert_eq!(b.threads * b.blocks_per_sm, 2048);
+        // Within the tie the faster full shape; both are full SMs, so the curve is the same kind.
+        assert_eq!(a, occupancy(256, 8));
+        assert_eq!(b, occupancy(128, 16));
+    }
+
+    #[test]
+    fn a_sweep_takes_a_smaller_occupancy_only_where_it_is_clearly_faster() {
+        let clear = [(occupancy(128, 4), 8_000.0), (occupancy(256, 8), 7_500.0)];
+        assert_eq!(sweep_pick(&clear), Some(occupancy(128, 4)));
+        let none = [(occupancy(128, 4), f64::NAN), (occupancy(256, 8), 0.0)];
+        assert_eq!(sweep_pick(&none), None);
+        assert_eq!(sweep_pick(&[]), None);
     }
 
     #[test]

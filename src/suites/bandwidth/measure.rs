@@ -9,7 +9,9 @@
 //! and strong read, write, copy) has its own search at L2 and at DRAM, since many occupancies
 //! read at the same rate but write and copy up to 12 % apart, so a figure taken at whichever
 //! read won did not repeat from run to run. The sweeps run at the winners (each device-wide
-//! operation at its own L2 winner):
+//! operation at its own L2 winner with the sweep's fixed slices: the L2's reads search again
+//! with fixed slices for their sweeps and take, of the occupancies within [`SWEEP_TIE`] of the
+//! best, the one with the most threads per SM, [`sweep_pick`]):
 //! reads through L1 against the footprint of each SM (every block its own region), and weak
 //! reads past L1, strong (`.cg`) reads, writes and copies against the device-wide footprint,
 //! from one slice per SM to far past L2. Every line is read by one block at a time: blocks that
@@ -154,6 +156,9 @@ impl Bench<'_> {
 pub struct Measured {
     /// Every candidate of every level's occupancy search.
     pub search: Vec<Point>,
+    /// The candidates of the reads' sweeps' own searches, with fixed slices
+    /// ([`Bench::sweep_occupancy`]).
+    pub sweep_search: Vec<Point>,
     /// Each level's best occupancy.
     pub winners: Vec<(Level, Occupancy)>,
     /// Each level's figures at its winner and search footprint: shared read / write / copy,
@@ -161,7 +166,7 @@ pub struct Measured {
     pub headline: Vec<Point>,
     /// Reads through L1 against the footprint per SM, at L1's winner.
     pub l1_sweep: Vec<Point>,
-    /// Reads, writes and copies against the device footprint, at L2's winner.
+    /// Reads, writes and copies against the device footprint, each at its sweep's occupancy.
     pub device_sweeps: Vec<(Kernel, Vec<Point>)>,
 }
 
@@ -180,21 +185,15 @@ impl Bench<'_> {
         kernel: Kernel,
         search: &mut Vec<Point>,
     ) -> Result<Occupancy> {
-        let limits = self.limits;
-        let mut best: Option<Point> = None;
-        for occupancy in candidates(level, &limits) {
-            let footprint = match level {
-                Level::Shared => shared_bytes(occupancy.threads),
-                _ => search_footprint(level, &limits, self.config.max_device_bytes),
-            };
-            let min_seconds = self.config.min_seconds;
-            let order = level.slice_order(kernel);
-            let point = self.point(level, kernel, occupancy, footprint, order, 3, min_seconds)?;
-            if best.is_none_or(|b| point.median_bytes_per_second > b.median_bytes_per_second) {
-                best = Some(point);
+        let points = self.search_points(level, kernel, level.slice_order(kernel))?;
+        let best = points.iter().copied().reduce(|best, point| {
+            if point.median_bytes_per_second > best.median_bytes_per_second {
+                point
+            } else {
+                best
             }
-            search.push(point);
-        }
+        });
+        search.extend(&points);
         let Some(best) = best else {
             bail!(
                 "no occupancy fits the {} search on this device",
@@ -205,6 +204,58 @@ impl Bench<'_> {
             threads: best.threads,
             blocks_per_sm: best.blocks_per_sm,
         })
+    }
+
+    /// Every candidate occupancy of `level` timed for `kernel` at the level's search footprint,
+    /// its slices handed out in `order`.
+    fn search_points(
+        &mut self,
+        level: Level,
+        kernel: Kernel,
+        order: SliceOrder,
+    ) -> Result<Vec<Point>> {
+        let limits = self.limits;
+        let mut points = Vec::new();
+        for occupancy in candidates(level, &limits) {
+            let footprint = match level {
+                Level::Shared => shared_bytes(occupancy.threads),
+                _ => search_footprint(level, &limits, self.config.max_device_bytes),
+            };
+            let min_seconds = self.config.min_seconds;
+            points.push(self.point(level, kernel, occupancy, footprint, order, 3, min_seconds)?);
+        }
+        Ok(points)
+    }
+
+    /// The occupancy `kernel`'s device sweep runs at. Where the L2's search handed out its
+    /// slices as the sweep does (fixed), its winner; where it streamed (the reads), a search of
+    /// its own with fixed slices, its points into `sweep_search`, taken by [`sweep_pick`]: every
+    /// occupancy streams the L2 at the same rate within 1 %, so the streamed winner was a coin
+    /// toss (one 128-thread block per SM in one process, eight in the next), and with fixed
+    /// slices one block per SM reads the L2 at half the rate of eight and with no level: the
+    /// device read's fall-off moved from 9.7 to 25 MiB between processes on one H100.
+    fn sweep_occupancy(
+        &mut self,
+        kernel: Kernel,
+        l2_winner: Occupancy,
+        sweep_search: &mut Vec<Point>,
+    ) -> Result<Occupancy> {
+        if Level::L2.slice_order(kernel) == SliceOrder::Fixed {
+            return Ok(l2_winner);
+        }
+        let points = self.search_points(Level::L2, kernel, SliceOrder::Fixed)?;
+        sweep_search.extend(&points);
+        let rates: Vec<(Occupancy, f64)> = points
+            .iter()
+            .map(|p| {
+                let occupancy = Occupancy {
+                    threads: p.threads,
+                    blocks_per_sm: p.blocks_per_sm,
+                };
+                (occupancy, p.median_bytes_per_second)
+            })
+            .collect();
+        Ok(sweep_pick(&rates).unwrap_or(l2_winner))
     }
 
     /// The occupancy searches, the headline points and the sweeps.
@@ -298,8 +349,9 @@ impl Bench<'_> {
             )?);
         }
         let mut device_sweeps = Vec::new();
+        let mut sweep_search = Vec::new();
         for kernel in device_kernels() {
-            let l2 = l2_winner_of(kernel);
+            let l2 = self.sweep_occupancy(kernel, l2_winner_of(kernel), &mut sweep_search)?;
             let slice = launcher::UNROLL * launcher::VECTOR_BYTES * u64::from(l2.threads);
             // From one slice per SM (smaller regions leave SMs idle) to the largest footprint.
             let first = (u64::from(limits.multiprocessors) * slice).max(1 << 20);
@@ -326,6 +378,7 @@ impl Bench<'_> {
         }
         Ok(Measured {
             search,
+            sweep_search,
             winners,
             headline,
             l1_sweep,

@@ -65,7 +65,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         "points_per_doubling": config.points_per_doubling,
         "max_device_bytes": config.max_device_bytes,
         "max_sm_bytes": config.max_sm_bytes,
-        "method": "16-byte vector accesses, 4 in flight per thread; occupancy per level by search; each launch calibrated to at least min_ms (the L2's headline points: headline_ms), then timed between CUDA events `repeats` times for a headline point and `sweep_repeats` times for a sweep point; median of the repeats with their range; device kernels cut the region into slices of 4 x threads vectors, one block per slice (never more blocks than slices), at DRAM taken in order from an atomic ticket, the L2's reads streamed (passes x slices blocks, block b reading slice b mod slices once, where the slices outnumber the resident blocks), the L2's write and copy and the sweeps each block keeping its own; reads skip L1 (ld.global.L1::no_allocate); L1 reads give every block its own region, placed by %smid and an arrival ticket, the footprint being what one SM's blocks read together; the copy engines' DRAM copy (cuMemcpyDtoD, no kernel) of two 4 GiB arrays (an eighth of free memory where that is less), two copies back to back per timing, one warm-up and `repeats` timings, three stretches of the target checked",
+        "method": "16-byte vector accesses, 4 in flight per thread; occupancy per level by search; each launch calibrated to at least min_ms (the L2's headline points: headline_ms), then timed between CUDA events `repeats` times for a headline point and `sweep_repeats` times for a sweep point; median of the repeats with their range; device kernels cut the region into slices of 4 x threads vectors, one block per slice (never more blocks than slices), at DRAM taken in order from an atomic ticket, the L2's reads streamed (passes x slices blocks, block b reading slice b mod slices once, where the slices outnumber the resident blocks), the L2's write and copy and the sweeps each block keeping its own; each device sweep at its L2 winner with fixed slices (the reads search again with fixed slices and take, of the occupancies within 2 % of the best, the one with the most threads per SM); reads skip L1 (ld.global.L1::no_allocate); L1 reads give every block its own region, placed by %smid and an arrival ticket, the footprint being what one SM's blocks read together; the copy engines' DRAM copy (cuMemcpyDtoD, no kernel) of two 4 GiB arrays (an eighth of free memory where that is less), two copies back to back per timing, one warm-up and `repeats` timings, three stretches of the target checked",
     });
     suite::run_opened(
         gpu,
@@ -113,6 +113,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
             let per_sm_clock = |rate: f64| rate / (mhz * 1e6 * f64::from(sms));
             let mut rows: Vec<PointRow> = Vec::new();
             rows.extend(measured.search.iter().map(|p| row("search", p)));
+            rows.extend(measured.sweep_search.iter().map(|p| row("sweep search", p)));
             rows.extend(measured.headline.iter().map(|p| row("headline", p)));
             rows.extend(measured.l1_sweep.iter().map(|p| row("sweep", p)));
             for (_, points) in &measured.device_sweeps {

@@ -9,13 +9,16 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 pub use super::plot::draw;
+use super::analysis::{CurvePoint, Falloff, STEADY_SHIFT, STEADY_SPAN, crossing_spread};
 use crate::gpu::launch::bandwidth::SliceOrder;
 use crate::report::figures::{Figure, Rows};
+use crate::report::plot::binary_bytes;
 
 /// One row of `points.csv` (also what the figure and `report` read back).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointRow {
-    /// "search" (the occupancy search) or "sweep".
+    /// "search" (the occupancy search), "sweep search" (a read sweep's own search, with fixed
+    /// slices) or "sweep".
     pub stage: String,
     pub level: String,
     pub operation: String,
@@ -172,8 +175,9 @@ use crate::report::known_rows::is_bandwidth_rate_of as is_rate_of;
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let file: BandwidthFile = crate::report::saved::read_json(dir, "bandwidth.json")?;
     let mut r = Rows::new(SECTION, "bandwidth.json");
+    let chip = crate::report::ceilings::chip_bytes(&crate::report::metadata::SavedMetadata::read(dir)?);
     for l in &file.levels {
-        level_rows(&mut r, l);
+        level_rows(&mut r, l, chip.as_ref());
     }
     if let Some(copy) = &file.copy_engines {
         copy_engine_rows(&mut r, copy);
@@ -206,6 +210,13 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     // A sweep may fall off more than once (a copy past the near L2, then past the whole L2):
     // each fall-off its own row, numbered, so a comparison pairs first with first.
     let falloffs = level_falloffs(&file);
+    // The sweeps' curves, to say how steady each crossing is (runs trimmed to their figures
+    // keep no points).
+    let points: Vec<PointRow> = if dir.join("points.csv").is_file() {
+        crate::report::saved::read_csv(dir, "points.csv")?
+    } else {
+        Vec::new()
+    };
     for (i, f) in falloffs.iter().enumerate() {
         let nth = falloffs[..i].iter().filter(|g| g.sweep == f.sweep).count();
         let later = falloffs.iter().skip(i + 1).any(|g| g.sweep == f.sweep);
@@ -222,13 +233,67 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
                 _ => (f.low_bytes as f64, f.high_bytes as f64, "between points"),
             }),
         );
+        if let Some(why) = unsteady(f, &points) {
+            r.unresolved(&quantity, crate::report::figures::Reason::NotSteady, &why);
+        }
     }
     Ok(r.finish())
 }
 
+/// Why fall-off `f` states no footprint, where a [`STEADY_SHIFT`] of the rate either way moves
+/// its crossing by [`STEADY_SPAN`] or more over its sweep's curve in `points`; `None` where it
+/// is steady or there is no curve to tell.
+fn unsteady(f: &FalloffFigure, points: &[PointRow]) -> Option<String> {
+    let (from, to) = f.descent_from_bytes.zip(f.descent_to_bytes)?;
+    let curve: Vec<CurvePoint> = points
+        .iter()
+        .filter(|p| p.stage == "sweep" && sweep_name(p) == f.sweep)
+        .map(|p| CurvePoint {
+            footprint_bytes: p.footprint_bytes,
+            bytes_per_second: p.median_bytes_per_second,
+        })
+        .collect();
+    if curve.is_empty() {
+        return None;
+    }
+    let falloff = Falloff {
+        bytes: f.bytes,
+        low_bytes: f.low_bytes,
+        high_bytes: f.high_bytes,
+        descent_from_bytes: from,
+        descent_to_bytes: to,
+        before_bytes_per_second: f.before_bytes_per_second,
+        after_bytes_per_second: f.after_bytes_per_second,
+    };
+    let (early, late) = crossing_spread(&curve, &falloff);
+    (late as f64 >= STEADY_SPAN * early as f64).then(|| {
+        format!(
+            "the bandwidth falls gradually, from {:.0} to {:.0} GB/s over {} to {}, and a {:.0} % change of the rate moves the footprint where it crosses half-way (on a log scale) from {} to {}: no one footprint is read, the descent is the finding",
+            gb(f.before_bytes_per_second),
+            gb(f.after_bytes_per_second),
+            binary_bytes(from as f64),
+            binary_bytes(to as f64),
+            100.0 * STEADY_SHIFT,
+            binary_bytes(early as f64),
+            binary_bytes(late as f64),
+        )
+    })
+}
+
+/// The name of the sweep a point of `points.csv` belongs to, as `bandwidth.json`'s fall-offs
+/// name it.
+fn sweep_name(p: &PointRow) -> String {
+    if p.placement == "sm" {
+        format!("l1 {} (per SM)", p.operation)
+    } else {
+        format!("{} {}", p.placement, p.operation)
+    }
+}
+
 /// A level's headline rate (its interval says how the slices were handed out where by
-/// ticket), the same per SM and clock, and DRAM's share of the peak.
-fn level_rows(r: &mut Rows, l: &LevelFigure) {
+/// ticket), the same per SM and clock, and DRAM's share of the peak. `chip`: every SM's data
+/// path at the highest SM clock, which no level's rate passes.
+fn level_rows(r: &mut Rows, l: &LevelFigure, chip: Option<&crate::report::ceilings::Ceiling>) {
     let name = format!("{} {}", l.level, l.operation);
     let label = match l.slice_order.as_deref() {
         Some(order) if order == SliceOrder::Ticket.name() => TICKET_LABEL,
@@ -254,7 +319,7 @@ fn level_rows(r: &mut Rows, l: &LevelFigure) {
             value: gb(l.median_bytes_per_second) / f,
             made_of: "the DRAM's theoretical peak (2 × memory clock × bus width)".into(),
         });
-    r.at_most(&headline, peak.as_ref());
+    r.at_most(&headline, peak.as_ref().or(chip));
     // The same launches per SM and clock: the headline's range, scaled alike.
     let per_sm = l.bytes_per_clock_per_sm / l.median_bytes_per_second;
     let per_sm_quantity = format!("{name} per SM");
@@ -268,14 +333,12 @@ fn level_rows(r: &mut Rows, l: &LevelFigure) {
             "min-max",
         )),
     );
-    if l.level == "shared" {
-        // 32 banks of 4 bytes per SM per clock (compute capability 5.0 on).
-        let banks = crate::report::ceilings::Ceiling {
-            value: 128.0,
-            made_of: "32 banks × 4 bytes per SM per clock".into(),
-        };
-        r.at_most(&per_sm_quantity, Some(&banks));
-    }
+    // Shared memory's 32 banks of 4 bytes, the width of what an SM loads or stores per clock
+    // from any level (compute capability 5.0 on).
+    r.at_most(
+        &per_sm_quantity,
+        Some(&crate::report::ceilings::sm_bytes_per_clock()),
+    );
     if let Some(fraction) = l.fraction_of_peak {
         let share = format!("{name}: fraction of theoretical peak");
         r.push(&share, Some(100.0 * fraction), "%", None);
@@ -439,7 +502,7 @@ mod tests {
             (None, "min-max"),
         ] {
             let mut r = Rows::new(SECTION, "bandwidth.json");
-            level_rows(&mut r, &figure(order));
+            level_rows(&mut r, &figure(order), None);
             let rows = r.finish();
             assert_eq!(rows.len(), 3, "{rows:?}");
             assert_eq!(

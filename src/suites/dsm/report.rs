@@ -363,9 +363,12 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         );
     }
     r.from("dsm-bandwidth.csv");
+    // Bytes a block reads from any block's shared memory reach its SM through the SM's data path.
+    let ceiling = crate::report::ceilings::sm_bytes_per_clock();
     for b in &saved.bandwidth {
+        let quantity = format!("read {}, cluster of {}", b.pattern, b.cluster);
         r.push(
-            &format!("read {}, cluster of {}", b.pattern, b.cluster),
+            &quantity,
             Some(b.bytes_per_clock_per_sm),
             "B/clock/SM",
             Some((
@@ -374,6 +377,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
                 "min-max over SMs",
             )),
         );
+        r.at_most(&quantity, Some(&ceiling));
     }
     Ok(r.finish())
 }

@@ -239,17 +239,27 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
     .context("drawing pipeline")
 }
 
-/// The summary's pipeline rows: latency and throughput per SASS instruction (where the run
-/// measured them), each PTX operation's chain figures named as such, and the warps that reach
 /// The most SASS instructions an SM issues per clock, counted per thread: four schedulers,
 /// one warp instruction of 32 threads each per clock (compute capability 7.0 on).
 fn issue_ceiling() -> crate::report::ceilings::Ceiling {
     crate::report::ceilings::Ceiling {
-        value: 128.0,
+        value: crate::report::ceilings::SM_THREAD_OPS_PER_CLOCK,
         made_of: "4 schedulers × one warp instruction of 32 threads per SM per clock".into(),
     }
 }
 
+/// The most PTX operations an SM completes per clock, counted per thread: two per thread
+/// instruction (a packed pair, half2's two FMAs; or a pair ptxas fuses, two add.u32 in one
+/// IADD3: 241 per clock on an H100) at the issue ceiling.
+fn ptx_ceiling() -> crate::report::ceilings::Ceiling {
+    crate::report::ceilings::Ceiling {
+        value: 2.0 * crate::report::ceilings::SM_THREAD_OPS_PER_CLOCK,
+        made_of: "two PTX operations per thread instruction (a packed or fused pair) × 4 schedulers × 32 threads per SM per clock".into(),
+    }
+}
+
+/// The summary's pipeline rows: latency and throughput per SASS instruction (where the run
+/// measured them), each PTX operation's chain figures named as such, and the warps that reach
 /// 95 % of the fp32 fma throughput.
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     #[derive(serde::Deserialize)]
@@ -320,12 +330,9 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
             "cycles",
             None,
         );
-        r.push(
-            &format!("{label} throughput"),
-            op.ops_per_clock_per_sm,
-            "ops/clock/SM",
-            None,
-        );
+        let throughput = format!("{label} throughput");
+        r.push(&throughput, op.ops_per_clock_per_sm, "ops/clock/SM", None);
+        r.at_most(&throughput, Some(&ptx_ceiling()));
     }
     r.push(
         "warps to reach 95% of fp32 fma throughput",

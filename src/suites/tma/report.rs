@@ -318,6 +318,9 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         );
     }
     r.from("tma-bandwidth.csv");
+    // Every byte lands in an SM's shared memory, through its 32 banks of 4 bytes per clock.
+    let ceiling =
+        crate::report::ceilings::chip_bytes(&crate::report::metadata::SavedMetadata::read(dir)?);
     for row in &bandwidth {
         let name = format!(
             "TMA stream, {} tiles, {} block{} per SM",
@@ -342,6 +345,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             },
             (None, None) => {}
         }
+        r.at_most(&name, ceiling.as_ref());
     }
     Ok(r.finish())
 }
