@@ -458,21 +458,42 @@ fn per_sm_block(model: &MachineModel) -> String {
         } else {
             format!(" ({})", q.unit)
         };
-        let _ = writeln!(text, "#   {}{unit}: {}", q.quantity, values.join(" "));
+        let _ = writeln!(
+            text,
+            "#   {}: {}",
+            one_line(&format!("{}{unit}", q.quantity)),
+            values.join(" ")
+        );
     }
     text + "\n"
+}
+
+/// `text` on one line: every line break or other control character a space. Whatever a run
+/// or a `--base` holds (a device name, a path, a figure's words), it stays inside its comment
+/// or its value and never becomes an option line of its own.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// The config text: a header, every determined option with its reason, the undetermined list.
 pub fn config(model: &MachineModel, base: Option<&Base>) -> String {
     let mut text = format!(
         "# GPGPU-Sim / Accel-Sim options measured by gpubench ({}).\n# Run: {}\n# Append to a base configuration of the same GPU (the last value of an option wins).\n\n",
-        model.schema, model.run
+        one_line(&model.schema),
+        one_line(&model.run)
     );
     let lines = lines(model, base);
     let written: Vec<&str> = lines.iter().map(|l| l.option).collect();
     for line in &lines {
-        let _ = writeln!(text, "# {}\n{} {}\n", line.why, line.option, line.value);
+        let _ = writeln!(
+            text,
+            "# {}\n{} {}\n",
+            one_line(&line.why),
+            line.option,
+            one_line(&line.value)
+        );
     }
     text += &per_sm_block(model);
     text += "# Not determined by this run (left at the base configuration's values):\n";

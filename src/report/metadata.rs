@@ -174,6 +174,10 @@ pub fn plot_title(what: &str, device: &str, compute_capability: &str, mhz: f64) 
     format!("{what} on {device} (CC {compute_capability}), SM clock {mhz:.0} MHz")
 }
 
+/// The longest text field of a saved `metadata.json`'s device and build that gpubench reads
+/// back (device names run to about 50 characters).
+pub const MAX_FIELD_CHARS: usize = 256;
+
 /// What the summary, `report` and `compare` read back from a saved `metadata.json`: the same
 /// fields [`RunMetadata`] writes, typed, each optional where an older or an unfinished run may
 /// lack it.
@@ -227,8 +231,8 @@ pub struct SavedClock {
 
 impl SavedMetadata {
     /// `dir/metadata.json`. Refuses, in one sentence, a device or a clock no GPU has (an SM count below zero, an SM
-    /// clock of zero): the caption, the machine model and the simulator options are built from
-    /// them.
+    /// clock of zero) and a name or version holding a line break ([`Self::text_violation`]):
+    /// the caption, the machine model and the simulator options are built from them.
     pub fn read(dir: &std::path::Path) -> anyhow::Result<SavedMetadata> {
         let saved: SavedMetadata = super::saved::read_json(dir, "metadata.json")?;
         let file = dir.join("metadata.json").display().to_string();
@@ -237,7 +241,9 @@ impl SavedMetadata {
         {
             return Err(crate::error::UsageError::new(why).into());
         }
-        let why = if saved.device.multiprocessors < 0 {
+        let why = if let Some(why) = saved.text_violation() {
+            Some(why)
+        } else if saved.device.multiprocessors < 0 {
             Some(format!(
                 "device.multiprocessors is {}, but a GPU has no fewer than zero SMs",
                 saved.device.multiprocessors
@@ -261,6 +267,50 @@ impl SavedMetadata {
             .into()),
             None => Ok(saved),
         }
+    }
+
+    /// The first text field that no GPU, driver or build of gpubench writes: one holding a
+    /// line break or another control character (it would become a line of its own in the
+    /// caption, the Markdown tables or an option line of `export --format accel-sim`), or one
+    /// longer than [`MAX_FIELD_CHARS`].
+    fn text_violation(&self) -> Option<String> {
+        let d = &self.device;
+        let b = &self.build;
+        let fields = [
+            ("suite", Some(self.suite.as_str())),
+            ("status", Some(self.status.as_str())),
+            ("started_utc", Some(self.started_utc.as_str())),
+            ("device.name", Some(d.name.as_str())),
+            (
+                "device.compute_capability",
+                Some(d.compute_capability.as_str()),
+            ),
+            ("device.driver_version", d.driver_version.as_deref()),
+            (
+                "device.driver_cuda_version",
+                Some(d.driver_cuda_version.as_str()),
+            ),
+            ("build.gpubench_version", Some(b.gpubench_version.as_str())),
+            ("build.git_commit", Some(b.git_commit.as_str())),
+            ("build.nvcc_version", Some(b.nvcc_version.as_str())),
+            ("build.ptx_target", Some(b.ptx_target.as_str())),
+        ];
+        fields.into_iter().find_map(|(key, text)| {
+            let text = text?;
+            if let Some(c) = text.chars().find(|c| c.is_control()) {
+                Some(format!(
+                    "{key} holds the control character {:?}, which no driver or build of gpubench writes",
+                    c
+                ))
+            } else if text.chars().count() > MAX_FIELD_CHARS {
+                Some(format!(
+                    "{key} is {} characters long, more than the {MAX_FIELD_CHARS} gpubench writes",
+                    text.chars().count()
+                ))
+            } else {
+                None
+            }
+        })
     }
 
     pub fn complete(&self) -> bool {

@@ -36,9 +36,46 @@ pub fn format_value(value: f64, unit: &str) -> String {
     }
 }
 
-/// `text` as one cell of a Markdown table.
+/// `text` as one cell of a Markdown table: on one line (a line break or another control
+/// character is a space), its bars escaped, and no raw HTML ([`markdown_text`]).
 pub fn markdown_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    markdown_text(text).replace('|', "\\|")
+}
+
+/// `text` as Markdown prose: on one line, and no tag, comment or autolink a Markdown reader
+/// would pass through as HTML (a `<` before a letter, `/`, `!` or `?` is written `&lt;`; a
+/// `<` before a space or a digit, as in "|x| < 1", is text already and stays).
+pub fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '<' if chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')) =>
+            {
+                out += "&lt;"
+            }
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` as a CSV field a spreadsheet shows as text: one that starts with `=`, `+`, `-`, `@`
+/// or a tab or carriage return (which a spreadsheet runs as a formula) and is not a number gets
+/// a `'` in front. Numbers, negative ones included, stay as they are.
+pub fn csv_text(text: &str) -> String {
+    let formula = text
+        .chars()
+        .next()
+        .is_some_and(|c| matches!(c, '=' | '+' | '-' | '@' | '\t' | '\r'));
+    if formula && text.trim().parse::<f64>().is_err() {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    }
 }
 
 pub fn latex_escape(text: &str) -> String {
@@ -75,4 +112,38 @@ pub fn latex_escape(text: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_keeps_names_on_their_line_and_passes_no_html() {
+        assert_eq!(
+            markdown_cell("H100 <script>alert(1)</script>\n| x"),
+            "H100 &lt;script>alert(1)&lt;/script> \\| x"
+        );
+        assert_eq!(
+            markdown_text("a <!-- b\r\n<https://x>"),
+            "a &lt;!-- b  &lt;https://x>"
+        );
+        assert_eq!(markdown_cell("|x| < 1, 2<3"), "\\|x\\| < 1, 2<3");
+    }
+
+    #[test]
+    fn a_csv_field_that_would_run_as_a_formula_is_text() {
+        for (field, written) in [
+            ("=HYPERLINK(\"x\")", "'=HYPERLINK(\"x\")"),
+            ("+1+cmd", "'+1+cmd"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("-2.5", "-2.5"),
+            ("+7", "+7"),
+            ("H100", "H100"),
+            ("", ""),
+        ] {
+            assert_eq!(csv_text(field), written, "{field}");
+        }
+    }
 }

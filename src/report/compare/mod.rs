@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::figures::Figure;
 use super::summary::model::Summary;
-use super::text::{format_value, latex_escape, markdown_cell};
+use super::text::{csv_text, format_value, latex_escape, markdown_cell, markdown_text};
 use crate::analysis::stats::median_of_sorted;
 
 mod render;

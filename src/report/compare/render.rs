@@ -182,7 +182,7 @@ pub(super) fn render_markdown(c: &Comparison) -> String {
     for cells in table_rows(c, markdown_cell) {
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
-    let _ = writeln!(out, "\n{}", footnote(c));
+    let _ = writeln!(out, "\n{}", markdown_text(&footnote(c)));
     if c.k.is_some() {
         out += "\n## Odd ones out\n\n";
         if c.odd_ones_out.is_empty() {
@@ -252,16 +252,16 @@ pub(super) fn render_csv(c: &Comparison) -> anyhow::Result<String> {
                 .as_ref()
                 .and_then(|fl| fl.odd.iter().find(|(j, _)| *j == i));
             writer.write_record([
-                row.section.clone(),
-                row.quantity.clone(),
-                row.unit.clone(),
-                c.runs[i].clone(),
+                csv_text(&row.section),
+                csv_text(&row.quantity),
+                csv_text(&row.unit),
+                csv_text(&c.runs[i]),
                 number(f.value),
                 number(f.low),
                 number(f.high),
-                f.text.clone().unwrap_or_default(),
+                csv_text(f.text.as_deref().unwrap_or_default()),
                 if i > 0 {
-                    row.flag.clone().unwrap_or_default()
+                    csv_text(row.flag.as_deref().unwrap_or_default())
                 } else {
                     String::new()
                 },

@@ -25,7 +25,7 @@ use render::table_rows;
 
 pub mod model;
 
-pub use crate::report::text::{format_value, latex_escape, markdown_cell};
+pub use crate::report::text::{format_value, latex_escape, markdown_cell, markdown_text};
 pub use model::{SuiteTiming, Summary};
 pub use render::{render_index, render_latex, render_markdown};
 

@@ -97,7 +97,7 @@ fn marked_value(summary: &Summary, row: &Row) -> String {
 
 pub fn render_markdown(summary: &Summary) -> String {
     let mut md = String::from("# Architecture summary\n\n");
-    let _ = writeln!(md, "{}\n", summary.caption);
+    let _ = writeln!(md, "{}\n", markdown_text(&summary.caption));
     md += &crate::report::conditions::markdown(&summary.conditions);
     let (figures, unresolved): (Vec<Figure>, Vec<Figure>) = summary
         .figures
@@ -140,7 +140,7 @@ pub fn render_markdown(summary: &Summary) -> String {
         let _ = write!(
             md,
             "| {} | {} | {} |",
-            s.name,
+            markdown_cell(&s.name),
             markdown_cell(&status),
             s.seconds.map_or("-".into(), |v| format!("{v:.1}"))
         );

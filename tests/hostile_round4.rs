@@ -1,0 +1,250 @@
+//! Issue #71, hostile files round 4: text from a run never becomes a simulator option line or
+//! live Markdown or a spreadsheet formula; `--base` is read as a run's files are; duplicated and
+//! lying manifests, a directory given twice, and the smaller flags are refused. Every refusal
+//! is exit code 2 in one sentence naming what is wrong, with nothing left behind.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use common::copy_tree;
+
+fn committed_all() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100/all")
+}
+
+/// A copy of the committed H100 clock suite at `to`.
+fn clock_run(to: &Path) -> PathBuf {
+    copy_tree(&committed_all().join("clock"), to);
+    to.to_path_buf()
+}
+
+/// `gpubench ARGS…`, killed after a minute.
+fn gpubench<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    gpubench_in(Path::new("."), args)
+}
+
+/// [`gpubench`] run in the directory `cwd`.
+fn gpubench_in<I, S>(cwd: &Path, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut command = Command::cargo_bin("gpubench").unwrap();
+    command
+        .current_dir(cwd)
+        .args(args)
+        .timeout(Duration::from_secs(60));
+    command.output().unwrap()
+}
+
+/// Refused with exit code 2 in one sentence holding every one of `says`.
+fn refused(output: &Output, says: &[&str]) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "not one sentence: {stderr}");
+    for said in says {
+        assert!(lines[0].contains(said), "{said:?} not in: {stderr}");
+    }
+}
+
+/// Nothing at `out`, and nothing named like a staging directory beside it.
+fn nothing_left(out: &Path) {
+    assert!(!out.exists(), "a refused command left {}", out.display());
+    let leftovers: Vec<String> = std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// `path`'s JSON with `edit` applied.
+fn edit_json(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut value);
+    std::fs::write(path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+}
+
+/// The option lines of an accel-sim export: every line that is neither a comment nor blank.
+fn option_lines(config: &str) -> Vec<String> {
+    config
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+// Item 1: no string read from a run becomes a simulator option line or live Markdown / CSV.
+
+#[test]
+fn a_device_name_or_version_with_a_line_break_is_refused_naming_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    for (key, value) in [
+        ("name", "H100\n-gpgpu_shmem_per_block 1\n#"),
+        ("compute_capability", "9.0\r-gpgpu_n_clusters 1"),
+        ("driver_cuda_version", "12.4\u{1b}[2J"),
+    ] {
+        let run = clock_run(&dir.path().join(format!("run-{key}")));
+        edit_json(&run.join("metadata.json"), |m| {
+            m["device"][key] = value.into();
+        });
+        let field = format!("device.{key}");
+        let out = dir.path().join(format!("options-{key}.config"));
+        let output = gpubench([
+            "export".as_ref(),
+            run.as_os_str(),
+            "--format".as_ref(),
+            "accel-sim".as_ref(),
+            "--output".as_ref(),
+            out.as_os_str(),
+        ]);
+        refused(&output, &["metadata.json", &field, "control character"]);
+        nothing_left(&out);
+        let out = dir.path().join(format!("report-{key}"));
+        let output = gpubench([
+            "report".as_ref(),
+            run.as_os_str(),
+            "--output".as_ref(),
+            out.as_os_str(),
+        ]);
+        refused(&output, &["metadata.json", &field]);
+        nothing_left(&out);
+        let clock = committed_all().join("clock");
+        let output = gpubench(["compare".as_ref(), clock.as_os_str(), run.as_os_str()]);
+        refused(&output, &["metadata.json", &field]);
+    }
+    // A megabyte of device name is not a name either.
+    let run = clock_run(&dir.path().join("run-long"));
+    edit_json(&run.join("metadata.json"), |m| {
+        m["device"]["name"] = "H".repeat(1 << 20).into();
+    });
+    let output = gpubench(["export".as_ref(), run.as_os_str()]);
+    refused(
+        &output,
+        &["metadata.json", "device.name", "characters long"],
+    );
+}
+
+#[test]
+fn a_base_path_holding_line_breaks_stays_inside_its_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir
+        .path()
+        .join("x\n-gpgpu_n_clusters 1\n-gpgpu_shmem_size 0\n#");
+    std::fs::create_dir(&folder).unwrap();
+    let base = folder.join("gpgpusim.config");
+    std::fs::write(
+        &base,
+        "-gpgpu_n_clusters 132\n-gpgpu_const_cache:l1 N:128:64:8,L:R:f:N:L,S:2:64,4\n",
+    )
+    .unwrap();
+    let output = gpubench([
+        "export".as_ref(),
+        committed_all().as_os_str(),
+        "--format".as_ref(),
+        "accel-sim".as_ref(),
+        "--base".as_ref(),
+        base.as_os_str(),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let config = String::from_utf8(output.stdout).unwrap();
+    assert!(config.contains("(--base), not measured"), "{config}");
+    let options = option_lines(&config);
+    let clusters: Vec<&String> = options
+        .iter()
+        .filter(|l| l.starts_with("-gpgpu_n_clusters"))
+        .collect();
+    assert_eq!(clusters, ["-gpgpu_n_clusters 132"], "{config}");
+    assert!(
+        !options.iter().any(|l| l.starts_with("-gpgpu_shmem_size 0")),
+        "{config}"
+    );
+    // The same options as without the base, but for the constant cache's fields after its
+    // geometry, which are the base's.
+    let plain = gpubench([
+        "export".as_ref(),
+        committed_all().as_os_str(),
+        "--format".as_ref(),
+        "accel-sim".as_ref(),
+    ]);
+    let plain = option_lines(&String::from_utf8(plain.stdout).unwrap());
+    let names = |lines: &[String]| -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&options), names(&plain));
+}
+
+#[test]
+fn html_in_names_is_not_live_in_the_markdown_and_formulas_are_text_in_the_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = clock_run(&dir.path().join("<img src=x onerror=alert(1)>"));
+    edit_json(&run.join("metadata.json"), |m| {
+        m["device"]["name"] = "H100 <script>alert(1)</script>".into();
+    });
+    let out = dir.path().join("out");
+    let output = gpubench([
+        "report".as_ref(),
+        run.as_os_str(),
+        "--output".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("H100 &lt;script>"), "{summary}");
+    assert!(!summary.contains("<script"), "{summary}");
+
+    let compared = gpubench([
+        "compare".as_ref(),
+        committed_all().join("clock").as_os_str(),
+        run.as_os_str(),
+    ]);
+    assert!(compared.status.success(), "{compared:?}");
+    let markdown = String::from_utf8(compared.stdout).unwrap();
+    assert!(
+        !markdown.contains("<img") && !markdown.contains("<script"),
+        "{markdown}"
+    );
+
+    // compare names a run by the path it was given: a relative one starts with the name.
+    let name = "=HYPERLINK(\"http:x\";\"y\")";
+    clock_run(&dir.path().join(name));
+    let compared = gpubench_in(
+        dir.path(),
+        [
+            "compare".as_ref(),
+            "--format".as_ref(),
+            "csv".as_ref(),
+            committed_all().join("clock").as_os_str(),
+            name.as_ref(),
+        ],
+    );
+    assert!(compared.status.success(), "{compared:?}");
+    let csv = String::from_utf8(compared.stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let mut rows = 0;
+    for record in reader.records() {
+        for field in record.unwrap().iter() {
+            let live = field.starts_with(['=', '+', '@']) || field.starts_with('-');
+            assert!(
+                !live || field.parse::<f64>().is_ok(),
+                "{field:?} would run as a formula"
+            );
+        }
+        rows += 1;
+    }
+    assert!(rows > 0, "{csv}");
+    assert!(csv.contains("'=HYPERLINK"), "{csv}");
+}
