@@ -248,3 +248,60 @@ fn html_in_names_is_not_live_in_the_markdown_and_formulas_are_text_in_the_csv() 
     assert!(rows > 0, "{csv}");
     assert!(csv.contains("'=HYPERLINK"), "{csv}");
 }
+
+// Item 2: `--base` is read as a run's files are, and must set an option.
+
+#[test]
+fn a_base_that_is_no_bounded_regular_gpgpusim_config_is_refused_in_one_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.config");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path and nothing else.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let huge = dir.path().join("huge.config");
+    let file = std::fs::File::create(&huge).unwrap();
+    file.set_len(3 << 30).unwrap(); // sparse: 3 GiB of NULs, on no disk
+    let mut cases: Vec<(PathBuf, &str)> = vec![
+        (PathBuf::from("/dev/zero"), "not a regular file"),
+        (fifo, "not a regular file"),
+        (dir.path().to_path_buf(), "not a regular file"),
+        (huge, "larger than the 4194304 bytes"),
+        (PathBuf::from("/dev/null"), "not a regular file"),
+    ];
+    for (name, text) in [
+        ("empty.config", String::new()),
+        ("model.json", "{\"-gpgpu_n_clusters\": 1}\n".to_string()),
+        ("nuls.config", "\0".repeat(4096)),
+        (
+            "comments.config",
+            "# -gpgpu_n_clusters 1\n--\n- 5\n".to_string(),
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        cases.push((path, "sets no GPGPU-Sim option"));
+    }
+    for (base, says) in cases {
+        let out = dir.path().join("options.config");
+        let started = std::time::Instant::now();
+        let output = gpubench([
+            "export".as_ref(),
+            committed_all().join("clock").as_os_str(),
+            "--format".as_ref(),
+            "accel-sim".as_ref(),
+            "--base".as_ref(),
+            base.as_os_str(),
+            "--output".as_ref(),
+            out.as_os_str(),
+        ]);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{}: {:?}",
+            base.display(),
+            started.elapsed()
+        );
+        let named = format!("--base {}", base.display());
+        refused(&output, &[&named, says]);
+        nothing_left(&out);
+    }
+}

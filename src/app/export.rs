@@ -134,16 +134,28 @@ fn machine_model(
     Ok(export::model(&summary, gpu))
 }
 
-/// The base configuration `--base` names; one sentence where it cannot be read.
+/// The most bytes of a `--base` configuration gpubench reads: GPGPU-Sim's tested configurations
+/// are some 10 KiB.
+const MAX_BASE_BYTES: u64 = 4 << 20;
+
+/// The base configuration `--base` names, read as a run's files are
+/// ([`crate::input::read_text_within`]: a regular file, plain or gzip, UTF-8, at most
+/// [`MAX_BASE_BYTES`]); one sentence where it cannot be read or sets no GPGPU-Sim option.
 fn read_base(path: &std::path::Path) -> Result<crate::report::accel_sim::Base> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let refuse = |why: String| {
         UsageError::new(format!(
-            "--base {}: {e}; pass the gpgpusim.config the options are to follow",
+            "--base {why}; pass the gpgpusim.config the options are to follow"
+        ))
+    };
+    let text =
+        crate::input::read_text_within(path, MAX_BASE_BYTES).map_err(|e| refuse(e.to_string()))?;
+    let base = crate::report::accel_sim::Base::parse(&path.display().to_string(), &text);
+    if base.is_empty() {
+        return Err(refuse(format!(
+            "{}: sets no GPGPU-Sim option (no line of the form \"-option value\"), so it is no gpgpusim.config",
             path.display()
         ))
-    })?;
-    Ok(crate::report::accel_sim::Base::parse(
-        &path.display().to_string(),
-        &text,
-    ))
+        .into());
+    }
+    Ok(base)
 }

@@ -37,15 +37,23 @@ impl Base {
             .filter_map(|line| {
                 let line = line.split('#').next()?.trim();
                 let (option, value) = line.split_once(char::is_whitespace)?;
-                option
-                    .starts_with('-')
-                    .then(|| (option.to_string(), value.trim().to_string()))
+                // An option is a dash and a name ("-gpgpu_n_clusters", "-dram_latency").
+                let named = option
+                    .strip_prefix('-')
+                    .is_some_and(|name| name.starts_with(|c: char| c.is_ascii_alphabetic()));
+                named.then(|| (option.to_string(), value.trim().to_string()))
             })
             .collect();
         Base {
             name: name.to_string(),
             options,
         }
+    }
+
+    /// Whether it sets no option at all (an empty file, `/dev/null`, a JSON file: no
+    /// gpgpusim.config).
+    pub fn is_empty(&self) -> bool {
+        self.options.is_empty()
     }
 
     /// The fields of cache string `option` after its geometry, where the base sets it.
