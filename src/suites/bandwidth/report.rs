@@ -12,7 +12,7 @@ pub use super::plot::draw;
 use super::analysis::{CurvePoint, Falloff, STEADY_SHIFT, STEADY_SPAN, crossing_spread};
 use crate::gpu::launch::bandwidth::SliceOrder;
 use crate::report::figures::{Figure, Rows};
-use crate::report::plot::binary_bytes;
+use crate::report::text::format_value;
 
 /// One row of `points.csv` (also what the figure and `report` read back).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -271,11 +271,11 @@ fn unsteady(f: &FalloffFigure, points: &[PointRow]) -> Option<String> {
             "the bandwidth falls gradually, from {:.0} to {:.0} GB/s over {} to {}, and a {:.0} % change of the rate moves the footprint where it crosses half-way (on a log scale) from {} to {}: no one footprint is read, the descent is the finding",
             gb(f.before_bytes_per_second),
             gb(f.after_bytes_per_second),
-            binary_bytes(from as f64),
-            binary_bytes(to as f64),
+            format_value(from as f64, "bytes"),
+            format_value(to as f64, "bytes"),
             100.0 * STEADY_SHIFT,
-            binary_bytes(early as f64),
-            binary_bytes(late as f64),
+            format_value(early as f64, "bytes"),
+            format_value(late as f64, "bytes"),
         )
     })
 }
