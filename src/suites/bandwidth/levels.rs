@@ -171,6 +171,10 @@ pub fn candidates(level: Level, limits: &Limits) -> Vec<Occupancy> {
     all
 }
 
+/// The allocations each L2 headline point is measured in (the suite's own buffer and fresh
+/// ones of the point's footprint).
+pub const L2_ALLOCATIONS: usize = 3;
+
 /// Occupancies whose rates lie within this share of the best are a tie for a sweep: the
 /// rates of full SMs differ by about that much from one process to the next (7,454-7,520 GB/s
 /// for 2,048 threads per SM in three shapes on one H100).

@@ -114,6 +114,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
             let mut rows: Vec<PointRow> = Vec::new();
             rows.extend(measured.search.iter().map(|p| row("search", p)));
             rows.extend(measured.sweep_search.iter().map(|p| row("sweep search", p)));
+            rows.extend(measured.allocations.iter().map(|p| row("allocation", p)));
             rows.extend(measured.headline.iter().map(|p| row("headline", p)));
             rows.extend(measured.l1_sweep.iter().map(|p| row("sweep", p)));
             for (_, points) in &measured.device_sweeps {
@@ -141,6 +142,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                     fraction_of_peak: (p.level == Level::Dram)
                         .then(|| p.median_bytes_per_second / peak),
                     slice_order: (p.placement == "device").then(|| p.order.name().to_string()),
+                    allocations: (p.allocations > 1).then_some(p.allocations),
                 })
                 .collect();
             let mut falloffs = falloffs_of("l1 read (per SM)", &measured.l1_sweep);

@@ -18,7 +18,8 @@ use crate::report::text::format_value;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointRow {
     /// "search" (the occupancy search), "sweep search" (a read sweep's own search, with fixed
-    /// slices) or "sweep".
+    /// slices), "headline", "allocation" (one allocation's point of an L2 write or copy
+    /// headline) or "sweep".
     pub stage: String,
     pub level: String,
     pub operation: String,
@@ -59,6 +60,10 @@ pub struct LevelFigure {
     /// unstated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice_order: Option<String>,
+    /// The allocations of the footprint the figure's launches ran in, where more than one (the
+    /// L2's write and copy since 2026-11-28): the median of their medians, the range over all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocations: Option<usize>,
 }
 
 fn fixed_slices() -> String {
@@ -296,9 +301,12 @@ fn sweep_name(p: &PointRow) -> String {
 fn level_rows(r: &mut Rows, l: &LevelFigure, chip: Option<&crate::report::ceilings::Ceiling>) {
     let name = format!("{} {}", l.level, l.operation);
     let label = match l.slice_order.as_deref() {
-        Some(order) if order == SliceOrder::Ticket.name() => TICKET_LABEL,
-        Some(order) if order == SliceOrder::Stream.name() => STREAM_LABEL,
-        _ => "min-max",
+        Some(order) if order == SliceOrder::Ticket.name() => TICKET_LABEL.to_string(),
+        Some(order) if order == SliceOrder::Stream.name() => STREAM_LABEL.to_string(),
+        _ => match l.allocations {
+            Some(n) => format!("median of {n} allocations, min-max over their launches"),
+            None => "min-max".to_string(),
+        },
     };
     let headline = format!("{name} ({})", l.from);
     r.push(
@@ -308,7 +316,7 @@ fn level_rows(r: &mut Rows, l: &LevelFigure, chip: Option<&crate::report::ceilin
         Some((
             gb(l.min_bytes_per_second),
             gb(l.max_bytes_per_second),
-            label,
+            &label,
         )),
     );
     // DRAM's rate cannot pass the peak its bus and clock give.
@@ -494,6 +502,7 @@ mod tests {
             bytes_per_clock_per_sm: 12.6,
             fraction_of_peak: Some(0.981),
             slice_order: order.map(String::from),
+            allocations: None,
         };
         for (order, label) in [
             (Some("ticket"), TICKET_LABEL),
@@ -514,5 +523,18 @@ mod tests {
             // The per-SM row keeps its plain interval.
             assert_eq!(rows[1].uncertainty, "min-max");
         }
+        // An L2 write over three allocations says so; a file from before has no such field.
+        let mut write = figure(Some("fixed"));
+        write.allocations = Some(3);
+        let mut r = Rows::new(SECTION, "bandwidth.json");
+        level_rows(&mut r, &write, None);
+        assert_eq!(
+            r.finish()[0].uncertainty,
+            "median of 3 allocations, min-max over their launches"
+        );
+        let json = serde_json::to_string(&figure(None)).unwrap();
+        assert!(!json.contains("allocations"), "{json}");
+        let back: LevelFigure = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.allocations, None);
     }
 }
