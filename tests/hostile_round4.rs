@@ -305,3 +305,235 @@ fn a_base_that_is_no_bounded_regular_gpgpusim_config_is_refused_in_one_sentence(
         nothing_left(&out);
     }
 }
+
+// Item 4: duplicates and lying manifests.
+
+/// An `all` run of four quick suites copied from the committed one, with an `all.json` naming
+/// them (as hostile_runs.rs builds it).
+fn small_all(to: &Path) -> PathBuf {
+    const SUITES: [&str; 4] = ["clock", "shared", "branch", "sync"];
+    let all = committed_all();
+    for suite in SUITES {
+        copy_tree(&all.join(suite), &to.join(suite));
+    }
+    std::fs::copy(all.join("info.json"), to.join("info.json")).unwrap();
+    std::fs::copy(all.join("all.json"), to.join("all.json")).unwrap();
+    edit_json(&to.join("all.json"), |m| {
+        m["suites"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|s| SUITES.contains(&s["name"].as_str().unwrap()));
+    });
+    to.to_path_buf()
+}
+
+fn report_to(run: &Path, out: &Path) -> Output {
+    gpubench([
+        "report".as_ref(),
+        run.as_os_str(),
+        "--output".as_ref(),
+        out.as_os_str(),
+    ])
+}
+
+/// Every row of `csv` below its header written three times, as the tensor.csv.
+fn triple_rows(csv: &Path) {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    let tripled: String = std::iter::once(rows[0])
+        .chain(rows[1..].iter().flat_map(|r| [*r, *r, *r]))
+        .map(|r| format!("{r}\n"))
+        .collect();
+    std::fs::write(csv, tripled).unwrap();
+}
+
+#[test]
+fn a_csv_row_written_twice_is_refused_naming_the_file_and_both_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    // Read back by report's figure.
+    let run = dir.path().join("shared");
+    copy_tree(&committed_all().join("shared"), &run);
+    triple_rows(&run.join("shared.csv"));
+    let out = dir.path().join("out");
+    refused(
+        &report_to(&run, &out),
+        &["shared.csv: line 3 repeats line 2"],
+    );
+    nothing_left(&out);
+    // Read back by the figures every command derives: 113 tensor rows were exported for 31.
+    let run = dir.path().join("tensor");
+    copy_tree(&committed_all().join("tensor"), &run);
+    triple_rows(&run.join("tensor.csv"));
+    let out = dir.path().join("model.json");
+    let output = gpubench([
+        "export".as_ref(),
+        run.as_os_str(),
+        "--output".as_ref(),
+        out.as_os_str(),
+    ]);
+    refused(&output, &["tensor.csv: line 3 repeats line 2"]);
+    nothing_left(&out);
+}
+
+#[test]
+fn a_figure_written_twice_in_figures_json_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = clock_run(&dir.path().join("run"));
+    edit_json(&run.join("figures.json"), |f| {
+        let figures = f["figures"].as_array_mut().unwrap();
+        let first = figures[0].clone();
+        figures.extend(std::iter::repeat_n(first, 10_000));
+    });
+    let clock = committed_all().join("clock");
+    let output = gpubench(["compare".as_ref(), clock.as_os_str(), run.as_os_str()]);
+    refused(&output, &["figures.json", "appears twice"]);
+}
+
+#[test]
+fn an_all_json_that_disagrees_with_the_disk_is_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    // Listing only clock: three complete suites would vanish without a word.
+    let run = small_all(&dir.path().join("only-clock"));
+    edit_json(&run.join("all.json"), |m| {
+        m["suites"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|s| s["name"] == "clock");
+    });
+    let out = dir.path().join("out-only-clock");
+    refused(
+        &report_to(&run, &out),
+        &["all.json does not list", "only-clock/branch"],
+    );
+    nothing_left(&out);
+
+    // A suite listed twice.
+    let run = small_all(&dir.path().join("twice"));
+    edit_json(&run.join("all.json"), |m| {
+        let suites = m["suites"].as_array_mut().unwrap();
+        let shared = suites
+            .iter()
+            .find(|s| s["name"] == "shared")
+            .unwrap()
+            .clone();
+        suites.push(shared);
+    });
+    let out = dir.path().join("out-twice");
+    refused(
+        &report_to(&run, &out),
+        &["all.json lists the suite shared more than once"],
+    );
+    nothing_left(&out);
+
+    // The suite says it failed; the manifest says complete.
+    let run = small_all(&dir.path().join("status"));
+    edit_json(&run.join("shared/metadata.json"), |m| {
+        m["status"] = "failed".into();
+    });
+    let out = dir.path().join("out-status");
+    refused(
+        &report_to(&run, &out),
+        &[
+            "all.json records the suite shared as complete",
+            "shared/metadata.json says failed",
+        ],
+    );
+    nothing_left(&out);
+    let clock = committed_all().join("clock");
+    let output = gpubench(["compare".as_ref(), clock.as_os_str(), run.as_os_str()]);
+    refused(&output, &["shared/metadata.json says failed"]);
+
+    // A negative wall time.
+    let run = small_all(&dir.path().join("seconds"));
+    edit_json(&run.join("all.json"), |m| {
+        m["suites"][0]["seconds"] = (-777.0).into();
+    });
+    let out = dir.path().join("out-seconds");
+    refused(
+        &report_to(&run, &out),
+        &["all.json", "/suites/0/seconds holds -777"],
+    );
+    nothing_left(&out);
+}
+
+#[test]
+fn a_devices_json_gpu_marked_complete_without_its_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fanout = dir.path().join("fanout");
+    std::fs::create_dir(&fanout).unwrap();
+    let gpu = |index: u32, uuid: &str, dir: &str| {
+        serde_json::json!({
+            "device": {"index": index, "name": "NVIDIA H100 80GB HBM3", "uuid": uuid},
+            "dir": dir,
+            "log": format!("{dir}.log"),
+            "status": "complete",
+            "seconds": 65.8
+        })
+    };
+    let manifest = serde_json::json!({
+        "command": ["all"],
+        "parallel": true,
+        "started_utc": "2026-11-25T16:37:11Z",
+        "finished_utc": "2026-11-25T16:38:17Z",
+        "gpus": [
+            gpu(0, "GPU-ef81159d-fff8-b556-6015-a755c9892db3", "gpu0-ef81159d"),
+            gpu(1, "GPU-1f77a902-080d-3ea6-75c2-30e906419c34", "gpu1-1f77a902"),
+        ]
+    });
+    std::fs::write(
+        fanout.join("devices.json"),
+        serde_json::to_string_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
+    clock_run(&fanout.join("gpu0-ef81159d"));
+    let clock = committed_all().join("clock");
+    let output = gpubench(["compare".as_ref(), clock.as_os_str(), fanout.as_os_str()]);
+    refused(
+        &output,
+        &[
+            "devices.json records the GPU run gpu1-1f77a902 as complete",
+            "is not a directory",
+        ],
+    );
+}
+
+#[test]
+fn a_run_given_twice_is_refused_as_standing_beside_or_confirming_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = clock_run(&dir.path().join("run"));
+    // The same directory by another spelling is the same directory.
+    let again = dir.path().join("run/../run/");
+    let output = gpubench(["compare".as_ref(), run.as_os_str(), again.as_os_str()]);
+    refused(&output, &["are the same directory"]);
+    let other = clock_run(&dir.path().join("other"));
+    let output = gpubench([
+        "compare".as_ref(),
+        "--fleet".as_ref(),
+        run.as_os_str(),
+        other.as_os_str(),
+        run.as_os_str(),
+    ]);
+    refused(&output, &["are the same directory"]);
+    let out = dir.path().join("model.json");
+    let output = gpubench([
+        "export".as_ref(),
+        run.as_os_str(),
+        "--repeat-of".as_ref(),
+        again.as_os_str(),
+        "--output".as_ref(),
+        out.as_os_str(),
+    ]);
+    refused(&output, &["--repeat-of", "itself"]);
+    nothing_left(&out);
+    let out = dir.path().join("out");
+    let output = gpubench([
+        "report".as_ref(),
+        run.as_os_str(),
+        "--repeat-of".as_ref(),
+        run.as_os_str(),
+        "--output".as_ref(),
+        out.as_os_str(),
+    ]);
+    refused(&output, &["--repeat-of", "itself"]);
+    nothing_left(&out);
+}

@@ -455,15 +455,25 @@ fn summary_copy(to: &Path, change: impl Fn(&mut serde_json::Value)) -> PathBuf {
 }
 
 #[test]
-fn compare_of_a_run_with_itself_flags_nothing_and_a_fleet_names_the_perturbed_gpu() {
+fn compare_of_a_run_with_its_copy_flags_nothing_and_a_fleet_names_the_perturbed_gpu() {
     let dir = tempfile::tempdir().unwrap();
-    let same = gpubench()
+    // The run itself twice is refused (#71: a run would agree with itself); its copy is not.
+    let itself = gpubench()
         .arg("compare")
         .arg(committed("all"))
         .arg(committed("all"))
         .output()
         .unwrap();
-    assert!(same.status.success());
+    assert_eq!(itself.status.code(), Some(2), "{itself:?}");
+    assert!(String::from_utf8_lossy(&itself.stderr).contains("are the same directory"));
+    let copy = summary_copy(&dir.path().join("copy"), |_| {});
+    let same = gpubench()
+        .arg("compare")
+        .arg(committed("all"))
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(same.status.success(), "{same:?}");
     let table = String::from_utf8(same.stdout).unwrap();
     assert!(table.contains("\nFlagged: 0 of "), "{table}");
     assert!(!table.contains("Flagged figures:"), "{table}");

@@ -50,6 +50,21 @@ pub fn expand(dirs: &[PathBuf]) -> Result<Named> {
             None => named.dirs.push((dir.display().to_string(), dir.clone())),
         }
     }
+    // A run given twice (or a fan-out and one of its GPUs) would stand beside itself, agree
+    // with itself and count twice towards a fleet's median.
+    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
+    for (_, dir) in &named.dirs {
+        let canonical = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+        if let Some((_, first)) = seen.iter().find(|(c, _)| *c == canonical) {
+            return Err(UsageError::new(format!(
+                "{} and {} are the same directory; a run compared with itself agrees with itself, so pass each run once",
+                first.display(),
+                dir.display()
+            ))
+            .into());
+        }
+        seen.push((canonical, dir));
+    }
     Ok(named)
 }
 

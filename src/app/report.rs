@@ -84,6 +84,17 @@ fn confirm(made: &mut summary::Summary, repeat: Option<&Path>) -> Result<()> {
 /// The summary [`write_tables`] writes, with every suite's figures derived again from its own
 /// files, and those `repeat` (else the run's own repeat) does not confirm marked unresolved.
 pub(super) fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<summary::Summary> {
+    if let Some(repeat) = repeat {
+        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if canonical(repeat) == canonical(source) {
+            return Err(UsageError::new(format!(
+                "--repeat-of {} is {} itself; a run cannot confirm its own figures, so pass a second run of the same GPU",
+                repeat.display(),
+                source.display()
+            ))
+            .into());
+        }
+    }
     let mut made = summary::summarise_from_files(source, registry::derive_figures)?;
     let own = own_repeat(source);
     confirm(&mut made, repeat.or(own.as_deref()))?;

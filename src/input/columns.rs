@@ -179,6 +179,7 @@ pub fn json_domain(name: &str) -> Domain {
     } else if JSON_COUNTS.contains(&name) || name.ends_with("_count") {
         Domain::Whole
     } else if JSON_MEASURED_ENDINGS.iter().any(|e| name.ends_with(e))
+        || name == "seconds"
         || name.starts_with("latency")
         || name.starts_with("throughput")
     {
@@ -211,6 +212,9 @@ mod tests {
         assert!(violation("f_active", -0.1).is_some());
         assert!(violation("confidence", 1.5).is_some());
         assert_eq!(domain("median_bytes_per_second"), Domain::NotNegative);
+        // A suite's wall time in all.json (issue #71: "seconds: -777" was printed).
+        assert!(json_violation("seconds", -777.0).is_some());
+        assert_eq!(json_violation("seconds", 0.4), None);
         assert_eq!(domain("bytes_per_launch"), Domain::NotNegative);
     }
 

@@ -38,7 +38,31 @@ pub fn read_saved_text(path: &Path) -> Result<String, UsageError> {
             path.display()
         )));
     }
+    if csv && let Some((first, again)) = repeated_row(&text) {
+        return Err(UsageError::new(format!(
+            "{}: line {again} repeats line {first}; gpubench writes each row once, so the file is damaged or was edited",
+            path.display()
+        )));
+    }
     Ok(text)
+}
+
+/// The first row of a CSV below its header that repeats an earlier one, as the line numbers of
+/// both (from 1, the header's line 1). Every CSV gpubench writes names its point in each row (a
+/// size, a stride, an SM, a sample index), so a row written twice is damage, as chase.csv's own
+/// reader says of a footprint and stride that appear twice.
+fn repeated_row(text: &str) -> Option<(usize, usize)> {
+    let mut seen = std::collections::HashMap::new();
+    for (index, line) in text.lines().enumerate().skip(1) {
+        let row = line.trim_end_matches('\r');
+        if row.trim().is_empty() {
+            continue;
+        }
+        if let Some(first) = seen.insert(row, index + 1) {
+            return Some((first, index + 1));
+        }
+    }
+    None
 }
 
 /// [`read_text`] with a byte limit of `limit`.
@@ -214,6 +238,21 @@ mod tests {
         garbage.extend(b"trailing garbage");
         let path = write(dir.path(), "y.csv.gz", &garbage);
         assert!(read_text(&path).is_err());
+    }
+
+    #[test]
+    fn a_saved_csv_row_written_twice_is_refused_naming_both_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "tensor.csv", b"a,b\n1,2\n3,4\n1,2\n");
+        let error = read_saved_text(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("tensor.csv: line 4 repeats line 2"),
+            "{error}"
+        );
+        // A CSV handed to `analyze` is not a run's and may hold what it likes.
+        assert!(read_text(&path).is_ok());
+        let path = write(dir.path(), "ok.csv", b"a,b\n1,2\n1,3\n\n");
+        assert!(read_saved_text(&path).is_ok());
     }
 
     #[test]

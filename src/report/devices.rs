@@ -120,6 +120,23 @@ pub fn gpu_runs(dir: &Path) -> Result<Option<Vec<GpuRunDir>>> {
             }
             note
         });
+        if manifest.gpus.iter().filter(|g| g.dir == gpu.dir).count() > 1 {
+            return Err(UsageError::new(format!(
+                "{} lists the GPU directory {} more than once; the run directory is damaged",
+                path.display(),
+                gpu.dir
+            ))
+            .into());
+        }
+        if failed.is_none() && !run.is_dir() {
+            return Err(UsageError::new(format!(
+                "{} records the GPU run {} as complete, but {} is not a directory; the run directory is damaged",
+                path.display(),
+                gpu.dir,
+                run.display()
+            ))
+            .into());
+        }
         if run.is_dir() || failed.is_some() {
             runs.push(GpuRunDir {
                 name: format!("{node}{}", gpu.dir),

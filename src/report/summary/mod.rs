@@ -56,6 +56,38 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
             ))
             .into());
         }
+        // Each suite once, and every suite on disk listed: a suite listed twice would be
+        // summarised twice, one left out would vanish without a word.
+        let mut listed = std::collections::HashSet::new();
+        if let Some(twice) = manifest
+            .suites
+            .iter()
+            .map(|s| &s.name)
+            .find(|name| !listed.insert(name.as_str()))
+        {
+            return Err(UsageError::new(format!(
+                "{} lists the suite {twice} more than once; the run directory is damaged",
+                all.display()
+            ))
+            .into());
+        }
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|e| e.path().join("metadata.json").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        on_disk.sort();
+        if let Some(unlisted) = on_disk.iter().find(|name| !listed.contains(name.as_str())) {
+            return Err(UsageError::new(format!(
+                "{} holds the suite run {}, which {} does not list; the run directory is damaged",
+                dir.display(),
+                dir.join(unlisted).display(),
+                all.display()
+            ))
+            .into());
+        }
         // A suite the manifest records complete is on disk as a directory (not a link) with
         // its metadata.json: else its figures would vanish from the summary while the table
         // of suites still says "complete".
@@ -151,6 +183,26 @@ fn figures_of(
         Some(file) => file.figures,
         None => derive(&metadata.suite, dir)?,
     };
+    // Each figure once: a row written twice would be summarised twice. (Two figures may share
+    // a name: a format-1 bandwidth run has two copy fall-offs, at different sizes.)
+    let mut seen = std::collections::HashSet::new();
+    for figure in &figures {
+        let row = serde_json::to_string(figure).context("serialising a figure")?;
+        if !seen.insert(row) {
+            let file = dir.join(if read_back {
+                super::figures::FILE
+            } else {
+                &figure.source
+            });
+            return Err(UsageError::new(format!(
+                "{}: the figure \"{}: {}\" appears twice; gpubench writes each figure once, so the file is damaged or was edited",
+                file.display(),
+                figure.section,
+                figure.quantity
+            ))
+            .into());
+        }
+    }
     // Nothing outside its domain is summarised: the file it came from is named instead.
     for figure in &figures {
         if let Some(why) = super::domain::violation_in(figure, metadata.format()) {
@@ -259,6 +311,20 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
         let listed = manifest
             .as_ref()
             .and_then(|m| m.suites.iter().find(|s| s.name == name));
+        // The manifest and the suite agree whether it completed (a suite killed at its
+        // deadline may still say "running"; it may not say "complete").
+        if let Some(listed) = listed
+            && (listed.status == "complete") != metadata.complete()
+        {
+            return Err(UsageError::new(format!(
+                "{} records the suite {name} as {}, but {} says {}; the run directory is damaged",
+                dir.join("all.json").display(),
+                listed.status,
+                path.join("metadata.json").display(),
+                metadata.status
+            ))
+            .into());
+        }
         suites.push(SuiteTiming {
             name,
             status: listed.map_or(metadata.status.clone(), |s| s.status.clone()),
