@@ -118,8 +118,10 @@ fn missing_driver_symbol(message: &str) -> Option<&str> {
         .filter(|name| name.starts_with("cu"))
 }
 
-/// clap's refusal of a command line as one sentence (`Error: invalid value …; see gpubench
-/// all --help`), as gpubench says every other refusal; help and version as clap prints them.
+/// clap's refusal of a command line: its whole message (the missing arguments, "did you mean",
+/// the valid values, the usage line), led by "Error:" as gpubench's other refusals are, and
+/// ending with the help of the (sub)command it was refused in; help and version as clap prints
+/// them.
 fn print_usage_error(error: &clap::Error, args: &[std::ffi::OsString]) {
     use clap::error::ErrorKind;
     if matches!(
@@ -131,13 +133,77 @@ fn print_usage_error(error: &clap::Error, args: &[std::ffi::OsString]) {
         let _ = error.print();
         return;
     }
-    let text = error.to_string();
-    let first = text.lines().next().unwrap_or_default();
-    let help = match args.get(1).map(|a| a.to_string_lossy()) {
-        Some(sub) if !sub.starts_with('-') && error.kind() != ErrorKind::InvalidSubcommand => {
-            format!("gpubench {sub} --help")
+    eprintln!("{}", usage_error_text(error, args));
+}
+
+/// What [`print_usage_error`] prints of a refusal that is not help or version.
+fn usage_error_text(error: &clap::Error, args: &[std::ffi::OsString]) -> String {
+    let text = error.render().to_string();
+    let body: Vec<&str> = text
+        .trim_end()
+        .lines()
+        .filter(|line| !line.starts_with("For more information, try"))
+        .collect();
+    let body = body.join("\n");
+    let body = body.trim_end().trim_start_matches("error: ");
+    format!("Error: {body}\n\nsee {} --help", command_path(args))
+}
+
+/// The (sub)command a command line names: `gpubench analyze cache` for `gpubench analyze cache
+/// --nope`, `gpubench` where the first word is no subcommand.
+fn command_path(args: &[std::ffi::OsString]) -> String {
+    use clap::CommandFactory;
+    let mut command = Opts::command();
+    let mut path = vec!["gpubench".to_string()];
+    for arg in args.iter().skip(1) {
+        let arg = arg.to_string_lossy();
+        if arg.starts_with('-') {
+            continue;
         }
-        _ => "gpubench --help".to_string(),
-    };
-    eprintln!("Error: {}; see {help}", first.trim_start_matches("error: "));
+        match command.find_subcommand(arg.as_ref()) {
+            Some(sub) => {
+                path.push(sub.get_name().to_string());
+                command = sub.clone();
+            }
+            None => break,
+        }
+    }
+    path.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(line: &[&str]) -> String {
+        gpubench::app::registry::hand_to_cli();
+        let args: Vec<std::ffi::OsString> = line.iter().map(Into::into).collect();
+        let error = Opts::try_parse_from(&args).expect_err("refused");
+        usage_error_text(&error, &args)
+    }
+
+    #[test]
+    fn a_refusal_keeps_what_clap_says_and_points_to_the_help_it_was_refused_in() {
+        let missing = refusal(&["gpubench", "report"]);
+        assert!(
+            missing.starts_with("Error: the following required arguments were not provided:"),
+            "{missing}"
+        );
+        assert!(missing.contains("<DIR>"), "{missing}");
+        assert!(missing.ends_with("see gpubench report --help"), "{missing}");
+        let typo = refusal(&["gpubench", "reprot"]);
+        assert!(typo.contains("'report'"), "{typo}");
+        assert!(typo.ends_with("see gpubench --help"), "{typo}");
+        let space = refusal(&["gpubench", "cache", "--space", "l3"]);
+        assert!(
+            space.contains("global") && space.contains("texture"),
+            "{space}"
+        );
+        let nested = refusal(&["gpubench", "analyze", "cache", "--nope"]);
+        assert!(
+            nested.ends_with("see gpubench analyze cache --help"),
+            "{nested}"
+        );
+        assert!(!nested.contains("For more information"), "{nested}");
+    }
 }

@@ -26,6 +26,48 @@ fn one_sentence() -> impl Predicate<str> {
     })
 }
 
+/// clap's refusal of a command line: "Error:" and clap's whole message in one block, ending
+/// with the help of the (sub)command it was refused in.
+fn usage_block(help: &'static str) -> impl Predicate<str> {
+    predicate::function(move |text: &str| {
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines.first().is_some_and(|l| l.starts_with("Error: "))
+            && lines.last() == Some(&help)
+            && !text.contains("For more information")
+    })
+}
+
+#[test]
+fn a_usage_error_keeps_clap_s_detail_and_names_its_own_help() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says, help) in [
+        (&["report"][..], "<DIR>", "see gpubench report --help"),
+        (&["reprot"][..], "'report'", "see gpubench --help"),
+        (
+            &["report", "--fromat", "md", "x"][..],
+            "'--format'",
+            "see gpubench report --help",
+        ),
+        (
+            &["cache", "--space", "l3"][..],
+            "possible values: global, l2",
+            "see gpubench cache --help",
+        ),
+        (
+            &["analyze", "cache", "--nope", "x.csv"][..],
+            "Usage: gpubench analyze cache",
+            "see gpubench analyze cache --help",
+        ),
+    ] {
+        gpubench(dir.path())
+            .args(args)
+            .assert()
+            .code(USAGE)
+            .stderr(usage_block(help).and(predicate::str::contains(says)));
+    }
+    assert_no_run_written(dir.path());
+}
+
 #[test]
 fn zero_samples_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -234,18 +276,9 @@ fn threads_on_a_space_without_them_are_refused() {
 fn several_devices_are_checked_before_the_gpu() {
     let dir = tempfile::tempdir().unwrap();
     for (args, says) in [
-        (&["all", "--device", "0,x"][..], "--device takes"),
-        (
-            &["all", "--device", "all", "--bogus"][..],
-            "unexpected argument",
-        ),
         (
             &["divergence", "--device", "1", "--serial"][..],
             "--serial runs several GPUs",
-        ),
-        (
-            &["cache", "--device", "0,1", "--space", "nowhere"][..],
-            "invalid value",
         ),
     ] {
         gpubench(dir.path())
@@ -253,6 +286,30 @@ fn several_devices_are_checked_before_the_gpu() {
             .assert()
             .code(USAGE)
             .stderr(one_sentence().and(predicate::str::contains(says)));
+    }
+    // clap's own refusals: its whole message.
+    for (args, says, help) in [
+        (
+            &["all", "--device", "0,x"][..],
+            "--device takes",
+            "see gpubench all --help",
+        ),
+        (
+            &["all", "--device", "all", "--bogus"][..],
+            "unexpected argument",
+            "see gpubench all --help",
+        ),
+        (
+            &["cache", "--device", "0,1", "--space", "nowhere"][..],
+            "invalid value",
+            "see gpubench cache --help",
+        ),
+    ] {
+        gpubench(dir.path())
+            .args(args)
+            .assert()
+            .code(USAGE)
+            .stderr(usage_block(help).and(predicate::str::contains(says)));
     }
     assert_no_run_written(dir.path());
 }
