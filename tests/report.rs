@@ -1005,3 +1005,64 @@ mod slow {
         }
     }
 }
+
+/// Every file under `dir` with a hash of its bytes, for a check that nothing changed.
+fn hashes(dir: &Path) -> Vec<(PathBuf, u64)> {
+    use std::hash::{Hash, Hasher};
+    let mut all = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                std::fs::read(&path).unwrap().hash(&mut h);
+                all.push((path, h.finish()));
+            }
+        }
+    }
+    all.sort();
+    all
+}
+
+#[test]
+fn report_without_output_writes_under_the_working_directory_and_leaves_the_run_as_it_was() {
+    let run = committed("slots");
+    let before = hashes(&run);
+    let cwd = tempfile::tempdir().unwrap();
+    let assert = gpubench()
+        .current_dir(cwd.path())
+        .arg("report")
+        .arg(&run)
+        .args(["--format", "svg"])
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert_eq!(hashes(&run), before, "report changed the run it read");
+    let made: Vec<PathBuf> = std::fs::read_dir(cwd.path().join("gpubench-runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    let name = made[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.ends_with("-report-svg"), "{name}");
+    assert!(made[0].join("summary.md").is_file());
+    // It says where it wrote.
+    assert!(said.contains(&format!("gpubench-runs/{name}")), "{said}");
+    // A second report the same second gets its own directory.
+    gpubench()
+        .current_dir(cwd.path())
+        .arg("report")
+        .arg(&run)
+        .args(["--format", "svg"])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_dir(cwd.path().join("gpubench-runs"))
+            .unwrap()
+            .count(),
+        2
+    );
+}

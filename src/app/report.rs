@@ -81,6 +81,22 @@ fn confirm(made: &mut summary::Summary, repeat: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
+/// The hidden sibling a report of `--output NAME` is written into: `.NAME.partial-PID`, with
+/// NAME cut short (at a character) where the whole would pass the 255 bytes a file name may
+/// have, so that any name `--output` may have can be reported into.
+fn staging_name(name: &str, pid: u32) -> String {
+    let tail = format!(".partial-{pid}");
+    let budget = 255 - 1 - tail.len();
+    let mut kept = 0;
+    for (at, c) in name.char_indices() {
+        if at + c.len_utf8() > budget {
+            break;
+        }
+        kept = at + c.len_utf8();
+    }
+    format!(".{}{tail}", &name[..kept])
+}
+
 /// The summary [`write_tables`] writes, with every suite's figures derived again from its own
 /// files, and those `repeat` (else the run's own repeat) does not confirm marked unresolved.
 pub(super) fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<summary::Summary> {
@@ -138,7 +154,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let output = args
         .output
         .clone()
-        .unwrap_or_else(|| args.dir.join(format!("report-{extension}")));
+        .unwrap_or_else(|| run_dir::default_path(&format!("report-{extension}")));
     run_dir::check_new(&output)?;
     if args.dir.join("calibration.json").is_file() && !args.dir.join("metadata.json").is_file() {
         return redraw_calibration(&args.dir, &output);
@@ -170,7 +186,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let name = output
         .file_name()
         .map_or("report".into(), |n| n.to_string_lossy().into_owned());
-    let staging = output.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let staging = output.with_file_name(staging_name(&name, std::process::id()));
     let out = RunDir::create(Some(&staging), "report").map_err(|e| {
         if args.output.is_none() {
             UsageError::new(format!(
@@ -410,6 +426,30 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
         return Err(UsageError::new("--k must be a positive number of standard deviations").into());
     }
     let runs = super::fleet::summaries(&named)?;
+    // A tolerance for a unit no figure is in would change nothing, silently: a typo.
+    for argument in &args.tolerance {
+        let Some((unit, _)) = argument.rsplit_once('=') else {
+            continue;
+        };
+        let unit = unit.trim();
+        let mut units: Vec<&str> = runs
+            .iter()
+            .flat_map(|(_, _, s)| s.figures.iter().map(|f| f.unit.as_str()))
+            .filter(|u| !u.is_empty())
+            .collect();
+        units.sort_unstable();
+        units.dedup();
+        let any = runs
+            .iter()
+            .any(|(_, _, s)| s.figures.iter().any(|f| f.unit == unit));
+        if !any {
+            return Err(UsageError::new(format!(
+                "--tolerance {argument}: no figure of the runs given is in {unit:?} (their units: {})",
+                units.join(", ")
+            ))
+            .into());
+        }
+    }
     if runs.len() < 2 || (fleet.is_some() && runs.len() < 3) {
         let failed: Vec<&str> = named.incomplete.iter().map(|(n, _)| n.as_str()).collect();
         return Err(UsageError::new(format!(
@@ -449,4 +489,26 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
     }
     print!("{}", compare::render(&comparison, format)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_staging_name_of_any_output_name_is_a_name_a_file_may_have() {
+        assert_eq!(staging_name("out", 42), ".out.partial-42");
+        for name in [
+            "r".repeat(255),
+            "é".repeat(127),
+            format!("{}é", "r".repeat(253)),
+        ] {
+            for pid in [1, 4_194_304] {
+                let staging = staging_name(&name, pid);
+                assert!(staging.len() <= 255, "{}", staging.len());
+                assert!(staging.ends_with(&format!(".partial-{pid}")));
+                assert!(name.starts_with(&staging[1..staging.len() - 9 - pid.to_string().len()]));
+            }
+        }
+    }
 }

@@ -24,7 +24,7 @@ pub struct CalibrateArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// New directory for outcomes.csv, reliability.csv, reliability.png and calibration.json
-    /// (default: results/runs/<UTC time>-calibration); must not exist.
+    /// (default: gpubench-runs/<UTC time>-calibration); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

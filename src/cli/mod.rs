@@ -142,7 +142,7 @@ pub struct AllArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub conditions: ConditionArgs,
-    /// New run directory (default: results/runs/<UTC time>-all); must not exist.
+    /// New run directory (default: gpubench-runs/<UTC time>-all); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
     /// Run every suite a second time (into DIR/repeat, after the first run) and put each
@@ -264,7 +264,8 @@ pub struct ReportArgs {
     pub dir: PathBuf,
     #[command(flatten)]
     pub plots: PlotArgs,
-    /// Where to write (default: DIR/report-<format>); must not exist.
+    /// Where to write (default: gpubench-runs/<UTC time>-report-<format>, beside no run);
+    /// must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
     /// A second run of the same GPU: every figure it does not confirm (as `compare` would
@@ -379,7 +380,7 @@ pub struct EmulateArgs {
     #[arg(long, default_value_t = 4)]
     pub chunk: usize,
     /// New directory for counts.csv, trace.csv, stack.png and mask.png (default:
-    /// results/runs/<UTC time>-emulate, as every other command); must not exist.
+    /// gpubench-runs/<UTC time>-emulate, as every other command); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

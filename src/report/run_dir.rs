@@ -11,7 +11,33 @@ use serde::Serialize;
 
 use crate::error::UsageError;
 
-pub const DEFAULT_PARENT: &str = "results/runs";
+/// Where a run goes without `--output`: a directory of the working directory that gpubench's
+/// own clone ignores (`.gitignore`), never inside a run or among a clone's committed results.
+pub const DEFAULT_PARENT: &str = "gpubench-runs";
+
+/// `<UTC time>` as run directories' names start: `20261128T071500Z`.
+fn stamp(now: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(now)
+        .to_string()
+        .chars()
+        .filter(|c| !matches!(c, '-' | ':'))
+        .collect()
+}
+
+/// A path for a new output of `kind` (`report-html`) under [`DEFAULT_PARENT`]: `<UTC
+/// time>-<kind>`, numbered where that exists. Not created: the command that writes it checks
+/// and makes it as it would a `--output`.
+pub fn default_path(kind: &str) -> PathBuf {
+    let stamp = stamp(SystemTime::now());
+    let parent = Path::new(DEFAULT_PARENT);
+    (1..)
+        .map(|attempt| match attempt {
+            1 => parent.join(format!("{stamp}-{kind}")),
+            n => parent.join(format!("{stamp}-{kind}-{n}")),
+        })
+        .find(|path| fs::symlink_metadata(path).is_err())
+        .expect("the attempt counter is unbounded")
+}
 
 #[derive(Debug, Clone)]
 pub struct RunDir {
@@ -76,11 +102,7 @@ impl RunDir {
     fn create_unique(parent: &Path, suite: &str, now: SystemTime) -> Result<RunDir> {
         fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
-        let stamp: String = humantime::format_rfc3339_seconds(now)
-            .to_string()
-            .chars()
-            .filter(|c| !matches!(c, '-' | ':'))
-            .collect();
+        let stamp = stamp(now);
         for attempt in 1.. {
             let name = if attempt == 1 {
                 format!("{stamp}-{suite}")

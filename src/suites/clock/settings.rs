@@ -20,7 +20,7 @@ pub struct ClockArgs {
     /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value = "0")]
     pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: results/runs/<UTC time>-clock); must not exist.
+    /// New run directory (default: gpubench-runs/<UTC time>-clock); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

@@ -17,7 +17,7 @@ pub struct SharedArgs {
     /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value = "0")]
     pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: results/runs/<UTC time>-shared); must not exist.
+    /// New run directory (default: gpubench-runs/<UTC time>-shared); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
 }

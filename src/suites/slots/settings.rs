@@ -23,7 +23,7 @@ pub struct SlotsArgs {
     /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value = "0")]
     pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: results/runs/<UTC time>-slots); must not exist.
+    /// New run directory (default: gpubench-runs/<UTC time>-slots); must not exist.
     #[arg(long)]
     pub output: Option<PathBuf>,
     /// Run the plain kernels once and exit (what ncu profiles).
