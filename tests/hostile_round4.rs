@@ -537,3 +537,111 @@ fn a_run_given_twice_is_refused_as_standing_beside_or_confirming_itself() {
     refused(&output, &["--repeat-of", "itself"]);
     nothing_left(&out);
 }
+
+// Item 6: the smaller ones.
+
+#[test]
+fn calibrate_with_absurd_threads_is_refused_and_leaves_no_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("study");
+    let output = gpubench([
+        "calibrate".as_ref(),
+        "--cases".as_ref(),
+        "4".as_ref(),
+        "--threads".as_ref(),
+        "100000".as_ref(),
+        "--output".as_ref(),
+        out.as_os_str(),
+    ]);
+    refused(
+        &output,
+        &["--threads must be between 1 and 1024, not 100000"],
+    );
+    nothing_left(&out);
+    // The retry the abort used to block.
+    let output = gpubench([
+        "calibrate".as_ref(),
+        "--cases".as_ref(),
+        "4".as_ref(),
+        "--threads".as_ref(),
+        "2".as_ref(),
+        "--output".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    assert!(out.join("calibration.json").is_file());
+}
+
+#[test]
+fn export_output_into_a_missing_directory_is_made_as_report_makes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = clock_run(&dir.path().join("run"));
+    let out = dir.path().join("new/deeper/model.json");
+    let output = gpubench([
+        "export".as_ref(),
+        run.as_os_str(),
+        "--output".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(model["schema"], "gpubench-machine-model/1");
+    // A refused export makes no directories; one inside a file is refused in one sentence.
+    let out = dir.path().join("other/model.json");
+    let output = gpubench([
+        "export".as_ref(),
+        dir.path().join("no-run").as_os_str(),
+        "--output".as_ref(),
+        out.as_os_str(),
+    ]);
+    refused(&output, &["is not a directory"]);
+    assert!(!dir.path().join("other").exists());
+    let inside = run.join("clock.json").join("model.json");
+    let output = gpubench([
+        "export".as_ref(),
+        run.as_os_str(),
+        "--output".as_ref(),
+        inside.as_os_str(),
+    ]);
+    refused(&output, &["clock.json is a file"]);
+}
+
+#[test]
+fn a_tolerance_for_a_unit_no_figure_has_is_refused() {
+    let clock = committed_all().join("clock");
+    let shared = committed_all().join("shared");
+    let output = gpubench([
+        "compare".as_ref(),
+        "--tolerance".as_ref(),
+        "nosuchunit=0".as_ref(),
+        clock.as_os_str(),
+        shared.as_os_str(),
+    ]);
+    refused(
+        &output,
+        &["--tolerance nosuchunit=0", "\"nosuchunit\"", "cycles"],
+    );
+    let output = gpubench([
+        "compare".as_ref(),
+        "--tolerance".as_ref(),
+        "cycles=2".as_ref(),
+        clock.as_os_str(),
+        shared.as_os_str(),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn a_report_to_a_255_character_output_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = clock_run(&dir.path().join("run"));
+    // The longest name a file may have (255 bytes, its last character two).
+    let name = format!("{}é", "r".repeat(253));
+    assert_eq!(name.len(), 255);
+    let out = dir.path().join(&name);
+    let output = report_to(&run, &out);
+    assert!(output.status.success(), "{output:?}");
+    assert!(out.join("summary.md").is_file());
+    nothing_left(&dir.path().join("out"));
+}

@@ -16,17 +16,37 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     if args.cases == 0 || args.cases > 1_000_000 {
         return Err(UsageError::new("--cases must be between 1 and 1000000").into());
     }
-    if args.threads == Some(0) {
-        return Err(UsageError::new("--threads must be at least 1").into());
+    if let Some(threads) = args.threads
+        && !(1..=MAX_THREADS).contains(&threads)
+    {
+        return Err(UsageError::new(format!(
+            "--threads must be between 1 and {MAX_THREADS}, not {threads} (a thread per core is as fast as the study goes)"
+        ))
+        .into());
     }
+    if args.first_case.checked_add(args.cases).is_none() {
+        return Err(UsageError::new("--first-case plus --cases must stay below 2^64").into());
+    }
+    // Every flag is checked before the directory is made: a refusal leaves nothing behind, and
+    // a study that fails after removes the directory it made, so a retry is not refused.
     let run = RunDir::create(args.output.as_deref(), "calibration")?;
+    let studied = study(args, &run);
+    if studied.is_err() {
+        let _ = std::fs::remove_dir_all(run.path());
+    }
+    studied
+}
+
+/// The most host threads `calibrate` starts: far above any host's cores, far below what a
+/// process may start (100 000 threads ended in an abort).
+const MAX_THREADS: usize = 1024;
+
+/// The study of `args` into `run`.
+fn study(args: &CalibrateArgs, run: &RunDir) -> Result<()> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let started = std::time::Instant::now();
-    if args.first_case.checked_add(args.cases).is_none() {
-        return Err(UsageError::new("--first-case plus --cases must stay below 2^64").into());
-    }
     let outcomes = calibration::study(args.seed, args.first_case, args.cases, threads);
     let bins = calibration::reliability(&outcomes);
     let settings = serde_json::json!({
@@ -38,7 +58,7 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
         "gpubench_version": env!("CARGO_PKG_VERSION"),
         "git_commit": crate::kernels::GIT_COMMIT,
     });
-    calibration_report::write(&run, &outcomes, &bins, &settings)?;
+    calibration_report::write(run, &outcomes, &bins, &settings)?;
     // The table this study would make, for `analysis::confidence_map` (from a study with a
     // seed other than the one the committed diagram checks).
     let items: Vec<_> = outcomes.iter().map(|o| o.item()).collect();
@@ -52,7 +72,7 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
         calibration_report::draw(path, &title, &bins)
     })?;
     print!("{}", calibration_report::render(&bins));
-    crate::report::calibration_families::write_and_draw(&run, &title, &families)?;
+    crate::report::calibration_families::write_and_draw(run, &title, &families)?;
     println!("study written to {}", run.path().display());
     Ok(())
 }

@@ -48,23 +48,65 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             .write_all(text.as_bytes())
             .context("writing to standard output"),
         Some(path) => {
+            // As `report` does, the directories --output lies in are made where missing; they
+            // are removed again where the file cannot be written.
+            if let Some(file) = path
+                .ancestors()
+                .skip(1)
+                .find(|a| !a.as_os_str().is_empty() && a.exists() && !a.is_dir())
+            {
+                return Err(UsageError::new(format!(
+                    "{} is a file, so --output {} cannot be created inside it; choose a path in a directory",
+                    file.display(),
+                    path.display()
+                ))
+                .into());
+            }
+            let made = missing_parents(path);
+            let unmake = || {
+                for dir in &made {
+                    let _ = std::fs::remove_dir(dir);
+                }
+            };
+            if let Some(deepest) = made.first() {
+                std::fs::create_dir_all(deepest).map_err(|e| {
+                    unmake();
+                    anyhow::Error::new(e).context(format!("cannot create {}", deepest.display()))
+                })?;
+            }
             // A file that exists is never overwritten: create_new refuses it atomically.
             let mut file = std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .open(path)
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::AlreadyExists => UsageError::new(format!(
-                        "{} already exists; gpubench never overwrites a file, pass a new --output",
-                        path.display()
-                    ))
-                    .into(),
-                    _ => anyhow::Error::new(e).context(format!("creating {}", path.display())),
+                .map_err(|e| {
+                    unmake();
+                    match e.kind() {
+                        std::io::ErrorKind::AlreadyExists => UsageError::new(format!(
+                            "{} already exists; gpubench never overwrites a file, pass a new --output",
+                            path.display()
+                        ))
+                        .into(),
+                        _ => anyhow::Error::new(e).context(format!("creating {}", path.display())),
+                    }
                 })?;
-            file.write_all(text.as_bytes())
-                .with_context(|| format!("writing {}", path.display()))
+            file.write_all(text.as_bytes()).map_err(|e| {
+                let _ = std::fs::remove_file(path);
+                unmake();
+                anyhow::Error::new(e).context(format!("writing {}", path.display()))
+            })
         }
     }
+}
+
+/// The directories above `path` that do not exist yet, the deepest first.
+fn missing_parents(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .take_while(|a| std::fs::symlink_metadata(a).is_err())
+        .map(std::path::Path::to_path_buf)
+        .collect()
 }
 
 fn json(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result<String> {
