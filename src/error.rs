@@ -114,6 +114,39 @@ pub enum Exit {
     SharedGpu = 7,
 }
 
+/// Every exit code and what it says, in order: `gpubench --help` lists them.
+pub const EXIT_CODES: [(Exit, &str); 8] = [
+    (Exit::Success, "success"),
+    (
+        Exit::Failure,
+        "an unforeseen failure (a bug: please report it)",
+    ),
+    (
+        Exit::Usage,
+        "bad usage, or a damaged or newer-format file (the sentence says which)",
+    ),
+    (
+        Exit::NoUsableGpu,
+        "no usable GPU: no CUDA driver or no device (report, compare, export, analyze, emulate and calibrate need none)",
+    ),
+    (Exit::MeasurementFailed, "a measurement failed"),
+    (Exit::GpuLost, "the GPU was lost"),
+    (Exit::Unsupported, "the device cannot run the suite"),
+    (
+        Exit::SharedGpu,
+        "another process uses the GPU (--allow-shared measures anyway, every figure unresolved)",
+    ),
+];
+
+/// The exit codes as `gpubench --help` ends with them.
+pub fn exit_codes_help() -> String {
+    let mut text = String::from("Exit codes:");
+    for (code, says) in EXIT_CODES {
+        text.push_str(&format!("\n  {}  {says}", code as i32));
+    }
+    text
+}
+
 impl Exit {
     /// Picks the exit code from the first domain error in the chain.
     pub fn for_error(error: &anyhow::Error) -> Exit {

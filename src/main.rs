@@ -182,6 +182,62 @@ mod tests {
         usage_error_text(&error, &args)
     }
 
+    /// Every command and subcommand, with its path (`gpubench analyze cache`).
+    fn every_command() -> Vec<(String, clap::Command)> {
+        use clap::CommandFactory;
+        gpubench::app::registry::hand_to_cli();
+        let mut all = Vec::new();
+        let mut pending = vec![("gpubench".to_string(), Opts::command())];
+        while let Some((path, command)) = pending.pop() {
+            for sub in command.get_subcommands() {
+                if sub.get_name() != "help" {
+                    pending.push((format!("{path} {}", sub.get_name()), sub.clone()));
+                }
+            }
+            all.push((path, command));
+        }
+        all
+    }
+
+    #[test]
+    fn every_help_has_an_example_whose_committed_files_exist_and_the_top_one_the_exit_codes() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let commands = every_command();
+        assert!(commands.len() > 25, "{}", commands.len());
+        for (path, mut command) in commands {
+            let help = command.render_long_help().to_string();
+            assert!(
+                help.contains("\nExample"),
+                "{path} --help has no example:\n{help}"
+            );
+            // An example that reads a committed run reads one that is there.
+            for word in help
+                .split_whitespace()
+                .filter(|w| w.starts_with("results/"))
+            {
+                assert!(
+                    root.join(word).exists(),
+                    "{path} --help: {word} is not committed"
+                );
+            }
+        }
+        let (_, mut top) = every_command()
+            .into_iter()
+            .find(|(path, _)| path == "gpubench")
+            .unwrap();
+        let help = top.render_long_help().to_string();
+        assert!(help.contains("Exit codes:"), "{help}");
+        for (at, (code, _)) in gpubench::error::EXIT_CODES.iter().enumerate() {
+            assert_eq!(*code as usize, at);
+            assert!(help.contains(&format!("\n  {at}  ")), "{at}: {help}");
+        }
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(
+            readme.contains("Exit codes: 0 success, 1 unforeseen, 2 bad usage"),
+            "the README's exit codes"
+        );
+    }
+
     #[test]
     fn a_refusal_keeps_what_clap_says_and_points_to_the_help_it_was_refused_in() {
         let missing = refusal(&["gpubench", "report"]);

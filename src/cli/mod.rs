@@ -2,6 +2,7 @@
 
 mod calibrate;
 mod devices;
+pub mod examples;
 mod export;
 pub mod flags;
 pub use calibrate::CalibrateArgs;
@@ -17,7 +18,8 @@ use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
     name = "gpubench",
     version,
     about = "Measures the hidden microarchitecture of NVIDIA GPUs and writes CSV, JSON and PNG",
-    propagate_version = true
+    propagate_version = true,
+    after_help = format!("{}\n\n{}", examples::TOP, crate::error::exit_codes_help())
 )]
 pub struct Opts {
     #[command(subcommand)]
@@ -27,28 +29,39 @@ pub struct Opts {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Device properties, the toolchain that built the kernels, and the measured SM clock.
+    #[command(after_help = examples::INFO)]
     Info(InfoArgs),
     /// The GPU suites: one subcommand each, from `app::registry::SUITES`.
     #[command(flatten)]
     Suite(SuiteCommand),
     /// Every suite into one run directory, with summary.md / .tex / .json and index.md.
+    #[command(after_help = examples::ALL)]
     All(AllArgs),
     /// Re-make the tables and plots of a run directory from its files, with no GPU.
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Put the summaries of several runs side by side and flag what differs.
+    #[command(after_help = examples::COMPARE)]
     Compare(CompareArgs),
     /// A machine model of the GPU from a run directory, as JSON with a versioned schema.
+    #[command(
+        after_help = examples::EXPORT,
+        override_usage = "gpubench export [OPTIONS] <DIR>\n       gpubench export --schema"
+    )]
     Export(ExportArgs),
     /// Re-run an analysis on saved data, with no GPU.
+    #[command(after_help = examples::ANALYZE)]
     Analyze {
         #[command(subcommand)]
         target: AnalyzeTarget,
     },
     /// Run a loop kernel on the reconvergence-stack emulator (no GPU) and draw its stack and
     /// execution-mask history.
+    #[command(after_help = examples::EMULATE)]
     Emulate(EmulateArgs),
     /// Check that cache-level confidences mean what they say, on simulated caches (no GPU):
     /// a reliability diagram of stated confidence against the share of answers right.
+    #[command(after_help = examples::CALIBRATE)]
     Calibrate(CalibrateArgs),
 }
 
@@ -317,8 +330,10 @@ pub enum CompareFormat {
 #[derive(Debug, Subcommand)]
 pub enum AnalyzeTarget {
     /// Fit the stack model to a CSV with columns kernel, m, cycles and predict the double loop.
+    #[command(after_help = examples::ANALYZE_DIVERGENCE)]
     Divergence(AnalyzeDivergenceArgs),
     /// Read cache levels from a chase curve: a CSV with footprint_bytes, stride_bytes, cycles.
+    #[command(after_help = examples::ANALYZE_CACHE)]
     Cache(AnalyzeCacheArgs),
 }
 

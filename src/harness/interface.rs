@@ -59,6 +59,9 @@ pub trait SuiteDef: Sync {
     const NAME: &'static str;
     /// The subcommand's one line of help.
     const ABOUT: &'static str;
+    /// Flags worth showing in its help's examples (`--space texture`), beside the examples
+    /// every suite has.
+    const EXAMPLES: &'static [&'static str] = &[];
     /// Its settings: the subcommand's flags (clap), the values `plan` states (serde), and
     /// clap's defaults ([`super::plan::defaults`]).
     type Args: Args + FromArgMatches + Serialize + DeserializeOwned;
@@ -100,6 +103,7 @@ impl<T: SuiteDef> Suite for T {
         crate::cli::SerialArgs::augment_args(command)
             .about(T::ABOUT)
             .long_about(None)
+            .after_help(crate::cli::examples::suite(T::NAME, T::EXAMPLES))
     }
 
     fn measure(&self, matches: &ArgMatches) -> Result<()> {

@@ -28,6 +28,7 @@ impl crate::harness::SuiteDef for Cache {
     const NAME: &'static str = "cache";
     const ABOUT: &'static str =
         "Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4)";
+    const EXAMPLES: &'static [&'static str] = &["--space texture", "--space l2 --resolution 512"];
     type Args = CacheArgs;
 
     fn run(args: &CacheArgs) -> Result<()> {

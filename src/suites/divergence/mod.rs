@@ -338,6 +338,7 @@ impl crate::harness::SuiteDef for Divergence {
     const NAME: &'static str = "divergence";
     const ABOUT: &'static str =
         "Cost of thread divergence in single and double loops (Białas & Strzelecki)";
+    const EXAMPLES: &'static [&'static str] = &["--samples 256", "--kernel double --pattern random"];
     type Args = DivergenceArgs;
 
     fn run(args: &DivergenceArgs) -> Result<()> {
