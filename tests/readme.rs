@@ -301,6 +301,36 @@ fn the_readmes_capacity_line_is_the_committed_runs() {
     );
 }
 
+/// The suites table's header, naming the run its headlines come from: the committed run's own
+/// caption (GPU, driver, SM clock, kernels, gpubench version and commit, date).
+fn headline_header() -> String {
+    let text = std::fs::read_to_string(root().join(RUN)).unwrap();
+    let summary: Value = serde_json::from_str(&text).unwrap();
+    let caption = summary["caption"].as_str().expect("the summary's caption");
+    format!("| Suite | What it measures | After | Headline from `results/h100/all`: {caption} |")
+}
+
+#[test]
+fn the_readmes_headlines_name_the_run_binary_and_date_they_come_from() {
+    let path = root().join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let want = headline_header();
+    let found = readme
+        .lines()
+        .find(|l| l.starts_with("| Suite | What it measures |"))
+        .expect("the README's suites table");
+    if std::env::var_os("GPUBENCH_BLESS_README").is_some() {
+        std::fs::write(&path, readme.replace(found, &want)).unwrap();
+        return;
+    }
+    assert!(want.contains("gpubench ") && want.contains("2026-"), "{want}");
+    assert_eq!(
+        found, want,
+        "the README's suites table does not name the run its headlines come from; \
+         `GPUBENCH_BLESS_README=1 cargo test --test readme` writes it"
+    );
+}
+
 #[test]
 fn the_readmes_headlines_are_the_committed_runs() {
     let path = root().join("README.md");
