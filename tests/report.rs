@@ -1066,3 +1066,26 @@ fn report_without_output_writes_under_the_working_directory_and_leaves_the_run_a
         2
     );
 }
+
+#[test]
+fn a_folder_of_several_runs_is_refused_naming_them_and_a_wrapper_names_the_run_inside() {
+    let out = tempfile::tempdir().unwrap();
+    // results/h100 holds suite runs of several builds side by side: not one run.
+    let mixed = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100");
+    refused_by_report(
+        &mixed,
+        &out.path().join("mixed"),
+        &["gpubench builds or GPUs", "clock", "pass one run directory"],
+    );
+    // A folder that wraps a run and its notes: the refusal names the run inside.
+    let wrapper = committed("capacity-620ca57");
+    refused_by_report(
+        &wrapper,
+        &out.path().join("wrapper"),
+        &[
+            "is not a run directory but holds one",
+            "capacity-620ca57/run; pass that",
+        ],
+    );
+    assert!(!out.path().join("mixed").exists() && !out.path().join("wrapper").exists());
+}

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::UsageError;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use super::figures::FiguresFile;
@@ -125,12 +125,88 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
         .collect();
     found.sort();
     if found.is_empty() {
-        bail!(
+        return Err(no_run_in(dir));
+    }
+    one_run(dir, &found)?;
+    Ok(found)
+}
+
+/// The refusal of a directory with no suite run in it or its sub-directories: where it only
+/// wraps runs one level further down (a folder of a run and its notes), the runs to pass.
+fn no_run_in(dir: &Path) -> anyhow::Error {
+    let mut inside: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .filter(|p| {
+                    p.join("all.json").is_file()
+                        || p.join("devices.json").is_file()
+                        || std::fs::read_dir(p).is_ok_and(|mut sub| {
+                            sub.any(|e| e.is_ok_and(|e| e.path().join("metadata.json").is_file()))
+                        })
+                })
+                .map(|p| p.display().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    inside.sort();
+    match inside.len() {
+        0 => anyhow::anyhow!(
             "{} holds no gpubench run (no metadata.json in it or its sub-directories)",
             dir.display()
-        );
+        ),
+        _ => UsageError::new(format!(
+            "{} is not a run directory but holds {}: {}; pass {}",
+            dir.display(),
+            if inside.len() == 1 { "one" } else { "several" },
+            inside.join(", "),
+            if inside.len() == 1 {
+                "that"
+            } else {
+                "one of them"
+            }
+        ))
+        .into(),
     }
-    Ok(found)
+}
+
+/// Refuses suite runs `found` under `dir` (with no all.json) that are not one run: written by
+/// more than one gpubench build or on more than one GPU, they would be summarised as if one
+/// run had measured them all.
+fn one_run(dir: &Path, found: &[(String, PathBuf)]) -> Result<()> {
+    let mut runs: Vec<(String, Vec<&str>)> = Vec::new();
+    for (name, path) in found {
+        let metadata = crate::report::metadata::SavedMetadata::read(path)?;
+        let key = format!(
+            "{} on {}",
+            short_commit(&metadata.build.git_commit),
+            metadata.device.name
+        );
+        match runs.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, names)) => names.push(name),
+            None => runs.push((key, vec![name])),
+        }
+    }
+    if runs.len() < 2 {
+        return Ok(());
+    }
+    Err(UsageError::new(format!(
+        "{} holds suite runs of {} gpubench builds or GPUs ({}), not one run; pass one run directory (a directory with all.json, or one suite's)",
+        dir.display(),
+        runs.len(),
+        runs.iter()
+            .map(|(key, names)| format!("{}: {key}", names.join(" ")))
+            .collect::<Vec<_>>()
+            .join("; ")
+    ))
+    .into())
+}
+
+/// A commit as the runs' captions shorten it.
+fn short_commit(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
 }
 
 /// Whether `name` is one ordinary path component (no separator, not `.` or `..`, not empty).
