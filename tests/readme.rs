@@ -323,7 +323,10 @@ fn the_readmes_headlines_name_the_run_binary_and_date_they_come_from() {
         std::fs::write(&path, readme.replace(found, &want)).unwrap();
         return;
     }
-    assert!(want.contains("gpubench ") && want.contains("2026-"), "{want}");
+    assert!(
+        want.contains("gpubench ") && want.contains("2026-"),
+        "{want}"
+    );
     assert_eq!(
         found, want,
         "the README's suites table does not name the run its headlines come from; \

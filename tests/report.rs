@@ -1089,3 +1089,22 @@ fn a_folder_of_several_runs_is_refused_naming_them_and_a_wrapper_names_the_run_i
     );
     assert!(!out.path().join("mixed").exists() && !out.path().join("wrapper").exists());
 }
+
+#[test]
+fn a_repeat_of_another_gpu_model_is_refused_naming_both() {
+    let out = tempfile::tempdir().unwrap();
+    let assert = gpubench()
+        .arg("report")
+        .arg(committed("all"))
+        .arg("--repeat-of")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h200/all"))
+        .arg("--output")
+        .arg(out.path().join("r"))
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(stderr.contains("is a run of NVIDIA H200"), "{stderr}");
+    assert!(stderr.contains("is of NVIDIA H100 80GB HBM3"), "{stderr}");
+    assert!(stderr.contains("same GPU model"), "{stderr}");
+    assert!(!out.path().join("r").exists());
+}

@@ -69,6 +69,20 @@ fn confirm(made: &mut summary::Summary, repeat: Option<&Path>) -> Result<()> {
     };
     let other = summary::summarise(repeat, registry::derive_figures)
         .with_context(|| format!("summarising the repeat {}", repeat.display()))?;
+    // A repeat confirms a run of the same GPU model written in the same format: another
+    // model's figures differ because the GPU does, not because the run did not repeat.
+    let format = |s: &summary::Summary| s.format.unwrap_or(crate::report::formats::UNRECORDED);
+    if other.gpu() != made.gpu() || format(&other) != format(made) {
+        return Err(UsageError::new(format!(
+            "--repeat-of {} is a run of {} in format {}, but the run reported is of {} in format {}; a repeat confirms a second run of the same GPU model, written in the same format",
+            repeat.display(),
+            other.gpu(),
+            format(&other),
+            made.gpu(),
+            format(made)
+        ))
+        .into());
+    }
     let name = repeat.file_name().map_or_else(
         || repeat.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
