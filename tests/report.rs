@@ -1108,3 +1108,21 @@ fn a_repeat_of_another_gpu_model_is_refused_naming_both() {
     assert!(stderr.contains("same GPU model"), "{stderr}");
     assert!(!out.path().join("r").exists());
 }
+
+#[test]
+fn a_renamed_field_of_clock_json_is_refused_not_a_row_that_vanishes() {
+    let dir = tempfile::tempdir().unwrap();
+    for (field, renamed) in [("counter_scope", "counter_scop"), ("explanation", "explan")] {
+        let run = copy_committed("clock", &dir.path().join(field));
+        let path = run.join("clock.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let quoted = format!("\"{field}\"");
+        assert!(text.contains(&quoted));
+        std::fs::write(&path, text.replace(&quoted, &format!("\"{renamed}\""))).unwrap();
+        refused_by_report(
+            &run,
+            &dir.path().join(format!("{field}-out")),
+            &["clock.json", &format!("missing field `{field}`")],
+        );
+    }
+}
