@@ -360,6 +360,7 @@ fn outside(domain: columns::Domain) -> Option<f64> {
         columns::Domain::NotNegative => Some(-1.0),
         columns::Domain::Whole => Some(2.5),
         columns::Domain::Fraction => Some(1.5),
+        columns::Domain::DeviceCount | columns::Domain::DeviceRate => Some(0.0),
     }
 }
 

@@ -645,3 +645,80 @@ fn a_report_to_a_255_character_output_is_written() {
     assert!(out.join("summary.md").is_file());
     nothing_left(&dir.path().join("out"));
 }
+
+// Item 3: a device's facts within their physical domains.
+
+#[test]
+fn a_device_with_no_sms_registers_or_bus_is_refused_naming_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, serde_json::Value, &str); 5] = [
+        (
+            "multiprocessors",
+            "metadata.json",
+            0.into(),
+            "/device/multiprocessors holds 0",
+        ),
+        (
+            "registers_per_multiprocessor",
+            "metadata.json",
+            (-65536).into(),
+            "/device/registers_per_multiprocessor holds -65536",
+        ),
+        (
+            "shared_memory_per_multiprocessor_bytes",
+            "metadata.json",
+            0.into(),
+            "/device/shared_memory_per_multiprocessor_bytes holds 0",
+        ),
+        (
+            "memory_bus_bits",
+            "bandwidth.json",
+            0.into(),
+            "/memory_bus_bits holds 0",
+        ),
+        (
+            "dram_peak_bytes_per_second",
+            "bandwidth.json",
+            1.into(),
+            "dram_peak_bytes_per_second holds 1, but its memory clock (2619 MHz) and bus (5120 bits) give 3352320000000",
+        ),
+    ];
+    for (key, file, value, says) in cases {
+        let run = dir.path().join(key);
+        copy_tree(&committed_all().join("bandwidth"), &run);
+        edit_json(&run.join(file), |j| {
+            if file == "metadata.json" {
+                j["device"][key] = value.clone();
+            } else {
+                j[key] = value.clone();
+            }
+        });
+        let out = dir.path().join(format!("{key}.config"));
+        let output = gpubench([
+            "export".as_ref(),
+            run.as_os_str(),
+            "--format".as_ref(),
+            "accel-sim".as_ref(),
+            "--output".as_ref(),
+            out.as_os_str(),
+        ]);
+        refused(&output, &[file, says]);
+        nothing_left(&out);
+        let out = dir.path().join(format!("{key}-report"));
+        refused(&report_to(&run, &out), &[file, says]);
+        nothing_left(&out);
+    }
+    // An SM count left out is no SM count: the caption said "0 SMs".
+    let run = clock_run(&dir.path().join("no-sm-count"));
+    edit_json(&run.join("metadata.json"), |m| {
+        m["device"]
+            .as_object_mut()
+            .unwrap()
+            .remove("multiprocessors");
+    });
+    let output = gpubench(["export".as_ref(), run.as_os_str()]);
+    refused(
+        &output,
+        &["metadata.json", "device.multiprocessors is 0 (or missing)"],
+    );
+}

@@ -15,7 +15,36 @@ pub enum Domain {
     Whole,
     /// A fraction, a share or a confidence: within [0, 1].
     Fraction,
+    /// A fact of a device that has it at all: a count of its units or a size, a whole number
+    /// above zero (SMs, registers, shared memory, L2, the memory bus's width).
+    DeviceCount,
+    /// A device's clock or its DRAM peak: above zero.
+    DeviceRate,
 }
+
+/// The device's counts and sizes the driver reports, in `metadata.json`'s `device` and the
+/// bandwidth suite's file: a GPU without any of them is no GPU (issue #71: "0 SMs" reached
+/// the caption, `-gpgpu_n_clusters 0` the simulator options).
+const JSON_DEVICE_COUNTS: [&str; 10] = [
+    "multiprocessors",
+    "registers_per_multiprocessor",
+    "registers_per_block",
+    "shared_memory_per_multiprocessor_bytes",
+    "shared_memory_per_block_bytes",
+    "shared_memory_per_block_optin_bytes",
+    "l2_cache_bytes",
+    "warp_size",
+    "global_memory_bytes",
+    "memory_bus_bits",
+];
+
+/// The device's clocks and the DRAM peak they give.
+const JSON_DEVICE_RATES: [&str; 4] = [
+    "nominal_sm_clock_mhz",
+    "memory_clock_mhz",
+    "sm_clock_mhz",
+    "dram_peak_bytes_per_second",
+];
 
 /// Differences of two measurements, which a fast path can make slightly negative.
 const SIGNED: [&str; 3] = ["over_load_cycles", "tma_over_load_cycles", "overhead"];
@@ -98,6 +127,9 @@ fn why_not(domain: Domain, value: f64) -> Option<&'static str> {
             .then_some("a count or a size in bytes is a whole number, not negative"),
         Domain::Fraction => (!(0.0..=1.0).contains(&value))
             .then_some("a fraction or a confidence lies within 0 to 1"),
+        Domain::DeviceCount => (value < 1.0 || value.fract() != 0.0)
+            .then_some("a GPU's count of units or size is a whole number above zero"),
+        Domain::DeviceRate => (value <= 0.0).then_some("a GPU's clock or DRAM peak is above zero"),
     }
 }
 
@@ -168,7 +200,11 @@ const JSON_MEASURED_ENDINGS: [&str; 14] = [
 /// CSV column, a JSON key whose name declares no kind (a field of a peer's or a tool's record,
 /// a fitted parameter) is only held to [`super::MAX_MAGNITUDE`]: [`Domain::Signed`].
 pub fn json_domain(name: &str) -> Domain {
-    if JSON_SIGNED.contains(&name) || name.contains("slope") || name.contains("intercept") {
+    if JSON_DEVICE_COUNTS.contains(&name) {
+        Domain::DeviceCount
+    } else if JSON_DEVICE_RATES.contains(&name) {
+        Domain::DeviceRate
+    } else if JSON_SIGNED.contains(&name) || name.contains("slope") || name.contains("intercept") {
         Domain::Signed
     } else if named_fraction(name)
         || name.ends_with("_confidence")
@@ -212,6 +248,19 @@ mod tests {
         assert!(violation("f_active", -0.1).is_some());
         assert!(violation("confidence", 1.5).is_some());
         assert_eq!(domain("median_bytes_per_second"), Domain::NotNegative);
+        // A device's facts are above zero (issue #71).
+        for key in [
+            "multiprocessors",
+            "registers_per_multiprocessor",
+            "memory_bus_bits",
+        ] {
+            assert!(json_violation(key, 0.0).is_some(), "{key}");
+            assert!(json_violation(key, -65536.0).is_some(), "{key}");
+            assert!(json_violation(key, 1.5).is_some(), "{key}");
+            assert_eq!(json_violation(key, 132.0), None, "{key}");
+        }
+        assert!(json_violation("memory_clock_mhz", 0.0).is_some());
+        assert_eq!(json_violation("memory_clock_mhz", 2619.0), None);
         // A suite's wall time in all.json (issue #71: "seconds: -777" was printed).
         assert!(json_violation("seconds", -777.0).is_some());
         assert_eq!(json_violation("seconds", 0.4), None);

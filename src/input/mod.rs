@@ -153,6 +153,7 @@ fn check_json_numbers(text: &str) -> Result<(), String> {
                 }
             }
             serde_json::Value::Object(map) => {
+                dram_peak_agrees(map).map_err(|why| format!("{at}/{why}"))?;
                 for (name, item) in map {
                     // As a JSON pointer (RFC 6901) names it.
                     let step = name.replace('~', "~0").replace('/', "~1");
@@ -161,6 +162,36 @@ fn check_json_numbers(text: &str) -> Result<(), String> {
             }
             _ => {}
         }
+    }
+    Ok(())
+}
+
+/// Where an object holds the DRAM's peak beside the memory clock and bus width it is made of
+/// (the bandwidth suite's file), the peak is what they give: 2 x clock x width / 8 (as
+/// `gpu::launch::bandwidth` computes it). A peak of 1 B/s beside an H100's bus printed
+/// "theoretical peak 0.00 GB/s" next to "92.7 % of theoretical peak".
+fn dram_peak_agrees(map: &serde_json::Map<String, serde_json::Value>) -> Result<(), String> {
+    let number = |key: &str| map.get(key).and_then(serde_json::Value::as_f64);
+    let (Some(clock), Some(bits), Some(peak)) = (
+        number("memory_clock_mhz"),
+        number("memory_bus_bits"),
+        number("dram_peak_bytes_per_second"),
+    ) else {
+        return Ok(());
+    };
+    if [clock, bits, peak]
+        .iter()
+        .any(|x| !(*x > 0.0 && written_by_gpubench(*x)))
+    {
+        // Refused by their own domains, in their own words.
+        return Ok(());
+    }
+    let given = 2.0 * clock * 1e6 * bits / 8.0;
+    if (peak - given).abs() > 1e-6 * given.abs().max(1.0) {
+        return Err(format!(
+            "dram_peak_bytes_per_second holds {}, but its memory clock ({clock} MHz) and bus ({bits} bits) give {given} (2 x clock x width / 8): the file was damaged or edited",
+            map["dram_peak_bytes_per_second"]
+        ));
     }
     Ok(())
 }

@@ -243,9 +243,9 @@ impl SavedMetadata {
         }
         let why = if let Some(why) = saved.text_violation() {
             Some(why)
-        } else if saved.device.multiprocessors < 0 {
+        } else if saved.device.multiprocessors <= 0 {
             Some(format!(
-                "device.multiprocessors is {}, but a GPU has no fewer than zero SMs",
+                "device.multiprocessors is {} (or missing), but a GPU has one SM at least",
                 saved.device.multiprocessors
             ))
         } else {
