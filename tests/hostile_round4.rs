@@ -722,3 +722,29 @@ fn a_device_with_no_sms_registers_or_bus_is_refused_naming_file_and_key() {
         &["metadata.json", "device.multiprocessors is 0 (or missing)"],
     );
 }
+
+#[test]
+fn a_refused_report_leaves_no_parent_directories_it_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("shared");
+    copy_tree(&committed_all().join("shared"), &run);
+    triple_rows(&run.join("shared.csv"));
+    let out = dir.path().join("new/deeper/out");
+    refused(
+        &report_to(&run, &out),
+        &["shared.csv: line 3 repeats line 2"],
+    );
+    assert!(
+        !dir.path().join("new").exists(),
+        "a refused report left the directories it made"
+    );
+    // Directories that were there stay.
+    std::fs::create_dir(dir.path().join("kept")).unwrap();
+    let out = dir.path().join("kept/out");
+    refused(
+        &report_to(&run, &out),
+        &["shared.csv: line 3 repeats line 2"],
+    );
+    assert!(dir.path().join("kept").is_dir());
+    nothing_left(&out);
+}

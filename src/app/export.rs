@@ -62,7 +62,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
                 ))
                 .into());
             }
-            let made = missing_parents(path);
+            let made = super::report::missing_parents(path);
             let unmake = || {
                 for dir in &made {
                     let _ = std::fs::remove_dir(dir);
@@ -97,16 +97,6 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             })
         }
     }
-}
-
-/// The directories above `path` that do not exist yet, the deepest first.
-fn missing_parents(path: &std::path::Path) -> Vec<std::path::PathBuf> {
-    path.ancestors()
-        .skip(1)
-        .filter(|a| !a.as_os_str().is_empty())
-        .take_while(|a| std::fs::symlink_metadata(a).is_err())
-        .map(std::path::Path::to_path_buf)
-        .collect()
 }
 
 fn json(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result<String> {

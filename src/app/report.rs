@@ -111,6 +111,16 @@ fn staging_name(name: &str, pid: u32) -> String {
     format!(".{}{tail}", &name[..kept])
 }
 
+/// The directories above `path` that do not exist yet, the deepest first.
+pub(super) fn missing_parents(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .take_while(|a| std::fs::symlink_metadata(a).is_err())
+        .map(std::path::Path::to_path_buf)
+        .collect()
+}
+
 /// The summary [`write_tables`] writes, with every suite's figures derived again from its own
 /// files, and those `repeat` (else the run's own repeat) does not confirm marked unresolved.
 pub(super) fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<summary::Summary> {
@@ -201,7 +211,15 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         .file_name()
         .map_or("report".into(), |n| n.to_string_lossy().into_owned());
     let staging = output.with_file_name(staging_name(&name, std::process::id()));
+    // The directories above --output this report makes, removed again where it fails.
+    let parents = missing_parents(&output);
+    let unmake = || {
+        for dir in &parents {
+            let _ = std::fs::remove_dir(dir);
+        }
+    };
     let out = RunDir::create(Some(&staging), "report").map_err(|e| {
+        unmake();
         if args.output.is_none() {
             UsageError::new(format!(
                 "{e:#}; pass --output with a directory you can write"
@@ -229,6 +247,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     };
     if let Err(error) = made {
         let _ = std::fs::remove_dir_all(&staging);
+        unmake();
         return Err(error.context(format!("nothing was written to {}", output.display())));
     }
     run_dir::publish(&staging, &output)?;
