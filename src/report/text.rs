@@ -42,9 +42,10 @@ pub fn markdown_cell(text: &str) -> String {
     markdown_text(text).replace('|', "\\|")
 }
 
-/// `text` as Markdown prose: on one line, and no tag, comment or autolink a Markdown reader
-/// would pass through as HTML (a `<` before a letter, `/`, `!` or `?` is written `&lt;`; a
-/// `<` before a space or a digit, as in "|x| < 1", is text already and stays).
+/// `text` as Markdown prose: on one line (a control character but a tab is a space), and no
+/// tag, comment or autolink a Markdown reader would pass through as HTML (a `<` before a
+/// letter, `/`, `!` or `?` is written `&lt;`; a `<` before a space or a digit, as in
+/// "|x| < 1", is text already and stays).
 pub fn markdown_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -56,7 +57,8 @@ pub fn markdown_text(text: &str) -> String {
             {
                 out += "&lt;"
             }
-            c if c.is_control() => out.push(' '),
+            // A tab is blank in a cell as in prose (and stays, as committed summaries hold it).
+            c if c.is_control() && c != '\t' => out.push(' '),
             c => out.push(c),
         }
     }
@@ -129,6 +131,7 @@ mod tests {
             "a &lt;!-- b  &lt;https://x>"
         );
         assert_eq!(markdown_cell("|x| < 1, 2<3"), "\\|x\\| < 1, 2<3");
+        assert_eq!(markdown_cell("a\tb\u{7}c"), "a\tb c");
     }
 
     #[test]
