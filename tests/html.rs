@@ -280,6 +280,19 @@ mod slow {
             );
         }
         assert_eq!(dom.matches("<svg").count(), page.matches("<svg").count());
+        // The headline block comes first, every line a link to its suite's section.
+        let first = dom.find("<h2").expect("a section");
+        assert!(
+            dom[first..].starts_with("<h2 id=\"headline\">Headline</h2>"),
+            "{}",
+            &dom[first..first + 80]
+        );
+        let block = &dom[first..dom[first..].find("</table>").unwrap() + first];
+        assert!(block.matches("<tr>").count() >= 15, "{block}");
+        for anchor in block.split("href=\"#").skip(1) {
+            let id = anchor.split('"').next().unwrap();
+            assert!(dom.contains(&format!("id=\"{id}\"")), "#{id} leads nowhere");
+        }
         let shot = dir.path().join("page.png");
         let taken = headless(&[
             &format!("--screenshot={}", shot.display()),

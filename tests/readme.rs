@@ -5,101 +5,14 @@
 
 use std::path::PathBuf;
 
+use gpubench::report::figures::Figure;
+use gpubench::report::headline::HEADLINES;
 use serde_json::Value;
 
 /// The committed run the README quotes.
 const RUN: &str = "results/h100/all/summary.json";
 /// The most lines the README may have: a newcomer reads it in five minutes.
 const MAX_LINES: usize = 220;
-
-/// Each suite's headline: text with `{quantity|format}` fields, where `quantity` names a row
-/// of the run's summary and `format` is a number of decimals, `TB` (a GB/s rate in TB/s, two
-/// decimals), `size` (bytes in KiB or MiB), `%` (a fraction in per cent) or `lead` (a verdict's
-/// words up to its first semicolon or parenthesis).
-const HEADLINES: &[(&str, &str)] = &[
-    (
-        "clock",
-        "`clock64` back-to-back {clock64 back-to-back|0} cycles; {cycle counter scope|lead}",
-    ),
-    (
-        "divergence",
-        "{single loop: cost per divergent lane|0} cycles per divergent lane; double loop \
-         predicted within {double loop predicted from the single: max error|0} %",
-    ),
-    (
-        "branch",
-        "{path order (ascending clauses)|lead}; two warps overlap {warp overlap (two warps)|%}",
-    ),
-    (
-        "sync",
-        "Listing 6: {Listing 6|lead}; Listing 7: {Listing 7|lead}",
-    ),
-    (
-        "regs",
-        "{allocation unit|0} registers per warp, {register-file partitions|0} partitions, \
-         {register file per block|0} per block",
-    ),
-    (
-        "shared",
-        "{indexed load latency (4 B, no conflict; the word index is scaled on the chain)|1} \
-         cycles (indexed load); {cost per extra bank-conflict way|2} cycles per extra \
-         conflict way",
-    ),
-    (
-        "pipeline",
-        "FFMA {FFMA latency|0} cycles, {FFMA throughput|0}/clock/SM; DFMA {DFMA latency|0}; \
-         POPC {POPC latency|0}; MUFU.EX2 {MUFU.EX2 latency|0}; SHFL {SHFL latency|0}",
-    ),
-    (
-        "cache",
-        "L1 {global: level 1 latency|1} cycles; constant L1 {constant: level 1 size|size}, \
-         {constant: level 1 line|0} B lines, {constant: level 1 ways|0} ways; L2 \
-         {l2: level 1 latency|0} / {l2: level 2 latency|0} cycles",
-    ),
-    (
-        "bandwidth",
-        "L2 read {l2 strong read (at the l2 strong read search's winner)|TB} TB/s (lines many \
-         SMs share: {l2 shared-line read (at the l2 shared-line read search's winner)|TB}); \
-         DRAM read {dram read (at the dram read search's winner)|TB} TB/s \
-         ({dram read: fraction of theoretical peak|1} % of peak), write \
-         {dram write (at the dram write search's winner)|TB}, copy \
-         {dram copy (at the dram copy search's winner)|TB}",
-    ),
-    (
-        "slots",
-        "`bfs` {bfs: active slots|0} % active, {bfs: idle through intrinsic branches|0} % idle \
-         through intrinsic branches",
-    ),
-    (
-        "tensor",
-        "wgmma m64n256k16 FP16 {wgmma m64n256k16 FP16→FP32 at the measured clock|0} TFLOPS \
-         ({wgmma m64n256k16 FP16→FP32: share of the dense peak|2} % of the dense peak)",
-    ),
-    (
-        "flops",
-        "FFMA {FP32 FFMA over all SMs, per second of wall time|1} TFLOPS \
-         ({FP32 FFMA: share of the whitepaper peak|1} % of peak), DFMA \
-         {FP64 DFMA rate, all SMs at once|0} FLOP/clock/SM \
-         ({FP64 DFMA: share of the whitepaper peak|0} %), HFMA2 \
-         {FP16x2 HFMA2 over all SMs, per second of wall time|1} \
-         ({FP16x2 HFMA2: share of the whitepaper peak|0} %)",
-    ),
-    (
-        "dsm",
-        "another block's shared memory {another block's shared memory latency, cluster of 2|0} \
-         cycles (cluster of 2)",
-    ),
-    (
-        "tma",
-        "{TMA copy latency, cached|0} cycles cached, {TMA copy latency, from memory|0} from \
-         memory",
-    ),
-    (
-        "atomics",
-        "global add {global add u32 latency, 1 MiB chain|0} cycles at an L2-resident chain \
-         (load: {global load u32 latency, 1 MiB chain|0})",
-    ),
-];
 
 /// The committed `all --repeat` runs the README's capacity line quotes, by the name its fields
 /// give them (`results/h100/all` predates the capacity reading).
@@ -137,48 +50,6 @@ fn row<'a>(rows: &'a [Value], quantity: &str) -> &'a Value {
     found
 }
 
-fn field(rows: &[Value], quantity: &str, format: &str) -> String {
-    let r = row(rows, quantity);
-    let value = || {
-        r["value"]
-            .as_f64()
-            .unwrap_or_else(|| panic!("'{quantity}' has no value"))
-    };
-    let unit = r["unit"].as_str().unwrap_or("");
-    match format {
-        "TB" => {
-            assert_eq!(unit, "GB/s", "'{quantity}'");
-            format!("{:.2}", value() / 1e3)
-        }
-        "size" => {
-            assert_eq!(unit, "bytes", "'{quantity}'");
-            let bytes = value();
-            if bytes >= f64::from(1 << 20) {
-                format!("{} MiB", bytes / f64::from(1 << 20))
-            } else {
-                format!("{} KiB", bytes / 1024.0)
-            }
-        }
-        "%" => {
-            assert_eq!(unit, "fraction", "'{quantity}'");
-            format!("{:.0} %", 100.0 * value())
-        }
-        "lead" => {
-            let text = r["text"]
-                .as_str()
-                .unwrap_or_else(|| panic!("'{quantity}' has no verdict"));
-            let end = text.find([';', '(']).unwrap_or(text.len());
-            text[..end].trim().to_string()
-        }
-        decimals => {
-            let decimals: usize = decimals
-                .parse()
-                .unwrap_or_else(|_| panic!("format '{decimals}' of '{quantity}'"));
-            format!("{:.*}", decimals, value())
-        }
-    }
-}
-
 /// `template` with each `{…}` field replaced by `value` of the text between the braces.
 fn fill(template: &str, mut value: impl FnMut(&str) -> String) -> String {
     let mut out = String::new();
@@ -192,12 +63,15 @@ fn fill(template: &str, mut value: impl FnMut(&str) -> String) -> String {
     out + rest
 }
 
-/// The headline of `template` from the run's rows.
+/// The headline of `template` from the run's rows, as the page writes it
+/// (`gpubench::report::headline`); a row it cannot quote fails the test, naming the row.
 fn headline(rows: &[Value], template: &str) -> String {
-    fill(template, |f| {
-        let (quantity, format) = f.rsplit_once('|').expect("a field names its format");
-        field(rows, quantity, format)
-    })
+    let figures: Vec<Figure> = rows
+        .iter()
+        .map(|r| serde_json::from_value(r.clone()).expect("a summary row"))
+        .collect();
+    gpubench::report::headline::headline(&figures, template)
+        .unwrap_or_else(|why| panic!("the README's headline: {why}"))
 }
 
 /// The README with every suites-table row's last cell as the committed run gives it, and the
@@ -385,7 +259,8 @@ fn a_stale_or_changed_headline_is_named_and_an_unresolved_row_is_refused() {
         .collect();
     assert!(std::panic::catch_unwind(|| regenerated(&without_clock, &rows)).is_err());
     // An unresolved row makes no headline.
-    clock(&mut rows)["status"] = Value::from("unresolved");
+    clock(&mut rows)["unresolved"] =
+        serde_json::json!({"reason": "shared-gpu", "detail": "PID 1 used the GPU"});
     let refused = std::panic::catch_unwind(|| headline(&rows, "{clock64 back-to-back|0}"));
     assert!(refused.is_err(), "an unresolved row made a headline");
 }

@@ -1,5 +1,6 @@
 //! `index.html`: one self-contained page of a run (issue #33) that opens from disk with no
-//! server and no network. The run's identity at the top (GPU, driver, clocks, throttling seen,
+//! server and no network. Each suite's headline first (the numbers a reader came for, linked
+//! to their sections), then the run's identity (GPU, driver, clocks, throttling seen,
 //! command, version), then the roofline, then a section per suite with its figures inline as
 //! SVG beside its rows, links to the CSV and JSON files the rows came from and to the SASS of
 //! its timed loops, then the unresolved rows apart and each suite's time. Nothing is fetched:
@@ -29,7 +30,7 @@ pub(super) const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}\
 th{background:#f4f4f4}td{overflow-wrap:break-word}.figure{overflow-x:auto}td.v{white-space:nowrap;text-align:right}.figure svg{max-width:100%;height:auto;box-sizing:border-box;border:1px solid #eee;margin:.5em 0}\
-.identity td:first-child{font-weight:bold}.files{font-size:.9em}.throttled{color:#a40}.check{color:#a40;font-weight:bold}nav a{margin-right:.8em}";
+.identity td:first-child{font-weight:bold}.files{font-size:.9em}.throttled{color:#a40}.check{color:#a40;font-weight:bold}nav a{margin-right:.8em}.unstated{color:#777}";
 
 /// The page for `summary`, made of the files `sources` names.
 pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
@@ -39,6 +40,7 @@ pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
     let _ = writeln!(html, "<title>gpubench: {}</title>", escape(gpu));
     let _ = writeln!(html, "<style>{STYLE}</style>\n</head>\n<body>");
     let _ = writeln!(html, "<h1>gpubench: {}</h1>", escape(gpu));
+    html += &headline_block(summary, sources);
     html += &identity(summary, sources);
     html += &conditions(&summary.conditions);
     html += "<nav>";
@@ -69,6 +71,42 @@ pub fn page(summary: &Summary, sources: &Sources) -> Result<String> {
     html += &times(summary);
     html += "</body>\n</html>\n";
     Ok(html)
+}
+
+/// The numbers a reader came for, first: each suite's headline (`headline::HEADLINES`, as the
+/// README writes them), linked to its section, or why the run states none.
+fn headline_block(summary: &Summary, sources: &Sources) -> String {
+    let section = |suite: &str| {
+        sources
+            .suites
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .find(|name| {
+                *name == suite || name.strip_prefix(suite).is_some_and(|r| r.starts_with('-'))
+            })
+    };
+    let lines = super::headline::of_suites(&summary.figures, |suite| section(suite).is_some());
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from("<h2 id=\"headline\">Headline</h2>\n<table class=\"headline\">\n");
+    for (suite, line) in lines {
+        let anchor = section(suite).unwrap_or(suite);
+        let cell = match line {
+            Ok(text) => escape(&text).replace('`', ""),
+            Err(why) => format!(
+                "<span class=\"unstated\">not stated: {}</span>",
+                escape(&why)
+            ),
+        };
+        let _ = writeln!(
+            html,
+            "<tr><th><a href=\"#{}\">{}</a></th><td>{cell}</td></tr>",
+            escape(anchor),
+            escape(suite)
+        );
+    }
+    html + "</table>\n"
 }
 
 /// The block as an HTML list (empty for no lines).

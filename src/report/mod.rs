@@ -15,6 +15,7 @@ pub mod export;
 pub mod figures;
 pub mod fleet;
 pub mod formats;
+pub mod headline;
 pub mod html;
 pub mod info;
 pub mod known_rows;
