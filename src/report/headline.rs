@@ -118,7 +118,7 @@ pub fn headline(figures: &[Figure], template: &str) -> Result<String, String> {
 
 /// Each suite of `suites` with a headline, in [`HEADLINES`]' order, and its headline or why
 /// there is none.
-pub fn of_suites<'a>(
+pub fn of_suites(
     figures: &[Figure],
     suites: impl Fn(&str) -> bool,
 ) -> Vec<(&'static str, Result<String, String>)> {
@@ -200,7 +200,7 @@ mod tests {
             "`clock64` back-to-back 3 cycles; 8 groups of SMs share a counter offset"
         );
         assert!(
-            headline(&[scope.clone()], template)
+            headline(std::slice::from_ref(&scope), template)
                 .unwrap_err()
                 .contains("no row 'clock64")
         );
