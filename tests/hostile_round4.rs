@@ -748,3 +748,47 @@ fn a_refused_report_leaves_no_parent_directories_it_made() {
     assert!(dir.path().join("kept").is_dir());
     nothing_left(&out);
 }
+
+/// Every number under `key` in `value`, at any depth, set to `to`; how many.
+fn set_every(value: &mut serde_json::Value, key: &str, to: f64) -> usize {
+    match value {
+        serde_json::Value::Object(map) => map
+            .iter_mut()
+            .map(|(k, v)| {
+                if k == key && v.is_number() {
+                    *v = to.into();
+                    1
+                } else {
+                    set_every(v, key, to)
+                }
+            })
+            .sum(),
+        serde_json::Value::Array(items) => items.iter_mut().map(|v| set_every(v, key, to)).sum(),
+        _ => 0,
+    }
+}
+
+#[test]
+fn a_negative_r_squared_or_share_of_peak_is_refused_not_summarised() {
+    let dir = tempfile::tempdir().unwrap();
+    for (suite, file, key) in [
+        ("divergence", "fit.json", "r_squared"),
+        ("bandwidth", "bandwidth.json", "fraction_of_peak"),
+    ] {
+        let run = dir.path().join(suite);
+        copy_tree(&committed_all().join(suite), &run);
+        edit_json(&run.join(file), |j| {
+            assert!(set_every(j, key, -0.5) > 0, "{file} has no {key}");
+        });
+        let out = dir.path().join(format!("{suite}.json"));
+        let output = gpubench([
+            "export".as_ref(),
+            run.as_os_str(),
+            "--output".as_ref(),
+            out.as_os_str(),
+        ]);
+        let field = format!("{key} holds -0.5, outside its domain");
+        refused(&output, &[file, &field]);
+        nothing_left(&out);
+    }
+}

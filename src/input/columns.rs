@@ -85,8 +85,11 @@ const COUNTS: [&str; 31] = [
 ];
 
 /// Columns holding a fraction or a confidence besides those named `f_*` and `*_fraction`.
-const FRACTIONS: [&str; 6] = [
+const FRACTIONS: [&str; 7] = [
     "confidence",
+    // A least-squares fit's with an intercept (analysis::linear_fit): below 0 it dropped the
+    // divergence headline silently (#71).
+    "r_squared",
     "raw_confidence",
     "mean_confidence",
     "share_right",
@@ -216,6 +219,9 @@ pub fn json_domain(name: &str) -> Domain {
         Domain::Whole
     } else if JSON_MEASURED_ENDINGS.iter().any(|e| name.ends_with(e))
         || name == "seconds"
+        // A rate over its theoretical peak: not negative (a measured rate may pass the peak a
+        // little, 1.0008 in the committed H100 run).
+        || name.ends_with("_of_peak")
         || name.starts_with("latency")
         || name.starts_with("throughput")
     {
@@ -261,6 +267,10 @@ mod tests {
         }
         assert!(json_violation("memory_clock_mhz", 0.0).is_some());
         assert_eq!(json_violation("memory_clock_mhz", 2619.0), None);
+        assert!(json_violation("r_squared", -0.2).is_some());
+        assert!(violation("r_squared", 1.2).is_some());
+        assert!(json_violation("fraction_of_peak", -0.5).is_some());
+        assert_eq!(json_violation("fraction_of_peak", 1.0008), None);
         // A suite's wall time in all.json (issue #71: "seconds: -777" was printed).
         assert!(json_violation("seconds", -777.0).is_some());
         assert_eq!(json_violation("seconds", 0.4), None);
