@@ -47,7 +47,19 @@ fn study(args: &CalibrateArgs, run: &RunDir) -> Result<()> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let started = std::time::Instant::now();
-    let outcomes = calibration::study(args.seed, args.first_case, args.cases, threads);
+    // Hundreds of cases take minutes on a few cores: a bar with what is left, on a terminal.
+    let bar = indicatif::ProgressBar::new(args.cases);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} simulated caches (about {eta} left)",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let outcomes =
+        calibration::study_telling(args.seed, args.first_case, args.cases, threads, &|| {
+            bar.inc(1)
+        });
+    bar.finish_and_clear();
     let bins = calibration::reliability(&outcomes);
     let settings = serde_json::json!({
         "cases": args.cases,

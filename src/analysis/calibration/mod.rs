@@ -323,6 +323,18 @@ fn judge_report(
 /// case order, each case's two readings together). A study split into shards by `first` and
 /// merged is the study run at once.
 pub fn study(seed: u64, first: u64, cases: u64, threads: usize) -> Vec<Outcome> {
+    study_telling(seed, first, cases, threads, &|| {})
+}
+
+/// [`study`], calling `judged` after each case (from the worker threads): what a progress bar
+/// counts.
+pub fn study_telling(
+    seed: u64,
+    first: u64,
+    cases: u64,
+    threads: usize,
+    judged: &(dyn Fn() + Sync),
+) -> Vec<Outcome> {
     let threads = threads.max(1) as u64;
     let end = first + cases;
     let mut outcomes: Vec<(u64, Outcome)> = std::thread::scope(|scope| {
@@ -331,7 +343,11 @@ pub fn study(seed: u64, first: u64, cases: u64, threads: usize) -> Vec<Outcome> 
                 scope.spawn(move || {
                     (first + t..end)
                         .step_by(threads as usize)
-                        .flat_map(|i| judge(draw(seed, i)).map(|o| (i, o)))
+                        .flat_map(|i| {
+                            let outcomes = judge(draw(seed, i)).map(|o| (i, o));
+                            judged();
+                            outcomes
+                        })
                         .collect::<Vec<_>>()
                 })
             })
