@@ -792,3 +792,25 @@ fn a_negative_r_squared_or_share_of_peak_is_refused_not_summarised() {
         nothing_left(&out);
     }
 }
+
+// Item 5, in part: no figure's words longer than gpubench writes are copied into outputs.
+
+#[test]
+fn a_figure_text_longer_than_gpubench_writes_is_refused_without_echoing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = clock_run(&dir.path().join("run"));
+    edit_json(&run.join("figures.json"), |f| {
+        f["figures"][0]["uncertainty"] = "x".repeat(1 << 20).into();
+    });
+    let clock = committed_all().join("clock");
+    let output = gpubench(["compare".as_ref(), clock.as_os_str(), run.as_os_str()]);
+    refused(
+        &output,
+        &[
+            "figures.json",
+            "the uncertainty of a figure",
+            "1048576 characters long, more than the 4096",
+        ],
+    );
+    assert!(output.stderr.len() < 2000, "the refusal echoed the text");
+}

@@ -66,9 +66,53 @@ pub fn violation(figure: &Figure) -> Option<String> {
     violation_in(figure, super::formats::CURRENT)
 }
 
+/// The most characters of a figure's words gpubench writes in one field (the longest, a
+/// verdict's text, runs to about 600): a figure text of 100 MB was copied into every output.
+pub const MAX_FIGURE_TEXT: usize = 4096;
+
+/// The most values per SM a figure holds (GPUs have up to some 150 SMs).
+pub const MAX_PER_SM: usize = 1024;
+
+/// Where a figure's words or its per-SM values are longer than gpubench writes, why (naming
+/// the field, not repeating it).
+fn oversized(figure: &Figure) -> Option<String> {
+    let texts = [
+        ("section", Some(&figure.section)),
+        ("quantity", Some(&figure.quantity)),
+        ("unit", Some(&figure.unit)),
+        ("uncertainty", Some(&figure.uncertainty)),
+        ("source", Some(&figure.source)),
+        ("text", figure.text.as_ref()),
+    ];
+    let named = || {
+        let quantity: String = figure.quantity.chars().take(60).collect();
+        format!("a figure ({quantity:?}…)")
+    };
+    for (field, text) in texts {
+        let Some(text) = text else { continue };
+        let length = text.chars().count();
+        if length > MAX_FIGURE_TEXT {
+            return Some(format!(
+                "the {field} of {} is {length} characters long, more than the {MAX_FIGURE_TEXT} gpubench writes",
+                named()
+            ));
+        }
+    }
+    let per_sm = figure.per_sm.as_ref().map_or(0, Vec::len);
+    (per_sm > MAX_PER_SM).then(|| {
+        format!(
+            "per_sm of {} holds {per_sm} values, more than the {MAX_PER_SM} SMs gpubench reads",
+            named()
+        )
+    })
+}
+
 /// [`violation`] for a figure of a run directory of `format`, held to what that format wrote
 /// ([`super::formats`]).
 pub fn violation_in(figure: &Figure, format: u32) -> Option<String> {
+    if let Some(why) = oversized(figure) {
+        return Some(why);
+    }
     let what = format!("\"{}: {}\"", figure.section, figure.quantity);
     let fields = [
         ("value", figure.value),
@@ -202,6 +246,22 @@ mod tests {
             source: "pipeline/pipeline.json".into(),
             per_sm: None,
         }
+    }
+
+    #[test]
+    fn words_or_per_sm_values_longer_than_gpubench_writes_are_refused_by_field() {
+        let mut long = figure(4.0, "cycles", "median", None);
+        long.text = Some("y".repeat(MAX_FIGURE_TEXT + 1));
+        let why = violation(&long).unwrap();
+        assert!(
+            why.starts_with("the text of a figure (\"int32 add: latency\"…)"),
+            "{why}"
+        );
+        assert!(why.len() < 200, "{why}");
+        long.text = Some("y".repeat(MAX_FIGURE_TEXT));
+        assert_eq!(violation(&long), None);
+        long.per_sm = Some(vec![Some(1.0); MAX_PER_SM + 1]);
+        assert!(violation(&long).unwrap().contains("per_sm of a figure"));
     }
 
     #[test]
