@@ -80,14 +80,20 @@ fn levels_of(plateaus: &[Plateau]) -> Vec<&Plateau> {
     kept
 }
 
-/// Plateaus and falloffs of `points` (any order; sorted by footprint here).
-pub fn levels(points: &[CurvePoint]) -> Levels {
+/// The points with a rate (finite, above zero), by footprint.
+fn measured_in_order(points: &[CurvePoint]) -> Vec<CurvePoint> {
     let mut sorted: Vec<CurvePoint> = points
         .iter()
         .copied()
         .filter(|p| p.bytes_per_second.is_finite() && p.bytes_per_second > 0.0)
         .collect();
     sorted.sort_by_key(|p| p.footprint_bytes);
+    sorted
+}
+
+/// Plateaus and falloffs of `points` (any order; sorted by footprint here).
+pub fn levels(points: &[CurvePoint]) -> Levels {
+    let sorted = measured_in_order(points);
     // Runs of points that stay within BAND of the run's running median.
     let mut runs: Vec<Vec<CurvePoint>> = Vec::new();
     for &point in &sorted {
@@ -178,12 +184,7 @@ pub const STEADY_SPAN: f64 = 1.25;
 /// (a device copy on an H100 falls from 5,900 to 2,850 GB/s over 33 to 83 MiB and pauses
 /// near the half-way rate on the way; its crossing moved from 43 to 67 MiB between processes).
 pub fn crossing_spread(points: &[CurvePoint], falloff: &Falloff) -> (u64, u64) {
-    let mut sorted: Vec<CurvePoint> = points
-        .iter()
-        .copied()
-        .filter(|p| p.bytes_per_second.is_finite() && p.bytes_per_second > 0.0)
-        .collect();
-    sorted.sort_by_key(|p| p.footprint_bytes);
+    let sorted = measured_in_order(points);
     let target = (falloff.before_bytes_per_second * falloff.after_bytes_per_second).sqrt();
     let (from, to) = (falloff.descent_from_bytes, falloff.descent_to_bytes);
     let at = |t: f64, edge: u64| crossing(&sorted, from, to, t).map_or(edge, |(b, _, _)| b);
