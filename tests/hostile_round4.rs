@@ -814,3 +814,50 @@ fn a_figure_text_longer_than_gpubench_writes_is_refused_without_echoing_it() {
     );
     assert!(output.stderr.len() < 2000, "the refusal echoed the text");
 }
+
+#[test]
+fn a_report_ended_by_sigterm_leaves_nothing_behind() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("new/out");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpubench"))
+        .arg("report")
+        .arg(committed_all())
+        .arg("--output")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed while it writes: once its staging directory holds something.
+    let started = std::time::Instant::now();
+    let staging = loop {
+        let found = std::fs::read_dir(dir.path().join("new"))
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.read_dir().is_ok_and(|mut d| d.next().is_some()));
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the report ended first"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no staging seen"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(staging.to_string_lossy().contains(".out.partial-"));
+    // SAFETY: kill sends a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    assert!(
+        !dir.path().join("new").exists(),
+        "left {:?}",
+        std::fs::read_dir(dir.path().join("new")).map(|d| d.count())
+    );
+}

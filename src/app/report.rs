@@ -6,7 +6,7 @@
 //! byte-identical to the live run's when nothing was lost on the way. A suite committed with
 //! only its `figures.json` (a repeat, kept small) gives its rows from there and no figures.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -109,6 +109,41 @@ fn staging_name(name: &str, pid: u32) -> String {
         kept = at + c.len_utf8();
     }
     format!(".{}{tail}", &name[..kept])
+}
+
+/// On SIGINT or SIGTERM, `staging` and the `parents` made for it are removed before the
+/// process ends as the signal would: an interrupted report leaves nothing behind either. The
+/// signals are blocked in this thread (and every thread it starts later) and taken by one
+/// that waits for them, where removing a directory is safe (a handler could not).
+fn remove_on_interrupt(staging: PathBuf, parents: Vec<PathBuf>) {
+    // SAFETY: sigset_t is plain data, filled by sigemptyset/sigaddset before use;
+    // pthread_sigmask changes only this thread's mask.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    std::thread::spawn(move || {
+        let mut signal = 0;
+        // SAFETY: sigwait reads the set and writes the signal taken.
+        if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+            return;
+        }
+        let _ = std::fs::remove_dir_all(&staging);
+        for dir in &parents {
+            let _ = std::fs::remove_dir(dir);
+        }
+        // SAFETY: restores the default action and raises the signal in this thread, where it
+        // is unblocked: the process ends as the signal would have ended it.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::raise(signal);
+        }
+    });
 }
 
 /// The directories above `path` that do not exist yet, the deepest first.
@@ -218,6 +253,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             let _ = std::fs::remove_dir(dir);
         }
     };
+    remove_on_interrupt(staging.clone(), parents.clone());
     let out = RunDir::create(Some(&staging), "report").map_err(|e| {
         unmake();
         if args.output.is_none() {
