@@ -129,7 +129,11 @@ pub struct Generated {
 fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut partial = path.as_os_str().to_owned();
     partial.push(".partial");
-    std::fs::write(&partial, bytes)?;
+    // A write cut short (a full disk, a file-size limit) leaves no half file behind.
+    if let Err(error) = std::fs::write(&partial, bytes) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(error);
+    }
     std::fs::rename(partial, path)
 }
 

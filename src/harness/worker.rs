@@ -54,7 +54,11 @@ fn stop_file(queue: &Path) -> PathBuf {
 /// Writes `contents` to `path` whole or not at all (a reader polling for it never sees half).
 fn write_whole(path: &Path, contents: &[u8]) -> Result<()> {
     let partial = path.with_extension("partial");
-    std::fs::write(&partial, contents).with_context(|| format!("writing {}", partial.display()))?;
+    // A write cut short (a full disk, a file-size limit) leaves no half file behind.
+    if let Err(error) = std::fs::write(&partial, contents) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(error).with_context(|| format!("writing {}", partial.display()));
+    }
     std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))
 }
 
