@@ -50,18 +50,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         Some(path) => {
             // As `report` does, the directories --output lies in are made where missing; they
             // are removed again where the file cannot be written.
-            if let Some(file) = path
-                .ancestors()
-                .skip(1)
-                .find(|a| !a.as_os_str().is_empty() && a.exists() && !a.is_dir())
-            {
-                return Err(UsageError::new(format!(
-                    "{} is a file, so --output {} cannot be created inside it; choose a path in a directory",
-                    file.display(),
-                    path.display()
-                ))
-                .into());
-            }
+            crate::report::run_dir::check_parents(path)?;
             let made = super::report::missing_parents(path);
             let unmake = || {
                 for dir in &made {

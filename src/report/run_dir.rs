@@ -58,18 +58,24 @@ pub fn check_new(output: &Path) -> Result<(), UsageError> {
             output.display()
         )));
     }
-    if let Some(file) = output
+    check_parents(output)
+}
+
+/// Refuses an `--output` below a path that exists but is no directory: whatever of its
+/// parents exists must be a directory.
+pub fn check_parents(output: &Path) -> Result<(), UsageError> {
+    match output
         .ancestors()
         .skip(1)
         .find(|a| !a.as_os_str().is_empty() && a.exists() && !a.is_dir())
     {
-        return Err(UsageError::new(format!(
+        Some(file) => Err(UsageError::new(format!(
             "{} is a file, so --output {} cannot be created inside it; choose a path in a directory",
             file.display(),
             output.display()
-        )));
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 impl RunDir {

@@ -178,15 +178,18 @@ pub const STEADY_SHIFT: f64 = 0.10;
 /// doubling, 1.26).
 pub const STEADY_SPAN: f64 = 1.25;
 
-/// Where the crossing of a fall-off lies when the rate it crosses moves [`STEADY_SHIFT`] either
-/// way, over the fall-off's descent (its edges where a shifted target is not crossed within
+/// Where the crossing of a fall-off (from the rate `before` to `after`, over the descent
+/// `from`-`to`) lies when the rate it crosses moves [`STEADY_SHIFT`] either way, over the descent (its edges where a shifted target is not crossed within
 /// it): `(from, to)` footprints. A steep fall keeps the two close; a gradual one spreads them
 /// (a device copy on an H100 falls from 5,900 to 2,850 GB/s over 33 to 83 MiB and pauses
 /// near the half-way rate on the way; its crossing moved from 43 to 67 MiB between processes).
-pub fn crossing_spread(points: &[CurvePoint], falloff: &Falloff) -> (u64, u64) {
+pub fn crossing_spread(
+    points: &[CurvePoint],
+    (before, after): (f64, f64),
+    (from, to): (u64, u64),
+) -> (u64, u64) {
     let sorted = measured_in_order(points);
-    let target = (falloff.before_bytes_per_second * falloff.after_bytes_per_second).sqrt();
-    let (from, to) = (falloff.descent_from_bytes, falloff.descent_to_bytes);
+    let target = (before * after).sqrt();
     let at = |t: f64, edge: u64| crossing(&sorted, from, to, t).map_or(edge, |(b, _, _)| b);
     let early = at(target * (1.0 + STEADY_SHIFT), from);
     let late = at(target / (1.0 + STEADY_SHIFT), to);
@@ -418,7 +421,11 @@ mod tests {
             .falloffs
             .iter()
             .map(|f| {
-                let (from, to) = crossing_spread(points, f);
+                let (from, to) = crossing_spread(
+                    points,
+                    (f.before_bytes_per_second, f.after_bytes_per_second),
+                    (f.descent_from_bytes, f.descent_to_bytes),
+                );
                 assert!(from <= f.bytes && f.bytes <= to, "{f:?}: {from}-{to}");
                 to as f64 / from as f64
             })

@@ -145,10 +145,10 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                     allocations: (p.allocations > 1).then_some(p.allocations),
                 })
                 .collect();
-            let mut falloffs = falloffs_of("l1 read (per SM)", &measured.l1_sweep);
+            let mut falloffs = falloffs_of(&report::sweep_name("sm", "read"), &measured.l1_sweep);
             for (kernel, points) in &measured.device_sweeps {
-                let name = format!("device {}", experiment::describe(*kernel).0);
-                falloffs.extend(falloffs_of(&name, points));
+                let (operation, placement) = experiment::describe(*kernel);
+                falloffs.extend(falloffs_of(&report::sweep_name(placement, operation), points));
             }
             let copy_engines = copy_engines.map(|c| CopyEngineFigure {
                 array_bytes: c.array_bytes,

@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 pub use super::plot::draw;
-use super::analysis::{CurvePoint, Falloff, STEADY_SHIFT, STEADY_SPAN, crossing_spread};
+use super::analysis::{CurvePoint, STEADY_SHIFT, STEADY_SPAN, crossing_spread};
 use crate::gpu::launch::bandwidth::SliceOrder;
 use crate::report::figures::{Figure, Rows};
 use crate::report::text::format_value;
@@ -252,7 +252,7 @@ fn unsteady(f: &FalloffFigure, points: &[PointRow]) -> Option<String> {
     let (from, to) = f.descent_from_bytes.zip(f.descent_to_bytes)?;
     let curve: Vec<CurvePoint> = points
         .iter()
-        .filter(|p| p.stage == "sweep" && sweep_name(p) == f.sweep)
+        .filter(|p| p.stage == "sweep" && sweep_name(&p.placement, &p.operation) == f.sweep)
         .map(|p| CurvePoint {
             footprint_bytes: p.footprint_bytes,
             bytes_per_second: p.median_bytes_per_second,
@@ -261,16 +261,11 @@ fn unsteady(f: &FalloffFigure, points: &[PointRow]) -> Option<String> {
     if curve.is_empty() {
         return None;
     }
-    let falloff = Falloff {
-        bytes: f.bytes,
-        low_bytes: f.low_bytes,
-        high_bytes: f.high_bytes,
-        descent_from_bytes: from,
-        descent_to_bytes: to,
-        before_bytes_per_second: f.before_bytes_per_second,
-        after_bytes_per_second: f.after_bytes_per_second,
-    };
-    let (early, late) = crossing_spread(&curve, &falloff);
+    let (early, late) = crossing_spread(
+        &curve,
+        (f.before_bytes_per_second, f.after_bytes_per_second),
+        (from, to),
+    );
     (late as f64 >= STEADY_SPAN * early as f64).then(|| {
         format!(
             "the bandwidth falls gradually, from {:.0} to {:.0} GB/s over {} to {}, and a {:.0} % change of the rate moves the footprint where it crosses half-way (on a log scale) from {} to {}: no one footprint is read, the descent is the finding",
@@ -285,13 +280,13 @@ fn unsteady(f: &FalloffFigure, points: &[PointRow]) -> Option<String> {
     })
 }
 
-/// The name of the sweep a point of `points.csv` belongs to, as `bandwidth.json`'s fall-offs
-/// name it.
-fn sweep_name(p: &PointRow) -> String {
-    if p.placement == "sm" {
-        format!("l1 {} (per SM)", p.operation)
+/// The name of the sweep of an operation at a placement (`sm`: every SM its own region;
+/// `device`), as `bandwidth.json`'s fall-offs name it.
+pub(super) fn sweep_name(placement: &str, operation: &str) -> String {
+    if placement == "sm" {
+        format!("l1 {operation} (per SM)")
     } else {
-        format!("{} {}", p.placement, p.operation)
+        format!("{placement} {operation}")
     }
 }
 
