@@ -360,7 +360,9 @@ fn outside(domain: columns::Domain) -> Option<f64> {
         columns::Domain::NotNegative => Some(-1.0),
         columns::Domain::Whole => Some(2.5),
         columns::Domain::Fraction => Some(1.5),
-        columns::Domain::DeviceCount | columns::Domain::DeviceRate => Some(0.0),
+        columns::Domain::DeviceCount | columns::Domain::DeviceRate | columns::Domain::Positive => {
+            Some(0.0)
+        }
     }
 }
 
@@ -590,176 +592,9 @@ fn every_column_of_every_csv_file_is_held_to_its_kind() {
     assert!(checked > 100, "{checked}");
 }
 
-/// The numeric JSON keys of the committed `all` runs that no rule of `input::columns` gives a
-/// domain, held only to being finite and within the magnitude gpubench writes (#71: 160 of
-/// them, among them counts, settings and SASS opcode tallies). A key is taken off this list
-/// when a rule declares its domain; a new key needs one or an entry here.
-const HELD_TO_MAGNITUDE: [&str; 160] = [
-    "ATOMG.E.ADD.STRONG.GPU",
-    "BAR.SYNC.DEFER_BLOCKING",
-    "BRA",
-    "BSSY",
-    "BSYNC",
-    "CS2R",
-    "HFMA2.MMA",
-    "IMAD",
-    "IMAD.MOV.U32",
-    "IMAD.U32",
-    "ISETP.GE.AND",
-    "ISETP.LE.AND",
-    "LD.E",
-    "LD.E.128",
-    "LDC",
-    "LDG.E.128",
-    "LDG.E.128.STRONG.GPU",
-    "LDG.E.64",
-    "LDG.E.64.CONSTANT",
-    "LDG.E.64.STRONG.GPU",
-    "LDG.E.NA.128",
-    "LDG.E.STRONG.GPU",
-    "LDS",
-    "LDS.128",
-    "LDS.64",
-    "LEA",
-    "STG.E",
-    "STG.E.128",
-    "STG.E.64",
-    "STS",
-    "STS.128",
-    "STS.64",
-    "TLD.LZ",
-    "UIADD3",
-    "ULDC",
-    "ULDC.64",
-    "UMOV",
-    "UTMALDG.1D",
-    "UTMALDG.2D",
-    "VIADD",
-    "accumulators_per_thread",
-    "active",
-    "anchor_m",
-    "bandwidth_bytes_per_pass",
-    "bandwidth_sizes",
-    "bic",
-    "block_threads",
-    "bytes",
-    "bytes_per_clock_per_block",
-    "bytes_per_clock_per_block_max",
-    "bytes_per_clock_per_block_min",
-    "bytes_per_clock_per_sm_max",
-    "bytes_per_clock_per_sm_min",
-    "candidates",
-    "caps",
-    "clause_order",
-    "coarse_points_per_doubling",
-    "compiled_by_the_driver",
-    "count",
-    "cycles_per_step",
-    "cycles_per_step_max",
-    "cycles_per_step_min",
-    "divergences",
-    "dynamic_extrinsic",
-    "dynamic_intrinsic",
-    "ecc_volatile_corrected",
-    "ecc_volatile_uncorrected",
-    "elements_at_reach",
-    "extrinsic",
-    "fine_points",
-    "first_clause",
-    "first_lane",
-    "flop_per_clock_per_sm_max",
-    "flop_per_clock_per_sm_min",
-    "flop_per_lane",
-    "flop_per_mma",
-    "fmas_per_accumulator_per_trip",
-    "groups",
-    "id",
-    "idle_extrinsic",
-    "idle_intrinsic",
-    "instruction_latency_chain_lengths",
-    "instruction_repeats",
-    "instruction_throughput_chain_lengths",
-    "intrinsic",
-    "largest_block_registers",
-    "level",
-    "line_values",
-    "m",
-    "m_max",
-    "m_min",
-    "max",
-    "max_abs_error_percent",
-    "max_active_clusters",
-    "max_bound",
-    "mean",
-    "median",
-    "min",
-    "mma_chains_per_warp",
-    "mma_unroll",
-    "mma_warps_per_block",
-    "mmas",
-    "models_compared",
-    "n",
-    "ncu_launches",
-    "occupancy",
-    "ops_per_clock_max",
-    "ops_per_clock_min",
-    "order",
-    "ordinal",
-    "pairs",
-    "plain_ms_spread",
-    "points_per_doubling",
-    "prebuilt_by_all",
-    "preferred_shared_carveout_percent",
-    "preheat",
-    "process",
-    "register_file_per_block",
-    "register_limited_thread_quantum",
-    "remote_max",
-    "remote_min",
-    "ring_stride_words",
-    "ring_words",
-    "saturation_warps_95_percent",
-    "seed",
-    "seen",
-    "set_values",
-    "shared_bytes_per_block",
-    "shared_ring_stride_words",
-    "shared_ring_words",
-    "single_loop_levels",
-    "slots",
-    "sm_mhz_during",
-    "spills",
-    "stack_models_tried",
-    "stages",
-    "static_extrinsic",
-    "static_intrinsic",
-    "stdev",
-    "steps",
-    "stream_bytes_per_configuration",
-    "stream_stages",
-    "stream_tensor_words",
-    "strides",
-    "tagged_ms_spread",
-    "temperature_c",
-    "threads_per_block",
-    "timed_region_instructions",
-    "unit_registers_per_thread",
-    "unit_registers_per_warp",
-    "unroll",
-    "untagged",
-    "waits",
-    "warm_steps",
-    "warp_overlap",
-    "way_values",
-    "wgmma_unroll",
-    "wgmma_warpgroups_per_block",
-    "wgmma_widths",
-    "work",
-];
-
 /// Every numeric key of every JSON file of the committed H100 and H200 `all` runs has a
-/// declared domain or is listed as held only to its magnitude, and the list holds no key a rule
-/// now declares: a key added to a file gpubench writes fails here until its domain is decided.
+/// declared domain (#71: 160 keys were held only to their magnitude): a key added to a file
+/// gpubench writes fails here until its domain is decided in `src/input/columns.rs`.
 #[test]
 fn every_numeric_key_of_the_committed_runs_has_a_declared_domain() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
@@ -791,9 +626,7 @@ fn every_numeric_key_of_the_committed_runs_has_a_declared_domain() {
                     .replace("~1", "/")
                     .replace("~0", "~");
                 keys += 1;
-                if columns::json_domain_declared(&key).is_none()
-                    && !HELD_TO_MAGNITUDE.contains(&key.as_str())
-                {
+                if columns::json_domain_declared(&key).is_none() {
                     undeclared.insert(format!("{key} ({name})"));
                 }
             }
@@ -802,12 +635,7 @@ fn every_numeric_key_of_the_committed_runs_has_a_declared_domain() {
     assert!(keys > 1000, "{keys}");
     assert!(
         undeclared.is_empty(),
-        "numeric keys with no declared domain: declare each in src/input/columns.rs, or list it in HELD_TO_MAGNITUDE (tests/domain.rs) where any finite value is right:\n{}",
+        "numeric keys with no declared domain: declare each in src/input/columns.rs:\n{}",
         undeclared.into_iter().collect::<Vec<_>>().join("\n")
     );
-    let stale: Vec<&&str> = HELD_TO_MAGNITUDE
-        .iter()
-        .filter(|k| columns::json_domain_declared(k).is_some())
-        .collect();
-    assert!(stale.is_empty(), "declared now, off the list: {stale:?}");
 }
