@@ -179,12 +179,20 @@ fn said(q: &Quantity) -> String {
 }
 
 /// A latency option's value and reason: the chase's latency less `offset`, what GPGPU-Sim
-/// `adds` to the option in the same chase.
-fn translated(q: &Quantity, offset: f64, adds: &str) -> (String, String) {
-    (
-        format!("{:.0}", (q.value.unwrap_or(0.0) - offset).round()),
+/// `adds` to the option in the same chase; or, where that leaves less than one cycle (a
+/// latency GPGPU-Sim's pipeline alone exceeds), why the option is not written.
+fn translated(q: &Quantity, offset: f64, adds: &str) -> Result<(String, String), String> {
+    let cycles = (q.value.unwrap_or(0.0) - offset).round();
+    if cycles < 1.0 {
+        return Err(format!(
+            "not written: {} is less than the {offset} cycles GPGPU-Sim adds in the same chase plus one",
+            said(q)
+        ));
+    }
+    Ok((
+        format!("{cycles:.0}"),
         format!("{} less {offset} cycles: what {adds}", said(q)),
-    )
+    ))
 }
 
 /// Cycles between a unit's issues in one of the SM's four sub-cores, from the SM's rate in
@@ -215,9 +223,11 @@ fn opcode_lists(
     Some((latencies.join(","), initiations.join(","), why.join("; ")))
 }
 
-/// The option lines the model determines.
-fn lines(model: &MachineModel, base: Option<&Base>) -> Vec<Line> {
+/// The option lines the model determines, and the options it measured but cannot give
+/// GPGPU-Sim (with why).
+fn lines(model: &MachineModel, base: Option<&Base>) -> (Vec<Line>, Vec<(&'static str, String)>) {
     let mut lines = Vec::new();
+    let mut unwritten = Vec::new();
     let mut push = |option: &'static str, value: String, why: String| {
         lines.push(Line { option, value, why });
     };
@@ -267,31 +277,40 @@ fn lines(model: &MachineModel, base: Option<&Base>) -> Vec<Line> {
     }
     let latency = |quantity: &str| settled(model, quantity);
     if let Some(l1) = latency("global: level 1 latency") {
-        let (value, why) = translated(
+        let translated = translated(
             l1,
             L1_CHASE_OVER_OPTION,
             "GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM75_RTX2060, SM86_RTX3070; results/sim)",
         );
-        push("-gpgpu_l1_latency", value, why);
+        match translated {
+            Ok((value, why)) => push("-gpgpu_l1_latency", value, why),
+            Err(why) => unwritten.push(("-gpgpu_l1_latency", why)),
+        }
     }
     if let Some((value, why)) = l1_geometry(model, base) {
         push("-gpgpu_cache:dl1", value, why);
     }
     if let Some(shared) = latency("shared: slowest level latency") {
-        let (value, why) = translated(
+        let translated = translated(
             shared,
             SMEM_CHASE_OVER_OPTION,
             "GPGPU-Sim's pipeline adds to this option in the same chase (learned as for -gpgpu_l1_latency)",
         );
-        push("-gpgpu_smem_latency", value, why);
+        match translated {
+            Ok((value, why)) => push("-gpgpu_smem_latency", value, why),
+            Err(why) => unwritten.push(("-gpgpu_smem_latency", why)),
+        }
     }
     if let Some(l2) = latency("l2: level 1 latency") {
-        let (value, why) = translated(
+        let translated = translated(
             l2,
             L2_CHASE_OVER_OPTION,
             "GPGPU-Sim's interconnect and miss path add to this option in the same chase (learned as for -gpgpu_l1_latency)",
         );
-        push("-gpgpu_l2_rop_latency", value, why);
+        match translated {
+            Ok((value, why)) => push("-gpgpu_l2_rop_latency", value, why),
+            Err(why) => unwritten.push(("-gpgpu_l2_rop_latency", why)),
+        }
     }
     let sass = |op: &str, what: &str| settled(model, &format!("{op} {what}"));
     let ptx =
@@ -396,7 +415,7 @@ fn lines(model: &MachineModel, base: Option<&Base>) -> Vec<Line> {
             ),
         );
     }
-    lines
+    (lines, unwritten)
 }
 
 /// `-gpgpu_cache:dl1` where the conflict experiment read a plain set index (ways, way size)
@@ -485,6 +504,27 @@ fn one_line(text: &str) -> String {
         .collect()
 }
 
+/// Whether every number of `line`'s value that a run measured (every field of a plain
+/// option; a cache option's geometry, before its first comma, where the rest is a base's or
+/// the reference's) is at least 1: GPGPU-Sim takes no zero or negative SM count, clock,
+/// register file, latency, initiation interval or cache geometry, and a value starting with a
+/// dash would read as an option of its own.
+fn measured_fields_at_least_one(line: &Line) -> bool {
+    let measured = if line.option.contains("cache") {
+        line.value.split(',').next().unwrap_or("")
+    } else {
+        line.value.as_str()
+    };
+    measured
+        .split([':', ','])
+        .enumerate()
+        // A cache's kind ('N', 'S') leads its geometry.
+        .filter(|(i, field)| {
+            !(*i == 0 && field.len() == 1 && field.starts_with(char::is_alphabetic))
+        })
+        .all(|(_, field)| field.parse::<f64>().is_ok_and(|x| x >= 1.0))
+}
+
 /// The config text: a header, every determined option with its reason, the undetermined list.
 pub fn config(model: &MachineModel, base: Option<&Base>) -> String {
     let mut text = format!(
@@ -492,7 +532,19 @@ pub fn config(model: &MachineModel, base: Option<&Base>) -> String {
         one_line(&model.schema),
         one_line(&model.run)
     );
-    let lines = lines(model, base);
+    let (lines, mut unwritten) = lines(model, base);
+    let (lines, below_one): (Vec<Line>, Vec<Line>) = lines
+        .into_iter()
+        .partition(|l| measured_fields_at_least_one(l));
+    for line in below_one {
+        unwritten.push((
+            line.option,
+            format!(
+                "not written: its value {} holds a count, clock or latency below one, which no GPU has",
+                line.value
+            ),
+        ));
+    }
     let written: Vec<&str> = lines.iter().map(|l| l.option).collect();
     for line in &lines {
         let _ = writeln!(
@@ -510,12 +562,123 @@ pub fn config(model: &MachineModel, base: Option<&Base>) -> String {
             let _ = writeln!(text, "#   {option}: {why}");
         }
     }
+    for (option, why) in unwritten {
+        let _ = writeln!(text, "#   {option}: {}", one_line(&why));
+    }
     text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A config's option lines as (option, value), each asserted to be one option and one
+    /// value: nothing a value holds starts a line or a token of its own.
+    fn option_lines(text: &str) -> Vec<(String, String)> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let mut tokens = l.split_whitespace();
+                let (Some(option), Some(value), None) =
+                    (tokens.next(), tokens.next(), tokens.next())
+                else {
+                    panic!("not one option and one value: {l:?}");
+                };
+                (option.to_string(), value.to_string())
+            })
+            .collect()
+    }
+
+    /// The committed H100 model with one number set to `bad`: each of the driver's facts the
+    /// options take, the SM clock, and each figure's value in turn.
+    fn with_one_number(model: &MachineModel, bad: f64) -> Vec<(String, MachineModel)> {
+        let mut variants = Vec::new();
+        let mut vary = |what: String, change: &dyn Fn(&mut MachineModel)| {
+            let mut m = model.clone();
+            change(&mut m);
+            variants.push((what, m));
+        };
+        // As `as` converts: -1 to 0 for the unsigned facts, 1e19 to the type's largest.
+        vary("multiprocessors".into(), &|m| {
+            m.gpu.multiprocessors = bad as i64
+        });
+        vary("registers".into(), &|m| {
+            m.gpu.registers_per_multiprocessor = Some(bad as u64);
+            m.gpu.registers_per_block = Some(bad as u64);
+        });
+        vary("shared memory".into(), &|m| {
+            m.gpu.shared_memory_per_multiprocessor_bytes = Some(bad as u64)
+        });
+        vary("memory clock".into(), &|m| {
+            m.gpu.memory_clock_mhz = Some(bad)
+        });
+        vary("SM clock".into(), &|m| {
+            if let Some(q) = m.gpu.sm_clock.as_mut() {
+                q.value = Some(bad);
+            }
+        });
+        for i in 0..model.figures.len() {
+            vary(model.figures[i].quantity.clone(), &|m| {
+                m.figures[i].value = Some(bad)
+            });
+        }
+        variants
+    }
+
+    /// #71: every number the options are made of set to 0, -1 and 1e19 in turn: the config's
+    /// option lines stay options gpubench writes, each once, one option and one value per
+    /// line, every measured number in them at least 1 (no value starts with a dash); an option
+    /// the committed model writes and the damaged one does not is listed as not written.
+    #[test]
+    fn zero_negative_and_huge_numbers_never_make_an_option_line_gpubench_does_not_write() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/results/h100/all/machine-model.json"
+        ))
+        .unwrap();
+        let model: MachineModel = serde_json::from_str(&text).unwrap();
+        let written: Vec<String> = option_lines(&config(&model, None))
+            .into_iter()
+            .map(|(option, _)| option)
+            .collect();
+        assert!(written.len() >= 12, "{written:?}");
+        let mut cases = 0;
+        for bad in [0.0, -1.0, 1e19] {
+            for (what, damaged) in with_one_number(&model, bad) {
+                let text = config(&damaged, None);
+                let lines = option_lines(&text);
+                let mut seen = std::collections::BTreeSet::new();
+                for (option, value) in &lines {
+                    assert!(written.contains(option), "{what} = {bad}: {option}");
+                    assert!(
+                        seen.insert(option.clone()),
+                        "{what} = {bad}: {option} twice"
+                    );
+                    let line = Line {
+                        option: if option.contains("cache") {
+                            "cache"
+                        } else {
+                            ""
+                        },
+                        value: value.clone(),
+                        why: String::new(),
+                    };
+                    assert!(
+                        measured_fields_at_least_one(&line) && !value.starts_with('-'),
+                        "{what} = {bad}: {option} {value}"
+                    );
+                }
+                for option in written.iter().filter(|o| !seen.contains(*o)) {
+                    assert!(
+                        text.contains(&format!("#   {option}: not written: ")),
+                        "{what} = {bad}: {option} dropped without a word"
+                    );
+                }
+                cases += 1;
+            }
+        }
+        assert!(cases > 300, "{cases}");
+    }
 
     const BASE: &str = "# a base\n-gpgpu_cache:dl1 S:4:128:64,L:T:m:L:L,A:256:32,16:0,32 # shipped\n\
         -gpgpu_n_clusters 80\n-gpgpu_cache:dl1  S:4:128:64,L:T:m:L:L,A:512:8,16:0,32\n\
