@@ -639,3 +639,246 @@ fn every_numeric_key_of_the_committed_runs_has_a_declared_domain() {
         undeclared.into_iter().collect::<Vec<_>>().join("\n")
     );
 }
+
+/// Every JSON and CSV file of the committed H100 `all` run (its suites, their repeats and the
+/// run's own files; not the rendered page), as (path, name written when copied: plain).
+fn every_file_of_the_committed_run() -> Vec<(PathBuf, String)> {
+    let mut pending = vec![committed("all")];
+    let mut files = Vec::new();
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if name != "report-html" {
+                    pending.push(path);
+                }
+            } else if [".json", ".json.gz", ".csv", ".csv.gz"]
+                .iter()
+                .any(|end| name.ends_with(end))
+            {
+                files.push((path, name.trim_end_matches(".gz").to_string()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// `value` with every number under key `key` (in arrays too) set to `to`.
+fn set_key(value: &mut Value, key: &str, under: &str, to: &Value) {
+    match value {
+        Value::Number(_) if under == key => *value = to.clone(),
+        Value::Array(items) => items.iter_mut().for_each(|v| set_key(v, key, under, to)),
+        Value::Object(map) => map.iter_mut().for_each(|(k, v)| set_key(v, key, k, to)),
+        _ => {}
+    }
+}
+
+/// The numeric keys of a JSON value, each once.
+fn numeric_keys(value: &Value, under: &str, out: &mut std::collections::BTreeSet<String>) {
+    match value {
+        Value::Number(_) => {
+            out.insert(under.to_string());
+        }
+        Value::Array(items) => items.iter().for_each(|v| numeric_keys(v, under, out)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| numeric_keys(v, k, out)),
+        _ => {}
+    }
+}
+
+/// The three values #71's property sets every number to.
+const HOSTILE: [f64; 3] = [0.0, -1.0, 1e19];
+
+mod slow {
+    use super::*;
+
+    /// #71: every numeric key of every JSON file of a committed run (every number under it at
+    /// once) and every numeric column of every CSV file (its first row) set to 0, -1 and 1e19 in
+    /// turn: the one reader every command reads through refuses it, or the key has a declared
+    /// domain and the value lies in it. No key is held only to its magnitude.
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn every_number_of_a_committed_run_set_to_0_minus_1_and_1e19_is_refused_or_in_its_domain() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut refused, mut allowed) = (0, 0);
+        for (path, plain) in every_file_of_the_committed_run() {
+            let text = gpubench::input::read_text(&path).unwrap();
+            let copy = dir.path().join(&plain);
+            let mut check = |changed: String, what: String, bad: f64, domain: Option<&str>| {
+                std::fs::write(&copy, changed).unwrap();
+                match gpubench::input::read_text(&copy) {
+                    Err(_) => refused += 1,
+                    Ok(_) => {
+                        assert_eq!(
+                            domain,
+                            None,
+                            "{}: {what} = {bad} accepted: {domain:?}",
+                            path.display()
+                        );
+                        allowed += 1;
+                    }
+                }
+            };
+            if plain.ends_with(".json") {
+                let json: Value = serde_json::from_str(&text).unwrap();
+                let mut keys = std::collections::BTreeSet::new();
+                numeric_keys(&json, "", &mut keys);
+                for key in keys {
+                    for bad in HOSTILE {
+                        let mut changed = json.clone();
+                        set_key(&mut changed, &key, "", &serde_json::json!(bad));
+                        let why = match columns::json_domain_declared(&key) {
+                            None => Some("no declared domain"),
+                            Some(_) => columns::json_violation(&key, bad),
+                        };
+                        check(changed.to_string(), key.clone(), bad, why);
+                    }
+                }
+            } else {
+                let mut reader = csv::Reader::from_reader(text.as_bytes());
+                let header = reader.headers().unwrap().clone();
+                let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+                let Some(first) = rows.first() else { continue };
+                for column in 0..header.len() {
+                    if first[column].parse::<f64>().is_err() {
+                        continue;
+                    }
+                    for bad in HOSTILE {
+                        let mut writer = csv::Writer::from_writer(Vec::new());
+                        writer.write_record(&header).unwrap();
+                        for (i, row) in rows.iter().enumerate() {
+                            let mut row: Vec<String> = row.iter().map(str::to_string).collect();
+                            if i == 0 {
+                                row[column] = format!("{bad}");
+                            }
+                            writer.write_record(&row).unwrap();
+                        }
+                        let changed = String::from_utf8(writer.into_inner().unwrap()).unwrap();
+                        let why = columns::violation(&header[column], bad);
+                        check(changed, header[column].to_string(), bad, why);
+                    }
+                }
+            }
+        }
+        assert!(
+            refused > 1000 && allowed > 1000,
+            "{refused} refused, {allowed} allowed"
+        );
+    }
+
+    /// #71: each of the driver's facts `export --format accel-sim` takes (every suite's
+    /// `metadata.json` device, the bandwidth suite's memory clock, bus and peak) set to 0, -1 and
+    /// 1e19 in turn: the export refuses it (exit 2, one sentence naming the file) or writes
+    /// exactly the options it writes for the committed run, none with a value below 1.
+    #[test]
+    #[ignore = "slow: `.ci/run` runs it (cargo test -- --ignored slow::)"]
+    fn the_export_writes_its_own_options_or_refuses_whatever_the_drivers_facts_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        copy_tree(&committed("all"), &run);
+        let export = || {
+            Command::cargo_bin("gpubench")
+                .unwrap()
+                .args(["export", "--format", "accel-sim"])
+                .arg(&run)
+                .output()
+                .unwrap()
+        };
+        let options = |config: &str| -> Vec<(String, String)> {
+            config
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+                .map(|l| {
+                    let mut tokens = l.split_whitespace();
+                    let (Some(o), Some(v), None) = (tokens.next(), tokens.next(), tokens.next())
+                    else {
+                        panic!("not one option and one value: {l:?}")
+                    };
+                    (o.to_string(), v.to_string())
+                })
+                .collect()
+        };
+        let reference = export();
+        assert!(reference.status.success());
+        let names: Vec<String> = options(&String::from_utf8(reference.stdout).unwrap())
+            .into_iter()
+            .map(|(o, _)| o)
+            .collect();
+        let metadata: Vec<PathBuf> = committed_suites()
+            .iter()
+            .map(|s| run.join(s.file_name().unwrap()).join("metadata.json"))
+            .collect();
+        let bandwidth = run.join("bandwidth/bandwidth.json");
+        let read = |path: &Path| -> Value {
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        };
+        let device_keys: Vec<String> = read(&metadata[0])["device"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(_, v)| v.is_number())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let memory_keys = [
+            "memory_clock_mhz",
+            "memory_bus_bits",
+            "dram_peak_bytes_per_second",
+            "sm_clock_mhz",
+            "multiprocessors",
+        ];
+        let mut cases = Vec::new();
+        for key in &device_keys {
+            cases.push((metadata.clone(), Some("device"), key.to_string()));
+        }
+        for key in memory_keys {
+            cases.push((vec![bandwidth.clone()], None, key.to_string()));
+        }
+        let (mut refused, mut written) = (0, 0);
+        for (files, under, key) in &cases {
+            let originals: Vec<String> = files
+                .iter()
+                .map(|f| std::fs::read_to_string(f).unwrap())
+                .collect();
+            for bad in HOSTILE {
+                for (file, original) in files.iter().zip(&originals) {
+                    let mut json: Value = serde_json::from_str(original).unwrap();
+                    let object = match under {
+                        Some(under) => &mut json[*under],
+                        None => &mut json,
+                    };
+                    object[key.as_str()] = serde_json::json!(bad);
+                    std::fs::write(file, json.to_string()).unwrap();
+                }
+                let out = export();
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                if out.status.success() {
+                    let got = options(&String::from_utf8(out.stdout).unwrap());
+                    let got_names: Vec<&String> = got.iter().map(|(o, _)| o).collect();
+                    assert_eq!(got_names, names.iter().collect::<Vec<_>>(), "{key} = {bad}");
+                    for (option, value) in &got {
+                        assert!(
+                            !value.starts_with('-') && value != "0",
+                            "{key} = {bad}: {option} {value}"
+                        );
+                    }
+                    written += 1;
+                } else {
+                    assert_eq!(out.status.code(), Some(2), "{key} = {bad}: {stderr}");
+                    assert!(
+                        stderr.contains(".json") && stderr.trim().lines().count() <= 2,
+                        "{key} = {bad}: {stderr}"
+                    );
+                    refused += 1;
+                }
+            }
+            for (file, original) in files.iter().zip(&originals) {
+                std::fs::write(file, original).unwrap();
+            }
+        }
+        assert!(
+            refused >= 2 * cases.len() && written >= 1,
+            "{refused} refused, {written} written"
+        );
+    }
+}
