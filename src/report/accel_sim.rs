@@ -533,9 +533,8 @@ pub fn config(model: &MachineModel, base: Option<&Base>) -> String {
         one_line(&model.run)
     );
     let (lines, mut unwritten) = lines(model, base);
-    let (lines, below_one): (Vec<Line>, Vec<Line>) = lines
-        .into_iter()
-        .partition(|l| measured_fields_at_least_one(l));
+    let (lines, below_one): (Vec<Line>, Vec<Line>) =
+        lines.into_iter().partition(measured_fields_at_least_one);
     for line in below_one {
         unwritten.push((
             line.option,
