@@ -103,7 +103,7 @@ fn a_gzip_bomb_in_a_run_is_refused_naming_it() {
     refused_saying(
         &output,
         &out,
-        "clock_scope.csv.gz: larger than the 1073741824 bytes",
+        "clock_scope.csv.gz: larger than the 536870912 bytes",
     );
     // export reads the suite's JSON: the same bomb there is refused the same way.
     let run = clock_run(&dir.path().join("run-json"));
@@ -113,7 +113,7 @@ fn a_gzip_bomb_in_a_run_is_refused_naming_it() {
     refused_saying(
         &export(&run, &out),
         &out,
-        "clock.json.gz: larger than the 1073741824 bytes",
+        "clock.json.gz: larger than the 67108864 bytes",
     );
 }
 

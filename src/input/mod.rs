@@ -12,8 +12,15 @@ use crate::error::UsageError;
 
 pub mod columns;
 
-/// The most bytes gpubench reads from one file, after unpacking.
-pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+/// The most bytes gpubench reads from one file, after unpacking: some 25 times its largest
+/// file at default settings (a divergence run's `samples.csv`, 19 MB), and within what a
+/// refusal may cost (issue #71: under 1 GB of memory, in seconds). A suite refuses settings
+/// whose files would pass it (`divergence --samples`), so no finished run is unreadable.
+pub const MAX_INPUT_BYTES: u64 = 512 << 20;
+
+/// The most bytes gpubench reads from one JSON file: its largest (a machine model, a summary)
+/// are some 250 KB; a larger one (a gzip bomb among a run's files) is refused after this many.
+pub const MAX_JSON_BYTES: u64 = 64 << 20;
 
 /// The largest magnitude of a number in a CSV gpubench reads: above every 64-bit counter it
 /// writes (%globaltimer stamps are near 1.8e18 ns), far below where the axis code breaks.
@@ -24,79 +31,161 @@ pub fn read_text(path: &Path) -> Result<String, UsageError> {
     read_text_within(path, MAX_INPUT_BYTES)
 }
 
+/// A CSV whose rows each name their point ([`read_text`], and no row below the header twice),
+/// read line by line so that a file of one row repeated is refused at its second copy however
+/// long it is (#71: a 2 MB `chase.csv.gz` of one row cost 28 s and 1.8 GB before the typed
+/// reader said "appears twice").
+pub fn read_csv_of_distinct_rows(path: &Path) -> Result<String, UsageError> {
+    read(path, MAX_INPUT_BYTES, Rows::Distinct)
+}
+
 /// A file of a run directory: [`read_text`], and where it is a CSV, its last row ends its
 /// line. Every CSV gpubench writes ends each row; one whose last row does not was cut off
 /// mid-row, and would be read as a shorter curve whose last point may carry a wrong number.
 /// (A CSV handed to `analyze` may be written by hand and is not held to this.)
 pub fn read_saved_text(path: &Path) -> Result<String, UsageError> {
-    let text = read_text(path)?;
     let name = path.to_string_lossy();
     let csv = name.ends_with(".csv") || name.ends_with(".csv.gz");
+    let text = read(
+        path,
+        MAX_INPUT_BYTES,
+        if csv { Rows::Distinct } else { Rows::Any },
+    )?;
     if csv && !text.is_empty() && !text.ends_with('\n') {
         return Err(UsageError::new(format!(
             "{}: its last row has no line end, so the file was cut off mid-row; the run directory is damaged",
             path.display()
         )));
     }
-    if csv && let Some((first, again)) = repeated_row(&text) {
-        return Err(UsageError::new(format!(
-            "{}: line {again} repeats line {first}; gpubench writes each row once, so the file is damaged or was edited",
-            path.display()
-        )));
-    }
     Ok(text)
 }
 
-/// The first row of a CSV below its header that repeats an earlier one, as the line numbers of
-/// both (from 1, the header's line 1). Every CSV gpubench writes names its point in each row (a
-/// size, a stride, an SM, a sample index), so a row written twice is damage, as chase.csv's own
-/// reader says of a footprint and stride that appear twice.
-fn repeated_row(text: &str) -> Option<(usize, usize)> {
-    let mut seen = std::collections::HashMap::new();
-    for (index, line) in text.lines().enumerate().skip(1) {
-        let row = line.trim_end_matches('\r');
-        if row.trim().is_empty() {
-            continue;
-        }
-        if let Some(first) = seen.insert(row, index + 1) {
-            return Some((first, index + 1));
-        }
-    }
-    None
+/// What a reader holds a CSV's rows to as it reads them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rows {
+    Any,
+    /// No row below the header twice. Every CSV gpubench writes names its point in each row
+    /// (a size, a stride, an SM, a sample index), so a row written twice is damage, as
+    /// chase.csv's own reader says of a footprint and stride that appear twice.
+    Distinct,
 }
 
-/// [`read_text`] with a byte limit of `limit`.
+/// The rows read so far, by their hashes (8 bytes a row however long it is); a repeated hash
+/// is confirmed against the text before it is called a repeat.
+struct SeenRows {
+    hashes: std::collections::HashSet<u64>,
+    hasher: std::hash::RandomState,
+    line: usize,
+}
+
+impl SeenRows {
+    fn new() -> Self {
+        SeenRows {
+            hashes: std::collections::HashSet::new(),
+            hasher: std::hash::RandomState::new(),
+            line: 0,
+        }
+    }
+
+    /// Takes the next line of `text` (which ends with it); the line numbers (from 1, the
+    /// header's 1) of an earlier row it repeats and of itself, where it does.
+    fn take(&mut self, text: &[u8], line: &[u8]) -> Option<(usize, usize)> {
+        use std::hash::BuildHasher;
+        self.line += 1;
+        let row = trim_line(line);
+        if self.line == 1 || row.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let hash = self.hasher.hash_one(row);
+        if self.hashes.insert(hash) {
+            return None;
+        }
+        // The same hash: find the earlier row it belongs to (a true repeat, almost always).
+        let earlier = &text[..text.len() - line.len()];
+        let first = earlier
+            .split(|&b| b == b'\n')
+            .enumerate()
+            .skip(1)
+            .find(|(_, l)| trim_line(l) == row)
+            .map(|(i, _)| i + 1)?;
+        Some((first, self.line))
+    }
+}
+
+/// A line without its line end (`\n` or `\r\n`).
+fn trim_line(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// [`read_text`] with a byte limit of `limit` (JSON files are held to [`MAX_JSON_BYTES`] as
+/// well).
 pub fn read_text_within(path: &Path, limit: u64) -> Result<String, UsageError> {
+    read(path, limit, Rows::Any)
+}
+
+/// The one reader: `path` as text within `limit` bytes (unpacked), its CSV rows held to
+/// `rows` as they are read.
+fn read(path: &Path, limit: u64, rows: Rows) -> Result<String, UsageError> {
+    use std::io::BufRead;
     let refuse = |why: String| UsageError::new(format!("{}: {why}", path.display()));
+    let name = path.to_string_lossy();
+    let json = name.ends_with(".json") || name.ends_with(".json.gz");
+    let csv = name.ends_with(".csv") || name.ends_with(".csv.gz");
+    let limit = if json {
+        limit.min(MAX_JSON_BYTES)
+    } else {
+        limit
+    };
     let metadata = std::fs::metadata(path).map_err(|e| refuse(format!("cannot read it ({e})")))?;
     if !metadata.is_file() {
         return Err(refuse(
             "not a regular file (gpubench reads only regular files)".to_string(),
         ));
     }
-    let file = std::fs::File::open(path).map_err(|e| refuse(format!("cannot open it ({e})")))?;
     let compressed = path.extension().is_some_and(|e| e == "gz");
+    let too_large = || {
+        refuse(format!(
+            "larger than the {limit} bytes gpubench reads from one file{}",
+            if compressed { " once unpacked" } else { "" }
+        ))
+    };
+    // A plain file's size is known before a byte is read.
+    if !compressed && metadata.len() > limit {
+        return Err(too_large());
+    }
+    let file = std::fs::File::open(path).map_err(|e| refuse(format!("cannot open it ({e})")))?;
     let reader: Box<dyn Read> = if compressed {
         Box::new(flate2::read::MultiGzDecoder::new(file))
     } else {
         Box::new(file)
     };
+    let mut reader = std::io::BufReader::new(reader.take(limit + 1));
     let mut bytes = Vec::new();
-    reader
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| refuse(format!("cannot read it ({e})")))?;
-    if bytes.len() as u64 > limit {
-        return Err(refuse(format!(
-            "larger than the {limit} bytes gpubench reads from one file{}",
-            if compressed { " once unpacked" } else { "" }
-        )));
+    let mut seen = (csv && rows == Rows::Distinct).then(SeenRows::new);
+    loop {
+        let start = bytes.len();
+        let read = reader
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| refuse(format!("cannot read it ({e})")))?;
+        if read == 0 {
+            break;
+        }
+        if bytes.len() as u64 > limit {
+            return Err(too_large());
+        }
+        if let Some(seen) = seen.as_mut()
+            && let Some((first, again)) = seen.take(&bytes, &bytes[start..])
+        {
+            return Err(refuse(format!(
+                "line {again} repeats line {first}; gpubench writes each row once, so the file is damaged or was edited"
+            )));
+        }
     }
     let text = String::from_utf8(bytes).map_err(|_| refuse("not UTF-8 text".to_string()))?;
-    let name = path.to_string_lossy();
-    if name.ends_with(".csv") || name.ends_with(".csv.gz") {
+    if csv {
         check_numbers(&text).map_err(refuse)?;
-    } else if name.ends_with(".json") || name.ends_with(".json.gz") {
+    } else if json {
         check_json_numbers(&text).map_err(refuse)?;
     }
     Ok(text)
@@ -123,10 +212,26 @@ pub fn check_json_in(dir: &Path) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// The longest text gpubench writes in a JSON file, some 50 times its longest (a method's
+/// description, 1,283 characters): a 100 MB figure text was copied into every output (#71).
+const MAX_TEXT_BYTES: usize = 64 << 10;
+
+/// Keys of the driver's words (a device name, a version), which the driver hands over in a
+/// buffer of 256 bytes (`cuDeviceGetName`'s, `cudaDeviceProp::name`): a 1 MB device name cost
+/// `report` 113 s of plot captions (#71).
+const DRIVER_TEXT_KEYS: [&str; 4] = [
+    "name",
+    "driver_version",
+    "driver_cuda_version",
+    "compute_capability",
+];
+const MAX_DRIVER_TEXT_BYTES: usize = 256;
+
 /// Every number of a JSON file is within [`MAX_MAGNITUDE`] and within the domain its key names
-/// ([`columns::json_domain`]); a number in an array is held to its array's key. The refusal
-/// names the number by its JSON pointer. Text that does not parse is the typed readers' to
-/// report.
+/// ([`columns::json_domain`]); a number in an array is held to its array's key. Every text is
+/// at most [`MAX_TEXT_BYTES`], the driver's words at most [`MAX_DRIVER_TEXT_BYTES`]. The
+/// refusal names the value by its JSON pointer. Text that does not parse is the typed
+/// readers' to report.
 fn check_json_numbers(text: &str) -> Result<(), String> {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
         return Ok(());
@@ -144,6 +249,19 @@ fn check_json_numbers(text: &str) -> Result<(), String> {
                 if let Some(why) = why {
                     return Err(format!(
                         "{at} holds {number}, outside its domain ({why}): the file was damaged or edited"
+                    ));
+                }
+            }
+            serde_json::Value::String(words) => {
+                let most = if DRIVER_TEXT_KEYS.contains(&key) {
+                    MAX_DRIVER_TEXT_BYTES
+                } else {
+                    MAX_TEXT_BYTES
+                };
+                if words.len() > most {
+                    return Err(format!(
+                        "{at} holds {} bytes of text, more than the {most} gpubench writes there: the file was damaged or edited",
+                        words.len()
                     ));
                 }
             }
@@ -323,6 +441,21 @@ mod tests {
             b"{\"slope\": -3, \"fit\": {\"low\": -0.4}, \"ways\": [4], \"name\": \"-1\"}",
         );
         assert!(read_text(&path).is_ok());
+        // Text past what gpubench writes there: a device name past the driver's buffer.
+        for (bad, field) in [
+            (
+                format!("{{\"device\": {{\"name\": \"{}\"}}}}", "H".repeat(257)),
+                "/device/name holds 257 bytes",
+            ),
+            (
+                format!("{{\"text\": \"{}\"}}", "x".repeat(MAX_TEXT_BYTES + 1)),
+                "/text holds 65537 bytes",
+            ),
+        ] {
+            let path = write(dir.path(), "x.json", bad.as_bytes());
+            let error = read_text(&path).unwrap_err().to_string();
+            assert!(error.contains(field), "{error}");
+        }
         // Text that does not parse is the typed readers' to report, with their types.
         let path = write(dir.path(), "cut.json", b"{\"a\": ");
         assert!(read_text(&path).is_ok());
@@ -342,5 +475,47 @@ mod tests {
         let error = read_text_within(&big, 100).unwrap_err().to_string();
         assert!(error.contains("once unpacked"), "{error}");
         assert!(read_text_within(&big, 4000).is_ok());
+    }
+
+    /// #71 item 5: what a refusal costs is bounded by the work, not the file. A file of one
+    /// row repeated past the size limit is refused at its second copy (had it been read to
+    /// the end, the refusal would be its size); a plain file over the limit is refused by its
+    /// size alone (a sparse file of 513 MiB: nothing is read); a JSON file is held to
+    /// [`MAX_JSON_BYTES`], whatever the command's limit.
+    #[test]
+    fn a_refusal_reads_no_further_than_the_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = 1 << 20;
+        let rows = "4096,32,32.1\n".repeat(1 << 17);
+        let bomb = write(
+            dir.path(),
+            "chase.csv.gz",
+            &gzip(&format!("footprint_bytes,stride_bytes,cycles\n{rows}")),
+        );
+        let error = read(&bomb, limit, Rows::Distinct).unwrap_err().to_string();
+        assert!(error.contains("line 3 repeats line 2"), "{error}");
+        // A CSV handed to `analyze divergence` may repeat a row: it is read to its limit.
+        let error = read(&bomb, limit, Rows::Any).unwrap_err().to_string();
+        assert!(error.contains("larger than"), "{error}");
+        for read in [read_saved_text, read_csv_of_distinct_rows] {
+            let error = read(&bomb).unwrap_err().to_string();
+            assert!(error.contains("line 3 repeats line 2"), "{error}");
+        }
+
+        let sparse = dir.path().join("samples.csv");
+        std::fs::File::create(&sparse)
+            .unwrap()
+            .set_len(MAX_INPUT_BYTES + 1)
+            .unwrap();
+        let error = read_text(&sparse).unwrap_err().to_string();
+        assert!(error.contains("larger than the 536870912 bytes"), "{error}");
+
+        let json = dir.path().join("unused.json");
+        std::fs::File::create(&json)
+            .unwrap()
+            .set_len(MAX_JSON_BYTES + 1)
+            .unwrap();
+        let error = read_text(&json).unwrap_err().to_string();
+        assert!(error.contains("larger than the 67108864 bytes"), "{error}");
     }
 }

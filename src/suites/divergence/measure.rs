@@ -103,6 +103,15 @@ impl DivergenceConfig {
                 self.samples
             )));
         }
+        let most = self.samples_readable_back();
+        if self.samples > most {
+            return Err(UsageError::new(format!(
+                "--samples {} would write a samples.csv larger than the {} MiB gpubench reads back from one file (report, compare and analyze could not read the run); pass --samples {most} or fewer with {} kernel(s) and this pattern",
+                self.samples,
+                crate::input::MAX_INPUT_BYTES >> 20,
+                self.kernels.len()
+            )));
+        }
         if self.unroll == 0 || self.unroll > MAX_REPEATS {
             return Err(UsageError::new(format!(
                 "--unroll must be between 1 and {MAX_REPEATS}: it is how many times the timed loop runs, not {}",
@@ -134,6 +143,15 @@ impl DivergenceConfig {
             ));
         }
         self.pattern.validate(self.max_bound)
+    }
+
+    /// The most samples whose `samples.csv` the reader reads back ([`crate::input::MAX_INPUT_BYTES`]):
+    /// one row per kernel, level (32), sample and lane (32), each at most the pattern's name
+    /// (quoted) and 64 bytes of kernel name and numbers (an i64 cycle count twice included).
+    fn samples_readable_back(&self) -> u32 {
+        let row_bytes = self.pattern.to_string().len() as u64 + 2 + 64;
+        let per_sample = self.kernels.len().max(1) as u64 * 32 * 32 * row_bytes;
+        u32::try_from(crate::input::MAX_INPUT_BYTES / per_sample).unwrap_or(u32::MAX)
     }
 
     /// A generous host-side limit for one launch: 10 s plus 200 cycles per loop iteration of
@@ -416,6 +434,16 @@ pub mod tests {
                     ..base.clone()
                 },
                 "--unroll",
+            ),
+            // #71: a run whose samples.csv its own readers would refuse is refused before
+            // the GPU is touched (both kernels' rows at 3,600 samples pass 512 MiB).
+            (
+                DivergenceConfig {
+                    samples: 3_600,
+                    kernels: vec![LoopKernel::Single, LoopKernel::Double],
+                    ..base.clone()
+                },
+                "larger than the 512 MiB gpubench reads back",
             ),
             (
                 DivergenceConfig {

@@ -6,8 +6,20 @@ use std::path::Path;
 use crate::analysis::cache_inference::ChasePoint;
 use crate::error::UsageError;
 
+/// The most points a chase curve read back may hold: some 14 times the densest sweep gpubench
+/// runs (160 points per doubling over 30 doublings). A curve of ten million points cost 33 s
+/// of inference before it was bounded (#71); one this long is refused at its first point past.
+pub const MAX_CURVE_POINTS: usize = 1 << 16;
+
+/// The most rows a chase file read back may hold: 16 curves of [`MAX_CURVE_POINTS`] (a sweep
+/// times a handful of strides).
+pub const MAX_CHASE_ROWS: usize = 16 * MAX_CURVE_POINTS;
+
+/// A chase curve handed to `analyze cache`: read as a run's chase is read, every row once
+/// ([`crate::input::read_csv_of_distinct_rows`]), so a file of one row repeated is refused at
+/// its second copy.
 pub fn load(path: &Path) -> Result<Vec<ChasePoint>, UsageError> {
-    load_with(path, crate::input::read_text)
+    load_with(path, crate::input::read_csv_of_distinct_rows)
 }
 
 /// [`load`] for a run directory's own chase: a row cut off mid-line is refused
@@ -45,10 +57,24 @@ pub fn parse(text: &str) -> Result<Vec<ChasePoint>, String> {
         column("cycles")?,
     );
     let mut points = Vec::new();
+    let mut per_stride = std::collections::HashMap::<String, usize>::new();
     for (index, record) in reader.records().enumerate() {
         let line = index + 2;
         let record = record.map_err(|e| format!("line {line}: {e}"))?;
+        if index >= MAX_CHASE_ROWS {
+            return Err(format!(
+                "line {line}: more than {MAX_CHASE_ROWS} points, more than any sweep gpubench runs"
+            ));
+        }
         let field = |at: usize| record.get(at).unwrap_or("").trim();
+        let curve = per_stride.entry(field(stride_at).to_string()).or_default();
+        *curve += 1;
+        if *curve > MAX_CURVE_POINTS {
+            return Err(format!(
+                "line {line}: the curve at stride {} holds more than {MAX_CURVE_POINTS} points, more than any sweep gpubench runs",
+                field(stride_at)
+            ));
+        }
         let whole = |at: usize, name: &str| {
             field(at)
                 .parse::<u64>()
@@ -113,6 +139,25 @@ mod tests {
                 cycles: 40.0
             }
         );
+    }
+
+    #[test]
+    fn a_curve_longer_than_any_sweep_is_refused_at_its_first_point_past() {
+        let mut text = String::from("footprint_bytes,stride_bytes,cycles\n");
+        for i in 1..=MAX_CURVE_POINTS + 5 {
+            text += &format!("{},8,10\n", i * 8);
+        }
+        let error = parse(&text).unwrap_err();
+        assert!(
+            error.starts_with(&format!("line {}: the curve at stride 8", MAX_CURVE_POINTS + 2)),
+            "{error}"
+        );
+        // Another stride's points are its own curve's.
+        let mut text = String::from("footprint_bytes,stride_bytes,cycles\n");
+        for i in 1..=MAX_CURVE_POINTS {
+            text += &format!("{},8,10\n{},16,10\n", i * 8, i * 16);
+        }
+        assert_eq!(parse(&text).unwrap().len(), 2 * MAX_CURVE_POINTS);
     }
 
     #[test]
