@@ -35,8 +35,10 @@ pub fn read_text(path: &Path) -> Result<String, UsageError> {
 /// read line by line so that a file of one row repeated is refused at its second copy however
 /// long it is (#71: a 2 MB `chase.csv.gz` of one row cost 28 s and 1.8 GB before the typed
 /// reader said "appears twice").
-pub fn read_csv_of_distinct_rows(path: &Path) -> Result<String, UsageError> {
-    read(path, MAX_INPUT_BYTES, Rows::Distinct)
+/// At most `most` rows below the header are read: a file longer than any of its kind gpubench
+/// writes is refused at the first row past (a ten-million-row chase cost 9 s before).
+pub fn read_csv_of_distinct_rows(path: &Path, most: usize) -> Result<String, UsageError> {
+    read(path, MAX_INPUT_BYTES, Rows::Distinct { most })
 }
 
 /// A file of a run directory: [`read_text`], and where it is a CSV, its last row ends its
@@ -49,7 +51,11 @@ pub fn read_saved_text(path: &Path) -> Result<String, UsageError> {
     let text = read(
         path,
         MAX_INPUT_BYTES,
-        if csv { Rows::Distinct } else { Rows::Any },
+        if csv {
+            Rows::Distinct { most: usize::MAX }
+        } else {
+            Rows::Any
+        },
     )?;
     if csv && !text.is_empty() && !text.ends_with('\n') {
         return Err(UsageError::new(format!(
@@ -66,8 +72,11 @@ enum Rows {
     Any,
     /// No row below the header twice. Every CSV gpubench writes names its point in each row
     /// (a size, a stride, an SM, a sample index), so a row written twice is damage, as
-    /// chase.csv's own reader says of a footprint and stride that appear twice.
-    Distinct,
+    /// chase.csv's own reader says of a footprint and stride that appear twice. At most
+    /// `most` of them.
+    Distinct {
+        most: usize,
+    },
 }
 
 /// The rows read so far, by their hashes (8 bytes a row however long it is); a repeated hash
@@ -162,7 +171,10 @@ fn read(path: &Path, limit: u64, rows: Rows) -> Result<String, UsageError> {
     };
     let mut reader = std::io::BufReader::new(reader.take(limit + 1));
     let mut bytes = Vec::new();
-    let mut seen = (csv && rows == Rows::Distinct).then(SeenRows::new);
+    let (mut seen, most) = match rows {
+        Rows::Distinct { most } if csv => (Some(SeenRows::new()), most),
+        _ => (None, usize::MAX),
+    };
     loop {
         let start = bytes.len();
         let read = reader
@@ -174,12 +186,18 @@ fn read(path: &Path, limit: u64, rows: Rows) -> Result<String, UsageError> {
         if bytes.len() as u64 > limit {
             return Err(too_large());
         }
-        if let Some(seen) = seen.as_mut()
-            && let Some((first, again)) = seen.take(&bytes, &bytes[start..])
-        {
-            return Err(refuse(format!(
-                "line {again} repeats line {first}; gpubench writes each row once, so the file is damaged or was edited"
-            )));
+        if let Some(seen) = seen.as_mut() {
+            if let Some((first, again)) = seen.take(&bytes, &bytes[start..]) {
+                return Err(refuse(format!(
+                    "line {again} repeats line {first}; gpubench writes each row once, so the file is damaged or was edited"
+                )));
+            }
+            if seen.line > most.saturating_add(1) {
+                return Err(refuse(format!(
+                    "line {}: more than {most} rows, more than any such file gpubench writes",
+                    seen.line
+                )));
+            }
         }
     }
     let text = String::from_utf8(bytes).map_err(|_| refuse("not UTF-8 text".to_string()))?;
@@ -492,15 +510,25 @@ mod tests {
             "chase.csv.gz",
             &gzip(&format!("footprint_bytes,stride_bytes,cycles\n{rows}")),
         );
-        let error = read(&bomb, limit, Rows::Distinct).unwrap_err().to_string();
+        let error = read(&bomb, limit, Rows::Distinct { most: usize::MAX })
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("line 3 repeats line 2"), "{error}");
         // A CSV handed to `analyze divergence` may repeat a row: it is read to its limit.
         let error = read(&bomb, limit, Rows::Any).unwrap_err().to_string();
         assert!(error.contains("larger than"), "{error}");
-        for read in [read_saved_text, read_csv_of_distinct_rows] {
+        for read in [read_saved_text, |p: &Path| read_csv_of_distinct_rows(p, 10)] {
             let error = read(&bomb).unwrap_err().to_string();
             assert!(error.contains("line 3 repeats line 2"), "{error}");
         }
+        // A file longer than any of its kind is refused at its first row past.
+        let rows: String = (1..=100).map(|i| format!("{},8,1\n", i * 8)).collect();
+        let long = write(dir.path(), "long.csv", format!("a,b,c\n{rows}").as_bytes());
+        let error = read_csv_of_distinct_rows(&long, 10)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("line 12: more than 10 rows"), "{error}");
+        assert!(read_csv_of_distinct_rows(&long, 100).is_ok());
 
         let sparse = dir.path().join("samples.csv");
         std::fs::File::create(&sparse)

@@ -17,9 +17,11 @@ pub const MAX_CHASE_ROWS: usize = 16 * MAX_CURVE_POINTS;
 
 /// A chase curve handed to `analyze cache`: read as a run's chase is read, every row once
 /// ([`crate::input::read_csv_of_distinct_rows`]), so a file of one row repeated is refused at
-/// its second copy.
+/// its second copy, and one of more than [`MAX_CHASE_ROWS`] rows at the first past.
 pub fn load(path: &Path) -> Result<Vec<ChasePoint>, UsageError> {
-    load_with(path, crate::input::read_csv_of_distinct_rows)
+    load_with(path, |path| {
+        crate::input::read_csv_of_distinct_rows(path, MAX_CHASE_ROWS)
+    })
 }
 
 /// [`load`] for a run directory's own chase: a row cut off mid-line is refused
