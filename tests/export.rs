@@ -146,6 +146,65 @@ fn the_output_is_never_overwritten_and_bad_input_is_one_sentence() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("is not a directory"));
 }
 
+/// #71: `export --output` writes its file whole or not at all. Killed by SIGTERM at any moment
+/// (before, during or after the write), it leaves either nothing or the complete model, never
+/// a half-written file nor its staging file, and removes the directories it made; finished, the
+/// directory holds the model alone, the same bytes as standard output.
+#[test]
+fn an_exported_file_is_whole_or_absent_even_when_killed() {
+    let run = root().join("results/h100/all");
+    let whole = exported(&run, None, "json");
+    for delay_ms in [0, 5, 20, 60, 150, 400, 2000] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("made/model.json");
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpubench"))
+            .arg("export")
+            .arg(&run)
+            .arg("--output")
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        // SAFETY: kill sends a signal to the child's pid, which has not been waited for.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        let status = child.wait().unwrap();
+        let left: Vec<String> = walk(dir.path());
+        if status.success() {
+            assert_eq!(left, vec!["made", "made/model.json"], "{delay_ms} ms");
+            assert!(std::fs::read(&out).unwrap() == whole, "{delay_ms} ms");
+        } else {
+            assert!(
+                left.is_empty(),
+                "killed after {delay_ms} ms, it left {left:?}"
+            );
+        }
+    }
+}
+
+/// The paths under `dir`, relative to it, sorted.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(at) = pending.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            found.push(
+                path.strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+            if path.is_dir() {
+                pending.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 /// `gpubench export RUN [--repeat-of REPEAT] --format FORMAT`'s output, which must succeed.
 fn exported(run: &Path, repeat: Option<&Path>, format: &str) -> Vec<u8> {
     let mut export = gpubench();

@@ -47,45 +47,64 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         None => std::io::stdout()
             .write_all(text.as_bytes())
             .context("writing to standard output"),
-        Some(path) => {
-            // As `report` does, the directories --output lies in are made where missing; they
-            // are removed again where the file cannot be written.
-            crate::report::run_dir::check_parents(path)?;
-            let made = super::report::missing_parents(path);
-            let unmake = || {
-                for dir in &made {
-                    let _ = std::fs::remove_dir(dir);
-                }
-            };
-            if let Some(deepest) = made.first() {
-                std::fs::create_dir_all(deepest).map_err(|e| {
-                    unmake();
-                    anyhow::Error::new(e).context(format!("cannot create {}", deepest.display()))
-                })?;
-            }
-            // A file that exists is never overwritten: create_new refuses it atomically.
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-                .map_err(|e| {
-                    unmake();
-                    match e.kind() {
-                        std::io::ErrorKind::AlreadyExists => UsageError::new(format!(
-                            "{} already exists; gpubench never overwrites a file, pass a new --output",
-                            path.display()
-                        ))
-                        .into(),
-                        _ => anyhow::Error::new(e).context(format!("creating {}", path.display())),
-                    }
-                })?;
-            file.write_all(text.as_bytes()).map_err(|e| {
-                let _ = std::fs::remove_file(path);
-                unmake();
-                anyhow::Error::new(e).context(format!("writing {}", path.display()))
-            })
-        }
+        Some(path) => write_new(path, text.as_bytes()),
     }
+}
+
+/// `bytes` into a new file at `path`, whole or not at all: written into a hidden sibling
+/// (`.NAME.partial-PID`, as `report` stages its directory) and moved into place without
+/// replacing anything, so a full disk, a kill or a file made meanwhile at `path` leaves no
+/// half-written model under the name asked for. As `report` does, the directories `path` lies
+/// in are made where missing, and removed again where the file is not written or the process
+/// is interrupted.
+fn write_new(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    crate::report::run_dir::check_parents(path)?;
+    let exists = || {
+        anyhow::Error::from(UsageError::new(format!(
+            "{} already exists; gpubench never overwrites a file, pass a new --output",
+            path.display()
+        )))
+    };
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Err(exists());
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| UsageError::new(format!("{} names no file", path.display())))?;
+    let made = super::report::missing_parents(path);
+    let staging = path.with_file_name(super::report::staging_name(&name, std::process::id()));
+    let undo = |staging_too: bool| {
+        if staging_too {
+            let _ = std::fs::remove_file(&staging);
+        }
+        for dir in &made {
+            let _ = std::fs::remove_dir(dir);
+        }
+    };
+    if let Some(deepest) = made.first() {
+        std::fs::create_dir_all(deepest).map_err(|e| {
+            undo(false);
+            anyhow::Error::new(e).context(format!("cannot create {}", deepest.display()))
+        })?;
+    }
+    super::report::remove_on_interrupt(staging.clone(), made.clone());
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&staging)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()));
+    if let Err(e) = written {
+        undo(true);
+        return Err(anyhow::Error::new(e).context(format!("writing {}", path.display())));
+    }
+    crate::report::run_dir::rename_without_replacing(&staging, path).map_err(|e| {
+        undo(true);
+        match e.kind() {
+            std::io::ErrorKind::AlreadyExists => exists(),
+            _ => anyhow::Error::new(e).context(format!("writing {}", path.display())),
+        }
+    })
 }
 
 fn json(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result<String> {

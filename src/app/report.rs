@@ -98,7 +98,7 @@ fn confirm(made: &mut summary::Summary, repeat: Option<&Path>) -> Result<()> {
 /// The hidden sibling a report of `--output NAME` is written into: `.NAME.partial-PID`, with
 /// NAME cut short (at a character) where the whole would pass the 255 bytes a file name may
 /// have, so that any name `--output` may have can be reported into.
-fn staging_name(name: &str, pid: u32) -> String {
+pub(super) fn staging_name(name: &str, pid: u32) -> String {
     let tail = format!(".partial-{pid}");
     let budget = 255 - 1 - tail.len();
     let mut kept = 0;
@@ -111,11 +111,12 @@ fn staging_name(name: &str, pid: u32) -> String {
     format!(".{}{tail}", &name[..kept])
 }
 
-/// On SIGINT or SIGTERM, `staging` and the `parents` made for it are removed before the
-/// process ends as the signal would: an interrupted report leaves nothing behind either. The
+/// On SIGINT or SIGTERM, `staging` (a directory, or `export`'s file) and the `parents` made for
+/// it are removed before the process ends as the signal would: an interrupted report leaves
+/// nothing behind either. The
 /// signals are blocked in this thread (and every thread it starts later) and taken by one
 /// that waits for them, where removing a directory is safe (a handler could not).
-fn remove_on_interrupt(staging: PathBuf, parents: Vec<PathBuf>) {
+pub(super) fn remove_on_interrupt(staging: PathBuf, parents: Vec<PathBuf>) {
     // SAFETY: sigset_t is plain data, filled by sigemptyset/sigaddset before use;
     // pthread_sigmask changes only this thread's mask.
     let set = unsafe {
@@ -132,7 +133,9 @@ fn remove_on_interrupt(staging: PathBuf, parents: Vec<PathBuf>) {
         if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
             return;
         }
-        let _ = std::fs::remove_dir_all(&staging);
+        if std::fs::remove_dir_all(&staging).is_err() {
+            let _ = std::fs::remove_file(&staging);
+        }
         for dir in &parents {
             let _ = std::fs::remove_dir(dir);
         }

@@ -234,21 +234,10 @@ pub fn check_json_in(dir: &Path) -> Result<(), UsageError> {
 /// description, 1,283 characters): a 100 MB figure text was copied into every output (#71).
 const MAX_TEXT_BYTES: usize = 64 << 10;
 
-/// Keys of the driver's words (a device name, a version), which the driver hands over in a
-/// buffer of 256 bytes (`cuDeviceGetName`'s, `cudaDeviceProp::name`): a 1 MB device name cost
-/// `report` 113 s of plot captions (#71).
-const DRIVER_TEXT_KEYS: [&str; 4] = [
-    "name",
-    "driver_version",
-    "driver_cuda_version",
-    "compute_capability",
-];
-const MAX_DRIVER_TEXT_BYTES: usize = 256;
-
 /// Every number of a JSON file is within [`MAX_MAGNITUDE`] and within the domain its key names
 /// ([`columns::json_domain`]); a number in an array is held to its array's key. Every text is
-/// at most [`MAX_TEXT_BYTES`], the driver's words at most [`MAX_DRIVER_TEXT_BYTES`]. The
-/// refusal names the value by its JSON pointer. Text that does not parse is the typed
+/// at most [`MAX_TEXT_BYTES`] (the typed readers hold their fields to less: a device's words
+/// to 256 characters, a figure's to 4,096). The refusal names the value by its JSON pointer. Text that does not parse is the typed
 /// readers' to report.
 fn check_json_numbers(text: &str) -> Result<(), String> {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
@@ -271,14 +260,9 @@ fn check_json_numbers(text: &str) -> Result<(), String> {
                 }
             }
             serde_json::Value::String(words) => {
-                let most = if DRIVER_TEXT_KEYS.contains(&key) {
-                    MAX_DRIVER_TEXT_BYTES
-                } else {
-                    MAX_TEXT_BYTES
-                };
-                if words.len() > most {
+                if words.len() > MAX_TEXT_BYTES {
                     return Err(format!(
-                        "{at} holds {} bytes of text, more than the {most} gpubench writes there: the file was damaged or edited",
+                        "{at} holds {} bytes of text, more than the {MAX_TEXT_BYTES} gpubench writes in one: the file was damaged or edited",
                         words.len()
                     ));
                 }
@@ -459,21 +443,14 @@ mod tests {
             b"{\"slope\": -3, \"fit\": {\"low\": -0.4}, \"ways\": [4], \"name\": \"-1\"}",
         );
         assert!(read_text(&path).is_ok());
-        // Text past what gpubench writes there: a device name past the driver's buffer.
-        for (bad, field) in [
-            (
-                format!("{{\"device\": {{\"name\": \"{}\"}}}}", "H".repeat(257)),
-                "/device/name holds 257 bytes",
-            ),
-            (
-                format!("{{\"text\": \"{}\"}}", "x".repeat(MAX_TEXT_BYTES + 1)),
-                "/text holds 65537 bytes",
-            ),
-        ] {
-            let path = write(dir.path(), "x.json", bad.as_bytes());
-            let error = read_text(&path).unwrap_err().to_string();
-            assert!(error.contains(field), "{error}");
-        }
+        // Text past what gpubench writes (a 100 MB figure text was copied into every output).
+        let bad = format!(
+            "{{\"device\": {{\"name\": \"{}\"}}}}",
+            "H".repeat(MAX_TEXT_BYTES + 1)
+        );
+        let path = write(dir.path(), "x.json", bad.as_bytes());
+        let error = read_text(&path).unwrap_err().to_string();
+        assert!(error.contains("/device/name holds 65537 bytes"), "{error}");
         // Text that does not parse is the typed readers' to report, with their types.
         let path = write(dir.path(), "cut.json", b"{\"a\": ");
         assert!(read_text(&path).is_ok());

@@ -227,7 +227,7 @@ pub fn publish(staging: &Path, output: &Path) -> Result<()> {
 
 /// `rename`, failing with `AlreadyExists` where `to` exists (an empty directory included),
 /// atomically where the kernel and the file system offer it.
-fn rename_without_replacing(from: &Path, to: &Path) -> std::io::Result<()> {
+pub fn rename_without_replacing(from: &Path, to: &Path) -> std::io::Result<()> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         use std::os::unix::ffi::OsStrExt;
