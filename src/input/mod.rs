@@ -259,13 +259,11 @@ fn check_json_numbers(text: &str) -> Result<(), String> {
                     ));
                 }
             }
-            serde_json::Value::String(words) => {
-                if words.len() > MAX_TEXT_BYTES {
-                    return Err(format!(
-                        "{at} holds {} bytes of text, more than the {MAX_TEXT_BYTES} gpubench writes in one: the file was damaged or edited",
-                        words.len()
-                    ));
-                }
+            serde_json::Value::String(words) if words.len() > MAX_TEXT_BYTES => {
+                return Err(format!(
+                    "{at} holds {} bytes of text, more than the {MAX_TEXT_BYTES} gpubench writes in one: the file was damaged or edited",
+                    words.len()
+                ));
             }
             serde_json::Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
