@@ -34,12 +34,12 @@ export_one results/h200/all
 export_one results/h200x2/gpu0-f64c03ac
 export_one results/h200x2/gpu1-954a65b1
 export_one results/h200/capacity-99dbf92/run
-# The H100 run's page (kept as its page and tables only), made in place: its links are
-# relative to where it is written.
+# The H100 run's page (kept as its page, tables and the data it links), made in place: its
+# links stay inside its own directory.
 page=results/h100/all/report-html
 mv "$page" "$scratch/old-page"
 "$BIN" report results/h100/all --format html --output "$page" >/dev/null
-find "$page" -mindepth 1 -maxdepth 1 ! -name index.html ! -name tables.md ! -name tables.tex -exec rm -rf {} +
+find "$page" -mindepth 1 -maxdepth 1 ! -name index.html ! -name tables.md ! -name tables.tex ! -name data -exec rm -rf {} +
 for file in index.html tables.md tables.tex; do
   cmp -s "$page/$file" "$scratch/old-page/$file" || echo "rewrote $page/$file"
 done

@@ -88,11 +88,42 @@ fn self_contained(page: &str, dir: &Path) {
             continue;
         }
         assert!(!reference.contains("://"), "{reference}");
+        // Inside the page's directory: the page and its data move together (#75).
+        assert!(
+            !reference.starts_with('/') && !reference.split('/').any(|part| part == ".."),
+            "{reference} points outside the page's directory"
+        );
         assert!(
             dir.join(&reference).is_file(),
             "{reference} does not resolve"
         );
     }
+}
+
+/// Each suite of `run` that drew a plot when it ran (a PNG in its directory) has at least one
+/// figure inline in its section of `page`.
+fn a_plot_for_every_suite_that_draws_one(run: &Path, page: &str) {
+    let mut drawn = 0;
+    for suite in suites_of(run) {
+        let draws = std::fs::read_dir(run.join(&suite))
+            .unwrap()
+            .any(|e| e.unwrap().path().extension().is_some_and(|x| x == "png"));
+        if !draws {
+            continue;
+        }
+        let start = page
+            .find(&format!("<h2 id=\"{suite}\">"))
+            .unwrap_or_else(|| panic!("no section for {suite}"));
+        let end = page[start + 4..]
+            .find("<h2")
+            .map_or(page.len(), |at| start + 4 + at);
+        assert!(
+            page[start..end].contains("<svg"),
+            "{suite} draws a plot, but its section holds none"
+        );
+        drawn += 1;
+    }
+    assert!(drawn >= 15, "{drawn} suites with plots");
 }
 
 /// The flagged rows' quantities of a `compare` Markdown table (its last column not empty).
@@ -251,6 +282,12 @@ mod slow {
             "no SASS linked"
         );
         self_contained(&page, &out);
+        a_plot_for_every_suite_that_draws_one(&run, &page);
+        // Moved elsewhere, the page's every link still resolves.
+        let moved = dir.path().join("elsewhere/page");
+        std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+        std::fs::rename(&out, &moved).unwrap();
+        self_contained(&page, &moved);
     }
 
     #[test]
@@ -316,20 +353,15 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The committed page of the H100 run links the run's files from where it lies.
+/// The committed page of the H100 run: every link resolves inside its own directory (the
+/// run's files it links are copied into its `data/`), and every suite that draws a plot has
+/// one on it.
 #[test]
-fn the_committed_page_links_resolve_from_its_own_directory() {
+fn the_committed_page_links_resolve_inside_its_own_directory() {
     let page_dir = committed("h100/all/report-html");
     let page = std::fs::read_to_string(page_dir.join("index.html")).unwrap();
     let refs = references(&page);
     assert!(refs.len() > 50, "{} links", refs.len());
-    for reference in refs {
-        if reference.starts_with('#') || reference.starts_with("http://www.w3.org/") {
-            continue;
-        }
-        assert!(
-            page_dir.join(&reference).is_file(),
-            "{reference} does not resolve"
-        );
-    }
+    self_contained(&page, &page_dir);
+    a_plot_for_every_suite_that_draws_one(&committed("h100/all"), &page);
 }

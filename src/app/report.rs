@@ -27,18 +27,17 @@ pub fn write_tables(source: &Path, out: &RunDir, plot_extension: &str, html: boo
     write_summary(&made, out, plot_extension)?;
     if html {
         let suites = summary::suite_dirs(source)?;
-        write_page(&made, out, source, out.path(), &suites)?;
+        write_page(&made, out, source, &suites)?;
     }
     Ok(())
 }
 
 /// `index.html` of `summary` into `out`, its plots the SVGs drawn there, its links to the
-/// files of `source` made from `page_dir` (where the page will finally be).
+/// files of `source` within `out` (copied there where the run lies elsewhere).
 fn write_page(
     summary: &summary::Summary,
     out: &RunDir,
     source: &Path,
-    page_dir: &Path,
     suites: &[(String, std::path::PathBuf)],
 ) -> Result<()> {
     let page = crate::report::html::page(
@@ -46,7 +45,6 @@ fn write_page(
         &crate::report::html::Sources {
             run: source,
             figures: out.path(),
-            page_dir,
             suites,
         },
     )?;
@@ -278,11 +276,10 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             args.repeat_of.as_deref(),
             &suites,
             &out,
-            &output,
             &written,
         )
         .map(|_| ()),
-        Some(gpus) => report_gpus(gpus, &out, &output, &written),
+        Some(gpus) => report_gpus(gpus, &out, &written),
     };
     if let Err(error) = made {
         let _ = std::fs::remove_dir_all(&staging);
@@ -300,13 +297,12 @@ struct Written<'a> {
     html: bool,
 }
 
-/// One run's tables and plots into `out` (to end up at `output`); its summary.
+/// One run's tables and plots into `out`; its summary.
 fn report_run(
     dir: &Path,
     repeat_of: Option<&Path>,
     suites: &[(String, std::path::PathBuf)],
     out: &RunDir,
-    output: &Path,
     written: &Written,
 ) -> Result<summary::Summary> {
     // The tables first: a value outside its domain refuses the run before anything is drawn.
@@ -314,7 +310,7 @@ fn report_run(
     draw_every_suite(dir, suites, out, written.extension)?;
     write_summary(&tables, out, written.extension)?;
     if written.html {
-        write_page(&tables, out, dir, output, suites)?;
+        write_page(&tables, out, dir, suites)?;
     }
     Ok(tables)
 }
@@ -324,7 +320,6 @@ fn report_run(
 fn report_gpus(
     gpus: &[crate::report::devices::GpuRunDir],
     out: &RunDir,
-    output: &Path,
     written: &Written,
 ) -> Result<()> {
     let mut runs = Vec::new();
@@ -347,7 +342,7 @@ fn report_gpus(
             Err(e) => return Err(UsageError::new(format!("{e:#}")).into()),
         };
         let sub = RunDir::create(Some(&out.path().join(own)), "report")?;
-        let tables = report_run(&gpu.path, None, &suites, &sub, &output.join(own), written)
+        let tables = report_run(&gpu.path, None, &suites, &sub, written)
             .with_context(|| format!("reporting {}", gpu.name))?;
         runs.push((gpu.name.clone(), gpu.path.clone(), tables));
     }

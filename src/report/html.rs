@@ -3,11 +3,13 @@
 //! to their sections), then the run's identity (GPU, driver, clocks, throttling seen,
 //! command, version), then the roofline, then a section per suite with its figures inline as
 //! SVG beside its rows, links to the CSV and JSON files the rows came from and to the SASS of
-//! its timed loops, then the unresolved rows apart and each suite's time. Nothing is fetched:
-//! no script, no font, no image from elsewhere; the style sheet is in the page.
+//! its timed loops (copied into the page's `data/` where the run lies outside the page's
+//! directory: no link leaves it, so the page moves with its data), then the unresolved rows
+//! apart and each suite's time. Nothing is fetched: no script, no font, no image from
+//! elsewhere; the style sheet is in the page.
 
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -17,12 +19,12 @@ use super::summary::Summary;
 
 pub const FILE: &str = "index.html";
 
-/// Where the page finds things: the run it describes, the directory its SVG figures were
-/// drawn into (the page's own), and the page's directory, for links to the run's files.
+/// Where the page finds things: the run it describes and the directory its SVG figures were
+/// drawn into (the page's own: every file the page links lies in it, so the page survives
+/// being moved).
 pub struct Sources<'a> {
     pub run: &'a Path,
     pub figures: &'a Path,
-    pub page_dir: &'a Path,
     pub suites: &'a [(String, PathBuf)],
 }
 
@@ -217,12 +219,16 @@ fn suite_section(summary: &Summary, sources: &Sources, name: &str, dir: &Path) -
             let _ = writeln!(html, "<div class=\"figure\">{svg}</div>");
         }
     }
-    let link = |file: &PathBuf| {
+    let link = |file: &PathBuf| -> Result<String> {
         let shown = file
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());
-        let href = relative(sources.page_dir, file);
-        format!("<a href=\"{}\">{}</a>", escape(&href), escape(&shown))
+        let href = page_copy(sources.figures, name, file)?;
+        Ok(format!(
+            "<a href=\"{}\">{}</a>",
+            escape(&href),
+            escape(&shown)
+        ))
     };
     let files = files_with(dir, &["csv", "json", "gz", "sass"]);
     let (sass, data): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| {
@@ -230,11 +236,11 @@ fn suite_section(summary: &Summary, sources: &Sources, name: &str, dir: &Path) -
         name.ends_with(".sass") || name.ends_with(".sass.gz")
     });
     if !data.is_empty() {
-        let links: Vec<String> = data.into_iter().map(link).collect();
+        let links: Vec<String> = data.into_iter().map(link).collect::<Result<_>>()?;
         let _ = writeln!(html, "<p class=\"files\">Data: {}</p>", links.join(" · "));
     }
     if !sass.is_empty() {
-        let links: Vec<String> = sass.into_iter().map(link).collect();
+        let links: Vec<String> = sass.into_iter().map(link).collect::<Result<_>>()?;
         let _ = writeln!(
             html,
             "<p class=\"files\">The SASS of its timed loops, from the PTX the run loaded: {}</p>",
@@ -320,28 +326,31 @@ fn inline_svg(path: &Path) -> Result<Option<String>> {
     Ok(Some(text[start..].to_string()))
 }
 
-/// `to` as a link from `from` (both made absolute); `/` separated.
-fn relative(from: &Path, to: &Path) -> String {
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let (from, to) = (absolute(from), absolute(to));
-    let normal = |p: &Path| -> Vec<String> {
-        let mut parts: Vec<String> = Vec::new();
-        for c in p.components() {
-            match c {
-                Component::ParentDir => {
-                    parts.pop();
-                }
-                Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
-                _ => {}
-            }
-        }
-        parts
+/// The link from the page in `page_dir` to `file` of suite `suite`: the file's own path where
+/// it lies in the page's directory (a live run's page, written into the run), else a copy at
+/// `data/SUITE/NAME` in it (a report's page, written beside or away from the run): no link
+/// leaves the page's directory, so the page and its data move together (#75: links such as
+/// `../clock/clock.json` broke when the page was moved).
+fn page_copy(page_dir: &Path, suite: &str, file: &Path) -> Result<String> {
+    let slashed = |p: &Path| -> String {
+        p.components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/")
     };
-    let (from, to) = (normal(&from), normal(&to));
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".into(); from.len() - common];
-    parts.extend(to[common..].iter().cloned());
-    parts.join("/")
+    if let Ok(inside) = file.strip_prefix(page_dir) {
+        return Ok(slashed(inside));
+    }
+    let name = file.file_name().context("a data file with no name")?;
+    let copy = Path::new("data").join(suite).join(name);
+    let to = page_dir.join(&copy);
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    std::fs::copy(file, &to)
+        .with_context(|| format!("cannot copy {} into the page's data", file.display()))?;
+    Ok(slashed(&copy))
 }
 
 /// `text` with the five characters HTML gives meaning to escaped.
@@ -381,21 +390,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn links_are_relative_to_the_page() {
+    fn a_link_never_leaves_the_pages_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let (run, page) = (dir.path().join("run"), dir.path().join("run/report-html"));
+        std::fs::create_dir_all(run.join("clock")).unwrap();
+        std::fs::create_dir_all(&page).unwrap();
+        std::fs::write(run.join("clock/clock.json"), "{}").unwrap();
+        // A file of the page's own directory (a live run's page) is linked where it lies.
         assert_eq!(
-            relative(
-                Path::new("/r/run/report-html"),
-                Path::new("/r/run/clock/clock.json")
-            ),
-            "../clock/clock.json"
-        );
-        assert_eq!(
-            relative(Path::new("/r/run"), Path::new("/r/run/clock/clock.json")),
+            page_copy(&run, "clock", &run.join("clock/clock.json")).unwrap(),
             "clock/clock.json"
         );
+        // One outside it is copied in.
         assert_eq!(
-            relative(Path::new("/a/b"), Path::new("/c/d.csv")),
-            "../../c/d.csv"
+            page_copy(&page, "clock", &run.join("clock/clock.json")).unwrap(),
+            "data/clock/clock.json"
+        );
+        assert_eq!(
+            std::fs::read_to_string(page.join("data/clock/clock.json")).unwrap(),
+            "{}"
         );
     }
 
