@@ -14,17 +14,28 @@ fn committed(run: &str) -> PathBuf {
         .join(run)
 }
 
-/// `report RUN --format html` into a new directory; the page's text and its directory.
+/// `report RUN --format html` into a new directory; the page's text.
 fn page_of(run: &Path, out: &Path) -> String {
-    Command::cargo_bin("gpubench")
+    reported(run, out).0
+}
+
+/// `report RUN --format html` into a new directory; the page's text and what it told on its
+/// standard error.
+fn reported(run: &Path, out: &Path) -> (String, String) {
+    let made = Command::cargo_bin("gpubench")
         .unwrap()
         .arg("report")
         .arg(run)
         .args(["--format", "html", "--output"])
         .arg(out)
-        .assert()
-        .success();
-    std::fs::read_to_string(out.join("index.html")).unwrap()
+        .output()
+        .unwrap();
+    let told = String::from_utf8_lossy(&made.stderr).into_owned();
+    assert!(made.status.success(), "{told}");
+    (
+        std::fs::read_to_string(out.join("index.html")).unwrap(),
+        told,
+    )
 }
 
 /// The suites of a committed `all` run, by their directories.
@@ -149,8 +160,14 @@ mod slow {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("html");
         let fleet = committed("h200x2");
-        let page = page_of(&fleet, &out);
+        let (page, told) = reported(&fleet, &out);
         assert!(page.len() < 5 << 20, "{} bytes", page.len());
+        // A fan-out's report says which GPU it is at, and from the second on what is left.
+        assert!(
+            told.contains("reporting GPU 1 of 2 (h200x2/gpu0-f64c03ac)\n")
+                && told.contains("reporting GPU 2 of 2 (h200x2/gpu1-954a65b1), about "),
+            "{told}"
+        );
         self_contained(&page, &out);
         // Each GPU's own page beside it, linked from the header, with every suite.
         for gpu in ["gpu0-f64c03ac", "gpu1-954a65b1"] {

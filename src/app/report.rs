@@ -324,7 +324,21 @@ fn report_gpus(
 ) -> Result<()> {
     let mut runs = Vec::new();
     let mut incomplete = Vec::new();
-    for gpu in gpus {
+    let started = std::time::Instant::now();
+    for (done, gpu) in gpus.iter().enumerate() {
+        // A fan-out of eight GPUs takes some ten seconds: say which GPU, and what is left by
+        // the time the GPUs before it took each.
+        let left = (done > 0).then(|| {
+            let each = started.elapsed().as_secs_f64() / done as f64;
+            format!(", about {:.0} s left", each * (gpus.len() - done) as f64)
+        });
+        eprintln!(
+            "reporting GPU {} of {} ({}){}",
+            done + 1,
+            gpus.len(),
+            gpu.name,
+            left.unwrap_or_default()
+        );
         if let Some(failed) = &gpu.failed {
             incomplete.push((gpu.name.clone(), failed.clone()));
         }
