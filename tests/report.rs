@@ -44,6 +44,59 @@ fn gpubench() -> Command {
     Command::cargo_bin("gpubench").unwrap()
 }
 
+/// The numbers after "confidence " in `text`, as written.
+fn confidences(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = text
+        .split("confidence ")
+        .skip(1)
+        .map(|rest| {
+            rest.chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect::<String>()
+        })
+        .filter(|n| !n.is_empty())
+        .collect();
+    found.sort();
+    found
+}
+
+/// #75: a remade cache run never disagrees with itself. Every cache suite of the committed
+/// H100 and H200 runs, re-made: each level its chase plot marks states the confidence its
+/// size row in the table states (both read the run's own inference; the plot used to be
+/// inferred again, and read the H100's L1 at 0.95 beside a table of 0.18).
+#[test]
+fn a_remade_cache_plot_states_the_confidences_its_table_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut compared = 0;
+    for run in [committed("all"), committed("../h200/all")] {
+        for entry in std::fs::read_dir(&run).unwrap() {
+            let suite = entry.unwrap().path();
+            let name = suite.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.starts_with("cache-") || !suite.join("chase.csv").is_file() {
+                continue;
+            }
+            let out = dir.path().join(format!("{compared}-{name}"));
+            gpubench()
+                .arg("report")
+                .arg(&suite)
+                .args(["--format", "svg", "--output"])
+                .arg(&out)
+                .assert()
+                .success();
+            let plotted = confidences(&std::fs::read_to_string(out.join("cache.svg")).unwrap());
+            let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+            let sizes: String = summary
+                .lines()
+                .filter(|l| l.contains(": level ") && l.contains(" size |"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert_eq!(plotted, confidences(&sizes), "{}", suite.display());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 10, "{compared} cache suites");
+}
+
 #[test]
 fn report_draws_svg_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();

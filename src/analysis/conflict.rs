@@ -22,7 +22,7 @@ pub struct ConflictPoint {
     pub at_least: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ConflictReport {
     pub ways: Option<u64>,
     pub way_bytes: Option<u64>,

@@ -156,28 +156,37 @@ impl crate::harness::SuiteDef for Cache {
         let strides = files::find(run.dir, "strides.csv")
             .map(|path| saved::load_saved(&path))
             .transpose()?;
-        let report =
-            cache_inference::infer_with(&points, cache::RiseThreshold::of(space).minimum_rise())
-                .context("chase.csv has too few points")?;
+        // The levels and the conflict verdict the run inferred and its tables state, not an
+        // inference made again here (which today's analysis may read otherwise).
+        let saved: SavedInference = files::read_json(run.dir, "cache.json")?;
         let title = run.title(&cache_plot::title(
             space.name(),
             resolved.stride_bytes,
             threads,
         ));
-        out.plot("cache", |p| cache_plot::draw(p, &title, &points, &report))?;
+        out.plot("cache", |p| {
+            cache_plot::draw(p, &title, &points, &saved.report.levels)
+        })?;
         if let Some(rows) = &conflict_rows {
             let kept = conflict::points_from_rows(rows);
-            let line = strides.as_ref().and_then(|strides| {
-                let pairs: Vec<(u64, f64)> =
-                    strides.iter().map(|p| (p.stride_bytes, p.cycles)).collect();
-                crate::analysis::granularity::granularity(&pairs).map(|g| g.bytes)
-            });
-            let chase = report
-                .levels
-                .first()
-                .and_then(|level| level.capacity.as_ref())
-                .map(|c| c.first_miss());
-            let analysis = crate::analysis::conflict::analyse(&kept, line, chase);
+            let analysis = match saved.conflict {
+                Some(analysis) => analysis,
+                // A run saved before its conflict verdict was: read it as the run would have.
+                None => {
+                    let line = strides.as_ref().and_then(|strides| {
+                        let pairs: Vec<(u64, f64)> =
+                            strides.iter().map(|p| (p.stride_bytes, p.cycles)).collect();
+                        crate::analysis::granularity::granularity(&pairs).map(|g| g.bytes)
+                    });
+                    let chase = cache_inference::infer_with(
+                        &points,
+                        cache::RiseThreshold::of(space).minimum_rise(),
+                    )
+                    .and_then(|r| r.levels.first()?.capacity)
+                    .map(|c| c.first_miss());
+                    crate::analysis::conflict::analyse(&kept, line, chase)
+                }
+            };
             let title = run.title(&format!("{} conflict experiment", space.name()));
             out.plot("conflict", |p| {
                 cache_plot::draw_conflict(p, &title, &kept, &analysis)
@@ -216,4 +225,18 @@ impl crate::harness::SuiteDef for Cache {
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());
         Ok(cache_report::curves(&space, &points))
     }
+}
+
+/// What a cache run's redrawing reads of its `cache.json`: the levels its inference stated
+/// and the conflict experiment's verdict (absent in a run without one).
+#[derive(serde::Deserialize)]
+struct SavedInference {
+    report: SavedReport,
+    #[serde(default)]
+    conflict: Option<crate::analysis::conflict::ConflictReport>,
+}
+
+#[derive(serde::Deserialize)]
+struct SavedReport {
+    levels: Vec<cache_plot::MarkedLevel>,
 }

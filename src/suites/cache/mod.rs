@@ -501,7 +501,9 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         )?;
             let title = suite.title(&cache_plot::title(space.name(), stride, args.threads));
             suite.run.write_plot("cache", |path| {
-                cache_plot::draw(path, &title, &sweep.points, &report)
+                let levels: Vec<cache_plot::MarkedLevel> =
+                    report.levels.iter().map(Into::into).collect();
+                cache_plot::draw(path, &title, &sweep.points, &levels)
             })?;
             print!("{}", cache_report::render_text(&report));
             println!(

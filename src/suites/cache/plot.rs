@@ -8,7 +8,7 @@ use plotters::coord::combinators::BindKeyPoints;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::analysis::cache_inference::{CacheReport, ChasePoint};
+use crate::analysis::cache_inference::{CacheLevel, ChasePoint};
 use crate::report::plot::{self, BLUE, FONT, RED};
 
 /// A level's size as its label says it: binary units, three significant digits.
@@ -40,7 +40,34 @@ pub fn title(space: &str, stride: u64, threads: u32) -> String {
     )
 }
 
-pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheReport) -> Result<()> {
+/// What the chase plot marks of a level: where its hits end, its latency, its geometry as
+/// stated and its confidence. `report` reads them from the run's `cache.json` (the inference
+/// the run made and its tables state), the live run from that inference before it writes it:
+/// the plot never says another number than the table beside it (#75: the L1 read confidence
+/// 0.95 in a redrawn plot and 0.18 in its table).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct MarkedLevel {
+    pub latency_cycles: f64,
+    pub size_bytes: Option<u64>,
+    pub line_bytes: Option<u64>,
+    pub ways: Option<u64>,
+    pub confidence: f64,
+}
+
+impl From<&CacheLevel> for MarkedLevel {
+    fn from(level: &CacheLevel) -> Self {
+        MarkedLevel {
+            latency_cycles: level.latency_cycles,
+            size_bytes: level.size_bytes,
+            line_bytes: level.line_bytes,
+            ways: level.ways,
+            confidence: level.confidence,
+        }
+    }
+}
+
+/// The chase curve with each of `levels` marked where its hits end.
+pub fn draw(path: &Path, title: &str, points: &[ChasePoint], levels: &[MarkedLevel]) -> Result<()> {
     plot::ensure_font();
     plot::on_backend!(path, (1400, 800), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {
@@ -49,7 +76,7 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
             // The labels sit in a band above the highest point, one row of text per level
             // (three at most, then they repeat): the band is sized in pixels so the rows
             // never overlap, whatever the canvas.
-            let rows = report.levels.len().clamp(1, 3) as f64;
+            let rows = levels.len().clamp(1, 3) as f64;
             let row = f64::from(plot::TICK_SIZE) * 1.3;
             let plot_height = f64::from(root.dim_in_pixel().1) - 140.0;
             let band = ((rows * row + 10.0) / plot_height).clamp(0.1, 0.5);
@@ -86,7 +113,7 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], report: &CacheRepor
             // Left of their line in the right half of the plot, right of it in the left.
             let row_step = top * row / plot_height;
             let mid = (low * high).sqrt();
-            for (row, level) in report.levels.iter().enumerate() {
+            for (row, level) in levels.iter().enumerate() {
                 let Some(size) = level.size_bytes else {
                     continue;
                 };
