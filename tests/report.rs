@@ -97,6 +97,26 @@ fn a_remade_cache_plot_states_the_confidences_its_table_states() {
     assert!(compared >= 10, "{compared} cache suites");
 }
 
+/// #71: a chase.csv cut short (or grown) since its levels were read is refused, naming both
+/// files, instead of being drawn under levels it no longer shows.
+#[test]
+fn a_chase_that_no_longer_matches_its_sweep_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = copy_committed("all/cache-global", &dir.path().join("run"));
+    let chase = run.join("chase.csv");
+    let text = std::fs::read_to_string(&chase).unwrap();
+    let kept: Vec<&str> = text.lines().collect();
+    std::fs::write(&chase, kept[..kept.len() - 1].join("\n") + "\n").unwrap();
+    refused_by_report(
+        &run,
+        &dir.path().join("out"),
+        &[
+            "chase.csv: 223 points",
+            "cache.json says the sweep measured 224",
+        ],
+    );
+}
+
 #[test]
 fn report_draws_svg_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();

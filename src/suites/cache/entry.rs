@@ -159,6 +159,19 @@ impl crate::harness::SuiteDef for Cache {
         // The levels and the conflict verdict the run inferred and its tables state, not an
         // inference made again here (which today's analysis may read otherwise).
         let saved: SavedInference = files::read_json(run.dir, "cache.json")?;
+        // The curve drawn is the one the levels were read from: a chase.csv cut short or
+        // grown since would be drawn under levels it does not show (#71).
+        if let Some(sweep) = &saved.sweep
+            && sweep.points != points.len()
+        {
+            return Err(crate::error::UsageError::new(format!(
+                "{}: {} points, but cache.json says the sweep measured {}; one of them was damaged or edited",
+                chase.display(),
+                points.len(),
+                sweep.points
+            ))
+            .into());
+        }
         let title = run.title(&cache_plot::title(
             space.name(),
             resolved.stride_bytes,
@@ -233,10 +246,17 @@ impl crate::harness::SuiteDef for Cache {
 struct SavedInference {
     report: SavedReport,
     #[serde(default)]
+    sweep: Option<SavedSweep>,
+    #[serde(default)]
     conflict: Option<crate::analysis::conflict::ConflictReport>,
 }
 
 #[derive(serde::Deserialize)]
 struct SavedReport {
     levels: Vec<cache_plot::MarkedLevel>,
+}
+
+#[derive(serde::Deserialize)]
+struct SavedSweep {
+    points: usize,
 }
