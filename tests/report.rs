@@ -97,6 +97,50 @@ fn a_remade_cache_plot_states_the_confidences_its_table_states() {
     assert!(compared >= 10, "{compared} cache suites");
 }
 
+/// #72: a figure's status is typed where a suite makes it, never read from its words, and the
+/// one migration table that reads old files (whose words carry the standing) agrees with the
+/// suites on every committed suite that can be derived again: each figure derived from its
+/// files is unresolved exactly when the same figure written and read back is, for the same
+/// reason.
+#[test]
+fn every_committed_suites_typed_statuses_survive_the_files_words() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+    let (mut suites, mut unresolved) = (0, 0);
+    for dir in common::dirs_holding(&root, "metadata.json") {
+        if dir.to_string_lossy().contains("report-html")
+            || gpubench::report::figures::figures_only(&dir)
+        {
+            continue;
+        }
+        let Ok(metadata) = gpubench::report::metadata::SavedMetadata::read(&dir) else {
+            continue;
+        };
+        if !metadata.complete() {
+            continue;
+        }
+        let Ok(derived) = gpubench::app::registry::derive_figures(&metadata.suite, &dir) else {
+            continue;
+        };
+        for figure in &derived {
+            let again: gpubench::report::figures::Figure =
+                serde_json::from_str(&serde_json::to_string(figure).unwrap()).unwrap();
+            assert_eq!(
+                figure.unresolved,
+                again.unresolved,
+                "{}: {}",
+                dir.display(),
+                figure.quantity
+            );
+            unresolved += usize::from(figure.is_unresolved());
+        }
+        suites += 1;
+    }
+    assert!(
+        suites > 150 && unresolved > 100,
+        "{suites} suites, {unresolved} unresolved"
+    );
+}
+
 /// #71: a chase.csv cut short (or grown) since its levels were read is refused, naming both
 /// files, instead of being drawn under levels it no longer shows.
 #[test]

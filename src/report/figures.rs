@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// One inferred quantity with its uncertainty and the file it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "SavedFigure")]
 pub struct Figure {
     pub section: String,
     pub quantity: String,
@@ -27,10 +28,62 @@ pub struct Figure {
     /// `low`–`high`). The summary, the machine model and the Accel-Sim export carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_sm: Option<Vec<Option<f64>>>,
-    /// Why a condition of the run, not its inference, leaves the figure unresolved (another
-    /// process on the GPU, a rate above its physical ceiling), where one does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why the figure is unresolved, where it is: a condition of the run (another process on
+    /// the GPU, a rate above its physical ceiling, a reading that did not hold still), or its
+    /// inference's own standing (a low or uncalibrated confidence, a parameter not identified,
+    /// a repeat that did not confirm it). The status is this field and nothing else: no reader
+    /// decides it from the figure's words. A file holds only the run's conditions; the
+    /// inference's standing is written in the figure's words, and [`SavedFigure`]'s migration
+    /// reads it back from them.
+    #[serde(default, skip_serializing_if = "said_in_words")]
     pub unresolved: Option<Unresolved>,
+}
+
+/// Whether `unresolved` is absent or said by the figure's words alone (an inference's
+/// standing, which files have always carried in the uncertainty and quantity text).
+fn said_in_words(unresolved: &Option<Unresolved>) -> bool {
+    unresolved.as_ref().is_none_or(|u| u.reason.inferred())
+}
+
+/// A [`Figure`] as a file holds it (every format so far): read, its inference's standing is
+/// taken from its words by the one migration table, [`Figure::standing_from_words`].
+#[derive(Deserialize)]
+struct SavedFigure {
+    section: String,
+    quantity: String,
+    value: Option<f64>,
+    unit: String,
+    low: Option<f64>,
+    high: Option<f64>,
+    uncertainty: String,
+    text: Option<String>,
+    source: String,
+    #[serde(default)]
+    per_sm: Option<Vec<Option<f64>>>,
+    #[serde(default)]
+    unresolved: Option<Unresolved>,
+}
+
+impl From<SavedFigure> for Figure {
+    fn from(saved: SavedFigure) -> Figure {
+        let mut figure = Figure {
+            section: saved.section,
+            quantity: saved.quantity,
+            value: saved.value,
+            unit: saved.unit,
+            low: saved.low,
+            high: saved.high,
+            uncertainty: saved.uncertainty,
+            text: saved.text,
+            source: saved.source,
+            per_sm: saved.per_sm,
+            unresolved: saved.unresolved,
+        };
+        if let Some(reason) = figure.standing_from_words() {
+            figure.settle(reason);
+        }
+        figure
+    }
 }
 
 /// A condition of the run, or of its data, that leaves a figure unresolved, and what it was.
@@ -53,6 +106,16 @@ pub enum Reason {
     /// A reading the noise between processes moves further than its data can pin down (a
     /// bandwidth that falls gradually has no one footprint where it falls).
     NotSteady,
+    /// An inferred value stated at a confidence below [`LEAST_CONFIDENCE`].
+    LowConfidence,
+    /// A confidence, or a reading, that no calibration study stands behind (a step reading's
+    /// heuristic, a translation reach, a one-step fit).
+    Uncalibrated,
+    /// A parameter the data do not identify (a geometry several models fit, a rise the sweep
+    /// is too coarse for, an L2 partition split the SMs' walks blur).
+    NotIdentifiable,
+    /// A value the run's repeat did not confirm.
+    DidNotRepeat,
 }
 
 impl Reason {
@@ -62,7 +125,24 @@ impl Reason {
             Reason::SharedGpu => "shared GPU",
             Reason::AboveCeiling => "above its physical ceiling",
             Reason::NotSteady => "not steady",
+            Reason::LowConfidence => "low confidence",
+            Reason::Uncalibrated => "uncalibrated",
+            Reason::NotIdentifiable => "not identifiable",
+            Reason::DidNotRepeat => "did not repeat",
         }
+    }
+
+    /// Whether the reason is the inference's own standing, which the figure's words already
+    /// state (its confidence, "uncalibrated", "not identifiable", "did not repeat"), rather
+    /// than a condition of the run its words are led by.
+    pub fn inferred(self) -> bool {
+        matches!(
+            self,
+            Reason::LowConfidence
+                | Reason::Uncalibrated
+                | Reason::NotIdentifiable
+                | Reason::DidNotRepeat
+        )
     }
 }
 
@@ -81,23 +161,51 @@ impl Figure {
             .and_then(|c| c.trim().parse().ok())
     }
 
-    /// Whether the figure is one the run could not settle: a confidence below 0.5, one no
-    /// calibration stands behind, a parameter the data do not identify, or a value a repeat
-    /// did not confirm.
+    /// Whether the figure is one the run could not settle ([`Figure::unresolved`]).
     pub fn is_unresolved(&self) -> bool {
         self.unresolved.is_some()
-            || self
-                .stated_confidence()
-                .is_some_and(|c| c < LEAST_CONFIDENCE)
-            || self.uncertainty.starts_with("uncalibrated")
-            || self.uncertainty.starts_with("did not repeat")
-            || self.quantity.contains("not identifiable")
+    }
+
+    /// Leaves the figure unresolved for an inference's own `reason`, which its words already
+    /// state (they are left as they are). A figure already unresolved keeps its first reason.
+    pub fn settle(&mut self, reason: Reason) {
+        if self.unresolved.is_none() {
+            self.unresolved = Some(Unresolved {
+                reason,
+                detail: String::new(),
+            });
+        }
+    }
+
+    /// The migration table: the inference's standing as the words of every file format so far
+    /// state it, for a figure read back from a file (files carry it in words only). No other
+    /// code reads a status from a figure's words; the suites set it where they make the words.
+    fn standing_from_words(&self) -> Option<Reason> {
+        if self
+            .stated_confidence()
+            .is_some_and(|c| c < LEAST_CONFIDENCE)
+        {
+            Some(Reason::LowConfidence)
+        } else if self.uncertainty.starts_with("uncalibrated") {
+            Some(Reason::Uncalibrated)
+        } else if self.uncertainty.starts_with("did not repeat") {
+            Some(Reason::DidNotRepeat)
+        } else if self.quantity.contains("not identifiable") {
+            Some(Reason::NotIdentifiable)
+        } else {
+            None
+        }
     }
 
     /// Leaves the figure unresolved for `reason`, its uncertainty led by the reason and
-    /// `detail` (as the tables show it). A figure already marked keeps its first reason.
+    /// `detail` (as the tables show it). A figure already marked for a condition keeps its
+    /// first; a condition outranks an inference's own standing (its words keep saying that).
     pub fn mark_unresolved(&mut self, reason: Reason, detail: &str) {
-        if self.unresolved.is_some() {
+        if self
+            .unresolved
+            .as_ref()
+            .is_some_and(|u| !u.reason.inferred())
+        {
             return;
         }
         let mark = format!("{}: {detail}", reason.label());
@@ -174,6 +282,16 @@ impl Figure {
             per_sm: None,
             unresolved: None,
         }
+        .read_back()
+    }
+
+    /// The figure as a file would give it back: its inference's standing read from its words,
+    /// as [`SavedFigure`]'s migration reads it (for tests that write the words by hand).
+    pub fn read_back(mut self) -> Figure {
+        if let Some(reason) = self.standing_from_words() {
+            self.settle(reason);
+        }
+        self
     }
 }
 
@@ -310,6 +428,14 @@ impl Rows {
         }
     }
 
+    /// Leaves the last row, where it is `quantity`, unresolved for an inference's own
+    /// `reason`, which its words state ([`Figure::settle`]).
+    pub fn settle(&mut self, quantity: &str, reason: Reason) {
+        if let Some(last) = self.figures.last_mut().filter(|f| f.quantity == quantity) {
+            last.settle(reason);
+        }
+    }
+
     /// Leaves the last row, where it is `quantity`, unresolved for `reason`.
     pub fn unresolved(&mut self, quantity: &str, reason: Reason, detail: &str) {
         if let Some(last) = self.figures.last_mut().filter(|f| f.quantity == quantity) {
@@ -360,6 +486,9 @@ impl Rows {
         confidence: Option<f64>,
     ) {
         self.labelled(quantity, value, unit, confidence_label(confidence));
+        if confidence.is_some_and(|c| c < LEAST_CONFIDENCE) {
+            self.settle(quantity, Reason::LowConfidence);
+        }
     }
 
     pub fn text(&mut self, quantity: &str, text: Option<&str>) {

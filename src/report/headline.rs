@@ -205,6 +205,7 @@ mod tests {
                 .contains("no row 'clock64")
         );
         clock.uncertainty = "did not repeat: 4 cycles".into();
+        clock.settle(crate::report::figures::Reason::DidNotRepeat);
         assert!(
             headline(&[clock, scope], template)
                 .unwrap_err()

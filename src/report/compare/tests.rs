@@ -71,9 +71,13 @@ fn numbers_differ_past_the_tolerance_and_only_with_disjoint_intervals() {
 #[test]
 fn figures_that_state_a_low_confidence_are_not_flagged() {
     let t = Tolerances::default();
-    let inferred = |v: f64, c: f64| Figure {
-        uncertainty: format!("confidence {c:.2}"),
-        ..figure("size", v, None)
+    // As read back from a run's files, whose words carry the standing.
+    let inferred = |v: f64, c: f64| {
+        Figure {
+            uncertainty: format!("confidence {c:.2}"),
+            ..figure("size", v, None)
+        }
+        .read_back()
     };
     assert_eq!(
         differs(&inferred(100.0, 0.12), &inferred(200.0, 1.0), &t),
@@ -138,11 +142,12 @@ fn a_fleet_never_calls_an_unresolved_row_odd() {
                 "line (B): 256"
             };
             summary(vec![
-                verdict("level 1 geometry not identifiable from this sweep", ties),
+                verdict("level 1 geometry not identifiable from this sweep", ties).read_back(),
                 Figure {
                     uncertainty: "confidence 0.30".into(),
                     ..figure("level 1 ways", if i == 2 { 16.0 } else { 4.0 }, None)
-                },
+                }
+                .read_back(),
             ])
         })
         .collect();

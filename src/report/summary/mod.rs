@@ -347,6 +347,7 @@ pub fn confirm_by_repeat(summary: &mut Summary, repeat: &Summary, repeat_name: &
             } else {
                 format!("{mark}; {}", figure.uncertainty)
             };
+            figure.settle(super::figures::Reason::DidNotRepeat);
             moved += 1;
         }
     }

@@ -2,6 +2,8 @@
 
 pub use super::text::render_text;
 
+use crate::report::figures::Reason;
+
 /// Where the climb to the next level runs, read off the curve. It repeats where the size's
 /// model does not (the H100's L1 first misses at 217 KiB and stays 90 % of the way up from
 /// 249-253 KiB in every committed run), and its top is what tools that report the end of the
@@ -27,10 +29,12 @@ fn rise_figures(
                 crate::report::summary::format_value(low, "bytes"),
                 crate::report::summary::format_value(high, "bytes"),
             );
+            let quantity = format!("{quantity}: not identifiable from this sweep");
             r.text(
-                &format!("{quantity}: not identifiable from this sweep"),
+                &quantity,
                 Some(&format!("somewhere from {low} to {high} ({why})")),
             );
+            r.settle(&quantity, Reason::NotIdentifiable);
         } else {
             r.push(
                 &quantity,
@@ -208,10 +212,17 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
         );
         // A level read from its steps alone (no model could be fitted: a TLB swept at strides
         // of megabytes) states a heuristic the calibration study never saw.
-        let geometry_label = if level.basis.as_deref() == Some("steps") {
+        let steps_only = level.basis.as_deref() == Some("steps");
+        let geometry_label = if steps_only {
             uncalibrated(c)
         } else {
             crate::report::figures::confidence_label_held_out(c, level.held_out_gap)
+        };
+        // The geometry rows' standing, as their words state it.
+        let standing = match c {
+            Some(_) if steps_only => Some(Reason::Uncalibrated),
+            Some(c) if c < crate::report::figures::LEAST_CONFIDENCE => Some(Reason::LowConfidence),
+            _ => None,
         };
         // A level with no geometry behind a point size states the capacity interval, at that
         // interval's confidence: the size row carries it.
@@ -230,6 +241,9 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
                 "bytes",
                 Some((low, high, &claim)),
             );
+            if let Some(standing) = standing {
+                r.settle(&format!("{label} size"), standing);
+            }
         }
         let size = level.size_bytes.filter(|_| size_interval.is_none());
         for (what, value, unit) in [
@@ -245,6 +259,9 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
                 unit,
                 geometry_label.clone(),
             );
+            if let Some(standing) = standing {
+                r.settle(&format!("{label} {what}"), standing);
+            }
         }
         if let Some(capacity) = &level.capacity {
             // The study's caches step by a miss's latency; a TLB's few-cycle steps are not
@@ -260,15 +277,17 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
                 "bytes",
                 Some((capacity.low_bytes, capacity.high_bytes, &label_text)),
             );
+            if space == "tlb" {
+                r.settle(&format!("{label} {CAPACITY}"), Reason::Uncalibrated);
+            }
         }
         if let Some(rise) = &level.rise {
             rise_figures(&label, rise_readings(rise), level.basis.as_deref(), &mut r);
         }
         if !level.unidentified.is_empty() {
-            r.text(
-                &format!("{label} geometry not identifiable from this sweep"),
-                Some(&level.unidentified.join("; ")),
-            );
+            let quantity = format!("{label} geometry not identifiable from this sweep");
+            r.text(&quantity, Some(&level.unidentified.join("; ")));
+            r.settle(&quantity, Reason::NotIdentifiable);
         }
     }
     // One sweep per carveout the suite was asked for (`--carveout`, in `all`: 0, 50, 100 %).
@@ -362,12 +381,16 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
         // Read from steps a few cycles high at strides of megabytes, where no cache model
         // applies: the confidence is the step reading's heuristic, not a calibrated one.
         for (i, level) in tlb.levels.iter().enumerate() {
+            let quantity = format!("TLB level {} reach", i + 1);
             r.labelled(
-                &format!("TLB level {} reach", i + 1),
+                &quantity,
                 level.reach_bytes,
                 "bytes",
                 uncalibrated(level.confidence),
             );
+            if level.confidence.is_some() {
+                r.settle(&quantity, Reason::Uncalibrated);
+            }
         }
         // The page size is the knee of a rise of a few cycles (the TLB sweep's), whose
         // heuristic confidence no study calibrated: it read 16 KiB and 16 MiB, each at 0.50,
@@ -383,6 +406,9 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
                     format!("uncalibrated confidence {c:.2} (the knee of a stride sweep a few cycles high)")
                 }),
         );
+        if tlb.page.as_ref().and_then(|p| p.confidence).is_some() {
+            r.settle("page size", Reason::Uncalibrated);
+        }
     }
     Ok(r.finish())
 }
@@ -424,8 +450,9 @@ fn tlb_stride_figures(
             Some(step) => {
                 // A one-step fit that no calibration study covers, and one that two H100 runs
                 // placed at 16 and at 6 elements (32 MiB stride): what the run saw, not a figure.
+                let quantity = format!("{name}: elements before the latency steps");
                 r.push(
-                    &format!("{name}: elements before the latency steps"),
+                    &quantity,
                     Some(step.elements_before),
                     "",
                     Some((
@@ -434,6 +461,7 @@ fn tlb_stride_figures(
                         "uncalibrated one-step fit, between points",
                     )),
                 );
+                r.settle(&quantity, Reason::Uncalibrated);
                 // The height moves between runs by more than any interval of one sweep states
                 // (10.9 and 16.7 cycles on one H100 model): it is said, not compared.
                 r.text(
@@ -448,14 +476,18 @@ fn tlb_stride_figures(
                     )),
                 );
             }
-            None => r.text_labelled(
-                &format!("{name}: elements before the latency steps"),
-                Some(&format!(
-                    "no step the fit tells from the noise over {} points",
-                    at.len()
-                )),
-                "uncalibrated one-step fit".into(),
-            ),
+            None => {
+                let quantity = format!("{name}: elements before the latency steps");
+                r.text_labelled(
+                    &quantity,
+                    Some(&format!(
+                        "no step the fit tells from the noise over {} points",
+                        at.len()
+                    )),
+                    "uncalibrated one-step fit".into(),
+                );
+                r.settle(&quantity, Reason::Uncalibrated);
+            }
         }
     }
     r.from("cache.json");

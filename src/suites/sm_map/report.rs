@@ -219,15 +219,13 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
 }
 
 /// The number of partitions with each SM's (`per_sm`), or, where the run could not read it,
-/// a row that says so and why (its quantity says "not identifiable", which leaves it
-/// unresolved).
+/// a row that says so and why, unresolved as not identifiable.
 fn partition_rows(r: &mut Rows, reading: &Reading, per_sm: Vec<Option<f64>>) {
     let partitions = "L2 partitions the SMs fall in";
     if let Some(why) = &reading.partitions_unresolved {
-        r.text(
-            &format!("{partitions}: not identifiable from this run"),
-            Some(why),
-        );
+        let quantity = format!("{partitions}: not identifiable from this run");
+        r.text(&quantity, Some(why));
+        r.settle(&quantity, crate::report::figures::Reason::NotIdentifiable);
         return;
     }
     r.labelled(
