@@ -29,9 +29,9 @@ const CAPACITY_LINE: &str = "Caches by capacity, the largest footprint with no m
      {h100|l2: level 1 capacity|interval} / {h200|l2: level 1 capacity|interval}, whole \
      {h100|l2: level 2 capacity|interval} / {h200|l2: level 2 capacity|interval}. The peers \
      read the same H100 L1 ramp at other points: MT4G's 249 KiB (global) and 233 KiB (read-only) \
-     are its 90 % and near-half points, gpu-benches' step at 256 kB is the unified L1 + shared \
-     array its coarse grid sees, and HPMLL's hits to about 215 kB are the same first miss; why \
-     each differs: [docs/caches.md](docs/caches.md).";
+     are its 90 % and near-half points, HPMLL's hits to about 215 KiB are the same first miss, \
+     and gpu-benches' step at 256 kB is not explained; why each differs: \
+     [docs/caches.md](docs/caches.md).";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
