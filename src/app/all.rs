@@ -7,7 +7,7 @@
 //! given to a worker one turn early (a new worker loads the driver while the suite before
 //! measures; an idle one has its context already), or when the run starts where its process
 //! prepares for seconds (slots' ncu); a suite with long host work (compiles) may
-//! hand the GPU back and is given it again between later suites (see [`crate::gpu::turn`]);
+//! hand the GPU back and is given it again between later suites (see [`crate::gpu::lease`]);
 //! `gpubench info` (`info.json`) has the last turn. `all.json` records each suite's command,
 //! outcome, wall time and turns on the GPU, in plan order; at the end the summary tables and
 //! the plot index are written. A progress bar on stderr shows the suite, its step, the elapsed
@@ -206,7 +206,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     // The suites run in worker processes, each keeping its context from one suite to the
     // next (harness::worker). The next suite is given to one as soon as one gets its turn:
     // a new worker loads the driver while that one measures and waits for the suite's turn to
-    // create its context (gpu::turn); an idle one has its context already.
+    // create its context (gpu::lease); an idle one has its context already.
     let worker_dir =
         TemporaryDir(std::env::temp_dir().join(format!("gpubench-workers-{}", std::process::id())));
     let mut workers = workers::Workers::new(&me, worker_dir.path());
@@ -246,7 +246,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let mut lost_in: Option<String> = None;
     // Suites done with the GPU: still writing their files, or exiting.
     let mut finishing: Vec<Running> = Vec::new();
-    // Suites that stepped aside for host work and will ask for the GPU again (gpu::turn).
+    // Suites that stepped aside for host work and will ask for the GPU again (gpu::lease).
     let mut parked: Vec<SuiteChild> = Vec::new();
     let report = |outcome: SuiteOutcome, outcomes: &mut Vec<SuiteOutcome>| -> Result<()> {
         if !terminal {

@@ -143,7 +143,7 @@ pub fn find() -> Option<PathBuf> {
 /// `gpubench slots --child-plain …` under ncu, started ahead of its turn on the GPU: ncu
 /// starts up (about 0.9 s on an H100 host) and the program loads the driver while the caller
 /// still measures, then waits for [`NcuRun::hand_over`] to give it the GPU (see
-/// [`crate::gpu::turn`]); it says when it is done with the GPU ([`crate::gpu::lease::done_with_gpu`],
+/// [`crate::gpu::lease`]); it says when it is done with the GPU ([`crate::gpu::lease::done_with_gpu`],
 /// after its last range), so the caller may end its turn while ncu still reads
 /// the counters it collected and prints its table. On an H100, twelve ncu-started processes
 /// loading the driver beside 1200 timed L2 chases left every chase within 0.1 cycles of

@@ -35,6 +35,7 @@ pub fn read_text(path: &Path) -> Result<String, UsageError> {
 /// read line by line so that a file of one row repeated is refused at its second copy however
 /// long it is (#71: a 2 MB `chase.csv.gz` of one row cost 28 s and 1.8 GB before the typed
 /// reader said "appears twice").
+///
 /// At most `most` rows below the header are read: a file longer than any of its kind gpubench
 /// writes is refused at the first row past (a ten-million-row chase cost 9 s before).
 pub fn read_csv_of_distinct_rows(path: &Path, most: usize) -> Result<String, UsageError> {
@@ -67,7 +68,7 @@ pub fn read_saved_text(path: &Path) -> Result<String, UsageError> {
 }
 
 /// What a reader holds a CSV's rows to as it reads them.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum Rows {
     Any,
     /// No row below the header twice. Every CSV gpubench writes names its point in each row

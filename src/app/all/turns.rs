@@ -1,14 +1,14 @@
 //! The suites' turns on the GPU as `all` hands them out: a child started ahead of its turn,
 //! given the GPU by the file it waits for, settled when it says it is done with it (or ends),
 //! parked while it does host work it stepped aside for and served again between later suites
-//! (see [`crate::gpu::turn`]).
+//! (see [`crate::gpu::lease`]).
 
 use super::*;
 use children::Watched;
 use workers::{SuiteProcess, Workers};
 
 /// A suite's child process: started ahead of its turn (it loads the driver, then waits for
-/// the file `go` before it touches the GPU, see [`crate::gpu::turn`]), on its turn, or parked
+/// the file `go` before it touches the GPU, see [`crate::gpu::lease`]), on its turn, or parked
 /// between turns while it does host work it stepped aside for.
 pub(super) struct SuiteChild {
     index: usize,

@@ -80,18 +80,21 @@ pub struct DivergenceConfig {
     pub split: bool,
 }
 
+/// The configuration `gpubench divergence` makes with no flags, for tests: the defaults are
+/// clap's, written once in `DivergenceArgs` (#73: `--samples`' 256 was written here again).
+#[cfg(test)]
 impl Default for DivergenceConfig {
     fn default() -> Self {
-        DivergenceConfig {
-            kernels: vec![LoopKernel::Single, LoopKernel::Double],
-            pattern: Pattern::Staircase,
-            samples: 256,
-            preheat: 1,
-            unroll: 1,
-            max_bound: 32,
-            seed: 1,
-            split: true,
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Divergence {
+            #[command(flatten)]
+            args: super::settings::DivergenceArgs,
         }
+        Divergence::parse_from(["divergence"])
+            .args
+            .to_config()
+            .expect("the default flags make a valid configuration")
     }
 }
 

@@ -173,7 +173,7 @@ enum Said {
 
 /// A child process that runs probes one after another (`gpubench sync --child-probe A,B`),
 /// started ahead of its turn on the GPU: it loads the driver, then waits for the file `go`
-/// before it creates its context (see [`crate::gpu::turn`]).
+/// before it creates its context (see [`crate::gpu::lease`]).
 pub struct ProbesChild {
     child: std::process::Child,
     go: std::path::PathBuf,
