@@ -224,10 +224,20 @@ fn opcode_lists(
 }
 
 /// The option lines the model determines, and the options it measured but cannot give
-/// GPGPU-Sim (with why).
+/// GPGPU-Sim (with why), in the order the config writes them.
 fn lines(model: &MachineModel, base: Option<&Base>) -> (Vec<Line>, Vec<(&'static str, String)>) {
+    let mut lines = driver_lines(model);
+    let (latencies, unwritten) = latency_lines(model, base);
+    lines.extend(latencies);
+    lines.extend(opcode_lines(model));
+    lines.extend(constant_cache_line(model, base));
+    (lines, unwritten)
+}
+
+/// What the driver reports and the SM clock the run measured: SMs, clocks, registers, shared
+/// memory.
+fn driver_lines(model: &MachineModel) -> Vec<Line> {
     let mut lines = Vec::new();
-    let mut unwritten = Vec::new();
     let mut push = |option: &'static str, value: String, why: String| {
         lines.push(Line { option, value, why });
     };
@@ -275,6 +285,20 @@ fn lines(model: &MachineModel, base: Option<&Base>) -> (Vec<Line>, Vec<(&'static
             "the driver's shared memory per SM".into(),
         );
     }
+    lines
+}
+
+/// The L1, shared-memory and L2 latencies (GPGPU-Sim's share of each chase taken off) and the
+/// L1's geometry; a latency GPGPU-Sim's pipeline alone exceeds is listed as not written.
+fn latency_lines(
+    model: &MachineModel,
+    base: Option<&Base>,
+) -> (Vec<Line>, Vec<(&'static str, String)>) {
+    let mut unwritten = Vec::new();
+    let mut lines = Vec::new();
+    let mut push = |option: &'static str, value: String, why: String| {
+        lines.push(Line { option, value, why });
+    };
     let latency = |quantity: &str| settled(model, quantity);
     if let Some(l1) = latency("global: level 1 latency") {
         let translated = translated(
@@ -312,6 +336,15 @@ fn lines(model: &MachineModel, base: Option<&Base>) -> (Vec<Line>, Vec<(&'static
             Err(why) => unwritten.push(("-gpgpu_l2_rop_latency", why)),
         }
     }
+    (lines, unwritten)
+}
+
+/// The `ptx_opcode_*` latency and initiation lists of the int, fp, dp and sfu units.
+fn opcode_lines(model: &MachineModel) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut push = |option: &'static str, value: String, why: String| {
+        lines.push(Line { option, value, why });
+    };
     let sass = |op: &str, what: &str| settled(model, &format!("{op} {what}"));
     let ptx =
         |op: &str, what: &str| settled_like(model, &format!("{op} (PTX"), &format!(" {what}"));
@@ -388,6 +421,15 @@ fn lines(model: &MachineModel, base: Option<&Base>) -> (Vec<Line>, Vec<(&'static
             said(r),
         );
     }
+    lines
+}
+
+/// `-gpgpu_const_cache:l1`, where the run identified the constant cache's whole geometry.
+fn constant_cache_line(model: &MachineModel, base: Option<&Base>) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut push = |option: &'static str, value: String, why: String| {
+        lines.push(Line { option, value, why });
+    };
     // The constant cache is the one level whose whole geometry a run identifies.
     let constant = |what: &str| settled(model, &format!("constant: level 1 {what}"));
     if let (Some(sets), Some(line), Some(ways)) =
@@ -415,7 +457,7 @@ fn lines(model: &MachineModel, base: Option<&Base>) -> (Vec<Line>, Vec<(&'static
             ),
         );
     }
-    (lines, unwritten)
+    lines
 }
 
 /// `-gpgpu_cache:dl1` where the conflict experiment read a plain set index (ways, way size)
