@@ -321,6 +321,43 @@ fn without_a_gpu_several_devices_say_so() {
     assert_no_run_written(dir.path());
 }
 
+/// #71: `calibrate` killed by SIGTERM while it studies leaves nothing behind (it left an empty
+/// directory that refused the retry), and the retry under the same --output succeeds.
+#[test]
+fn a_calibration_killed_while_it_studies_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpubench"))
+        .current_dir(dir.path())
+        .args(["calibrate", "--cases", "400", "--output", "made/study"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Long enough to be inside the study (its directory staged), far short of its end.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: kill sends a signal to the child's pid, which has not been waited for.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    assert!(!child.wait().unwrap().success());
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    gpubench(dir.path())
+        .args([
+            "calibrate",
+            "--cases",
+            "1",
+            "--seed",
+            "5",
+            "--output",
+            "made/study",
+        ])
+        .assert()
+        .success();
+    assert!(dir.path().join("made/study/calibration.json").is_file());
+}
+
 /// A study run as shards and merged is the study run at once, file for file; shards that are
 /// not consecutive cases of one seed are refused in a sentence and nothing is written.
 #[test]

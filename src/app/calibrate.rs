@@ -27,14 +27,24 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     if args.first_case.checked_add(args.cases).is_none() {
         return Err(UsageError::new("--first-case plus --cases must stay below 2^64").into());
     }
-    // Every flag is checked before the directory is made: a refusal leaves nothing behind, and
-    // a study that fails after removes the directory it made, so a retry is not refused.
-    let run = RunDir::create(args.output.as_deref(), "calibration")?;
-    let studied = study(args, &run);
-    if studied.is_err() {
-        let _ = std::fs::remove_dir_all(run.path());
+    // Every flag is checked before the directory is made: a refusal leaves nothing behind. The
+    // study is written into a staged directory moved into place when it is done, so one that
+    // fails or is interrupted (a SIGTERM left an empty directory that refused the retry)
+    // leaves nothing either.
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| crate::report::run_dir::default_path("calibration"));
+    crate::report::run_dir::check_new(&output)?;
+    let (run, staged) =
+        super::report::Staged::begin(&output, "calibration", args.output.is_some())?;
+    if let Err(error) = study(args, &run) {
+        staged.abandon();
+        return Err(error);
     }
-    studied
+    staged.publish(&output)?;
+    println!("study written to {}", output.display());
+    Ok(())
 }
 
 /// The most host threads `calibrate` starts: far above any host's cores, far below what a
@@ -85,7 +95,6 @@ fn study(args: &CalibrateArgs, run: &RunDir) -> Result<()> {
     })?;
     print!("{}", calibration_report::render(&bins));
     crate::report::calibration_families::write_and_draw(run, &title, &families)?;
-    println!("study written to {}", run.path().display());
     Ok(())
 }
 

@@ -241,31 +241,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         Some(_) => Vec::new(),
         None => summary::suite_dirs(&args.dir).map_err(|e| UsageError::new(format!("{e:#}")))?,
     };
-    // Everything is written to a hidden sibling and renamed into place once complete, so a
-    // failure leaves nothing behind and a second try is not refused as "already exists".
-    let name = output
-        .file_name()
-        .map_or("report".into(), |n| n.to_string_lossy().into_owned());
-    let staging = output.with_file_name(staging_name(&name, std::process::id()));
-    // The directories above --output this report makes, removed again where it fails.
-    let parents = missing_parents(&output);
-    let unmake = || {
-        for dir in &parents {
-            let _ = std::fs::remove_dir(dir);
-        }
-    };
-    remove_on_interrupt(staging.clone(), parents.clone());
-    let out = RunDir::create(Some(&staging), "report").map_err(|e| {
-        unmake();
-        if args.output.is_none() {
-            UsageError::new(format!(
-                "{e:#}; pass --output with a directory you can write"
-            ))
-            .into()
-        } else {
-            e
-        }
-    })?;
+    let (out, staged) = Staged::begin(&output, "report", args.output.is_some())?;
     let written = Written {
         extension,
         html: args.plots.html(),
@@ -282,13 +258,65 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         Some(gpus) => report_gpus(gpus, &out, &written),
     };
     if let Err(error) = made {
-        let _ = std::fs::remove_dir_all(&staging);
-        unmake();
+        staged.abandon();
         return Err(error.context(format!("nothing was written to {}", output.display())));
     }
-    run_dir::publish(&staging, &output)?;
+    staged.publish(&output)?;
     println!("tables and plots written to {}", output.display());
     Ok(())
+}
+
+/// A new directory written whole or not at all: everything goes into a hidden sibling of
+/// `--output` ([`staging_name`]) that is renamed into place once complete, so a failure, a
+/// refusal or SIGINT/SIGTERM leaves nothing behind (the directories made above it included)
+/// and a second try is not refused as "already exists". `report` and `calibrate` write so.
+pub(super) struct Staged {
+    staging: PathBuf,
+    parents: Vec<PathBuf>,
+}
+
+impl Staged {
+    /// Stages a directory of `kind` for `output`; `asked` says whether the user named it
+    /// (else a refusal to create it points to --output).
+    pub(super) fn begin(output: &Path, kind: &str, asked: bool) -> Result<(RunDir, Staged)> {
+        let name = output
+            .file_name()
+            .map_or(kind.into(), |n| n.to_string_lossy().into_owned());
+        let staged = Staged {
+            staging: output.with_file_name(staging_name(&name, std::process::id())),
+            parents: missing_parents(output),
+        };
+        remove_on_interrupt(staged.staging.clone(), staged.parents.clone());
+        let out = RunDir::create(Some(&staged.staging), kind).map_err(|e| {
+            staged.unmake_parents();
+            if asked {
+                e
+            } else {
+                UsageError::new(format!(
+                    "{e:#}; pass --output with a directory you can write"
+                ))
+                .into()
+            }
+        })?;
+        Ok((out, staged))
+    }
+
+    fn unmake_parents(&self) {
+        for dir in &self.parents {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+
+    /// Removes what was staged, and the directories made for it.
+    pub(super) fn abandon(self) {
+        let _ = std::fs::remove_dir_all(&self.staging);
+        self.unmake_parents();
+    }
+
+    /// Moves the finished directory into place at `output`.
+    pub(super) fn publish(self, output: &Path) -> Result<()> {
+        run_dir::publish(&self.staging, output)
+    }
 }
 
 /// What `report` draws: plots in one format, and the web pages or not.
