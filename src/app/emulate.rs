@@ -8,7 +8,7 @@ use crate::analysis::stack_emulator::{self, StackShape};
 use crate::cli::{EmulateArgs, LoopChoice};
 use crate::error::UsageError;
 use crate::report::emulation;
-use crate::report::run_dir::{self, RunDir};
+use crate::report::run_dir;
 
 pub fn run(args: &EmulateArgs) -> Result<()> {
     let pattern: Pattern = args.pattern.parse()?;
@@ -55,43 +55,57 @@ pub fn run(args: &EmulateArgs) -> Result<()> {
         .collect::<Result<Vec<_>, stack_emulator::EmulatorError>>()?;
     let traced = stack_emulator::run(&program, &drawn.bounds, shape, true)?;
 
-    let run = RunDir::create(args.output.as_deref(), "emulate")?;
-    emulation::write_counts(&run, &counts)?;
-    emulation::write_trace(&run, &traced.steps)?;
-    let stack_text = match args.depth {
-        Some(depth) => format!("{depth}-entry stack, spilled {} at a time", args.chunk),
-        None => "unbounded stack".to_string(),
-    };
-    let title = format!("{name} loop, {pattern} M = {m}, {stack_text}");
-    run.write_plot("stack", |path| {
-        emulation::draw_stack(path, &title, &traced.steps)
-    })?;
-    run.write_plot("mask", |path| {
-        emulation::draw_mask(path, &title, &traced.steps)
-    })?;
-    let c = traced.counts;
-    run.write_json(
-        "emulation.json",
-        &json!({
-            "kernel": name,
-            "pattern": pattern.to_string(),
-            "max_bound": args.max_bound,
-            "stack": shape,
-            "m": m,
-            "bounds": drawn.bounds,
-            "counts": c,
-        }),
-    )?;
-    println!(
-        "{title}: {} pushes ({} divergent), {} pops, {} spills, {} refills, max depth {}, {} instructions executed",
-        c.pushes(),
-        c.div_pushes,
-        c.pops,
-        c.spills,
-        c.refills,
-        c.max_depth,
-        c.instructions
-    );
-    println!("written to {}", run.path().display());
+    // Staged and moved into place when complete, as report's and calibrate's are: a failure or
+    // an interruption leaves nothing behind.
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| run_dir::default_path("emulate"));
+    let (run, staged) = super::report::Staged::begin(&output, "emulate", args.output.is_some())?;
+    let written = (|| -> Result<()> {
+        emulation::write_counts(&run, &counts)?;
+        emulation::write_trace(&run, &traced.steps)?;
+        let stack_text = match args.depth {
+            Some(depth) => format!("{depth}-entry stack, spilled {} at a time", args.chunk),
+            None => "unbounded stack".to_string(),
+        };
+        let title = format!("{name} loop, {pattern} M = {m}, {stack_text}");
+        run.write_plot("stack", |path| {
+            emulation::draw_stack(path, &title, &traced.steps)
+        })?;
+        run.write_plot("mask", |path| {
+            emulation::draw_mask(path, &title, &traced.steps)
+        })?;
+        let c = traced.counts;
+        run.write_json(
+            "emulation.json",
+            &json!({
+                "kernel": name,
+                "pattern": pattern.to_string(),
+                "max_bound": args.max_bound,
+                "stack": shape,
+                "m": m,
+                "bounds": drawn.bounds,
+                "counts": c,
+            }),
+        )?;
+        println!(
+            "{title}: {} pushes ({} divergent), {} pops, {} spills, {} refills, max depth {}, {} instructions executed",
+            c.pushes(),
+            c.div_pushes,
+            c.pops,
+            c.spills,
+            c.refills,
+            c.max_depth,
+            c.instructions
+        );
+        Ok(())
+    })();
+    if let Err(error) = written {
+        staged.abandon();
+        return Err(error);
+    }
+    staged.publish(&output)?;
+    println!("written to {}", output.display());
     Ok(())
 }
