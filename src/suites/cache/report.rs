@@ -62,135 +62,231 @@ fn capacity_label(coverage: f64) -> String {
     )
 }
 
+// What the summary reads of a cache run's `cache.json`.
+
+#[derive(serde::Deserialize)]
+struct Level {
+    latency_cycles: Option<f64>,
+    size_bytes: Option<f64>,
+    line_bytes: Option<f64>,
+    #[serde(default)]
+    fetch_bytes: Option<f64>,
+    ways: Option<f64>,
+    sets: Option<f64>,
+    confidence: Option<f64>,
+    #[serde(default)]
+    held_out_gap: Option<f64>,
+    #[serde(default)]
+    basis: Option<String>,
+    #[serde(default)]
+    unidentified: Vec<String>,
+    #[serde(default)]
+    rise: Option<Rise>,
+    #[serde(default)]
+    capacity: Option<Capacity>,
+    #[serde(default)]
+    size_is_interval: bool,
+}
+#[derive(serde::Deserialize)]
+struct Capacity {
+    hits_up_to_bytes: f64,
+    low_bytes: f64,
+    high_bytes: f64,
+    coverage: f64,
+}
+#[derive(serde::Deserialize)]
+struct Rise {
+    half_bytes: f64,
+    half_range_bytes: [f64; 2],
+    ninety_bytes: f64,
+    ninety_range_bytes: [f64; 2],
+}
+#[derive(serde::Deserialize)]
+struct Report {
+    levels: Vec<Level>,
+}
+#[derive(serde::Deserialize)]
+struct TimedLoop {
+    #[serde(default)]
+    loads: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+    #[serde(default)]
+    verdict: String,
+}
+#[derive(serde::Deserialize)]
+struct Gap {
+    from_bytes: u64,
+    to_bytes: u64,
+    why: Option<String>,
+}
+#[derive(serde::Deserialize)]
+struct Stride {
+    stride_bytes: u64,
+}
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct Conflict {
+    ways: Option<f64>,
+    way_bytes: Option<f64>,
+    verdict: Option<String>,
+}
+#[derive(serde::Deserialize)]
+struct IndexChain {
+    overhead_cycles: Option<f64>,
+}
+#[derive(serde::Deserialize)]
+struct Estimate {
+    bytes: Option<f64>,
+    confidence: Option<f64>,
+}
+#[derive(serde::Deserialize)]
+struct Granularity {
+    estimate: Option<Estimate>,
+}
+#[derive(serde::Deserialize)]
+struct TlbLevel {
+    reach_bytes: Option<f64>,
+    confidence: Option<f64>,
+}
+#[derive(serde::Deserialize)]
+struct Tlb {
+    #[serde(default)]
+    levels: Vec<TlbLevel>,
+    page: Option<Estimate>,
+}
+#[derive(serde::Deserialize)]
+struct Carveout {
+    carveout_percent: f64,
+    requested_shared_bytes: f64,
+    level_1_bytes: Option<f64>,
+    #[serde(default)]
+    capacity_low_bytes: Option<f64>,
+    #[serde(default)]
+    capacity_high_bytes: Option<f64>,
+}
+#[derive(serde::Deserialize)]
+struct File {
+    space: String,
+    #[serde(default)]
+    carveout: Option<Vec<Carveout>>,
+    report: Report,
+    timed_loop: Option<TimedLoop>,
+    #[serde(default)]
+    unresolved: Vec<Gap>,
+    tlb_strides: Option<Vec<Stride>>,
+    conflict: Option<Conflict>,
+    index_chain: Option<IndexChain>,
+    fetch_granularity: Option<Granularity>,
+    tlb: Option<Tlb>,
+    #[serde(default)]
+    l2_partitions: Option<super::partitions_report::Partitions>,
+    #[serde(default)]
+    l2_partition_timed_window: Option<TimedLoop>,
+}
+fn rise_readings(rise: &Rise) -> [(&'static str, f64, [f64; 2]); 2] {
+    [
+        ("half", rise.half_bytes, rise.half_range_bytes),
+        ("90 %", rise.ninety_bytes, rise.ninety_range_bytes),
+    ]
+}
+
+/// One level's rows: its latency, its geometry at the confidence its basis gives (with the
+/// standing that confidence leaves it), its capacity, its rise and what the sweep could not
+/// identify.
+fn level_rows(space: &str, label: &str, level: &Level, r: &mut crate::report::figures::Rows) {
+    let c = level.confidence;
+    // The latency is a plateau's median, measured whatever the geometry: it carries no
+    // geometry confidence.
+    r.labelled(
+        &format!("{label} latency"),
+        level.latency_cycles,
+        "cycles",
+        c.map_or(String::new(), |_| "plateau median".into()),
+    );
+    // A level read from its steps alone (no model could be fitted: a TLB swept at strides
+    // of megabytes) states a heuristic the calibration study never saw.
+    let steps_only = level.basis.as_deref() == Some("steps");
+    let geometry_label = if steps_only {
+        uncalibrated(c)
+    } else {
+        crate::report::figures::confidence_label_held_out(c, level.held_out_gap)
+    };
+    // The geometry rows' standing, as their words state it.
+    let standing = match c {
+        Some(_) if steps_only => Some(Reason::Uncalibrated),
+        Some(c) if c < crate::report::figures::LEAST_CONFIDENCE => Some(Reason::LowConfidence),
+        _ => None,
+    };
+    // A level with no geometry behind a point size states the capacity interval, at that
+    // interval's confidence: the size row carries it.
+    let size_interval = level
+        .capacity
+        .as_ref()
+        .filter(|_| level.size_is_interval)
+        .map(|c| (c.low_bytes, c.high_bytes));
+    if let Some((low, high)) = size_interval {
+        let claim = format!(
+            "{geometry_label}; stated as the capacity interval: no line or way count stands behind a point"
+        );
+        r.push(
+            &format!("{label} size"),
+            level.size_bytes,
+            "bytes",
+            Some((low, high, &claim)),
+        );
+        if let Some(standing) = standing {
+            r.settle(&format!("{label} size"), standing);
+        }
+    }
+    let size = level.size_bytes.filter(|_| size_interval.is_none());
+    for (what, value, unit) in [
+        ("size", size, "bytes"),
+        ("line", level.line_bytes, "bytes"),
+        ("fetch per miss", level.fetch_bytes, "bytes"),
+        ("ways", level.ways, ""),
+        ("sets", level.sets, ""),
+    ] {
+        r.labelled(
+            &format!("{label} {what}"),
+            value,
+            unit,
+            geometry_label.clone(),
+        );
+        if let Some(standing) = standing {
+            r.settle(&format!("{label} {what}"), standing);
+        }
+    }
+    if let Some(capacity) = &level.capacity {
+        // The study's caches step by a miss's latency; a TLB's few-cycle steps are not
+        // among them, and its reach moved between H200 runs (464 and 12 MiB).
+        let label_text = if space == "tlb" {
+            "uncalibrated: a translation reach, which the capacity study did not simulate; value: largest footprint with no miss".to_string()
+        } else {
+            capacity_label(capacity.coverage)
+        };
+        r.push(
+            &format!("{label} {CAPACITY}"),
+            Some(capacity.hits_up_to_bytes),
+            "bytes",
+            Some((capacity.low_bytes, capacity.high_bytes, &label_text)),
+        );
+        if space == "tlb" {
+            r.settle(&format!("{label} {CAPACITY}"), Reason::Uncalibrated);
+        }
+    }
+    if let Some(rise) = &level.rise {
+        rise_figures(label, rise_readings(rise), level.basis.as_deref(), r);
+    }
+    if !level.unidentified.is_empty() {
+        let quantity = format!("{label} geometry not identifiable from this sweep");
+        r.text(&quantity, Some(&level.unidentified.join("; ")));
+        r.settle(&quantity, Reason::NotIdentifiable);
+    }
+}
+
 /// The summary's memory-hierarchy rows of one cache run: every level's latency and geometry
 /// with its confidence, the timed loop's load instruction, unresolved rises, the conflict
 /// experiment, the index-chain overhead, the fetch granularity and the TLB.
 pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figures::Figure>> {
-    use serde::Deserialize;
-    #[derive(Deserialize)]
-    struct Level {
-        latency_cycles: Option<f64>,
-        size_bytes: Option<f64>,
-        line_bytes: Option<f64>,
-        #[serde(default)]
-        fetch_bytes: Option<f64>,
-        ways: Option<f64>,
-        sets: Option<f64>,
-        confidence: Option<f64>,
-        #[serde(default)]
-        held_out_gap: Option<f64>,
-        #[serde(default)]
-        basis: Option<String>,
-        #[serde(default)]
-        unidentified: Vec<String>,
-        #[serde(default)]
-        rise: Option<Rise>,
-        #[serde(default)]
-        capacity: Option<Capacity>,
-        #[serde(default)]
-        size_is_interval: bool,
-    }
-    #[derive(Deserialize)]
-    struct Capacity {
-        hits_up_to_bytes: f64,
-        low_bytes: f64,
-        high_bytes: f64,
-        coverage: f64,
-    }
-    #[derive(Deserialize)]
-    struct Rise {
-        half_bytes: f64,
-        half_range_bytes: [f64; 2],
-        ninety_bytes: f64,
-        ninety_range_bytes: [f64; 2],
-    }
-    #[derive(Deserialize)]
-    struct Report {
-        levels: Vec<Level>,
-    }
-    #[derive(Deserialize)]
-    struct TimedLoop {
-        #[serde(default)]
-        loads: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
-        #[serde(default)]
-        verdict: String,
-    }
-    #[derive(Deserialize)]
-    struct Gap {
-        from_bytes: u64,
-        to_bytes: u64,
-        why: Option<String>,
-    }
-    #[derive(Deserialize)]
-    struct Stride {
-        stride_bytes: u64,
-    }
-    #[derive(Deserialize, Default)]
-    #[serde(default)]
-    struct Conflict {
-        ways: Option<f64>,
-        way_bytes: Option<f64>,
-        verdict: Option<String>,
-    }
-    #[derive(Deserialize)]
-    struct IndexChain {
-        overhead_cycles: Option<f64>,
-    }
-    #[derive(Deserialize)]
-    struct Estimate {
-        bytes: Option<f64>,
-        confidence: Option<f64>,
-    }
-    #[derive(Deserialize)]
-    struct Granularity {
-        estimate: Option<Estimate>,
-    }
-    #[derive(Deserialize)]
-    struct TlbLevel {
-        reach_bytes: Option<f64>,
-        confidence: Option<f64>,
-    }
-    #[derive(Deserialize)]
-    struct Tlb {
-        #[serde(default)]
-        levels: Vec<TlbLevel>,
-        page: Option<Estimate>,
-    }
-    #[derive(Deserialize)]
-    struct Carveout {
-        carveout_percent: f64,
-        requested_shared_bytes: f64,
-        level_1_bytes: Option<f64>,
-        #[serde(default)]
-        capacity_low_bytes: Option<f64>,
-        #[serde(default)]
-        capacity_high_bytes: Option<f64>,
-    }
-    #[derive(Deserialize)]
-    struct File {
-        space: String,
-        #[serde(default)]
-        carveout: Option<Vec<Carveout>>,
-        report: Report,
-        timed_loop: Option<TimedLoop>,
-        #[serde(default)]
-        unresolved: Vec<Gap>,
-        tlb_strides: Option<Vec<Stride>>,
-        conflict: Option<Conflict>,
-        index_chain: Option<IndexChain>,
-        fetch_granularity: Option<Granularity>,
-        tlb: Option<Tlb>,
-        #[serde(default)]
-        l2_partitions: Option<super::partitions_report::Partitions>,
-        #[serde(default)]
-        l2_partition_timed_window: Option<TimedLoop>,
-    }
-    fn rise_readings(rise: &Rise) -> [(&'static str, f64, [f64; 2]); 2] {
-        [
-            ("half", rise.half_bytes, rise.half_range_bytes),
-            ("90 %", rise.ninety_bytes, rise.ninety_range_bytes),
-        ]
-    }
     let cache: File = crate::report::saved::read_json(dir, "cache.json")?;
     let space = &cache.space;
     let mut r = crate::report::figures::Rows::new("Memory hierarchy", "cache.json");
@@ -201,94 +297,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
         } else {
             format!("{space}: level {}", i + 1)
         };
-        let c = level.confidence;
-        // The latency is a plateau's median, measured whatever the geometry: it carries no
-        // geometry confidence.
-        r.labelled(
-            &format!("{label} latency"),
-            level.latency_cycles,
-            "cycles",
-            c.map_or(String::new(), |_| "plateau median".into()),
-        );
-        // A level read from its steps alone (no model could be fitted: a TLB swept at strides
-        // of megabytes) states a heuristic the calibration study never saw.
-        let steps_only = level.basis.as_deref() == Some("steps");
-        let geometry_label = if steps_only {
-            uncalibrated(c)
-        } else {
-            crate::report::figures::confidence_label_held_out(c, level.held_out_gap)
-        };
-        // The geometry rows' standing, as their words state it.
-        let standing = match c {
-            Some(_) if steps_only => Some(Reason::Uncalibrated),
-            Some(c) if c < crate::report::figures::LEAST_CONFIDENCE => Some(Reason::LowConfidence),
-            _ => None,
-        };
-        // A level with no geometry behind a point size states the capacity interval, at that
-        // interval's confidence: the size row carries it.
-        let size_interval = level
-            .capacity
-            .as_ref()
-            .filter(|_| level.size_is_interval)
-            .map(|c| (c.low_bytes, c.high_bytes));
-        if let Some((low, high)) = size_interval {
-            let claim = format!(
-                "{geometry_label}; stated as the capacity interval: no line or way count stands behind a point"
-            );
-            r.push(
-                &format!("{label} size"),
-                level.size_bytes,
-                "bytes",
-                Some((low, high, &claim)),
-            );
-            if let Some(standing) = standing {
-                r.settle(&format!("{label} size"), standing);
-            }
-        }
-        let size = level.size_bytes.filter(|_| size_interval.is_none());
-        for (what, value, unit) in [
-            ("size", size, "bytes"),
-            ("line", level.line_bytes, "bytes"),
-            ("fetch per miss", level.fetch_bytes, "bytes"),
-            ("ways", level.ways, ""),
-            ("sets", level.sets, ""),
-        ] {
-            r.labelled(
-                &format!("{label} {what}"),
-                value,
-                unit,
-                geometry_label.clone(),
-            );
-            if let Some(standing) = standing {
-                r.settle(&format!("{label} {what}"), standing);
-            }
-        }
-        if let Some(capacity) = &level.capacity {
-            // The study's caches step by a miss's latency; a TLB's few-cycle steps are not
-            // among them, and its reach moved between H200 runs (464 and 12 MiB).
-            let label_text = if space == "tlb" {
-                "uncalibrated: a translation reach, which the capacity study did not simulate; value: largest footprint with no miss".to_string()
-            } else {
-                capacity_label(capacity.coverage)
-            };
-            r.push(
-                &format!("{label} {CAPACITY}"),
-                Some(capacity.hits_up_to_bytes),
-                "bytes",
-                Some((capacity.low_bytes, capacity.high_bytes, &label_text)),
-            );
-            if space == "tlb" {
-                r.settle(&format!("{label} {CAPACITY}"), Reason::Uncalibrated);
-            }
-        }
-        if let Some(rise) = &level.rise {
-            rise_figures(&label, rise_readings(rise), level.basis.as_deref(), &mut r);
-        }
-        if !level.unidentified.is_empty() {
-            let quantity = format!("{label} geometry not identifiable from this sweep");
-            r.text(&quantity, Some(&level.unidentified.join("; ")));
-            r.settle(&quantity, Reason::NotIdentifiable);
-        }
+        level_rows(space, &label, level, &mut r);
     }
     // One sweep per carveout the suite was asked for (`--carveout`, in `all`: 0, 50, 100 %).
     for c in cache.carveout.iter().flatten() {
