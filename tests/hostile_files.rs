@@ -220,5 +220,5 @@ fn concurrent_exports_to_one_output_leave_one_whole_model() {
     }
     let model: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(model["schema"], "gpubench-machine-model/1");
+    assert_eq!(model["schema"], "gpubench-machine-model/2");
 }

@@ -595,7 +595,7 @@ fn export_output_into_a_missing_directory_is_made_as_report_makes_it() {
     assert!(output.status.success(), "{output:?}");
     let model: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(model["schema"], "gpubench-machine-model/1");
+    assert_eq!(model["schema"], "gpubench-machine-model/2");
     // A refused export makes no directories; one inside a file is refused in one sentence.
     let out = dir.path().join("other/model.json");
     let output = gpubench([

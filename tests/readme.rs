@@ -65,12 +65,12 @@ fn fill(template: &str, mut value: impl FnMut(&str) -> String) -> String {
 
 /// The headline of `template` from the run's rows, as the page writes it
 /// (`gpubench::report::headline`); a row it cannot quote fails the test, naming the row.
-fn headline(rows: &[Value], template: &str) -> String {
+fn headline(rows: &[Value], suite: &str, template: &str) -> String {
     let figures: Vec<Figure> = rows
         .iter()
         .map(|r| serde_json::from_value(r.clone()).expect("a summary row"))
         .collect();
-    gpubench::report::headline::headline(&figures, template)
+    gpubench::report::headline::headline(&figures, suite, template)
         .unwrap_or_else(|why| panic!("the README's headline: {why}"))
 }
 
@@ -88,7 +88,7 @@ fn regenerated(readme: &str, rows: &[Value]) -> (String, Vec<String>) {
         match suite.and_then(|s| HEADLINES.iter().find(|(name, _)| *name == s)) {
             Some((name, template)) => {
                 let cut = line.trim_end_matches('|').trim_end().rfind('|').unwrap();
-                let want = headline(rows, template);
+                let want = headline(rows, name, template);
                 if line[cut + 1..].trim().trim_end_matches('|').trim() != want {
                     differ.push(name.to_string());
                 }
@@ -261,6 +261,6 @@ fn a_stale_or_changed_headline_is_named_and_an_unresolved_row_is_refused() {
     // An unresolved row makes no headline.
     clock(&mut rows)["unresolved"] =
         serde_json::json!({"reason": "shared-gpu", "detail": "PID 1 used the GPU"});
-    let refused = std::panic::catch_unwind(|| headline(&rows, "{clock64 back-to-back|0}"));
+    let refused = std::panic::catch_unwind(|| headline(&rows, "clock", "{clock64 back-to-back|0}"));
     assert!(refused.is_err(), "an unresolved row made a headline");
 }

@@ -97,15 +97,16 @@ fn a_remade_cache_plot_states_the_confidences_its_table_states() {
     assert!(compared >= 10, "{compared} cache suites");
 }
 
-/// #72: a figure's status is typed where a suite makes it, never read from its words, and the
-/// one migration table that reads old files (whose words carry the standing) agrees with the
-/// suites on every committed suite that can be derived again: each figure derived from its
-/// files is unresolved exactly when the same figure written and read back is, for the same
-/// reason.
+/// #72: a figure's status and key are typed where a suite makes them, never read from its
+/// words, and the one migration table that reads old files (whose words carry the standing,
+/// and which hold no keys) agrees with the suites on every committed suite that can be
+/// derived again: each figure derived from its files is unresolved exactly when the same
+/// figure written and read back is, for the same reason, and its key is the one its words
+/// migrate to; no suite gives two figures one key.
 #[test]
 fn every_committed_suites_typed_statuses_survive_the_files_words() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
-    let (mut suites, mut unresolved) = (0, 0);
+    let (mut suites, mut unresolved, mut known) = (0, 0, 0);
     for dir in common::dirs_holding(&root, "metadata.json") {
         if dir.to_string_lossy().contains("report-html")
             || gpubench::report::figures::figures_only(&dir)
@@ -132,12 +133,26 @@ fn every_committed_suites_typed_statuses_survive_the_files_words() {
                 figure.quantity
             );
             unresolved += usize::from(figure.is_unresolved());
+            // The key a file without keys is given is the key the suite gives.
+            assert_eq!(
+                gpubench::report::keys::from_words(&figure.section, &figure.quantity),
+                figure.key,
+                "{}: {}",
+                dir.display(),
+                figure.quantity
+            );
+            known += usize::from(gpubench::report::keys::parse(&figure.key).is_some());
         }
+        let mut keys: Vec<&str> = derived.iter().map(|f| f.key.as_str()).collect();
+        keys.sort_unstable();
+        let before = keys.len();
+        keys.dedup();
+        assert_eq!(keys.len(), before, "{}: a key twice", dir.display());
         suites += 1;
     }
     assert!(
-        suites > 150 && unresolved > 100,
-        "{suites} suites, {unresolved} unresolved"
+        suites > 150 && unresolved > 100 && known > 1000,
+        "{suites} suites, {unresolved} unresolved, {known} keys the core reads"
     );
 }
 

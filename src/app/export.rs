@@ -126,6 +126,11 @@ fn machine_model(
         .into());
     }
     let summary = super::report::tables_from_files(dir, repeat)?;
+    model_of(dir, summary)
+}
+
+/// The machine model of `summary`, made of `dir`'s files, with the driver's facts of `dir`.
+fn model_of(dir: &std::path::Path, summary: summary::Summary) -> Result<export::MachineModel> {
     let metadata = summary::suite_dirs(dir)?
         .into_iter()
         .find_map(|(_, path)| SavedMetadata::read(&path).ok().filter(|m| m.complete()))
@@ -168,7 +173,7 @@ fn machine_model(
         sm_clock: summary
             .figures
             .iter()
-            .find(|f| f.quantity == crate::report::known_rows::SM_CLOCK)
+            .find(|f| f.key == crate::report::keys::SM_CLOCK)
             .map(Quantity::of),
     };
     Ok(export::model(&summary, gpu))
@@ -198,4 +203,101 @@ fn read_base(path: &std::path::Path) -> Result<crate::report::accel_sim::Base> {
         .into());
     }
     Ok(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{compare, curated, roofline, summary::Summary};
+
+    /// What the test puts before every figure's words.
+    const MARK: &str = "REWORDED ";
+
+    fn reworded(summary: &Summary) -> Summary {
+        let mut summary = summary.clone();
+        for f in &mut summary.figures {
+            f.section = format!("{MARK}{}", f.section);
+            f.quantity = format!("{MARK}{}", f.quantity);
+        }
+        summary
+    }
+
+    /// #72: a figure's words are for the reader; the core finds figures by key. Every figure of
+    /// the committed runs reworded (a prefix on its section and quantity), the curated tables,
+    /// the roofline's ceilings, the machine model, the Accel-Sim export and `compare`'s flags
+    /// come out the same but for that prefix.
+    #[test]
+    fn reworded_figures_give_the_same_tables_ceilings_model_export_and_flags() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+        let runs = [
+            ("h100/all", Some("h100/all-repeat")),
+            ("h200/all", None),
+            ("h200x2/gpu0-f64c03ac", Some("h200x2/gpu0-f64c03ac/repeat")),
+        ];
+        let mut rooflines = 0;
+        for (run, repeat) in runs {
+            let dir = root.join(run);
+            let repeat = repeat.map(|r| root.join(r));
+            let said = super::super::report::tables_from_files(&dir, repeat.as_deref()).unwrap();
+            let other = reworded(&said);
+            let unmarked = |text: String| text.replace(MARK, "");
+            let tables = |s: &Summary| {
+                let t = curated::tables(s);
+                curated::render_markdown(&t) + &curated::render_latex(&t)
+            };
+            assert!(
+                tables(&other).contains(MARK),
+                "{run}: no reworded row shown"
+            );
+            assert_eq!(unmarked(tables(&other)), tables(&said), "{run}");
+            let ceilings = roofline::of_figures(&said.figures);
+            rooflines += usize::from(ceilings.is_some());
+            assert_eq!(roofline::of_figures(&other.figures), ceilings, "{run}");
+            let model = model_of(&dir, said.clone()).unwrap();
+            let model_other = model_of(&dir, other.clone()).unwrap();
+            let json = |m: &export::MachineModel| serde_json::to_string_pretty(m).unwrap();
+            assert_eq!(unmarked(json(&model_other)), json(&model), "{run}");
+            let config = crate::report::accel_sim::config(&model, None);
+            assert!(config.contains("-gpgpu_l1_latency"), "{run}: {config}");
+            assert_eq!(
+                unmarked(crate::report::accel_sim::config(&model_other, None)),
+                config,
+                "{run}"
+            );
+            if let Some(repeat) = &repeat {
+                let second = crate::report::summary::summarise_from_files(
+                    repeat,
+                    super::super::registry::derive_figures,
+                )
+                .unwrap();
+                let names = [run.to_string(), repeat.display().to_string()];
+                let flags = |a: &Summary, b: &Summary| {
+                    let c = compare::compare(
+                        &names,
+                        &[a.clone(), b.clone()],
+                        &compare::Tolerances::default(),
+                        None,
+                    );
+                    serde_json::to_string_pretty(&c).unwrap()
+                };
+                let first = crate::report::summary::summarise_from_files(
+                    &dir,
+                    super::super::registry::derive_figures,
+                )
+                .unwrap();
+                let said_flags = flags(&first, &second);
+                assert!(
+                    said_flags.contains("\"flag\": \""),
+                    "{run}: nothing flagged"
+                );
+                assert_eq!(
+                    unmarked(flags(&reworded(&first), &reworded(&second))),
+                    said_flags,
+                    "{run}"
+                );
+            }
+        }
+        // The two-GPU run has no flops suite, so no roofline.
+        assert_eq!(rooflines, 2);
+    }
 }

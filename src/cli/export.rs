@@ -32,7 +32,7 @@ pub struct ExportArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
-    /// The machine model (schema gpubench-machine-model/1).
+    /// The machine model (schema gpubench-machine-model/2).
     Json,
     /// The GPGPU-Sim / Accel-Sim options the run determines, to append to a base gpgpusim.config.
     AccelSim,

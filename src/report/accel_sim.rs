@@ -11,6 +11,7 @@
 use std::fmt::Write as _;
 
 use super::export::{MachineModel, Quantity, Status};
+use super::keys::{self, Known};
 
 /// One option line: its name, value and why.
 struct Line {
@@ -145,22 +146,18 @@ const NOT_DETERMINED: [(&str, &str); 12] = [
     ("-ptx_opcode_initiation_tensor", "as above"),
 ];
 
-/// A settled number of the model, by its quantity's name.
-fn settled<'a>(model: &'a MachineModel, quantity: &str) -> Option<&'a Quantity> {
+/// A settled number of the model, by its key ([`crate::report::keys`]).
+fn settled<'a>(model: &'a MachineModel, key: Known) -> Option<&'a Quantity> {
+    let key = key.key();
     model
         .figures
         .iter()
-        .find(|q| q.quantity == quantity && q.status == Status::Figure && q.value.is_some())
+        .find(|q| q.key == key && q.status == Status::Figure && q.value.is_some())
 }
 
-/// A settled figure whose quantity starts with `prefix` and ends with `suffix`.
-fn settled_like<'a>(model: &'a MachineModel, prefix: &str, suffix: &str) -> Option<&'a Quantity> {
-    model.figures.iter().find(|q| {
-        q.quantity.starts_with(prefix)
-            && q.quantity.ends_with(suffix)
-            && q.status == Status::Figure
-            && q.value.is_some()
-    })
+/// A level's quantity of a memory space, as [`settled`] finds it.
+fn memory<'a>(space: &'a str, level: &'a str, what: &'a str) -> Known<'a> {
+    Known::Memory { space, level, what }
 }
 
 fn said(q: &Quantity) -> String {
@@ -299,8 +296,8 @@ fn latency_lines(
     let mut push = |option: &'static str, value: String, why: String| {
         lines.push(Line { option, value, why });
     };
-    let latency = |quantity: &str| settled(model, quantity);
-    if let Some(l1) = latency("global: level 1 latency") {
+    let latency = |space, level| settled(model, memory(space, level, keys::level::LATENCY));
+    if let Some(l1) = latency("global", "1") {
         let translated = translated(
             l1,
             L1_CHASE_OVER_OPTION,
@@ -314,7 +311,7 @@ fn latency_lines(
     if let Some((value, why)) = l1_geometry(model, base) {
         push("-gpgpu_cache:dl1", value, why);
     }
-    if let Some(shared) = latency("shared: slowest level latency") {
+    if let Some(shared) = latency("shared", keys::BEYOND) {
         let translated = translated(
             shared,
             SMEM_CHASE_OVER_OPTION,
@@ -325,7 +322,7 @@ fn latency_lines(
             Err(why) => unwritten.push(("-gpgpu_smem_latency", why)),
         }
     }
-    if let Some(l2) = latency("l2: level 1 latency") {
+    if let Some(l2) = latency("l2", "1") {
         let translated = translated(
             l2,
             L2_CHASE_OVER_OPTION,
@@ -345,42 +342,81 @@ fn opcode_lines(model: &MachineModel) -> Vec<Line> {
     let mut push = |option: &'static str, value: String, why: String| {
         lines.push(Line { option, value, why });
     };
-    let sass = |op: &str, what: &str| settled(model, &format!("{op} {what}"));
-    let ptx =
-        |op: &str, what: &str| settled_like(model, &format!("{op} (PTX"), &format!(" {what}"));
+    let sass = |opcode, what| settled(model, Known::Sass { opcode, what });
+    let ptx = |operation, what| settled(model, Known::Ptx { operation, what });
     // GPGPU-Sim's positions: ADD, MAX, MUL, MAD, DIV (and SHFL for int).
     let int = [
-        ("ADD", sass("IADD3", "latency"), sass("IADD3", "throughput")),
+        (
+            "ADD",
+            sass("IADD3", keys::LATENCY),
+            sass("IADD3", keys::THROUGHPUT),
+        ),
         ("MAX", None, None),
-        ("MUL", sass("IMAD", "latency"), sass("IMAD", "throughput")),
-        ("MAD", sass("IMAD", "latency"), sass("IMAD", "throughput")),
+        (
+            "MUL",
+            sass("IMAD", keys::LATENCY),
+            sass("IMAD", keys::THROUGHPUT),
+        ),
+        (
+            "MAD",
+            sass("IMAD", keys::LATENCY),
+            sass("IMAD", keys::THROUGHPUT),
+        ),
         (
             "DIV",
-            ptx("uint32 div", "latency"),
-            ptx("uint32 div", "throughput"),
+            ptx("uint32 div", keys::LATENCY),
+            ptx("uint32 div", keys::THROUGHPUT),
         ),
-        ("SHFL", sass("SHFL", "latency"), sass("SHFL", "throughput")),
+        (
+            "SHFL",
+            sass("SHFL", keys::LATENCY),
+            sass("SHFL", keys::THROUGHPUT),
+        ),
     ];
     let fp = [
-        ("ADD", sass("FADD", "latency"), sass("FADD", "throughput")),
+        (
+            "ADD",
+            sass("FADD", keys::LATENCY),
+            sass("FADD", keys::THROUGHPUT),
+        ),
         ("MAX", None, None),
-        ("MUL", sass("FMUL", "latency"), sass("FMUL", "throughput")),
-        ("MAD", sass("FFMA", "latency"), sass("FFMA", "throughput")),
+        (
+            "MUL",
+            sass("FMUL", keys::LATENCY),
+            sass("FMUL", keys::THROUGHPUT),
+        ),
+        (
+            "MAD",
+            sass("FFMA", keys::LATENCY),
+            sass("FFMA", keys::THROUGHPUT),
+        ),
         (
             "DIV",
-            ptx("fp32 div", "latency"),
-            ptx("fp32 div", "throughput"),
+            ptx("fp32 div", keys::LATENCY),
+            ptx("fp32 div", keys::THROUGHPUT),
         ),
     ];
     let dp = [
-        ("ADD", sass("DADD", "latency"), sass("DADD", "throughput")),
+        (
+            "ADD",
+            sass("DADD", keys::LATENCY),
+            sass("DADD", keys::THROUGHPUT),
+        ),
         ("MAX", None, None),
-        ("MUL", sass("DMUL", "latency"), sass("DMUL", "throughput")),
-        ("MAD", sass("DFMA", "latency"), sass("DFMA", "throughput")),
+        (
+            "MUL",
+            sass("DMUL", keys::LATENCY),
+            sass("DMUL", keys::THROUGHPUT),
+        ),
+        (
+            "MAD",
+            sass("DFMA", keys::LATENCY),
+            sass("DFMA", keys::THROUGHPUT),
+        ),
         (
             "DIV",
-            ptx("fp64 div", "latency"),
-            ptx("fp64 div", "throughput"),
+            ptx("fp64 div", keys::LATENCY),
+            ptx("fp64 div", keys::THROUGHPUT),
         ),
     ];
     for (lists, latency_option, initiation_option) in [
@@ -409,7 +445,10 @@ fn opcode_lines(model: &MachineModel) -> Vec<Line> {
             );
         }
     }
-    if let (Some(l), Some(r)) = (sass("MUFU.RCP", "latency"), sass("MUFU.RCP", "throughput")) {
+    if let (Some(l), Some(r)) = (
+        sass("MUFU.RCP", keys::LATENCY),
+        sass("MUFU.RCP", keys::THROUGHPUT),
+    ) {
         push(
             "-ptx_opcode_latency_sfu",
             format!("{:.0}", l.value.unwrap_or(0.0).round()),
@@ -431,10 +470,12 @@ fn constant_cache_line(model: &MachineModel, base: Option<&Base>) -> Vec<Line> {
         lines.push(Line { option, value, why });
     };
     // The constant cache is the one level whose whole geometry a run identifies.
-    let constant = |what: &str| settled(model, &format!("constant: level 1 {what}"));
-    if let (Some(sets), Some(line), Some(ways)) =
-        (constant("sets"), constant("line"), constant("ways"))
-    {
+    let constant = |what| settled(model, memory("constant", "1", what));
+    if let (Some(sets), Some(line), Some(ways)) = (
+        constant(keys::level::SETS),
+        constant(keys::level::LINE),
+        constant(keys::level::WAYS),
+    ) {
         let (value, whose) = Base::cache_string(
             base,
             "-gpgpu_const_cache:l1",
@@ -465,9 +506,10 @@ fn constant_cache_line(model: &MachineModel, base: Option<&Base>) -> Vec<Line> {
 /// line (128 B of four sectors), any other is the line itself. The fields after the geometry
 /// (policy, MSHRs, queues) are not measured: they are SM7_QV100's, and said so.
 fn l1_geometry(model: &MachineModel, base: Option<&Base>) -> Option<(String, String)> {
-    let ways = settled(model, "global: level 1 ways (conflict experiment)")?;
-    let way = settled(model, "global: level 1 way size (conflict experiment)")?;
-    let fetch = settled(model, "global: level 1 fetch granularity (stride sweep)")?;
+    let first = |what| settled(model, memory("global", "1", what));
+    let ways = first(keys::level::CONFLICT_WAYS)?;
+    let way = first(keys::level::CONFLICT_WAY_SIZE)?;
+    let fetch = first(keys::level::FETCH_GRANULARITY)?;
     let (ways_n, way_bytes, fetch_bytes) = (ways.value?, way.value?, fetch.value?);
     let (kind, line) = if fetch_bytes == SECTOR_BYTES {
         ('S', SECTORED_LINE_BYTES)

@@ -10,6 +10,7 @@
 use std::fmt::Write as _;
 
 use super::figures::Figure;
+use super::keys::{self, Known};
 use super::summary::{Summary, format_value, latex_escape};
 
 pub const MARKDOWN: &str = "tables.md";
@@ -56,7 +57,7 @@ fn number(f: Option<&Figure>, show: impl Fn(f64) -> String) -> String {
 fn sm_mhz(figures: &[Figure]) -> Option<f64> {
     figures
         .iter()
-        .find(|f| f.quantity == super::known_rows::SM_CLOCK && f.unit == "MHz")
+        .find(|f| f.key == keys::SM_CLOCK && f.unit == "MHz")
         .and_then(|f| f.value)
 }
 
@@ -79,63 +80,46 @@ pub struct LevelFigures<'a> {
 
 /// Every memory level of `figures`, in the order the summary names them.
 pub fn memory_levels(figures: &[Figure]) -> Vec<LevelFigures<'_>> {
-    let in_memory: Vec<&Figure> = figures
-        .iter()
-        .filter(|f| f.section == "Memory hierarchy")
-        .collect();
-    let mut levels: Vec<(String, String)> = Vec::new();
-    for f in &in_memory {
-        let Some((space, rest)) = f.quantity.split_once(": ") else {
-            continue;
-        };
-        let level = if let Some(rest) = rest.strip_prefix("level ") {
-            rest.split(' ').next().unwrap_or("").to_string()
-        } else if rest == "slowest level latency" {
-            "memory".into()
-        } else {
-            continue;
-        };
-        if !level.is_empty() && !levels.contains(&(space.to_string(), level.clone())) {
-            levels.push((space.to_string(), level));
+    let mut levels: Vec<(&str, &str)> = Vec::new();
+    for f in figures {
+        if let Some(Known::Memory { space, level, .. }) = keys::parse(&f.key)
+            && !levels.contains(&(space, level))
+        {
+            levels.push((space, level));
         }
     }
-    let find = |space: &str, level: &str, what: &str| {
-        let quantity = if level == "memory" {
-            format!("{space}: slowest level {what}")
-        } else {
-            format!("{space}: level {level} {what}")
-        };
-        in_memory.iter().copied().find(|f| f.quantity == quantity)
-    };
-    // Where the bandwidth suite measured the same level.
+    let by_key = |key: String| figures.iter().find(|f| f.key == key);
+    let find =
+        |space: &str, level: &str, what: &str| by_key(Known::Memory { space, level, what }.key());
+    // Where the bandwidth suite measured the same level (whichever search it came from).
     let bandwidth = |space: &str, level: &str| {
-        let (bw_level, operation) = match (space, level) {
+        let (bw_level, bw_operation) = match (space, level) {
             ("global", "1") => ("l1", "read"),
             ("l2", "1") => ("l2", "read"),
-            ("global", "memory") => ("dram", "read"),
-            ("shared", "memory") => ("shared", "read"),
+            ("global", keys::BEYOND) => ("dram", "read"),
+            ("shared", keys::BEYOND) => ("shared", "read"),
             _ => return None,
         };
-        figures
-            .iter()
-            .find(|f| super::known_rows::is_bandwidth_rate_of(f, bw_level, operation))
+        figures.iter().find(|f| {
+            f.unit == "GB/s"
+                && matches!(keys::parse(&f.key), Some(Known::Bandwidth { level, operation, .. })
+                    if level == bw_level && operation == bw_operation)
+        })
     };
+    use keys::level as what;
     levels
         .into_iter()
         .map(|(space, level)| LevelFigures {
-            size: find(&space, &level, "size"),
-            capacity: find(&space, &level, super::known_rows::CACHE_CAPACITY),
-            line: find(&space, &level, "line"),
-            ways: find(&space, &level, "ways"),
-            sets: find(&space, &level, "sets"),
-            latency: find(&space, &level, "latency"),
-            read_bandwidth: bandwidth(&space, &level),
-            load: in_memory
-                .iter()
-                .find(|f| f.quantity == format!("{space}: timed-loop load instruction (SASS)"))
-                .and_then(|f| f.text.clone()),
-            space,
-            level,
+            size: find(space, level, what::SIZE),
+            capacity: find(space, level, what::CAPACITY),
+            line: find(space, level, what::LINE),
+            ways: find(space, level, what::WAYS),
+            sets: find(space, level, what::SETS),
+            latency: find(space, level, what::LATENCY),
+            read_bandwidth: bandwidth(space, level),
+            load: by_key(Known::Load { space }.key()).and_then(|f| f.text.clone()),
+            space: space.to_string(),
+            level: level.to_string(),
         })
         .collect()
 }
@@ -206,23 +190,18 @@ fn memory(figures: &[Figure]) -> Table {
 
 /// The SASS instructions the pipeline suite timed: opcode, latency, throughput.
 pub fn sass_instructions(figures: &[Figure]) -> Vec<(&str, &Figure, Option<&Figure>)> {
-    let pipeline: Vec<&Figure> = figures.iter().filter(|f| f.section == "Pipeline").collect();
-    pipeline
+    figures
         .iter()
-        .filter_map(|f| {
-            let opcode = f.quantity.strip_suffix(" latency")?;
-            // The SASS rows are named by their opcode alone (IADD3, MUFU.EX2); the PTX ones
-            // say more.
-            let is_sass = opcode
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '.');
-            is_sass.then(|| {
-                let throughput = pipeline
-                    .iter()
-                    .copied()
-                    .find(|t| t.quantity == format!("{opcode} throughput"));
-                (opcode, *f, throughput)
-            })
+        .filter_map(|f| match keys::parse(&f.key)? {
+            Known::Sass { opcode, what } if what == keys::LATENCY => {
+                let throughput = Known::Sass {
+                    opcode,
+                    what: keys::THROUGHPUT,
+                }
+                .key();
+                Some((opcode, f, figures.iter().find(|t| t.key == throughput)))
+            }
+            _ => None,
         })
         .collect()
 }
@@ -248,16 +227,13 @@ fn instructions(figures: &[Figure]) -> Table {
 }
 
 fn simt(figures: &[Figure]) -> Table {
-    const SECTIONS: [&str; 5] = [
-        "Divergence",
-        "Branches",
-        "Synchronization",
-        "Registers",
-        "Shared memory",
-    ];
+    const SUITES: [&str; 5] = ["divergence", "branch", "sync", "regs", "shared"];
     let rows = figures
         .iter()
-        .filter(|f| SECTIONS.contains(&f.section.as_str()) && !f.is_unresolved())
+        .filter(|f| {
+            let suite = f.key.split(keys::SEP).next().unwrap_or("");
+            SUITES.contains(&suite) && !f.is_unresolved()
+        })
         .map(|f| vec![f.section.clone(), f.quantity.clone(), f.value_text()])
         .collect();
     Table {
@@ -280,37 +256,48 @@ pub struct UnitFigures<'a> {
 
 /// The flops suite's FMA instructions, then the tensor suite's instructions.
 pub fn compute_units(figures: &[Figure]) -> Vec<UnitFigures<'_>> {
-    let find = |section: &str, quantity: String| {
-        figures
-            .iter()
-            .find(|f| f.section == section && f.quantity == quantity)
+    let find = |key: Known| {
+        let key = key.key();
+        figures.iter().find(|f| f.key == key)
     };
     let mut units = Vec::new();
-    let flops = super::known_rows::FLOPS_SECTION;
-    for f in figures.iter().filter(|f| f.section == flops) {
-        let Some(name) = f.quantity.strip_suffix(" rate, all SMs at once") else {
-            continue;
-        };
-        units.push(UnitFigures {
-            name: name.to_string(),
-            latency: None,
-            per_sm: Some(f),
-            chip: find(flops, super::known_rows::flops_chip_rate_quantity(name)),
-            share_of_peak: find(flops, format!("{name}: share of the whitepaper peak")),
-        });
+    for f in figures {
+        if let Some(Known::Flops { name, what }) = keys::parse(&f.key)
+            && what == keys::PER_SM
+        {
+            let flops = |what| Known::Flops { name, what };
+            units.push(UnitFigures {
+                name: name.to_string(),
+                latency: None,
+                per_sm: Some(f),
+                chip: find(flops(keys::CHIP)),
+                share_of_peak: find(flops(keys::SHARE)),
+            });
+        }
     }
-    let tensor = super::known_rows::TENSOR_SECTION;
-    for f in figures.iter().filter(|f| f.section == tensor) {
-        let Some(kernel) = f.quantity.strip_suffix(" throughput") else {
-            continue;
-        };
-        units.push(UnitFigures {
-            name: kernel.to_string(),
-            latency: find(tensor, format!("{kernel} latency")),
-            per_sm: Some(f),
-            chip: find(tensor, super::known_rows::tensor_chip_rate_quantity(kernel)),
-            share_of_peak: find(tensor, format!("{kernel}: share of the dense peak")),
-        });
+    for f in figures {
+        if let Some(Known::Tensor {
+            family,
+            shape,
+            types,
+            what,
+        }) = keys::parse(&f.key)
+            && what == keys::THROUGHPUT
+        {
+            let tensor = |what| Known::Tensor {
+                family,
+                shape,
+                types,
+                what,
+            };
+            units.push(UnitFigures {
+                name: format!("{family} {shape} {types}"),
+                latency: find(tensor(keys::LATENCY)),
+                per_sm: Some(f),
+                chip: find(tensor(keys::CHIP)),
+                share_of_peak: find(tensor(keys::SHARE)),
+            });
+        }
     }
     units
 }

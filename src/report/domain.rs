@@ -234,6 +234,7 @@ mod tests {
 
     fn figure(value: f64, unit: &str, uncertainty: &str, interval: Option<(f64, f64)>) -> Figure {
         Figure {
+            key: "pipeline/int32 add: latency".into(),
             unresolved: None,
             section: "Pipeline".into(),
             quantity: "int32 add: latency".into(),

@@ -128,7 +128,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         return Ok(Vec::new());
     }
     let rows: Vec<Row> = super::saved::read_csv(dir, FILE)?;
-    let mut r = Rows::new("TMA", FILE);
+    let mut r = Rows::new("tma", "TMA", FILE);
     if let Some(row) = rows.iter().find(|r| r.role == "not measured") {
         r.text(QUANTITY, row.skipped.as_deref());
         return Ok(r.finish());

@@ -15,7 +15,7 @@ use super::figures::Figure;
 use super::summary::Summary;
 
 /// The schema's name and version; a change that breaks a reader bumps the number.
-pub const SCHEMA_ID: &str = "gpubench-machine-model/1";
+pub const SCHEMA_ID: &str = "gpubench-machine-model/2";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -109,6 +109,9 @@ pub enum Status {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Quantity {
+    /// The figure's stable key ([`crate::report::keys`]): what a program reading the model
+    /// finds it by; the section and quantity are its words.
+    pub key: String,
     pub section: String,
     pub quantity: String,
     pub status: Status,
@@ -138,6 +141,7 @@ impl Quantity {
     pub fn of(f: &Figure) -> Quantity {
         let unresolved = f.is_unresolved();
         Quantity {
+            key: f.key.clone(),
             section: f.section.clone(),
             quantity: f.quantity.clone(),
             status: if unresolved {

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(from = "SavedFigure")]
 pub struct Figure {
+    /// What the figure is, apart from its words ([`super::keys`]): what the core's tables,
+    /// the roofline, the machine model, the export and `compare` find it by.
+    pub key: String,
     pub section: String,
     pub quantity: String,
     pub value: Option<f64>,
@@ -49,6 +52,9 @@ fn said_in_words(unresolved: &Option<Unresolved>) -> bool {
 /// taken from its words by the one migration table, [`Figure::standing_from_words`].
 #[derive(Deserialize)]
 struct SavedFigure {
+    /// Absent in files written before keys: [`super::keys::from_words`] gives it.
+    #[serde(default)]
+    key: Option<String>,
     section: String,
     quantity: String,
     value: Option<f64>,
@@ -66,7 +72,11 @@ struct SavedFigure {
 
 impl From<SavedFigure> for Figure {
     fn from(saved: SavedFigure) -> Figure {
+        let key = saved
+            .key
+            .unwrap_or_else(|| super::keys::from_words(&saved.section, &saved.quantity));
         let mut figure = Figure {
+            key,
             section: saved.section,
             quantity: saved.quantity,
             value: saved.value,
@@ -270,6 +280,7 @@ impl Figure {
         uncertainty: &str,
     ) -> Figure {
         Figure {
+            key: super::keys::from_words(section, quantity),
             section: section.into(),
             quantity: quantity.into(),
             value,
@@ -357,18 +368,34 @@ pub fn confidence_label_held_out(confidence: Option<f64>, held_out_gap: Option<f
 
 /// Builds one suite's figures, all in one section, from one source file at a time.
 pub struct Rows {
+    /// The suite, the first part of every key ([`super::keys`]).
+    suite: &'static str,
     section: &'static str,
     source: String,
     figures: Vec<Figure>,
+    /// The key [`Rows::key`] gave the next row.
+    next_key: Option<String>,
+    /// Whether the last call added a row (the one [`Rows::settle`] and its kin act on).
+    added_last: bool,
 }
 
 impl Rows {
-    pub fn new(section: &'static str, source: &str) -> Rows {
+    pub fn new(suite: &'static str, section: &'static str, source: &str) -> Rows {
         Rows {
+            suite,
             section,
             source: source.into(),
             figures: Vec::new(),
+            next_key: None,
+            added_last: false,
         }
+    }
+
+    /// The key of the next row (one the core reads, made by [`super::keys`]); a row given
+    /// none is keyed by its suite and quantity ([`super::keys::plain`]).
+    pub fn key(&mut self, key: String) -> &mut Rows {
+        self.next_key = Some(key);
+        self
     }
 
     /// The file the following figures come from.
@@ -391,10 +418,13 @@ impl Rows {
         interval: Option<(f64, f64)>,
         uncertainty: String,
     ) {
-        if value.is_none() && text.is_none() {
+        let key = self.next_key.take();
+        self.added_last = value.is_some() || text.is_some();
+        if !self.added_last {
             return;
         }
         self.figures.push(Figure {
+            key: key.unwrap_or_else(|| super::keys::plain(self.suite, quantity)),
             unresolved: None,
             section: self.section.into(),
             quantity: quantity.into(),
@@ -409,36 +439,41 @@ impl Rows {
         });
     }
 
-    /// Gives the figure added last its value per SM ([`Figure::per_sm`]); nothing where the
-    /// last call added no figure.
-    pub fn per_sm(&mut self, quantity: &str, values: Vec<Option<f64>>) {
-        if let Some(last) = self.figures.last_mut().filter(|f| f.quantity == quantity) {
+    /// The row the last call added; none where it added none (a quantity with neither a
+    /// value nor a verdict).
+    fn added(&mut self) -> Option<&mut Figure> {
+        if self.added_last {
+            self.figures.last_mut()
+        } else {
+            None
+        }
+    }
+
+    /// Gives the row added last its value per SM ([`Figure::per_sm`]).
+    pub fn per_sm(&mut self, values: Vec<Option<f64>>) {
+        if let Some(last) = self.added() {
             last.per_sm = Some(values);
         }
     }
 
-    /// Holds the figure added last, where it is `quantity`, to `ceiling`
-    /// ([`hold`]); nothing where there is no ceiling.
-    pub fn at_most(&mut self, quantity: &str, ceiling: Option<&Ceiling>) {
-        if let (Some(last), Some(ceiling)) = (
-            self.figures.last_mut().filter(|f| f.quantity == quantity),
-            ceiling,
-        ) {
+    /// Holds the row added last to `ceiling` ([`hold`]); nothing where there is no ceiling.
+    pub fn at_most(&mut self, ceiling: Option<&Ceiling>) {
+        if let (Some(last), Some(ceiling)) = (self.added(), ceiling) {
             hold(last, ceiling);
         }
     }
 
-    /// Leaves the last row, where it is `quantity`, unresolved for an inference's own
-    /// `reason`, which its words state ([`Figure::settle`]).
-    pub fn settle(&mut self, quantity: &str, reason: Reason) {
-        if let Some(last) = self.figures.last_mut().filter(|f| f.quantity == quantity) {
+    /// Leaves the row added last unresolved for an inference's own `reason`, which its words
+    /// state ([`Figure::settle`]).
+    pub fn settle(&mut self, reason: Reason) {
+        if let Some(last) = self.added() {
             last.settle(reason);
         }
     }
 
-    /// Leaves the last row, where it is `quantity`, unresolved for `reason`.
-    pub fn unresolved(&mut self, quantity: &str, reason: Reason, detail: &str) {
-        if let Some(last) = self.figures.last_mut().filter(|f| f.quantity == quantity) {
+    /// Leaves the row added last unresolved for `reason`.
+    pub fn unresolved(&mut self, reason: Reason, detail: &str) {
+        if let Some(last) = self.added() {
             last.mark_unresolved(reason, detail);
         }
     }
@@ -487,7 +522,7 @@ impl Rows {
     ) {
         self.labelled(quantity, value, unit, confidence_label(confidence));
         if confidence.is_some_and(|c| c < LEAST_CONFIDENCE) {
-            self.settle(quantity, Reason::LowConfidence);
+            self.settle(Reason::LowConfidence);
         }
     }
 

@@ -6,8 +6,10 @@
 
 use super::figures::Figure;
 
-/// Each suite's headline: text with `{quantity|format}` fields, where `quantity` names a row
-/// of the run's summary and `format` is a number of decimals, `TB` (a GB/s rate in TB/s, two
+/// Each suite's headline: text with `{key|format}` fields, where `key` is a figure's key
+/// within the suite ([`super::keys`]: `sass/FFMA/latency` is the pipeline suite's
+/// `pipeline/sass/FFMA/latency`, `clock64 back-to-back` the clock suite's row of that
+/// quantity) and `format` is a number of decimals, `TB` (a GB/s rate in TB/s, two
 /// decimals), `size` (bytes in KiB or MiB), `%` (a fraction in per cent) or `lead` (a verdict's
 /// words up to its first semicolon or parenthesis).
 pub const HEADLINES: &[(&str, &str)] = &[
@@ -41,23 +43,23 @@ pub const HEADLINES: &[(&str, &str)] = &[
     ),
     (
         "pipeline",
-        "FFMA {FFMA latency|0} cycles, {FFMA throughput|0}/clock/SM; DFMA {DFMA latency|0}; \
-         POPC {POPC latency|0}; MUFU.EX2 {MUFU.EX2 latency|0}; SHFL {SHFL latency|0}",
+        "FFMA {sass/FFMA/latency|0} cycles, {sass/FFMA/throughput|0}/clock/SM; DFMA {sass/DFMA/latency|0}; \
+         POPC {sass/POPC/latency|0}; MUFU.EX2 {sass/MUFU.EX2/latency|0}; SHFL {sass/SHFL/latency|0}",
     ),
     (
         "cache",
-        "L1 {global: level 1 latency|1} cycles; constant L1 {constant: level 1 size|size}, \
-         {constant: level 1 line|0} B lines, {constant: level 1 ways|0} ways; L2 \
-         {l2: level 1 latency|0} / {l2: level 2 latency|0} cycles",
+        "L1 {global/1/latency|1} cycles; constant L1 {constant/1/size|size}, \
+         {constant/1/line|0} B lines, {constant/1/ways|0} ways; L2 \
+         {l2/1/latency|0} / {l2/2/latency|0} cycles",
     ),
     (
         "bandwidth",
-        "L2 read {l2 strong read (at the l2 strong read search's winner)|TB} TB/s (lines many \
-         SMs share: {l2 shared-line read (at the l2 shared-line read search's winner)|TB}); \
-         DRAM read {dram read (at the dram read search's winner)|TB} TB/s \
+        "L2 read {l2/strong read/at the l2 strong read search's winner|TB} TB/s (lines many \
+         SMs share: {l2/shared-line read/at the l2 shared-line read search's winner|TB}); \
+         DRAM read {dram/read/at the dram read search's winner|TB} TB/s \
          ({dram read: fraction of theoretical peak|1} % of peak), write \
-         {dram write (at the dram write search's winner)|TB}, copy \
-         {dram copy (at the dram copy search's winner)|TB}",
+         {dram/write/at the dram write search's winner|TB}, copy \
+         {dram/copy/at the dram copy search's winner|TB}",
     ),
     (
         "slots",
@@ -66,17 +68,17 @@ pub const HEADLINES: &[(&str, &str)] = &[
     ),
     (
         "tensor",
-        "wgmma m64n256k16 FP16 {wgmma m64n256k16 FP16→FP32 at the measured clock|0} TFLOPS \
-         ({wgmma m64n256k16 FP16→FP32: share of the dense peak|2} % of the dense peak)",
+        "wgmma m64n256k16 FP16 {wgmma/m64n256k16/FP16→FP32/chip|0} TFLOPS \
+         ({wgmma/m64n256k16/FP16→FP32/share|2} % of the dense peak)",
     ),
     (
         "flops",
-        "FFMA {FP32 FFMA over all SMs, per second of wall time|1} TFLOPS \
-         ({FP32 FFMA: share of the whitepaper peak|1} % of peak), DFMA \
-         {FP64 DFMA rate, all SMs at once|0} FLOP/clock/SM \
-         ({FP64 DFMA: share of the whitepaper peak|0} %), HFMA2 \
-         {FP16x2 HFMA2 over all SMs, per second of wall time|1} \
-         ({FP16x2 HFMA2: share of the whitepaper peak|0} %)",
+        "FFMA {FP32 FFMA/chip|1} TFLOPS \
+         ({FP32 FFMA/share|1} % of peak), DFMA \
+         {FP64 DFMA/per-sm|0} FLOP/clock/SM \
+         ({FP64 DFMA/share|0} %), HFMA2 \
+         {FP16x2 HFMA2/chip|1} \
+         ({FP16x2 HFMA2/share|0} %)",
     ),
     (
         "dsm",
@@ -95,9 +97,9 @@ pub const HEADLINES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The headline of `template` from `figures`, or why it cannot be stated (the row it needs is
-/// missing, unresolved, has no value or is in another unit).
-pub fn headline(figures: &[Figure], template: &str) -> Result<String, String> {
+/// The headline of `suite`'s `template` from `figures`, or why it cannot be stated (the row it
+/// needs is missing, unresolved, has no value or is in another unit).
+pub fn headline(figures: &[Figure], suite: &str, template: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -110,7 +112,11 @@ pub fn headline(figures: &[Figure], template: &str) -> Result<String, String> {
         let (quantity, format) = field
             .rsplit_once('|')
             .ok_or_else(|| format!("the field {field:?} names no format"))?;
-        out.push_str(&value(figures, quantity, format)?);
+        out.push_str(&value(
+            figures,
+            &super::keys::plain(suite, quantity),
+            format,
+        )?);
         rest = &rest[close + 1..];
     }
     Ok(out + rest)
@@ -125,14 +131,14 @@ pub fn of_suites(
     HEADLINES
         .iter()
         .filter(|(suite, _)| suites(suite))
-        .map(|(suite, template)| (*suite, headline(figures, template)))
+        .map(|(suite, template)| (*suite, headline(figures, suite, template)))
         .collect()
 }
 
 fn value(figures: &[Figure], quantity: &str, format: &str) -> Result<String, String> {
     let figure = figures
         .iter()
-        .find(|f| f.quantity == quantity)
+        .find(|f| f.key == quantity)
         .ok_or_else(|| format!("the run has no row '{quantity}'"))?;
     if figure.is_unresolved() {
         return Err(format!("'{quantity}' is unresolved in this run"));
@@ -188,26 +194,32 @@ mod tests {
 
     #[test]
     fn a_headline_quotes_figures_and_names_the_row_it_cannot() {
-        let mut clock = Figure::sample("Clocks", "clock64 back-to-back", Some(3.2), "cycles", "");
+        let mut clock = Figure::sample(
+            "Clocks and timers",
+            "clock64 back-to-back",
+            Some(3.2),
+            "cycles",
+            "",
+        );
         let scope = Figure {
             text: Some("8 groups of SMs share a counter offset; (sizes)".into()),
-            ..Figure::sample("Clocks", "cycle counter scope", None, "", "")
+            ..Figure::sample("Clocks and timers", "cycle counter scope", None, "", "")
         };
         let template =
             "`clock64` back-to-back {clock64 back-to-back|0} cycles; {cycle counter scope|lead}";
         assert_eq!(
-            headline(&[clock.clone(), scope.clone()], template).unwrap(),
+            headline(&[clock.clone(), scope.clone()], "clock", template).unwrap(),
             "`clock64` back-to-back 3 cycles; 8 groups of SMs share a counter offset"
         );
         assert!(
-            headline(std::slice::from_ref(&scope), template)
+            headline(std::slice::from_ref(&scope), "clock", template)
                 .unwrap_err()
-                .contains("no row 'clock64")
+                .contains("no row 'clock/clock64")
         );
         clock.uncertainty = "did not repeat: 4 cycles".into();
         clock.settle(crate::report::figures::Reason::DidNotRepeat);
         assert!(
-            headline(&[clock, scope], template)
+            headline(&[clock, scope], "clock", template)
                 .unwrap_err()
                 .contains("unresolved")
         );

@@ -113,7 +113,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         return Ok(Vec::new());
     }
     let rows = read_rows(dir)?;
-    let mut r = Rows::new("TMA", FILE);
+    let mut r = Rows::new("tma", "TMA", FILE);
     for row in rows.iter().filter(|r| r.role == "figure") {
         let label = format!(
             "median of {} launches, min-max; {}",
@@ -122,12 +122,13 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         );
         let name = quantity(&row.lines);
         let interval = row.gb_per_s_min.zip(row.gb_per_s_max);
-        r.push(
-            &name,
-            row.gb_per_s,
-            "GB/s",
-            interval.map(|(low, high)| (low, high, label.as_str())),
-        );
+        r.key(super::keys::Known::L2BulkRead { lines: &row.lines }.key())
+            .push(
+                &name,
+                row.gb_per_s,
+                "GB/s",
+                interval.map(|(low, high)| (low, high, label.as_str())),
+            );
         let per_gb = row
             .bytes_per_clock_per_sm
             .zip(row.gb_per_s)

@@ -18,7 +18,7 @@ pub mod formats;
 pub mod headline;
 pub mod html;
 pub mod info;
-pub mod known_rows;
+pub mod keys;
 pub mod l2_bulk_read;
 pub mod metadata;
 pub mod overlay;

@@ -17,6 +17,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Serialize;
 
 use super::figures::{Figure, Rows};
+use super::keys::{self, Known};
 use super::plot::{self, FONT};
 use crate::analysis::roofline::{Ceiling, Roofline};
 
@@ -41,38 +42,37 @@ const RIDGES_OVER: [&str; 2] = ["DRAM", "L2"];
 /// The roofline of `figures` (a summary's), if they hold a flops ceiling and a bandwidth level.
 pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
     let value = |f: &Figure| f.value.filter(|v| v.is_finite());
-    let cuda_cores = figures.iter().filter_map(|f| {
-        let name = f
-            .quantity
-            .strip_suffix(&super::known_rows::flops_chip_rate_quantity(""))?;
-        let per_second = value(f)? * 1e12;
-        (f.section == super::known_rows::FLOPS_SECTION && f.unit == "TFLOPS").then(|| Ceiling {
-            name: name.trim_end().to_string(),
-            per_second,
+    let cuda_cores: Vec<Ceiling> = figures
+        .iter()
+        .filter_map(|f| match keys::parse(&f.key)? {
+            Known::Flops { name, what } if what == keys::CHIP && f.unit == "TFLOPS" => {
+                Some(Ceiling {
+                    name: name.to_string(),
+                    per_second: value(f)? * 1e12,
+                })
+            }
+            _ => None,
         })
-    });
-    let cuda_cores: Vec<Ceiling> = cuda_cores.collect();
+        .collect();
     if cuda_cores.is_empty() {
         return None;
     }
     // wgmma is the tensor cores' fastest path; per input type the widest shape measured.
     let mut tensor: Vec<Ceiling> = Vec::new();
-    for f in figures
-        .iter()
-        .filter(|f| f.section == super::known_rows::TENSOR_SECTION && f.unit == "TFLOPS")
-    {
-        let Some(kernel) = f
-            .quantity
-            .strip_suffix(&super::known_rows::tensor_chip_rate_quantity(""))
-            .and_then(|k| k.trim_end().strip_prefix("wgmma "))
+    for f in figures.iter().filter(|f| f.unit == "TFLOPS") {
+        let Some(Known::Tensor {
+            family: "wgmma",
+            types,
+            what: keys::CHIP,
+            ..
+        }) = keys::parse(&f.key)
         else {
             continue;
         };
         let Some(per_second) = value(f).map(|v| v * 1e12) else {
             continue;
         };
-        // "m64n256k16 FP16→FP32" → "wgmma FP16" (the accumulator is FP32, INT8's INT32).
-        let types = kernel.split_once(' ').map_or(kernel, |(_, types)| types);
+        // "FP16→FP32" → "wgmma FP16" (the accumulator is FP32, INT8's INT32).
         let input = types.split('→').next().unwrap_or(types);
         let name = format!("wgmma {input}");
         match tensor.iter_mut().find(|c| c.name == name) {
@@ -82,10 +82,12 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
     }
     let mut memory: Vec<Ceiling> = MEMORY
         .iter()
-        .filter_map(|(level, operation, name)| {
-            let f = figures
-                .iter()
-                .find(|f| super::known_rows::is_bandwidth_rate_of(f, level, operation))?;
+        .filter_map(|(ceiling_level, ceiling_operation, name)| {
+            let f = figures.iter().find(|f| {
+                f.unit == "GB/s"
+                    && matches!(keys::parse(&f.key), Some(Known::Bandwidth { level, operation, .. })
+                        if level == *ceiling_level && operation == *ceiling_operation)
+            })?;
             Some(Ceiling {
                 name: (*name).to_string(),
                 per_second: value(f)? * 1e9,
@@ -93,10 +95,8 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
         })
         .collect();
     // The highest rate the L2 delivers: the TMA suite's bulk copies of shared lines.
-    let bulk = super::l2_bulk_read::quantity("shared");
-    if let Some(f) = figures
-        .iter()
-        .find(|f| f.section == "TMA" && f.quantity == bulk && f.unit == "GB/s")
+    let bulk = Known::L2BulkRead { lines: "shared" }.key();
+    if let Some(f) = figures.iter().find(|f| f.key == bulk && f.unit == "GB/s")
         && let Some(v) = value(f)
     {
         memory.push(Ceiling {
@@ -107,22 +107,17 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
     Roofline::new(cuda_cores.into_iter().chain(tensor).collect(), memory)
 }
 
-/// Whether the roofline may be made of `figure`: a rate of the sections its ceilings come
-/// from (the CUDA cores, the tensor cores, the bandwidths, the TMA's L2 read).
+/// Whether the roofline may be made of `figure`: a rate of the suites its ceilings come from
+/// (the CUDA cores, the tensor cores, the bandwidths, the TMA's L2 read).
 pub fn reads(figure: &Figure) -> bool {
-    [
-        super::known_rows::FLOPS_SECTION,
-        super::known_rows::TENSOR_SECTION,
-        super::known_rows::BANDWIDTH_SECTION,
-        "TMA",
-    ]
-    .contains(&figure.section.as_str())
+    let suite = figure.key.split(keys::SEP).next().unwrap_or("");
+    ["flops", "tensor", "bandwidth", "tma"].contains(&suite)
         && ["TFLOPS", "GB/s"].contains(&figure.unit.as_str())
 }
 
 /// The summary's rows: the ridge point of every compute ceiling over DRAM and over the L2.
 pub fn figures(roofline: &Roofline) -> Vec<Figure> {
-    let mut r = Rows::new(SECTION, FILE);
+    let mut r = Rows::new("roofline", SECTION, FILE);
     for ridge in roofline.ridges() {
         if RIDGES_OVER.contains(&ridge.memory.as_str()) {
             r.push(
@@ -289,53 +284,56 @@ pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn figure(section: &str, quantity: &str, value: f64, unit: &str) -> Figure {
-        Figure::sample(section, quantity, Some(value), unit, "")
+    /// A figure the core knows by `key` alone: its words say nothing the roofline reads.
+    fn figure(key: Known, value: f64, unit: &str) -> Figure {
+        let mut f = Figure::sample("Elsewhere", "words", Some(value), unit, "");
+        f.key = key.key();
+        f
     }
 
     #[test]
-    fn the_ceilings_come_from_the_suites_figures_by_their_own_names() {
-        let bandwidth = |level: &str, op: &str, gbs: f64| {
+    fn the_ceilings_come_from_the_suites_figures_by_their_keys() {
+        let bandwidth = |level, operation, gbs: f64| {
+            let search = "at the search's winner";
             figure(
-                crate::report::known_rows::BANDWIDTH_SECTION,
-                &format!("{level} {op} (at the {level} {op} search's winner)"),
+                Known::Bandwidth {
+                    level,
+                    operation,
+                    search,
+                },
                 gbs,
                 "GB/s",
             )
+        };
+        let tensor = |family, types| Known::Tensor {
+            family,
+            shape: "m64n256k16",
+            types,
+            what: keys::CHIP,
         };
         let mut given = vec![
             bandwidth("dram", "read", 3000.0),
             bandwidth("l2", "read", 7500.0),
             bandwidth("l2", "write", 4000.0),
-            figure(
-                crate::report::known_rows::TENSOR_SECTION,
-                &crate::report::known_rows::tensor_chip_rate_quantity("wgmma m64n256k16 FP16→FP32"),
-                1000.0,
-                "TFLOPS",
-            ),
-            figure(
-                crate::report::known_rows::TENSOR_SECTION,
-                &crate::report::known_rows::tensor_chip_rate_quantity(
-                    "mma.sync m16n8k16 FP16→FP32",
-                ),
-                700.0,
-                "TFLOPS",
-            ),
+            figure(tensor("wgmma", "FP16→FP32"), 1000.0, "TFLOPS"),
+            figure(tensor("mma.sync", "FP16→FP32"), 700.0, "TFLOPS"),
         ];
         // No CUDA-core ceiling (no flops suite): no roofline.
         assert!(of_figures(&given).is_none());
-        given.push(figure(
-            crate::report::known_rows::FLOPS_SECTION,
-            &crate::report::known_rows::flops_chip_rate_quantity("FP32 FFMA"),
-            60.0,
-            "TFLOPS",
-        ));
+        let ffma = |what| Known::Flops {
+            name: "FP32 FFMA",
+            what,
+        };
+        given.push(figure(ffma(keys::CHIP), 60.0, "TFLOPS"));
+        given.push(figure(ffma(keys::PER_SM), 128.0, "FLOP/clock/SM"));
         // The TMA suite's bulk read of shared lines is a ceiling; its rate per SM is not.
-        let bulk = super::super::l2_bulk_read::quantity("shared");
-        given.push(figure("TMA", &bulk, 23600.0, "GB/s"));
         given.push(figure(
-            "TMA",
-            &format!("{bulk} per SM"),
+            Known::L2BulkRead { lines: "shared" },
+            23600.0,
+            "GB/s",
+        ));
+        given.push(figure(
+            Known::L2BulkRead { lines: "shared" },
             90.0,
             "bytes/clock/SM",
         ));
@@ -349,7 +347,7 @@ mod tests {
         assert_eq!(rows.len(), 4);
         let dram = rows
             .iter()
-            .find(|r| r.quantity == "ridge point of FP32 FFMA over DRAM")
+            .find(|r| r.key == "roofline/ridge point of FP32 FFMA over DRAM")
             .unwrap();
         assert!((dram.value.unwrap() - 20.0).abs() < 1e-9);
         assert_eq!(csv_rows(&roofline).len(), 2 + 3 + 6);

@@ -74,6 +74,7 @@ mod tests {
 
     fn figure(source: &str) -> Figure {
         Figure {
+            key: "sync/barrier cost".into(),
             unresolved: None,
             section: "Sync".into(),
             quantity: "barrier cost".into(),

@@ -276,25 +276,22 @@ pub fn compare(
     tolerances: &Tolerances,
     k: Option<f64>,
 ) -> Comparison {
-    let mut keys: Vec<(String, String)> = Vec::new();
+    // Figures are paired by key ([`crate::report::keys`]); a row is shown in the words of the
+    // run that has it first.
+    let mut keys: Vec<(&str, &Figure)> = Vec::new();
     for s in summaries {
         for f in &s.figures {
-            let key = (f.section.clone(), f.quantity.clone());
-            if !keys.contains(&key) {
-                keys.push(key);
+            if !keys.iter().any(|(key, _)| *key == f.key) {
+                keys.push((&f.key, f));
             }
         }
     }
     let mut rows = Vec::new();
-    for (section, quantity) in keys {
+    for (key, first) in keys {
+        let (section, quantity) = (first.section.clone(), first.quantity.clone());
         let cells: Vec<Option<Figure>> = summaries
             .iter()
-            .map(|s| {
-                s.figures
-                    .iter()
-                    .find(|f| f.section == section && f.quantity == quantity)
-                    .cloned()
-            })
+            .map(|s| s.figures.iter().find(|f| f.key == key).cloned())
             .collect();
         let unit = cells
             .iter()

@@ -2,6 +2,7 @@ use super::*;
 
 fn figure(quantity: &str, value: f64, interval: Option<(f64, f64)>) -> Figure {
     Figure {
+        key: crate::report::keys::from_words("S", quantity),
         unresolved: None,
         section: "S".into(),
         quantity: quantity.into(),

@@ -330,11 +330,7 @@ pub fn confirm_by_repeat(summary: &mut Summary, repeat: &Summary, repeat_name: &
     let tolerances = super::compare::Tolerances::default();
     let mut moved = 0;
     for figure in &mut summary.figures {
-        let Some(other) = repeat
-            .figures
-            .iter()
-            .find(|o| o.section == figure.section && o.quantity == figure.quantity)
-        else {
+        let Some(other) = repeat.figures.iter().find(|o| o.key == figure.key) else {
             continue;
         };
         if let Some(why) = super::compare::differs(figure, other, &tolerances) {
@@ -485,6 +481,7 @@ mod tests {
     #[test]
     fn a_latency_and_its_throughput_share_one_row() {
         let figure = |section: &str, quantity: &str, value: f64, unit: &str| Figure {
+            key: crate::report::keys::from_words(section, quantity),
             unresolved: None,
             section: section.into(),
             quantity: quantity.into(),
@@ -578,6 +575,7 @@ mod tests {
     #[test]
     fn a_figure_a_repeat_does_not_confirm_is_unresolved() {
         let figure = |quantity: &str, value: f64| Figure {
+            key: crate::report::keys::from_words("Atomics", quantity),
             unresolved: None,
             section: "Atomics".into(),
             quantity: quantity.into(),

@@ -48,12 +48,18 @@ pub(super) fn table_rows(figures: &[Figure]) -> Vec<Row> {
         uncertainty: f.uncertainty_text(),
         source: f.source.clone(),
     };
+    // By key: `…/latency` and `…/throughput` of one operation ([`crate::report::keys`]).
     let throughput_of = |latency: &Figure| {
-        let operation = latency.quantity.strip_suffix(" latency")?;
-        figures.iter().find(|f| {
-            f.section == latency.section
-                && f.quantity.strip_suffix(" throughput") == Some(operation)
-        })
+        let operation = latency
+            .key
+            .strip_suffix(crate::report::keys::LATENCY)?
+            .strip_suffix(crate::report::keys::SEP)?;
+        let throughput = format!(
+            "{operation}{}{}",
+            crate::report::keys::SEP,
+            crate::report::keys::THROUGHPUT
+        );
+        figures.iter().find(|f| f.key == throughput)
     };
     let paired: Vec<&Figure> = figures.iter().filter_map(throughput_of).collect();
     let mut rows = Vec::with_capacity(figures.len());

@@ -349,7 +349,7 @@ pub fn read_throughput(dir: &Path) -> Result<Vec<ThroughputRow>> {
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let latency = read_latency(dir)?;
     let throughput = read_throughput(dir)?;
-    let mut r = Rows::new("Atomics", "atomics-latency.csv");
+    let mut r = Rows::new("atomics", "Atomics", "atomics-latency.csv");
     let global: Vec<u64> = latency
         .iter()
         .filter(|l| l.space == "global")
@@ -478,7 +478,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         } else {
             &issue_ceiling
         };
-        r.at_most(&quantity, ceiling.as_ref());
+        r.at_most(ceiling.as_ref());
     }
     Ok(r.finish())
 }

@@ -171,15 +171,22 @@ pub(super) fn level_falloffs(file: &BandwidthFile) -> Vec<&FalloffFigure> {
         .collect()
 }
 
-/// The section of the summary the bandwidth rows are in (the core's tables look them up).
-pub use crate::report::known_rows::BANDWIDTH_SECTION as SECTION;
+/// The section of the summary the bandwidth rows are in.
+pub const SECTION: &str = "Bandwidth";
+
+/// Whether `figure` is the headline rate of `operation` at `level`, whichever search it came
+/// from, as the core's tables find it: by its key.
 #[cfg(test)]
-use crate::report::known_rows::is_bandwidth_rate_of as is_rate_of;
+fn is_rate_of(figure: &Figure, level: &str, operation: &str) -> bool {
+    use crate::report::keys::{Known, parse};
+    matches!(parse(&figure.key), Some(Known::Bandwidth { level: l, operation: o, .. })
+        if l == level && o == operation)
+}
 
 /// The summary's bandwidth rows.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let file: BandwidthFile = crate::report::saved::read_json(dir, "bandwidth.json")?;
-    let mut r = Rows::new(SECTION, "bandwidth.json");
+    let mut r = Rows::new("bandwidth", SECTION, "bandwidth.json");
     let chip = crate::report::ceilings::chip_bytes(&crate::report::metadata::SavedMetadata::read(dir)?);
     for l in &file.levels {
         level_rows(&mut r, l, chip.as_ref());
@@ -239,7 +246,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             }),
         );
         if let Some(why) = unsteady(f, &points) {
-            r.unresolved(&quantity, crate::report::figures::Reason::NotSteady, &why);
+            r.unresolved(crate::report::figures::Reason::NotSteady, &why);
         }
     }
     Ok(r.finish())
@@ -304,7 +311,12 @@ fn level_rows(r: &mut Rows, l: &LevelFigure, chip: Option<&crate::report::ceilin
         },
     };
     let headline = format!("{name} ({})", l.from);
-    r.push(
+    let key = crate::report::keys::Known::Bandwidth {
+        level: &l.level,
+        operation: &l.operation,
+        search: &l.from,
+    };
+    r.key(key.key()).push(
         &headline,
         Some(gb(l.median_bytes_per_second)),
         "GB/s",
@@ -322,7 +334,7 @@ fn level_rows(r: &mut Rows, l: &LevelFigure, chip: Option<&crate::report::ceilin
             value: gb(l.median_bytes_per_second) / f,
             made_of: "the DRAM's theoretical peak (2 × memory clock × bus width)".into(),
         });
-    r.at_most(&headline, peak.as_ref().or(chip));
+    r.at_most(peak.as_ref().or(chip));
     // The same launches per SM and clock: the headline's range, scaled alike.
     let per_sm = l.bytes_per_clock_per_sm / l.median_bytes_per_second;
     let per_sm_quantity = format!("{name} per SM");
@@ -338,14 +350,12 @@ fn level_rows(r: &mut Rows, l: &LevelFigure, chip: Option<&crate::report::ceilin
     );
     // Shared memory's 32 banks of 4 bytes, the width of what an SM loads or stores per clock
     // from any level (compute capability 5.0 on).
-    r.at_most(
-        &per_sm_quantity,
-        Some(&crate::report::ceilings::sm_bytes_per_clock()),
+    r.at_most(Some(&crate::report::ceilings::sm_bytes_per_clock()),
     );
     if let Some(fraction) = l.fraction_of_peak {
         let share = format!("{name}: fraction of theoretical peak");
         r.push(&share, Some(100.0 * fraction), "%", None);
-        r.at_most(&share, Some(&crate::report::ceilings::share()));
+        r.at_most(Some(&crate::report::ceilings::share()));
     }
 }
 
@@ -383,7 +393,7 @@ fn copy_engine_rows(r: &mut Rows, copy: &Result<CopyEngineFigure, String>) {
     );
     let share = format!("{NAME}: fraction of theoretical peak");
     r.push(&share, Some(100.0 * c.fraction_of_peak), "%", None);
-    r.at_most(&share, Some(&crate::report::ceilings::share()));
+    r.at_most(Some(&crate::report::ceilings::share()));
 }
 
 /// The footprint sweeps' lines for the fleet page's overlays: GB/s against footprint, one per
@@ -426,7 +436,7 @@ mod tests {
     }
 
     fn rows_of(copy: Result<CopyEngineFigure, String>) -> Vec<Figure> {
-        let mut r = Rows::new(SECTION, "bandwidth.json");
+        let mut r = Rows::new("bandwidth", SECTION, "bandwidth.json");
         copy_engine_rows(&mut r, &copy);
         r.finish()
     }
@@ -505,7 +515,7 @@ mod tests {
             (Some("fixed"), "min-max"),
             (None, "min-max"),
         ] {
-            let mut r = Rows::new(SECTION, "bandwidth.json");
+            let mut r = Rows::new("bandwidth", SECTION, "bandwidth.json");
             level_rows(&mut r, &figure(order), None);
             let rows = r.finish();
             assert_eq!(rows.len(), 3, "{rows:?}");
@@ -521,7 +531,7 @@ mod tests {
         // An L2 write over three allocations says so; a file from before has no such field.
         let mut write = figure(Some("fixed"));
         write.allocations = Some(3);
-        let mut r = Rows::new(SECTION, "bandwidth.json");
+        let mut r = Rows::new("bandwidth", SECTION, "bandwidth.json");
         level_rows(&mut r, &write, None);
         assert_eq!(
             r.finish()[0].uncertainty,

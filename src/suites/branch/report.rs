@@ -120,7 +120,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     }
     let orders: std::collections::BTreeMap<String, Order> =
         crate::report::saved::read_json(dir, "branch.json")?;
-    let mut r = crate::report::figures::Rows::new("Branches", "branch.json");
+    let mut r = crate::report::figures::Rows::new("branch", "Branches", "branch.json");
     for (order, run) in &orders {
         r.text(
             &format!("path order ({order} clauses)"),

@@ -3,9 +3,8 @@
 use anyhow::Result;
 
 use super::measure::conflict::{self, ConflictRow};
-use super::measure::{self as cache, Space, saved};
+use super::measure::{Space, saved};
 use super::*;
-use crate::analysis::cache_inference;
 
 /// `gpubench cache` in the suite registry: one `all` entry per memory space.
 pub struct Cache;
@@ -153,9 +152,6 @@ impl crate::harness::SuiteDef for Cache {
         let conflict_rows: Option<Vec<ConflictRow>> = files::find(run.dir, "conflict.csv")
             .map(|_| files::read_csv(run.dir, "conflict.csv"))
             .transpose()?;
-        let strides = files::find(run.dir, "strides.csv")
-            .map(|path| saved::load_saved(&path))
-            .transpose()?;
         // The levels and the conflict verdict the run inferred and its tables state, not an
         // inference made again here (which today's analysis may read otherwise).
         let saved: SavedInference = files::read_json(run.dir, "cache.json")?;
@@ -180,30 +176,21 @@ impl crate::harness::SuiteDef for Cache {
         out.plot("cache", |p| {
             cache_plot::draw(p, &title, &points, &saved.report.levels)
         })?;
-        if let Some(rows) = &conflict_rows {
-            let kept = conflict::points_from_rows(rows);
-            let analysis = match saved.conflict {
-                Some(analysis) => analysis,
-                // A run saved before its conflict verdict was: read it as the run would have.
-                None => {
-                    let line = strides.as_ref().and_then(|strides| {
-                        let pairs: Vec<(u64, f64)> =
-                            strides.iter().map(|p| (p.stride_bytes, p.cycles)).collect();
-                        crate::analysis::granularity::granularity(&pairs).map(|g| g.bytes)
-                    });
-                    let chase = cache_inference::infer_with(
-                        &points,
-                        cache::RiseThreshold::of(space).minimum_rise(),
-                    )
-                    .and_then(|r| r.levels.first()?.capacity)
-                    .map(|c| c.first_miss());
-                    crate::analysis::conflict::analyse(&kept, line, chase)
-                }
-            };
-            let title = run.title(&format!("{} conflict experiment", space.name()));
-            out.plot("conflict", |p| {
-                cache_plot::draw_conflict(p, &title, &kept, &analysis)
-            })?;
+        match (&conflict_rows, saved.conflict) {
+            (Some(rows), Some(analysis)) => {
+                let kept = conflict::points_from_rows(rows);
+                let title = run.title(&format!("{} conflict experiment", space.name()));
+                out.plot("conflict", |p| {
+                    cache_plot::draw_conflict(p, &title, &kept, &analysis)
+                })?;
+            }
+            // The verdict drawn is the one the run stated; a run that saved its points without
+            // one (none of the committed runs) is not read again by today's analysis.
+            (Some(_), None) => eprintln!(
+                "{}: conflict.csv but no conflict verdict in cache.json, so no conflict plot (the run's tables state none either)",
+                run.dir.display()
+            ),
+            (None, _) => {}
         }
         if files::find(run.dir, "partitions.csv").is_some() {
             let rows: Vec<super::partitions_report::SmRow> =

@@ -196,7 +196,7 @@ mod tests {
 
     fn read(json: &str) -> Vec<crate::report::figures::Figure> {
         let p: Partitions = serde_json::from_str(json).unwrap();
-        let mut r = Rows::new("Memory hierarchy", "cache.json");
+        let mut r = Rows::new("cache", "Memory hierarchy", "cache.json");
         figures(&p, &mut r);
         r.finish()
     }

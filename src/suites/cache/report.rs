@@ -34,7 +34,7 @@ fn rise_figures(
                 &quantity,
                 Some(&format!("somewhere from {low} to {high} ({why})")),
             );
-            r.settle(&quantity, Reason::NotIdentifiable);
+            r.settle(Reason::NotIdentifiable);
         } else {
             r.push(
                 &quantity,
@@ -51,7 +51,7 @@ fn rise_figures(
 }
 
 /// The quantity of a level's capacity read without a model ("global: level 1 capacity").
-pub use crate::report::known_rows::CACHE_CAPACITY as CAPACITY;
+pub const CAPACITY: &str = "capacity";
 
 /// What a capacity row's value and interval are: the value where the first miss happens, the
 /// interval the calibration study's bound for the true size.
@@ -192,11 +192,25 @@ fn rise_readings(rise: &Rise) -> [(&'static str, f64, [f64; 2]); 2] {
 /// One level's rows: its latency, its geometry at the confidence its basis gives (with the
 /// standing that confidence leaves it), its capacity, its rise and what the sweep could not
 /// identify.
-fn level_rows(space: &str, label: &str, level: &Level, r: &mut crate::report::figures::Rows) {
+fn level_rows(
+    space: &str,
+    (label, number): (&str, &str),
+    level: &Level,
+    r: &mut crate::report::figures::Rows,
+) {
+    use crate::report::keys::level as what;
+    let key = |what| {
+        crate::report::keys::Known::Memory {
+            space,
+            level: number,
+            what,
+        }
+        .key()
+    };
     let c = level.confidence;
     // The latency is a plateau's median, measured whatever the geometry: it carries no
     // geometry confidence.
-    r.labelled(
+    r.key(key(what::LATENCY)).labelled(
         &format!("{label} latency"),
         level.latency_cycles,
         "cycles",
@@ -227,32 +241,35 @@ fn level_rows(space: &str, label: &str, level: &Level, r: &mut crate::report::fi
         let claim = format!(
             "{geometry_label}; stated as the capacity interval: no line or way count stands behind a point"
         );
-        r.push(
+        r.key(key(what::SIZE)).push(
             &format!("{label} size"),
             level.size_bytes,
             "bytes",
             Some((low, high, &claim)),
         );
         if let Some(standing) = standing {
-            r.settle(&format!("{label} size"), standing);
+            r.settle(standing);
         }
     }
     let size = level.size_bytes.filter(|_| size_interval.is_none());
-    for (what, value, unit) in [
-        ("size", size, "bytes"),
-        ("line", level.line_bytes, "bytes"),
-        ("fetch per miss", level.fetch_bytes, "bytes"),
-        ("ways", level.ways, ""),
-        ("sets", level.sets, ""),
+    for (words, value, unit, keyed) in [
+        ("size", size, "bytes", Some(what::SIZE)),
+        ("line", level.line_bytes, "bytes", Some(what::LINE)),
+        ("fetch per miss", level.fetch_bytes, "bytes", None),
+        ("ways", level.ways, "", Some(what::WAYS)),
+        ("sets", level.sets, "", Some(what::SETS)),
     ] {
+        if let Some(what) = keyed {
+            r.key(key(what));
+        }
         r.labelled(
-            &format!("{label} {what}"),
+            &format!("{label} {words}"),
             value,
             unit,
             geometry_label.clone(),
         );
         if let Some(standing) = standing {
-            r.settle(&format!("{label} {what}"), standing);
+            r.settle(standing);
         }
     }
     if let Some(capacity) = &level.capacity {
@@ -263,14 +280,14 @@ fn level_rows(space: &str, label: &str, level: &Level, r: &mut crate::report::fi
         } else {
             capacity_label(capacity.coverage)
         };
-        r.push(
+        r.key(key(what::CAPACITY)).push(
             &format!("{label} {CAPACITY}"),
             Some(capacity.hits_up_to_bytes),
             "bytes",
             Some((capacity.low_bytes, capacity.high_bytes, &label_text)),
         );
         if space == "tlb" {
-            r.settle(&format!("{label} {CAPACITY}"), Reason::Uncalibrated);
+            r.settle(Reason::Uncalibrated);
         }
     }
     if let Some(rise) = &level.rise {
@@ -279,7 +296,7 @@ fn level_rows(space: &str, label: &str, level: &Level, r: &mut crate::report::fi
     if !level.unidentified.is_empty() {
         let quantity = format!("{label} geometry not identifiable from this sweep");
         r.text(&quantity, Some(&level.unidentified.join("; ")));
-        r.settle(&quantity, Reason::NotIdentifiable);
+        r.settle(Reason::NotIdentifiable);
     }
 }
 
@@ -289,15 +306,18 @@ fn level_rows(space: &str, label: &str, level: &Level, r: &mut crate::report::fi
 pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figures::Figure>> {
     let cache: File = crate::report::saved::read_json(dir, "cache.json")?;
     let space = &cache.space;
-    let mut r = crate::report::figures::Rows::new("Memory hierarchy", "cache.json");
+    let mut r = crate::report::figures::Rows::new("cache", "Memory hierarchy", "cache.json");
     let count = cache.report.levels.len();
     for (i, level) in cache.report.levels.iter().enumerate() {
-        let label = if i + 1 == count && level.size_bytes.is_none() {
-            format!("{space}: slowest level")
+        let (label, number) = if i + 1 == count && level.size_bytes.is_none() {
+            (
+                format!("{space}: slowest level"),
+                crate::report::keys::BEYOND.to_string(),
+            )
         } else {
-            format!("{space}: level {}", i + 1)
+            (format!("{space}: level {}", i + 1), (i + 1).to_string())
         };
-        level_rows(space, &label, level, &mut r);
+        level_rows(space, (&label, &number), level, &mut r);
     }
     // One sweep per carveout the suite was asked for (`--carveout`, in `all`: 0, 50, 100 %).
     for c in cache.carveout.iter().flatten() {
@@ -323,7 +343,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
         } else {
             ""
         };
-        r.text(
+        r.key(crate::report::keys::Known::Load { space }.key()).text(
             &format!("{space}: timed-loop load instruction (SASS)"),
             Some(&format!("{}{flag}", loads.join(", "))),
         );
@@ -348,13 +368,22 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
             conflict.verdict.as_deref(),
         );
     }
-    r.push(
+    use crate::report::keys::level::{CONFLICT_WAY_SIZE, CONFLICT_WAYS, FETCH_GRANULARITY};
+    let first = |what| {
+        crate::report::keys::Known::Memory {
+            space,
+            level: "1",
+            what,
+        }
+        .key()
+    };
+    r.key(first(CONFLICT_WAYS)).push(
         &format!("{space}: level 1 ways (conflict experiment)"),
         conflict.ways,
         "",
         None,
     );
-    r.push(
+    r.key(first(CONFLICT_WAY_SIZE)).push(
         &format!("{space}: level 1 way size (conflict experiment)"),
         conflict.way_bytes,
         "bytes",
@@ -367,7 +396,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
         None,
     );
     let granularity = cache.fetch_granularity.and_then(|g| g.estimate);
-    r.confident(
+    r.key(first(FETCH_GRANULARITY)).confident(
         &format!("{space}: level 1 fetch granularity (stride sweep)"),
         granularity.as_ref().and_then(|g| g.bytes),
         "bytes",
@@ -398,7 +427,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
                 uncalibrated(level.confidence),
             );
             if level.confidence.is_some() {
-                r.settle(&quantity, Reason::Uncalibrated);
+                r.settle(Reason::Uncalibrated);
             }
         }
         // The page size is the knee of a rise of a few cycles (the TLB sweep's), whose
@@ -416,7 +445,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
                 }),
         );
         if tlb.page.as_ref().and_then(|p| p.confidence).is_some() {
-            r.settle("page size", Reason::Uncalibrated);
+            r.settle(Reason::Uncalibrated);
         }
     }
     Ok(r.finish())
@@ -470,7 +499,7 @@ fn tlb_stride_figures(
                         "uncalibrated one-step fit, between points",
                     )),
                 );
-                r.settle(&quantity, Reason::Uncalibrated);
+                r.settle(Reason::Uncalibrated);
                 // The height moves between runs by more than any interval of one sweep states
                 // (10.9 and 16.7 cycles on one H100 model): it is said, not compared.
                 r.text(
@@ -495,7 +524,7 @@ fn tlb_stride_figures(
                     )),
                     "uncalibrated one-step fit".into(),
                 );
-                r.settle(&quantity, Reason::Uncalibrated);
+                r.settle(Reason::Uncalibrated);
             }
         }
     }
@@ -560,7 +589,7 @@ mod tests {
         readings: [(&str, f64, [f64; 2]); 2],
         basis: &str,
     ) -> Vec<crate::report::figures::Figure> {
-        let mut r = crate::report::figures::Rows::new("Memory hierarchy", "cache.json");
+        let mut r = crate::report::figures::Rows::new("cache", "Memory hierarchy", "cache.json");
         rise_figures("global: level 1", readings, Some(basis), &mut r);
         r.finish()
     }

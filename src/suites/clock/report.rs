@@ -12,8 +12,9 @@ use crate::experiments::clock::TimerOverheads;
 use crate::report::plot::{self, BLUE, FONT, RED};
 use crate::report::run_dir::RunDir;
 
-/// The summary's quantity of the SM clock the run measured (MHz), which others look up.
-pub use crate::report::known_rows::SM_CLOCK;
+/// The summary's quantity of the SM clock the run measured (MHz); the core finds it by its
+/// key, [`crate::report::keys::SM_CLOCK`].
+pub const SM_CLOCK: &str = "SM clock (measured)";
 
 /// The SM clock as NVML and the two timers saw it (`clock.json`'s `two_timers` and `nvml`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -174,8 +175,9 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         against_timers: Option<ClockAgainstTimers>,
     }
     let clock: File = read_json(dir, "clock.json")?;
-    let mut r = Rows::new("Clocks and timers", "clock.json");
-    r.push(SM_CLOCK, clock.sm_clock.mhz, "MHz", None);
+    let mut r = Rows::new("clock", "Clocks and timers", "clock.json");
+    r.key(crate::report::keys::SM_CLOCK.into())
+        .push(SM_CLOCK, clock.sm_clock.mhz, "MHz", None);
     // A clock above the card's highest is a timer that ran wrong, not a fast card.
     let metadata = crate::report::metadata::SavedMetadata::read(dir)?;
     let highest = crate::report::ceilings::highest_sm_clock(&metadata).map(|(mhz, what)| {
@@ -184,7 +186,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
             made_of: what.into(),
         }
     });
-    r.at_most(SM_CLOCK, highest.as_ref());
+    r.at_most(highest.as_ref());
     if let Some(against) = &clock.against_timers {
         two_timer_rows(&mut r, against);
     }

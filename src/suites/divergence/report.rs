@@ -260,7 +260,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         branch_cycles_per_divergent_lane: EstimateView,
         reconvergence_cycles_per_divergent_lane: EstimateView,
     }
-    let mut r = Rows::new("Divergence", "fit.json");
+    let mut r = Rows::new("divergence", "Divergence", "fit.json");
     for fit in read_json::<Fits>(dir, "fit.json")?.fits {
         // R² decides whether a fit is summarised: one no least-squares fit gives is damage.
         if let Some(r2) = fit.r_squared.filter(|r2| !(r2.is_finite() && *r2 <= 1.0)) {

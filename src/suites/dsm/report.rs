@@ -303,7 +303,7 @@ pub fn read(dir: &Path) -> Result<Saved> {
 /// size and its growth per block, the clusters that fit, and every read pattern's rate.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let saved = read(dir)?;
-    let mut r = Rows::new("Distributed shared memory", "dsm-latency.csv");
+    let mut r = Rows::new("dsm", "Distributed shared memory", "dsm-latency.csv");
     if let Some(first) = saved.latency.first() {
         r.labelled(
             "own shared memory, ld.shared latency",
@@ -377,7 +377,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
                 "min-max over SMs",
             )),
         );
-        r.at_most(&quantity, Some(&ceiling));
+        r.at_most(Some(&ceiling));
     }
     Ok(r.finish())
 }

@@ -136,17 +136,20 @@ pub fn read_rows(dir: &Path) -> Result<Vec<Row>> {
     crate::report::saved::read_csv(dir, "flops.csv")
 }
 
-/// The section of the summary the peak rates are in; the roofline finds them there.
-pub use crate::report::known_rows::{
-    FLOPS_SECTION as SECTION, flops_chip_rate_quantity as chip_rate_quantity,
-};
+/// The section of the summary the peak rates are in.
+pub const SECTION: &str = "Arithmetic peak (CUDA cores)";
+
+/// The quantity of an instruction's rate over the chip.
+pub fn chip_rate_quantity(name: &str) -> String {
+    format!("{name} over all SMs, per second of wall time")
+}
 
 /// The summary's rows: per instruction the rate per SM with its range (all SMs at once, and
 /// one alone), over the chip, the clock it held, and the share of the whitepaper peak.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     use crate::report::ceilings::{self, Ceiling};
     use crate::report::metadata::SavedMetadata;
-    let mut r = Rows::new(SECTION, "flops.csv");
+    let mut r = Rows::new("flops", SECTION, "flops.csv");
     let metadata = SavedMetadata::read(dir)?;
     for row in read_rows(dir)? {
         if let Some(problem) = &row.sass_problem {
@@ -162,8 +165,15 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             value: peak,
             made_of: "the whitepaper's rate per SM".into(),
         });
+        let key = |what| {
+            crate::report::keys::Known::Flops {
+                name: &row.name,
+                what,
+            }
+            .key()
+        };
         let all_sms = format!("{} rate, all SMs at once", row.name);
-        r.push(
+        r.key(key(crate::report::keys::PER_SM)).push(
             &all_sms,
             Some(row.flop_per_clock_per_sm),
             "FLOP/clock/SM",
@@ -173,18 +183,17 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
                 "min-max over SMs",
             )),
         );
-        r.at_most(&all_sms, per_clock_ceiling.as_ref());
+        r.at_most(per_clock_ceiling.as_ref());
         let alone = format!("{} rate, one SM alone", row.name);
         r.push(&alone, Some(row.one_sm_flop_per_clock), "FLOP/clock/SM", None);
-        r.at_most(&alone, per_clock_ceiling.as_ref());
+        r.at_most(per_clock_ceiling.as_ref());
         let chip = chip_rate_quantity(&row.name);
+        r.key(key(crate::report::keys::CHIP));
         match &row.rate_timer {
             Some(timer) => r.labelled(&chip, Some(row.tflops), "TFLOPS", format!("timed by {timer}")),
             None => r.push(&chip, Some(row.tflops), "TFLOPS", None),
         }
-        r.at_most(
-            &chip,
-            ceilings::chip_rate(&metadata, per_clock, "FLOP/clock", 1e12).as_ref(),
+        r.at_most(ceilings::chip_rate(&metadata, per_clock, "FLOP/clock", 1e12).as_ref(),
         );
         r.push(
             &format!("SM clock during the {} loop, all SMs", row.name),
@@ -194,8 +203,8 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         );
         if let Some(fraction) = row.fraction_of_peak {
             let share = format!("{}: share of the whitepaper peak", row.name);
-            r.push(&share, Some(100.0 * fraction), "%", None);
-            r.at_most(&share, Some(&ceilings::share()));
+            r.key(key(crate::report::keys::SHARE)).push(&share, Some(100.0 * fraction), "%", None);
+            r.at_most(Some(&ceilings::share()));
         }
     }
     Ok(r.finish())

@@ -283,7 +283,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         warp_sweep: Option<Sweep>,
     }
     let pipeline: File = crate::report::saved::read_json(dir, "pipeline.json")?;
-    let mut r = crate::report::figures::Rows::new("Pipeline", "pipeline.json");
+    let mut r = crate::report::figures::Rows::new("pipeline", "Pipeline", "pipeline.json");
     for row in &pipeline.instructions {
         let name = if row.companions.is_empty() {
             row.instruction.clone()
@@ -294,20 +294,27 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
             .latency_min
             .zip(row.latency_max)
             .map(|(low, high)| (low, high, "min-max over repeats"));
-        r.push(
+        let key = |what| {
+            crate::report::keys::Known::Sass {
+                opcode: &row.instruction,
+                what,
+            }
+            .key()
+        };
+        r.key(key(crate::report::keys::LATENCY)).push(
             &format!("{name} latency"),
             row.latency_cycles,
             "cycles",
             range,
         );
         let throughput = format!("{} throughput", row.instruction);
-        r.push(
+        r.key(key(crate::report::keys::THROUGHPUT)).push(
             &throughput,
             row.throughput_per_clock_per_sm,
             "instructions/clock/SM",
             None,
         );
-        r.at_most(&throughput, Some(&issue_ceiling()));
+        r.at_most(Some(&issue_ceiling()));
     }
     // Runs from before the per-instruction table named these rows by the operation alone.
     let chain = |op: &Operation| {
@@ -324,15 +331,26 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     };
     for op in &pipeline.operations {
         let label = chain(op);
-        r.push(
+        let operation = format!("{} {}", op.kind, op.operation);
+        let key = |what| crate::report::keys::Known::Ptx {
+            operation: &operation,
+            what,
+        }
+        .key();
+        r.key(key(crate::report::keys::LATENCY)).push(
             &format!("{label} latency"),
             op.latency_cycles,
             "cycles",
             None,
         );
         let throughput = format!("{label} throughput");
-        r.push(&throughput, op.ops_per_clock_per_sm, "ops/clock/SM", None);
-        r.at_most(&throughput, Some(&ptx_ceiling()));
+        r.key(key(crate::report::keys::THROUGHPUT)).push(
+            &throughput,
+            op.ops_per_clock_per_sm,
+            "ops/clock/SM",
+            None,
+        );
+        r.at_most(Some(&ptx_ceiling()));
     }
     r.push(
         "warps to reach 95% of fp32 fma throughput",

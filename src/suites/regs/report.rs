@@ -138,7 +138,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         register_file_per_block: Option<f64>,
     }
     let regs: File = crate::report::saved::read_json(dir, "regs.json")?;
-    let mut r = crate::report::figures::Rows::new("Registers", "regs.json");
+    let mut r = crate::report::figures::Rows::new("regs", "Registers", "regs.json");
     let fitting = regs.allocation.consistent.len();
     let allocator = regs.allocation.allocator.as_ref();
     r.labelled(

@@ -153,7 +153,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         fit: Option<Fit>,
     }
     let shared: File = read_json(dir, "shared.json")?;
-    let mut r = Rows::new("Shared memory", "shared.json");
+    let mut r = Rows::new("shared", "Shared memory", "shared.json");
     r.push(
         "indexed load latency (4 B, no conflict; the word index is scaled on the chain)",
         shared.load_latency_cycles,

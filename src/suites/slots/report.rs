@@ -291,7 +291,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         rows: Vec<Row>,
     }
     let slots: File = crate::report::saved::read_json(dir, "slots.json")?;
-    let mut r = crate::report::figures::Rows::new("Lane slots", "slots.json");
+    let mut r = crate::report::figures::Rows::new("slots", "Lane slots", "slots.json");
     let pct = |v: Option<f64>| v.map(|v| 100.0 * v);
     for row in &slots.rows {
         let w = &row.workload;

@@ -171,7 +171,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         }
         values
     };
-    let mut r = Rows::new(SECTION, "sms.csv");
+    let mut r = Rows::new("sm-map", SECTION, "sms.csv");
     partition_rows(&mut r, reading, column(|s| s.partition.map(f64::from)));
     let latencies: [(&str, Column); 4] = [
         ("L2 first touch, line homed in the SM's partition", |s| {
@@ -201,7 +201,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             values.iter().filter(|v| v.is_some()).count()
         );
         r.push(&quantity, Some(median), "cycles", Some((low, high, &over)));
-        r.per_sm(&quantity, values.clone());
+        r.per_sm(values.clone());
         let outliers = analysis::outliers(&values);
         if !outliers.is_empty() {
             off.push(format!("{quantity}: {}", named(&outliers)));
@@ -225,7 +225,7 @@ fn partition_rows(r: &mut Rows, reading: &Reading, per_sm: Vec<Option<f64>>) {
     if let Some(why) = &reading.partitions_unresolved {
         let quantity = format!("{partitions}: not identifiable from this run");
         r.text(&quantity, Some(why));
-        r.settle(&quantity, crate::report::figures::Reason::NotIdentifiable);
+        r.settle(crate::report::figures::Reason::NotIdentifiable);
         return;
     }
     r.labelled(
@@ -237,7 +237,7 @@ fn partition_rows(r: &mut Rows, reading: &Reading, per_sm: Vec<Option<f64>>) {
             reading.placed, reading.probed
         ),
     );
-    r.per_sm(partitions, per_sm);
+    r.per_sm(per_sm);
 }
 
 /// A colour from pale yellow (low) through orange to dark purple (high).
@@ -505,7 +505,7 @@ mod tests {
 
     #[test]
     fn an_unresolved_partition_count_is_a_row_that_says_why_and_never_a_number() {
-        let mut r = Rows::new(SECTION, "sms.csv");
+        let mut r = Rows::new("sm-map", SECTION, "sms.csv");
         let why =
             "2 of 4 SM walks spread 225 cycles (5-95 %, median over them) against 47 for the rest";
         partition_rows(&mut r, &reading(0, 0, Some(why)), vec![None; 4]);
@@ -520,7 +520,7 @@ mod tests {
         assert_eq!((row.value, row.text.as_deref()), (None, Some(why)));
         assert_eq!(row.per_sm, None);
         // Read, it is the count with each SM's partition.
-        let mut r = Rows::new(SECTION, "sms.csv");
+        let mut r = Rows::new("sm-map", SECTION, "sms.csv");
         let per_sm = vec![Some(0.0), Some(1.0), Some(1.0), Some(0.0)];
         partition_rows(&mut r, &reading(2, 4, None), per_sm.clone());
         let figures = r.finish();

@@ -130,7 +130,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         observed: String,
     }
     let probes: Vec<Probe> = crate::report::saved::read_json(dir, "sync.json")?;
-    let mut r = crate::report::figures::Rows::new("Synchronization", "sync.json");
+    let mut r = crate::report::figures::Rows::new("sync", "Synchronization", "sync.json");
     for probe in probes {
         r.text(
             &probe.listing,

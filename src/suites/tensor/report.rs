@@ -255,10 +255,14 @@ pub fn read_rows(dir: &Path) -> Result<Vec<Row>> {
     crate::report::saved::read_csv(dir, "tensor.csv")
 }
 
-/// The section of the summary the tensor rows are in; the roofline finds them there.
-pub use crate::report::known_rows::{
-    TENSOR_SECTION as SECTION, tensor_chip_rate_quantity as chip_rate_quantity,
-};
+/// The section of the summary the tensor rows are in.
+pub const SECTION: &str = "Tensor cores";
+
+/// The quantity of a kernel's rate over the chip ("wgmma m64n256k16 FP16→FP32 at the measured
+/// clock").
+pub fn chip_rate_quantity(kernel: &str) -> String {
+    format!("{kernel} at the measured clock")
+}
 
 /// The SM clock the TFLOPS are at: the suite's opening probe.
 pub const RATE_CLOCK: &str = "the SM clock of clock64 over 10 ms of %globaltimer before the suite";
@@ -268,20 +272,29 @@ pub const RATE_CLOCK: &str = "the SM clock of clock64 over 10 ms of %globaltimer
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     use crate::report::ceilings;
     let metadata = crate::report::metadata::SavedMetadata::read(dir)?;
-    let mut r = Rows::new(SECTION, "tensor.csv");
+    let mut r = Rows::new("tensor", SECTION, "tensor.csv");
     for row in read_rows(dir)? {
         let name = format!("{} {} {}", row.family, row.shape, row.types);
         if let Some(problem) = &row.sass_problem {
             r.text(&name, Some(&format!("not measured: {problem}")));
             continue;
         }
-        r.push(
+        let key = |what| {
+            crate::report::keys::Known::Tensor {
+                family: &row.family,
+                shape: &row.shape,
+                types: &row.types,
+                what,
+            }
+            .key()
+        };
+        r.key(key(crate::report::keys::LATENCY)).push(
             &format!("{name} latency"),
             Some(row.latency_cycles),
             "cycles",
             None,
         );
-        r.push(
+        r.key(key(crate::report::keys::THROUGHPUT)).push(
             &format!("{name} throughput"),
             Some(row.flop_per_clock_per_sm),
             "FLOP/clock/SM",
@@ -292,6 +305,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             )),
         );
         let chip = chip_rate_quantity(&name);
+        r.key(key(crate::report::keys::CHIP));
         match &row.clock {
             Some(clock) => r.labelled(&chip, Some(row.tflops), "TFLOPS", format!("at {clock}")),
             None => r.push(&chip, Some(row.tflops), "TFLOPS", None),
@@ -301,14 +315,13 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         let per_clock = row
             .peak_flop_per_clock_per_sm
             .unwrap_or(row.flop_per_clock_per_sm_max);
-        r.at_most(
-            &chip,
-            ceilings::chip_rate(&metadata, per_clock, "FLOP/clock", 1e12).as_ref(),
+        r.at_most(ceilings::chip_rate(&metadata, per_clock, "FLOP/clock", 1e12).as_ref(),
         );
         if let Some(fraction) = row.fraction_of_peak {
             let share = format!("{name}: share of the dense peak");
-            r.push(&share, Some(100.0 * fraction), "%", None);
-            r.at_most(&share, Some(&ceilings::share()));
+            r.key(key(crate::report::keys::SHARE))
+                .push(&share, Some(100.0 * fraction), "%", None);
+            r.at_most(Some(&ceilings::share()));
         }
     }
     Ok(r.finish())

@@ -269,7 +269,7 @@ pub fn read_bandwidth(dir: &Path) -> Result<Vec<BandwidthRow>> {
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let latency = read_latency(dir)?;
     let bandwidth = read_bandwidth(dir)?;
-    let mut r = Rows::new("TMA", "tma-latency.csv");
+    let mut r = Rows::new("tma", "TMA", "tma-latency.csv");
     let (tma, load) = fits(&latency);
     for (fit, what) in [(tma, "TMA copy"), (load, "L2 load (ld.global.cg)")] {
         let Some(f) = fit else {
@@ -345,7 +345,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             },
             (None, None) => {}
         }
-        r.at_most(&name, ceiling.as_ref());
+        r.at_most(ceiling.as_ref());
     }
     Ok(r.finish())
 }
