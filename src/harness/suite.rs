@@ -308,6 +308,23 @@ impl SuiteRun {
         Ok(())
     }
 
+    /// The run's plots, drawn from its files by the suite's [`Suite::redraw`], the one drawing
+    /// path `gpubench report` takes too: what a live run shows is what its files give back.
+    fn draw(&self) -> Result<()> {
+        let metadata: crate::report::metadata::SavedMetadata =
+            serde_json::from_value(serde_json::to_value(&self.metadata)?)
+                .context("reading the run's metadata back for its plots")?;
+        let saved = super::SavedRun {
+            dir: self.run.path(),
+            metadata: &metadata,
+        };
+        let extension = crate::report::plot::style().format.extension();
+        let mut out = super::Redraw::new(&self.run, extension);
+        self.of
+            .redraw(&saved, &mut out)
+            .context("drawing the plots from the run's files")
+    }
+
     /// Records the clock after the measurement (unless [`SuiteRun::release_gpu`] did) and how it
     /// ended, then returns the outcome, marked as a failed measurement (exit code 4) if it is
     /// an error.
@@ -334,7 +351,8 @@ impl SuiteRun {
                     suite: self.metadata.suite.to_string(),
                     figures,
                 },
-            )
+            )?;
+            self.draw()
         });
         self.stop_watch();
         if let Some(shared) = self.metadata.conditions.shared() {

@@ -96,10 +96,6 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
             {
                 eprintln!("warning: {problem}; its figures are left out of the summary");
             }
-            let title = suite.title(atomics_report::title());
-            suite.run.write_plot("atomics", |path| {
-                atomics_report::draw(path, &title, &latency, &throughput)
-            })?;
             for row in &latency {
                 println!(
                     "{:<6} {:<4} {:<4} {:>10}: {:>7.1} cycles per step{}",

@@ -177,10 +177,6 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
             };
             suite.run.write_csv("points.csv", &rows)?;
             suite.run.write_json("bandwidth.json", &file)?;
-            let title = suite.title(report::TITLE);
-            suite
-                .run
-                .write_plot("bandwidth", |path| report::draw(path, &title, &rows, &file))?;
             for l in &file.levels {
                 println!(
                     "{:>6} {:<5} {:>8.0} GB/s ({:.0} to {:.0}), {:6.1} B/clock/SM{} [{}; {} threads x {} blocks/SM{}]",

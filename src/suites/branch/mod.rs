@@ -74,10 +74,6 @@ pub fn run(args: &BranchArgs) -> Result<()> {
             );
             }
             branch_report::write(&suite.run, &runs, &serde_json::Value::Object(summary))?;
-            let title = suite.title(branch_report::TITLE);
-            suite
-                .run
-                .write_plot("branch", |path| branch_report::draw(path, &title, &runs))?;
             Ok(())
         },
     )

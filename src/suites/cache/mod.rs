@@ -366,7 +366,6 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             }
             .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
             crate::gpu::lease::trace("inference");
-            let mut drawings: side_experiments::Drawings = Vec::new();
             let tlb_summary = match tlb_buffer.as_mut() {
                 Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
                 None => None,
@@ -380,11 +379,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                     &sweep.points,
                     &args.tlb_strides,
                     largest,
-                )?)
-                .map(|(summary, drawing)| {
-                    drawings.extend(drawing);
-                    summary
-                }),
+                )?),
                 None => None,
             };
             drop(tlb_buffer);
@@ -436,14 +431,14 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 | Space::ConstantUniform
                     if !args.no_conflict && args.threads == 1 =>
                 {
-                    conflict_experiment(gpu, suite, space, &report, stride, line, &mut drawings)?
+                    conflict_experiment(gpu, suite, space, &report, stride, line)?
                 }
                 _ => None,
             };
             crate::gpu::lease::trace("conflict experiment");
             let partitions = match space {
                 Space::L2 if args.threads == 1 && order == Order::Stride => {
-                    l2_partitions(gpu, suite, &mut drawings)?
+                    l2_partitions(gpu, suite)?
                 }
                 _ => None,
             };
@@ -471,9 +466,6 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 None
             };
             suite.release_gpu(gpu)?;
-            for draw in drawings {
-                draw(&suite.run)?;
-            }
             let device = &suite.metadata.device;
             suite.run.write_json(
             "cache.json",
@@ -499,12 +491,6 @@ pub fn run(args: &CacheArgs) -> Result<()> {
                 },
             }),
         )?;
-            let title = suite.title(&cache_plot::title(space.name(), stride, args.threads));
-            suite.run.write_plot("cache", |path| {
-                let levels: Vec<cache_plot::MarkedLevel> =
-                    report.levels.iter().map(Into::into).collect();
-                cache_plot::draw(path, &title, &sweep.points, &levels)
-            })?;
             print!("{}", cache_report::render_text(&report));
             println!(
                 "{} space: {} points ({} launches) in {:.1} s; the driver reports an L2 of {} KiB",

@@ -7,7 +7,6 @@ use serde_json::json;
 
 use super::measure::conflict::{self, ConflictRow};
 use super::measure::{self as cache, Order, Space, per_load};
-use super::plot as cache_plot;
 use crate::analysis::cache_inference;
 use crate::analysis::per_load as per_load_analysis;
 use crate::gpu::Gpu;
@@ -15,11 +14,6 @@ use crate::harness::suite;
 
 /// Writes a stride sweep at `footprint` as `name` (the chase CSV's columns) and reads its
 /// fetch granularity.
-/// Plots a side experiment has ready, drawn once the suite is done with the GPU (drawing
-/// takes tens of milliseconds each, which the GPU would spend waiting).
-pub(super) type Drawing = Box<dyn FnOnce(&crate::report::run_dir::RunDir) -> Result<()>>;
-pub(super) type Drawings = Vec<Drawing>;
-
 pub(super) fn granularity_of(
     suite: &suite::SuiteRun,
     name: &str,
@@ -236,7 +230,6 @@ pub(super) fn conflict_experiment(
     report: &cache_inference::CacheReport,
     stride: u64,
     line: Option<u64>,
-    drawings: &mut Drawings,
 ) -> Result<Option<crate::analysis::conflict::ConflictReport>> {
     let (Some(first), Some(second)) = (report.levels.first(), report.levels.get(1)) else {
         return Ok(None);
@@ -290,13 +283,6 @@ pub(super) fn conflict_experiment(
     let points = conflict::points_from_rows(&rows);
     let chase = first.capacity.as_ref().map(|c| c.first_miss());
     let analysis = crate::analysis::conflict::analyse(&points, line, chase);
-    let title = suite.title(&format!("{} conflict experiment", space.name()));
-    let (drawn, analysed) = (points.clone(), analysis.clone());
-    drawings.push(Box::new(move |run| {
-        run.write_plot("conflict", |path| {
-            cache_plot::draw_conflict(path, &title, &drawn, &analysed)
-        })
-    }));
     println!(
         "conflict (largest N still hitting, < {hit_below:.1} cycles): {}; {}{}",
         points
@@ -398,7 +384,6 @@ pub(super) const PARTITIONS_TITLE: &str = "L2 first touch per SM";
 pub(super) fn l2_partitions(
     gpu: &mut Gpu,
     suite: &suite::SuiteRun,
-    drawings: &mut Drawings,
 ) -> Result<Option<super::l2_partitions::Partitions>> {
     let sms = u32::try_from(gpu.properties()?.multiprocessors).unwrap_or(1);
     if sms < 2 {
@@ -412,14 +397,6 @@ pub(super) fn l2_partitions(
     let read = cache::partitions::measure(gpu, sms)?;
     if let Some(read) = &read {
         suite.run.write_csv("partitions.csv", &read.per_sm)?;
-        let rows: Vec<super::partitions_report::SmRow> =
-            read.per_sm.iter().map(Into::into).collect();
-        let title = suite.title(PARTITIONS_TITLE);
-        drawings.push(Box::new(move |run| {
-            run.write_plot("partitions", |path| {
-                super::partitions_report::draw(path, &title, &rows)
-            })
-        }));
         println!("L2 partitions: {}", read.verdict);
     }
     Ok(read)

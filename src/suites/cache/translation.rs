@@ -68,7 +68,7 @@ pub(super) fn translation_strides(
     main_points: &[cache_inference::ChasePoint],
     strides: &[u64],
     largest: u64,
-) -> Result<(Vec<serde_json::Value>, Option<super::side_experiments::Drawing>)> {
+) -> Result<Vec<serde_json::Value>> {
     let main_stride = main_points.first().map_or(0, |p| p.stride_bytes);
     let mut strides: Vec<u64> = if strides.is_empty() {
         vec![main_stride, 32 << 20, 512 << 20, 1 << 30]
@@ -81,7 +81,7 @@ pub(super) fn translation_strides(
         println!(
             "tlb: no further stride: each needs footprints up to 8 strides within {largest} B"
         );
-        return Ok((Vec::new(), None));
+        return Ok(Vec::new());
     }
     let mut all_points = Vec::new();
     let mut summary = Vec::new();
@@ -127,15 +127,5 @@ pub(super) fn translation_strides(
         all_points.extend(sweep.points);
     }
     suite.run.write_csv("tlb_strides.csv", &all_points)?;
-    let mut drawing: Option<super::side_experiments::Drawing> = None;
-    if !all_points.is_empty() {
-        let title = suite.title("TLB chase, one element per stride");
-        let every: Vec<_> = main_points.iter().chain(&all_points).copied().collect();
-        drawing = Some(Box::new(move |run| {
-            run.write_plot("tlb_strides", |path| {
-                cache_plot::draw_by_stride(path, &title, &every)
-            })
-        }));
-    }
-    Ok((summary, drawing))
+    Ok(summary)
 }

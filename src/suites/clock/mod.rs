@@ -81,10 +81,6 @@ pub fn run(args: &ClockArgs) -> Result<()> {
                 &stamps,
                 scope.as_ref(),
             )?;
-            let title = suite.title(clock_report::TITLE);
-            suite.run.write_plot("clock", |path| {
-                clock_report::draw(path, &title, &stamps, scope.as_ref())
-            })?;
             let show = |name: &str, s: &crate::analysis::stats::Summary, unit: &str| {
                 println!(
                     "{name} back-to-back: min {} / median {} / max {} {unit} over {} pairs",

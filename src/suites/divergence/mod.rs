@@ -83,8 +83,7 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
             let (measured, split, _) = measurement?;
             released?;
             written?;
-            let title = suite.title(divergence_report::TITLE);
-            let result = analyze_and_write(&config, &measured, &split, &suite.run, &title)?;
+            let result = analyze_and_write(&config, &measured, &split, &suite.run)?;
             let module = kernels::module("divergence").expect("divergence.cu is embedded");
             let (text, record) =
                 sass::disassemble(module, &suite.metadata.device.compute_capability);
@@ -136,18 +135,17 @@ pub struct DivergenceResult {
     pub split: Option<SplitReport>,
 }
 
-/// Writes `model.json`, `model.png` and (with double-loop levels) `prediction.png`. The live
-/// run and `gpubench analyze divergence --output` both come through here.
-fn write_model(
-    run: &RunDir,
-    title: &str,
-    single: &[Level],
-    report: &ModelReport,
-    bounds_source: &str,
-) -> Result<()> {
+/// Writes `model.json`. The live run and `gpubench analyze divergence --output` both come
+/// through here; the live run's plots are drawn from its files, as `report` draws them.
+fn write_model(run: &RunDir, report: &ModelReport, bounds_source: &str) -> Result<()> {
     let mut value = serde_json::to_value(report)?;
     value["bounds_source"] = json!(bounds_source);
-    run.write_json("model.json", &value)?;
+    run.write_json("model.json", &value)
+}
+
+/// `model.png` and (with double-loop levels) `prediction.png`, for `gpubench analyze divergence
+/// --output`, which writes no run directory to redraw.
+fn draw_model(run: &RunDir, title: &str, single: &[Level], report: &ModelReport) -> Result<()> {
     let curve = report.single_loop_curve(single)?;
     run.write_plot("model", |path| {
         model_report::draw_model_plot(
@@ -177,7 +175,8 @@ pub fn analyze_saved(args: &AnalyzeDivergenceArgs) -> Result<()> {
     if let Some(output) = &args.output {
         let run = RunDir::create(Some(output), "analyze-divergence")?;
         let title = args.file.display().to_string();
-        write_model(&run, &title, &levels.single, &report, &levels.bounds_source)?;
+        write_model(&run, &report, &levels.bounds_source)?;
+        draw_model(&run, &title, &levels.single, &report)?;
     }
     if args.json {
         let mut value = serde_json::to_value(&report)?;
@@ -222,7 +221,6 @@ pub fn analyze_and_write(
     measured: &[LevelMeasurement],
     split: &[SplitLevel],
     run: &RunDir,
-    title: &str,
 ) -> Result<DivergenceResult> {
     let pattern = config.pattern.to_string();
     let overhead = timer_overhead(measured);
@@ -243,15 +241,12 @@ pub fn analyze_and_write(
         .collect();
     divergence_report::write_summary(run, &pattern, &summaries, measured)?;
     divergence_report::write_fit(run, overhead, &fits)?;
-    run.write_plot("divergence", |path: &Path| {
-        divergence_report::draw_plot(path, title, &summaries, &fits)
-    })?;
     let single = model_levels(&summaries, measured, "single");
     let double = model_levels(&summaries, measured, "double");
     let bounds_source = "the measured lane bounds";
     let model = match divergence_model::analyze(&single, &double) {
         Ok(report) => {
-            write_model(run, title, &single, &report, bounds_source)?;
+            write_model(run, &report, bounds_source)?;
             Ok(report)
         }
         Err(reason) => Err(reason.to_string()),
@@ -262,16 +257,6 @@ pub fn analyze_and_write(
         let report = divergence_split::summarize(split);
         let timeline: Vec<_> = split.iter().flat_map(divergence_split::timeline).collect();
         split_report::write(run, &report, &timeline)?;
-        let last = split.iter().map(|level| level.m).max().unwrap_or(0);
-        let shown: Vec<u32> = [last / 2, last].into_iter().filter(|&m| m > 0).collect();
-        run.write_plot("timeline", |path| {
-            split_report::draw_timelines(
-                path,
-                &format!("{title}: per-lane timelines (Listing 5)"),
-                &timeline,
-                &shown,
-            )
-        })?;
         Some(report)
     };
     Ok(DivergenceResult {
@@ -462,7 +447,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let run = RunDir::create(Some(&root.path().join("run")), "divergence").unwrap();
         let split = divergence::measure_split(&config, &mut sampler).unwrap();
-        let result = analyze_and_write(&config, &measured, &split, &run, "model").unwrap();
+        let result = analyze_and_write(&config, &measured, &split, &run).unwrap();
         assert_eq!(result.timer_overhead_cycles, 3);
         let single = &result.fits[0];
         assert_eq!(single.kernel, "single");
@@ -490,6 +475,19 @@ mod tests {
             model.double_loop_prediction.as_ref().unwrap().levels.len(),
             32
         );
+        // The plots come from the files, as a live run and `report` both draw them.
+        run.write_json(
+            "settings.json",
+            &crate::harness::defaults::<DivergenceArgs>(),
+        )
+        .unwrap();
+        let metadata = crate::report::metadata::SavedMetadata::default();
+        let saved = crate::harness::SavedRun {
+            dir: run.path(),
+            metadata: &metadata,
+        };
+        let mut out = crate::harness::Redraw::new(&run, "png");
+        crate::harness::SuiteDef::redraw(&Divergence, &saved, &mut out).unwrap();
         for name in [
             "samples.csv",
             "summary.csv",

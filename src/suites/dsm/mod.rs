@@ -83,10 +83,6 @@ pub fn run(args: &DsmArgs) -> Result<()> {
                     row.cluster, row.smids
                 );
             }
-            let title = suite.title(dsm_report::title());
-            suite.run.write_plot("dsm", |path| {
-                dsm_report::draw(path, &title, &latency, &occupancy, &bandwidth)
-            })?;
             for o in &occupancy {
                 println!(
                     "cluster of {:>2}: {:>3} clusters fit at once",

@@ -67,10 +67,6 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
                     eprintln!("warning: {problem}; its figures are left out of the summary");
                 }
             }
-            let title = suite.title(flops_report::title());
-            suite
-                .run
-                .write_plot("flops", |path| flops_report::draw(path, &title, &rows))?;
             for row in rows.iter().filter(|r| r.sass_problem.is_none()) {
                 println!(
                     "{:<13} {:>6.1} FLOP/clock/SM (SMs {:.1}-{:.1}; one SM alone {:.1}), {:.1} TFLOPS at {:.0} MHz{}",

@@ -95,10 +95,6 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
                     swept: swept.name,
                 },
             )?;
-            let title = suite.title(&pipeline_report::title(swept));
-            suite.run.write_plot("pipeline", |path| {
-                pipeline_report::draw(path, &title, &sweep, saturation)
-            })?;
             print!("{}", pipeline_report::render_table(&results));
             print!("{}", pipeline_report::render_instructions(&instructions));
             if let (Some(knee), Some(best)) = (

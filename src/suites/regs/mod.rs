@@ -46,17 +46,6 @@ pub fn run(args: &RegsArgs) -> Result<()> {
             suite.release_gpu(gpu)?;
             let allocation = registers::infer(&points, register_file, max_threads);
             regs_report::write(&suite.run, &points, &allocation, register_file)?;
-            let title = suite.title(regs_report::TITLE);
-            suite.run.write_plot("regs", |path| {
-                regs_report::draw(
-                    path,
-                    &title,
-                    &points,
-                    &allocation,
-                    register_file,
-                    max_threads,
-                )
-            })?;
             match allocation.allocator {
                 Some(allocator) => println!(
                     "register allocation unit: {} registers per warp ({} per thread), the {register_file}-register file split over {} partitions: this predicts every measured block size",

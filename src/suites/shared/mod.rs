@@ -45,10 +45,6 @@ pub fn run(args: &SharedArgs) -> Result<()> {
             suite.release_gpu(gpu)?;
             let fit = bank_conflicts::fit(&points);
             shared_report::write(&suite.run, &points, fit.as_ref())?;
-            let title = suite.title(shared_report::TITLE);
-            suite.run.write_plot("shared", |path| {
-                shared_report::draw(path, &title, &points, fit.as_ref())
-            })?;
             if let Some(latency) = points
                 .iter()
                 .find(|p| p.element_bytes == 4 && p.stride == 1)

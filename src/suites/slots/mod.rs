@@ -131,10 +131,6 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
                 });
             let rows = report::rows(&results, ncu_outcome.as_ref().ok());
             report::write(&suite.run, &results, &rows, ncu_outcome.as_ref().err())?;
-            let title = suite.title(report::TITLE);
-            suite
-                .run
-                .write_plot("slots", |path| report::draw(path, &title, &rows))?;
             print!("{}", report::render_text(&rows));
             if let Err(reason) = &ncu_outcome {
                 println!("ncu cross-check: {reason}");

@@ -113,10 +113,6 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
                 dsm,
             };
             report::write(&suite.run, &sweeps, &saved)?;
-            let title = suite.title(report::title());
-            suite
-                .run
-                .write_plot("sm-map", |path| report::draw(path, &title, &saved))?;
             print(&saved);
             Ok(())
         },

@@ -71,7 +71,6 @@ pub fn run(args: &SyncArgs) -> Result<()> {
             let mut slowest_finished: Option<Duration> = None;
             let mut deadlines = Vec::new();
             let mut results = Vec::new();
-            let mut pairing_stamps = None;
             let watchdog = Duration::from_millis(args.watchdog_ms);
             let dir = suite.run.path().to_path_buf();
             // Probes run one after another in one child process; one that hangs or fails ends
@@ -120,9 +119,6 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                 }));
                 let verdict = match run.outcome {
                     ChildOutcome::Values(values) => {
-                        if probe.info.name == "barrier-pairing" {
-                            pairing_stamps = Some(values.clone());
-                        }
                         sync::judge(probe, &values, mhz)
                     }
                     ChildOutcome::Hung { seconds } => verdicts::hung(&probe.info, seconds),
@@ -137,12 +133,6 @@ pub fn run(args: &SyncArgs) -> Result<()> {
             }
             suite.run.write_json("deadlines.json", &deadlines)?;
             sync_report::write(&suite.run, &results)?;
-            if let Some(stamps) = pairing_stamps.filter(|s| s.len() == 96) {
-                let title = suite.title("Listing 7 barrier departures");
-                suite.run.write_plot("sync", |path| {
-                    sync_report::draw_pairing(path, &title, &stamps)
-                })?;
-            }
             print!("{}", sync_report::render_table(&results));
             Ok(())
         },

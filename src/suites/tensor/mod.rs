@@ -105,10 +105,6 @@ pub fn run(args: &TensorArgs) -> Result<()> {
                     eprintln!("warning: {problem}; its figures are left out of the summary");
                 }
             }
-            let title = suite.title(tensor_report::title());
-            suite
-                .run
-                .write_plot("tensor", |path| tensor_report::draw(path, &title, &rows))?;
             for row in rows.iter().filter(|r| r.sass_problem.is_none()) {
                 println!(
                     "{:<9} {:<11} {:<14} latency {:>7.1} cycles, {:>7.0} FLOP/clock/SM ({:.1} TFLOPS{})",

@@ -160,16 +160,8 @@ pub fn run(args: &TmaArgs) -> Result<()> {
                 &bandwidth,
                 &sass,
             )?;
-            let title = suite.title(tma_report::title());
-            suite.run.write_plot("tma", |path| {
-                tma_report::draw(path, &title, &latency, &bandwidth)
-            })?;
             let l2_rows = l2_report::rows(&l2_read, sms, mhz);
             l2_report::write(&suite.run, &l2_rows)?;
-            let title = suite.title(l2_report::title());
-            suite.run.write_plot("tma-l2-read", |path| {
-                l2_report::draw(path, &title, &l2_rows)
-            })?;
             let copy_rows = copy_report::rows(&dram_copy, peak);
             copy_report::write(&suite.run, &copy_rows)?;
             for row in &latency {
