@@ -173,3 +173,85 @@ fn a_newer_format_is_refused_naming_both_and_the_current_one_is_read() {
         "{said}"
     );
 }
+
+/// #72: a run written before figures had keys is read through the one migration table
+/// (`report::keys::from_words`): every figure of every older format gets a key, and the machine
+/// model finds what it reads by key (the SM clock, each cache level's latency, the SASS
+/// instructions) in those runs as it does in a new one.
+#[test]
+fn older_formats_get_their_keys_from_the_migration_table() {
+    let scratch = tempfile::tempdir().unwrap();
+    for (i, run) in fixtures().iter().enumerate() {
+        let out = scratch.path().join(format!("model-{i}.json"));
+        gpubench()
+            .arg("export")
+            .arg(run)
+            .arg("--output")
+            .arg(&out)
+            .assert()
+            .success();
+        let model: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let figures = model["figures"].as_array().unwrap();
+        for f in figures {
+            let key = f["key"].as_str().unwrap_or("");
+            assert!(key.contains('/'), "{}: {f}", run.display());
+        }
+        // Two figures share a key only where the file gave them the same words (the
+        // bandwidth suite of 2026-11-22 named both of a sweep's fall-offs alike).
+        let distinct = |of: &dyn Fn(&serde_json::Value) -> String| {
+            let mut seen: Vec<String> = figures.iter().map(of).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.len()
+        };
+        assert_eq!(
+            distinct(&|f| f["key"].to_string()),
+            distinct(&|f| format!("{}|{}", f["section"], f["quantity"])),
+            "{}: the migration gave two figures of different words one key",
+            run.display()
+        );
+        if run.join("clock").is_dir() {
+            assert_eq!(
+                model["gpu"]["sm_clock"]["key"],
+                "clock/sm",
+                "{}",
+                run.display()
+            );
+        }
+        if run.join("cache-global").is_dir() {
+            let l1 = model["memory"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|l| l["space"] == "global" && l["level"] == "1")
+                .unwrap_or_else(|| panic!("{}: no global level 1", run.display()));
+            // Found by key; whether it is a figure is that era's words' to say (the first
+            // runs gave a latency its level's geometry confidence).
+            assert_eq!(
+                l1["latency"]["key"],
+                "cache/global/1/latency",
+                "{}",
+                run.display()
+            );
+        }
+        // Every timed operation of the pipeline suite, in each era's words ("IADD3 latency",
+        // "fp32 div (PTX, chain and loop) latency", the first runs' "fp32 div latency"), is a
+        // SASS instruction's or a PTX operation's timing by key.
+        let timings = figures
+            .iter()
+            .filter(|f| f["section"] == "Pipeline")
+            .filter(|f| {
+                let quantity = f["quantity"].as_str().unwrap_or("");
+                quantity.ends_with(" latency") && !quantity.starts_with("warps")
+            });
+        for f in timings {
+            let key = f["key"].as_str().unwrap_or("");
+            assert!(
+                key.starts_with("pipeline/sass/") || key.starts_with("pipeline/ptx/"),
+                "{}: {f}",
+                run.display()
+            );
+        }
+    }
+}

@@ -751,7 +751,7 @@ fn the_tma_chain_expanded_on_the_device_is_the_host_built_one() {
             (footprint / 128) as usize,
             Order::Random(0x7a11 ^ footprint),
         );
-        let data = launch::tma_chain(&mut gpu, &next, 32, sms).unwrap();
+        let data = gpubench::suites::tma::launch::tma_chain(&mut gpu, &next, 32, sms).unwrap();
         let back = launch::read(&gpu, &data, "the chain").unwrap();
         assert!(back == words, "{footprint} B: the device's chain differs");
     }

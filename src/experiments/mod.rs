@@ -5,7 +5,5 @@ pub mod ahead;
 pub mod chain;
 pub mod clock;
 pub mod copy_engines;
-pub mod dram_bulk_copy;
-pub mod l2_bulk_read;
 pub mod launch_size;
 pub mod ncu;

@@ -151,7 +151,7 @@ pub fn parse(key: &str) -> Option<Known<'_>> {
 }
 
 /// The suite of each section the summary has had, for [`from_words`].
-const SUITE_OF_SECTION: [(&str, &str); 18] = [
+const SUITE_OF_SECTION: [(&str, &str); 17] = [
     ("Memory hierarchy", "cache"),
     ("Clocks and timers", "clock"),
     ("Bandwidth", "bandwidth"),
@@ -169,7 +169,6 @@ const SUITE_OF_SECTION: [(&str, &str); 18] = [
     ("Synchronization", "sync"),
     ("Divergence", "divergence"),
     ("Distributed shared memory", "dsm"),
-    ("Sync", "sync"),
 ];
 
 /// The migration table: the key of a figure a file holds in words only (every format before

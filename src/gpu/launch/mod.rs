@@ -1,9 +1,10 @@
-//! Every kernel launch gpubench makes, typed, one file per kernel family (`cuda/<family>.cu`).
-//! With `gpu/slots.rs` and `gpu/texture.rs` this is the only code with `unsafe` launches: each
-//! launcher states, in its `# Safety`-style comment, the argument order and types its kernel
+//! The older suites' kernel launches, typed, one file per kernel family (`cuda/<family>.cu`),
+//! and the steps every launcher shares. A launcher, here or in a suite's folder
+//! (`suites/tma/launch.rs`, `suites/sm_map/measure.rs`), states, in its `# Safety`-style comment, the argument order and types its kernel
 //! expects, and allocates every buffer at the size the kernel writes. The steps every launcher
 //! shares are here: [`zeros`] and [`upload`] (allocate), [`launch_and_wait`] (launch, then
-//! wait with a deadline), [`read`] (copy back) and [`launch_cluster`] (thread-block clusters).
+//! wait with a deadline), [`timed`] (launches between two events), [`read`] (copy back) and
+//! [`launch_cluster`] (thread-block clusters).
 //! They are public: a suite in the new shape (`src/suites/<name>/`) keeps its own launchers in
 //! its folder and builds them from these. The copy engines' copies, which launch no kernel,
 //! are timed the same way (`copy_engines`).
@@ -20,37 +21,24 @@ use crate::error::GpuError;
 
 pub const WARP_LANES: usize = 32;
 
-mod atomics;
 pub mod bandwidth;
-mod branch;
 mod chase;
 mod clock;
 mod copy_engines;
-mod divergence;
 mod dsm;
-mod l2_partition;
 mod pipeline;
-mod shared;
 pub mod slots;
 mod stamped;
-mod sync;
-mod tma;
 
-pub use atomics::*;
-pub use branch::*;
 pub use chase::*;
 pub use clock::*;
 pub use copy_engines::*;
-pub use divergence::*;
 pub use dsm::*;
-pub use l2_partition::*;
 pub use pipeline::*;
-pub use shared::*;
 pub use stamped::*;
-pub use sync::*;
-pub use tma::*;
 
-fn one_block(threads: u32) -> LaunchConfig {
+/// One block of `threads` threads.
+pub fn one_block(threads: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (threads, 1, 1),
@@ -131,7 +119,7 @@ pub unsafe fn launch_and_wait(
 
 /// Runs `enqueue` (which queues launches on the stream) between two timing events, waits up to
 /// `deadline`, and returns the GPU milliseconds between the events.
-fn timed(
+pub fn timed(
     gpu: &Gpu,
     entry: &str,
     deadline: Duration,

@@ -24,7 +24,7 @@ use crate::error::GpuError;
 use crate::experiments::ahead::Ahead;
 use crate::experiments::chain::{Order, chain};
 use crate::gpu::Gpu;
-use crate::gpu::launch::{self, AtomicWord};
+use super::launch::{self, AtomicWord};
 
 /// cuda/atomics.cu's unroll of every loop, its shared ring's words and a throughput block.
 pub const ATOMIC_UNROLL: u32 = 16;

@@ -2,6 +2,7 @@
 //! 64 bit, uncontended and under contention, and which unit serves the global ones.
 
 pub mod analysis;
+pub mod launch;
 pub mod measure;
 pub mod report;
 pub mod settings;

@@ -8,7 +8,8 @@ use rand::seq::SliceRandom;
 use rand::{SeedableRng, rngs::StdRng};
 
 use super::analysis::{self as branch, PathInterval, WARP_LANES};
-use crate::gpu::{Gpu, launch};
+use super::launch;
+use crate::gpu::Gpu;
 
 #[derive(Debug, Clone)]
 pub struct OrderRun {

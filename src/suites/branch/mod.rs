@@ -1,6 +1,7 @@
 //! `gpubench branch`: which path of a divergent branch runs first, and whether warps overlap.
 
 pub mod analysis;
+pub mod launch;
 pub mod measure;
 pub mod report;
 pub mod settings;

@@ -22,7 +22,7 @@ use self::patterns::{Pattern, PatternRow};
 use super::split::SplitLevel;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
-use crate::gpu::launch::{self, LoopTimings};
+use super::launch::{self, LoopTimings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoopKernel {

@@ -3,6 +3,7 @@
 //! statistics itself, and the live run and the offline analysis share the model's code path.
 
 pub mod analysis;
+pub mod launch;
 pub mod measure;
 mod model_report;
 mod report;

@@ -9,7 +9,7 @@
 //! has at most `max_threads` threads. Every G and P in lists of powers of two is tried; the
 //! pairs that predict every measured block size are consistent.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const WARP: u32 = 32;
 pub const UNITS: [u32; 7] = [32, 64, 128, 256, 512, 1024, 2048];
@@ -28,7 +28,7 @@ pub struct RegisterPoint {
 }
 
 /// The allocator: unit G registers per warp, register file split over P partitions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Allocator {
     pub unit_registers_per_warp: u32,
     pub partitions: u32,
@@ -49,7 +49,7 @@ pub fn predicted_threads(
     (per_partition * allocator.partitions * WARP).min(max_threads)
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Allocation {
     /// Allocators that predict every point.
     pub consistent: Vec<Allocator>,

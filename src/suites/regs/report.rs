@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use plotters::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::analysis::{Allocation, RegisterPoint, predicted_threads};
 use crate::report::plot::{self, BLUE, FONT, RED};
@@ -38,6 +38,13 @@ pub fn read_points(dir: &Path) -> Result<Vec<RegisterPoint>> {
         .collect())
 }
 
+/// `regs.json`: what the run wrote, read back by `report` as the same type.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct File {
+    pub register_file_per_block: u32,
+    pub allocation: Allocation,
+}
+
 pub fn write(
     run: &RunDir,
     points: &[RegisterPoint],
@@ -56,7 +63,10 @@ pub fn write(
     )?;
     run.write_json(
         "regs.json",
-        &serde_json::json!({ "register_file_per_block": register_file, "allocation": allocation }),
+        &File {
+            register_file_per_block: register_file,
+            allocation: allocation.clone(),
+        },
     )
 }
 
@@ -121,29 +131,13 @@ pub fn draw(
 /// The summary's register rows: the allocation unit (flagged when several fit), the
 /// register-file partitions and the register file per block.
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
-    #[derive(serde::Deserialize)]
-    struct Allocator {
-        unit_registers_per_warp: Option<f64>,
-        partitions: Option<f64>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Allocation {
-        #[serde(default)]
-        consistent: Vec<serde::de::IgnoredAny>,
-        allocator: Option<Allocator>,
-    }
-    #[derive(serde::Deserialize)]
-    struct File {
-        allocation: Allocation,
-        register_file_per_block: Option<f64>,
-    }
     let regs: File = crate::report::saved::read_json(dir, "regs.json")?;
     let mut r = crate::report::figures::Rows::new("regs", "Registers", "regs.json");
     let fitting = regs.allocation.consistent.len();
     let allocator = regs.allocation.allocator.as_ref();
     r.labelled(
         "allocation unit",
-        allocator.and_then(|a| a.unit_registers_per_warp),
+        allocator.map(|a| f64::from(a.unit_registers_per_warp)),
         "registers/warp",
         if fitting > 1 {
             format!("ambiguous: {fitting} units fit the caps measured")
@@ -153,13 +147,13 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     );
     r.push(
         "register-file partitions",
-        allocator.and_then(|a| a.partitions),
+        allocator.map(|a| f64::from(a.partitions)),
         "",
         None,
     );
     r.push(
         "register file per block",
-        regs.register_file_per_block,
+        Some(f64::from(regs.register_file_per_block)),
         "registers",
         None,
     );

@@ -10,7 +10,8 @@ use anyhow::{Result, ensure};
 use super::analysis::StridePoint;
 use crate::analysis::stats;
 use crate::error::UsageError;
-use crate::gpu::{Gpu, launch};
+use super::launch;
+use crate::gpu::Gpu;
 
 pub const ELEMENT_BYTES: [u32; 3] = [4, 8, 16];
 

@@ -1,6 +1,7 @@
 //! `gpubench shared`: shared-memory latency and the cost of bank conflicts.
 
 pub mod analysis;
+pub mod launch;
 pub mod measure;
 pub mod report;
 pub mod settings;

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::analysis::{self as sync, Outcome, ProbeInfo, Verdict};
-use crate::gpu::{Gpu, launch};
+use super::launch;
+use crate::gpu::Gpu;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Probe {

@@ -1,6 +1,7 @@
 //! `gpubench sync`: the probes in a child process, each with a deadline; verdicts in a table.
 
 pub mod analysis;
+pub mod launch;
 pub mod measure;
 pub mod report;
 pub mod settings;

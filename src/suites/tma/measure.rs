@@ -18,7 +18,7 @@ use crate::experiments::ahead::Ahead;
 use crate::experiments::chain::{Order, successors};
 use crate::experiments::launch_size::shared_fits;
 use crate::gpu::Gpu;
-use crate::gpu::launch::{self, StreamShape};
+use super::launch::{self, StreamShape};
 
 /// cuda/tma.cu's tile of the chase (words) and the columns of a streamed box (words).
 pub const TILE_WORDS: u32 = 32;

@@ -1,10 +1,16 @@
 //! `gpubench tma`: the Tensor Memory Accelerator's bulk tensor copies: latency against footprint
 //! beside the L2 load, with the cache each sees, streaming bandwidth against tile size and
 //! blocks per SM, and the L2 read by bulk copies over lines private to one block and lines
-//! shared by every SM (experiments::l2_bulk_read), and the DRAM copy by bulk copies through
-//! shared memory (experiments::dram_bulk_copy).
+//! shared by every SM ([`l2_read`]), and the DRAM copy by bulk copies through shared memory
+//! ([`dram_copy`]). Everything that serves only this suite is in this folder: its launchers
+//! ([`launch`]), measurements, files and figures.
 
 pub mod analysis;
+pub mod dram_copy;
+pub mod dram_copy_report;
+pub mod l2_read;
+pub mod l2_read_report;
+pub mod launch;
 pub mod measure;
 pub mod report;
 pub mod settings;
@@ -17,13 +23,13 @@ use serde_json::json;
 use self::measure as tma;
 use self::report as tma_report;
 use crate::error::UsageError;
-use crate::experiments::dram_bulk_copy;
-use crate::experiments::l2_bulk_read::{self, SmLimits};
+use self::dram_copy as dram_bulk_copy;
+use self::l2_read::{self as l2_bulk_read, SmLimits};
 use crate::gpu::launch::bandwidth as launcher;
 use crate::harness::suite;
 use crate::harness::{PlannedSuite, defaults};
-use crate::report::dram_bulk_copy as copy_report;
-use crate::report::l2_bulk_read as l2_report;
+use self::dram_copy_report as copy_report;
+use self::l2_read_report as l2_report;
 
 /// The largest chain the suite builds on the host, in MiB.
 const MAX_FOOTPRINT_MIB: f64 = 1024.0;

@@ -33,6 +33,7 @@
 pub mod conflict;
 mod footprints;
 pub mod instruction;
+pub mod partition_launch;
 pub mod partitions;
 pub mod per_load;
 pub mod saved;

@@ -8,7 +8,7 @@
 use anyhow::Result;
 
 use crate::gpu::Gpu;
-use crate::gpu::launch::{self, PARTITION_LINES};
+use super::partition_launch::{self as launch, PARTITION_LINES};
 use crate::suites::cache::l2_partitions::{self, Partitions, Probe, Sweep};
 
 /// First touch, then a re-read.

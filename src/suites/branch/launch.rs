@@ -1,6 +1,12 @@
 //! Launchers of cuda/branch.cu: the 32-way branch-order probe.
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::PushKernelArg;
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::Gpu;
 
 /// Runs `branch_order` (cuda/branch.cu) as one block of `threads` (32 or 64) threads; lane l
 /// takes the clause k with c[k] == l. Returns start and end stamps per thread.

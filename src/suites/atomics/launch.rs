@@ -1,7 +1,13 @@
 //! Launchers of cuda/atomics.cu: the atomic pointer chases (latency) and the atomic storms
 //! (throughput), for 32- and 64-bit words.
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::Gpu;
 
 /// The word types the kernels come in.
 pub trait AtomicWord: DeviceRepr + ValidAsZeroBits + Copy + Unpin + Default + 'static {}

@@ -24,7 +24,7 @@ use serde::Serialize;
 use crate::analysis::stats::Summary;
 use crate::experiments::launch_size::{calibrated_passes, shared_fits};
 use crate::gpu::Gpu;
-use crate::gpu::launch::{self, L2ReadShape};
+use super::launch::{self, L2ReadShape};
 
 /// Slice sizes, copies in flight per block and blocks per SM searched (every combination whose
 /// buffers fit; scripts/l2-bulk-read-probe.cu searched the same on an H100).
@@ -388,7 +388,7 @@ mod tests {
     fn the_kernel_is_built_and_its_stage_limit_is_the_hosts() {
         let ptx = crate::kernels::module("tma").unwrap().ptx;
         assert!(ptx.contains(".entry tma_l2_read("));
-        let source = include_str!("../../cuda/tma.cu");
+        let source = include_str!("../../../cuda/tma.cu");
         assert!(source.contains(&format!("#define L2_READ_MAX_STAGES {MAX_STAGES}\n")));
     }
 }

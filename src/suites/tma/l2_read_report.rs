@@ -9,10 +9,10 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::figures::{Figure, Rows};
-use super::plot::{self, BLUE, GREEN, ORANGE, RED};
-use super::run_dir::RunDir;
-use crate::experiments::l2_bulk_read::{BLOCKS_PER_SM, L2BulkRead, Reading};
+use super::l2_read::{BLOCKS_PER_SM, L2BulkRead, Reading};
+use crate::report::figures::{Figure, Rows};
+use crate::report::plot::{self, BLUE, GREEN, ORANGE, RED};
+use crate::report::run_dir::RunDir;
 
 pub const FILE: &str = "tma-l2-read.csv";
 
@@ -72,7 +72,7 @@ pub fn write(run: &RunDir, rows: &[Row]) -> Result<()> {
 }
 
 pub fn read_rows(dir: &Path) -> Result<Vec<Row>> {
-    super::saved::read_csv(dir, FILE)
+    crate::report::saved::read_csv(dir, FILE)
 }
 
 fn describe_lines(lines: &str) -> &'static str {
@@ -122,7 +122,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         );
         let name = quantity(&row.lines);
         let interval = row.gb_per_s_min.zip(row.gb_per_s_max);
-        r.key(super::keys::Known::L2BulkRead { lines: &row.lines }.key())
+        r.key(crate::report::keys::Known::L2BulkRead { lines: &row.lines }.key())
             .push(
                 &name,
                 row.gb_per_s,
@@ -234,7 +234,7 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
 mod tests {
     use super::*;
     use crate::analysis::stats::Summary;
-    use crate::experiments::l2_bulk_read::{Lines, Pattern};
+    use crate::suites::tma::l2_read::{Lines, Pattern};
 
     fn reading(lines: Lines, ms: &[f64]) -> Reading {
         Reading {

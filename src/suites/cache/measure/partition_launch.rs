@@ -1,6 +1,12 @@
 //! Launchers of cuda/l2_partition.cu: the first touch of L2-resident lines from each SM.
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::Gpu;
 
 /// Lines of 128 B per region: 256 KiB, 64 chunks of 4 KiB.
 pub const PARTITION_LINES: u32 = 2048;

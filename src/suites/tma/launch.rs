@@ -8,7 +8,13 @@ use cudarc::driver::sys::{
     CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
 };
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::{Gpu, driver_error};
 
 /// A tensor map as the kernels take it: 128 opaque bytes, 64-byte aligned, passed by value.
 #[repr(transparent)]

@@ -26,7 +26,7 @@ use crate::analysis::stats::Summary;
 use crate::experiments::copy_engines::array_bytes;
 use crate::experiments::launch_size::shared_fits;
 use crate::gpu::Gpu;
-use crate::gpu::launch::{self, DramCopyShape};
+use super::launch::{self, DramCopyShape};
 
 /// Chunk sizes, shared buffers per block (with the lag, half of them) and blocks per SM searched.
 pub const CHUNK_KIB: [u32; 3] = [8, 16, 32];
@@ -119,7 +119,7 @@ pub fn measure(
         )));
     };
     let words = usize::try_from(array / 4)?;
-    let (source, mut target) = launch::patterned_pair(gpu, words, "the bulk copy's arrays")?;
+    let (source, mut target) = crate::gpu::launch::patterned_pair(gpu, words, "the bulk copy's arrays")?;
     let mut search = Vec::new();
     for pattern in patterns() {
         search.push(match unfit(&pattern, shared_per_sm, shared_per_block) {
@@ -145,7 +145,7 @@ pub fn measure(
         .map(|(_, p)| p);
     // The search's patterns all wrote the source's data: cleared, the target shows what the
     // figure's own launches wrote.
-    launch::clear(gpu, &mut target)?;
+    crate::gpu::launch::clear(gpu, &mut target)?;
     let figure = match fastest {
         Some(pattern) => Some(time(
             gpu,
@@ -157,7 +157,7 @@ pub fn measure(
         )?),
         None => None,
     };
-    let (checked_words, mismatched_words) = launch::check_copy(gpu, &target)?;
+    let (checked_words, mismatched_words) = crate::gpu::launch::check_copy(gpu, &target)?;
     Ok(Ok(DramBulkCopy {
         array_bytes: array,
         search,
@@ -253,7 +253,7 @@ mod tests {
     fn the_kernel_is_built_and_takes_every_pattern() {
         let ptx = crate::kernels::module("tma").unwrap().ptx;
         assert!(ptx.contains(".entry tma_dram_copy("));
-        let source = include_str!("../../cuda/tma.cu");
+        let source = include_str!("../../../cuda/tma.cu");
         let max = launch::DRAM_COPY_MAX_STAGES;
         assert!(source.contains(&format!("#define DRAM_COPY_MAX_STAGES {max}\n")));
         // Every lag the search uses has its own wait (the instruction takes an immediate).

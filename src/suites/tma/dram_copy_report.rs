@@ -7,10 +7,10 @@ use std::path::Path;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::figures::{Figure, Rows};
-use super::plot;
-use super::run_dir::RunDir;
-use crate::experiments::dram_bulk_copy::{CopyReading, DramBulkCopy};
+use super::dram_copy::{CopyReading, DramBulkCopy};
+use crate::report::figures::{Figure, Rows};
+use crate::report::plot;
+use crate::report::run_dir::RunDir;
 use crate::gpu::launch::bandwidth::SliceOrder;
 
 pub const FILE: &str = "tma-dram-copy.csv";
@@ -124,10 +124,10 @@ pub const QUANTITY: &str = "DRAM copy by bulk copies through shared memory (read
 /// why there is none where the copy was not measured or did not reproduce its source. A run
 /// made before this measurement existed has no file and no rows.
 pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
-    if super::saved::find(dir, FILE).is_none() {
+    if crate::report::saved::find(dir, FILE).is_none() {
         return Ok(Vec::new());
     }
-    let rows: Vec<Row> = super::saved::read_csv(dir, FILE)?;
+    let rows: Vec<Row> = crate::report::saved::read_csv(dir, FILE)?;
     let mut r = Rows::new("tma", "TMA", FILE);
     if let Some(row) = rows.iter().find(|r| r.role == "not measured") {
         r.text(QUANTITY, row.skipped.as_deref());
@@ -178,7 +178,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
 mod tests {
     use super::*;
     use crate::analysis::stats::Summary;
-    use crate::experiments::dram_bulk_copy::CopyPattern;
+    use crate::suites::tma::dram_copy::CopyPattern;
 
     fn copy(mismatched_words: u64) -> DramBulkCopy {
         let pattern = CopyPattern {
@@ -244,7 +244,7 @@ mod tests {
         let mut before = rows[2].clone();
         before.chunk_order = None;
         assert!(pattern(&before).starts_with("16 KiB chunks, 4 buffers"));
-        let committed = include_str!("../../results/h100/peers-a59a5e4/tma/tma-dram-copy.csv");
+        let committed = include_str!("../../../results/h100/peers-a59a5e4/tma/tma-dram-copy.csv");
         let old: Vec<Row> = csv::Reader::from_reader(committed.as_bytes())
             .deserialize()
             .collect::<Result<_, _>>()

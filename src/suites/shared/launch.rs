@@ -1,6 +1,12 @@
 //! Launchers of cuda/shared.cu: strided shared-memory loads.
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::PushKernelArg;
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::Gpu;
 
 /// Runs `shared_stride_{4,8,16}` (cuda/shared.cu) as one warp: each lane times `iterations`
 /// dependent shared loads at element index lane * stride. Returns each lane's cycles.

@@ -1,6 +1,12 @@
 //! Launchers of cuda/sync.cu: one barrier or SIMT-deadlock probe (always in a child process).
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::PushKernelArg;
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::Gpu;
 
 /// Whether probe `entry` spins in a loop that its clock64 watchdog ends (it takes the budget).
 pub fn sync_probe_spins(entry: &str) -> bool {

@@ -1,6 +1,12 @@
 //! Launchers of cuda/divergence.cu: the timed single and double loops and the push/pop split.
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::PushKernelArg;
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::Gpu;
 
 /// Per-sample, per-lane cycles of one divergence-loop launch, `samples × 32`, row-major.
 #[derive(Debug, Clone, PartialEq)]
