@@ -106,125 +106,163 @@ impl SpaceChoice {
     }
 }
 
-/// `gpubench cache --space …`: sweep one space and read its levels.
-pub fn run(args: &CacheArgs) -> Result<()> {
-    let space = args.space.space();
-    let order = match args.chain {
-        ChainChoice::Stride => Order::Stride,
-        ChainChoice::Random => Order::Random(args.seed),
-    };
-    let (stride, smallest, largest, fine_points) = defaults(space);
-    let stride = args.stride.unwrap_or(stride);
-    let smallest = args.min_bytes.unwrap_or(smallest);
-    let fine_points = args.fine_points.unwrap_or(fine_points);
-    // Pointer chases (the global spaces and tlb) need 8-byte elements.
-    let unit = match space {
-        Space::Instruction => 16,
-        Space::Global | Space::L2 | Space::Readonly | Space::Tlb => 8,
-        _ => 4,
-    };
-    if stride == 0
-        || !stride.is_multiple_of(unit)
-        || smallest < stride
-        || (space == Space::Tlb && smallest < 2 * stride)
-        || !smallest.is_multiple_of(stride)
-        || args
-            .max_bytes
-            .is_some_and(|largest| smallest.checked_mul(4).is_none_or(|m| largest < m))
-    {
-        return Err(UsageError::new(format!(
-            "--stride must be a positive multiple of {unit}, --min-bytes a multiple of it (two strides at least for tlb), and --max-bytes at least 4 times --min-bytes (three doublings at least)"
-        ))
-        .into());
-    }
-    if space == Space::Shared && args.max_bytes.is_some_and(|largest| largest > 48 << 10) {
-        return Err(UsageError::new(
-            "the shared space holds at most 48 KiB per block here; pass --max-bytes 49152 or less",
-        )
-        .into());
-    }
-    if space != Space::Tlb && args.max_bytes.is_some_and(|largest| largest > 8 << 30) {
-        return Err(UsageError::new(
-            "--max-bytes must be at most 8 GiB (use --space tlb for larger footprints)",
-        )
-        .into());
-    }
-    if fine_points == 0 {
-        return Err(UsageError::new("--fine-points must be at least 1").into());
-    }
-    if !(8..=1 << 16).contains(&args.resolution) {
-        return Err(UsageError::new(
-            "--resolution takes 8 to 65536 (a rise is bisected to 1/N of its footprint)",
-        )
-        .into());
-    }
-    if !(1..=1024).contains(&args.timed_span_mib) {
-        return Err(UsageError::new("--timed-span-mib takes 1 to 1024 (MiB)").into());
-    }
-    let span = args.timed_span_mib << 20;
-    if !(1..=1024).contains(&args.threads) || (args.threads > 1 && !space.global_loads()) {
-        return Err(UsageError::new(
-            "--threads takes 1 to 1024, and more than 1 only with --space global, l2 or readonly",
-        )
-        .into());
-    }
-    if args.per_load && !space.global_loads() {
-        return Err(UsageError::new(
-            "--per-load works with --space global, l2 or readonly; drop it for this space",
-        )
-        .into());
-    }
-    if !args.carveout.is_empty()
-        && (!matches!(space, Space::Global | Space::Readonly)
-            || args.carveout.iter().any(|p| !(0..=100).contains(p)))
-    {
-        return Err(UsageError::new(
-            "--carveout takes percentages from 0 to 100, with --space global or readonly",
-        )
-        .into());
-    }
-    if !args.tlb_strides.is_empty()
-        && (space != Space::Tlb
+/// What `gpubench cache`'s flags ask, checked: every check of the flags is here, before a
+/// device is opened.
+struct Flags {
+    space: Space,
+    order: Order,
+    stride: u64,
+    smallest: u64,
+    /// The default largest footprint, where the space has one (L2 and tlb take theirs from
+    /// the device).
+    largest: Option<u64>,
+    fine_points: u64,
+    /// The L2 chase's timed span, in bytes.
+    span: u64,
+}
+
+impl Flags {
+    fn check(args: &CacheArgs) -> Result<Flags> {
+        let space = args.space.space();
+        let order = match args.chain {
+            ChainChoice::Stride => Order::Stride,
+            ChainChoice::Random => Order::Random(args.seed),
+        };
+        let (stride, smallest, largest, fine_points) = defaults(space);
+        let stride = args.stride.unwrap_or(stride);
+        let smallest = args.min_bytes.unwrap_or(smallest);
+        let fine_points = args.fine_points.unwrap_or(fine_points);
+        // Pointer chases (the global spaces and tlb) need 8-byte elements.
+        let unit = match space {
+            Space::Instruction => 16,
+            Space::Global | Space::L2 | Space::Readonly | Space::Tlb => 8,
+            _ => 4,
+        };
+        if stride == 0
+            || !stride.is_multiple_of(unit)
+            || smallest < stride
+            || (space == Space::Tlb && smallest < 2 * stride)
+            || !smallest.is_multiple_of(stride)
             || args
-                .tlb_strides
-                .iter()
-                .any(|&s| s == 0 || !s.is_multiple_of(8) || s > 1 << 40))
-    {
-        return Err(UsageError::new(
-            "--tlb-strides takes positive multiples of 8 bytes up to 1 TiB, with --space tlb",
-        )
-        .into());
+                .max_bytes
+                .is_some_and(|largest| smallest.checked_mul(4).is_none_or(|m| largest < m))
+        {
+            return Err(UsageError::new(format!(
+                "--stride must be a positive multiple of {unit}, --min-bytes a multiple of it (two strides at least for tlb), and --max-bytes at least 4 times --min-bytes (three doublings at least)"
+            ))
+            .into());
+        }
+        if space == Space::Shared && args.max_bytes.is_some_and(|largest| largest > 48 << 10) {
+            return Err(UsageError::new(
+                "the shared space holds at most 48 KiB per block here; pass --max-bytes 49152 or less",
+            )
+            .into());
+        }
+        if space != Space::Tlb && args.max_bytes.is_some_and(|largest| largest > 8 << 30) {
+            return Err(UsageError::new(
+                "--max-bytes must be at most 8 GiB (use --space tlb for larger footprints)",
+            )
+            .into());
+        }
+        if fine_points == 0 {
+            return Err(UsageError::new("--fine-points must be at least 1").into());
+        }
+        if !(8..=1 << 16).contains(&args.resolution) {
+            return Err(UsageError::new(
+                "--resolution takes 8 to 65536 (a rise is bisected to 1/N of its footprint)",
+            )
+            .into());
+        }
+        if !(1..=1024).contains(&args.timed_span_mib) {
+            return Err(UsageError::new("--timed-span-mib takes 1 to 1024 (MiB)").into());
+        }
+        let span = args.timed_span_mib << 20;
+        if !(1..=1024).contains(&args.threads) || (args.threads > 1 && !space.global_loads()) {
+            return Err(UsageError::new(
+                "--threads takes 1 to 1024, and more than 1 only with --space global, l2 or readonly",
+            )
+            .into());
+        }
+        if args.per_load && !space.global_loads() {
+            return Err(UsageError::new(
+                "--per-load works with --space global, l2 or readonly; drop it for this space",
+            )
+            .into());
+        }
+        if !args.carveout.is_empty()
+            && (!matches!(space, Space::Global | Space::Readonly)
+                || args.carveout.iter().any(|p| !(0..=100).contains(p)))
+        {
+            return Err(UsageError::new(
+                "--carveout takes percentages from 0 to 100, with --space global or readonly",
+            )
+            .into());
+        }
+        if !args.tlb_strides.is_empty()
+            && (space != Space::Tlb
+                || args
+                    .tlb_strides
+                    .iter()
+                    .any(|&s| s == 0 || !s.is_multiple_of(8) || s > 1 << 40))
+        {
+            return Err(UsageError::new(
+                "--tlb-strides takes positive multiples of 8 bytes up to 1 TiB, with --space tlb",
+            )
+            .into());
+        }
+        Ok(Flags {
+            space,
+            order,
+            stride,
+            smallest,
+            largest,
+            fine_points,
+            span,
+        })
     }
-    let entries: &[(&str, &str)] = match space {
+}
+
+/// The modules and entries a space loads first (proving the PTX loads on this driver).
+fn entries(space: Space) -> Vec<(&'static str, &'static str)> {
+    match space {
         // The instruction space's kernels are generated later; loading the cache module still
         // proves the PTX this binary carries (and whose ISA they declare) loads on the driver.
-        Space::Instruction => &[("cache", "chase_global")],
-        Space::Tlb => &[("cache", "chase_tlb"), ("cache", "tlb_chain_init")],
-        Space::Global => &[
+        Space::Instruction => vec![("cache", "chase_global")],
+        Space::Tlb => vec![("cache", "chase_tlb"), ("cache", "tlb_chain_init")],
+        Space::Global => vec![
             ("cache", "chase_global"),
             ("cache", "absolute_pointers"),
             ("cache", "chase_global_index"),
         ],
-        Space::L2 => &[
+        Space::L2 => vec![
             ("cache", "chase_l2"),
             ("cache", "chase_l2_block_warmed"),
             ("cache", "absolute_pointers"),
             ("l2_partition", "l2_partition_warm"),
             ("l2_partition", "l2_partition_probe"),
         ],
-        Space::Readonly => &[("cache", space.entry()), ("cache", "absolute_pointers")],
-        _ => &[("cache", space.entry())],
-    };
+        Space::Readonly => vec![("cache", space.entry()), ("cache", "absolute_pointers")],
+        _ => vec![("cache", space.entry())],
+    }
+}
+
+/// `gpubench cache --space …`: sweep one space and read its levels.
+pub fn run(args: &CacheArgs) -> Result<()> {
+    let flags = Flags::check(args)?;
+    let Flags {
+        space, smallest, ..
+    } = flags;
+    let entries = entries(space);
     // The random-replacement rates the inference's model fits read, tabled while this process
     // waits for its turn (host work beside another suite's measurement: background priority).
     std::thread::spawn(|| {
         crate::gpu::lease::lower_priority();
         crate::analysis::miss_fraction::table_random_rates();
     });
-    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), entries)?;
+    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &entries)?;
     let properties = gpu.properties()?;
     let memory = properties.global_memory_bytes as u64;
-    let largest = match (args.max_bytes, largest) {
+    let largest = match (args.max_bytes, flags.largest) {
         (Some(given), _) => given,
         (None, Some(default)) => default,
         (None, None) if space == Space::L2 => {
@@ -250,7 +288,44 @@ pub fn run(args: &CacheArgs) -> Result<()> {
     let isa = crate::kernels::module("cache")
         .and_then(|m| m.isa_version())
         .unwrap_or("7.0");
-    let settings = json!({
+    let settings = settings(args, &flags, largest, isa, gpu.chase_carveout_percent);
+    suite::run_opened(
+        gpu,
+        &Cache,
+        args.output.as_deref(),
+        &["cache"],
+        settings,
+        |gpu, suite| {
+            measure(
+                gpu,
+                suite,
+                args,
+                &flags,
+                largest,
+                isa,
+                &properties.compute_capability,
+            )
+        },
+    )
+}
+
+/// `metadata.json`'s settings: what the run resolved from its flags and the device.
+fn settings(
+    args: &CacheArgs,
+    flags: &Flags,
+    largest: u64,
+    isa: &str,
+    carveout_percent: i32,
+) -> serde_json::Value {
+    let Flags {
+        space,
+        order,
+        stride,
+        smallest,
+        fine_points,
+        ..
+    } = *flags;
+    json!({
         "space": space.name(),
         "stride_bytes": stride,
         "min_bytes": smallest,
@@ -264,7 +339,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             Order::Random(seed) => format!("fixed stride, random order (seed {seed})"),
             Order::Descending => "fixed stride, descending address order".to_string(),
         },
-        "preferred_shared_carveout_percent": space.global_loads().then_some(gpu.chase_carveout_percent),
+        "preferred_shared_carveout_percent": space.global_loads().then_some(carveout_percent),
         "coarse_points_per_doubling": cache::COARSE_PER_DOUBLING,
         "method": match space {
             Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker (each round's batch serves every rise's bisections at once; under gpubench all the coarse grid is compiled before the suite starts by the toolkit's ptxas, its SASS checked for one FFMA per instruction); two passes, the second timed; 16 bytes per instruction; bisection at each rise to 1/{} of the footprint", args.resolution),
@@ -273,236 +348,273 @@ pub fn run(args: &CacheArgs) -> Result<()> {
             Space::Global | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
             _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
         },
-    });
-    suite::run_opened(
-        gpu,
-        &Cache,
-        args.output.as_deref(),
-        &["cache"],
-        settings,
-        |gpu, suite| {
-            // Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the
-            // sweep runs.
-            // The L2 space also times the partition probe's loads (`l2_partition`).
-            let modules: &[&'static str] = match space {
-                Space::L2 => &["cache", "l2_partition"],
-                _ => &["cache"],
-            };
-            let disassembly = (space != Space::Instruction)
-                .then(|| crate::gpu::sass::beside(modules, &properties.compute_capability));
-            let mut tlb_buffer = match space {
-                Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
-                _ => None,
-            };
-            let grid = cache::Grid {
-                stride,
-                relative_resolution: match space {
-                    Space::L2 | Space::Instruction => 1.0 / f64::from(args.resolution),
-                    _ => 0.0,
-                },
-            };
-            let threshold = cache::RiseThreshold::of(space);
-            let mut generated_kernels = None;
-            let sweep = if space == Space::Instruction {
-                let mut code = instruction::CodeProbe::new(gpu, isa);
-                let sweep =
-                    cache::sweep_with(threshold, grid, smallest, largest, fine_points, &mut code)?;
-                eprintln!(
-                    "instruction space: {} sizes measured, {} kernels compiled ahead on the host's cores, {} prebuilt by gpubench all",
-                    sweep.points.len(),
-                    code.kernels_compiled,
-                    code.kernels_prebuilt
-                );
-                generated_kernels = Some(json!({
-                    "compiled_by_the_driver": code.kernels_compiled,
-                    "prebuilt_by_all": code.kernels_prebuilt,
-                    "code_checked": "every kernel's text section: 16 bytes per generated fma instruction plus the first kernel's prologue and epilogue, per compiler",
-                }));
-                sweep
-            } else {
-                cache::sweep_with(
-                    threshold,
-                    grid,
-                    smallest,
-                    largest,
-                    fine_points,
-                    &mut |footprint| match tlb_buffer.as_mut() {
-                        Some(buffer) => tlb::measure(gpu, buffer, order, footprint, stride),
-                        None => cache::measure_point(
-                            gpu,
-                            space,
-                            order,
-                            args.threads,
-                            footprint,
-                            stride,
-                            span,
-                        ),
-                    },
-                )?
-            };
-            suite.run.write_csv("chase.csv", &sweep.points)?;
-            crate::gpu::lease::trace("sweep");
-            let minimum_rise = cache::RiseThreshold::of(space).minimum_rise();
-            let report = if order == Order::Stride && space.descends() {
-                // Where to chase down needs where the plateaus end, not `infer`'s model fits,
-                // which ran here twice while the GPU waited (the same descending footprints
-                // on every committed run): the one reading with fits is the paired one.
-                let sizes = cache_inference::plateau_ends(&sweep.points, minimum_rise);
-                let swept: Vec<u64> = sweep.points.iter().map(|p| p.footprint_bytes).collect();
-                let down = cache::chase_descending(
-                    gpu,
-                    space,
-                    args.threads,
-                    &sizes,
-                    &swept,
-                    stride,
-                    span,
-                )?;
-                suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
-                crate::gpu::lease::trace("descending chase");
-                cache_inference::infer_paired(&sweep.points, &down, minimum_rise)
-            } else {
-                cache_inference::infer_with(&sweep.points, minimum_rise)
-            }
-            .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
-            crate::gpu::lease::trace("inference");
-            let tlb_summary = match tlb_buffer.as_mut() {
-                Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
-                None => None,
-            };
-            let tlb_strides = match tlb_buffer.as_mut() {
-                Some(buffer) => Some(translation_strides(
-                    gpu,
-                    buffer,
-                    suite,
-                    order,
-                    &sweep.points,
-                    &args.tlb_strides,
-                    largest,
-                )?),
-                None => None,
-            };
-            drop(tlb_buffer);
-            crate::gpu::lease::trace("translation levels and strides");
-            for gap in &sweep.unresolved {
-                println!(
-                    "unresolved: {} B to {} B: {}",
-                    gap.from_bytes, gap.to_bytes, gap.why
-                );
-            }
-            let disassembly = disassembly.map(crate::gpu::sass::Beside::join);
-            let entry = if space == Space::L2 && args.threads == 1 && order == Order::Stride {
-                "chase_l2_block_warmed"
-            } else {
-                space.entry()
-            };
-            let disassembly = disassembly.transpose()?;
-            let partition_window = disassembly
-                .as_ref()
-                .and_then(|(_, record)| partition_window(record));
-            let timed_loop = timed_loop(suite, space, entry, disassembly)?;
-            crate::gpu::lease::trace("timed loop's SASS");
-            let index_overhead = match space {
-                Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
-                _ => None,
-            };
-            let granularity = match space {
-                Space::Global
-                | Space::L2
-                | Space::Readonly
-                | Space::Texture
-                | Space::Constant
-                | Space::ConstantUniform => {
-                    fetch_granularity(gpu, suite, space, &report, stride, largest, span)?
-                }
-                _ => None,
-            };
-            crate::gpu::lease::trace("index chase and fetch granularity");
-            let line = granularity
-                .as_ref()
-                .and_then(|g| g.get("estimate"))
-                .and_then(|e| e.get("bytes"))
-                .and_then(serde_json::Value::as_u64);
-            let conflict = match space {
-                Space::Global
-                | Space::Readonly
-                | Space::Texture
-                | Space::Constant
-                | Space::ConstantUniform
-                    if !args.no_conflict && args.threads == 1 =>
-                {
-                    conflict_experiment(gpu, suite, space, &report, stride, line)?
-                }
-                _ => None,
-            };
-            crate::gpu::lease::trace("conflict experiment");
-            let partitions = match space {
-                Space::L2 if args.threads == 1 && order == Order::Stride => {
-                    l2_partitions(gpu, suite)?
-                }
-                _ => None,
-            };
-            crate::gpu::lease::trace("L2 partitions");
-            let carveouts = if args.carveout.len() > 1 {
-                Some(carveout_sweep(
-                    gpu,
-                    suite,
-                    space,
-                    &args.carveout,
-                    stride,
-                    smallest,
-                    largest,
-                    fine_points,
-                    span,
-                )?)
-            } else {
-                None
-            };
-            let per_load = if args.per_load {
-                Some(per_load_sweep(
-                    gpu, suite, space, order, stride, smallest, largest,
-                )?)
-            } else {
-                None
-            };
-            suite.release_gpu(gpu)?;
-            let device = &suite.metadata.device;
-            suite.run.write_json(
-            "cache.json",
-            &json!({
-                "space": space.name(),
-                "report": report,
-                "tlb": tlb_summary,
-                "tlb_strides": tlb_strides,
-                "timed_loop": timed_loop,
-                "index_chain": index_overhead,
-                "unresolved": sweep.unresolved,
-                "fetch_granularity": granularity,
-                "conflict": conflict,
-                "l2_partitions": partitions,
-                "l2_partition_timed_window": partitions.as_ref().and(partition_window),
-                "carveout": carveouts,
-                "per_load": per_load,
-                "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds, "generated_kernels": generated_kernels },
-                "device_attributes": {
-                    "l2_cache_bytes": device.l2_cache_bytes,
-                    "shared_memory_per_multiprocessor_bytes": device.shared_memory_per_multiprocessor_bytes,
-                    "global_memory_bytes": device.global_memory_bytes,
-                },
-            }),
+    })
+}
+
+/// The measurement, with the GPU: the sweep, the inference and the side experiments, then
+/// `chase.csv` and `cache.json`.
+fn measure(
+    gpu: &mut crate::gpu::Gpu,
+    suite: &mut suite::SuiteRun,
+    args: &CacheArgs,
+    flags: &Flags,
+    largest: u64,
+    isa: &str,
+    compute_capability: &str,
+) -> Result<()> {
+    let Flags {
+        space,
+        order,
+        stride,
+        smallest,
+        fine_points,
+        span,
+        ..
+    } = *flags;
+    // Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the
+    // sweep runs.
+    // The L2 space also times the partition probe's loads (`l2_partition`).
+    let modules: &[&'static str] = match space {
+        Space::L2 => &["cache", "l2_partition"],
+        _ => &["cache"],
+    };
+    let disassembly = (space != Space::Instruction)
+        .then(|| crate::gpu::sass::beside(modules, compute_capability));
+    let mut tlb_buffer = match space {
+        Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
+        _ => None,
+    };
+    let (sweep, generated_kernels) =
+        sweep_space(gpu, args, flags, largest, isa, tlb_buffer.as_mut())?;
+    suite.run.write_csv("chase.csv", &sweep.points)?;
+    crate::gpu::lease::trace("sweep");
+    let minimum_rise = cache::RiseThreshold::of(space).minimum_rise();
+    let report = if order == Order::Stride && space.descends() {
+        // Where to chase down needs where the plateaus end, not `infer`'s model fits,
+        // which ran here twice while the GPU waited (the same descending footprints
+        // on every committed run): the one reading with fits is the paired one.
+        let sizes = cache_inference::plateau_ends(&sweep.points, minimum_rise);
+        let swept: Vec<u64> = sweep.points.iter().map(|p| p.footprint_bytes).collect();
+        let down = cache::chase_descending(
+            gpu,
+            space,
+            args.threads,
+            &sizes,
+            &swept,
+            stride,
+            span,
         )?;
-            print!("{}", cache_report::render_text(&report));
-            println!(
-                "{} space: {} points ({} launches) in {:.1} s; the driver reports an L2 of {} KiB",
-                space.name(),
-                sweep.points.len(),
-                sweep.launches,
-                sweep.seconds,
-                device.l2_cache_bytes / 1024
-            );
-            Ok(())
+        suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
+        crate::gpu::lease::trace("descending chase");
+        cache_inference::infer_paired(&sweep.points, &down, minimum_rise)
+    } else {
+        cache_inference::infer_with(&sweep.points, minimum_rise)
+    }
+    .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+    crate::gpu::lease::trace("inference");
+    let tlb_summary = match tlb_buffer.as_mut() {
+        Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
+        None => None,
+    };
+    let tlb_strides = match tlb_buffer.as_mut() {
+        Some(buffer) => Some(translation_strides(
+            gpu,
+            buffer,
+            suite,
+            order,
+            &sweep.points,
+            &args.tlb_strides,
+            largest,
+        )?),
+        None => None,
+    };
+    drop(tlb_buffer);
+    crate::gpu::lease::trace("translation levels and strides");
+    for gap in &sweep.unresolved {
+        println!(
+            "unresolved: {} B to {} B: {}",
+            gap.from_bytes, gap.to_bytes, gap.why
+        );
+    }
+    let disassembly = disassembly.map(crate::gpu::sass::Beside::join);
+    let entry = if space == Space::L2 && args.threads == 1 && order == Order::Stride {
+        "chase_l2_block_warmed"
+    } else {
+        space.entry()
+    };
+    let disassembly = disassembly.transpose()?;
+    let partition_window = disassembly
+        .as_ref()
+        .and_then(|(_, record)| partition_window(record));
+    let timed_loop = timed_loop(suite, space, entry, disassembly)?;
+    crate::gpu::lease::trace("timed loop's SASS");
+    let index_overhead = match space {
+        Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
+        _ => None,
+    };
+    let granularity = match space {
+        Space::Global
+        | Space::L2
+        | Space::Readonly
+        | Space::Texture
+        | Space::Constant
+        | Space::ConstantUniform => {
+            fetch_granularity(gpu, suite, space, &report, stride, largest, span)?
+        }
+        _ => None,
+    };
+    crate::gpu::lease::trace("index chase and fetch granularity");
+    let line = granularity
+        .as_ref()
+        .and_then(|g| g.get("estimate"))
+        .and_then(|e| e.get("bytes"))
+        .and_then(serde_json::Value::as_u64);
+    let conflict = match space {
+        Space::Global
+        | Space::Readonly
+        | Space::Texture
+        | Space::Constant
+        | Space::ConstantUniform
+            if !args.no_conflict && args.threads == 1 =>
+        {
+            conflict_experiment(gpu, suite, space, &report, stride, line)?
+        }
+        _ => None,
+    };
+    crate::gpu::lease::trace("conflict experiment");
+    let partitions = match space {
+        Space::L2 if args.threads == 1 && order == Order::Stride => {
+            l2_partitions(gpu, suite)?
+        }
+        _ => None,
+    };
+    crate::gpu::lease::trace("L2 partitions");
+    let carveouts = if args.carveout.len() > 1 {
+        Some(carveout_sweep(
+            gpu,
+            suite,
+            space,
+            &args.carveout,
+            stride,
+            smallest,
+            largest,
+            fine_points,
+            span,
+        )?)
+    } else {
+        None
+    };
+    let per_load = if args.per_load {
+        Some(per_load_sweep(
+            gpu, suite, space, order, stride, smallest, largest,
+        )?)
+    } else {
+        None
+    };
+    suite.release_gpu(gpu)?;
+    let device = &suite.metadata.device;
+    suite.run.write_json(
+    "cache.json",
+    &json!({
+        "space": space.name(),
+        "report": report,
+        "tlb": tlb_summary,
+        "tlb_strides": tlb_strides,
+        "timed_loop": timed_loop,
+        "index_chain": index_overhead,
+        "unresolved": sweep.unresolved,
+        "fetch_granularity": granularity,
+        "conflict": conflict,
+        "l2_partitions": partitions,
+        "l2_partition_timed_window": partitions.as_ref().and(partition_window),
+        "carveout": carveouts,
+        "per_load": per_load,
+        "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds, "generated_kernels": generated_kernels },
+        "device_attributes": {
+            "l2_cache_bytes": device.l2_cache_bytes,
+            "shared_memory_per_multiprocessor_bytes": device.shared_memory_per_multiprocessor_bytes,
+            "global_memory_bytes": device.global_memory_bytes,
         },
-    )
+    }),
+    )?;
+    print!("{}", cache_report::render_text(&report));
+    println!(
+        "{} space: {} points ({} launches) in {:.1} s; the driver reports an L2 of {} KiB",
+        space.name(),
+        sweep.points.len(),
+        sweep.launches,
+        sweep.seconds,
+        device.l2_cache_bytes / 1024
+    );
+    Ok(())
+}
+
+/// The chase swept over the footprints (the instruction space's generated kernels, a TLB's
+/// one buffer, or a chain per footprint), with what the instruction space compiled.
+fn sweep_space(
+    gpu: &mut crate::gpu::Gpu,
+    args: &CacheArgs,
+    flags: &Flags,
+    largest: u64,
+    isa: &str,
+    mut tlb_buffer: Option<&mut TlbBuffer>,
+) -> Result<(cache::SweepResult, Option<serde_json::Value>)> {
+    let Flags {
+        space,
+        order,
+        stride,
+        smallest,
+        fine_points,
+        span,
+        ..
+    } = *flags;
+    let grid = cache::Grid {
+        stride,
+        relative_resolution: match space {
+            Space::L2 | Space::Instruction => 1.0 / f64::from(args.resolution),
+            _ => 0.0,
+        },
+    };
+    let threshold = cache::RiseThreshold::of(space);
+    let mut generated_kernels = None;
+    let sweep = if space == Space::Instruction {
+        let mut code = instruction::CodeProbe::new(gpu, isa);
+        let sweep =
+            cache::sweep_with(threshold, grid, smallest, largest, fine_points, &mut code)?;
+        eprintln!(
+            "instruction space: {} sizes measured, {} kernels compiled ahead on the host's cores, {} prebuilt by gpubench all",
+            sweep.points.len(),
+            code.kernels_compiled,
+            code.kernels_prebuilt
+        );
+        generated_kernels = Some(json!({
+            "compiled_by_the_driver": code.kernels_compiled,
+            "prebuilt_by_all": code.kernels_prebuilt,
+            "code_checked": "every kernel's text section: 16 bytes per generated fma instruction plus the first kernel's prologue and epilogue, per compiler",
+        }));
+        sweep
+    } else {
+        cache::sweep_with(
+            threshold,
+            grid,
+            smallest,
+            largest,
+            fine_points,
+            &mut |footprint| match tlb_buffer.as_mut() {
+                Some(buffer) => tlb::measure(gpu, buffer, order, footprint, stride),
+                None => cache::measure_point(
+                    gpu,
+                    space,
+                    order,
+                    args.threads,
+                    footprint,
+                    stride,
+                    span,
+                ),
+            },
+        )?
+    };
+    Ok((sweep, generated_kernels))
 }
 
 #[cfg(test)]
