@@ -125,26 +125,49 @@ impl Known<'_> {
     }
 }
 
-/// What `key` is, where it is a key the core reads.
+/// What `key` is, where it is a key the core reads. A row keyed by its words
+/// ([`plain`]) may hold the separator in them; it is never read as a known key, since each
+/// known key's last part is one of the few its constructor writes.
 pub fn parse(key: &str) -> Option<Known<'_>> {
     let parts: Vec<&str> = key.split(SEP).collect();
+    let timing = |what: &str| [LATENCY, THROUGHPUT].contains(&what);
+    let rate = |what: &str| [PER_SM, CHIP, SHARE].contains(&what);
+    let level_what = |what: &str| {
+        [
+            level::SIZE,
+            level::CAPACITY,
+            level::LINE,
+            level::WAYS,
+            level::SETS,
+            level::LATENCY,
+            level::CONFLICT_WAYS,
+            level::CONFLICT_WAY_SIZE,
+            level::FETCH_GRANULARITY,
+        ]
+        .contains(&what)
+    };
+    let level_number = |level: &str| level == BEYOND || level.parse::<u32>().is_ok_and(|n| n >= 1);
     Some(match parts[..] {
         ["cache", space, "sass-load"] => Known::Load { space },
-        ["cache", space, level, what] => Known::Memory { space, level, what },
-        ["pipeline", "sass", opcode, what] => Known::Sass { opcode, what },
-        ["pipeline", "ptx", operation, what] => Known::Ptx { operation, what },
-        ["flops", name, what] => Known::Flops { name, what },
-        ["tensor", family, shape, types, what] => Known::Tensor {
+        ["cache", space, level, what] if level_number(level) && level_what(what) => {
+            Known::Memory { space, level, what }
+        }
+        ["pipeline", "sass", opcode, what] if timing(what) => Known::Sass { opcode, what },
+        ["pipeline", "ptx", operation, what] if timing(what) => Known::Ptx { operation, what },
+        ["flops", name, what] if rate(what) => Known::Flops { name, what },
+        ["tensor", family, shape, types, what] if timing(what) || rate(what) => Known::Tensor {
             family,
             shape,
             types,
             what,
         },
-        ["bandwidth", level, operation, search] => Known::Bandwidth {
-            level,
-            operation,
-            search,
-        },
+        ["bandwidth", level, operation, search] if search.starts_with("at the ") => {
+            Known::Bandwidth {
+                level,
+                operation,
+                search,
+            }
+        }
         ["tma", "l2-bulk-read", lines] => Known::L2BulkRead { lines },
         _ => return None,
     })
@@ -354,6 +377,10 @@ mod tests {
             assert_eq!(parse(&k.key()), Some(k), "{}", k.key());
         }
         assert_eq!(parse(&plain("sync", "barrier cost")), None);
+        // A row keyed by words that hold the separator is not read as a level or a rate.
+        assert_eq!(parse(&plain("cache", "global: hits/misses/share")), None);
+        assert_eq!(parse(&plain("flops", "FFMA/FADD")), None);
+        assert_eq!(parse(&plain("bandwidth", "l2/read/per SM")), None);
         assert_eq!(parse(SM_CLOCK), None);
     }
 
