@@ -154,6 +154,14 @@ pub enum ChildOutcome {
 pub const LAUNCHING: &str = "launching";
 pub const DONE: &str = "done";
 
+/// `probe-NAME.json`: what a probes' child writes, and the parent and `report`'s redraw read
+/// back as the same type.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct ProbeResult {
+    pub probe: String,
+    pub values: Vec<i64>,
+}
+
 /// Where a probes' child writes the values of probe `name`, in the directory `dir`.
 pub fn result_file(dir: &Path, name: &str) -> std::path::PathBuf {
     dir.join(format!("probe-{name}.json"))
@@ -363,10 +371,7 @@ impl Drop for ProbesChild {
 fn read_values(file: &Path) -> Result<Vec<i64>> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("the probe wrote no result to {}", file.display()))?;
-    Ok(serde_json::from_str::<serde_json::Value>(&text)?["values"]
-        .as_array()
-        .context("a probe result without values")?
-        .iter()
-        .map(|v| v.as_i64().unwrap_or(i64::MIN))
-        .collect())
+    let result: ProbeResult = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a probe's result", file.display()))?;
+    Ok(result.values)
 }

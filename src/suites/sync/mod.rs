@@ -171,8 +171,10 @@ fn child(args: &SyncArgs, names: &str) -> Result<()> {
     for probe in probes {
         say(sync::LAUNCHING, probe.info.name)?;
         let values = sync::run_probe(&mut gpu, probe, args.child_budget_cycles, deadline)?;
-        let text =
-            serde_json::to_vec_pretty(&json!({ "probe": probe.info.name, "values": values }))?;
+        let text = serde_json::to_vec_pretty(&sync::ProbeResult {
+            probe: probe.info.name.to_string(),
+            values,
+        })?;
         write_atomically(&sync::result_file(dir, probe.info.name), &text)?;
         say(sync::DONE, probe.info.name)?;
     }
@@ -219,11 +221,7 @@ impl crate::harness::SuiteDef for Sync {
     ) -> Result<()> {
         // Listing 7's figure exists only where the pairing probe finished (it hangs on Volta
         // and later, where its result file is never written).
-        #[derive(serde::Deserialize)]
-        struct Probe {
-            values: Vec<i64>,
-        }
-        let pairing: Option<Probe> =
+        let pairing: Option<sync::ProbeResult> =
             crate::report::saved::read_json_optional(run.dir, "probe-barrier-pairing.json")?;
         match pairing.filter(|p| p.values.len() == 96) {
             Some(probe) => {

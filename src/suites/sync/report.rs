@@ -34,15 +34,39 @@ pub fn write(run: &RunDir, verdicts: &[(&str, Verdict)]) -> Result<()> {
             pre_volta: v.pre_volta,
         }),
     )?;
-    let all: Vec<serde_json::Value> = verdicts
+    let all: Vec<SavedVerdict> = verdicts
         .iter()
-        .map(|(listing, v)| {
-            let mut value = serde_json::to_value(v).unwrap_or_default();
-            value["listing"] = serde_json::json!(listing);
-            value
+        .map(|(listing, v)| SavedVerdict {
+            listing: listing.to_string(),
+            matches_pre_volta: v.matches_pre_volta,
+            observed: v.observed.clone(),
+            outcome: v.outcome,
+            pre_volta: v.pre_volta.to_string(),
+            probe: v.probe.to_string(),
         })
         .collect();
     run.write_json("sync.json", &all)
+}
+
+/// An outcome as `sync.json` names it (`deadlocked_watchdog`): the words of its summary row.
+fn outcome_word(outcome: super::analysis::Outcome) -> String {
+    serde_json::to_value(outcome)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// One probe's verdict as `sync.json` holds it (the run writes it, `report` reads it back as
+/// this type), its fields in the order every run has written them.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct SavedVerdict {
+    pub listing: String,
+    pub matches_pre_volta: Option<bool>,
+    #[serde(default)]
+    pub observed: String,
+    pub outcome: super::analysis::Outcome,
+    pub pre_volta: String,
+    pub probe: String,
 }
 
 pub fn render_table(verdicts: &[(&str, Verdict)]) -> String {
@@ -122,19 +146,12 @@ pub fn draw_pairing(path: &Path, title: &str, stamps: &[i64]) -> Result<()> {
 
 /// The summary's synchronization rows: each probe's outcome and what was observed.
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        listing: String,
-        outcome: String,
-        #[serde(default)]
-        observed: String,
-    }
-    let probes: Vec<Probe> = crate::report::saved::read_json(dir, "sync.json")?;
+    let probes: Vec<SavedVerdict> = crate::report::saved::read_json(dir, "sync.json")?;
     let mut r = crate::report::figures::Rows::new("sync", "Synchronization", "sync.json");
     for probe in probes {
         r.text(
             &probe.listing,
-            Some(&format!("{}: {}", probe.outcome, probe.observed)),
+            Some(&format!("{}: {}", outcome_word(probe.outcome), probe.observed)),
         );
     }
     Ok(r.finish())
