@@ -100,11 +100,9 @@ pub fn memory_levels(figures: &[Figure]) -> Vec<LevelFigures<'_>> {
             ("shared", keys::BEYOND) => ("shared", "read"),
             _ => return None,
         };
-        figures.iter().find(|f| {
-            f.unit == "GB/s"
-                && matches!(keys::parse(&f.key), Some(Known::Bandwidth { level, operation, .. })
-                    if level == bw_level && operation == bw_operation)
-        })
+        figures
+            .iter()
+            .find(|f| f.unit == "GB/s" && keys::is_bandwidth(&f.key, bw_level, bw_operation))
     };
     use keys::level as what;
     levels

@@ -125,6 +125,13 @@ impl Known<'_> {
     }
 }
 
+/// Whether `key` is a bandwidth headline of `operation` at `level`, whichever search it came
+/// from (the curated memory table and the roofline's memory ceilings take either).
+pub fn is_bandwidth(key: &str, level: &str, operation: &str) -> bool {
+    matches!(parse(key), Some(Known::Bandwidth { level: l, operation: o, .. })
+        if l == level && o == operation)
+}
+
 /// What `key` is, where it is a key the core reads. A row keyed by its words
 /// ([`plain`]) may hold the separator in them; it is never read as a known key, since each
 /// known key's last part is one of the few its constructor writes.

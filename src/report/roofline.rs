@@ -84,9 +84,7 @@ pub fn of_figures(figures: &[Figure]) -> Option<Roofline> {
         .iter()
         .filter_map(|(ceiling_level, ceiling_operation, name)| {
             let f = figures.iter().find(|f| {
-                f.unit == "GB/s"
-                    && matches!(keys::parse(&f.key), Some(Known::Bandwidth { level, operation, .. })
-                        if level == *ceiling_level && operation == *ceiling_operation)
+                f.unit == "GB/s" && keys::is_bandwidth(&f.key, ceiling_level, ceiling_operation)
             })?;
             Some(Ceiling {
                 name: (*name).to_string(),

@@ -174,13 +174,11 @@ pub(super) fn level_falloffs(file: &BandwidthFile) -> Vec<&FalloffFigure> {
 /// The section of the summary the bandwidth rows are in.
 pub const SECTION: &str = "Bandwidth";
 
-/// Whether `figure` is the headline rate of `operation` at `level`, whichever search it came
-/// from, as the core's tables find it: by its key.
+/// Whether `figure` is the headline rate of `operation` at `level`, as the core's tables
+/// find it: by its key.
 #[cfg(test)]
 fn is_rate_of(figure: &Figure, level: &str, operation: &str) -> bool {
-    use crate::report::keys::{Known, parse};
-    matches!(parse(&figure.key), Some(Known::Bandwidth { level: l, operation: o, .. })
-        if l == level && o == operation)
+    crate::report::keys::is_bandwidth(&figure.key, level, operation)
 }
 
 /// The summary's bandwidth rows.

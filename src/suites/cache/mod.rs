@@ -422,7 +422,7 @@ fn measure(
             buffer,
             suite,
             order,
-            &sweep.points,
+            sweep.points.first().map_or(0, |p| p.stride_bytes),
             &args.tlb_strides,
             largest,
         )?),

@@ -65,11 +65,10 @@ pub(super) fn translation_strides(
     buffer: &mut TlbBuffer,
     suite: &suite::SuiteRun,
     order: Order,
-    main_points: &[cache_inference::ChasePoint],
+    main_stride: u64,
     strides: &[u64],
     largest: u64,
 ) -> Result<Vec<serde_json::Value>> {
-    let main_stride = main_points.first().map_or(0, |p| p.stride_bytes);
     let mut strides: Vec<u64> = if strides.is_empty() {
         vec![main_stride, 32 << 20, 512 << 20, 1 << 30]
     } else {
