@@ -86,7 +86,7 @@ pub fn run(
     device: usize,
     output: Option<&Path>,
     entries: &[(&str, &str)],
-    settings: serde_json::Value,
+    settings: &impl serde::Serialize,
     measure: impl FnOnce(&mut Gpu, &mut SuiteRun) -> Result<()>,
 ) -> Result<()> {
     let gpu = open(device, output, entries)?;
@@ -102,9 +102,10 @@ pub fn run_opened(
     of: &'static dyn Suite,
     output: Option<&Path>,
     modules: &[&str],
-    settings: serde_json::Value,
+    settings: &impl serde::Serialize,
     measure: impl FnOnce(&mut Gpu, &mut SuiteRun) -> Result<()>,
 ) -> Result<()> {
+    let settings = serde_json::to_value(settings)?;
     let mut suite = start(&mut gpu, of, output, modules, settings)?;
     crate::gpu::lease::trace("opening clock, NVML and metadata");
     gpu.spent.note_setup_done();
@@ -150,6 +151,16 @@ fn command_line() -> Vec<String> {
 }
 
 pub use crate::gpu::lease::GPU_DONE_ENV;
+
+/// What a run records of the SASS [`SuiteRun::keep_sass`] kept: how it was made and the
+/// memory instructions per kernel (`analysis::sass::memory_instructions`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct KeptSass {
+    pub status: String,
+    pub memory_instructions:
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, usize>>,
+}
 
 /// One run of a suite in progress: its run directory and the metadata it will finish with
 /// (not the registry's `Suite`, which is the suite itself).
@@ -246,22 +257,27 @@ fn watch_conditions(gpu: &mut Gpu, uuid: Option<&str>) -> (Conditions, Option<Wa
 
 impl SuiteRun {
     /// Waits for the SASS `disassembly` made beside the measurement, writes it as `file` in
-    /// the run directory, and returns what the run records of it: how it was made and the
-    /// memory instructions per kernel (`analysis::sass::memory_instructions`).
-    pub fn keep_sass(
-        &self,
-        disassembly: crate::gpu::sass::Beside,
-        file: &str,
-    ) -> Result<serde_json::Value> {
+    /// the run directory, and returns what the run records of it.
+    pub fn keep_sass(&self, disassembly: crate::gpu::sass::Beside, file: &str) -> Result<KeptSass> {
         let (text, record) = disassembly.join()?;
-        let loads = text
+        let memory_instructions = text
             .as_deref()
             .map(crate::analysis::sass::memory_instructions)
             .unwrap_or_default();
         if let Some(text) = &text {
             self.run.write(file, text.as_bytes())?;
         }
-        Ok(serde_json::json!({ "status": record.status, "memory_instructions": loads }))
+        Ok(KeptSass {
+            status: record.status,
+            memory_instructions,
+        })
+    }
+
+    /// Records `settings` as `metadata.json`'s settings (written when the run finishes): for
+    /// a suite whose record grows as it measures (what it subtracted, the SASS it read).
+    pub fn record_settings(&mut self, settings: &impl serde::Serialize) -> Result<()> {
+        self.metadata.settings = serde_json::to_value(settings)?;
+        Ok(())
     }
 
     /// A plot title naming the experiment, the device and the clock it ran at.

@@ -69,7 +69,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &pairs,
-        settings,
+        &settings,
         |gpu, suite| {
             let properties = gpu.properties()?;
             let mhz = suite.metadata.sm_clock_before.mhz;

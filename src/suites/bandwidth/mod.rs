@@ -72,7 +72,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         &Bandwidth,
         args.output.as_deref(),
         &["bandwidth"],
-        settings,
+        &settings,
         |gpu, suite| {
             let started = Instant::now();
             let attributes = launcher::memory_attributes(gpu)?;

@@ -35,7 +35,7 @@ pub fn run(args: &BranchArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &[("branch", "branch_order")],
-        settings,
+        &settings,
         |gpu, suite| {
             let runs = branch::measure(gpu, args.seed, args.work)?;
             suite.release_gpu(gpu)?;

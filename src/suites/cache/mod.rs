@@ -294,7 +294,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         &Cache,
         args.output.as_deref(),
         &["cache"],
-        settings,
+        &settings,
         |gpu, suite| {
             measure(
                 gpu,

@@ -44,7 +44,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &entries,
-        settings,
+        &settings,
         |gpu, suite| {
             let overheads = measure_timer_overheads(gpu, args.pairs)?;
             let sm_clock = measure_sm_clock(gpu)?;

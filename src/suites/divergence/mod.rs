@@ -45,7 +45,7 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &entries,
-        settings_json(&config),
+        &settings_json(&config),
         |gpu, suite| {
             let pattern = config.pattern.to_string();
             // Each kernel's samples are written as soon as it is done (kept if a later one

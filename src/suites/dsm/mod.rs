@@ -59,7 +59,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
         &Dsm,
         args.output.as_deref(),
         &["dsm"],
-        settings,
+        &settings,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let disassembly = crate::gpu::sass::beside(&["dsm"], &properties.compute_capability);

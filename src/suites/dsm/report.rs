@@ -126,7 +126,7 @@ pub fn write(
     occupancy: &[OccupancyRow],
     bandwidth: &[BandwidthRow],
     shared_bytes: u32,
-    sass: &serde_json::Value,
+    sass: &crate::harness::suite::KeptSass,
 ) -> Result<()> {
     run.write_csv("dsm-latency.csv", latency)?;
     run.write_csv("dsm-occupancy.csv", occupancy)?;

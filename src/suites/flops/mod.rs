@@ -44,7 +44,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
         &Flops,
         args.output.as_deref(),
         &modules,
-        settings,
+        &settings,
         |gpu, suite| {
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             let disassembly = crate::gpu::sass::beside(&modules, &properties.compute_capability);

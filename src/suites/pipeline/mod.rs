@@ -64,7 +64,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &entries,
-        settings,
+        &settings,
         |gpu, suite| {
             let disassembly =
                 crate::gpu::sass::beside(&["pipeline"], &suite.metadata.device.compute_capability);

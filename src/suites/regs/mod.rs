@@ -37,7 +37,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &[("regs", "regs_pressure")],
-        settings,
+        &settings,
         |gpu, suite| {
             let device = &suite.metadata.device;
             let register_file = u32::try_from(device.registers_per_block).unwrap_or(65_536);

@@ -40,7 +40,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &entries,
-        settings,
+        &settings,
         |gpu, suite| {
             let points = shared::measure(gpu, &config)?;
             suite.release_gpu(gpu)?;

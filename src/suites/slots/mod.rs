@@ -103,7 +103,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &[("slots", "dot_tagged")],
-        settings,
+        &settings,
         |gpu, suite| {
             let mut results = Vec::new();
             for &workload in &chosen {

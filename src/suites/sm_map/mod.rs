@@ -71,7 +71,7 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
         &SmMap,
         args.output.as_deref(),
         &modules.clone(),
-        settings,
+        &settings,
         |gpu, suite| {
             let disassembly = crate::gpu::sass::beside(&modules, &properties.compute_capability);
             let sweeps = measure::l2_sweeps(gpu, sms, args.lines)?;

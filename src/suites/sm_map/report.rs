@@ -110,7 +110,7 @@ pub struct Reading {
     pub dsm_skipped: Option<String>,
     pub steps: u32,
     pub method: String,
-    pub sass: serde_json::Value,
+    pub sass: crate::harness::suite::KeptSass,
 }
 
 pub const READING: &str = "sm-map.json";
@@ -499,7 +499,7 @@ mod tests {
             dsm_skipped: None,
             steps: 1024,
             method: String::new(),
-            sass: serde_json::Value::Null,
+            sass: Default::default(),
         }
     }
 

@@ -64,7 +64,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &entries,
-        settings,
+        &settings,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let budget_cycles = (args.watchdog_ms as f64 * mhz * 1000.0) as i64;

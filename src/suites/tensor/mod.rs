@@ -75,7 +75,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         &Tensor,
         args.output.as_deref(),
         &modules,
-        settings,
+        &settings,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);

@@ -119,7 +119,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
         &Tma,
         args.output.as_deref(),
         &["tma"],
-        settings,
+        &settings,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);

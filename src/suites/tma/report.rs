@@ -99,7 +99,7 @@ pub fn write(
     run: &RunDir,
     latency: &[LatencyRow],
     bandwidth: &[BandwidthRow],
-    sass: &serde_json::Value,
+    sass: &crate::harness::suite::KeptSass,
 ) -> Result<()> {
     run.write_csv("tma-latency.csv", latency)?;
     run.write_csv("tma-bandwidth.csv", bandwidth)?;
