@@ -154,7 +154,8 @@ fn a_newer_format_is_refused_naming_both_and_the_current_one_is_read() {
             said.contains("run-directory format 99"),
             "{command}: {said}"
         );
-        assert!(said.contains("formats 1 to 2"), "{command}: {said}");
+        let formats = format!("formats 1 to {}", gpubench::report::formats::CURRENT);
+        assert!(said.contains(&formats), "{command}: {said}");
         assert!(said.contains("or newer"), "{command}: {said}");
     }
     let manifest = scratch.path().join("manifest");
@@ -252,6 +253,66 @@ fn older_formats_get_their_keys_from_the_migration_table() {
                 "{}: {f}",
                 run.display()
             );
+        }
+    }
+}
+
+/// #72: from format 3 every figure's status is typed in the file; a figures.json of an older
+/// format said an inference's standing in words only, and is read through the migration table.
+/// The same figures, words unchanged, read as format 3 keep the status the file gives them.
+#[test]
+fn a_status_said_in_words_counts_only_in_files_older_than_format_3() {
+    let scratch = tempfile::tempdir().unwrap();
+    let run = scratch.path().join("cache-instruction");
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h200/all/cache-instruction"),
+        &run,
+    );
+    // Figures only (as a committed repeat keeps them): `report` reads them from figures.json.
+    std::fs::remove_file(run.join("cache.json")).unwrap();
+    std::fs::remove_file(run.join("chase.csv")).unwrap();
+    let statuses = |out: &str| -> Vec<(String, String, serde_json::Value)> {
+        let out = scratch.path().join(out);
+        gpubench()
+            .arg("report")
+            .arg(&run)
+            .arg("--output")
+            .arg(&out)
+            .assert()
+            .success();
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        summary["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["quantity"].as_str().unwrap().to_string(),
+                    f["status"].as_str().unwrap().to_string(),
+                    f["unresolved"]["reason"].clone(),
+                )
+            })
+            .collect()
+    };
+    let older = statuses("older");
+    // The file (written before format 3) states "confidence 0.40" for the level's geometry:
+    // below 0.5, so unresolved for low confidence, by the words.
+    let low: Vec<_> = older
+        .iter()
+        .filter(|(_, _, reason)| reason == "low-confidence")
+        .collect();
+    assert!(!low.is_empty(), "{older:?}");
+    assert!(low.iter().all(|(_, status, _)| status == "unresolved"));
+    set_format(&run.join("figures.json"), 3);
+    let typed = statuses("typed");
+    assert_eq!(typed.len(), older.len());
+    for ((quantity, _, reason), (_, status, now)) in older.iter().zip(&typed) {
+        if reason == "low-confidence" {
+            // Format 3 writes the status it means; this file's figures carry none.
+            assert_eq!(status, "figure", "{quantity}");
+            assert!(now.is_null(), "{quantity}: {now}");
         }
     }
 }

@@ -363,10 +363,7 @@ impl SuiteRun {
                 .context("deriving the summary figures")?;
             self.run.write_json(
                 FIGURES_FILE,
-                &FiguresFile {
-                    suite: self.metadata.suite.to_string(),
-                    figures,
-                },
+                &FiguresFile::new(self.metadata.suite, figures),
             )?;
             self.draw()
         });

@@ -49,19 +49,9 @@ pub struct GpuRunDir {
 
 /// What [`GpuRun::failures`] says of the GPU run in `root`/`gpu.dir`.
 pub fn failures_of(root: &Path, gpu: &GpuRun) -> Vec<String> {
-    #[derive(Deserialize)]
-    struct Suite {
-        name: String,
-        status: String,
-        error: Option<String>,
-    }
-    #[derive(Deserialize)]
-    struct All {
-        suites: Vec<Suite>,
-    }
     let manifest = std::fs::read_to_string(root.join(&gpu.dir).join("all.json"))
         .ok()
-        .and_then(|text| serde_json::from_str::<All>(&text).ok());
+        .and_then(|text| serde_json::from_str::<super::summary::model::AllManifest>(&text).ok());
     if let Some(all) = manifest {
         return all
             .suites

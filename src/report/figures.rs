@@ -35,21 +35,20 @@ pub struct Figure {
     /// the GPU, a rate above its physical ceiling, a reading that did not hold still), or its
     /// inference's own standing (a low or uncalibrated confidence, a parameter not identified,
     /// a repeat that did not confirm it). The status is this field and nothing else: no reader
-    /// decides it from the figure's words. A file holds only the run's conditions; the
-    /// inference's standing is written in the figure's words, and [`SavedFigure`]'s migration
-    /// reads it back from them.
-    #[serde(default, skip_serializing_if = "said_in_words")]
+    /// decides it from the figure's words. Files of format [`TYPED_STATUS`] on hold every
+    /// status here; older ones held only the run's conditions, the inference's standing in
+    /// the words, which the one migration table ([`Figure::standing_from_words`]) reads back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unresolved: Option<Unresolved>,
 }
 
-/// Whether `unresolved` is absent or said by the figure's words alone (an inference's
-/// standing, which files have always carried in the uncertainty and quantity text).
-fn said_in_words(unresolved: &Option<Unresolved>) -> bool {
-    unresolved.as_ref().is_none_or(|u| u.reason.inferred())
-}
+/// The first run-directory format whose files write every figure's status in `unresolved`
+/// (an inference's standing too); a file of an older one is read through the migration table.
+pub const TYPED_STATUS: u32 = 3;
 
-/// A [`Figure`] as a file holds it (every format so far): read, its inference's standing is
-/// taken from its words by the one migration table, [`Figure::standing_from_words`].
+/// A [`Figure`] as a file holds it (every format so far): a figure written before keys gets
+/// its key from the migration table ([`super::keys::from_words`]). Its status is as written;
+/// the reader of an older file adds what its words state ([`Figure::migrate_standing`]).
 #[derive(Deserialize)]
 struct SavedFigure {
     /// Absent in files written before keys: [`super::keys::from_words`] gives it.
@@ -75,7 +74,7 @@ impl From<SavedFigure> for Figure {
         let key = saved
             .key
             .unwrap_or_else(|| super::keys::from_words(&saved.section, &saved.quantity));
-        let mut figure = Figure {
+        Figure {
             key,
             section: saved.section,
             quantity: saved.quantity,
@@ -88,11 +87,7 @@ impl From<SavedFigure> for Figure {
             source: saved.source,
             per_sm: saved.per_sm,
             unresolved: saved.unresolved,
-        };
-        if let Some(reason) = figure.standing_from_words() {
-            figure.settle(reason);
         }
-        figure
     }
 }
 
@@ -187,9 +182,17 @@ impl Figure {
         }
     }
 
-    /// The migration table: the inference's standing as the words of every file format so far
-    /// state it, for a figure read back from a file (files carry it in words only). No other
-    /// code reads a status from a figure's words; the suites set it where they make the words.
+    /// For a figure read from a file older than [`TYPED_STATUS`], which wrote an inference's
+    /// standing in words only: leaves it unresolved for what its words state.
+    pub fn migrate_standing(&mut self) {
+        if let Some(reason) = self.standing_from_words() {
+            self.settle(reason);
+        }
+    }
+
+    /// The migration table: the inference's standing as the words of every file format before
+    /// [`TYPED_STATUS`] state it. No other code reads a status from a figure's words; the
+    /// suites set it where they make the words.
     fn standing_from_words(&self) -> Option<Reason> {
         if self
             .stated_confidence()
@@ -296,21 +299,57 @@ impl Figure {
         .read_back()
     }
 
-    /// The figure as a file would give it back: its inference's standing read from its words,
-    /// as [`SavedFigure`]'s migration reads it (for tests that write the words by hand).
+    /// The figure as an older file would give it back: its inference's standing read from its
+    /// words by the migration table (for tests that write the words by hand).
     pub fn read_back(mut self) -> Figure {
-        if let Some(reason) = self.standing_from_words() {
-            self.settle(reason);
-        }
+        self.migrate_standing();
         self
     }
 }
 
 /// What `figures.json` holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "SavedFiguresFile")]
 pub struct FiguresFile {
+    /// The run-directory format of the gpubench that wrote it ([`super::formats`]).
+    pub format: u32,
     pub suite: String,
     pub figures: Vec<Figure>,
+}
+
+impl FiguresFile {
+    pub fn new(suite: &str, figures: Vec<Figure>) -> FiguresFile {
+        FiguresFile {
+            format: super::formats::CURRENT,
+            suite: suite.to_string(),
+            figures,
+        }
+    }
+}
+
+/// `figures.json` as any format wrote it: before [`TYPED_STATUS`] it named no format, and its
+/// figures' inference standing is read from their words.
+#[derive(Deserialize)]
+struct SavedFiguresFile {
+    #[serde(default)]
+    format: Option<u32>,
+    suite: String,
+    figures: Vec<Figure>,
+}
+
+impl From<SavedFiguresFile> for FiguresFile {
+    fn from(saved: SavedFiguresFile) -> FiguresFile {
+        let format = saved.format.unwrap_or(super::formats::UNRECORDED);
+        let mut figures = saved.figures;
+        if format < TYPED_STATUS {
+            figures.iter_mut().for_each(Figure::migrate_standing);
+        }
+        FiguresFile {
+            format,
+            suite: saved.suite,
+            figures,
+        }
+    }
 }
 
 pub const FILE: &str = "figures.json";

@@ -6,14 +6,14 @@
 //! damaged. CHANGELOG.md says what changed for a reader at each format.
 
 /// The format this gpubench writes.
-pub const CURRENT: u32 = 2;
+pub const CURRENT: u32 = 3;
 
 /// A run directory's format where its files name none: every run directory written before
 /// formats were recorded (gpubench 0.1.0, 2026-11-22 to 2026-11-28).
 pub const UNRECORDED: u32 = 1;
 
 /// What each format changed for a reader, newest last.
-pub const CHANGES: [(u32, &str); 2] = [
+pub const CHANGES: [(u32, &str); 3] = [
     (
         1,
         "no format recorded (gpubench 0.1.0): figures.json from 2026-11-22 on; before commit 2a4b22c the slots suite wrote each workload's tag overhead as a percentage, a difference that may lie below 0 or above 100",
@@ -21,6 +21,10 @@ pub const CHANGES: [(u32, &str); 2] = [
     (
         2,
         "format recorded in metadata.json and all.json (gpubench 0.2.0); metadata.json's conditions record (other processes, MIG, pending retirements); a figure's typed unresolved status (shared GPU, above its physical ceiling)",
+    ),
+    (
+        3,
+        "every figure's status typed in its `unresolved` (an inference's own standing too: low confidence, uncalibrated, not identifiable, did not repeat), figures.json naming its format, summary.json's figures read by their `status`; a figure's `key`",
     ),
 ];
 

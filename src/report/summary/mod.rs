@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 
 use crate::error::UsageError;
 use anyhow::{Context, Result};
-use serde::Deserialize;
 
 use super::figures::FiguresFile;
 use super::metadata::{SavedMetadata, or_unknown};
@@ -26,7 +25,7 @@ use render::table_rows;
 pub mod model;
 
 pub use crate::report::text::{format_value, latex_escape, markdown_cell, markdown_text};
-pub use model::{SuiteTiming, Summary};
+pub use model::{AllManifest, SuiteTiming, Summary};
 pub use render::{render_index, render_latex, render_markdown};
 
 /// The suite directories of `dir`: itself when it is one run, else its sub-directories with a
@@ -218,18 +217,8 @@ pub fn plain_name(name: &str) -> bool {
     ) && !name.contains('/')
 }
 
-/// What the summary reads of `all.json`.
-#[derive(Debug, Deserialize)]
-struct Manifest {
-    /// Absent in runs written before formats were recorded.
-    format: Option<u32>,
-    #[serde(default)]
-    suites: Vec<SuiteTiming>,
-    total_seconds: Option<f64>,
-}
-
-fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
-    let manifest: Option<Manifest> = super::saved::read_json_optional(dir, "all.json")?;
+fn read_manifest(dir: &Path) -> Result<Option<AllManifest>> {
+    let manifest: Option<AllManifest> = super::saved::read_json_optional(dir, "all.json")?;
     if let Some(format) = manifest.as_ref().and_then(|m| m.format) {
         let file = dir.join("all.json").display().to_string();
         if let Some(why) = super::formats::too_new(&file, format, None) {

@@ -35,8 +35,8 @@ pub struct Summary {
     pub caption: String,
     /// Each written with a `status` of its own, "figure" or "unresolved"
     /// ([`Figure::is_unresolved`]), so that a script reading `summary.json` tells them apart
-    /// as the rendered tables do; read back without it.
-    #[serde(serialize_with = "with_status")]
+    /// as the rendered tables do; read back by it ([`read_with_status`]).
+    #[serde(serialize_with = "with_status", deserialize_with = "read_with_status")]
     pub figures: Vec<Figure>,
     pub suites: Vec<SuiteTiming>,
     pub total_seconds: Option<f64>,
@@ -63,11 +63,47 @@ fn with_status<S: serde::Serializer>(figures: &[Figure], out: S) -> Result<S::Ok
     }))
 }
 
+/// A figure as `summary.json` holds it: the figure and the status [`with_status`] wrote.
+#[derive(Deserialize)]
+struct SavedSummaryFigure {
+    #[serde(flatten)]
+    figure: Figure,
+    #[serde(default)]
+    status: Option<String>,
+}
+
+/// The figures of a `summary.json` of any version: one written "unresolved" without its
+/// typed `unresolved` (a summary made before every status was typed), or without a `status`
+/// at all, takes the inference's standing its words state ([`Figure::migrate_standing`]).
+fn read_with_status<'de, D: serde::Deserializer<'de>>(input: D) -> Result<Vec<Figure>, D::Error> {
+    let figures: Vec<SavedSummaryFigure> = Deserialize::deserialize(input)?;
+    Ok(figures
+        .into_iter()
+        .map(|SavedSummaryFigure { mut figure, status }| {
+            if status.as_deref() != Some("figure") && figure.unresolved.is_none() {
+                figure.migrate_standing();
+            }
+            figure
+        })
+        .collect())
+}
+
 impl Summary {
     /// The GPU's name, as the caption starts with it.
     pub fn gpu(&self) -> &str {
         self.caption.split(" (CC").next().unwrap_or("")
     }
+}
+
+/// What gpubench reads of `all.json` (`app::all` writes it): the format, each suite's
+/// outcome and time, the run's total.
+#[derive(Debug, Deserialize)]
+pub struct AllManifest {
+    /// Absent in runs written before formats were recorded.
+    pub format: Option<u32>,
+    #[serde(default)]
+    pub suites: Vec<SuiteTiming>,
+    pub total_seconds: Option<f64>,
 }
 
 /// One line of the block: what was checked, what was found, and whether it is as a
