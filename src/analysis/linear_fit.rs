@@ -1,9 +1,9 @@
 //! Ordinary least squares of y on x, with a Student-t 95 % confidence interval for the slope.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     pub estimate: f64,
     pub ci95_low: f64,

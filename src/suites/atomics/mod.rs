@@ -10,7 +10,6 @@ pub mod settings;
 pub use settings::AtomicsArgs;
 
 use anyhow::Result;
-use serde_json::json;
 
 use self::measure::{self as atomics, Plan};
 use self::report as atomics_report;
@@ -50,18 +49,18 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
     let plan = plan(args)?;
     let entries = atomics::entries();
     let pairs: Vec<(&str, &str)> = entries.iter().map(|e| ("atomics", e.as_str())).collect();
-    let settings = json!({
-        "footprints_bytes": plan.footprints,
-        "chain_stride_bytes": atomics::CHAIN_STRIDE_BYTES,
-        "steps": atomics::STEPS,
-        "shared_ring_words": atomics::SHARED_WORDS,
-        "shared_ring_stride_words": atomics::SHARED_STRIDE_WORDS,
-        "block_threads": atomics::BLOCK_THREADS,
-        "unroll": atomics::ATOMIC_UNROLL,
-        "repeats": plan.repeats,
-        "storm_ms": plan.storm_ms,
-        "method": "latency: one thread chases a random chain (one element per 128-byte line) with the atomic returning the next index and leaving memory unchanged, beside the same chase with ld.global.cg or ld.shared; throughput: one 1024-thread block per SM, events around the launch, operations per SM clock over the GPU",
-    });
+    let recorded = settings::Recorded {
+        block_threads: atomics::BLOCK_THREADS,
+        chain_stride_bytes: atomics::CHAIN_STRIDE_BYTES,
+        footprints_bytes: plan.footprints.clone(),
+        method: "latency: one thread chases a random chain (one element per 128-byte line) with the atomic returning the next index and leaving memory unchanged, beside the same chase with ld.global.cg or ld.shared; throughput: one 1024-thread block per SM, events around the launch, operations per SM clock over the GPU".into(),
+        repeats: plan.repeats,
+        shared_ring_stride_words: atomics::SHARED_STRIDE_WORDS,
+        shared_ring_words: atomics::SHARED_WORDS,
+        steps: atomics::STEPS,
+        storm_ms: plan.storm_ms,
+        unroll: atomics::ATOMIC_UNROLL,
+    };
     // Built while the process waits for its turn and the GPU measures.
     let chains = atomics::start_chains(&plan);
     suite::run(
@@ -69,7 +68,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &pairs,
-        &settings,
+        &recorded,
         |gpu, suite| {
             let properties = gpu.properties()?;
             let mhz = suite.metadata.sm_clock_before.mhz;

@@ -167,6 +167,26 @@ pub fn verdicts(rows: &[LatencyRow]) -> Vec<Verdict> {
     out
 }
 
+/// `atomics.json`: every latency and throughput row with what each measured, the verdicts on
+/// which unit serves the global atomics and the SASS read; written by [`write`] (the figures
+/// come from the CSVs).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct AtomicsFile {
+    pub latency: String,
+    pub latency_rows: Vec<LatencyRow>,
+    pub sass: SassRecord,
+    pub served_by: Vec<Verdict>,
+    pub throughput: String,
+    pub throughput_rows: Vec<ThroughputRow>,
+}
+
+/// `atomics.json`'s SASS: how it was made and the atomic instruction of every kernel.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SassRecord {
+    pub kernels: Vec<AtomicSass>,
+    pub status: String,
+}
+
 pub fn write(
     run: &RunDir,
     latency: &[LatencyRow],
@@ -178,14 +198,17 @@ pub fn write(
     run.write_csv("atomics-throughput.csv", throughput)?;
     run.write_json(
         "atomics.json",
-        &serde_json::json!({
-            "latency": "cycles per step of one thread's chase where the atomic itself returns the next index (add 0, max 0, min ~0, CAS never matching); the load chase is ld.global.cg (global) or ld.shared over the same chain; every step includes the one instruction that turns the index into an address",
-            "throughput": "operations per SM clock over the whole GPU: one 1024-thread block per SM, each thread 16 atomics per loop trip, timed between events around the launch at the SM clock measured before the suite; median and range over repeats",
-            "latency_rows": latency,
-            "throughput_rows": throughput,
-            "served_by": verdicts(latency),
-            "sass": { "status": sass_status, "kernels": sass },
-        }),
+        &AtomicsFile {
+            latency: "cycles per step of one thread's chase where the atomic itself returns the next index (add 0, max 0, min ~0, CAS never matching); the load chase is ld.global.cg (global) or ld.shared over the same chain; every step includes the one instruction that turns the index into an address".into(),
+            latency_rows: latency.to_vec(),
+            sass: SassRecord {
+                kernels: sass.to_vec(),
+                status: sass_status.into(),
+            },
+            served_by: verdicts(latency),
+            throughput: "operations per SM clock over the whole GPU: one 1024-thread block per SM, each thread 16 atomics per loop trip, timed between events around the launch at the SM clock measured before the suite; median and range over repeats".into(),
+            throughput_rows: throughput.to_vec(),
+        },
     )
 }
 

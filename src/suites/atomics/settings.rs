@@ -30,3 +30,20 @@ pub struct AtomicsArgs {
 fn storm_ms() -> f64 {
     1.0
 }
+
+/// What metadata.json's settings record of a run: the chains' footprints and shape, the storms'
+/// block, unroll, repeats and length, and the method. Written by [`super::run`]; nothing reads
+/// it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub block_threads: u32,
+    pub chain_stride_bytes: u64,
+    pub footprints_bytes: Vec<u64>,
+    pub method: String,
+    pub repeats: usize,
+    pub shared_ring_stride_words: u32,
+    pub shared_ring_words: u32,
+    pub steps: u32,
+    pub storm_ms: f64,
+    pub unroll: u32,
+}

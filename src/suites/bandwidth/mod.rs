@@ -11,7 +11,6 @@ pub mod settings;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
 use self::analysis::{CurvePoint, levels};
 use self::measure::{self as experiment, BandwidthConfig, Bench, Level, Limits, Point};
@@ -57,22 +56,22 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         ))
         .into());
     }
-    let settings = json!({
-        "repeats": config.repeats,
-        "sweep_repeats": config.sweep_repeats,
-        "min_ms": args.min_ms,
-        "headline_ms": args.headline_ms,
-        "points_per_doubling": config.points_per_doubling,
-        "max_device_bytes": config.max_device_bytes,
-        "max_sm_bytes": config.max_sm_bytes,
-        "method": "16-byte vector accesses, 4 in flight per thread; occupancy per level by search; each launch calibrated to at least min_ms (the L2's headline points: headline_ms), then timed between CUDA events `repeats` times for a headline point and `sweep_repeats` times for a sweep point; median of the repeats with their range; device kernels cut the region into slices of 4 x threads vectors, one block per slice (never more blocks than slices), at DRAM taken in order from an atomic ticket, the L2's reads streamed (passes x slices blocks, block b reading slice b mod slices once, where the slices outnumber the resident blocks), the L2's write and copy and the sweeps each block keeping its own; each device sweep at its L2 winner with fixed slices (the reads search again with fixed slices and take, of the occupancies within 2 % of the best, the one with the most threads per SM); reads skip L1 (ld.global.L1::no_allocate); L1 reads give every block its own region, placed by %smid and an arrival ticket, the footprint being what one SM's blocks read together; the copy engines' DRAM copy (cuMemcpyDtoD, no kernel) of two 4 GiB arrays (an eighth of free memory where that is less), two copies back to back per timing, one warm-up and `repeats` timings, three stretches of the target checked",
-    });
+    let recorded = settings::Recorded {
+        headline_ms: args.headline_ms,
+        max_device_bytes: config.max_device_bytes,
+        max_sm_bytes: config.max_sm_bytes,
+        method: "16-byte vector accesses, 4 in flight per thread; occupancy per level by search; each launch calibrated to at least min_ms (the L2's headline points: headline_ms), then timed between CUDA events `repeats` times for a headline point and `sweep_repeats` times for a sweep point; median of the repeats with their range; device kernels cut the region into slices of 4 x threads vectors, one block per slice (never more blocks than slices), at DRAM taken in order from an atomic ticket, the L2's reads streamed (passes x slices blocks, block b reading slice b mod slices once, where the slices outnumber the resident blocks), the L2's write and copy and the sweeps each block keeping its own; each device sweep at its L2 winner with fixed slices (the reads search again with fixed slices and take, of the occupancies within 2 % of the best, the one with the most threads per SM); reads skip L1 (ld.global.L1::no_allocate); L1 reads give every block its own region, placed by %smid and an arrival ticket, the footprint being what one SM's blocks read together; the copy engines' DRAM copy (cuMemcpyDtoD, no kernel) of two 4 GiB arrays (an eighth of free memory where that is less), two copies back to back per timing, one warm-up and `repeats` timings, three stretches of the target checked".into(),
+        min_ms: args.min_ms,
+        points_per_doubling: config.points_per_doubling,
+        repeats: config.repeats,
+        sweep_repeats: config.sweep_repeats,
+    };
     suite::run_opened(
         gpu,
         &Bandwidth,
         args.output.as_deref(),
         &["bandwidth"],
-        &settings,
+        &recorded,
         |gpu, suite| {
             let started = Instant::now();
             let attributes = launcher::memory_attributes(gpu)?;

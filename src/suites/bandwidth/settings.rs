@@ -40,3 +40,17 @@ pub struct BandwidthArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: the timing, the sizes swept and the method.
+/// Written by [`super::run`]; nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub headline_ms: f64,
+    pub max_device_bytes: u64,
+    pub max_sm_bytes: u64,
+    pub method: String,
+    pub min_ms: f64,
+    pub points_per_doubling: u32,
+    pub repeats: u32,
+    pub sweep_repeats: u32,
+}

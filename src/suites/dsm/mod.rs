@@ -10,7 +10,6 @@ pub mod settings;
 pub use settings::DsmArgs;
 
 use anyhow::Result;
-use serde_json::json;
 
 use crate::harness::suite;
 use crate::harness::{PlannedSuite, defaults};
@@ -44,22 +43,22 @@ pub fn run(args: &DsmArgs) -> Result<()> {
     let mut sizes = args.bandwidth_sizes.clone();
     sizes.sort_unstable();
     sizes.dedup();
-    let settings = json!({
-        "iterations": args.iterations,
-        "bandwidth_sizes": sizes,
-        "shared_bytes_per_block": shared_bytes,
-        "ring_words": dsm::RING_WORDS,
-        "ring_stride_words": dsm::RING_STRIDE,
-        "steps": dsm::STEPS,
-        "bandwidth_bytes_per_pass": dsm::BW_BYTES,
-        "method": "clusters launched through cuLaunchKernelEx with the cluster dimension attribute and the non-portable size allowed; one block per SM (the most dynamic shared memory a block may have); latency: block 0 chases a ring in every block through mapa + ld.shared::cluster and its own with ld.shared; bandwidth: 16-byte loads of 64 KiB per pass, clock64 per block",
-    });
+    let recorded = settings::Recorded {
+        bandwidth_bytes_per_pass: dsm::BW_BYTES,
+        bandwidth_sizes: sizes.clone(),
+        iterations: args.iterations,
+        method: "clusters launched through cuLaunchKernelEx with the cluster dimension attribute and the non-portable size allowed; one block per SM (the most dynamic shared memory a block may have); latency: block 0 chases a ring in every block through mapa + ld.shared::cluster and its own with ld.shared; bandwidth: 16-byte loads of 64 KiB per pass, clock64 per block".into(),
+        ring_stride_words: dsm::RING_STRIDE,
+        ring_words: dsm::RING_WORDS,
+        shared_bytes_per_block: shared_bytes,
+        steps: dsm::STEPS,
+    };
     suite::run_opened(
         gpu,
         &Dsm,
         args.output.as_deref(),
         &["dsm"],
-        &settings,
+        &recorded,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let disassembly = crate::gpu::sass::beside(&["dsm"], &properties.compute_capability);

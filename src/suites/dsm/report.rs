@@ -120,6 +120,23 @@ pub fn growth(rows: &[LatencyRow]) -> Option<Interval> {
     growth_per_block(&medians)
 }
 
+/// `dsm.json`: every latency, occupancy and bandwidth row with what each measured, the growth
+/// of the remote latency with the cluster and the SASS kept; written by [`write`] (the
+/// figures come from the CSVs).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct DsmFile {
+    pub bandwidth: String,
+    pub bandwidth_rows: Vec<BandwidthRow>,
+    pub latency: String,
+    pub latency_rows: Vec<LatencyRow>,
+    pub occupancy: String,
+    pub occupancy_rows: Vec<OccupancyRow>,
+    /// Cycles the median remote load gains per block of cluster (none with too few sizes).
+    pub remote_latency_growth_cycles_per_block: Option<Interval>,
+    pub sass: crate::harness::suite::KeptSass,
+    pub shared_bytes_per_block: u32,
+}
+
 pub fn write(
     run: &RunDir,
     latency: &[LatencyRow],
@@ -133,17 +150,17 @@ pub fn write(
     run.write_csv("dsm-bandwidth.csv", bandwidth)?;
     run.write_json(
         "dsm.json",
-        &serde_json::json!({
-            "latency": "cycles per load of thread 0 of block 0 chasing a 1024-word ring (stride 33 words) in each block's shared memory through the cluster window (mapa + ld.shared::cluster; SASS: a generic LD), after one untimed lap; local: the same ring in its own memory with ld.shared (LDS)",
-            "occupancy": "cuOccupancyMaxActiveClusters for 1024-thread blocks holding the most dynamic shared memory a block may have (one block per SM)",
-            "bandwidth": "every block of a GPU full of clusters reads 64 KiB of one block's shared memory per pass with 16-byte loads; bytes per clock of each block's span (one block per SM), summed over blocks for the GPU",
-            "shared_bytes_per_block": shared_bytes,
-            "remote_latency_growth_cycles_per_block": growth(latency),
-            "latency_rows": latency,
-            "occupancy_rows": occupancy,
-            "bandwidth_rows": bandwidth,
-            "sass": sass,
-        }),
+        &DsmFile {
+            bandwidth: "every block of a GPU full of clusters reads 64 KiB of one block's shared memory per pass with 16-byte loads; bytes per clock of each block's span (one block per SM), summed over blocks for the GPU".into(),
+            bandwidth_rows: bandwidth.to_vec(),
+            latency: "cycles per load of thread 0 of block 0 chasing a 1024-word ring (stride 33 words) in each block's shared memory through the cluster window (mapa + ld.shared::cluster; SASS: a generic LD), after one untimed lap; local: the same ring in its own memory with ld.shared (LDS)".into(),
+            latency_rows: latency.to_vec(),
+            occupancy: "cuOccupancyMaxActiveClusters for 1024-thread blocks holding the most dynamic shared memory a block may have (one block per SM)".into(),
+            occupancy_rows: occupancy.to_vec(),
+            remote_latency_growth_cycles_per_block: growth(latency),
+            sass: sass.clone(),
+            shared_bytes_per_block: shared_bytes,
+        },
     )
 }
 

@@ -21,3 +21,18 @@ pub struct DsmArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: the passes, the cluster sizes read, the
+/// shared memory a block holds, the ring chased and the bytes a pass reads, and the method.
+/// Written by [`super::run`]; nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub bandwidth_bytes_per_pass: u32,
+    pub bandwidth_sizes: Vec<u32>,
+    pub iterations: u32,
+    pub method: String,
+    pub ring_stride_words: u32,
+    pub ring_words: u32,
+    pub shared_bytes_per_block: u32,
+    pub steps: u32,
+}

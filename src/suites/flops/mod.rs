@@ -9,7 +9,6 @@ pub mod settings;
 pub use settings::FlopsArgs;
 
 use anyhow::Result;
-use serde_json::json;
 
 use self::measure::{self as flops, CHAINS, THREADS, UNROLL};
 use self::report as flops_report;
@@ -31,20 +30,20 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
     }
     let mut modules: Vec<&'static str> = kernels.iter().map(|k| k.module).collect();
     modules.dedup();
-    let settings = json!({
-        "iterations": args.iterations,
-        "threads_per_block": THREADS,
-        "accumulators_per_thread": CHAINS,
-        "fmas_per_accumulator_per_trip": UNROLL,
-        "kernels": kernels.iter().map(|k| k.entry).collect::<Vec<_>>(),
-        "method": "one block per SM, then one block alone; clock64 and globaltimer stamps of thread 0 around the loop after a barrier on both sides; FLOP per clock of each SM, median and range over SMs; TFLOPS over the launch's wall time",
-    });
+    let recorded = settings::Recorded {
+        accumulators_per_thread: CHAINS,
+        fmas_per_accumulator_per_trip: UNROLL,
+        iterations: args.iterations,
+        kernels: kernels.iter().map(|k| k.entry.to_string()).collect(),
+        method: "one block per SM, then one block alone; clock64 and globaltimer stamps of thread 0 around the loop after a barrier on both sides; FLOP per clock of each SM, median and range over SMs; TFLOPS over the launch's wall time".into(),
+        threads_per_block: THREADS,
+    };
     suite::run_opened(
         gpu,
         &Flops,
         args.output.as_deref(),
         &modules,
-        &settings,
+        &recorded,
         |gpu, suite| {
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             let disassembly = crate::gpu::sass::beside(&modules, &properties.compute_capability);

@@ -74,16 +74,27 @@ pub fn rows(results: &[KernelResult], sass: &[KernelSass]) -> Vec<Row> {
         .collect()
 }
 
+/// `flops.json`: every row with how it was measured, and how the SASS was made; written by
+/// [`write`] (the figures come from `flops.csv`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct FlopsFile {
+    pub kernels: Vec<Row>,
+    pub method: String,
+    pub peak: String,
+    /// How the SASS was made (`gpu::sass`'s status).
+    pub sass: String,
+}
+
 pub fn write(run: &RunDir, rows: &[Row], sass_status: &str) -> Result<()> {
     run.write_csv("flops.csv", rows)?;
     run.write_json(
         "flops.json",
-        &serde_json::json!({
-            "method": "one block of 1024 threads per SM (and one block alone), 16 independent accumulators per thread, 16 FMAs on each per loop trip; clock64 and globaltimer stamps of thread 0 after a barrier on both sides; FLOP per clock of each block's SM, median and range over SMs; TFLOPS = every block's FLOP over the wall time from the first start to the last end",
-            "peak": "FLOP per clock per SM from the H100 whitepaper (CC 9.0 only)",
-            "sass": sass_status,
-            "kernels": rows,
-        }),
+        &FlopsFile {
+            kernels: rows.to_vec(),
+            method: "one block of 1024 threads per SM (and one block alone), 16 independent accumulators per thread, 16 FMAs on each per loop trip; clock64 and globaltimer stamps of thread 0 after a barrier on both sides; FLOP per clock of each block's SM, median and range over SMs; TFLOPS = every block's FLOP over the wall time from the first start to the last end".into(),
+            peak: "FLOP per clock per SM from the H100 whitepaper (CC 9.0 only)".into(),
+            sass: sass_status.into(),
+        },
     )
 }
 

@@ -18,3 +18,17 @@ pub struct FlopsArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: the loop trips, the block and its
+/// accumulators, the kernels run and the method. Written by [`super::run`]; nothing reads it
+/// back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub accumulators_per_thread: u64,
+    pub fmas_per_accumulator_per_trip: u64,
+    pub iterations: u32,
+    /// The entry point of every kernel run.
+    pub kernels: Vec<String>,
+    pub method: String,
+    pub threads_per_block: u32,
+}

@@ -9,7 +9,6 @@ pub mod report;
 pub mod settings;
 
 use anyhow::Result;
-use serde_json::json;
 
 use crate::error::UsageError;
 use crate::harness::suite;
@@ -28,16 +27,16 @@ pub fn run(args: &RegsArgs) -> Result<()> {
         .into());
     }
     let caps = regs::caps(args.min_registers, 255, args.step);
-    let settings = json!({
-        "caps": caps,
-        "method": "regs_pressure JIT-compiled with CU_JIT_MAX_REGISTERS = cap; largest launching block found by bisection over multiples of 32 threads",
-    });
+    let recorded = settings::Recorded {
+        caps: caps.clone(),
+        method: "regs_pressure JIT-compiled with CU_JIT_MAX_REGISTERS = cap; largest launching block found by bisection over multiples of 32 threads".into(),
+    };
     suite::run(
         &Regs,
         args.device.index()?,
         args.output.as_deref(),
         &[("regs", "regs_pressure")],
-        &settings,
+        &recorded,
         |gpu, suite| {
             let device = &suite.metadata.device;
             let register_file = u32::try_from(device.registers_per_block).unwrap_or(65_536);

@@ -16,7 +16,7 @@ use crate::report::run_dir::RunDir;
 pub const TITLE: &str = "Register allocation";
 
 /// One line of `regs.csv` (read back by [`read_points`]).
-#[derive(Debug, Serialize, serde::Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Row {
     pub cap: u32,
     pub registers_per_thread: u32,

@@ -21,3 +21,11 @@ pub struct RegsArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: the register caps compiled and the method.
+/// Written by [`super::run`]; nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub caps: Vec<u32>,
+    pub method: String,
+}

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::linear_fit::{self, Interval};
 
@@ -40,7 +40,7 @@ pub struct StridePoint {
     pub cycles_per_load: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConflictFit {
     /// Cycles each wavefront beyond the element size's minimum adds to a dependent load.
     pub cycles_per_extra_way: Interval,
@@ -48,7 +48,7 @@ pub struct ConflictFit {
     pub conflict_free_cycles: BTreeMap<u32, Interval>,
     pub residual_rms_cycles: f64,
     pub points: usize,
-    pub model: &'static str,
+    pub model: String,
 }
 
 /// OLS of cycles on one intercept per element size plus (wavefronts − minimum).
@@ -89,7 +89,7 @@ pub fn fit(points: &[StridePoint]) -> Option<ConflictFit> {
             .collect(),
         residual_rms_cycles: (fit.residual_sum_of_squares / points.len() as f64).sqrt(),
         points: points.len(),
-        model: "cycles = conflict-free latency (one per element size) + cost × (wavefronts − minimum wavefronts); OLS, 95% Student-t intervals",
+        model: "cycles = conflict-free latency (one per element size) + cost × (wavefronts − minimum wavefronts); OLS, 95% Student-t intervals".into(),
     })
 }
 

@@ -9,7 +9,6 @@ pub mod settings;
 pub use settings::SharedArgs;
 
 use anyhow::Result;
-use serde_json::json;
 
 use self::analysis as bank_conflicts;
 use self::measure as shared;
@@ -28,19 +27,19 @@ pub fn run(args: &SharedArgs) -> Result<()> {
         ("shared", "shared_stride_8"),
         ("shared", "shared_stride_16"),
     ];
-    let settings = json!({
-        "element_bytes": shared::ELEMENT_BYTES,
-        "strides": format!("1..={}", config.max_stride),
-        "iterations": config.iterations,
-        "warps": 1,
-        "timing": "clock64 around `iterations` dependent loads per lane, loop unrolled 32 times; median over lanes",
-    });
+    let recorded = settings::Recorded {
+        element_bytes: shared::ELEMENT_BYTES,
+        iterations: config.iterations,
+        strides: format!("1..={}", config.max_stride),
+        timing: "clock64 around `iterations` dependent loads per lane, loop unrolled 32 times; median over lanes".into(),
+        warps: 1,
+    };
     suite::run(
         &Shared,
         args.device.index()?,
         args.output.as_deref(),
         &entries,
-        &settings,
+        &recorded,
         |gpu, suite| {
             let points = shared::measure(gpu, &config)?;
             suite.release_gpu(gpu)?;

@@ -7,19 +7,28 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use plotters::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::analysis::{self as bank_conflicts, ConflictFit, StridePoint};
 use crate::report::plot::{self, BLUE, FONT, GREEN, RED};
 use crate::report::run_dir::RunDir;
 
 /// One line of `shared.csv` (read back by [`read_points`]).
-#[derive(Debug, Serialize, serde::Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Row {
     pub element_bytes: u32,
     pub stride_elements: u32,
     pub wavefronts: u32,
     pub cycles_per_load: f64,
+}
+
+/// `shared.json`: the conflict-free load latency and the fitted cost per extra bank-conflict
+/// way; written by [`write`], read back by [`figures`].
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SharedFile {
+    pub fit: Option<ConflictFit>,
+    pub load_latency_cycles: Option<f64>,
+    pub load_latency_note: String,
 }
 
 pub fn write(run: &RunDir, points: &[StridePoint], fit: Option<&ConflictFit>) -> Result<()> {
@@ -32,16 +41,17 @@ pub fn write(run: &RunDir, points: &[StridePoint], fit: Option<&ConflictFit>) ->
             cycles_per_load: p.cycles_per_load,
         }),
     )?;
+    let load_latency_cycles = points
+        .iter()
+        .find(|p| p.element_bytes == 4 && p.stride == 1)
+        .map(|p| p.cycles_per_load);
     run.write_json(
         "shared.json",
-        &serde_json::json!({
-            "load_latency_cycles": points
-                .iter()
-                .find(|p| p.element_bytes == 4 && p.stride == 1)
-                .map(|p| p.cycles_per_load),
-            "load_latency_note": "4-byte dependent load, stride 1 (no conflict), cycles per load with the loop unrolled 32 times",
-            "fit": fit,
-        }),
+        &SharedFile {
+            fit: fit.cloned(),
+            load_latency_cycles,
+            load_latency_note: "4-byte dependent load, stride 1 (no conflict), cycles per load with the loop unrolled 32 times".into(),
+        },
     )
 }
 
@@ -141,18 +151,8 @@ pub fn draw(
 
 /// The summary's shared-memory rows: load latency and the cost per bank-conflict way.
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
-    use crate::report::figures::{EstimateView, Rows};
-    use crate::report::saved::read_json;
-    #[derive(serde::Deserialize)]
-    struct Fit {
-        cycles_per_extra_way: EstimateView,
-    }
-    #[derive(serde::Deserialize)]
-    struct File {
-        load_latency_cycles: Option<f64>,
-        fit: Option<Fit>,
-    }
-    let shared: File = read_json(dir, "shared.json")?;
+    use crate::report::figures::Rows;
+    let shared: SharedFile = crate::report::saved::read_json(dir, "shared.json")?;
     let mut r = Rows::new("shared", "Shared memory", "shared.json");
     r.push(
         "indexed load latency (4 B, no conflict; the word index is scaled on the chain)",
@@ -161,10 +161,12 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         None,
     );
     if let Some(fit) = &shared.fit {
-        r.estimate(
+        let cost = fit.cycles_per_extra_way;
+        r.push(
             "cost per extra bank-conflict way",
-            &fit.cycles_per_extra_way,
+            Some(cost.estimate),
             "cycles",
+            Some((cost.ci95_low, cost.ci95_high, "95% CI")),
         );
     }
     Ok(r.finish())

@@ -21,3 +21,14 @@ pub struct SharedArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: the element sizes and strides swept, the
+/// chain length and how a load was timed. Written by [`super::run`]; nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub element_bytes: [u32; 3],
+    pub iterations: u32,
+    pub strides: String,
+    pub timing: String,
+    pub warps: u32,
+}

@@ -59,19 +59,19 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
     if hopper {
         modules.push("sm_map_cluster");
     }
-    let settings = serde_json::json!({
-        "lines": args.lines,
-        "cluster": args.cluster,
-        "steps": args.steps,
-        "shared_bytes_per_block": shared_bytes,
-        "method": METHOD,
-    });
+    let recorded = settings::Recorded {
+        cluster: args.cluster,
+        lines: args.lines,
+        method: METHOD.into(),
+        shared_bytes_per_block: shared_bytes,
+        steps: args.steps,
+    };
     suite::run_opened(
         gpu,
         &SmMap,
         args.output.as_deref(),
         &modules.clone(),
-        &settings,
+        &recorded,
         |gpu, suite| {
             let disassembly = crate::gpu::sass::beside(&modules, &properties.compute_capability);
             let sweeps = measure::l2_sweeps(gpu, sms, args.lines)?;

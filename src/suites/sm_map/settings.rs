@@ -25,3 +25,15 @@ pub struct SmMapArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: the lines each SM walks, the DSM chase's
+/// cluster and steps, the shared memory a block holds and the method. Written by
+/// [`super::run`]; nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub cluster: u32,
+    pub lines: u32,
+    pub method: String,
+    pub shared_bytes_per_block: u32,
+    pub steps: u32,
+}

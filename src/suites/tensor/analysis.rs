@@ -3,7 +3,7 @@
 //! accumulators busy, and what that is in TFLOPS at the measured clock and as a share of the
 //! dense peak the device's architecture states.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::stats::{Summary, block_spans, per_clock_of_blocks};
 
@@ -44,7 +44,7 @@ pub fn rate(rate: Summary, sms: u32, mhz: f64, peak: Option<f64>) -> TensorRate 
 /// What one tensor kernel's timed loop executes, read from `cuobjdump -sass`: the MMA opcode,
 /// how many MMAs the code holds and how many warpgroup waits (`WARPGROUP.DEPBAR`) sit between
 /// them.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct MmaSass {
     pub kernel: String,
     /// The MMA instruction with its shape and types (`HGMMA.64x256x16.F32`, `HMMA.16816.F32`).

@@ -9,7 +9,6 @@ pub mod settings;
 pub use settings::TensorArgs;
 
 use anyhow::Result;
-use serde_json::json;
 
 use self::measure::{self as tensor, WGMMA_UNROLL, WGMMA_WIDTHS};
 use self::report as tensor_report;
@@ -56,17 +55,17 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         .collect();
     let mut modules: Vec<&str> = kernels.iter().map(|k| k.module()).collect();
     modules.dedup();
-    let settings = json!({
-        "iterations": args.iterations,
-        "mma_unroll": tensor::MMA_UNROLL,
-        "mma_warps_per_block": tensor::MMA_WARPS,
-        "mma_chains_per_warp": tensor::MMA_CHAINS,
-        "wgmma_unroll": WGMMA_UNROLL,
-        "wgmma_warpgroups_per_block": tensor::WGMMA_GROUPS,
-        "wgmma_widths": widths,
-        "wgmma_operands": "A and B from shared memory through descriptors, no swizzle",
-        "method": "clock64 stamps around each block's loop (after a barrier on both sides); latency: one warp or warpgroup, every MMA dependent on the last (each wgmma committed and waited for); throughput: one block per SM, FLOP per clock of each block's SM, median over SMs",
-    });
+    let recorded = settings::Recorded {
+        iterations: args.iterations,
+        method: "clock64 stamps around each block's loop (after a barrier on both sides); latency: one warp or warpgroup, every MMA dependent on the last (each wgmma committed and waited for); throughput: one block per SM, FLOP per clock of each block's SM, median over SMs".into(),
+        mma_chains_per_warp: tensor::MMA_CHAINS,
+        mma_unroll: tensor::MMA_UNROLL,
+        mma_warps_per_block: tensor::MMA_WARPS,
+        wgmma_operands: "A and B from shared memory through descriptors, no swizzle".into(),
+        wgmma_unroll: WGMMA_UNROLL,
+        wgmma_warpgroups_per_block: tensor::WGMMA_GROUPS,
+        wgmma_widths: widths,
+    };
     for (module, entry) in &entries {
         gpu.function(module, entry)?;
     }
@@ -75,7 +74,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         &Tensor,
         args.output.as_deref(),
         &modules,
-        &settings,
+        &recorded,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);

@@ -84,17 +84,38 @@ pub fn rows(results: &[KernelResult], sass: &[MmaSass]) -> Vec<Row> {
         .collect()
 }
 
+/// `tensor.json`: every row with what it measured, and the SASS read; written by [`write`]
+/// (the figures come from `tensor.csv`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TensorFile {
+    pub kernels: Vec<Row>,
+    pub latency: String,
+    pub peak: String,
+    pub sass: SassRecord,
+    pub throughput: String,
+}
+
+/// `tensor.json`'s SASS: how it was made and the MMA instructions of every kernel.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SassRecord {
+    pub kernels: Vec<MmaSass>,
+    pub status: String,
+}
+
 pub fn write(run: &RunDir, rows: &[Row], sass: &[MmaSass], sass_status: &str) -> Result<()> {
     run.write_csv("tensor.csv", rows)?;
     run.write_json(
         "tensor.json",
-        &serde_json::json!({
-            "latency": "cycles per MMA of one dependent chain: one warp (mma.sync) or one warpgroup (wgmma, each committed and waited for)",
-            "throughput": "FLOP per clock of one SM: one block per SM, 16 warps x 4 accumulators (mma.sync) or 2 warpgroups x 8 wgmmas per commit group; median and range over SMs",
-            "peak": "dense FLOP per clock per SM from the architecture whitepaper (CC 9.0 only)",
-            "kernels": rows,
-            "sass": { "status": sass_status, "kernels": sass },
-        }),
+        &TensorFile {
+            kernels: rows.to_vec(),
+            latency: "cycles per MMA of one dependent chain: one warp (mma.sync) or one warpgroup (wgmma, each committed and waited for)".into(),
+            peak: "dense FLOP per clock per SM from the architecture whitepaper (CC 9.0 only)".into(),
+            sass: SassRecord {
+                kernels: sass.to_vec(),
+                status: sass_status.into(),
+            },
+            throughput: "FLOP per clock of one SM: one block per SM, 16 warps x 4 accumulators (mma.sync) or 2 warpgroups x 8 wgmmas per commit group; median and range over SMs".into(),
+        },
     )
 }
 

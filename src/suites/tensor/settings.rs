@@ -22,3 +22,19 @@ pub struct TensorArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: the loop trips, the shape of the mma.sync
+/// and wgmma blocks, the wgmma widths measured and the method. Written by [`super::run`];
+/// nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub iterations: u32,
+    pub method: String,
+    pub mma_chains_per_warp: u32,
+    pub mma_unroll: u64,
+    pub mma_warps_per_block: u32,
+    pub wgmma_operands: String,
+    pub wgmma_unroll: u64,
+    pub wgmma_warpgroups_per_block: u32,
+    pub wgmma_widths: Vec<u64>,
+}

@@ -18,7 +18,6 @@ pub mod settings;
 pub use settings::TmaArgs;
 
 use anyhow::Result;
-use serde_json::json;
 
 use self::measure as tma;
 use self::report as tma_report;
@@ -89,37 +88,39 @@ pub fn run(args: &TmaArgs) -> Result<()> {
     ] {
         gpu.function("tma", entry)?;
     }
-    let settings = json!({
-        "footprints_bytes": footprints,
-        "tile_bytes": tma::TILE_WORDS * 4,
-        "steps": tma::STEPS,
-        "warm_steps": tma::WARM,
-        "stream_bytes_per_configuration": args.stream_mib << 20,
-        "stream_tensor_words": [tma::STREAM_COLUMNS, tma::STREAM_ROWS],
-        "stream_stages": tma::STAGES,
-        "l2_read_footprint_bytes": l2_bulk_read::footprint(u64::try_from(properties.l2_cache_bytes).unwrap_or(0)),
-        "l2_read_search": {
-            "slice_kib": l2_bulk_read::SLICE_KIB,
-            "stages": l2_bulk_read::STAGES,
-            "blocks_per_sm": l2_bulk_read::BLOCKS_PER_SM,
-            "min_ms": args.search_ms,
+    let recorded = settings::Recorded {
+        dram_copy_figure_launches: dram_bulk_copy::FIGURE_LAUNCHES,
+        dram_copy_search: settings::DramCopySearch {
+            blocks_per_sm: dram_bulk_copy::BLOCKS_PER_SM.to_vec(),
+            chunk_kib: dram_bulk_copy::CHUNK_KIB.to_vec(),
+            stages: dram_bulk_copy::STAGES.to_vec(),
         },
-        "l2_read_figure_launches": l2_bulk_read::HEADLINE_LAUNCHES,
-        "l2_read_figure_min_ms": l2_bulk_read::HEADLINE_SECONDS * 1e3,
-        "dram_copy_search": {
-            "chunk_kib": dram_bulk_copy::CHUNK_KIB,
-            "stages": dram_bulk_copy::STAGES,
-            "blocks_per_sm": dram_bulk_copy::BLOCKS_PER_SM,
+        footprints_bytes: footprints.clone(),
+        l2_read_figure_launches: l2_bulk_read::HEADLINE_LAUNCHES,
+        l2_read_figure_min_ms: l2_bulk_read::HEADLINE_SECONDS * 1e3,
+        l2_read_footprint_bytes: l2_bulk_read::footprint(
+            u64::try_from(properties.l2_cache_bytes).unwrap_or(0),
+        ),
+        l2_read_search: settings::L2ReadSearch {
+            blocks_per_sm: l2_bulk_read::BLOCKS_PER_SM.to_vec(),
+            min_ms: args.search_ms,
+            slice_kib: l2_bulk_read::SLICE_KIB.to_vec(),
+            stages: l2_bulk_read::STAGES.to_vec(),
         },
-        "dram_copy_figure_launches": dram_bulk_copy::FIGURE_LAUNCHES,
-        "method": "latency: one thread chases random 128-byte tiles with 1-D cp.async.bulk.tensor copies completing on an mbarrier (next index read from the copied tile), beside the same chain with ld.global.cg, after every SM read the footprint; bandwidth: thread 0 of each block streams 2-D tiles through 4 mbarrier-tracked shared buffers, clock64 per block; L2 read: thread 0 of each block copies slices of a region a quarter of the L2's size with cp.async.bulk (private lines: each slice one block per pass; shared: every block every slice), every pattern that fits searched, the fastest of each kind re-timed over 5 launches of at least 8 ms; DRAM copy: two arrays of 4 GiB (an eighth of free memory each where less), thread 0 of each block takes chunks in order from an atomic ticket, loads them into shared buffers with cp.async.bulk and stores each back with cp.async.bulk.global.shared::cta, half the buffers awaiting stores, every pattern that fits timed over 2 launches, the fastest over 5, three stretches of the target checked",
-    });
+        method: "latency: one thread chases random 128-byte tiles with 1-D cp.async.bulk.tensor copies completing on an mbarrier (next index read from the copied tile), beside the same chain with ld.global.cg, after every SM read the footprint; bandwidth: thread 0 of each block streams 2-D tiles through 4 mbarrier-tracked shared buffers, clock64 per block; L2 read: thread 0 of each block copies slices of a region a quarter of the L2's size with cp.async.bulk (private lines: each slice one block per pass; shared: every block every slice), every pattern that fits searched, the fastest of each kind re-timed over 5 launches of at least 8 ms; DRAM copy: two arrays of 4 GiB (an eighth of free memory each where less), thread 0 of each block takes chunks in order from an atomic ticket, loads them into shared buffers with cp.async.bulk and stores each back with cp.async.bulk.global.shared::cta, half the buffers awaiting stores, every pattern that fits timed over 2 launches, the fastest over 5, three stretches of the target checked".into(),
+        steps: tma::STEPS,
+        stream_bytes_per_configuration: args.stream_mib << 20,
+        stream_stages: tma::STAGES,
+        stream_tensor_words: [tma::STREAM_COLUMNS, tma::STREAM_ROWS],
+        tile_bytes: tma::TILE_WORDS * 4,
+        warm_steps: tma::WARM,
+    };
     suite::run_opened(
         gpu,
         &Tma,
         args.output.as_deref(),
         &["tma"],
-        &settings,
+        &recorded,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);

@@ -93,6 +93,22 @@ pub fn fits(rows: &[LatencyRow]) -> (Option<Capacity>, Option<Capacity>) {
     )
 }
 
+/// `tma.json`: every latency and bandwidth row with what each measured, the cache each chase
+/// sees and the SASS kept; written by [`write`] (the figures come from the CSVs).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TmaFile {
+    pub bandwidth: String,
+    pub bandwidth_rows: Vec<BandwidthRow>,
+    pub capacity_fit: String,
+    pub latency: String,
+    pub latency_rows: Vec<LatencyRow>,
+    pub load_fit: Option<Capacity>,
+    /// Whether the two fitted capacities' intervals overlap (none without both fits).
+    pub same_capacity: Option<bool>,
+    pub sass: crate::harness::suite::KeptSass,
+    pub tma_fit: Option<Capacity>,
+}
+
 /// `sass` is what the run's SASS holds: each kernel's memory instructions (the copies are
 /// `UTMALDG`), as `dsm.json` records them.
 pub fn write(
@@ -106,17 +122,17 @@ pub fn write(
     let (tma, load) = fits(latency);
     run.write_json(
         "tma.json",
-        &serde_json::json!({
-            "latency": "cycles per step of one thread's random chase over 128-byte tiles: a 1-D cp.async.bulk.tensor into shared memory completing on an mbarrier, then the next index read from the copied tile; beside it the same chain with ld.global.cg; every SM reads the whole footprint once before each chase",
-            "capacity_fit": "latency = hit·min(1, C/f) + miss·(1 − min(1, C/f)) over footprints f; C on a logarithmic grid, hit and miss by least squares, 95% interval from the residual profile",
-            "bandwidth": "thread 0 of every block streams 2-D tiles of a 1 GiB tensor (each tile once) through 4 shared buffers, each on its own mbarrier; per block: bytes per clock of its span; GPU: all bytes over the time between events around each of 3 launches (median, min-max)",
-            "tma_fit": tma,
-            "load_fit": load,
-            "same_capacity": tma.zip(load).map(|(t, l)| same_capacity(&t, &l)),
-            "latency_rows": latency,
-            "bandwidth_rows": bandwidth,
-            "sass": sass,
-        }),
+        &TmaFile {
+            bandwidth: "thread 0 of every block streams 2-D tiles of a 1 GiB tensor (each tile once) through 4 shared buffers, each on its own mbarrier; per block: bytes per clock of its span; GPU: all bytes over the time between events around each of 3 launches (median, min-max)".into(),
+            bandwidth_rows: bandwidth.to_vec(),
+            capacity_fit: "latency = hit·min(1, C/f) + miss·(1 − min(1, C/f)) over footprints f; C on a logarithmic grid, hit and miss by least squares, 95% interval from the residual profile".into(),
+            latency: "cycles per step of one thread's random chase over 128-byte tiles: a 1-D cp.async.bulk.tensor into shared memory completing on an mbarrier, then the next index read from the copied tile; beside it the same chain with ld.global.cg; every SM reads the whole footprint once before each chase".into(),
+            latency_rows: latency.to_vec(),
+            load_fit: load,
+            same_capacity: tma.zip(load).map(|(t, l)| same_capacity(&t, &l)),
+            sass: sass.clone(),
+            tma_fit: tma,
+        },
     )
 }
 

@@ -35,3 +35,42 @@ pub struct TmaArgs {
 fn search_ms() -> f64 {
     3.0
 }
+
+/// What metadata.json's settings record of a run: the chases' footprints and shape, the
+/// stream's size and stages, the L2 read's and DRAM copy's searches and figure launches, and
+/// the method. Written by [`super::run`]; nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub dram_copy_figure_launches: usize,
+    pub dram_copy_search: DramCopySearch,
+    pub footprints_bytes: Vec<u64>,
+    pub l2_read_figure_launches: usize,
+    pub l2_read_figure_min_ms: f64,
+    pub l2_read_footprint_bytes: u64,
+    pub l2_read_search: L2ReadSearch,
+    pub method: String,
+    pub steps: u32,
+    pub stream_bytes_per_configuration: u64,
+    pub stream_stages: u32,
+    /// Columns and rows of the streamed tensor.
+    pub stream_tensor_words: [u32; 2],
+    pub tile_bytes: u32,
+    pub warm_steps: u32,
+}
+
+/// [`Recorded`]'s L2 read search: the patterns tried and how long each is timed.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct L2ReadSearch {
+    pub blocks_per_sm: Vec<u32>,
+    pub min_ms: f64,
+    pub slice_kib: Vec<u32>,
+    pub stages: Vec<u32>,
+}
+
+/// [`Recorded`]'s DRAM copy search: the patterns tried.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct DramCopySearch {
+    pub blocks_per_sm: Vec<u32>,
+    pub chunk_kib: Vec<u32>,
+    pub stages: Vec<u32>,
+}
