@@ -367,13 +367,12 @@ pub fn draw(path: &Path, title: &str, bins: &[Bin]) -> Result<()> {
                 .x_label_area_size(60)
                 .y_label_area_size(80)
                 .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
-            chart
-                .configure_mesh()
-                .x_desc("stated confidence (bin mean)")
-                .y_desc("share of answers right")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
-                .draw()?;
+            plot::mesh(
+                &mut chart,
+                "stated confidence (bin mean)",
+                "share of answers right",
+            )
+            .draw()?;
             chart.draw_series(std::iter::once(Polygon::new(BAND.to_vec(), GREY.mix(0.2))))?;
             chart.draw_series(LineSeries::new(
                 vec![(0.0, 0.0), (1.0, 1.0)],

@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{self, BLUE, FONT, RED};
+use super::plot::{self, BLUE, RED};
 use super::run_dir::RunDir;
 use crate::analysis::stack_emulator::{StackCounts, Step, WARP_LANES};
 
@@ -94,12 +94,7 @@ fn draw_stack_on<DB: DrawingBackend>(
         .y_label_area_size(80)
         .build_cartesian_2d(0..steps.len().max(1), 0..max_depth + 1)
         .map_err(boxed)?;
-    chart
-        .configure_mesh()
-        .x_desc("instructions executed")
-        .y_desc("stack depth (tokens)")
-        .axis_desc_style((FONT, plot::LABEL_SIZE))
-        .label_style((FONT, plot::TICK_SIZE))
+    plot::mesh(&mut chart, "instructions executed", "stack depth (tokens)")
         .draw()
         .map_err(boxed)?;
     chart
@@ -148,13 +143,8 @@ fn draw_mask_on<DB: DrawingBackend>(
         .y_label_area_size(80)
         .build_cartesian_2d(0..steps.len().max(1), 0..WARP_LANES)
         .map_err(boxed)?;
-    chart
-        .configure_mesh()
+    plot::mesh(&mut chart, "instructions executed", "lane")
         .disable_mesh()
-        .x_desc("instructions executed")
-        .y_desc("lane")
-        .axis_desc_style((FONT, plot::LABEL_SIZE))
-        .label_style((FONT, plot::TICK_SIZE))
         .draw()
         .map_err(boxed)?;
     let cells = steps.iter().enumerate().flat_map(|(i, s)| {

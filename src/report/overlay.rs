@@ -10,7 +10,7 @@ use plotters::coord::ranged1d::Ranged;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::plot::{self, FONT, PALETTE};
+use super::plot::{self, PALETTE};
 
 /// One line of a suite's figure: `y` against `x`, as the run measured it.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,24 +103,18 @@ pub fn svg(title: &str, lines: &[(&str, &Curve)]) -> Result<String> {
                     .with_key_points(plot::byte_ticks(low, high * 1.1)),
                 bottom..top,
             )?;
-            chart
-                .configure_mesh()
-                .x_desc(format!("{} (bytes, log scale)", first.x_label))
-                .y_desc(y_label.as_str())
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
-                .x_label_formatter(&|v| plot::binary_bytes(*v))
-                .y_label_formatter(&|v| format!("{v:.decimals$}"))
-                .draw()?;
+            plot::mesh(
+                &mut chart,
+                format!("{} (bytes, log scale)", first.x_label),
+                y_label.as_str(),
+            )
+            .x_label_formatter(&|v| plot::binary_bytes(*v))
+            .y_label_formatter(&|v| format!("{v:.decimals$}"))
+            .draw()?;
             draw_lines(&mut chart, lines)?;
         } else {
             let mut chart = builder.build_cartesian_2d(low..high, bottom..top)?;
-            chart
-                .configure_mesh()
-                .x_desc(first.x_label.as_str())
-                .y_desc(y_label.as_str())
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut chart, first.x_label.as_str(), y_label.as_str())
                 .y_label_formatter(&|v| format!("{v:.decimals$}"))
                 .draw()?;
             draw_lines(&mut chart, lines)?;

@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::path::Path;
 use std::sync::Once;
 
-use plotters::chart::{ChartBuilder, ChartContext, SeriesLabelPosition};
+use plotters::chart::{ChartBuilder, ChartContext, MeshStyle, SeriesLabelPosition};
 use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::combinators::{BindKeyPoints, IntoLogRange};
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
@@ -246,6 +246,26 @@ pub fn chart<'a, 'b, DB: DrawingBackend>(
         builder.caption(title, (FONT, LABEL_SIZE));
     }
     builder
+}
+
+/// The mesh of `chart`, its axes described by `x` and `y` in the house's fonts: every plot's
+/// panel preamble, before its own tick formatters and `draw`.
+pub fn mesh<'a, 'b, DB, XT, YT, X, Y>(
+    chart: &'b mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    x: impl Into<String>,
+    y: impl Into<String>,
+) -> MeshStyle<'a, 'b, X, Y, DB>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = XT> + ValueFormatter<XT>,
+    Y: Ranged<ValueType = YT> + ValueFormatter<YT>,
+{
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x)
+        .y_desc(y)
+        .axis_desc_style((FONT, LABEL_SIZE))
+        .label_style((FONT, TICK_SIZE));
+    mesh
 }
 
 /// A plot's area below its `title`, or all of it for a paper.

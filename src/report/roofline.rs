@@ -236,15 +236,14 @@ pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
                         .log_scale()
                         .with_key_points(plot::one_two_five_ticks(y_low, y_high)),
                 )?;
-            chart
-                .configure_mesh()
-                .x_desc("arithmetic intensity (FLOP per byte of the level)")
-                .y_desc("attainable TFLOP/s")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
-                .x_label_formatter(&|v| format!("{v}"))
-                .y_label_formatter(&|v| format!("{v}"))
-                .draw()?;
+            plot::mesh(
+                &mut chart,
+                "arithmetic intensity (FLOP per byte of the level)",
+                "attainable TFLOP/s",
+            )
+            .x_label_formatter(&|v| format!("{v}"))
+            .y_label_formatter(&|v| format!("{v}"))
+            .draw()?;
             for (i, (_, rate)) in slopes.iter().enumerate() {
                 let colour = plot::PALETTE[i % plot::PALETTE.len()];
                 let ridge = top / rate;

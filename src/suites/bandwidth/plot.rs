@@ -9,7 +9,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use super::report::{BandwidthFile, PointRow, gb, level_falloffs};
-use crate::report::plot::{self, BLUE, CYAN, FONT, GREEN, MAGENTA, RED};
+use crate::report::plot::{self, BLUE, CYAN, GREEN, MAGENTA, RED};
 
 /// One drawn sweep: its curve, colour, fall-off sizes and legend label.
 type Sweep = (Vec<(f64, f64)>, RGBColor, Vec<f64>, String);
@@ -144,12 +144,7 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
                         .log_scale()
                         .with_key_points(plot::one_two_five_ticks(bottom, top)),
                 )?;
-            chart
-                .configure_mesh()
-                .x_desc("footprint (bytes, log scale; per SM for the L1 sweep)")
-                .y_desc("GB/s (log scale)")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut chart, "footprint (bytes, log scale; per SM for the L1 sweep)", "GB/s (log scale)")
                 .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;

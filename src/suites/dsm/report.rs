@@ -16,7 +16,7 @@ use super::analysis::growth_per_block;
 use super::measure::{PATTERNS, Results};
 use crate::analysis::linear_fit::Interval;
 use crate::report::figures::{Figure, Rows};
-use crate::report::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
+use crate::report::plot::{self, BLUE, GREEN, ORANGE, RED};
 use crate::report::run_dir::RunDir;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -233,15 +233,10 @@ pub fn draw(
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(1.5..most + 0.5, 0.0..top)?;
-            chart
-                .configure_mesh()
+            plot::mesh(&mut chart, "blocks per cluster", "cycles per load")
                 .disable_x_mesh()
-                .x_desc("blocks per cluster")
-                .y_desc("cycles per load")
                 .x_label_formatter(&|v| format!("{v:.0}"))
                 .y_label_formatter(&|v| format!("{v:.0}"))
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
                 .draw()?;
             chart.draw_series(LineSeries::new(
                 latency

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::analysis::{Allocation, RegisterPoint, predicted_threads};
-use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::plot::{self, BLUE, RED};
 use crate::report::run_dir::RunDir;
 
 /// The figure's title, before the device.
@@ -87,12 +87,7 @@ pub fn draw(
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(0u32..260, 0u32..max_threads + 64)?;
-            chart
-                .configure_mesh()
-                .x_desc("registers per thread")
-                .y_desc("largest block (threads)")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut chart, "registers per thread", "largest block (threads)")
                 .draw()?;
             if let Some(allocator) = allocation.allocator {
                 chart

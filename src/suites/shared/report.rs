@@ -80,12 +80,7 @@ pub fn draw(
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(0u32..x_max + 1, 0.0..y_max)?;
-            by_stride
-                .configure_mesh()
-                .x_desc("stride (elements)")
-                .y_desc("cycles per dependent load")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut by_stride, "stride (elements)", "cycles per dependent load")
                 .draw()?;
             let w_max = points
                 .iter()
@@ -98,12 +93,7 @@ pub fn draw(
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(0u32..w_max + 1, 0.0..y_max)?;
-            by_ways
-                .configure_mesh()
-                .x_desc("wavefronts per warp load")
-                .y_desc("cycles per dependent load")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut by_ways, "wavefronts per warp load", "cycles per dependent load")
                 .draw()?;
             for (color, bytes) in COLORS.iter().zip(super::measure::ELEMENT_BYTES) {
                 let mine: Vec<&StridePoint> =

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::analysis::MmaSass;
 use super::measure::KernelResult;
 use crate::report::figures::{Figure, Rows};
-use crate::report::plot::{self, BLUE, FONT, ORANGE};
+use crate::report::plot::{self, BLUE, ORANGE};
 use crate::report::run_dir::RunDir;
 
 /// One row of `tensor.csv`, also what `report` and the summary read back.
@@ -200,15 +200,10 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 .x_label_area_size(70)
                 .y_label_area_size(100)
                 .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..top)?;
-            chart
-                .configure_mesh()
+            plot::mesh(&mut chart, "input type (accumulating in FP32; INT8 in INT32)", "FLOP (INT8: ops) per clock per SM")
                 .disable_x_mesh()
                 .x_labels(n)
                 .x_label_formatter(&name)
-                .x_desc("input type (accumulating in FP32; INT8 in INT32)")
-                .y_desc("FLOP (INT8: ops) per clock per SM")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
                 .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
             for (family, colour, offset) in &families {

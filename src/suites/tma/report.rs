@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::analysis::{Capacity, capacity, same_capacity};
 use super::measure::Results;
 use crate::report::figures::{Figure, Rows};
-use crate::report::plot::{self, BLUE, FONT, GREEN, ORANGE, RED};
+use crate::report::plot::{self, BLUE, GREEN, ORANGE, RED};
 use crate::report::run_dir::RunDir;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -219,12 +219,7 @@ pub fn draw(
                         .with_key_points(plot::byte_ticks(low / 1.2, high * 1.2)),
                     0.0..top,
                 )?;
-            chart
-                .configure_mesh()
-                .x_desc("footprint (bytes, log scale)")
-                .y_desc("cycles per step")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut chart, "footprint (bytes, log scale)", "cycles per step")
                 .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
