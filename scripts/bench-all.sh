@@ -47,6 +47,9 @@ rm -rf "$cache"
 python3 - "$OUT" $MODES <<'EOF' | tee "$OUT/bench.md"
 import glob, json, os, statistics, sys
 out, modes = sys.argv[1], sys.argv[2:]
+def intervals(suite):
+    # When the suite held the GPU (`gpu_turns_seconds` in all.json of format 2 and before).
+    return suite.get("gpu_intervals_seconds", suite.get("gpu_turns_seconds", []))
 def mmm(values, digits=1):
     values = [v for v in values if v is not None]
     if not values:
@@ -58,17 +61,17 @@ for mode in modes:
         if not runs:
             continue
         print(f"\n## gpubench all{' --quick' if mode == 'quick' else ''}, JIT cache {cache}: {len(runs)} runs, min / median / max seconds\n")
-        print("| suite | held | wall | JIT | GPU | host | driver start | setup | ahead | waited aside |")
+        print("| suite | held | wall | JIT | GPU | host | driver start | setup | driver overlapped | waiting for the GPU |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         names = [s["name"] for s in runs[0]["suites"]]
         for name in names:
             rows = [next((s for s in r["suites"] if s["name"] == name), {}) for r in runs]
-            split = lambda key: [(s.get("time_split") or {}).get(key) for s in rows]
-            held = [sum(b - a for a, b in s["gpu_turns_seconds"]) if s.get("gpu_turns_seconds") else None for s in rows]
+            split = lambda key, old=None: [(s.get("time_split") or {}).get(key, (s.get("time_split") or {}).get(old)) for s in rows]
+            held = [sum(b - a for a, b in intervals(s)) if intervals(s) else None for s in rows]
             print(f"| {name} | {mmm(held)} | {mmm([s.get('seconds') for s in rows])} | {mmm(split('jit_seconds'))} | "
                   f"{mmm(split('gpu_wait_seconds'))} | {mmm(split('host_seconds'))} | {mmm(split('driver_start_seconds'))} | "
-                  f"{mmm(split('setup_seconds'))} | {mmm(split('driver_ahead_seconds'))} | {mmm(split('waiting_for_turn_seconds'))} |")
-        held_all = [sum(b - a for s in r["suites"] for a, b in s.get("gpu_turns_seconds", [])) for r in runs]
+                  f"{mmm(split('setup_seconds'))} | {mmm(split('driver_start_overlapped_seconds', 'driver_ahead_seconds'))} | {mmm(split('waiting_for_gpu_seconds', 'waiting_for_turn_seconds'))} |")
+        held_all = [sum(b - a for s in r["suites"] for a, b in intervals(s)) for r in runs]
         print(f"| **whole run** | {mmm(held_all)} | **{mmm([r['total_seconds'] for r in runs])}** | | | | | | | |")
         # The issue's yardstick: the whole run over the time the GPU was busy with the
         # suites' work (the sum of each suite's GPU column, its waits for queued GPU work).
@@ -98,7 +101,7 @@ for mode in modes:
         print(f"\nInside the turns (median seconds per step, from the logs' trace lines; suites whose held time exceeds their GPU waits by 0.15 s or more):\n")
         for name in names:
             rows = [next((s for s in r["suites"] if s["name"] == name), {}) for r in runs]
-            held = statistics.median([sum(b - a for a, b in s.get("gpu_turns_seconds", [])) for s in rows] or [0])
+            held = statistics.median([sum(b - a for a, b in intervals(s)) for s in rows] or [0])
             busy = statistics.median([(s.get("time_split") or {}).get("gpu_wait_seconds", 0.0) for s in rows] or [0])
             if held - busy < 0.15:
                 continue

@@ -432,14 +432,14 @@ fn a_suite_that_steps_aside_lets_the_next_one_measure_and_is_served_after_it() {
     );
     assert!(suites.iter().all(|s| s["status"] == "complete"));
     assert!(
-        suites[0]["time_split"]["waiting_for_turn_seconds"].is_number(),
+        suites[0]["time_split"]["waiting_for_gpu_seconds"].is_number(),
         "regs records its wait for the GPU: {:#}",
         suites[0]
     );
     // tensor's turn came while regs was aside, and regs had the GPU back only after tensor
     // handed it on (had regs kept the GPU, tensor's one turn would have come after regs').
     let turns = |suite: &serde_json::Value| -> Vec<(f64, f64)> {
-        suite["gpu_turns_seconds"]
+        suite["gpu_intervals_seconds"]
             .as_array()
             .unwrap()
             .iter()

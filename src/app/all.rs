@@ -61,10 +61,11 @@ struct SuiteOutcome {
     /// The suite's own account of its time (from its metadata.json), where it wrote one.
     #[serde(skip_serializing_if = "Option::is_none")]
     time_split: Option<TimeSplit>,
-    /// When it held the GPU: each turn's start and end, in seconds since the run began (a
-    /// suite that stepped aside has several). Their sum is the suite's share of the run.
+    /// When it held the GPU: each interval's start and end, in seconds since the run began (a
+    /// suite that did host work off the GPU has several). Their sum is the suite's share of
+    /// the run. (`gpu_turns_seconds` in files of format 2 and before.)
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    gpu_turns_seconds: Vec<[f64; 2]>,
+    gpu_intervals_seconds: Vec<[f64; 2]>,
 }
 
 #[derive(Debug, Serialize)]
@@ -443,7 +444,7 @@ impl SuiteOutcome {
             error: Some(format!("the GPU was lost during the {lost_in} suite")),
             seconds: None,
             time_split: None,
-            gpu_turns_seconds: Vec::new(),
+            gpu_intervals_seconds: Vec::new(),
         }
     }
 }

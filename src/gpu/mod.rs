@@ -153,8 +153,8 @@ impl TimeSpent {
         self.gpu_wait_nanos.load(Ordering::Relaxed) as f64 / 1e9
     }
 
-    /// Time this process waited for the GPU again after stepping aside ([`lease::host_work`]).
-    pub fn waiting_for_turn_seconds(&self) -> f64 {
+    /// Time this process waited for the GPU again after host work off it ([`lease::host_work`]).
+    pub fn waiting_for_gpu_seconds(&self) -> f64 {
         lease::waited_after_host_work().as_secs_f64()
     }
 }

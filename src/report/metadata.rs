@@ -109,14 +109,24 @@ pub struct RunMetadata {
 pub struct TimeSplit {
     pub wall_seconds: f64,
     pub driver_start_seconds: f64,
-    /// cuInit made before the suite's turn on the GPU, while the suite before measured (not in
-    /// the wall time); 0 where the suite did not start ahead.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub driver_ahead_seconds: f64,
-    /// Time off the GPU waiting for it again after host work the suite stepped aside for,
-    /// while other suites measured (in the wall time, not in the host time).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub waiting_for_turn_seconds: f64,
+    /// Starting the driver (cuInit) while the suite before it measured: overlapped with that
+    /// suite, not in this one's wall time; 0 where it was not (`driver_ahead_seconds` in
+    /// files of format 2 and before).
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        alias = "driver_ahead_seconds"
+    )]
+    pub driver_start_overlapped_seconds: f64,
+    /// Time waiting for the GPU again after host work done off it while other suites
+    /// measured (in the wall time, not in the host time; `waiting_for_turn_seconds` in files
+    /// of format 2 and before).
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        alias = "waiting_for_turn_seconds"
+    )]
+    pub waiting_for_gpu_seconds: f64,
     pub jit_seconds: f64,
     pub gpu_wait_seconds: f64,
     pub host_seconds: f64,
@@ -137,12 +147,12 @@ impl TimeSplit {
         let driver_start = spent.driver_start.as_secs_f64();
         let jit = spent.jit_seconds();
         let gpu_wait = spent.gpu_wait_seconds();
-        let waiting = spent.waiting_for_turn_seconds();
+        let waiting = spent.waiting_for_gpu_seconds();
         TimeSplit {
             wall_seconds: wall,
             driver_start_seconds: driver_start,
-            driver_ahead_seconds: spent.driver_ahead.as_secs_f64(),
-            waiting_for_turn_seconds: waiting,
+            driver_start_overlapped_seconds: spent.driver_ahead.as_secs_f64(),
+            waiting_for_gpu_seconds: waiting,
             jit_seconds: jit,
             gpu_wait_seconds: gpu_wait,
             host_seconds: (wall - driver_start - jit - gpu_wait - waiting).max(0.0),

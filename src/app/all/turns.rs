@@ -27,7 +27,7 @@ pub(super) struct SuiteChild {
     asides: u32,
     /// When `gpubench all` began, for its turns' times.
     run_started: Instant,
-    /// Its turns on the GPU so far, as [`SuiteOutcome::gpu_turns_seconds`].
+    /// Its turns on the GPU so far, as [`SuiteOutcome::gpu_intervals_seconds`].
     turns: Vec<[f64; 2]>,
 }
 
@@ -333,7 +333,7 @@ impl Running {
             error,
             seconds: Some(at.duration_since(child.started.unwrap_or(at)).as_secs_f64()),
             time_split,
-            gpu_turns_seconds: child.turns,
+            gpu_intervals_seconds: child.turns,
         })
     }
 }

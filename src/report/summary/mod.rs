@@ -524,8 +524,8 @@ mod tests {
         let split = TimeSplit {
             wall_seconds: 1.9,
             driver_start_seconds: 0.2,
-            driver_ahead_seconds: 0.1,
-            waiting_for_turn_seconds: 0.0,
+            driver_start_overlapped_seconds: 0.1,
+            waiting_for_gpu_seconds: 0.0,
             jit_seconds: 0.5,
             gpu_wait_seconds: 1.0,
             host_seconds: 0.2,
