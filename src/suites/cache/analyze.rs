@@ -68,14 +68,10 @@ pub fn analyze_saved(args: &AnalyzeCacheArgs) -> Result<()> {
 
 /// The space of the cache run whose directory holds `file` (its `metadata.json`), if any.
 fn space_of_run(file: &std::path::Path) -> Option<Space> {
-    #[derive(serde::Deserialize)]
-    struct Settings {
-        space: String,
-    }
     let dir = file.parent()?;
     let metadata = crate::report::metadata::SavedMetadata::read(dir).ok()?;
     if metadata.suite != "cache" {
         return None;
     }
-    Space::from_name(&metadata.settings::<Settings>().ok()?.space)
+    Space::from_name(&metadata.settings::<super::Recorded>().ok()?.space)
 }

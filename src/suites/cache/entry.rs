@@ -129,19 +129,13 @@ impl crate::harness::SuiteDef for Cache {
         use anyhow::Context;
         // The stride is what the run resolved (the metadata's); the space and the threads are
         // what it was asked (settings.json, or the metadata of a run made before it).
-        #[derive(serde::Deserialize)]
-        struct Resolved {
-            space: String,
-            stride_bytes: u64,
-            threads: Option<u32>,
-        }
-        let resolved: Resolved = run.metadata.settings()?;
+        let resolved: Recorded = run.metadata.settings()?;
         let (space, threads) = match run.requested::<CacheArgs>()? {
             Some(asked) => (asked.space.space(), asked.threads),
             None => (
                 Space::from_name(&resolved.space)
                     .with_context(|| format!("unknown cache space '{}'", resolved.space))?,
-                resolved.threads.unwrap_or(1),
+                resolved.threads,
             ),
         };
         let chase = files::find(run.dir, "chase.csv")
@@ -154,12 +148,11 @@ impl crate::harness::SuiteDef for Cache {
             .transpose()?;
         // The levels and the conflict verdict the run inferred and its tables state, not an
         // inference made again here (which today's analysis may read otherwise).
-        let saved: SavedInference = files::read_json(run.dir, "cache.json")?;
+        let saved: cache_report::CacheFile = files::read_json(run.dir, "cache.json")?;
         // The curve drawn is the one the levels were read from: a chase.csv cut short or
         // grown since would be drawn under levels it does not show (#71).
-        if let Some(sweep) = &saved.sweep
-            && sweep.points != points.len()
-        {
+        let sweep = &saved.sweep;
+        if sweep.points != points.len() {
             return Err(crate::error::UsageError::new(format!(
                 "{}: {} points, but cache.json says the sweep measured {}; one of them was damaged or edited",
                 chase.display(),
@@ -193,7 +186,7 @@ impl crate::harness::SuiteDef for Cache {
             (None, _) => {}
         }
         if files::find(run.dir, "partitions.csv").is_some() {
-            let rows: Vec<super::partitions_report::SmRow> =
+            let rows: Vec<super::l2_partitions::SmReading> =
                 files::read_csv(run.dir, "partitions.csv")?;
             let title = run.title(super::side_experiments::PARTITIONS_TITLE);
             out.plot("partitions", |p| {
@@ -225,25 +218,4 @@ impl crate::harness::SuiteDef for Cache {
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());
         Ok(cache_report::curves(&space, &points))
     }
-}
-
-/// What a cache run's redrawing reads of its `cache.json`: the levels its inference stated
-/// and the conflict experiment's verdict (absent in a run without one).
-#[derive(serde::Deserialize)]
-struct SavedInference {
-    report: SavedReport,
-    #[serde(default)]
-    sweep: Option<SavedSweep>,
-    #[serde(default)]
-    conflict: Option<crate::analysis::conflict::ConflictReport>,
-}
-
-#[derive(serde::Deserialize)]
-struct SavedReport {
-    levels: Vec<cache_plot::MarkedLevel>,
-}
-
-#[derive(serde::Deserialize)]
-struct SavedSweep {
-    points: usize,
 }

@@ -2,12 +2,11 @@
 //! `gpubench analyze cache FILE.csv` (the same inference on a saved curve, no GPU).
 
 use anyhow::Result;
-use serde_json::json;
 
 use self::measure::{self as cache, Order, Space, instruction, tlb};
 use self::plot as cache_plot;
 use self::report as cache_report;
-pub use self::settings::{CacheArgs, ChainChoice, SpaceChoice};
+pub use self::settings::{CacheArgs, ChainChoice, Recorded, SpaceChoice};
 use crate::analysis::cache_inference;
 use crate::error::UsageError;
 use crate::gpu::launch::TlbBuffer;
@@ -288,13 +287,13 @@ pub fn run(args: &CacheArgs) -> Result<()> {
     let isa = crate::kernels::module("cache")
         .and_then(|m| m.isa_version())
         .unwrap_or("7.0");
-    let settings = settings(args, &flags, largest, isa, gpu.chase_carveout_percent);
+    let recorded = recorded(args, &flags, largest, isa, gpu.chase_carveout_percent);
     suite::run_opened(
         gpu,
         &Cache,
         args.output.as_deref(),
         &["cache"],
-        &settings,
+        &recorded,
         |gpu, suite| {
             measure(
                 gpu,
@@ -310,13 +309,13 @@ pub fn run(args: &CacheArgs) -> Result<()> {
 }
 
 /// `metadata.json`'s settings: what the run resolved from its flags and the device.
-fn settings(
+fn recorded(
     args: &CacheArgs,
     flags: &Flags,
     largest: u64,
     isa: &str,
     carveout_percent: i32,
-) -> serde_json::Value {
+) -> Recorded {
     let Flags {
         space,
         order,
@@ -325,30 +324,30 @@ fn settings(
         fine_points,
         ..
     } = *flags;
-    json!({
-        "space": space.name(),
-        "stride_bytes": stride,
-        "min_bytes": smallest,
-        "max_bytes": largest,
-        "fine_points": fine_points,
-        "threads": args.threads,
-        "per_load": args.per_load,
-        "chain": match order {
+    Recorded {
+        chain: match order {
             Order::Stride if space.descends() => format!("fixed stride, address order; each level up to {} MiB chased again in descending order at up to {} footprints on each side of its rise ({})", cache::DESCENDING_LARGEST_LEVEL >> 20, cache::DESCENDING_PER_SIDE, cache::DESCENDING_CSV),
             Order::Stride => "fixed stride, address order".to_string(),
             Order::Random(seed) => format!("fixed stride, random order (seed {seed})"),
             Order::Descending => "fixed stride, descending address order".to_string(),
         },
-        "preferred_shared_carveout_percent": space.global_loads().then_some(carveout_percent),
-        "coarse_points_per_doubling": cache::COARSE_PER_DOUBLING,
-        "method": match space {
+        coarse_points_per_doubling: Some(cache::COARSE_PER_DOUBLING),
+        fine_points,
+        max_bytes: largest,
+        method: match space {
             Space::Instruction => format!("generated straight-line PTX (ISA {isa}, 8 independent fma.rn.f32 chains), one kernel per size, compiled ahead in batches on the host's cores with the driver's linker (each round's batch serves every rise's bisections at once; under gpubench all the coarse grid is compiled before the suite starts by the toolkit's ptxas, its SASS checked for one FFMA per instruction); two passes, the second timed; 16 bytes per instruction; bisection at each rise to 1/{} of the footprint", args.resolution),
             Space::Tlb => "one element per stride in one buffer allocated at the largest footprint, chain scattered on the device, ld.global.cg; one warm pass, then at least one full timed pass; final element checked; then a stride sweep past the first reach for the page size".to_string(),
             Space::L2 => format!("64-bit pointer chase (p = *p: nothing but the load on the chain), address-order chain built on the device; one warm pass made by a block of 1024 threads in address order, then one thread's timed loads from element 0 over the first {} MiB of the chain (>= 2048 loads, at most one pass: each element was last read in the warm pass with all others in between, as in a full pass); final element checked; four coarse points per doubling, bisection at each rise to 1/{} of the footprint, fine sweep after it", args.timed_span_mib, args.resolution),
             Space::Global | Space::Readonly => "64-bit pointer chase (p = *p: nothing but the load on the chain); one warm pass, then at least one full timed pass (>= 2048 loads); final element checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
             _ => "chain of byte offsets or indices loaded directly (no arithmetic between loads, checked in the SASS); one warm pass, then at least one full timed pass (>= 2048 loads); final index checked; four coarse points per doubling, bisection at each rise, fine sweep after it".to_string(),
         },
-    })
+        min_bytes: smallest,
+        per_load: args.per_load,
+        preferred_shared_carveout_percent: space.global_loads().then_some(carveout_percent),
+        space: space.name().to_string(),
+        stride_bytes: stride,
+        threads: args.threads,
+    }
 }
 
 /// The measurement, with the GPU: the sweep, the inference and the side experiments, then
@@ -466,9 +465,8 @@ fn measure(
     crate::gpu::lease::trace("index chase and fetch granularity");
     let line = granularity
         .as_ref()
-        .and_then(|g| g.get("estimate"))
-        .and_then(|e| e.get("bytes"))
-        .and_then(serde_json::Value::as_u64);
+        .and_then(|g| g.estimate.as_ref())
+        .map(|e| e.bytes);
     let conflict = match space {
         Space::Global
         | Space::Readonly
@@ -514,28 +512,33 @@ fn measure(
     suite.release_gpu(gpu)?;
     let device = &suite.metadata.device;
     suite.run.write_json(
-    "cache.json",
-    &json!({
-        "space": space.name(),
-        "report": report,
-        "tlb": tlb_summary,
-        "tlb_strides": tlb_strides,
-        "timed_loop": timed_loop,
-        "index_chain": index_overhead,
-        "unresolved": sweep.unresolved,
-        "fetch_granularity": granularity,
-        "conflict": conflict,
-        "l2_partitions": partitions,
-        "l2_partition_timed_window": partitions.as_ref().and(partition_window),
-        "carveout": carveouts,
-        "per_load": per_load,
-        "sweep": { "points": sweep.points.len(), "launches": sweep.launches, "seconds": sweep.seconds, "generated_kernels": generated_kernels },
-        "device_attributes": {
-            "l2_cache_bytes": device.l2_cache_bytes,
-            "shared_memory_per_multiprocessor_bytes": device.shared_memory_per_multiprocessor_bytes,
-            "global_memory_bytes": device.global_memory_bytes,
+        "cache.json",
+        &cache_report::CacheFile {
+            carveout: carveouts,
+            conflict,
+            device_attributes: cache_report::DeviceAttributes {
+                global_memory_bytes: device.global_memory_bytes as u64,
+                l2_cache_bytes: device.l2_cache_bytes,
+                shared_memory_per_multiprocessor_bytes: device.shared_memory_per_multiprocessor_bytes,
+            },
+            fetch_granularity: granularity,
+            index_chain: index_overhead,
+            l2_partition_timed_window: partitions.as_ref().and(partition_window),
+            l2_partitions: partitions,
+            per_load: per_load.map(|rows| rows.iter().map(Into::into).collect()),
+            report: cache_report::SavedReport::of(&report)?,
+            space: space.name().to_string(),
+            sweep: cache_report::SweepRecord {
+                generated_kernels,
+                launches: sweep.launches,
+                points: sweep.points.len(),
+                seconds: sweep.seconds,
+            },
+            timed_loop: Some(timed_loop),
+            tlb: tlb_summary,
+            tlb_strides,
+            unresolved: sweep.unresolved,
         },
-    }),
     )?;
     print!("{}", cache_report::render_text(&report));
     println!(
@@ -558,7 +561,7 @@ fn sweep_space(
     largest: u64,
     isa: &str,
     mut tlb_buffer: Option<&mut TlbBuffer>,
-) -> Result<(cache::SweepResult, Option<serde_json::Value>)> {
+) -> Result<(cache::SweepResult, Option<cache_report::GeneratedKernels>)> {
     let Flags {
         space,
         order,
@@ -587,11 +590,12 @@ fn sweep_space(
             code.kernels_compiled,
             code.kernels_prebuilt
         );
-        generated_kernels = Some(json!({
-            "compiled_by_the_driver": code.kernels_compiled,
-            "prebuilt_by_all": code.kernels_prebuilt,
-            "code_checked": "every kernel's text section: 16 bytes per generated fma instruction plus the first kernel's prologue and epilogue, per compiler",
-        }));
+        generated_kernels = Some(cache_report::GeneratedKernels {
+            code_checked: Some("every kernel's text section: 16 bytes per generated fma instruction plus the first kernel's prologue and epilogue, per compiler".into()),
+            compiled_by_the_driver: code.kernels_compiled,
+            prebuilt_by_all: code.kernels_prebuilt,
+            prebuilt_sass_checked: None,
+        });
         sweep
     } else {
         cache::sweep_with(
@@ -660,9 +664,9 @@ mod tests {
             }
         }
         // Settings that are not the cache suite's build nothing ahead.
-        assert!(
-            Suite::kernels_to_prebuild(&Cache, &serde_json::json!({"space": "nowhere"})).is_empty()
-        );
-        assert!(Suite::kernels_to_prebuild(&Cache, &serde_json::json!([1, 2])).is_empty());
+        for other in [r#"{"space": "nowhere"}"#, "[1, 2]"] {
+            let settings: serde_json::Value = serde_json::from_str(other).unwrap();
+            assert!(Suite::kernels_to_prebuild(&Cache, &settings).is_empty());
+        }
     }
 }

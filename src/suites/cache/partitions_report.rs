@@ -6,31 +6,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use plotters::prelude::*;
-use serde::Deserialize;
 
+use super::l2_partitions::{Partitions, SmReading, Spread};
 use crate::report::figures::Rows;
 use crate::report::plot::{self, BLUE, FONT, RED};
-
-#[derive(Debug, Deserialize)]
-pub struct Spread {
-    pub median: f64,
-    pub p5: f64,
-    pub p95: f64,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Partitions {
-    pub separated: bool,
-    pub slow_first_touch: Option<Spread>,
-    pub fast_first_touch: Option<Spread>,
-    pub reread: Option<Spread>,
-    pub reread_slow_share: Option<f64>,
-    pub reread_sm_medians: Option<(f64, f64)>,
-    pub groups: Option<[Vec<u32>; 2]>,
-    pub home_share: Option<f64>,
-    pub home_chunk_bytes: Option<f64>,
-    pub verdict: String,
-}
 
 const SPREAD: &str = "median over lines, 5-95 %";
 
@@ -98,7 +77,7 @@ pub fn figures(p: &Partitions, r: &mut Rows) {
     }
     r.push(
         "L2 lines homed in each partition alternate every",
-        p.home_chunk_bytes,
+        p.home_chunk_bytes.map(|b| b as f64),
         "bytes",
         None,
     );
@@ -112,31 +91,11 @@ pub fn figures(p: &Partitions, r: &mut Rows) {
     }
 }
 
-/// One row of `partitions.csv`: an SM in one sweep.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct SmRow {
-    pub sweep: usize,
-    pub warm_sm: u32,
-    pub sm: u32,
-    pub slow_share: f64,
-}
-
-impl From<&super::l2_partitions::SmReading> for SmRow {
-    fn from(r: &super::l2_partitions::SmReading) -> SmRow {
-        SmRow {
-            sweep: r.sweep,
-            warm_sm: r.warm_sm,
-            sm: r.sm,
-            slow_share: r.slow_share,
-        }
-    }
-}
-
 /// `partitions.png`: per SM, the share of first touches at the slow latency, one series per
 /// sweep (each warmed from its own SM): an SM on the warming SM's side reads about none slow,
 /// one across about the share of lines homed on the warming side, so the two sweeps mirror
 /// each other where there are two partitions.
-pub fn draw(path: &Path, title: &str, rows: &[SmRow]) -> Result<()> {
+pub fn draw(path: &Path, title: &str, rows: &[SmReading]) -> Result<()> {
     let sms = rows.iter().map(|r| r.sm).max().unwrap_or(0) + 1;
     let mut sweeps: Vec<(usize, u32)> = rows.iter().map(|r| (r.sweep, r.warm_sm)).collect();
     sweeps.sort_unstable();
@@ -194,23 +153,42 @@ pub fn draw(path: &Path, title: &str, rows: &[SmRow]) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn read(json: &str) -> Vec<crate::report::figures::Figure> {
-        let p: Partitions = serde_json::from_str(json).unwrap();
+    fn read(p: &Partitions) -> Vec<crate::report::figures::Figure> {
         let mut r = Rows::new("cache", "Memory hierarchy", "cache.json");
-        figures(&p, &mut r);
+        figures(p, &mut r);
         r.finish()
+    }
+
+    fn spread(median: f64, p5: f64, p95: f64) -> Option<Spread> {
+        Some(Spread {
+            median,
+            p5,
+            p95,
+            n: 1024,
+        })
+    }
+
+    /// Two partitions as the experiment states them (its per-SM readings aside).
+    fn two() -> Partitions {
+        Partitions {
+            threshold_cycles: 375.0,
+            separated: true,
+            fast_first_touch: spread(287.0, 262.0, 319.0),
+            slow_first_touch: spread(464.0, 422.0, 499.0),
+            reread: spread(288.0, 263.0, 320.0),
+            reread_slow_share: Some(0.0),
+            reread_sm_medians: Some((271.0, 316.0)),
+            groups: Some([vec![0, 1], vec![2, 3]]),
+            home_share: Some(0.5),
+            home_chunk_bytes: Some(4096),
+            per_sm: Vec::new(),
+            verdict: "two L2 partitions".into(),
+        }
     }
 
     #[test]
     fn two_partitions_give_their_latencies_groups_and_granularity() {
-        let rows = read(
-            r#"{"separated": true, "verdict": "two L2 partitions",
-                "fast_first_touch": {"median": 287, "p5": 262, "p95": 319},
-                "slow_first_touch": {"median": 464, "p5": 422, "p95": 499},
-                "reread": {"median": 288, "p5": 263, "p95": 320},
-                "reread_slow_share": 0.0, "reread_sm_medians": [271, 316],
-                "groups": [[0, 1], [2, 3]], "home_share": 0.5, "home_chunk_bytes": 4096}"#,
-        );
+        let rows = read(&two());
         let find = |q: &str| rows.iter().find(|f| f.quantity.contains(q)).unwrap();
         assert_eq!(find("other partition").value, Some(464.0));
         assert_eq!(find("other partition").low, Some(422.0));
@@ -224,13 +202,18 @@ mod tests {
 
     #[test]
     fn one_latency_states_only_the_verdict() {
-        let rows = read(
-            r#"{"separated": false, "verdict": "one L2 latency",
-                "fast_first_touch": {"median": 287, "p5": 262, "p95": 319},
-                "slow_first_touch": null, "reread": null, "reread_slow_share": null,
-                "reread_sm_medians": null, "groups": null, "home_share": null,
-                "home_chunk_bytes": null}"#,
-        );
+        let rows = read(&Partitions {
+            separated: false,
+            slow_first_touch: None,
+            reread: None,
+            reread_slow_share: None,
+            reread_sm_medians: None,
+            groups: None,
+            home_share: None,
+            home_chunk_bytes: None,
+            verdict: "one L2 latency".into(),
+            ..two()
+        });
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].text.as_deref(), Some("one L2 latency"));
     }
@@ -238,7 +221,7 @@ mod tests {
     #[test]
     fn the_committed_partitions_draw() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100/l2-partitions/l2-1");
-        let rows: Vec<SmRow> = csv::Reader::from_path(dir.join("partitions.csv"))
+        let rows: Vec<SmReading> = csv::Reader::from_path(dir.join("partitions.csv"))
             .unwrap()
             .deserialize()
             .collect::<Result<_, _>>()

@@ -8,7 +8,8 @@ use plotters::coord::combinators::BindKeyPoints;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::analysis::cache_inference::{CacheLevel, ChasePoint};
+use super::report::SavedLevel;
+use crate::analysis::cache_inference::ChasePoint;
 use crate::report::plot::{self, BLUE, FONT, RED};
 
 /// A level's size as its label says it: binary units, three significant digits.
@@ -40,34 +41,11 @@ pub fn title(space: &str, stride: u64, threads: u32) -> String {
     )
 }
 
-/// What the chase plot marks of a level: where its hits end, its latency, its geometry as
-/// stated and its confidence. `report` reads them from the run's `cache.json` (the inference
-/// the run made and its tables state), the live run from that inference before it writes it:
-/// the plot never says another number than the table beside it (#75: the L1 read confidence
-/// 0.95 in a redrawn plot and 0.18 in its table).
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-pub struct MarkedLevel {
-    pub latency_cycles: f64,
-    pub size_bytes: Option<u64>,
-    pub line_bytes: Option<u64>,
-    pub ways: Option<u64>,
-    pub confidence: f64,
-}
-
-impl From<&CacheLevel> for MarkedLevel {
-    fn from(level: &CacheLevel) -> Self {
-        MarkedLevel {
-            latency_cycles: level.latency_cycles,
-            size_bytes: level.size_bytes,
-            line_bytes: level.line_bytes,
-            ways: level.ways,
-            confidence: level.confidence,
-        }
-    }
-}
-
 /// The chase curve with each of `levels` marked where its hits end.
-pub fn draw(path: &Path, title: &str, points: &[ChasePoint], levels: &[MarkedLevel]) -> Result<()> {
+/// The levels are the ones the run's `cache.json` states (the inference the run made and its
+/// tables state), never an inference made again: the plot never says another number than the
+/// table beside it (#75: the L1 read confidence 0.95 in a redrawn plot and 0.18 in its table).
+pub fn draw(path: &Path, title: &str, points: &[ChasePoint], levels: &[SavedLevel]) -> Result<()> {
     plot::ensure_font();
     plot::on_backend!(path, (1400, 800), |root| {
         (|| -> Result<(), Box<dyn std::error::Error + '_>> {

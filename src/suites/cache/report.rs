@@ -2,6 +2,15 @@
 
 pub use super::text::render_text;
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::l2_partitions::Partitions;
+use super::measure::Unresolved;
+use crate::analysis::cache_inference::{self, Capacity};
+use crate::analysis::conflict::ConflictReport;
+use crate::analysis::sass::KernelSass;
 use crate::report::figures::Reason;
 
 /// Where the climb to the next level runs, read off the curve. It repeats where the size's
@@ -62,130 +71,343 @@ fn capacity_label(coverage: f64) -> String {
     )
 }
 
-// What the summary reads of a cache run's `cache.json`.
+/// `cache.json`: what a cache run read of its sweep and measured beside it. The run
+/// (`measure`) writes it; the summary ([`figures`]) and the redraw read it back as this type.
+/// What a run of an older format lacks is `None` (or empty).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CacheFile {
+    /// One sweep per carveout asked for, where more than one was (`carveout.csv`'s rows).
+    pub carveout: Option<Vec<CarveoutRow>>,
+    pub conflict: Option<ConflictReport>,
+    pub device_attributes: DeviceAttributes,
+    pub fetch_granularity: Option<FetchGranularity>,
+    pub index_chain: Option<IndexChain>,
+    /// What the L2 partition probe's timed window executes, where the probe ran.
+    pub l2_partition_timed_window: Option<TimedLoop>,
+    pub l2_partitions: Option<Partitions>,
+    /// `--per-load`'s summary, one row per footprint (the loads are in `loads.csv`).
+    pub per_load: Option<Vec<FootprintLoads>>,
+    pub report: SavedReport,
+    pub space: String,
+    pub sweep: SweepRecord,
+    pub timed_loop: Option<TimedLoop>,
+    pub tlb: Option<TlbSummary>,
+    pub tlb_strides: Option<Vec<TlbStride>>,
+    #[serde(default)]
+    pub unresolved: Vec<Unresolved>,
+}
 
-#[derive(serde::Deserialize)]
-struct Level {
-    latency_cycles: Option<f64>,
-    size_bytes: Option<f64>,
-    line_bytes: Option<f64>,
-    #[serde(default)]
-    fetch_bytes: Option<f64>,
-    ways: Option<f64>,
-    sets: Option<f64>,
-    confidence: Option<f64>,
-    #[serde(default)]
-    held_out_gap: Option<f64>,
-    #[serde(default)]
-    basis: Option<String>,
-    #[serde(default)]
-    unidentified: Vec<String>,
-    #[serde(default)]
-    rise: Option<Rise>,
-    #[serde(default)]
-    capacity: Option<Capacity>,
-    #[serde(default)]
-    size_is_interval: bool,
+/// What the driver reports of the caches beside the sweep (`cache.json`'s
+/// `device_attributes`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct DeviceAttributes {
+    pub global_memory_bytes: u64,
+    pub l2_cache_bytes: i32,
+    pub shared_memory_per_multiprocessor_bytes: i32,
 }
-#[derive(serde::Deserialize)]
-struct Capacity {
-    hits_up_to_bytes: f64,
-    low_bytes: f64,
-    high_bytes: f64,
-    coverage: f64,
+
+/// The inference's levels as `cache.json` keeps them (`cache_inference::CacheReport`,
+/// written by the run): the summary's rows and the redraw's marks are read from them.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SavedReport {
+    pub jump_threshold_cycles: f64,
+    pub levels: Vec<SavedLevel>,
+    /// Why no level could be read, where none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub plateau_tolerance_cycles: f64,
+    pub stride_bytes: u64,
 }
-#[derive(serde::Deserialize)]
-struct Rise {
-    half_bytes: f64,
-    half_range_bytes: [f64; 2],
-    ninety_bytes: f64,
-    ninety_range_bytes: [f64; 2],
+
+/// One level as `cache.json` keeps it (`cache_inference::CacheLevel`; its fields' meanings
+/// are documented there). What runs of an older format lack is `None`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SavedLevel {
+    pub basis: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+    pub confidence: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch_bytes: Option<u64>,
+    /// The model fit of the rise as `analysis::cache_fit` states it (its shape has grown with
+    /// the fits), kept for the reader of the file: no derivation reads it back.
+    pub fit: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_out_gap: Option<f64>,
+    pub latency_cycles: f64,
+    pub line_bytes: Option<u64>,
+    pub notes: Vec<String>,
+    pub raw_confidence: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rise: Option<Rise>,
+    pub sets: Option<u64>,
+    pub size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub size_is_interval: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unidentified: Vec<String>,
+    pub way_bytes: Option<u64>,
+    pub ways: Option<u64>,
 }
-#[derive(serde::Deserialize)]
-struct Report {
-    levels: Vec<Level>,
+
+/// Where the climb to the next level runs (`cache_inference::RiseExtent`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Rise {
+    pub half_bytes: u64,
+    pub half_range_bytes: [u64; 2],
+    pub ninety_bytes: u64,
+    pub ninety_range_bytes: [u64; 2],
 }
-#[derive(serde::Deserialize)]
-struct TimedLoop {
-    #[serde(default)]
-    loads: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
-    #[serde(default)]
-    verdict: String,
+
+impl SavedReport {
+    /// The report as the run writes it.
+    pub fn of(report: &cache_inference::CacheReport) -> anyhow::Result<SavedReport> {
+        let levels = report
+            .levels
+            .iter()
+            .map(|level| {
+                Ok(SavedLevel {
+                    basis: Some(level.basis.to_string()),
+                    capacity: level.capacity,
+                    confidence: level.confidence,
+                    fetch_bytes: level.fetch_bytes,
+                    fit: level.fit.as_ref().map(serde_json::to_value).transpose()?,
+                    held_out_gap: level.held_out_gap,
+                    latency_cycles: level.latency_cycles,
+                    line_bytes: level.line_bytes,
+                    notes: level.notes.clone(),
+                    raw_confidence: Some(level.raw_confidence),
+                    rise: level.rise.map(|r| Rise {
+                        half_bytes: r.half_bytes,
+                        half_range_bytes: r.half_range_bytes,
+                        ninety_bytes: r.ninety_bytes,
+                        ninety_range_bytes: r.ninety_range_bytes,
+                    }),
+                    sets: level.sets,
+                    size_bytes: level.size_bytes,
+                    size_is_interval: level.size_is_interval,
+                    unidentified: level.unidentified.clone(),
+                    way_bytes: level.way_bytes,
+                    ways: level.ways,
+                })
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok(SavedReport {
+            jump_threshold_cycles: report.jump_threshold_cycles,
+            levels,
+            notes: report.notes.clone(),
+            plateau_tolerance_cycles: report.plateau_tolerance_cycles,
+            stride_bytes: report.stride_bytes,
+        })
+    }
 }
-#[derive(serde::Deserialize)]
-struct Gap {
-    from_bytes: u64,
-    to_bytes: u64,
-    why: Option<String>,
+
+/// What the sweep cost (`cache.json`'s `sweep`): the redraw checks `chase.csv` against
+/// `points`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SweepRecord {
+    /// What the instruction space compiled; none for the other spaces.
+    pub generated_kernels: Option<GeneratedKernels>,
+    pub launches: usize,
+    pub points: usize,
+    pub seconds: f64,
 }
-#[derive(serde::Deserialize)]
-struct Stride {
-    stride_bytes: u64,
+
+/// The instruction space's kernels: how many the driver compiled and how many `all` had.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct GeneratedKernels {
+    /// How their code was checked (runs before it was recorded: absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_checked: Option<String>,
+    pub compiled_by_the_driver: usize,
+    pub prebuilt_by_all: usize,
+    /// What runs before `code_checked` checked of `all`'s SASS; no run writes it now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prebuilt_sass_checked: Option<String>,
 }
-#[derive(serde::Deserialize, Default)]
-#[serde(default)]
-struct Conflict {
-    ways: Option<f64>,
-    way_bytes: Option<f64>,
-    verdict: Option<String>,
+
+/// What a kernel's timed region executes, read from its SASS (`timed_loop`, and
+/// `l2_partition_timed_window` for the partition probe): absent fields are what was not read
+/// (a generated kernel, a module not embedded, a kernel the SASS lacked).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct TimedLoop {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_instructions: Option<BTreeMap<String, usize>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_loads: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loads: Option<BTreeMap<String, usize>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_instructions: Option<BTreeMap<String, usize>>,
+    /// "written to FILE", or why no SASS was read (not recorded for the partition probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// "as expected: …", or "UNEXPECTED: …" where the loop loads otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
 }
-#[derive(serde::Deserialize)]
-struct IndexChain {
-    overhead_cycles: Option<f64>,
+
+impl TimedLoop {
+    /// What `kernel`'s timed region executes, compiled for `arch`.
+    pub fn of(kernel: &KernelSass, arch: &str, status: Option<&str>) -> TimedLoop {
+        TimedLoop {
+            arch: Some(arch.to_string()),
+            control_instructions: Some(kernel.timed_region_control.clone()),
+            kernel: Some(kernel.kernel.clone()),
+            loads: Some(kernel.timed_region_loads.clone()),
+            other_instructions: Some(kernel.timed_region_other.clone()),
+            status: status.map(str::to_string),
+            ..TimedLoop::default()
+        }
+    }
+
+    /// The loads it names, where it names any.
+    fn named_loads(&self) -> Option<Vec<&str>> {
+        let loads = self.loads.as_ref().filter(|l| !l.is_empty())?;
+        Some(loads.keys().map(String::as_str).collect())
+    }
 }
-#[derive(serde::Deserialize)]
-struct Estimate {
-    bytes: Option<f64>,
-    confidence: Option<f64>,
+
+/// One footprint's individually timed loads (`analysis::per_load::FootprintLoads`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct FootprintLoads {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_modes: Option<BlockModes>,
+    pub footprint_bytes: u64,
+    pub loads: usize,
+    pub max_cycles: f64,
+    pub median_cycles: f64,
+    pub min_cycles: f64,
+    pub slow_fraction: f64,
+    pub slow_threshold_cycles: f64,
 }
-#[derive(serde::Deserialize)]
-struct Granularity {
-    estimate: Option<Estimate>,
+
+/// Two latencies by aligned address block (`analysis::per_load::BlockModes`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct BlockModes {
+    pub block_bytes: u64,
+    pub fast_cycles: f64,
+    pub slow_cycles: f64,
+    pub slow_share: f64,
 }
-#[derive(serde::Deserialize)]
-struct TlbLevel {
-    reach_bytes: Option<f64>,
-    confidence: Option<f64>,
+
+impl From<&crate::analysis::per_load::FootprintLoads> for FootprintLoads {
+    fn from(row: &crate::analysis::per_load::FootprintLoads) -> FootprintLoads {
+        FootprintLoads {
+            block_modes: row.block_modes.map(|m| BlockModes {
+                block_bytes: m.block_bytes,
+                fast_cycles: m.fast_cycles,
+                slow_cycles: m.slow_cycles,
+                slow_share: m.slow_share,
+            }),
+            footprint_bytes: row.footprint_bytes,
+            loads: row.loads,
+            max_cycles: row.max_cycles,
+            median_cycles: row.median_cycles,
+            min_cycles: row.min_cycles,
+            slow_fraction: row.slow_fraction,
+            slow_threshold_cycles: row.slow_threshold_cycles,
+        }
+    }
 }
-#[derive(serde::Deserialize)]
-struct Tlb {
-    #[serde(default)]
-    levels: Vec<TlbLevel>,
-    page: Option<Estimate>,
+
+/// The global chase with word indices beside the pointer chase (`index_chain`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct IndexChain {
+    pub footprint_bytes: u64,
+    pub index_chain_cycles: f64,
+    pub level_1_latency_cycles: Option<f64>,
+    pub overhead_cycles: f64,
+    pub pointer_chain_cycles: f64,
 }
-#[derive(serde::Deserialize)]
-struct Carveout {
-    carveout_percent: f64,
-    requested_shared_bytes: f64,
-    level_1_bytes: Option<f64>,
-    #[serde(default)]
-    capacity_low_bytes: Option<f64>,
-    #[serde(default)]
-    capacity_high_bytes: Option<f64>,
+
+/// The first level's stride sweep (`fetch_granularity`, points in `strides.csv`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct FetchGranularity {
+    pub estimate: Option<Estimate>,
+    pub footprint_bytes: u64,
+    pub level: u32,
+    pub strides: Vec<u64>,
 }
-#[derive(serde::Deserialize)]
-struct File {
-    space: String,
-    #[serde(default)]
-    carveout: Option<Vec<Carveout>>,
-    report: Report,
-    timed_loop: Option<TimedLoop>,
-    #[serde(default)]
-    unresolved: Vec<Gap>,
-    tlb_strides: Option<Vec<Stride>>,
-    conflict: Option<Conflict>,
-    index_chain: Option<IndexChain>,
-    fetch_granularity: Option<Granularity>,
-    tlb: Option<Tlb>,
-    #[serde(default)]
-    l2_partitions: Option<super::partitions_report::Partitions>,
-    #[serde(default)]
-    l2_partition_timed_window: Option<TimedLoop>,
+
+/// A stride sweep's knee (`analysis::granularity::Granularity`): a fetch granularity, or a
+/// TLB's page size.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Estimate {
+    pub bytes: u64,
+    pub confidence: f64,
+    pub notes: Vec<String>,
 }
+
+impl From<crate::analysis::granularity::Granularity> for Estimate {
+    fn from(g: crate::analysis::granularity::Granularity) -> Estimate {
+        Estimate {
+            bytes: g.bytes,
+            confidence: g.confidence,
+            notes: g.notes,
+        }
+    }
+}
+
+/// The TLB space's levels read as reaches, and the page size (`tlb`, points in `pages.csv`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TlbSummary {
+    pub levels: Vec<TlbLevel>,
+    pub page: Option<Estimate>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TlbLevel {
+    pub confidence: f64,
+    /// The reach over the page size.
+    pub entries: Option<u64>,
+    pub latency_cycles: f64,
+    pub reach_bytes: Option<u64>,
+}
+
+/// One further TLB stride's sweep (`tlb_strides`, points in `tlb_strides.csv`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TlbStride {
+    pub levels: Vec<TlbReach>,
+    pub points: usize,
+    pub stride_bytes: u64,
+    pub verdict: String,
+}
+
+/// A level that sweep found: where its latency steps.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TlbReach {
+    pub elements_at_reach: u64,
+    pub latency_cycles: f64,
+    pub reach_bytes: u64,
+}
+
+/// One carveout's sweep: a row of `carveout.csv` and of `cache.json`'s `carveout`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CarveoutRow {
+    pub carveout_percent: i32,
+    pub requested_shared_bytes: i64,
+    /// The largest footprint with no miss (the capacity reading's; runs before it was: the
+    /// level's size).
+    pub level_1_bytes: Option<u64>,
+    pub level_1_latency_cycles: Option<f64>,
+    pub sum_bytes: Option<i64>,
+    /// The capacity interval of that sweep's L1 (`cache_inference::Capacity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_low_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_high_bytes: Option<u64>,
+}
+
 fn rise_readings(rise: &Rise) -> [(&'static str, f64, [f64; 2]); 2] {
+    let f = |[low, high]: [u64; 2]| [low as f64, high as f64];
     [
-        ("half", rise.half_bytes, rise.half_range_bytes),
-        ("90 %", rise.ninety_bytes, rise.ninety_range_bytes),
+        ("half", rise.half_bytes as f64, f(rise.half_range_bytes)),
+        ("90 %", rise.ninety_bytes as f64, f(rise.ninety_range_bytes)),
     ]
 }
 
@@ -195,7 +417,7 @@ fn rise_readings(rise: &Rise) -> [(&'static str, f64, [f64; 2]); 2] {
 fn level_rows(
     space: &str,
     (label, number): (&str, &str),
-    level: &Level,
+    level: &SavedLevel,
     r: &mut crate::report::figures::Rows,
 ) {
     use crate::report::keys::level as what;
@@ -207,12 +429,13 @@ fn level_rows(
         }
         .key()
     };
-    let c = level.confidence;
+    let float = |value: Option<u64>| value.map(|v| v as f64);
+    let c = Some(level.confidence);
     // The latency is a plateau's median, measured whatever the geometry: it carries no
     // geometry confidence.
     r.key(key(what::LATENCY)).labelled(
         &format!("{label} latency"),
-        level.latency_cycles,
+        Some(level.latency_cycles),
         "cycles",
         c.map_or(String::new(), |_| "plateau median".into()),
     );
@@ -236,14 +459,14 @@ fn level_rows(
         .capacity
         .as_ref()
         .filter(|_| level.size_is_interval)
-        .map(|c| (c.low_bytes, c.high_bytes));
+        .map(|c| (c.low_bytes as f64, c.high_bytes as f64));
     if let Some((low, high)) = size_interval {
         let claim = format!(
             "{geometry_label}; stated as the capacity interval: no line or way count stands behind a point"
         );
         r.key(key(what::SIZE)).push(
             &format!("{label} size"),
-            level.size_bytes,
+            float(level.size_bytes),
             "bytes",
             Some((low, high, &claim)),
         );
@@ -251,13 +474,13 @@ fn level_rows(
             r.settle(standing);
         }
     }
-    let size = level.size_bytes.filter(|_| size_interval.is_none());
+    let size = float(level.size_bytes).filter(|_| size_interval.is_none());
     for (words, value, unit, keyed) in [
         ("size", size, "bytes", Some(what::SIZE)),
-        ("line", level.line_bytes, "bytes", Some(what::LINE)),
-        ("fetch per miss", level.fetch_bytes, "bytes", None),
-        ("ways", level.ways, "", Some(what::WAYS)),
-        ("sets", level.sets, "", Some(what::SETS)),
+        ("line", float(level.line_bytes), "bytes", Some(what::LINE)),
+        ("fetch per miss", float(level.fetch_bytes), "bytes", None),
+        ("ways", float(level.ways), "", Some(what::WAYS)),
+        ("sets", float(level.sets), "", Some(what::SETS)),
     ] {
         if let Some(what) = keyed {
             r.key(key(what));
@@ -282,9 +505,13 @@ fn level_rows(
         };
         r.key(key(what::CAPACITY)).push(
             &format!("{label} {CAPACITY}"),
-            Some(capacity.hits_up_to_bytes),
+            Some(capacity.hits_up_to_bytes as f64),
             "bytes",
-            Some((capacity.low_bytes, capacity.high_bytes, &label_text)),
+            Some((
+                capacity.low_bytes as f64,
+                capacity.high_bytes as f64,
+                &label_text,
+            )),
         );
         if space == "tlb" {
             r.settle(Reason::Uncalibrated);
@@ -304,7 +531,7 @@ fn level_rows(
 /// with its confidence, the timed loop's load instruction, unresolved rises, the conflict
 /// experiment, the index-chain overhead, the fetch granularity and the TLB.
 pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figures::Figure>> {
-    let cache: File = crate::report::saved::read_json(dir, "cache.json")?;
+    let cache: CacheFile = crate::report::saved::read_json(dir, "cache.json")?;
     let space = &cache.space;
     let mut r = crate::report::figures::Rows::new("cache", "Memory hierarchy", "cache.json");
     let count = cache.report.levels.len();
@@ -321,24 +548,31 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
     }
     // One sweep per carveout the suite was asked for (`--carveout`, in `all`: 0, 50, 100 %).
     for c in cache.carveout.iter().flatten() {
-        let asked = crate::report::summary::format_value(c.requested_shared_bytes, "bytes");
-        let interval = c
-            .capacity_low_bytes
-            .zip(c.capacity_high_bytes)
-            .map(|(low, high)| (low, high, "capacity interval, as for the level"));
+        let asked = crate::report::summary::format_value(c.requested_shared_bytes as f64, "bytes");
+        let interval = c.capacity_low_bytes.zip(c.capacity_high_bytes).map(|(low, high)| {
+            (
+                low as f64,
+                high as f64,
+                "capacity interval, as for the level",
+            )
+        });
         r.push(
             &format!(
                 "{space}: level 1 with a {:.0} % shared carveout ({asked} of shared memory asked): no miss up to",
                 c.carveout_percent
             ),
-            c.level_1_bytes,
+            c.level_1_bytes.map(|b| b as f64),
             "bytes",
             interval,
         );
     }
-    if let Some(timed) = cache.timed_loop.filter(|t| !t.loads.is_empty()) {
-        let loads: Vec<&str> = timed.loads.keys().map(String::as_str).collect();
-        let flag = if timed.verdict.starts_with("UNEXPECTED") {
+    if let Some((timed, loads)) = cache
+        .timed_loop
+        .as_ref()
+        .and_then(|t| Some((t, t.named_loads()?)))
+    {
+        let verdict = timed.verdict.as_deref().unwrap_or_default();
+        let flag = if verdict.starts_with("UNEXPECTED") {
             " (UNEXPECTED)"
         } else {
             ""
@@ -354,18 +588,18 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
                 "{space}: unresolved from {} B to {} B",
                 gap.from_bytes, gap.to_bytes
             ),
-            gap.why.as_deref(),
+            Some(&gap.why),
         );
     }
     // A run whose --max-bytes left no further stride swept none, and wrote no tlb_strides.csv.
     if let Some(strides) = cache.tlb_strides.as_ref().filter(|s| !s.is_empty()) {
         tlb_stride_figures(dir, strides.iter().map(|s| s.stride_bytes), &mut r)?;
     }
-    let conflict = cache.conflict.unwrap_or_default();
-    if conflict.ways.is_none() {
+    let conflict = cache.conflict.as_ref();
+    if conflict.is_none_or(|c| c.ways.is_none()) {
         r.text(
             &format!("{space}: level 1 conflict experiment"),
-            conflict.verdict.as_deref(),
+            conflict.map(|c| c.verdict.as_str()),
         );
     }
     use crate::report::keys::level::{CONFLICT_WAY_SIZE, CONFLICT_WAYS, FETCH_GRANULARITY};
@@ -379,76 +613,79 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
     };
     r.key(first(CONFLICT_WAYS)).push(
         &format!("{space}: level 1 ways (conflict experiment)"),
-        conflict.ways,
+        conflict.and_then(|c| c.ways).map(|w| w as f64),
         "",
         None,
     );
     r.key(first(CONFLICT_WAY_SIZE)).push(
         &format!("{space}: level 1 way size (conflict experiment)"),
-        conflict.way_bytes,
+        conflict.and_then(|c| c.way_bytes).map(|b| b as f64),
         "bytes",
         None,
     );
     r.push(
         &format!("{space}: index-chain overhead per load"),
-        cache.index_chain.and_then(|c| c.overhead_cycles),
+        cache.index_chain.map(|c| c.overhead_cycles),
         "cycles",
         None,
     );
     let granularity = cache.fetch_granularity.and_then(|g| g.estimate);
     r.key(first(FETCH_GRANULARITY)).confident(
         &format!("{space}: level 1 fetch granularity (stride sweep)"),
-        granularity.as_ref().and_then(|g| g.bytes),
+        granularity.as_ref().map(|g| g.bytes as f64),
         "bytes",
-        granularity.as_ref().and_then(|g| g.confidence),
+        granularity.as_ref().map(|g| g.confidence),
     );
     if let Some(partitions) = &cache.l2_partitions {
         super::partitions_report::figures(partitions, &mut r);
     }
-    if let Some(window) = cache
+    if let Some(loads) = cache
         .l2_partition_timed_window
-        .filter(|w| !w.loads.is_empty())
+        .as_ref()
+        .and_then(TimedLoop::named_loads)
     {
-        let loads: Vec<&str> = window.loads.keys().map(String::as_str).collect();
         r.text(
             "L2 partition probe: timed load (SASS)",
             Some(&loads.join(", ")),
         );
     }
-    if let Some(tlb) = cache.tlb {
-        // Read from steps a few cycles high at strides of megabytes, where no cache model
-        // applies: the confidence is the step reading's heuristic, not a calibrated one.
-        for (i, level) in tlb.levels.iter().enumerate() {
-            let quantity = format!("TLB level {} reach", i + 1);
-            r.labelled(
-                &quantity,
-                level.reach_bytes,
-                "bytes",
-                uncalibrated(level.confidence),
-            );
-            if level.confidence.is_some() {
-                r.settle(Reason::Uncalibrated);
-            }
-        }
-        // The page size is the knee of a rise of a few cycles (the TLB sweep's), whose
-        // heuristic confidence no study calibrated: it read 16 KiB and 16 MiB, each at 0.50,
-        // on two H100s the same day.
-        r.labelled(
-            "page size",
-            tlb.page.as_ref().and_then(|p| p.bytes),
-            "bytes",
-            tlb.page
-                .as_ref()
-                .and_then(|p| p.confidence)
-                .map_or(String::new(), |c| {
-                    format!("uncalibrated confidence {c:.2} (the knee of a stride sweep a few cycles high)")
-                }),
-        );
-        if tlb.page.as_ref().and_then(|p| p.confidence).is_some() {
-            r.settle(Reason::Uncalibrated);
-        }
+    if let Some(tlb) = &cache.tlb {
+        tlb_figures(tlb, &mut r);
     }
     Ok(r.finish())
+}
+
+/// The TLB space's rows: each level's reach and the page size.
+fn tlb_figures(tlb: &TlbSummary, r: &mut crate::report::figures::Rows) {
+    // Read from steps a few cycles high at strides of megabytes, where no cache model
+    // applies: the confidence is the step reading's heuristic, not a calibrated one.
+    for (i, level) in tlb.levels.iter().enumerate() {
+        let quantity = format!("TLB level {} reach", i + 1);
+        r.labelled(
+            &quantity,
+            level.reach_bytes.map(|b| b as f64),
+            "bytes",
+            uncalibrated(Some(level.confidence)),
+        );
+        r.settle(Reason::Uncalibrated);
+    }
+    // The page size is the knee of a rise of a few cycles (the TLB sweep's), whose
+    // heuristic confidence no study calibrated: it read 16 KiB and 16 MiB, each at 0.50,
+    // on two H100s the same day.
+    r.labelled(
+        "page size",
+        tlb.page.as_ref().map(|p| p.bytes as f64),
+        "bytes",
+        tlb.page
+            .as_ref()
+            .map(|p| p.confidence)
+            .map_or(String::new(), |c| {
+                format!("uncalibrated confidence {c:.2} (the knee of a stride sweep a few cycles high)")
+            }),
+    );
+    if tlb.page.is_some() {
+        r.settle(Reason::Uncalibrated);
+    }
 }
 
 /// The label of a confidence no calibration stands behind: a step reading's heuristic.
@@ -466,13 +703,11 @@ fn tlb_stride_figures(
     strides: impl Iterator<Item = u64>,
     r: &mut crate::report::figures::Rows,
 ) -> anyhow::Result<()> {
-    #[derive(serde::Deserialize)]
-    struct Point {
-        footprint_bytes: u64,
-        stride_bytes: u64,
-        cycles: f64,
-    }
-    let points: Vec<Point> = crate::report::saved::read_csv(dir, "tlb_strides.csv")?;
+    // The points as the redraw reads them, the chase's own rows.
+    let path = crate::report::saved::find(dir, "tlb_strides.csv").ok_or_else(|| {
+        crate::error::UsageError::new(format!("{} has no tlb_strides.csv", dir.display()))
+    })?;
+    let points = super::measure::saved::load_saved(&path)?;
     r.from("tlb_strides.csv");
     for stride in strides {
         let at: Vec<(f64, f64)> = points
@@ -564,6 +799,54 @@ pub fn curves(
 mod tests {
     use super::*;
 
+    /// A key with nothing in it: what a run of an older format lacks comes back as null or
+    /// empty.
+    fn without_empty(value: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (k, without_empty(v)))
+                    .filter(|(_, v)| !v.is_null() && v != &Value::Array(Vec::new()))
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.into_iter().map(without_empty).collect()),
+            other => other,
+        }
+    }
+
+    /// Every committed cache.json (and every format fixture's) reads as the type the run
+    /// writes, and writes back every value it holds.
+    #[test]
+    fn every_committed_cache_json_is_one_cache_file() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        let mut dirs = vec![root.join("results"), root.join("tests/fixtures")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.file_name() == Some("cache.json".as_ref()) {
+                    files.push(path);
+                }
+            }
+        }
+        assert!(files.len() > 100, "{}", files.len());
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let typed: CacheFile = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let held: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                without_empty(serde_json::to_value(&typed).unwrap()),
+                without_empty(held),
+                "{}",
+                path.display()
+            );
+        }
+    }
+
     #[test]
     fn a_tlb_run_that_swept_no_further_stride_has_its_figures() {
         // The committed H200 TLB run, as a run with a small --max-bytes leaves it: no further
@@ -572,11 +855,14 @@ mod tests {
             .join("results/h200/capacity-620ca57/run/cache-tlb");
         let dir = tempfile::tempdir().unwrap();
         std::fs::copy(committed.join("chase.csv"), dir.path().join("chase.csv")).unwrap();
-        let mut cache: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(committed.join("cache.json")).unwrap()).unwrap();
-        assert!(cache["tlb_strides"].as_array().is_some_and(|s| !s.is_empty()));
-        cache["tlb_strides"] = serde_json::json!([]);
-        std::fs::write(dir.path().join("cache.json"), cache.to_string()).unwrap();
+        let mut cache: CacheFile = crate::report::saved::read_json(&committed, "cache.json").unwrap();
+        assert!(cache.tlb_strides.as_ref().is_some_and(|s| !s.is_empty()));
+        cache.tlb_strides = Some(Vec::new());
+        std::fs::write(
+            dir.path().join("cache.json"),
+            serde_json::to_vec(&cache).unwrap(),
+        )
+        .unwrap();
         let figures = figures(dir.path()).unwrap();
         assert!(
             figures.iter().all(|f| !f.quantity.starts_with("TLB at a")),
@@ -642,12 +928,16 @@ mod tests {
         for file in ["cache.json", "metadata.json"] {
             std::fs::copy(from.join(file), dir.path().join(file)).unwrap();
         }
-        let path = dir.path().join("cache.json");
-        let mut cache: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        cache["l2_partition_timed_window"] =
-            serde_json::json!({ "loads": { "LDG.E.STRONG.GPU": 1 } });
-        std::fs::write(&path, cache.to_string()).unwrap();
+        let mut cache: CacheFile = crate::report::saved::read_json(dir.path(), "cache.json").unwrap();
+        cache.l2_partition_timed_window = Some(TimedLoop {
+            loads: Some(BTreeMap::from([("LDG.E.STRONG.GPU".to_string(), 1)])),
+            ..TimedLoop::default()
+        });
+        std::fs::write(
+            dir.path().join("cache.json"),
+            serde_json::to_vec(&cache).unwrap(),
+        )
+        .unwrap();
         let rows = figures(dir.path()).unwrap();
         let row = rows
             .iter()
@@ -656,3 +946,4 @@ mod tests {
         assert_eq!(row.text.as_deref(), Some("LDG.E.STRONG.GPU"));
     }
 }
+

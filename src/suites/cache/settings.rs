@@ -92,3 +92,25 @@ pub struct CacheArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: what `run` resolved from its flags and the
+/// device (the stride, the footprints, the chain and method in words). Written by `run`; read
+/// back by the redraw (the stride of its title) and `analyze cache` (the space of a saved
+/// chase's run).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub chain: String,
+    /// Runs before it was recorded (the format-1 fixtures) lack it.
+    #[serde(default)]
+    pub coarse_points_per_doubling: Option<u32>,
+    pub fine_points: u64,
+    pub max_bytes: u64,
+    pub method: String,
+    pub min_bytes: u64,
+    pub per_load: bool,
+    /// The carveout the sweep asked for; null for a space without global loads.
+    pub preferred_shared_carveout_percent: Option<i32>,
+    pub space: String,
+    pub stride_bytes: u64,
+    pub threads: u32,
+}

@@ -3,10 +3,10 @@
 //! L2 partitions and the carveout sweeps.
 
 use anyhow::Result;
-use serde_json::json;
 
 use super::measure::conflict::{self, ConflictRow};
 use super::measure::{self as cache, Order, Space, per_load};
+use super::report::{CarveoutRow, FetchGranularity, IndexChain, TimedLoop};
 use crate::analysis::cache_inference;
 use crate::analysis::per_load as per_load_analysis;
 use crate::gpu::Gpu;
@@ -43,7 +43,7 @@ pub(super) fn fetch_granularity(
     stride: u64,
     largest: u64,
     span: u64,
-) -> Result<Option<serde_json::Value>> {
+) -> Result<Option<FetchGranularity>> {
     let Some(size) = report.levels.first().and_then(|level| level.size_bytes) else {
         return Ok(None);
     };
@@ -77,12 +77,12 @@ pub(super) fn fetch_granularity(
             "level 1 fetch granularity: not read (the stride sweep at {footprint} B is not a rise to a plateau)"
         ),
     }
-    Ok(Some(json!({
-        "level": 1,
-        "footprint_bytes": footprint,
-        "strides": strides,
-        "estimate": estimate,
-    })))
+    Ok(Some(FetchGranularity {
+        estimate: estimate.map(Into::into),
+        footprint_bytes: footprint,
+        level: 1,
+        strides,
+    }))
 }
 
 /// `--per-load`: 1024 individually timed loads at every doubling footprint (`loads.csv`).
@@ -145,21 +145,29 @@ pub(super) fn timed_loop(
     space: Space,
     entry: &str,
     disassembly: Option<(Option<String>, crate::gpu::sass::SassRecord)>,
-) -> Result<serde_json::Value> {
+) -> Result<TimedLoop> {
+    let status = |status: &str| TimedLoop {
+        status: Some(status.to_string()),
+        ..TimedLoop::default()
+    };
     if space == Space::Instruction {
-        return Ok(
-            json!({ "status": "generated code: checked by the instruction space's own test (16 bytes of SASS per instruction)" }),
-        );
+        return Ok(status(
+            "generated code: checked by the instruction space's own test (16 bytes of SASS per instruction)",
+        ));
     }
     let Some((text, record)) = disassembly else {
-        return Ok(json!({ "status": "the cache module is not embedded" }));
+        return Ok(status("the cache module is not embedded"));
     };
     if let Some(text) = text {
         suite.run.write("cache.sass", text.as_bytes())?;
     }
     let Some(kernel) = record.kernels.iter().find(|k| k.kernel == entry) else {
         println!("timed loop: SASS not read ({})", record.status);
-        return Ok(json!({ "status": record.status, "arch": record.arch, "kernel": entry }));
+        return Ok(TimedLoop {
+            arch: Some(record.arch),
+            kernel: Some(entry.to_string()),
+            ..status(&record.status)
+        });
     };
     let expected = space.expected_loads();
     let loads: Vec<&String> = kernel.timed_region_loads.keys().collect();
@@ -177,16 +185,11 @@ pub(super) fn timed_loop(
         "timed loop ({}, {}): loads {:?}; other instructions {:?}; {verdict}",
         kernel.kernel, record.arch, kernel.timed_region_loads, kernel.timed_region_other
     );
-    Ok(json!({
-        "status": record.status,
-        "arch": record.arch,
-        "kernel": kernel.kernel,
-        "loads": kernel.timed_region_loads,
-        "other_instructions": kernel.timed_region_other,
-        "control_instructions": kernel.timed_region_control,
-        "expected_loads": expected,
-        "verdict": verdict,
-    }))
+    Ok(TimedLoop {
+        expected_loads: Some(expected.iter().map(|l| l.to_string()).collect()),
+        verdict: Some(verdict),
+        ..TimedLoop::of(kernel, &record.arch, Some(&record.status))
+    })
 }
 
 /// The global chase written with word indices at the sweep's smallest footprint, beside the
@@ -196,7 +199,7 @@ pub(super) fn index_overhead(
     report: &cache_inference::CacheReport,
     smallest: u64,
     stride: u64,
-) -> Result<serde_json::Value> {
+) -> Result<IndexChain> {
     let pointer = cache::measure_point(
         gpu,
         Space::Global,
@@ -211,13 +214,13 @@ pub(super) fn index_overhead(
         "index chain (j = chain[j]) at {smallest} B: {index:.1} cycles per load; pointer chain (load-to-use): {pointer:.1}; index arithmetic adds {:.1}",
         index - pointer
     );
-    Ok(json!({
-        "footprint_bytes": smallest,
-        "index_chain_cycles": index,
-        "pointer_chain_cycles": pointer,
-        "overhead_cycles": index - pointer,
-        "level_1_latency_cycles": report.levels.first().map(|l| l.latency_cycles),
-    }))
+    Ok(IndexChain {
+        footprint_bytes: smallest,
+        index_chain_cycles: index,
+        level_1_latency_cycles: report.levels.first().map(|l| l.latency_cycles),
+        overhead_cycles: index - pointer,
+        pointer_chain_cycles: pointer,
+    })
 }
 
 /// The conflict experiment on the first level (`conflict.csv`, `conflict.png`): strides from
@@ -304,22 +307,6 @@ pub(super) fn conflict_experiment(
     Ok(Some(analysis))
 }
 
-#[derive(serde::Serialize)]
-pub(super) struct CarveoutRow {
-    carveout_percent: i32,
-    requested_shared_bytes: i64,
-    /// The largest footprint with no miss (the capacity reading's; runs before it was: the
-    /// level's size).
-    level_1_bytes: Option<u64>,
-    level_1_latency_cycles: Option<f64>,
-    sum_bytes: Option<i64>,
-    /// The capacity interval of that sweep's L1 (`cache_inference::Capacity`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    capacity_low_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    capacity_high_bytes: Option<u64>,
-}
-
 /// One sweep per shared-memory carveout preference (`carveout.csv`): the L1 the chase sees,
 /// beside the shared memory the preference asks for (the driver rounds it to a configuration
 /// it supports; L1 + shared is the unified capacity when the preference is taken).
@@ -334,7 +321,7 @@ pub(super) fn carveout_sweep(
     largest: u64,
     fine_points: u64,
     span: u64,
-) -> Result<Vec<serde_json::Value>> {
+) -> Result<Vec<CarveoutRow>> {
     let shared = i64::from(gpu.properties()?.shared_memory_per_multiprocessor_bytes);
     let mut rows = Vec::new();
     for &percent in carveouts {
@@ -370,10 +357,7 @@ pub(super) fn carveout_sweep(
     }
     gpu.chase_carveout_percent = carveouts[0];
     suite.run.write_csv("carveout.csv", &rows)?;
-    Ok(rows
-        .iter()
-        .map(|r| serde_json::to_value(r).unwrap_or_default())
-        .collect())
+    Ok(rows)
 }
 
 /// The figure's title, before the device.
@@ -404,7 +388,7 @@ pub(super) fn l2_partitions(
 
 /// What the partition probe's timed window executes (`l2_partition_probe`'s SASS, from the
 /// PTX this run loaded): its loads and the other instructions, printed as one line.
-pub(super) fn partition_window(record: &crate::gpu::sass::SassRecord) -> Option<serde_json::Value> {
+pub(super) fn partition_window(record: &crate::gpu::sass::SassRecord) -> Option<TimedLoop> {
     let kernel = record
         .kernels
         .iter()
@@ -413,11 +397,5 @@ pub(super) fn partition_window(record: &crate::gpu::sass::SassRecord) -> Option<
         "L2 partition probe window ({}): loads {:?}; other instructions {:?}",
         record.arch, kernel.timed_region_loads, kernel.timed_region_other
     );
-    Some(json!({
-        "arch": record.arch,
-        "kernel": kernel.kernel,
-        "loads": kernel.timed_region_loads,
-        "other_instructions": kernel.timed_region_other,
-        "control_instructions": kernel.timed_region_control,
-    }))
+    Some(TimedLoop::of(kernel, &record.arch, None))
 }

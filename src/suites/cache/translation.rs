@@ -1,9 +1,9 @@
 //! The TLB space's readings: each level's reach, the page size, and the sweeps at further strides.
 
 use anyhow::Result;
-use serde_json::json;
 
 use super::measure::{self as cache, Order, Space, tlb};
+use super::report::{TlbLevel, TlbReach, TlbStride, TlbSummary};
 use super::*;
 use crate::analysis::cache_inference;
 use crate::gpu::Gpu;
@@ -18,7 +18,7 @@ pub(super) fn translation_levels(
     suite: &suite::SuiteRun,
     report: &cache_inference::CacheReport,
     stride: u64,
-) -> Result<serde_json::Value> {
+) -> Result<TlbSummary> {
     let first_reach = report.levels.iter().find_map(|level| level.size_bytes);
     let page = match first_reach {
         Some(reach) => {
@@ -39,22 +39,23 @@ pub(super) fn translation_levels(
         ),
         None => println!("page size: not read (no TLB reach found in the sweep)"),
     }
-    let levels: Vec<_> = report
+    let levels = report
         .levels
         .iter()
-        .map(|level| {
-            json!({
-                "latency_cycles": level.latency_cycles,
-                "reach_bytes": level.size_bytes,
-                "entries": match (level.size_bytes, &page) {
-                    (Some(reach), Some(page)) => Some(reach / page.bytes),
-                    _ => None,
-                },
-                "confidence": level.confidence,
-            })
+        .map(|level| TlbLevel {
+            confidence: level.confidence,
+            entries: match (level.size_bytes, &page) {
+                (Some(reach), Some(page)) => Some(reach / page.bytes),
+                _ => None,
+            },
+            latency_cycles: level.latency_cycles,
+            reach_bytes: level.size_bytes,
         })
         .collect();
-    Ok(json!({ "page": page, "levels": levels }))
+    Ok(TlbSummary {
+        levels,
+        page: page.map(Into::into),
+    })
 }
 
 /// TLB sweeps at further strides (`tlb_strides.csv`): the main sweep's stride is one of
@@ -68,7 +69,7 @@ pub(super) fn translation_strides(
     main_stride: u64,
     strides: &[u64],
     largest: u64,
-) -> Result<Vec<serde_json::Value>> {
+) -> Result<Vec<TlbStride>> {
     let mut strides: Vec<u64> = if strides.is_empty() {
         vec![main_stride, 32 << 20, 512 << 20, 1 << 30]
     } else {
@@ -98,12 +99,14 @@ pub(super) fn translation_strides(
             &sweep.points,
             cache::RiseThreshold::of(Space::Tlb).minimum_rise(),
         );
-        let reaches: Vec<_> = report
+        let reaches: Vec<TlbReach> = report
             .iter()
             .flat_map(|r| r.levels.iter())
             .filter_map(|l| {
-                l.size_bytes.map(|b| {
-                    json!({ "reach_bytes": b, "elements_at_reach": b / stride, "latency_cycles": l.latency_cycles })
+                l.size_bytes.map(|b| TlbReach {
+                    elements_at_reach: b / stride,
+                    latency_cycles: l.latency_cycles,
+                    reach_bytes: b,
                 })
             })
             .collect();
@@ -115,14 +118,19 @@ pub(super) fn translation_strides(
                 .map(|r| {
                     format!(
                         "{} B ({} elements)",
-                        r["reach_bytes"], r["elements_at_reach"]
+                        r.reach_bytes, r.elements_at_reach
                     )
                 })
                 .collect();
             format!("at a {stride}-byte stride, steps past {}", list.join(", "))
         };
         println!("tlb: {verdict}");
-        summary.push(json!({ "stride_bytes": stride, "points": sweep.points.len(), "levels": reaches, "verdict": verdict }));
+        summary.push(TlbStride {
+            levels: reaches,
+            points: sweep.points.len(),
+            stride_bytes: stride,
+            verdict,
+        });
         all_points.extend(sweep.points);
     }
     suite.run.write_csv("tlb_strides.csv", &all_points)?;

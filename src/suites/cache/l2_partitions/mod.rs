@@ -16,10 +16,10 @@
 //! between them, their medians differ by 20 cycles or more, and the slow group is more than a
 //! few stray lines.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::stats;
-use crate::analysis::two_latencies::{self, Spread};
+use crate::analysis::two_latencies;
 
 /// The slow group must hold at least this share of every first touch: a few slow lines (a
 /// region's first line, which also misses the TLB) are not a partition.
@@ -46,8 +46,9 @@ pub struct Sweep {
     pub probes: Vec<Probe>,
 }
 
-/// One SM in one sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One SM in one sweep: a row of `partitions.csv` (the redraw reads it back to draw
+/// `partitions.png`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SmReading {
     pub sweep: usize,
     pub warm_sm: u32,
@@ -55,11 +56,42 @@ pub struct SmReading {
     pub slow_share: f64,
     pub first_touch_median: f64,
     pub reread_median: f64,
-    /// "with" the warming SM, "across" from it, or "unclear".
-    pub side: &'static str,
+    pub side: Side,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Where an SM sits: with the warming SM, across from it, or unclear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    With,
+    Across,
+    Unclear,
+}
+
+/// Median with the 5th and 95th percentiles, as `partitions` keeps a
+/// [`two_latencies::Spread`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub median: f64,
+    pub p5: f64,
+    pub p95: f64,
+    pub n: usize,
+}
+
+impl From<two_latencies::Spread> for Spread {
+    fn from(s: two_latencies::Spread) -> Spread {
+        Spread {
+            median: s.median,
+            p5: s.p5,
+            p95: s.p95,
+            n: s.n,
+        }
+    }
+}
+
+/// What the L2 partition experiment read: `cache.json`'s `l2_partitions`, written by the run
+/// and read back by the summary (`partitions_report::figures`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Partitions {
     /// First touches above this are slow (two-means over every first touch).
     pub threshold_cycles: f64,
@@ -103,7 +135,7 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
         .iter()
         .flat_map(|s| s.probes.iter().flat_map(|p| p.again.iter().copied()))
         .collect();
-    let reread = Spread::of(&agains);
+    let reread = two_latencies::Spread::of(&agains);
     let reread_slow_share = (!agains.is_empty()).then(|| share_above(&agains, threshold));
     let sm_medians: Vec<f64> = sweeps
         .iter()
@@ -122,14 +154,14 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
         for probe in sweep.probes.iter().filter(|p| !p.first.is_empty()) {
             let share = share_above(&probe.first, threshold);
             let side = if !separated {
-                "unclear"
+                Side::Unclear
             } else if share < WITH_BELOW {
-                "with"
+                Side::With
             } else if share > ACROSS_ABOVE {
                 across.push(probe);
-                "across"
+                Side::Across
             } else {
-                "unclear"
+                Side::Unclear
             };
             per_sm.push(SmReading {
                 sweep: index,
@@ -173,9 +205,9 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
     Some(Partitions {
         threshold_cycles: threshold,
         separated,
-        fast_first_touch: fast_spread,
-        slow_first_touch: slow_spread,
-        reread,
+        fast_first_touch: fast_spread.map(Spread::from),
+        slow_first_touch: slow_spread.map(Spread::from),
+        reread: reread.map(Spread::from),
         reread_slow_share,
         reread_sm_medians,
         groups,
@@ -200,9 +232,9 @@ fn groups_of(per_sm: &[SmReading]) -> Option<[Vec<u32>; 2]> {
             .iter()
             .find(|q| q.sm == warm && q.warm_sm == first_warm)?;
         match reading.side {
-            "with" => Some(true),
-            "across" => Some(false),
-            _ => None,
+            Side::With => Some(true),
+            Side::Across => Some(false),
+            Side::Unclear => None,
         }
     };
     let mut sms: Vec<u32> = per_sm.iter().map(|r| r.sm).collect();
@@ -212,9 +244,9 @@ fn groups_of(per_sm: &[SmReading]) -> Option<[Vec<u32>; 2]> {
     for sm in sms {
         let mut sides = per_sm.iter().filter(|r| r.sm == sm).map(|r| {
             let with = match r.side {
-                "with" => true,
-                "across" => false,
-                _ => return None,
+                Side::With => true,
+                Side::Across => false,
+                Side::Unclear => return None,
             };
             Some(with == warm_side(r.warm_sm)?)
         });
@@ -230,8 +262,8 @@ fn groups_of(per_sm: &[SmReading]) -> Option<[Vec<u32>; 2]> {
 fn verdict(
     separated: bool,
     groups: Option<&[Vec<u32>; 2]>,
-    fast: Option<Spread>,
-    slow: Option<Spread>,
+    fast: Option<two_latencies::Spread>,
+    slow: Option<two_latencies::Spread>,
     reread_slow_share: Option<f64>,
     per_sm: &[SmReading],
 ) -> String {
@@ -259,7 +291,7 @@ fn verdict(
             fast.median
         ),
         None => {
-            let unclear = per_sm.iter().filter(|r| r.side == "unclear").count();
+            let unclear = per_sm.iter().filter(|r| r.side == Side::Unclear).count();
             format!(
                 "slow first touches ({slow:.0} against {:.0} cycles), but the sweeps do not put every SM on one side ({unclear} readings unclear): no grouping stated{copies}",
                 fast.median

@@ -59,7 +59,7 @@ impl Model {
         let mut seed = 7;
         let first = self.sweep(0, 0, &mut seed);
         let across = analyse(std::slice::from_ref(&first))
-            .and_then(|p| p.per_sm.iter().find(|r| r.side == "across").map(|r| r.sm))
+            .and_then(|p| p.per_sm.iter().find(|r| r.side == Side::Across).map(|r| r.sm))
             .unwrap_or(1);
         let sweeps = vec![first, self.sweep(1, across, &mut seed)];
         let read = analyse(&sweeps);

@@ -15,7 +15,7 @@ pub struct SweepResult {
     pub unresolved: Vec<Unresolved>,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Unresolved {
     pub from_bytes: u64,
     pub to_bytes: u64,

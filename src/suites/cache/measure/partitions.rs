@@ -62,7 +62,7 @@ fn sweep(gpu: &mut Gpu, warm_sm: u32, sms: u32) -> Result<Sweep> {
 pub fn measure(gpu: &mut Gpu, sms: u32) -> Result<Option<Partitions>> {
     let first = sweep(gpu, 0, sms)?;
     let across = l2_partitions::analyse(std::slice::from_ref(&first))
-        .and_then(|read| read.per_sm.into_iter().find(|r| r.side == "across"))
+        .and_then(|read| read.per_sm.into_iter().find(|r| r.side == l2_partitions::Side::Across))
         .map(|r| r.sm);
     let mut sweeps = vec![first];
     if let Some(warm) = across {
