@@ -9,7 +9,7 @@ use plotters::prelude::*;
 
 use super::l2_partitions::{Partitions, SmReading, Spread};
 use crate::report::figures::Rows;
-use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::plot::{self, BLUE, RED};
 
 const SPREAD: &str = "median over lines, 5-95 %";
 
@@ -109,13 +109,8 @@ pub fn draw(path: &Path, title: &str, rows: &[SmReading]) -> Result<()> {
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(-1.0..f64::from(sms), -0.05..1.05)?;
-            chart
-                .configure_mesh()
-                .x_desc("SM (%smid)")
-                .y_desc("first touches at the slow latency")
+            plot::mesh(&mut chart, "SM (%smid)", "first touches at the slow latency")
                 .x_label_formatter(&|v| format!("{v:.0}"))
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
                 .draw()?;
             for (k, &(sweep, warm)) in sweeps.iter().enumerate() {
                 let points: Vec<(f64, f64)> = rows

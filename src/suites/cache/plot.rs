@@ -70,12 +70,7 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], levels: &[SavedLeve
                         .with_key_points(plot::byte_ticks(low, high * 1.1)),
                     0.0..top,
                 )?;
-            chart
-                .configure_mesh()
-                .x_desc("footprint (bytes, log scale)")
-                .y_desc("cycles per load")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut chart, "footprint (bytes, log scale)", "cycles per load")
                 .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
@@ -159,12 +154,7 @@ pub fn draw_conflict(
                         .with_key_points(plot::byte_ticks(low / 1.2, high * 1.2)),
                     (0.8..top * 1.5).log_scale(),
                 )?;
-            chart
-                .configure_mesh()
-                .x_desc("stride between addresses (bytes, log scale)")
-                .y_desc("most addresses that still hit (log scale)")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut chart, "stride between addresses (bytes, log scale)", "most addresses that still hit (log scale)")
                 .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .draw()?;
             let xy = |p: &crate::analysis::conflict::ConflictPoint| {
@@ -224,12 +214,7 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
                         .with_key_points(plot::byte_ticks(low / 1.1, high * 1.1)),
                     (bottom - pad).max(0.0)..top + pad,
                 )?;
-            chart
-                .configure_mesh()
-                .x_desc("footprint (bytes, log scale)")
-                .y_desc("cycles per load")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut chart, "footprint (bytes, log scale)", "cycles per load")
                 .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .draw()?;
             for (i, &stride) in strides.iter().enumerate() {
