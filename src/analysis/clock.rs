@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::stats::Summary;
 
 /// clock64 ticks per microsecond over an interval timed by %globaltimer.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct SmClock {
     pub mhz: f64,
     pub interval_ns: i64,
@@ -129,7 +129,7 @@ pub struct BlockStamp {
     pub end_ns: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SmOffset {
     pub smid: i64,
     pub blocks: usize,
@@ -137,10 +137,10 @@ pub struct SmOffset {
     pub offset_cycles: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct CounterScope {
     /// "shared" (one group), "per-SM" (every SM alone) or "per-group".
-    pub verdict: &'static str,
+    pub verdict: String,
     /// SMs whose offsets agree within 3× the noise, each list sorted; largest group first.
     pub groups: Vec<Vec<i64>>,
     pub explanation: String,
@@ -238,7 +238,7 @@ pub fn counter_scope(stamps: &[BlockStamp], mhz: f64) -> Option<CounterScope> {
         ),
     };
     Some(CounterScope {
-        verdict,
+        verdict: verdict.into(),
         groups,
         explanation,
         sms,

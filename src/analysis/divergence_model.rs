@@ -36,7 +36,7 @@ pub struct Level {
     pub cycles: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ModelKind {
     Linear,
@@ -81,7 +81,7 @@ fn shape_of(depth: Option<usize>, chunk: Option<usize>) -> StackShape {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Competitor {
     pub label: String,
     pub bic: f64,
@@ -334,7 +334,7 @@ fn change_points(levels: &[Level], divergences: &[f64]) -> (Vec<u32>, f64) {
     (starts, spread / std::f64::consts::SQRT_2)
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct PredictedLevel {
     pub m: u32,
     pub measured_cycles: f64,
@@ -344,7 +344,7 @@ pub struct PredictedLevel {
     pub spills: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Prediction {
     /// The level whose measured cycles anchor the prediction (its residual is 0 by design).
     pub anchor_m: u32,
@@ -408,7 +408,7 @@ pub fn predict_double_loop(
 
 /// Everything the model analysis concludes, in the shape `gpubench analyze divergence --json`
 /// prints and `model.json` stores.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ModelReport {
     pub model: ModelKind,
     pub cost_per_divergence_cycles: Interval,
@@ -426,7 +426,7 @@ pub struct ModelReport {
     pub bic: f64,
     pub runner_up: Option<Competitor>,
     pub delta_bic: Option<f64>,
-    pub evidence: &'static str,
+    pub evidence: String,
     pub models_compared: usize,
     pub stack_models_tried: usize,
     pub verdict: String,
@@ -465,7 +465,7 @@ pub fn analyze(single: &[Level], double: &[Level]) -> Result<ModelReport, ModelE
         bic: chosen.bic,
         runner_up,
         delta_bic,
-        evidence,
+        evidence: evidence.into(),
         models_compared,
         stack_models_tried,
         verdict,

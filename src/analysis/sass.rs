@@ -88,7 +88,7 @@ fn is_control(opcode: &str) -> bool {
     CONTROL.contains(&base) || opcode.ends_with(".S")
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct KernelSass {
     pub kernel: String,
     /// Control opcodes in the timed region and how often each appears (static count).

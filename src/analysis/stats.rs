@@ -4,7 +4,7 @@ use serde::Serialize;
 
 /// n, min, median, mean, max and sample standard deviation (n − 1 in the denominator;
 /// 0 for a single sample).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary {
     pub n: usize,
     pub min: f64,

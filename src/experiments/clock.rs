@@ -71,7 +71,7 @@ pub fn measure_read_overhead(gpu: &mut Gpu) -> Result<Summary> {
 }
 
 /// Back-to-back overhead of clock64, clock and %globaltimer (Wong et al., clock overhead).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TimerOverheads {
     pub clock64_cycles: Summary,
     pub clock32_cycles: Summary,

@@ -9,7 +9,7 @@ use crate::kernels::EmbeddedPtx;
 
 pub use super::toolchain::{Cubin, arch, assemble, compile, compile_ptx};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SassRecord {
     /// "written to FILE", or why no SASS was made.
     pub status: String,

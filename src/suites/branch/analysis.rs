@@ -37,7 +37,7 @@ pub fn intervals(order: &[i32; WARP_LANES], stamps: &[i64]) -> Vec<PathInterval>
         .collect()
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct OrderReport {
     pub first_lane: usize,
     pub first_clause: usize,

@@ -9,11 +9,11 @@ pub mod settings;
 pub use settings::BranchArgs;
 
 use anyhow::Result;
-use serde_json::json;
 
 use self::analysis::{order_report, warp_overlap};
 use self::measure as branch;
 use self::report as branch_report;
+use self::settings::Recorded;
 use crate::error::UsageError;
 use crate::harness::suite;
 use crate::harness::{PlannedSuite, defaults};
@@ -25,21 +25,21 @@ pub fn run(args: &BranchArgs) -> Result<()> {
         )
         .into());
     }
-    let settings = json!({
-        "work": args.work,
-        "seed": args.seed,
-        "method": "32-way if / else-if chain (Listing 3); lane c[k] takes clause k; each clause stamps clock64 around `work` dependent multiply-adds; one untimed launch before each timed one",
-    });
+    let recorded = Recorded {
+        method: "32-way if / else-if chain (Listing 3); lane c[k] takes clause k; each clause stamps clock64 around `work` dependent multiply-adds; one untimed launch before each timed one".into(),
+        seed: args.seed,
+        work: args.work,
+    };
     suite::run(
         &Branch,
         args.device.index()?,
         args.output.as_deref(),
         &[("branch", "branch_order")],
-        &settings,
+        &recorded,
         |gpu, suite| {
             let runs = branch::measure(gpu, args.seed, args.work)?;
             suite.release_gpu(gpu)?;
-            let mut summary = serde_json::Map::new();
+            let mut summary = branch_report::BranchFile::new();
             for run in &runs {
                 let report = order_report(&run.paths);
                 let overlap = warp_overlap(&run.paths);
@@ -70,11 +70,16 @@ pub fn run(args: &BranchArgs) -> Result<()> {
                     );
                 }
                 summary.insert(
-                run.name.to_string(),
-                json!({ "order": run.order, "warps": run.warps, "report": report, "warp_overlap": overlap }),
-            );
+                    run.name.to_string(),
+                    branch_report::OrderSummary {
+                        order: run.order,
+                        report,
+                        warp_overlap: overlap,
+                        warps: run.warps,
+                    },
+                );
             }
-            branch_report::write(&suite.run, &runs, &serde_json::Value::Object(summary))?;
+            branch_report::write(&suite.run, &runs, &summary)?;
             Ok(())
         },
     )
@@ -106,13 +111,9 @@ impl crate::harness::SuiteDef for Branch {
         run: &crate::harness::SavedRun,
         out: &mut crate::harness::Redraw,
     ) -> Result<()> {
-        #[derive(serde::Deserialize)]
-        struct Before {
-            seed: u64,
-        }
         let seed = match run.requested::<BranchArgs>()? {
             Some(asked) => asked.seed,
-            None => run.metadata.settings::<Before>()?.seed,
+            None => run.metadata.settings::<Recorded>()?.seed,
         };
         let runs = report::read_runs(run.dir, seed)?;
         let title = run.title(branch_report::TITLE);

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
+use super::analysis::{OrderReport, WARP_LANES};
 use super::measure::OrderRun;
 use crate::report::plot::{self, BLUE, FONT, RED};
 use crate::report::run_dir::RunDir;
@@ -27,7 +28,22 @@ pub struct Row {
     pub end_cycles: i64,
 }
 
-pub fn write(run: &RunDir, runs: &[OrderRun], summary: &serde_json::Value) -> Result<()> {
+/// One clause order's entry in `branch.json` (keyed by the order's name): [`write`] writes
+/// it, [`figures`] reads it.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct OrderSummary {
+    pub order: [i32; WARP_LANES],
+    /// `None` where no path of the order was stamped.
+    pub report: Option<OrderReport>,
+    /// `None` with a single warp.
+    pub warp_overlap: Option<f64>,
+    pub warps: u32,
+}
+
+/// `branch.json`: each clause order's summary by the order's name.
+pub type BranchFile = std::collections::BTreeMap<String, OrderSummary>;
+
+pub fn write(run: &RunDir, runs: &[OrderRun], summary: &BranchFile) -> Result<()> {
     run.write_csv(
         "branch.csv",
         runs.iter().flat_map(|r| {
@@ -109,22 +125,12 @@ pub fn draw(path: &Path, title: &str, runs: &[OrderRun]) -> Result<()> {
 
 /// The summary's branch rows: the path-order verdict and warp overlap of each clause order.
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
-    #[derive(serde::Deserialize)]
-    struct Verdict {
-        verdict: Option<String>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Order {
-        report: Verdict,
-        warp_overlap: Option<f64>,
-    }
-    let orders: std::collections::BTreeMap<String, Order> =
-        crate::report::saved::read_json(dir, "branch.json")?;
+    let orders: BranchFile = crate::report::saved::read_json(dir, "branch.json")?;
     let mut r = crate::report::figures::Rows::new("branch", "Branches", "branch.json");
     for (order, run) in &orders {
         r.text(
             &format!("path order ({order} clauses)"),
-            run.report.verdict.as_deref(),
+            run.report.as_ref().map(|r| r.verdict.as_str()),
         );
         r.push(
             &format!("warp overlap ({order})"),

@@ -21,3 +21,13 @@ pub struct BranchArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: the flags that shape the measurement and
+/// how it measured. `gpubench branch` writes it; its redraw reads the seed back from runs
+/// without settings.json.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub method: String,
+    pub seed: u64,
+    pub work: u32,
+}

@@ -10,9 +10,9 @@ pub use settings::ClockArgs;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
 use self::report as clock_report;
+use self::settings::Recorded;
 use crate::analysis::clock::counter_scope;
 use crate::error::UsageError;
 use crate::experiments::clock::{
@@ -33,18 +33,18 @@ pub fn run(args: &ClockArgs) -> Result<()> {
         return Err(UsageError::new("--blocks-per-sm must be between 1 and 64").into());
     }
     let entries = [("clock", "timer_overheads"), ("clock", "clock_scope")];
-    let settings = json!({
-        "pairs": args.pairs,
-        "blocks_per_sm": args.blocks_per_sm,
-        "spin_us": args.spin_us,
-        "method": "overheads: back-to-back reads in one thread; SM clock against two timers: pairs of a 10 and a 110 ms busy-wait stamped in clock64 and %globaltimer and timed by the host's monotonic clock around launch and wait (the pair's difference cancels both); scope: thread 0 of each block stamps clock64 and %globaltimer around a busy-wait, and the SMs' clock64 − f·globaltimer offsets are compared",
-    });
+    let recorded = Recorded {
+        blocks_per_sm: args.blocks_per_sm,
+        method: "overheads: back-to-back reads in one thread; SM clock against two timers: pairs of a 10 and a 110 ms busy-wait stamped in clock64 and %globaltimer and timed by the host's monotonic clock around launch and wait (the pair's difference cancels both); scope: thread 0 of each block stamps clock64 and %globaltimer around a busy-wait, and the SMs' clock64 − f·globaltimer offsets are compared".into(),
+        pairs: args.pairs,
+        spin_us: args.spin_us,
+    };
     suite::run(
         &Clock,
         args.device.index()?,
         args.output.as_deref(),
         &entries,
-        &settings,
+        &recorded,
         |gpu, suite| {
             let overheads = measure_timer_overheads(gpu, args.pairs)?;
             let sm_clock = measure_sm_clock(gpu)?;
@@ -73,29 +73,30 @@ pub fn run(args: &ClockArgs) -> Result<()> {
             let stamps = measure_counter_scope(gpu, blocks, Duration::from_micros(args.spin_us))?;
             suite.release_gpu(gpu)?;
             let scope = counter_scope(&stamps, sm_clock.mhz);
-            clock_report::write(
-                &suite.run,
-                &overheads,
-                &sm_clock,
-                against.as_ref(),
-                &stamps,
-                scope.as_ref(),
-            )?;
+            let file = clock_report::ClockFile {
+                against_timers: against,
+                counter_scope: scope,
+                sm_clock,
+                timer_overheads: overheads,
+            };
+            clock_report::write(&suite.run, &file, &stamps)?;
             let show = |name: &str, s: &crate::analysis::stats::Summary, unit: &str| {
                 println!(
                     "{name} back-to-back: min {} / median {} / max {} {unit} over {} pairs",
                     s.min, s.median, s.max, s.n
                 )
             };
+            let overheads = &file.timer_overheads;
             show("clock64", &overheads.clock64_cycles, "cycles");
             show("clock (32-bit)", &overheads.clock32_cycles, "cycles");
             show("%globaltimer", &overheads.globaltimer_ns, "ns");
+            let sm_clock = &file.sm_clock;
             println!(
                 "SM clock: {:.1} MHz (clock64 over {:.1} ms of %globaltimer)",
                 sm_clock.mhz,
                 sm_clock.interval_ns as f64 / 1e6
             );
-            if let Some(a) = &against {
+            if let Some(a) = &file.against_timers {
                 let t = &a.two_timers;
                 println!(
                     "SM clock: {:.1} ± {:.2} MHz over the host's clock, {:.1} MHz over %globaltimer in the same busy-waits ({:.0} ms apart); NVML {} of a maximum {}",
@@ -113,7 +114,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
                     );
                 }
             }
-            if let Some(scope) = &scope {
+            if let Some(scope) = &file.counter_scope {
                 println!("cycle counter: {} ({})", scope.verdict, scope.explanation);
             }
             Ok(())
@@ -149,15 +150,8 @@ impl crate::harness::SuiteDef for Clock {
     ) -> Result<()> {
         let stamps: Vec<crate::analysis::clock::BlockStamp> =
             crate::report::saved::read_csv(run.dir, "clock_scope.csv")?;
-        #[derive(serde::Deserialize)]
-        struct Clock {
-            mhz: f64,
-        }
-        #[derive(serde::Deserialize)]
-        struct File {
-            sm_clock: Clock,
-        }
-        let file: File = crate::report::saved::read_json(run.dir, "clock.json")?;
+        let file: clock_report::ClockFile =
+            crate::report::saved::read_json(run.dir, "clock.json")?;
         let scope = counter_scope(&stamps, file.sm_clock.mhz);
         let title = run.title(clock_report::TITLE);
         out.plot("clock", |p| {

@@ -25,23 +25,24 @@ pub struct ClockAgainstTimers {
     pub nvml_max_sm_mhz: Option<u32>,
 }
 
-pub fn write(
-    run: &RunDir,
-    overheads: &TimerOverheads,
-    sm_clock: &SmClock,
-    against: Option<&ClockAgainstTimers>,
-    stamps: &[BlockStamp],
-    scope: Option<&CounterScope>,
-) -> Result<()> {
-    run.write_json(
-        "clock.json",
-        &serde_json::json!({
-            "timer_overheads": overheads,
-            "sm_clock": sm_clock,
-            "against_timers": against,
-            "counter_scope": scope,
-        }),
-    )?;
+/// `clock.json`: what the run measured of the timers and the SM clock. [`write`] writes it;
+/// [`figures`] and the suite's redraw read it.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct ClockFile {
+    /// Runs of format 2 on; `null` on the simulated device.
+    #[serde(default)]
+    pub against_timers: Option<ClockAgainstTimers>,
+    /// Written on every run, `null` where the scope was not measured: a file without the key
+    /// was edited, and is refused rather than summarised without the row.
+    #[serde(deserialize_with = "Option::deserialize")]
+    pub counter_scope: Option<CounterScope>,
+    pub sm_clock: SmClock,
+    pub timer_overheads: TimerOverheads,
+}
+
+/// Writes `clock.json` and `clock_scope.csv` (the stamps per block).
+pub fn write(run: &RunDir, file: &ClockFile, stamps: &[BlockStamp]) -> Result<()> {
+    run.write_json("clock.json", file)?;
     run.write_csv("clock_scope.csv", stamps)
 }
 
@@ -77,12 +78,7 @@ pub fn draw(
                 .x_label_area_size(60)
                 .y_label_area_size(110)
                 .build_cartesian_2d(0..stamps.len().max(1), 0.0..top * 1.05)?;
-            chart
-                .configure_mesh()
-                .x_desc("block")
-                .y_desc("clock64 − earliest start (k cycles)")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut chart, "block", "clock64 − earliest start (k cycles)")
                 .draw()?;
             chart.draw_series(stamps.iter().map(|s| {
                 Circle::new(
@@ -120,12 +116,7 @@ pub fn draw(
                     .x_label_area_size(60)
                     .y_label_area_size(110)
                     .build_cartesian_2d(-1..sm_max + 1, (low - pad)..(high + pad))?;
-                offsets
-                    .configure_mesh()
-                    .x_desc("SM (%smid)")
-                    .y_desc("clock64 − f·globaltimer (cycles)")
-                    .axis_desc_style((FONT, plot::LABEL_SIZE))
-                    .label_style((FONT, plot::TICK_SIZE))
+                plot::mesh(&mut offsets, "SM (%smid)", "clock64 − f·globaltimer (cycles)")
                     .y_label_formatter(&|v| format!("{v:.0}"))
                     .draw()?;
                 offsets.draw_series(
@@ -148,36 +139,10 @@ pub fn draw(
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     use crate::report::figures::{MedianView, Rows};
     use crate::report::saved::read_json;
-    #[derive(serde::Deserialize)]
-    struct Clock {
-        mhz: Option<f64>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Overheads {
-        clock64_cycles: MedianView,
-        clock32_cycles: MedianView,
-        globaltimer_ns: MedianView,
-    }
-    #[derive(serde::Deserialize)]
-    struct Scope {
-        explanation: String,
-    }
-    #[derive(serde::Deserialize)]
-    struct File {
-        sm_clock: Clock,
-        timer_overheads: Overheads,
-        /// Written on every run, `null` where the scope was not measured: a file without the
-        /// key was edited, and is refused rather than summarised without the row.
-        #[serde(deserialize_with = "Option::deserialize")]
-        counter_scope: Option<Scope>,
-        /// Runs of format 2 on.
-        #[serde(default)]
-        against_timers: Option<ClockAgainstTimers>,
-    }
-    let clock: File = read_json(dir, "clock.json")?;
+    let clock: ClockFile = read_json(dir, "clock.json")?;
     let mut r = Rows::new("clock", "Clocks and timers", "clock.json");
     r.key(crate::report::keys::SM_CLOCK.into())
-        .push(SM_CLOCK, clock.sm_clock.mhz, "MHz", None);
+        .push(SM_CLOCK, Some(clock.sm_clock.mhz), "MHz", None);
     // A clock above the card's highest is a timer that ran wrong, not a fast card.
     let metadata = crate::report::metadata::SavedMetadata::read(dir)?;
     let highest = crate::report::ceilings::highest_sm_clock(&metadata).map(|(mhz, what)| {
@@ -191,9 +156,14 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         two_timer_rows(&mut r, against);
     }
     let o = &clock.timer_overheads;
-    r.median("clock64 back-to-back", &o.clock64_cycles, "cycles");
-    r.median("clock (32-bit) back-to-back", &o.clock32_cycles, "cycles");
-    r.median("%globaltimer back-to-back", &o.globaltimer_ns, "ns");
+    let median = |s: &crate::analysis::stats::Summary| MedianView {
+        min: Some(s.min),
+        median: Some(s.median),
+        max: Some(s.max),
+    };
+    r.median("clock64 back-to-back", &median(&o.clock64_cycles), "cycles");
+    r.median("clock (32-bit) back-to-back", &median(&o.clock32_cycles), "cycles");
+    r.median("%globaltimer back-to-back", &median(&o.globaltimer_ns), "ns");
     r.text(
         "cycle counter scope",
         clock.counter_scope.map(|s| s.explanation).as_deref(),

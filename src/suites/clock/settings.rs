@@ -24,3 +24,13 @@ pub struct ClockArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: the flags that shape the measurement and
+/// how it measured. `gpubench clock` writes it; nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub blocks_per_sm: u32,
+    pub method: String,
+    pub pairs: u32,
+    pub spin_us: u64,
+}

@@ -58,10 +58,10 @@ pub fn summarize(levels: &[LevelSamples]) -> Vec<LevelSummary> {
 /// The first fit of the foundation: OLS slope of the per-M median cycles against M.
 /// Medians, not every sample, so that 256 identical preheated samples do not pose as 256
 /// independent observations; the interval then reflects how far the medians leave a line.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct CostFit {
     pub kernel: String,
-    pub estimator: &'static str,
+    pub estimator: String,
     pub m_min: u32,
     pub m_max: u32,
     pub cycles_per_divergent_lane: linear_fit::Interval,
@@ -84,7 +84,7 @@ pub fn fit_cost(summaries: &[LevelSummary], kernel: &str) -> Option<CostFit> {
     } = linear_fit::fit(&x, &y)?;
     Some(CostFit {
         kernel: kernel.to_string(),
-        estimator: "OLS of per-M median warp cycles on M, 95% Student-t interval",
+        estimator: "OLS of per-M median warp cycles on M, 95% Student-t interval".into(),
         m_min: points.iter().map(|s| s.m).min()?,
         m_max: points.iter().map(|s| s.m).max()?,
         cycles_per_divergent_lane: slope,

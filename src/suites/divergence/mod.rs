@@ -15,7 +15,6 @@ mod split_report;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
 use self::analysis::{self as divergence_analysis, CostFit, LevelSamples, LevelSummary};
 use self::measure::{self as divergence, DivergenceConfig, GpuLoopSampler, LevelMeasurement};
@@ -30,6 +29,7 @@ use crate::report::run_dir::{self, RunDir};
 
 use crate::harness::suite;
 pub use settings::{DivergenceArgs, KernelChoice};
+use settings::Recorded;
 
 pub fn measure(args: &DivergenceArgs) -> Result<()> {
     // Everything that can be refused is refused before a directory exists.
@@ -45,7 +45,7 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &entries,
-        &settings_json(&config),
+        &recorded(&config),
         |gpu, suite| {
             let pattern = config.pattern.to_string();
             // Each kernel's samples are written as soon as it is done (kept if a later one
@@ -93,28 +93,33 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
                     .run
                     .write(&format!("divergence.{}.sass", record.arch), text.as_bytes())?;
             }
-            let settings = &mut suite.metadata.settings;
-            settings["sass"] = serde_json::to_value(&record)?;
-            settings["timer_overhead_subtracted_cycles"] = json!(result.timer_overhead_cycles);
+            suite.record_settings(&Recorded {
+                sass: Some(record),
+                timer_overhead_subtracted_cycles: Some(result.timer_overhead_cycles),
+                ..recorded(&config)
+            })?;
             print!("{}", describe(&result, suite.metadata.gpu_busy_seconds));
             Ok(())
         },
     )
 }
 
-fn settings_json(config: &DivergenceConfig) -> serde_json::Value {
-    json!({
-        "kernels": config.kernels.iter().map(|k| k.name()).collect::<Vec<_>>(),
-        "pattern": config.pattern.to_string(),
-        "samples": config.samples,
-        "preheat": config.preheat,
-        "unroll": config.unroll,
-        "max_bound": config.max_bound,
-        "seed": config.seed,
-        "warps": 1,
-        "launches": "one per kernel and divergence level; all samples inside it",
-        "timer_overhead": "median back-to-back clock64 difference measured in the same kernel, subtracted from every sample",
-    })
+/// The settings a run starts with; the SASS and the overhead subtracted come after measuring.
+fn recorded(config: &DivergenceConfig) -> Recorded {
+    Recorded {
+        kernels: config.kernels.iter().map(|k| k.name().to_string()).collect(),
+        launches: "one per kernel and divergence level; all samples inside it".into(),
+        max_bound: Some(config.max_bound),
+        pattern: config.pattern.to_string(),
+        preheat: config.preheat,
+        samples: config.samples,
+        sass: None,
+        seed: config.seed,
+        timer_overhead: "median back-to-back clock64 difference measured in the same kernel, subtracted from every sample".into(),
+        timer_overhead_subtracted_cycles: None,
+        unroll: config.unroll,
+        warps: 1,
+    }
 }
 
 /// The median in-kernel back-to-back clock64 difference over all lanes and samples.
@@ -139,9 +144,13 @@ pub struct DivergenceResult {
 /// Writes `model.json`. The live run and `gpubench analyze divergence --output` both come
 /// through here; the live run's plots are drawn from its files, as `report` draws them.
 fn write_model(run: &RunDir, report: &ModelReport, bounds_source: &str) -> Result<()> {
-    let mut value = serde_json::to_value(report)?;
-    value["bounds_source"] = json!(bounds_source);
-    run.write_json("model.json", &value)
+    run.write_json(
+        "model.json",
+        &divergence_report::ModelFile {
+            bounds_source: bounds_source.into(),
+            report: report.clone(),
+        },
+    )
 }
 
 /// `model.png` and (with double-loop levels) `prediction.png`, for `gpubench analyze divergence
@@ -180,9 +189,11 @@ pub fn analyze_saved(args: &AnalyzeDivergenceArgs) -> Result<()> {
         draw_model(&run, &title, &levels.single, &report)?;
     }
     if args.json {
-        let mut value = serde_json::to_value(&report)?;
-        value["bounds_source"] = json!(levels.bounds_source);
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        let file = divergence_report::ModelFile {
+            bounds_source: levels.bounds_source,
+            report,
+        };
+        println!("{}", serde_json::to_string_pretty(&file)?);
     } else {
         print!(
             "{}",
@@ -357,13 +368,9 @@ impl crate::harness::SuiteDef for Divergence {
         out: &mut crate::harness::Redraw,
     ) -> Result<()> {
         use crate::report::saved as files;
-        #[derive(serde::Deserialize)]
-        struct Before {
-            max_bound: Option<i32>,
-        }
         let max_bound = match run.requested::<DivergenceArgs>()? {
             Some(asked) => Some(asked.max_bound),
-            None => run.metadata.settings::<Before>()?.max_bound,
+            None => run.metadata.settings::<Recorded>()?.max_bound,
         };
         let title = run.title(divergence_report::TITLE);
         let summaries = self::report::level_summaries(run.dir)?;
@@ -517,11 +524,10 @@ mod tests {
             "kernel,pattern,m,n,min_cycles,median_cycles,mean_cycles,max_cycles,stdev_cycles,bounds\n"
         ));
         assert_eq!(summary.lines().count(), 1 + 64);
-        let fit: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(run.path().join("fit.json")).unwrap())
-                .unwrap();
-        assert_eq!(fit["fits"][1]["kernel"], "double");
-        assert_eq!(fit["timer_overhead_subtracted_cycles"], 3);
+        let fit: divergence_report::FitFile =
+            crate::report::saved::read_json(run.path(), "fit.json").unwrap();
+        assert_eq!(fit.fits[1].kernel, "double");
+        assert_eq!(fit.timer_overhead_subtracted_cycles, 3);
         let text = describe(&result, Some(0.5));
         assert!(
             text.contains("single loop: 27.00 cycles per divergent lane"),

@@ -98,12 +98,7 @@ pub fn draw_model_plot(
                 .x_label_area_size(60)
                 .y_label_area_size(100)
                 .build_cartesian_2d(-0.5..m_max + 0.5, y_range.clone())?;
-            chart
-                .configure_mesh()
-                .x_desc("divergent lanes M")
-                .y_desc("single-loop cycles (median)")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut chart, "divergent lanes M", "single-loop cycles (median)")
                 .x_label_formatter(&integer_ticks)
                 .y_label_formatter(&integer_ticks)
                 .draw()?;
@@ -179,12 +174,7 @@ pub fn draw_prediction_plot(path: &Path, title: &str, prediction: &Prediction) -
                             .flat_map(|l| [l.measured_cycles, l.predicted_cycles]),
                     ),
                 )?;
-            chart
-                .configure_mesh()
-                .x_desc("divergent lanes M")
-                .y_desc("cycles")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut chart, "divergent lanes M", "cycles")
                 .x_label_formatter(&integer_ticks)
                 .y_label_formatter(&integer_ticks)
                 .draw()?;
@@ -212,12 +202,7 @@ pub fn draw_prediction_plot(path: &Path, title: &str, prediction: &Prediction) -
                 .x_label_area_size(60)
                 .y_label_area_size(110)
                 .build_cartesian_2d(x_range, residual_range)?;
-            residuals
-                .configure_mesh()
-                .x_desc("divergent lanes M")
-                .y_desc("cycles")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut residuals, "divergent lanes M", "cycles")
                 .x_label_formatter(&integer_ticks)
                 .y_label_formatter(&|v| format!("{v:.1}"))
                 .draw()?;

@@ -14,6 +14,8 @@ use serde::Serialize;
 
 use super::analysis::{CostFit, LevelSummary};
 use super::measure::LevelMeasurement;
+use crate::analysis::divergence_model::ModelReport;
+use crate::analysis::linear_fit::Interval;
 use crate::report::plot::{self, BLUE, FONT, RED};
 use crate::report::run_dir::RunDir;
 
@@ -100,22 +102,34 @@ pub fn write_summary(
     run.write_csv("summary.csv", rows)
 }
 
-#[derive(Debug, Serialize)]
-pub struct FitFile<'a> {
-    pub warp_cycles: &'static str,
+/// `fit.json`: each loop's least-squares cost per divergent lane. [`write_fit`] writes it;
+/// [`figures`] and the suite's whole-pipeline unit test read it.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct FitFile {
+    pub warp_cycles: String,
     pub timer_overhead_subtracted_cycles: i64,
-    pub fits: &'a [CostFit],
+    pub fits: Vec<CostFit>,
 }
 
 pub fn write_fit(run: &RunDir, timer_overhead_cycles: i64, fits: &[CostFit]) -> Result<()> {
     run.write_json(
         "fit.json",
         &FitFile {
-            warp_cycles: "per sample, the largest lane's clock64 difference around the loop, less the timer overhead",
+            warp_cycles: "per sample, the largest lane's clock64 difference around the loop, less the timer overhead".into(),
             timer_overhead_subtracted_cycles: timer_overhead_cycles,
-            fits,
+            fits: fits.to_vec(),
         },
     )
+}
+
+/// `model.json`: the stack model's report and where the lane bounds it was fitted on came
+/// from. The live run and `gpubench analyze divergence --output` write it (`--json` prints
+/// it); [`figures`] reads it.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct ModelFile {
+    pub bounds_source: String,
+    #[serde(flatten)]
+    pub report: ModelReport,
 }
 
 /// The figures' title, before the device.
@@ -170,12 +184,7 @@ fn draw<DB: DrawingBackend>(
             .x_label_area_size(60)
             .y_label_area_size(100)
             .build_cartesian_2d(-0.5..m_max + 0.5, (low - pad)..(high + pad))?;
-        chart
-            .configure_mesh()
-            .x_desc("divergent lanes M")
-            .y_desc("cycles (warp, overhead removed)")
-            .axis_desc_style((FONT, plot::LABEL_SIZE))
-            .label_style((FONT, plot::TICK_SIZE))
+        plot::mesh(&mut chart, "divergent lanes M", "cycles (warp, overhead removed)")
             .light_line_style(WHITE.mix(0.0))
             .x_label_formatter(&|m| format!("{m:.0}"))
             .y_label_formatter(&|cycles| format!("{cycles:.0}"))
@@ -236,34 +245,20 @@ const LINEAR_R_SQUARED: f64 = 0.99;
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     use crate::report::figures::{EstimateView, Rows};
     use crate::report::saved::{read_json, read_json_optional};
-    #[derive(serde::Deserialize)]
-    struct Fit {
-        kernel: String,
-        cycles_per_divergent_lane: EstimateView,
-        r_squared: Option<f64>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Fits {
-        fits: Vec<Fit>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Prediction {
-        max_abs_error_percent: Option<f64>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Model {
-        verdict: Option<String>,
-        double_loop_prediction: Option<Prediction>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Split {
-        branch_cycles_per_divergent_lane: EstimateView,
-        reconvergence_cycles_per_divergent_lane: EstimateView,
-    }
+    use super::split_report::SplitFile;
+    // The rows take an interval as a view whose parts may be missing.
+    let view = |interval: Option<&Interval>| {
+        interval.map_or_else(EstimateView::default, |i| EstimateView {
+            estimate: Some(i.estimate),
+            ci95_low: Some(i.ci95_low),
+            ci95_high: Some(i.ci95_high),
+        })
+    };
     let mut r = Rows::new("divergence", "Divergence", "fit.json");
-    for fit in read_json::<Fits>(dir, "fit.json")?.fits {
+    for fit in read_json::<FitFile>(dir, "fit.json")?.fits {
         // R² decides whether a fit is summarised: one no least-squares fit gives is damage.
-        if let Some(r2) = fit.r_squared.filter(|r2| !(r2.is_finite() && *r2 <= 1.0)) {
+        let r2 = fit.r_squared;
+        if !(r2.is_finite() && r2 <= 1.0) {
             return Err(crate::error::UsageError::new(crate::report::domain::refusal(
                 &dir.join("fit.json").display().to_string(),
                 &format!(
@@ -275,36 +270,37 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         }
         // A straight line through a curve (the double loop's increments shrink with M) is no
         // cost per lane; the stack model's prediction error below says how well it is explained.
-        if fit.r_squared.is_some_and(|r2| r2 < LINEAR_R_SQUARED) {
+        if r2 < LINEAR_R_SQUARED {
             continue;
         }
         r.estimate(
             &format!("{} loop: cost per divergent lane", fit.kernel),
-            &fit.cycles_per_divergent_lane,
+            &view(Some(&fit.cycles_per_divergent_lane)),
             "cycles",
         );
     }
-    if let Some(model) = read_json_optional::<Model>(dir, "model.json")? {
+    if let Some(model) = read_json_optional::<ModelFile>(dir, "model.json")? {
+        let model = model.report;
         r.from("model.json")
-            .text("reconvergence-stack model", model.verdict.as_deref());
+            .text("reconvergence-stack model", Some(&model.verdict));
         r.push(
             "double loop predicted from the single: max error",
             model
                 .double_loop_prediction
-                .and_then(|p| p.max_abs_error_percent),
+                .map(|p| p.max_abs_error_percent),
             "%",
             None,
         );
     }
-    if let Some(split) = read_json_optional::<Split>(dir, "split.json")? {
+    if let Some(split) = read_json_optional::<SplitFile>(dir, "split.json")? {
         r.from("split.json").estimate(
             "branch (push) per divergent lane",
-            &split.branch_cycles_per_divergent_lane,
+            &view(split.branch_cycles_per_divergent_lane.as_ref()),
             "cycles",
         );
         r.estimate(
             "reconvergence (pop) per divergent lane",
-            &split.reconvergence_cycles_per_divergent_lane,
+            &view(split.reconvergence_cycles_per_divergent_lane.as_ref()),
             "cycles",
         );
     }

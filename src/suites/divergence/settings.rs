@@ -51,6 +51,31 @@ pub struct DivergenceArgs {
     pub output: Option<PathBuf>,
 }
 
+/// What metadata.json's settings record of a run: the configuration it measured and how it
+/// launched; after measuring, the kernels' SASS and the timer overhead it subtracted.
+/// `gpubench divergence` writes it; the redraw reads `max_bound` back from runs without
+/// settings.json.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub kernels: Vec<String>,
+    pub launches: String,
+    /// `None` where a run's settings lack it; the redraw then takes 32.
+    #[serde(default)]
+    pub max_bound: Option<i32>,
+    pub pattern: String,
+    pub preheat: u32,
+    pub samples: u32,
+    /// Written once measured: a run that failed before has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sass: Option<crate::gpu::sass::SassRecord>,
+    pub seed: u64,
+    pub timer_overhead: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_overhead_subtracted_cycles: Option<i64>,
+    pub unroll: u32,
+    pub warps: u32,
+}
+
 impl DivergenceArgs {
     pub fn to_config(&self) -> Result<DivergenceConfig, UsageError> {
         let kernels: Vec<LoopKernel> = match self.kernel {

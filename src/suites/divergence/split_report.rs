@@ -11,6 +11,7 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use super::split::{SplitReport, TimelinePoint, WARP_LANES};
+use crate::analysis::linear_fit::Interval;
 use crate::report::plot::{self, BLUE, FONT, RED};
 use crate::report::run_dir::RunDir;
 
@@ -44,13 +45,23 @@ pub fn write(run: &RunDir, report: &SplitReport, timeline: &[TimelinePoint]) -> 
     )?;
     run.write_json(
         "split.json",
-        &serde_json::json!({
-            "method": "single loop with a clock64 stamp after every iteration and __syncthreads() before the last stamp (Listing 5); for the longest-running lane, branch = start to its last in-loop stamp, reconvergence = last in-loop stamp to the stamp after the barrier; slopes are OLS on per-M medians",
-            "branch_cycles_per_divergent_lane": report.branch_cycles_per_divergent_lane,
-            "reconvergence_cycles_per_divergent_lane": report.reconvergence_cycles_per_divergent_lane,
-        }),
+        &SplitFile {
+            branch_cycles_per_divergent_lane: report.branch_cycles_per_divergent_lane,
+            method: "single loop with a clock64 stamp after every iteration and __syncthreads() before the last stamp (Listing 5); for the longest-running lane, branch = start to its last in-loop stamp, reconvergence = last in-loop stamp to the stamp after the barrier; slopes are OLS on per-M medians".into(),
+            reconvergence_cycles_per_divergent_lane: report.reconvergence_cycles_per_divergent_lane,
+        },
     )?;
     run.write_csv("timeline.csv", timeline)
+}
+
+/// `split.json`: the push and pop parts' slopes against M. [`write`] writes it; the
+/// summary's divergence rows read it.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct SplitFile {
+    /// `None` where no line could be fitted (fewer than three levels).
+    pub branch_cycles_per_divergent_lane: Option<Interval>,
+    pub method: String,
+    pub reconvergence_cycles_per_divergent_lane: Option<Interval>,
 }
 
 /// `timeline.png`: one panel per chosen level; a bar per lane from its start to its last
@@ -81,13 +92,8 @@ pub fn draw_timelines(
                         .y_label_area_size(70)
                         // Room above lane 31 for the legend, so it covers no lane.
                         .build_cartesian_2d(0.0..x_max, -0.5..WARP_LANES as f64 + 4.5)?;
-                    chart
-                        .configure_mesh()
+                    plot::mesh(&mut chart, "cycles since the warp started", "lane")
                         .disable_y_mesh()
-                        .x_desc("cycles since the warp started")
-                        .y_desc("lane")
-                        .axis_desc_style((FONT, plot::LABEL_SIZE))
-                        .label_style((FONT, plot::TICK_SIZE))
                         .x_label_formatter(&|v| format!("{v:.0}"))
                         .y_label_formatter(&|v| {
                             if *v <= WARP_LANES as f64 - 1.0 {

@@ -9,12 +9,12 @@ pub mod settings;
 pub use settings::PipelineArgs;
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
 use self::analysis::saturation_warps;
 use self::chains::{self as instruction_chains, Chains, INSTRUCTIONS};
 use self::measure::{self as pipeline, OPERATIONS};
 use self::report as pipeline_report;
+use self::settings::Recorded;
 use crate::error::UsageError;
 use crate::harness::suite;
 use crate::harness::{PlannedSuite, defaults};
@@ -48,23 +48,25 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
         .chain(chain_entries)
         .collect();
     let entries: Vec<(&str, &str)> = entries.iter().map(|(m, e)| (*m, e.as_str())).collect();
-    let settings = json!({
-        "iterations": args.iterations,
-        "sweep_op": args.sweep_op,
-        "latency_warps": 1,
-        "throughput_threads": pipeline::THROUGHPUT_THREADS,
-        "throughput_chains_per_thread": pipeline::THROUGHPUT_CHAINS,
-        "method": "clock64 stamps by lane 0 of every warp around the op loop; one untimed launch before each timed one",
-        "instruction_latency_chain_lengths": instruction_chains::LATENCY_LENGTHS,
-        "instruction_throughput_chain_lengths": instruction_chains::THROUGHPUT_LENGTHS,
-        "instruction_repeats": instruction_chains::REPEATS,
-    });
+    let recorded = Recorded {
+        instruction_latency_chain_lengths: Some(instruction_chains::LATENCY_LENGTHS.to_vec()),
+        instruction_repeats: Some(instruction_chains::REPEATS),
+        instruction_throughput_chain_lengths: Some(
+            instruction_chains::THROUGHPUT_LENGTHS.to_vec(),
+        ),
+        iterations: args.iterations,
+        latency_warps: 1,
+        method: "clock64 stamps by lane 0 of every warp around the op loop; one untimed launch before each timed one".into(),
+        sweep_op: args.sweep_op.clone(),
+        throughput_chains_per_thread: pipeline::THROUGHPUT_CHAINS,
+        throughput_threads: pipeline::THROUGHPUT_THREADS,
+    };
     suite::run(
         &Pipeline,
         args.device.index()?,
         args.output.as_deref(),
         &entries,
-        &settings,
+        &recorded,
         |gpu, suite| {
             let disassembly =
                 crate::gpu::sass::beside(&["pipeline"], &suite.metadata.device.compute_capability);
@@ -148,13 +150,9 @@ impl crate::harness::SuiteDef for Pipeline {
         run: &crate::harness::SavedRun,
         out: &mut crate::harness::Redraw,
     ) -> Result<()> {
-        #[derive(serde::Deserialize)]
-        struct Before {
-            sweep_op: String,
-        }
         let sweep_op = match run.requested::<PipelineArgs>()? {
             Some(asked) => asked.sweep_op,
-            None => run.metadata.settings::<Before>()?.sweep_op,
+            None => run.metadata.settings::<Recorded>()?.sweep_op,
         };
         let sweep: Vec<self::analysis::WarpPoint> =
             crate::report::saved::read_csv(run.dir, "pipeline_warps.csv")?;

@@ -31,7 +31,7 @@ struct Row<'a> {
 }
 
 /// One row of `instructions.csv` and of `pipeline.json`'s `instructions`.
-#[derive(Debug, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct InstructionRow {
     pub instruction: String,
     pub ptx: String,
@@ -99,20 +99,74 @@ pub fn write(run: &RunDir, m: &Measured) -> Result<()> {
     run.write_csv("pipeline_warps.csv", m.sweep)?;
     run.write_json(
         "pipeline.json",
-        &serde_json::json!({
-            "latency": "cycles per PTX operation of one dependent chain, one warp, loop included",
-            "throughput": "thread operations per clock on one SM: 1024 threads, four independent chains each",
-            "operations": m.operations.iter().enumerate().map(|(i, r)| serde_json::json!({
-                "kernel": r.operation.name, "operation": r.operation.label, "kind": r.operation.kind,
-                "latency_cycles": r.latency_cycles, "ops_per_clock_per_sm": r.ops_per_clock_per_sm,
-                "note": r.operation.note, "timed_sass": sass_of(i),
-            })).collect::<Vec<_>>(),
-            "instructions_method": "per SASS instruction: one warp runs chains of 32 and 128 dependent steps per loop trip; latency = (cycles of the long chain - cycles of the short one) / the instructions the SASS shows the long loop has beyond the short one, other instructions of a step subtracted at their own measured latency; throughput the same with 1024 threads of four chains of 16 and 32 steps, thread instructions per clock on one SM",
-            "instructions": m.instructions,
-            "sass": m.sass_status,
-            "warp_sweep": { "operation": m.swept, "points": m.sweep, "saturation_warps_95_percent": m.saturation },
-        }),
+        &PipelineFile {
+            instructions: m.instructions.to_vec(),
+            instructions_method: Some("per SASS instruction: one warp runs chains of 32 and 128 dependent steps per loop trip; latency = (cycles of the long chain - cycles of the short one) / the instructions the SASS shows the long loop has beyond the short one, other instructions of a step subtracted at their own measured latency; throughput the same with 1024 threads of four chains of 16 and 32 steps, thread instructions per clock on one SM".into()),
+            latency: "cycles per PTX operation of one dependent chain, one warp, loop included".into(),
+            operations: m
+                .operations
+                .iter()
+                .enumerate()
+                .map(|(i, r)| OperationRecord {
+                    kernel: r.operation.name.into(),
+                    kind: r.operation.kind.into(),
+                    latency_cycles: r.latency_cycles,
+                    note: r.operation.note.into(),
+                    operation: r.operation.label.into(),
+                    ops_per_clock_per_sm: r.ops_per_clock_per_sm,
+                    timed_sass: sass_of(i),
+                })
+                .collect(),
+            sass: Some(m.sass_status.into()),
+            throughput: "thread operations per clock on one SM: 1024 threads, four independent chains each".into(),
+            warp_sweep: WarpSweep {
+                operation: m.swept.into(),
+                points: m.sweep.to_vec(),
+                saturation_warps_95_percent: m.saturation,
+            },
+        },
     )
+}
+
+/// `pipeline.json`: every PTX operation's chain figures, the per-SASS-instruction table and
+/// the warp sweep. [`write`] writes it; [`figures`] reads it.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct PipelineFile {
+    /// Runs from before the per-instruction table lack it, its method and `sass`.
+    #[serde(default)]
+    pub instructions: Vec<InstructionRow>,
+    #[serde(default)]
+    pub instructions_method: Option<String>,
+    pub latency: String,
+    pub operations: Vec<OperationRecord>,
+    /// How the SASS was made, or why there is none.
+    #[serde(default)]
+    pub sass: Option<String>,
+    pub throughput: String,
+    pub warp_sweep: WarpSweep,
+}
+
+/// One PTX operation's chain figures in `pipeline.json`.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct OperationRecord {
+    pub kernel: String,
+    pub kind: String,
+    pub latency_cycles: f64,
+    #[serde(default)]
+    pub note: String,
+    pub operation: String,
+    pub ops_per_clock_per_sm: f64,
+    /// The SASS of the timed loop (`null` without SASS; runs from before it lack it).
+    #[serde(default)]
+    pub timed_sass: Option<String>,
+}
+
+/// `pipeline.json`'s warp sweep of one operation.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct WarpSweep {
+    pub operation: String,
+    pub points: Vec<WarpPoint>,
+    pub saturation_warps_95_percent: Option<u32>,
 }
 
 /// The per-instruction table as the terminal shows it.
@@ -186,12 +240,7 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(0..max_warps + 1, 0.0..top)?;
-            throughput
-                .configure_mesh()
-                .x_desc("warps on the SM")
-                .y_desc("operations per clock")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut throughput, "warps on the SM", "operations per clock")
                 .draw()?;
             throughput.draw_series(LineSeries::new(
                 sweep.iter().map(|p| (p.warps, p.ops_per_clock)),
@@ -215,12 +264,7 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(0..max_warps + 1, 0.0..latency_top)?;
-            latency
-                .configure_mesh()
-                .x_desc("warps on the SM")
-                .y_desc("cycles per dependent operation")
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
+            plot::mesh(&mut latency, "warps on the SM", "cycles per dependent operation")
                 .draw()?;
             latency.draw_series(LineSeries::new(
                 sweep.iter().map(|p| (p.warps, p.latency_cycles)),
@@ -262,27 +306,7 @@ fn ptx_ceiling() -> crate::report::ceilings::Ceiling {
 /// measured them), each PTX operation's chain figures named as such, and the warps that reach
 /// 95 % of the fp32 fma throughput.
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
-    #[derive(serde::Deserialize)]
-    struct Operation {
-        kind: String,
-        operation: String,
-        latency_cycles: Option<f64>,
-        ops_per_clock_per_sm: Option<f64>,
-        #[serde(default)]
-        note: String,
-    }
-    #[derive(serde::Deserialize)]
-    struct Sweep {
-        saturation_warps_95_percent: Option<f64>,
-    }
-    #[derive(serde::Deserialize)]
-    struct File {
-        operations: Vec<Operation>,
-        #[serde(default)]
-        instructions: Vec<InstructionRow>,
-        warp_sweep: Option<Sweep>,
-    }
-    let pipeline: File = crate::report::saved::read_json(dir, "pipeline.json")?;
+    let pipeline: PipelineFile = crate::report::saved::read_json(dir, "pipeline.json")?;
     let mut r = crate::report::figures::Rows::new("pipeline", "Pipeline", "pipeline.json");
     for row in &pipeline.instructions {
         let name = if row.companions.is_empty() {
@@ -317,7 +341,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         r.at_most(Some(&issue_ceiling()));
     }
     // Runs from before the per-instruction table named these rows by the operation alone.
-    let chain = |op: &Operation| {
+    let chain = |op: &OperationRecord| {
         if pipeline.instructions.is_empty() {
             format!("{} {}", op.kind, op.operation)
         } else if op.note.is_empty() {
@@ -339,14 +363,14 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         .key();
         r.key(key(crate::report::keys::LATENCY)).push(
             &format!("{label} latency"),
-            op.latency_cycles,
+            Some(op.latency_cycles),
             "cycles",
             None,
         );
         let throughput = format!("{label} throughput");
         r.key(key(crate::report::keys::THROUGHPUT)).push(
             &throughput,
-            op.ops_per_clock_per_sm,
+            Some(op.ops_per_clock_per_sm),
             "ops/clock/SM",
             None,
         );
@@ -356,7 +380,8 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         "warps to reach 95% of fp32 fma throughput",
         pipeline
             .warp_sweep
-            .and_then(|s| s.saturation_warps_95_percent),
+            .saturation_warps_95_percent
+            .map(f64::from),
         "warps",
         None,
     );

@@ -21,3 +21,23 @@ pub struct PipelineArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
 }
+
+/// What metadata.json's settings record of a run: the loop trips, the swept operation, the
+/// launch shapes and chain lengths, and how it timed. `gpubench pipeline` writes it; its
+/// redraw reads the swept operation back from runs without settings.json.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    /// Runs from before the per-instruction table lack the three `instruction_` fields.
+    #[serde(default)]
+    pub instruction_latency_chain_lengths: Option<Vec<u32>>,
+    #[serde(default)]
+    pub instruction_repeats: Option<usize>,
+    #[serde(default)]
+    pub instruction_throughput_chain_lengths: Option<Vec<u32>>,
+    pub iterations: u32,
+    pub latency_warps: u32,
+    pub method: String,
+    pub sweep_op: String,
+    pub throughput_chains_per_thread: u32,
+    pub throughput_threads: u32,
+}

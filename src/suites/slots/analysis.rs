@@ -11,7 +11,7 @@ const BRANCH_FIELDS: usize = 6;
 const TOTALS: usize = MAX_BRANCHES * BRANCH_FIELDS;
 pub const COUNTERS: usize = TOTALS + 4;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Extrinsic,
@@ -28,7 +28,7 @@ impl Kind {
 }
 
 /// One tagged branch, summed over every warp that executed it (the paper's Fig. 6 row).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct BranchRow {
     pub id: usize,
     pub kind: Kind,
@@ -44,7 +44,7 @@ pub struct BranchRow {
     pub divergent_fraction: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SlotTotals {
     pub slots: u64,
     pub active: u64,
@@ -52,7 +52,7 @@ pub struct SlotTotals {
     pub idle_intrinsic: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct SlotFractions {
     pub active: f64,
     pub extrinsic: f64,
@@ -141,7 +141,7 @@ pub fn read_counters(counters: &[u64]) -> Result<Counted, CounterError> {
 }
 
 /// Static (tagged sites executed) and dynamic (warp executions) branch counts of one kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct KindCounts {
     pub static_extrinsic: usize,
     pub static_intrinsic: usize,

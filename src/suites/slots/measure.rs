@@ -59,17 +59,17 @@ pub fn branch_names(workload: &str) -> &'static [&'static str] {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct NamedBranch {
-    pub workload: &'static str,
-    pub name: &'static str,
+    pub workload: String,
+    pub name: String,
     #[serde(flatten)]
     pub row: BranchRow,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct WorkloadResult {
-    pub workload: &'static str,
+    pub workload: String,
     /// What was checked against the CPU reference, and how closely it matched.
     pub check: String,
     pub branches: Vec<NamedBranch>,
@@ -131,8 +131,8 @@ pub fn run(
         .branches
         .iter()
         .map(|row| NamedBranch {
-            workload,
-            name: names.get(row.id).copied().unwrap_or("untitled"),
+            workload: workload.into(),
+            name: names.get(row.id).copied().unwrap_or("untitled").into(),
             row: row.clone(),
         })
         .collect();
@@ -148,7 +148,7 @@ pub fn run(
         )
     };
     Ok(WorkloadResult {
-        workload,
+        workload: workload.into(),
         check,
         kinds: slots::kind_counts(&counted.branches),
         branches,

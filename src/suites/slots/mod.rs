@@ -11,9 +11,9 @@ pub use settings::SlotsArgs;
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use serde_json::json;
 
 use self::measure::{self as slots, WORKLOADS};
+use self::settings::Recorded;
 use crate::error::UsageError;
 use crate::experiments::ncu::{self, Efficiency};
 use crate::gpu::Gpu;
@@ -76,13 +76,13 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
     if !(1..=1000).contains(&args.repeats) {
         return Err(UsageError::new("--repeats takes 1 to 1000").into());
     }
-    let settings = json!({
-        "workloads": chosen,
-        "repeats": args.repeats,
-        "seed": args.seed,
-        "ncu": !args.no_ncu,
-        "method": "tagged kernels count per branch (warp-vote + leader atomics) and one slot per lane per tagged region; tags compiled out in the plain variant; GPU time between events, median of the repeats",
-    });
+    let recorded = Recorded {
+        method: "tagged kernels count per branch (warp-vote + leader atomics) and one slot per lane per tagged region; tags compiled out in the plain variant; GPU time between events, median of the repeats".into(),
+        ncu: !args.no_ncu,
+        repeats: args.repeats,
+        seed: args.seed,
+        workloads: chosen.iter().map(|w| w.to_string()).collect(),
+    };
     // ncu starts up while this process waits for its own turn and measures; its program
     // gets the GPU once this one is done with it.
     let profile: Result<ncu::NcuRun, String> = if args.no_ncu {
@@ -103,7 +103,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         args.device.index()?,
         args.output.as_deref(),
         &[("slots", "dot_tagged")],
-        &settings,
+        &recorded,
         |gpu, suite| {
             let mut results = Vec::new();
             for &workload in &chosen {
@@ -190,11 +190,19 @@ impl crate::harness::SuiteDef for Slots {
 /// The command line of the child ncu profiles: these settings with `--child-plain` and the
 /// chosen workloads, turned into flags by clap's description of them.
 fn plain_child(args: &SlotsArgs, chosen: &[&str]) -> Result<Vec<String>> {
-    let mut settings = serde_json::to_value(args)?;
-    settings["child_plain"] = serde_json::Value::Bool(true);
-    settings["only"] = serde_json::Value::String(chosen.join(","));
-    settings["output"] = serde_json::Value::Null;
+    let child = SlotsArgs {
+        child_plain: true,
+        device: args.device.clone(),
+        no_ncu: args.no_ncu,
+        only: Some(chosen.join(",")),
+        output: None,
+        repeats: args.repeats,
+        seed: args.seed,
+    };
     let mut program = vec![<Slots as crate::harness::SuiteDef>::NAME.to_string()];
-    program.extend(crate::harness::Suite::flags(&Slots, &settings)?);
+    program.extend(crate::harness::Suite::flags(
+        &Slots,
+        &serde_json::to_value(&child)?,
+    )?);
     Ok(program)
 }

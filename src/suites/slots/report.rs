@@ -63,7 +63,7 @@ pub fn rows(
     results
         .iter()
         .map(|r| {
-            let profiled = ncu.and_then(|m| m.get(r.workload));
+            let profiled = ncu.and_then(|m| m.get(r.workload.as_str()));
             WorkloadRow {
                 workload: r.workload.to_string(),
                 slots: r.totals.slots,
@@ -100,9 +100,9 @@ pub fn write(
             .iter()
             .flat_map(|r| r.branches.iter())
             .map(|b| BranchLine {
-                workload: b.workload,
+                workload: &b.workload,
                 id: b.row.id,
-                name: b.name,
+                name: &b.name,
                 kind: b.row.kind.short(),
                 instances: b.row.instances,
                 taken_fraction: b.row.taken_fraction,
@@ -114,16 +114,40 @@ pub fn write(
     run.write_csv("slots.csv", rows)?;
     run.write_json(
         "slots.json",
-        &serde_json::json!({
-            "workloads": results,
-            "rows": rows,
-            "ncu": match ncu_failure {
-                None => serde_json::json!({"status": "profiled", "metric": "smsp__thread_inst_executed.sum / smsp__inst_executed.sum / 32 over every plain launch"}),
-                Some(reason) => serde_json::json!({"status": "not run", "reason": reason}),
+        &SlotsFile {
+            ncu: match ncu_failure {
+                None => NcuCheck::Profiled {
+                    metric: "smsp__thread_inst_executed.sum / smsp__inst_executed.sum / 32 over every plain launch".into(),
+                },
+                Some(reason) => NcuCheck::NotRun {
+                    reason: reason.clone(),
+                },
             },
-            "note": "gpubench counts one slot per lane per tagged region execution; ncu counts every executed instruction of the plain kernels, untagged straight-line code included, so it weights blocks by their instruction counts",
-        }),
+            note: "gpubench counts one slot per lane per tagged region execution; ncu counts every executed instruction of the plain kernels, untagged straight-line code included, so it weights blocks by their instruction counts".into(),
+            rows: rows.to_vec(),
+            workloads: results.to_vec(),
+        },
     )
+}
+
+/// `slots.json`: every workload's branches and slot counts, the summary's rows and how the
+/// ncu cross-check went. [`write`] writes it; [`figures`] reads it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SlotsFile {
+    pub ncu: NcuCheck,
+    pub note: String,
+    pub rows: Vec<WorkloadRow>,
+    pub workloads: Vec<WorkloadResult>,
+}
+
+/// `slots.json`'s `ncu`: the metric ncu's efficiency was read as, or why ncu did not run.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "status")]
+pub enum NcuCheck {
+    #[serde(rename = "profiled")]
+    Profiled { metric: String },
+    #[serde(rename = "not run")]
+    NotRun { reason: String },
 }
 
 pub fn render_text(rows: &[WorkloadRow]) -> String {
@@ -278,21 +302,9 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
 /// property of the GPU, and moves more between two runs (18 % against 50 % for bfs on two
 /// H200s) than within one.
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
-    #[derive(serde::Deserialize)]
-    struct Row {
-        workload: String,
-        f_active: Option<f64>,
-        f_extrinsic: Option<f64>,
-        f_intrinsic: Option<f64>,
-        ncu_warp_efficiency: Option<f64>,
-    }
-    #[derive(serde::Deserialize)]
-    struct File {
-        rows: Vec<Row>,
-    }
-    let slots: File = crate::report::saved::read_json(dir, "slots.json")?;
+    let slots: SlotsFile = crate::report::saved::read_json(dir, "slots.json")?;
     let mut r = crate::report::figures::Rows::new("slots", "Lane slots", "slots.json");
-    let pct = |v: Option<f64>| v.map(|v| 100.0 * v);
+    let pct = |v: f64| Some(100.0 * v);
     for row in &slots.rows {
         let w = &row.workload;
         r.push(&format!("{w}: active slots"), pct(row.f_active), "%", None);
@@ -310,7 +322,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
         );
         r.push(
             &format!("{w}: ncu warp execution efficiency"),
-            pct(row.ncu_warp_efficiency),
+            row.ncu_warp_efficiency.map(|v| 100.0 * v),
             "%",
             None,
         );

@@ -30,3 +30,15 @@ pub struct SlotsArgs {
     #[arg(long, hide = true)]
     pub child_plain: bool,
 }
+
+/// What metadata.json's settings record of a run: the workloads, repeats and seed it ran,
+/// whether it asked for ncu, and how it counted. `gpubench slots` writes it; nothing reads it
+/// back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub method: String,
+    pub ncu: bool,
+    pub repeats: usize,
+    pub seed: u64,
+    pub workloads: Vec<String>,
+}

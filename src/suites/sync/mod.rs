@@ -11,11 +11,11 @@ pub use settings::SyncArgs;
 use std::time::Duration;
 
 use anyhow::Result;
-use serde_json::json;
 
 use self::analysis as verdicts;
 use self::measure::{self as sync, ChildOutcome, PROBES};
 use self::report as sync_report;
+use self::settings::Recorded;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
 use crate::harness::suite;
@@ -54,17 +54,17 @@ pub fn run(args: &SyncArgs) -> Result<()> {
         return Err(UsageError::new("--watchdog-ms must be between 1 and 10000").into());
     }
     let entries: Vec<(&str, &str)> = PROBES.iter().map(|p| ("sync", p.entry)).collect();
-    let settings = json!({
-        "timeout_seconds": args.timeout_seconds,
-        "watchdog_ms": args.watchdog_ms,
-        "method": "the probes run one after another in a child process, killed at a probe's deadline counted from its kernel's launch (the child reports each launch and each result); a probe that hangs or fails ends its process and the probes after it run in a new one. Deadline: the timeout for the first probe, then watchdog_ms plus four times the slowest launch-to-result time beyond the watchdog of the probes that finished so far (that part at least 100 ms), at most the timeout; spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock; deadlines.json records each probe's times, deadline and process",
-    });
+    let recorded = Recorded {
+        method: "the probes run one after another in a child process, killed at a probe's deadline counted from its kernel's launch (the child reports each launch and each result); a probe that hangs or fails ends its process and the probes after it run in a new one. Deadline: the timeout for the first probe, then watchdog_ms plus four times the slowest launch-to-result time beyond the watchdog of the probes that finished so far (that part at least 100 ms), at most the timeout; spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock; deadlines.json records each probe's times, deadline and process".into(),
+        timeout_seconds: args.timeout_seconds,
+        watchdog_ms: args.watchdog_ms,
+    };
     suite::run(
         &Sync,
         args.device.index()?,
         args.output.as_deref(),
         &entries,
-        &settings,
+        &recorded,
         |gpu, suite| {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let budget_cycles = (args.watchdog_ms as f64 * mhz * 1000.0) as i64;
@@ -111,13 +111,13 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                     };
                     slowest_finished = Some(slowest_finished.map_or(beyond, |s| s.max(beyond)));
                 }
-                deadlines.push(json!({
-                    "probe": probe.info.name,
-                    "seconds": started.elapsed().as_secs_f64(),
-                    "launch_to_result_seconds": run.launch_to_result.map(|d| d.as_secs_f64()),
-                    "deadline_seconds": deadline.as_secs_f64(),
-                    "process": children,
-                }));
+                deadlines.push(sync_report::ProbeDeadline {
+                    deadline_seconds: deadline.as_secs_f64(),
+                    launch_to_result_seconds: run.launch_to_result.map(|d| d.as_secs_f64()),
+                    probe: probe.info.name.to_string(),
+                    process: children,
+                    seconds: started.elapsed().as_secs_f64(),
+                });
                 let verdict = match run.outcome {
                     ChildOutcome::Values(values) => {
                         sync::judge(probe, &values, mhz)

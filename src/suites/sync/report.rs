@@ -69,6 +69,20 @@ pub struct SavedVerdict {
     pub probe: String,
 }
 
+/// One probe's times in `deadlines.json` (the suite writes the list, in the probes' order;
+/// nothing reads it back: it is there for a person asking why a probe was killed).
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct ProbeDeadline {
+    pub deadline_seconds: f64,
+    /// `None` where the probe hung or failed.
+    pub launch_to_result_seconds: Option<f64>,
+    pub probe: String,
+    /// The child process it ran in, counted from 1.
+    pub process: usize,
+    /// From its turn's start to its result, hang or failure.
+    pub seconds: f64,
+}
+
 pub fn render_table(verdicts: &[(&str, Verdict)]) -> String {
     let mut text = String::new();
     for (listing, v) in verdicts {

@@ -27,3 +27,12 @@ pub struct SyncArgs {
     #[arg(long, hide = true, default_value_t = 0)]
     pub child_budget_cycles: i64,
 }
+
+/// What metadata.json's settings record of a run: the deadlines' flags and how the probes
+/// ran. `gpubench sync` writes it; nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub method: String,
+    pub timeout_seconds: f64,
+    pub watchdog_ms: u64,
+}
