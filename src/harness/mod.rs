@@ -6,6 +6,7 @@
 
 pub mod interface;
 pub mod plan;
+pub mod sharing;
 pub mod suite;
 pub mod worker;
 

@@ -276,7 +276,7 @@ pub struct Chains {
 }
 
 /// Starts building the chains of `plan` (call it before the GPU is open, so they are built
-/// while the process waits for its turn).
+/// while the process waits for the GPU).
 pub fn start_chains(plan: &Plan) -> Chains {
     Chains {
         narrow: chains_ahead(plan),

@@ -61,7 +61,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
         storm_ms: plan.storm_ms,
         unroll: atomics::ATOMIC_UNROLL,
     };
-    // Built while the process waits for its turn and the GPU measures.
+    // Built while the process waits for the GPU and the GPU measures.
     let chains = atomics::start_chains(&plan);
     suite::run(
         &Atomics,
@@ -76,7 +76,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
             let disassembly =
                 crate::gpu::sass::beside(&["atomics"], &properties.compute_capability);
             let results = atomics::measure(gpu, &plan, chains, sms, mhz)?;
-            crate::gpu::lease::trace("atomics measured");
+            crate::harness::sharing::step_done("atomics measured");
             suite.release_gpu(gpu)?;
             let (text, record) = disassembly.join()?;
             let sass = text

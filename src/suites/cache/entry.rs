@@ -10,7 +10,7 @@ use super::*;
 pub struct Cache;
 
 /// The spaces `gpubench all` sweeps, in order. The instruction space comes first: its
-/// compiles step aside while the later suites measure (see `instruction::CodeProbe`).
+/// compiles run off the GPU while the later suites measure (see `instruction::CodeProbe`).
 const ALL_SPACES: [&str; 9] = [
     "instruction",
     "global",
@@ -106,7 +106,7 @@ impl crate::harness::SuiteDef for Cache {
                     &settings,
                     estimate,
                 );
-                // Its compiles, aside, are the longest host work of any suite.
+                // Its compiles, off the GPU, are the longest host work of any suite.
                 if space == "instruction" {
                     planned.early()
                 } else {

@@ -253,9 +253,9 @@ pub fn run(args: &CacheArgs) -> Result<()> {
     } = flags;
     let entries = entries(space);
     // The random-replacement rates the inference's model fits read, tabled while this process
-    // waits for its turn (host work beside another suite's measurement: background priority).
+    // waits for the GPU (host work beside another suite's measurement: background priority).
     std::thread::spawn(|| {
-        crate::gpu::lease::lower_priority();
+        crate::harness::sharing::lower_priority();
         crate::analysis::miss_fraction::table_random_rates();
     });
     let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &entries)?;
@@ -386,7 +386,7 @@ fn measure(
     let (sweep, generated_kernels) =
         sweep_space(gpu, args, flags, largest, isa, tlb_buffer.as_mut())?;
     suite.run.write_csv("chase.csv", &sweep.points)?;
-    crate::gpu::lease::trace("sweep");
+    crate::harness::sharing::step_done("sweep");
     let minimum_rise = cache::RiseThreshold::of(space).minimum_rise();
     let report = if order == Order::Stride && space.descends() {
         // Where to chase down needs where the plateaus end, not `infer`'s model fits,
@@ -404,13 +404,13 @@ fn measure(
             span,
         )?;
         suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
-        crate::gpu::lease::trace("descending chase");
+        crate::harness::sharing::step_done("descending chase");
         cache_inference::infer_paired(&sweep.points, &down, minimum_rise)
     } else {
         cache_inference::infer_with(&sweep.points, minimum_rise)
     }
     .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
-    crate::gpu::lease::trace("inference");
+    crate::harness::sharing::step_done("inference");
     let tlb_summary = match tlb_buffer.as_mut() {
         Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
         None => None,
@@ -428,7 +428,7 @@ fn measure(
         None => None,
     };
     drop(tlb_buffer);
-    crate::gpu::lease::trace("translation levels and strides");
+    crate::harness::sharing::step_done("translation levels and strides");
     for gap in &sweep.unresolved {
         println!(
             "unresolved: {} B to {} B: {}",
@@ -446,7 +446,7 @@ fn measure(
         .as_ref()
         .and_then(|(_, record)| partition_window(record));
     let timed_loop = timed_loop(suite, space, entry, disassembly)?;
-    crate::gpu::lease::trace("timed loop's SASS");
+    crate::harness::sharing::step_done("timed loop's SASS");
     let index_overhead = match space {
         Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
         _ => None,
@@ -462,7 +462,7 @@ fn measure(
         }
         _ => None,
     };
-    crate::gpu::lease::trace("index chase and fetch granularity");
+    crate::harness::sharing::step_done("index chase and fetch granularity");
     let line = granularity
         .as_ref()
         .and_then(|g| g.estimate.as_ref())
@@ -479,14 +479,14 @@ fn measure(
         }
         _ => None,
     };
-    crate::gpu::lease::trace("conflict experiment");
+    crate::harness::sharing::step_done("conflict experiment");
     let partitions = match space {
         Space::L2 if args.threads == 1 && order == Order::Stride => {
             l2_partitions(gpu, suite)?
         }
         _ => None,
     };
-    crate::gpu::lease::trace("L2 partitions");
+    crate::harness::sharing::step_done("L2 partitions");
     let carveouts = if args.carveout.len() > 1 {
         Some(carveout_sweep(
             gpu,

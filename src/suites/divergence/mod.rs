@@ -50,12 +50,12 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
             let pattern = config.pattern.to_string();
             // Each kernel's samples are written as soon as it is done (kept if a later one
             // fails), on a thread of their own while the GPU samples the next kernel: written
-            // in the turn they kept the GPU waiting 0.2 s in a full run.
+            // while the suite held the GPU they kept it waiting 0.2 s in a full run.
             let mut writing: Option<std::thread::JoinHandle<Result<()>>> = None;
             let mut measuring = || -> Result<_> {
                 let mut sampler = GpuLoopSampler::new(gpu);
                 let measured = divergence::measure(&config, &mut sampler, |so_far| {
-                    crate::gpu::lease::trace("a kernel's samples");
+                    crate::harness::sharing::step_done("a kernel's samples");
                     finish_writing(writing.take())?;
                     let (run, pattern) = (suite.run.clone(), pattern.clone());
                     let (rows, overhead) = (so_far.to_vec(), timer_overhead(so_far));
@@ -72,7 +72,7 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
                 Ok((measured, split, sampler.busy))
             };
             let measurement = measuring();
-            // The turn ends before the last write is waited for.
+            // The GPU is handed on before the last write is waited for.
             let released = match &measurement {
                 Ok((_, _, busy)) => {
                     suite.metadata.gpu_busy_seconds = Some(busy.as_secs_f64());

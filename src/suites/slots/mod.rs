@@ -50,26 +50,25 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
     if args.child_plain {
         let mut gpu = Gpu::open(args.device.index()?)?;
         // ncu sets itself up on an empty first range, while the suite that profiles this
-        // program steps aside (`ncu::NcuRun::hand_over`); then the GPU is this program's again.
-        if let Some(set_up) = crate::gpu::lease::var(ncu::SET_UP_ENV) {
-            let set_up = std::path::PathBuf::from(set_up);
+        // program waits off the GPU (`ncu::NcuRun::hand_over`); then the GPU is this program's again.
+        if let Some(set_up) = crate::harness::sharing::told(ncu::SET_UP_ENV) {
             std::fs::File::create(set_up.with_extension("context"))?;
             gpu.profiled(|_| Ok::<(), anyhow::Error>(()))?;
-            crate::gpu::lease::trace("ncu set up on an empty range");
+            crate::harness::sharing::step_done("ncu set up on an empty range");
             std::fs::File::create(set_up.with_extension("set-up"))?;
-            crate::gpu::lease::wait_for_grant(&set_up.with_extension("again"))?;
-            crate::gpu::lease::trace("the GPU again");
+            crate::harness::sharing::wait_for(&set_up.with_extension("again"))?;
+            crate::harness::sharing::step_done("the GPU again");
         }
         // One profiler range per workload: ncu reports each as one sum (`ncu::start`).
         for workload in chosen {
             gpu.profiled(|gpu| slots::run_plain(gpu, workload, args.seed))?;
-            crate::gpu::lease::trace(&format!("{workload}'s profiler range"));
+            crate::harness::sharing::step_done(&format!("{workload}'s profiler range"));
         }
-        // The suite that handed this program its turn ends the turn on this word, while ncu
+        // The suite that handed this program the GPU takes it back on this word, while ncu
         // still reads the counters and prints. The word comes before the context goes: under
         // ncu its teardown took 0.4-1.0 s on an H200, and a context's destruction does not
-        // disturb another process's timing (gpu::lease; no kernel of this one runs any more).
-        crate::gpu::lease::done_with_gpu();
+        // disturb another process's timing (no kernel of this one runs any more).
+        crate::harness::sharing::done_with_gpu();
         drop(gpu);
         return Ok(());
     }
@@ -83,7 +82,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         seed: args.seed,
         workloads: chosen.iter().map(|w| w.to_string()).collect(),
     };
-    // ncu starts up while this process waits for its own turn and measures; its program
+    // ncu starts up while this process waits for the GPU and measures; its program
     // gets the GPU once this one is done with it.
     let profile: Result<ncu::NcuRun, String> = if args.no_ncu {
         Err("skipped (--no-ncu)".into())
@@ -112,7 +111,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
             }
             // ncu's program has the GPU next; once it is done with it, so is this suite, and
             // ncu's reading and printing of its table (and this suite's report) overlap the
-            // next suite's turn.
+            // next suite.
             let handed = profile.and_then(|mut run| match run.hand_over() {
                 Ok(held) => Ok((run, held)),
                 Err(e) => Err(format!("{e:#}")),
@@ -123,7 +122,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
                 handed.and_then(|(run, held)| {
                     let sums = run.finish().map_err(|e| format!("{e:#}"));
                     eprintln!(
-                        "slots: ncu's program had the GPU {:.2} s; ncu ended {:.2} s after this suite's turn",
+                        "slots: ncu's program had the GPU {:.2} s; ncu ended {:.2} s after this suite's time on the GPU",
                         held.as_secs_f64(),
                         ended.elapsed().as_secs_f64()
                     );
@@ -166,7 +165,7 @@ impl crate::harness::SuiteDef for Slots {
                 0.4,
             )
         } else {
-            // ncu starts up while the suites before measure (its program waits for its turn).
+            // ncu starts up while the suites before measure (its program waits for the GPU).
             PlannedSuite::new::<Self>("slots", &defaults(), 3.7).prepared_from_start()
         }]
     }

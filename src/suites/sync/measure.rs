@@ -181,8 +181,8 @@ enum Said {
 }
 
 /// A child process that runs probes one after another (`gpubench sync --child-probe A,B`),
-/// started ahead of its turn on the GPU: it loads the driver, then waits for the file `go`
-/// before it creates its context (see [`crate::gpu::lease`]).
+/// started before the GPU is its: it loads the driver, then waits for the file `go` before it
+/// creates its context ([`crate::harness::sharing::child_measures_after`]).
 pub struct ProbesChild {
     child: std::process::Child,
     go: std::path::PathBuf,
@@ -200,7 +200,7 @@ pub struct ProbeRun {
 }
 
 /// In the parent: starts `probes` in a child process of this executable, which writes each
-/// probe's values as JSON into `dir` once given its turn ([`ProbesChild::grant_lease`]).
+/// probe's values as JSON into `dir` once let measure ([`ProbesChild::let_measure`]).
 pub fn spawn_probes(
     probes: &[&Probe],
     device: usize,
@@ -219,11 +219,12 @@ pub fn spawn_probes(
         ..crate::harness::defaults()
     };
     let flags = crate::harness::Suite::flags(&super::Sync, &serde_json::to_value(&settings)?)?;
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    crate::harness::sharing::child_measures_after(&mut command, go);
+    let mut child = command
         .arg(<super::Sync as crate::harness::SuiteDef>::NAME)
         .args(flags)
-        .env(crate::gpu::lease::LEASE_ENV, go)
-        .stdout(Stdio::piped())
+                .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .context("cannot start a probe's child process")?;
@@ -257,8 +258,9 @@ pub fn spawn_probes(
 
 impl ProbesChild {
     /// Lets the child create its context and start its probes.
-    pub fn grant_lease(&self) -> Result<()> {
-        crate::gpu::lease::grant(&self.go).with_context(|| format!("creating {}", self.go.display()))
+    pub fn let_measure(&self) -> Result<()> {
+        crate::harness::sharing::let_child_measure(&self.go)
+            .with_context(|| format!("creating {}", self.go.display()))
     }
 
     /// Waits for `probe`, the child's next: for its launch (up to `timeout` from now), then
@@ -359,7 +361,7 @@ impl ProbesChild {
 }
 
 impl Drop for ProbesChild {
-    /// A child left behind (its parent failed) is killed; its turn file goes either way.
+    /// A child left behind (its parent failed) is killed; its `go` file goes either way.
     fn drop(&mut self) {
         if matches!(self.child.try_wait(), Ok(None)) {
             self.kill();

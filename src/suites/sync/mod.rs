@@ -87,7 +87,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                         let go = dir.join(format!("probes-{children}.go"));
                         let started =
                             sync::spawn_probes(&rest, args.device.index()?, budget_cycles, &dir, &go)?;
-                        started.grant_lease()?;
+                        started.let_measure()?;
                         child.insert(started)
                     }
                 };
@@ -97,7 +97,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                 if !matches!(run.outcome, ChildOutcome::Values(_)) {
                     child = None;
                 }
-                // The child's kernel ran on this suite's turn: GPU time of this suite's,
+                // The child's kernel ran in this suite's time on the GPU: GPU time of this suite's,
                 // though no wait of this process saw it.
                 if let Some(busy) = run.on_gpu {
                     gpu.spent
@@ -126,7 +126,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                     ChildOutcome::Failed(error) => verdicts::failed(&probe.info, &error),
                 };
                 eprintln!("{}: {}", probe.info.name, verdict.outcome.label());
-                crate::gpu::lease::trace(&format!("probe {}", probe.info.name));
+                crate::harness::sharing::step_done(&format!("probe {}", probe.info.name));
                 results.push((probe.listing, verdict));
             }
             if let Some(done) = child {

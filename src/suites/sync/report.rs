@@ -79,7 +79,7 @@ pub struct ProbeDeadline {
     pub probe: String,
     /// The child process it ran in, counted from 1.
     pub process: usize,
-    /// From its turn's start to its result, hang or failure.
+    /// From the GPU being its to its result, hang or failure.
     pub seconds: f64,
 }
 

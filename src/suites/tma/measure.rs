@@ -71,7 +71,7 @@ pub struct Results {
 
 /// The random tile chain of every footprint, in order, in compact form (each tile's successor,
 /// [`successors`]; the device expands it), built on a host thread from now on (call it before
-/// the GPU is open, so the first are built while the process waits for its turn).
+/// the GPU is open, so the first are built while the process waits for the GPU).
 pub fn start_chains(footprints: &[u64]) -> Ahead<(Vec<u32>, Vec<usize>)> {
     let tile_bytes = u64::from(TILE_WORDS) * 4;
     let jobs = footprints
@@ -92,7 +92,7 @@ const AHEAD_BYTES: u64 = 2 << 30;
 
 /// How many finished chains may wait: as many as [`AHEAD_BYTES`] holds of the largest (at
 /// least one). The default footprints' chains (773 MiB of footprints) are then all built
-/// before the turn: built one or two ahead, the chases had waited for them.
+/// before the GPU was the suite's: built one or two ahead, the chases had waited for them.
 fn chains_kept_ahead(footprints: &[u64]) -> usize {
     let mut largest = footprints.to_vec();
     largest.sort_unstable_by(|a, b| b.cmp(a));

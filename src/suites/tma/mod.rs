@@ -69,7 +69,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
         )
         .into());
     }
-    // Built while the process waits for its turn and the GPU measures.
+    // Built while the process waits for the GPU and the GPU measures.
     let chains = tma::start_chains(&footprints);
     let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
@@ -126,7 +126,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             let disassembly = crate::gpu::sass::beside(&["tma"], &properties.compute_capability);
             let points = tma::latency(gpu, &footprints, chains, sms)?;
-            crate::gpu::lease::trace("latency chases");
+            crate::harness::sharing::step_done("latency chases");
             let streams = tma::bandwidth(
                 gpu,
                 sms,
@@ -134,7 +134,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
                 u32::try_from(properties.shared_memory_per_block_optin_bytes).unwrap_or(0),
                 args.stream_mib << 20,
             )?;
-            crate::gpu::lease::trace("bandwidth streams");
+            crate::harness::sharing::step_done("bandwidth streams");
             let attributes = launcher::memory_attributes(gpu)?;
             let limits = SmLimits {
                 multiprocessors: sms,
@@ -151,10 +151,10 @@ pub fn run(args: &TmaArgs) -> Result<()> {
                 l2_bulk_read::footprint(l2_bytes),
                 args.search_ms / 1e3,
             )?;
-            crate::gpu::lease::trace("L2 bulk read");
+            crate::harness::sharing::step_done("L2 bulk read");
             let dram_copy =
                 dram_bulk_copy::measure(gpu, sms, limits.shared_per_sm, limits.shared_per_block)?;
-            crate::gpu::lease::trace("DRAM bulk copy");
+            crate::harness::sharing::step_done("DRAM bulk copy");
             let peak = attributes.dram_peak_bytes_per_second();
             let results = tma::Results { points, streams };
             suite.release_gpu(gpu)?;

@@ -166,7 +166,7 @@ fn bisection_midpoints(good: u64, bad: u64, depth: u32, into: &mut Vec<u64>) {
 /// second instruction-cache rise), so more waves of smaller ones cost little: replaying the
 /// committed H100 instruction sweep with the driver's measured cost (64 µs per instruction)
 /// on 16 cores, 6 rounds took 5.4 s where filling them twice over took 7 rounds and 6.3 s;
-/// eight times over, 4 rounds took 8.8 s. Each round also waits for a turn on the GPU to
+/// eight times over, 4 rounds took 8.8 s. Each round also waits for the GPU to
 /// measure what it compiled, so a round the brackets do not need is not prepared.
 fn lookahead_depth(cores: usize, brackets: &[(u64, u64, u64)]) -> u32 {
     let mut distinct: Vec<(u64, u64)> = brackets.iter().map(|&(g, b, _)| (g, b)).collect();
@@ -314,7 +314,7 @@ fn sweep_on_cores(
         }
     };
     // A rise is bisected only if the bisections' worst case (three, each to one stride) still
-    // fits the budget, and sampled densely only if the budget is not spent when its turn
+    // fits the budget, and sampled densely only if the budget is not spent when the GPU
     // comes; the others are listed as unresolved.
     let mut admitted: Vec<((u64, f64), (u64, f64))> = Vec::new();
     let mut projected = points.len();

@@ -21,8 +21,8 @@
 //! next bisection steps, the fine points) on every host core at once with the driver's
 //! linker, then loads each cubin when its size is measured. Under `gpubench all` the coarse
 //! grid (the first batch) is compiled before the suite starts, by the toolkit's ptxas while
-//! other suites measure, the largest kernels first. Each later batch is compiled aside
-//! ([`crate::gpu::lease::host_work`]): the suite hands the GPU back to `all`, which lets the
+//! other suites measure, the largest kernels first. Each later batch is compiled off the GPU
+//! ([`crate::harness::sharing::off_gpu`]): the suite hands the GPU back to `all`, which lets the
 //! next suites measure while it compiles. Every kernel's code, whoever compiled it, is read
 //! from its cubin's text section before it runs ([`check_code`]): 16 bytes per fma plus the
 //! prologue and epilogue of the first kernel from the same compiler. That costs nothing, where
@@ -211,7 +211,7 @@ impl super::Probe for CodeProbe<'_> {
         }
         // Host work only: waiting for the kernels `all` is still compiling and compiling the
         // rest. Under `gpubench all` another suite may measure meanwhile, so the suite steps
-        // aside for it, unless every kernel is there already.
+        // off the GPU for it, unless every kernel is there already.
         let ready = sized
             .iter()
             .all(|(_, ptx)| prebuilt::ready_ptx(ENTRY, ptx));
@@ -220,12 +220,12 @@ impl super::Probe for CodeProbe<'_> {
         let (kernels, prebuilt) = if ready {
             work()?
         } else {
-            crate::gpu::lease::host_work(work)??
+            crate::harness::sharing::off_gpu(work)??
         };
         self.kernels_prebuilt += prebuilt;
         self.kernels_compiled += kernels.len() - prebuilt;
         if let Some(largest) = kernels.iter().map(|(size, ..)| *size).max() {
-            crate::gpu::lease::trace(&format!(
+            crate::harness::sharing::step_done(&format!(
                 "{} kernels ready ({prebuilt} prebuilt), up to {} KiB",
                 kernels.len(),
                 largest / 1024
