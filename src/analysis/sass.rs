@@ -95,9 +95,12 @@ pub struct KernelSass {
     pub timed_region_control: BTreeMap<String, usize>,
     pub timed_region_instructions: usize,
     /// Data loads in the timed region (full opcode, e.g. `LDG.E.64.CONSTANT`) and how often.
+    /// The earliest runs' records (format 1) split the timed region no further than control.
+    #[serde(default)]
     pub timed_region_loads: BTreeMap<String, usize>,
     /// Everything else there that is neither control nor a data load (address arithmetic,
     /// loop counters), by opcode.
+    #[serde(default)]
     pub timed_region_other: BTreeMap<String, usize>,
 }
 
