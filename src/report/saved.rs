@@ -59,3 +59,12 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
     }
     Ok(rows)
 }
+
+/// The SASS a suite's JSON file records of the kernels it timed: how it was made ("written to
+/// FILE", or why none was) and what each kernel holds of interest to the suite (`K`: its
+/// atomics, its MMA instructions).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct KernelsSass<K> {
+    pub kernels: Vec<K>,
+    pub status: String,
+}

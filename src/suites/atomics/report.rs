@@ -174,17 +174,11 @@ pub fn verdicts(rows: &[LatencyRow]) -> Vec<Verdict> {
 pub struct AtomicsFile {
     pub latency: String,
     pub latency_rows: Vec<LatencyRow>,
-    pub sass: SassRecord,
+    /// How the SASS was made and the atomic instruction of every kernel.
+    pub sass: crate::report::saved::KernelsSass<AtomicSass>,
     pub served_by: Vec<Verdict>,
     pub throughput: String,
     pub throughput_rows: Vec<ThroughputRow>,
-}
-
-/// `atomics.json`'s SASS: how it was made and the atomic instruction of every kernel.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct SassRecord {
-    pub kernels: Vec<AtomicSass>,
-    pub status: String,
 }
 
 pub fn write(
@@ -201,7 +195,7 @@ pub fn write(
         &AtomicsFile {
             latency: "cycles per step of one thread's chase where the atomic itself returns the next index (add 0, max 0, min ~0, CAS never matching); the load chase is ld.global.cg (global) or ld.shared over the same chain; every step includes the one instruction that turns the index into an address".into(),
             latency_rows: latency.to_vec(),
-            sass: SassRecord {
+            sass: crate::report::saved::KernelsSass {
                 kernels: sass.to_vec(),
                 status: sass_status.into(),
             },

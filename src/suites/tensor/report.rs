@@ -91,15 +91,9 @@ pub struct TensorFile {
     pub kernels: Vec<Row>,
     pub latency: String,
     pub peak: String,
-    pub sass: SassRecord,
+    /// How the SASS was made and the MMA instructions of every kernel.
+    pub sass: crate::report::saved::KernelsSass<MmaSass>,
     pub throughput: String,
-}
-
-/// `tensor.json`'s SASS: how it was made and the MMA instructions of every kernel.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct SassRecord {
-    pub kernels: Vec<MmaSass>,
-    pub status: String,
 }
 
 pub fn write(run: &RunDir, rows: &[Row], sass: &[MmaSass], sass_status: &str) -> Result<()> {
@@ -110,7 +104,7 @@ pub fn write(run: &RunDir, rows: &[Row], sass: &[MmaSass], sass_status: &str) ->
             kernels: rows.to_vec(),
             latency: "cycles per MMA of one dependent chain: one warp (mma.sync) or one warpgroup (wgmma, each committed and waited for)".into(),
             peak: "dense FLOP per clock per SM from the architecture whitepaper (CC 9.0 only)".into(),
-            sass: SassRecord {
+            sass: crate::report::saved::KernelsSass {
                 kernels: sass.to_vec(),
                 status: sass_status.into(),
             },
