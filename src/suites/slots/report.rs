@@ -27,9 +27,13 @@ pub struct WorkloadRow {
     pub active: u64,
     pub idle_extrinsic: u64,
     pub idle_intrinsic: u64,
+    #[serde(deserialize_with = "nan_if_absent")]
     pub f_active: f64,
+    #[serde(deserialize_with = "nan_if_absent")]
     pub f_extrinsic: f64,
+    #[serde(deserialize_with = "nan_if_absent")]
     pub f_intrinsic: f64,
+    #[serde(deserialize_with = "nan_if_absent")]
     pub f_untagged: f64,
     pub static_extrinsic: usize,
     pub static_intrinsic: usize,
@@ -40,6 +44,11 @@ pub struct WorkloadRow {
     pub overhead: f64,
     pub ncu_warp_efficiency: Option<f64>,
     pub ncu_launches: Option<u64>,
+}
+
+/// A fraction that may be of no slots: NaN, which JSON writes as null (an empty CSV field).
+fn nan_if_absent<'de, D: serde::Deserializer<'de>>(input: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(input)?.unwrap_or(f64::NAN))
 }
 
 /// One line of `branches.csv` (the paper's Fig. 6 columns).
@@ -304,7 +313,8 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     let slots: SlotsFile = crate::report::saved::read_json(dir, "slots.json")?;
     let mut r = crate::report::figures::Rows::new("slots", "Lane slots", "slots.json");
-    let pct = |v: f64| Some(100.0 * v);
+    // A fraction of no slots (NaN, written as null) gives no row, as it gave none before.
+    let pct = |v: f64| v.is_finite().then(|| 100.0 * v);
     for row in &slots.rows {
         let w = &row.workload;
         r.push(&format!("{w}: active slots"), pct(row.f_active), "%", None);
@@ -368,5 +378,39 @@ mod tests {
             text.contains("64.3%") && text.contains("25.0%") && text.contains("10.7%"),
             "{text}"
         );
+    }
+
+    /// A workload whose tagged regions never ran has fractions of no slots: NaN, written as
+    /// null in slots.json. The file still reads back, and the summary has no share for it.
+    #[test]
+    fn a_fraction_of_no_slots_reads_back_and_gives_no_row() {
+        let mut empty = row("dot");
+        empty.f_active = f64::NAN;
+        let text = serde_json::to_string(&empty).unwrap();
+        assert!(text.contains("\"f_active\":null"), "{text}");
+        let back: WorkloadRow = serde_json::from_str(&text).unwrap();
+        assert!(back.f_active.is_nan());
+        assert_eq!(back.f_extrinsic, empty.f_extrinsic);
+        let dir = tempfile::tempdir().unwrap();
+        let file = SlotsFile {
+            ncu: NcuCheck::NotRun {
+                reason: "test".into(),
+            },
+            note: String::new(),
+            rows: vec![back, row("bfs")],
+            workloads: Vec::new(),
+        };
+        std::fs::write(
+            dir.path().join("slots.json"),
+            serde_json::to_string(&file).unwrap(),
+        )
+        .unwrap();
+        let figures = figures(dir.path()).unwrap();
+        let active: Vec<_> = figures
+            .iter()
+            .filter(|f| f.quantity.ends_with("active slots"))
+            .map(|f| f.quantity.as_str())
+            .collect();
+        assert_eq!(active, ["bfs: active slots"]);
     }
 }
