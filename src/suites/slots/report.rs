@@ -314,7 +314,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     let slots: SlotsFile = crate::report::saved::read_json(dir, "slots.json")?;
     let mut r = crate::report::figures::Rows::new("slots", "Lane slots", "slots.json");
     // A fraction of no slots (NaN, written as null) gives no row, as it gave none before.
-    let pct = |v: f64| v.is_finite().then(|| 100.0 * v);
+    let pct = |v: f64| v.is_finite().then_some(100.0 * v);
     for row in &slots.rows {
         let w = &row.workload;
         r.push(&format!("{w}: active slots"), pct(row.f_active), "%", None);
