@@ -1,5 +1,5 @@
 //! The figures a suite contributes to the architecture summary, typed: each suite derives them
-//! from its own JSON files (read back through `Deserialize` views, never by string key), writes
+//! from its own JSON files (read back as the types that wrote them, never by string key), writes
 //! them to `figures.json` when it finishes, and the summary and `compare` read them back as
 //! [`Figure`]s.
 
