@@ -46,20 +46,6 @@ pub fn fitted(figure: &Figure) -> bool {
     figure.uncertainty.starts_with("95% CI") || figure.uncertainty == "fit"
 }
 
-/// The confidence a figure states, calibrated ([`Figure::stated_confidence`]) or not
-/// ("uncalibrated confidence 0.50 (…)").
-fn any_stated_confidence(figure: &Figure) -> Option<f64> {
-    figure.stated_confidence().or_else(|| {
-        figure
-            .uncertainty
-            .strip_prefix("uncalibrated confidence ")?
-            .split_whitespace()
-            .next()?
-            .parse()
-            .ok()
-    })
-}
-
 /// `None` where `figure` lies in its domain, else one sentence that names the field, the value
 /// and why (the caller puts the file in front).
 pub fn violation(figure: &Figure) -> Option<String> {
@@ -200,7 +186,7 @@ pub fn violation_in(figure: &Figure, format: u32) -> Option<String> {
             ));
         }
     }
-    if let Some(confidence) = any_stated_confidence(figure)
+    if let Some(confidence) = figure.confidence.map(|c| c.value)
         && !(0.0..=1.0).contains(&confidence)
     {
         return Some(format!(
@@ -236,6 +222,7 @@ mod tests {
         Figure {
             key: "pipeline/int32 add: latency".into(),
             unresolved: None,
+            confidence: None,
             section: "Pipeline".into(),
             quantity: "int32 add: latency".into(),
             value: Some(value),
@@ -247,6 +234,8 @@ mod tests {
             source: "pipeline/pipeline.json".into(),
             per_sm: None,
         }
+        // As a file of format 2 gives it back: the confidence its words state.
+        .read_back()
     }
 
     #[test]

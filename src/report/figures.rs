@@ -40,6 +40,19 @@ pub struct Figure {
     /// the words, which the one migration table ([`Figure::standing_from_words`]) reads back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unresolved: Option<Unresolved>,
+    /// The confidence an inferred figure states, where it states one (its words say it too).
+    /// Files of format [`TYPED_STATUS`] on hold it here; older ones only in the words, which
+    /// the migration table reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
+}
+
+/// An inference's confidence: the probability that the value is right, calibrated (by the
+/// calibration study, on simulated caches) or not (a heuristic no study stands behind).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Confidence {
+    pub value: f64,
+    pub calibrated: bool,
 }
 
 /// The first run-directory format whose files write every figure's status in `unresolved`
@@ -67,6 +80,8 @@ struct SavedFigure {
     per_sm: Option<Vec<Option<f64>>>,
     #[serde(default)]
     unresolved: Option<Unresolved>,
+    #[serde(default)]
+    confidence: Option<Confidence>,
 }
 
 impl From<SavedFigure> for Figure {
@@ -87,6 +102,7 @@ impl From<SavedFigure> for Figure {
             source: saved.source,
             per_sm: saved.per_sm,
             unresolved: saved.unresolved,
+            confidence: saved.confidence,
         }
     }
 }
@@ -157,13 +173,29 @@ impl Reason {
 pub const LEAST_CONFIDENCE: f64 = 0.5;
 
 impl Figure {
-    /// The inference confidence the figure states (`confidence 0.84`, or `confidence 0.84;
-    /// off by up to …`), if it states one.
+    /// The calibrated confidence the figure states, if it states one.
     pub fn stated_confidence(&self) -> Option<f64> {
-        self.uncertainty
-            .strip_prefix("confidence ")
-            .and_then(|c| c.split(';').next())
-            .and_then(|c| c.trim().parse().ok())
+        self.confidence.filter(|c| c.calibrated).map(|c| c.value)
+    }
+
+    /// The confidence the figure's words state, as every format before [`TYPED_STATUS`]
+    /// wrote it: `confidence 0.84` (or `confidence 0.84; off by up to …`), calibrated, or
+    /// `uncalibrated confidence 0.50 (…)`. Part of the migration table.
+    fn confidence_in_words(&self) -> Option<Confidence> {
+        if let Some(rest) = self.uncertainty.strip_prefix("confidence ") {
+            let value = rest.split(';').next()?.trim().parse().ok()?;
+            Some(Confidence {
+                value,
+                calibrated: true,
+            })
+        } else {
+            let rest = self.uncertainty.strip_prefix("uncalibrated confidence ")?;
+            let value = rest.split_whitespace().next()?.parse().ok()?;
+            Some(Confidence {
+                value,
+                calibrated: false,
+            })
+        }
     }
 
     /// Whether the figure is one the run could not settle ([`Figure::unresolved`]).
@@ -183,8 +215,12 @@ impl Figure {
     }
 
     /// For a figure read from a file older than [`TYPED_STATUS`], which wrote an inference's
-    /// standing in words only: leaves it unresolved for what its words state.
+    /// confidence and standing in words only: takes the confidence its words state, and
+    /// leaves it unresolved for the standing they state.
     pub fn migrate_standing(&mut self) {
+        if self.confidence.is_none() {
+            self.confidence = self.confidence_in_words();
+        }
         if let Some(reason) = self.standing_from_words() {
             self.settle(reason);
         }
@@ -295,6 +331,7 @@ impl Figure {
             source: "x".into(),
             per_sm: None,
             unresolved: None,
+            confidence: None,
         }
         .read_back()
     }
@@ -465,6 +502,7 @@ impl Rows {
         self.figures.push(Figure {
             key: key.unwrap_or_else(|| super::keys::plain(self.suite, quantity)),
             unresolved: None,
+            confidence: None,
             section: self.section.into(),
             quantity: quantity.into(),
             value,
@@ -507,6 +545,17 @@ impl Rows {
     pub fn settle(&mut self, reason: Reason) {
         if let Some(last) = self.added() {
             last.settle(reason);
+        }
+    }
+
+    /// States the confidence of the row added last (its words state it too, to two decimals:
+    /// the label the caller gave it; the typed value is the one the words state).
+    pub fn confidence(&mut self, confidence: Option<Confidence>) {
+        if let Some(last) = self.added() {
+            last.confidence = confidence.map(|c| Confidence {
+                value: format!("{:.2}", c.value).parse().unwrap_or(c.value),
+                ..c
+            });
         }
     }
 
@@ -560,6 +609,10 @@ impl Rows {
         confidence: Option<f64>,
     ) {
         self.labelled(quantity, value, unit, confidence_label(confidence));
+        self.confidence(confidence.map(|value| Confidence {
+            value,
+            calibrated: true,
+        }));
         if confidence.is_some_and(|c| c < LEAST_CONFIDENCE) {
             self.settle(Reason::LowConfidence);
         }

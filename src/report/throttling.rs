@@ -76,6 +76,7 @@ mod tests {
         Figure {
             key: "sync/barrier cost".into(),
             unresolved: None,
+            confidence: None,
             section: "Sync".into(),
             quantity: "barrier cost".into(),
             value: Some(20.0),

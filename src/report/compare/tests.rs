@@ -4,6 +4,7 @@ fn figure(quantity: &str, value: f64, interval: Option<(f64, f64)>) -> Figure {
     Figure {
         key: crate::report::keys::from_words("S", quantity),
         unresolved: None,
+        confidence: None,
         section: "S".into(),
         quantity: quantity.into(),
         value: Some(value),

@@ -472,6 +472,7 @@ mod tests {
         let figure = |section: &str, quantity: &str, value: f64, unit: &str| Figure {
             key: crate::report::keys::from_words(section, quantity),
             unresolved: None,
+            confidence: None,
             section: section.into(),
             quantity: quantity.into(),
             value: Some(value),
@@ -566,6 +567,7 @@ mod tests {
         let figure = |quantity: &str, value: f64| Figure {
             key: crate::report::keys::from_words("Atomics", quantity),
             unresolved: None,
+            confidence: None,
             section: "Atomics".into(),
             quantity: quantity.into(),
             value: Some(value),

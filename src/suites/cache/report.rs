@@ -447,7 +447,11 @@ fn level_rows(
     } else {
         crate::report::figures::confidence_label_held_out(c, level.held_out_gap)
     };
-    // The geometry rows' standing, as their words state it.
+    // The geometry rows' confidence and standing, as their words state them.
+    let confidence = c.map(|value| crate::report::figures::Confidence {
+        value,
+        calibrated: !steps_only,
+    });
     let standing = match c {
         Some(_) if steps_only => Some(Reason::Uncalibrated),
         Some(c) if c < crate::report::figures::LEAST_CONFIDENCE => Some(Reason::LowConfidence),
@@ -470,6 +474,7 @@ fn level_rows(
             "bytes",
             Some((low, high, &claim)),
         );
+        r.confidence(confidence);
         if let Some(standing) = standing {
             r.settle(standing);
         }
@@ -491,6 +496,7 @@ fn level_rows(
             unit,
             geometry_label.clone(),
         );
+        r.confidence(confidence);
         if let Some(standing) = standing {
             r.settle(standing);
         }
@@ -667,6 +673,10 @@ fn tlb_figures(tlb: &TlbSummary, r: &mut crate::report::figures::Rows) {
             "bytes",
             uncalibrated(Some(level.confidence)),
         );
+        r.confidence(Some(crate::report::figures::Confidence {
+            value: level.confidence,
+            calibrated: false,
+        }));
         r.settle(Reason::Uncalibrated);
     }
     // The page size is the knee of a rise of a few cycles (the TLB sweep's), whose
@@ -683,7 +693,11 @@ fn tlb_figures(tlb: &TlbSummary, r: &mut crate::report::figures::Rows) {
                 format!("uncalibrated confidence {c:.2} (the knee of a stride sweep a few cycles high)")
             }),
     );
-    if tlb.page.is_some() {
+    if let Some(page) = &tlb.page {
+        r.confidence(Some(crate::report::figures::Confidence {
+            value: page.confidence,
+            calibrated: false,
+        }));
         r.settle(Reason::Uncalibrated);
     }
 }
