@@ -673,11 +673,7 @@ fn tlb_figures(tlb: &TlbSummary, r: &mut crate::report::figures::Rows) {
             "bytes",
             uncalibrated(Some(level.confidence)),
         );
-        r.confidence(Some(crate::report::figures::Confidence {
-            value: level.confidence,
-            calibrated: false,
-        }));
-        r.settle(Reason::Uncalibrated);
+        stated_uncalibrated(r, level.confidence);
     }
     // The page size is the knee of a rise of a few cycles (the TLB sweep's), whose
     // heuristic confidence no study calibrated: it read 16 KiB and 16 MiB, each at 0.50,
@@ -694,12 +690,18 @@ fn tlb_figures(tlb: &TlbSummary, r: &mut crate::report::figures::Rows) {
             }),
     );
     if let Some(page) = &tlb.page {
-        r.confidence(Some(crate::report::figures::Confidence {
-            value: page.confidence,
-            calibrated: false,
-        }));
-        r.settle(Reason::Uncalibrated);
+        stated_uncalibrated(r, page.confidence);
     }
+}
+
+/// The row added last states `confidence`, a heuristic no calibration stands behind: typed
+/// so, and unresolved for it.
+fn stated_uncalibrated(r: &mut crate::report::figures::Rows, confidence: f64) {
+    r.confidence(Some(crate::report::figures::Confidence {
+        value: confidence,
+        calibrated: false,
+    }));
+    r.settle(Reason::Uncalibrated);
 }
 
 /// The label of a confidence no calibration stands behind: a step reading's heuristic.
