@@ -4,18 +4,19 @@
 //! damaged or hand-edited file (a latency of −5 cycles, a confidence of 1.4, a median outside
 //! its own min–max) is refused in one sentence instead of being drawn or summarised.
 //!
-//! A figure is one of two kinds:
+//! A figure's [`Domain`], which the suite sets where it makes the figure, is one of:
 //! - **measured** (a median, a minimum, a plateau, a rate, a count, a size a level was read
 //!   at): never negative; a size or a count of blocks, warps, registers, or a count with no
 //!   unit (ways, sets), is a whole number, and a count, a size or a clock more than zero; a
-//!   fraction lies in [0, 1] and a per-cent share in [0, 100] (a relative error may exceed it);
-//! - **fitted** (an estimate with a 95 % CI, or labelled `fit`): a slope or a difference, which
-//!   may be negative or fractional, so only finiteness and its interval are checked.
+//!   fraction lies in [0, 1] and a per-cent share in [0, 100];
+//! - **a relative error** in per cent: as measured, but it may exceed 100 %;
+//! - **fitted** (an estimate with a 95 % CI, a fit): a slope or a difference, which may be
+//!   negative or fractional, so only finiteness and its interval are checked.
 //!
-//! For both, a stated confidence lies in [0, 1] and an interval holds its value
+//! For all three, a stated confidence lies in [0, 1] and an interval holds its value
 //! (low ≤ value ≤ high).
 
-use super::figures::Figure;
+use super::figures::{Domain, Figure};
 
 /// Units whose measured values are whole numbers.
 const WHOLE_UNITS: [&str; 6] = [
@@ -31,19 +32,13 @@ const WHOLE_UNITS: [&str; 6] = [
 /// partitions), a size, a clock.
 const POSITIVE_UNITS: [&str; 3] = ["", "bytes", "MHz"];
 
-/// Whether a per-cent figure is a relative error (which may exceed 100 %) rather than a share
-/// of a whole (active slots, a fraction of a peak, an efficiency), which may not.
-fn relative_error(figure: &Figure) -> bool {
-    figure.quantity.contains("error")
-}
-
 /// How far a value may sit outside its interval before it is refused: the rounding of a
 /// number written with a few decimals.
 const INTERVAL_SLACK: f64 = 1e-9;
 
 /// Whether `figure` is a fitted coefficient (a slope, an intercept, a difference of fits).
 pub fn fitted(figure: &Figure) -> bool {
-    figure.uncertainty.starts_with("95% CI") || figure.uncertainty == "fit"
+    figure.domain == Domain::Fitted
 }
 
 /// `None` where `figure` lies in its domain, else one sentence that names the field, the value
@@ -138,7 +133,7 @@ pub fn violation_in(figure: &Figure, format: u32) -> Option<String> {
                 "{field} of {what} is {x}, but a fraction lies between 0 and 1"
             ));
         }
-        if figure.unit == "%" && x > 100.0 && !relative_error(figure) {
+        if figure.unit == "%" && x > 100.0 && figure.domain != Domain::RelativeError {
             return Some(format!(
                 "{field} of {what} is {x} %, but a share lies between 0 and 100 %"
             ));
@@ -233,6 +228,12 @@ mod tests {
             text: None,
             source: "pipeline/pipeline.json".into(),
             per_sm: None,
+            // As the suites make an estimate with its CI (`Rows::estimate`).
+            domain: if uncertainty == "95% CI" {
+                Domain::Fitted
+            } else {
+                Domain::Measured
+            },
         }
         // As a file of format 2 gives it back: the confidence its words state.
         .read_back()
@@ -306,9 +307,17 @@ mod tests {
         for (f, ok) in cases {
             assert_eq!(violation(&f).is_none(), ok, "{f:?}: {:?}", violation(&f));
         }
+        // The domain is the figure's, not its words': a quantity named an error but made as a
+        // share is held to 100 %, one made as a relative error is not.
         let mut error = figure(170.0, "%", "", None);
         error.quantity = "double loop predicted from the single: max error".into();
+        assert!(violation(&error).is_some());
+        error.domain = Domain::RelativeError;
         assert!(violation(&error).is_none(), "{:?}", violation(&error));
+        assert!(violation(&figure(-1.0, "%", "", None)).is_some());
+        let mut negative_error = figure(-1.0, "%", "", None);
+        negative_error.domain = Domain::RelativeError;
+        assert!(violation(&negative_error).is_some());
     }
 
     proptest! {

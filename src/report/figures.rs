@@ -45,6 +45,24 @@ pub struct Figure {
     /// the migration table reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<Confidence>,
+    /// What values its quantity can take ([`super::domain`]): set where the suite makes the
+    /// figure; files written before it was recorded give it through the migration table.
+    pub domain: Domain,
+}
+
+/// What values a figure's quantity can take, which [`super::domain`] holds it to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Domain {
+    /// A median, a minimum, a plateau, a rate, a count, a size: never negative; a share of a
+    /// whole at most all of it.
+    #[default]
+    Measured,
+    /// A fitted coefficient (a slope, an intercept, a difference of fits, an estimate with its
+    /// 95 % CI): any sign, any fraction.
+    Fitted,
+    /// A relative error in per cent: never negative, and it may exceed 100 %.
+    RelativeError,
 }
 
 /// An inference's confidence: the probability that the value is right, calibrated (by the
@@ -82,6 +100,9 @@ struct SavedFigure {
     unresolved: Option<Unresolved>,
     #[serde(default)]
     confidence: Option<Confidence>,
+    /// Absent in files written before domains were recorded: [`Domain::from_words`] gives it.
+    #[serde(default)]
+    domain: Option<Domain>,
 }
 
 impl From<SavedFigure> for Figure {
@@ -89,6 +110,9 @@ impl From<SavedFigure> for Figure {
         let key = saved
             .key
             .unwrap_or_else(|| super::keys::from_words(&saved.section, &saved.quantity));
+        let domain = saved
+            .domain
+            .unwrap_or_else(|| Domain::from_words(&saved.quantity, &saved.uncertainty));
         Figure {
             key,
             section: saved.section,
@@ -103,6 +127,22 @@ impl From<SavedFigure> for Figure {
             per_sm: saved.per_sm,
             unresolved: saved.unresolved,
             confidence: saved.confidence,
+            domain,
+        }
+    }
+}
+
+impl Domain {
+    /// The migration table's part for domains: a figure's domain as the words of files
+    /// written before domains were recorded state it (an estimate's `95% CI`, a fit's `fit`,
+    /// a quantity that is an `error`). No other code reads a domain from a figure's words.
+    fn from_words(quantity: &str, uncertainty: &str) -> Domain {
+        if uncertainty.starts_with("95% CI") || uncertainty == "fit" {
+            Domain::Fitted
+        } else if quantity.contains("error") {
+            Domain::RelativeError
+        } else {
+            Domain::Measured
         }
     }
 }
@@ -332,6 +372,7 @@ impl Figure {
             per_sm: None,
             unresolved: None,
             confidence: None,
+            domain: Domain::from_words(quantity, uncertainty),
         }
         .read_back()
     }
@@ -513,6 +554,7 @@ impl Rows {
             text: text.map(str::to_string),
             source: self.source.clone(),
             per_sm: None,
+            domain: Domain::Measured,
         });
     }
 
@@ -537,6 +579,14 @@ impl Rows {
     pub fn at_most(&mut self, ceiling: Option<&Ceiling>) {
         if let (Some(last), Some(ceiling)) = (self.added(), ceiling) {
             hold(last, ceiling);
+        }
+    }
+
+    /// Gives the row added last the values its quantity can take (a row is
+    /// [`Domain::Measured`] unless told).
+    pub fn domain(&mut self, domain: Domain) {
+        if let Some(last) = self.added() {
+            last.domain = domain;
         }
     }
 
@@ -590,6 +640,7 @@ impl Rows {
             _ => None,
         };
         self.push(quantity, v.estimate, unit, interval);
+        self.domain(Domain::Fitted);
     }
 
     /// The median with the range.

@@ -87,6 +87,7 @@ mod tests {
             text: None,
             source: source.into(),
             per_sm: None,
+            domain: crate::report::figures::Domain::Measured,
         }
     }
 

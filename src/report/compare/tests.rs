@@ -19,6 +19,11 @@ fn figure(quantity: &str, value: f64, interval: Option<(f64, f64)>) -> Figure {
         text: None,
         source: "x".into(),
         per_sm: None,
+        domain: if interval.is_some() {
+            crate::report::figures::Domain::Fitted
+        } else {
+            crate::report::figures::Domain::Measured
+        },
     }
 }
 

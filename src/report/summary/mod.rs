@@ -483,6 +483,7 @@ mod tests {
             text: None,
             source: "p.json".into(),
             per_sm: None,
+            domain: Default::default(),
         };
         let figures = [
             figure("Pipeline", "fp32 add latency", 4.23, "cycles"),
@@ -578,6 +579,7 @@ mod tests {
             text: None,
             source: "atomics/atomics.json".into(),
             per_sm: None,
+            domain: Default::default(),
         };
         let summary_of = |figures: Vec<Figure>| Summary {
             format: None,

@@ -243,7 +243,7 @@ const LINEAR_R_SQUARED: f64 = 0.99;
 /// is linear in M, the stack model's verdict and prediction error, and the push / pop split
 /// where measured.
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
-    use crate::report::figures::{EstimateView, Rows};
+    use crate::report::figures::{Domain, EstimateView, Rows};
     use crate::report::saved::{read_json, read_json_optional};
     use super::split_report::SplitFile;
     // The rows take an interval as a view whose parts may be missing.
@@ -291,6 +291,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
             "%",
             None,
         );
+        r.domain(Domain::RelativeError);
     }
     if let Some(split) = read_json_optional::<SplitFile>(dir, "split.json")? {
         r.from("split.json").estimate(

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::analysis::growth_per_block;
 use super::measure::{PATTERNS, Results};
 use crate::analysis::linear_fit::Interval;
-use crate::report::figures::{Figure, Rows};
+use crate::report::figures::{Domain, Figure, Rows};
 use crate::report::plot::{self, BLUE, GREEN, ORANGE, RED};
 use crate::report::run_dir::RunDir;
 
@@ -348,6 +348,7 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             "cycles",
             Some((slope.ci95_low, slope.ci95_high, "95% CI")),
         );
+        r.domain(Domain::Fitted);
     }
     r.from("dsm-occupancy.csv");
     let largest = saved

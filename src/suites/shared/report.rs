@@ -141,7 +141,7 @@ pub fn draw(
 
 /// The summary's shared-memory rows: load latency and the cost per bank-conflict way.
 pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
-    use crate::report::figures::Rows;
+    use crate::report::figures::{Domain, Rows};
     let shared: SharedFile = crate::report::saved::read_json(dir, "shared.json")?;
     let mut r = Rows::new("shared", "Shared memory", "shared.json");
     r.push(
@@ -158,6 +158,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
             "cycles",
             Some((cost.ci95_low, cost.ci95_high, "95% CI")),
         );
+        r.domain(Domain::Fitted);
     }
     Ok(r.finish())
 }

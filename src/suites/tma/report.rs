@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::analysis::{Capacity, capacity, same_capacity};
 use super::measure::Results;
-use crate::report::figures::{Figure, Rows};
+use crate::report::figures::{Domain, Figure, Rows};
 use crate::report::plot::{self, BLUE, GREEN, ORANGE, RED};
 use crate::report::run_dir::RunDir;
 
@@ -296,18 +296,21 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             "cycles",
             "fit".into(),
         );
+        r.domain(Domain::Fitted);
         r.labelled(
             &format!("{what} latency, from memory"),
             Some(f.miss_cycles),
             "cycles",
             "fit".into(),
         );
+        r.domain(Domain::Fitted);
         r.push(
             &format!("{what}: capacity before misses"),
             Some(f.capacity_bytes),
             "bytes",
             Some((f.capacity_low_bytes, f.capacity_high_bytes, "95% CI")),
         );
+        r.domain(Domain::Fitted);
     }
     if let (Some(t), Some(l)) = (tma, load) {
         r.text(
