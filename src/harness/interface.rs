@@ -3,7 +3,8 @@
 //! and the figures `report` re-draws. A suite implements [`SuiteDef`] (its subcommand as
 //! constants and an argument type, and the rest); [`Suite`], the object-safe interface `all`,
 //! `report`, the summary and the CLI walk (through `app::registry::SUITES`), follows from it.
-//! A suite that leaves out any part does not compile (every item but `curves` is required).
+//! A suite that leaves out any part does not compile (every item but `curves`, `plan` and
+//! `kernels_to_prebuild` is required).
 
 use std::path::Path;
 
@@ -20,6 +21,12 @@ use crate::report::figures::Figure;
 use crate::report::metadata::SavedMetadata;
 use crate::report::overlay::Curve;
 use crate::report::run_dir::RunDir;
+
+/// A suite's measurement: its settings in, a new run directory out ([`SuiteDef::RUN`]).
+pub type Measure<Args> = fn(&Args) -> Result<()>;
+
+/// What reads a suite's figures from its run directory ([`SuiteDef::FIGURES`]).
+pub type ReadFigures = fn(&Path) -> Result<Vec<Figure>>;
 
 pub trait Suite: Sync {
     /// The subcommand, the `suite` of its metadata.json and the stem of its `all` entries.
@@ -66,11 +73,18 @@ pub trait SuiteDef: Sync {
     /// clap's defaults ([`super::plan::defaults`]).
     type Args: Args + FromArgMatches + Serialize + DeserializeOwned;
     /// Measures into a new run directory.
-    fn run(args: &Self::Args) -> Result<()>;
-    /// As [`Suite::plan`].
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite>;
-    /// As [`Suite::figures`].
-    fn figures(&self, dir: &Path) -> Result<Vec<Figure>>;
+    const RUN: Measure<Self::Args>;
+    /// As [`Suite::figures`]: the summary's rows from its files.
+    const FIGURES: ReadFigures;
+    /// The settings `all` runs it with (a full run, or `quick`) and the GPU seconds its entry
+    /// is planned at ([`PlannedSuite::new`]); a suite of several entries states one of them
+    /// here and the rest in its [`SuiteDef::plan`].
+    fn in_all(quick: bool) -> (Self::Args, f64);
+    /// As [`Suite::plan`]: one entry, named as the suite, of [`SuiteDef::in_all`].
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        let (settings, seconds) = Self::in_all(quick);
+        vec![PlannedSuite::new::<Self>(Self::NAME, &settings, seconds)]
+    }
     /// As [`Suite::redraw`].
     fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()>;
     /// As [`Suite::curves`]; a suite whose figures are one value per quantity (bars, verdicts)
@@ -116,7 +130,7 @@ impl<T: SuiteDef> Suite for T {
             .map_err(|e| UsageError::new(e.to_string()))?;
         crate::gpu::conditions::set_allow_shared(conditions.allow_shared);
         super::suite::request(serde_json::to_value(&args)?);
-        T::run(&args)
+        T::RUN(&args)
     }
 
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
@@ -124,7 +138,7 @@ impl<T: SuiteDef> Suite for T {
     }
 
     fn figures(&self, dir: &Path) -> Result<Vec<Figure>> {
-        SuiteDef::figures(self, dir)
+        T::FIGURES(dir)
     }
 
     fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {

@@ -10,5 +10,5 @@ pub mod sharing;
 pub mod suite;
 pub mod worker;
 
-pub use interface::{Redraw, SavedRun, Suite, SuiteDef};
+pub use interface::{Measure, ReadFigures, Redraw, SavedRun, Suite, SuiteDef};
 pub use plan::{PlannedSuite, defaults};

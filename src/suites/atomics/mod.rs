@@ -15,7 +15,7 @@ use self::measure::{self as atomics, Plan};
 use self::report as atomics_report;
 use crate::error::UsageError;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 
 /// The largest chain the suite builds on the host, in MiB.
 const MAX_FOOTPRINT_MIB: u64 = 1024;
@@ -128,15 +128,12 @@ impl crate::harness::SuiteDef for Atomics {
     const ABOUT: &'static str = "Atomics: atom/red latency and throughput on global and shared memory under contention (Luo et al. 2024)";
     type Args = AtomicsArgs;
 
-    fn run(args: &AtomicsArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<AtomicsArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "atomics",
-                &AtomicsArgs {
+    fn in_all(quick: bool) -> (AtomicsArgs, f64) {
+        if quick {
+            (
+                AtomicsArgs {
                     repeats: 1,
                     // Half the storm: the suite's GPU time on an H200 fell from 1.1 to 0.8 s
                     // (each storm's probe and calibration launches are the rest); a storm
@@ -147,13 +144,11 @@ impl crate::harness::SuiteDef for Atomics {
                 1.0,
             )
         } else {
-            PlannedSuite::new::<Self>("atomics", &defaults(), 1.2)
-        }]
+            (defaults(), 1.2)
+        }
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        atomics_report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = atomics_report::figures;
 
     fn redraw(
         &self,

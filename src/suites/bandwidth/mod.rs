@@ -21,7 +21,7 @@ use self::report::{
 use crate::experiments::copy_engines;
 use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel};
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 pub use settings::BandwidthArgs;
 
 pub fn run(args: &BandwidthArgs) -> Result<()> {
@@ -345,16 +345,13 @@ impl crate::harness::SuiteDef for Bandwidth {
     const ABOUT: &'static str = "Read, write and copy bandwidth against footprint for shared memory, L1, L2 and DRAM, with the footprints where each level falls off";
     type Args = BandwidthArgs;
 
-    fn run(args: &BandwidthArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<BandwidthArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "bandwidth",
-                // Launches of 0.25 ms: the launch overhead (a few microseconds) stays near 1 %.
-                &BandwidthArgs {
+    fn in_all(quick: bool) -> (BandwidthArgs, f64) {
+        if quick {
+            // Launches of 0.25 ms: the launch overhead (a few microseconds) stays near 1 %.
+            (
+                BandwidthArgs {
                     repeats: 2,
                     points_per_doubling: 1,
                     min_ms: 0.25,
@@ -367,20 +364,17 @@ impl crate::harness::SuiteDef for Bandwidth {
             // Launches of 1 ms (not the default 2): a point's spread over its repeats stays
             // well under the figures' 5 % (bandwidth.json keeps each point's range). The L2's
             // headline figures keep the default 8 ms, where they repeat between runs.
-            PlannedSuite::new::<Self>(
-                "bandwidth",
-                &BandwidthArgs {
+            (
+                BandwidthArgs {
                     min_ms: 1.0,
                     ..defaults()
                 },
                 3.5,
             )
-        }]
+        }
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = report::figures;
 
     fn redraw(
         &self,

@@ -16,7 +16,7 @@ use self::report as branch_report;
 use self::settings::Recorded;
 use crate::error::UsageError;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 
 pub fn run(args: &BranchArgs) -> Result<()> {
     if args.work == 0 || args.work > 100_000 {
@@ -90,21 +90,16 @@ pub struct Branch;
 
 impl crate::harness::SuiteDef for Branch {
     const NAME: &'static str = "branch";
-    const ABOUT: &'static str =
-        "Which path of a 32-way divergent branch runs first (Wong Listing 3), and warp overlap";
+    const ABOUT: &'static str = "Which path of a 32-way divergent branch runs first (Wong Listing 3), and warp overlap";
     type Args = BranchArgs;
 
-    fn run(args: &BranchArgs) -> Result<()> {
-        run(args)
+    const RUN: crate::harness::Measure<BranchArgs> = run;
+
+    fn in_all(_quick: bool) -> (BranchArgs, f64) {
+        (defaults(), 0.3)
     }
 
-    fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
-        vec![PlannedSuite::new::<Self>("branch", &defaults(), 0.3)]
-    }
-
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        self::report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
     fn redraw(
         &self,

@@ -25,86 +25,27 @@ const ALL_SPACES: [&str; 9] = [
 
 impl crate::harness::SuiteDef for Cache {
     const NAME: &'static str = "cache";
-    const ABOUT: &'static str =
-        "Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4)";
+    const ABOUT: &'static str = "Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4)";
     const EXAMPLES: &'static [&'static str] = &["--space texture", "--space l2 --resolution 512"];
     type Args = CacheArgs;
 
-    fn run(args: &CacheArgs) -> Result<()> {
-        run(args)
+    const RUN: crate::harness::Measure<CacheArgs> = run;
+
+    /// The global space's entry (the others are in [`entry`]).
+    fn in_all(quick: bool) -> (CacheArgs, f64) {
+        entry("global", quick)
     }
 
+    /// One entry per space: `cache-global`, `cache-l2`, ….
     fn plan(&self, quick: bool) -> Vec<crate::harness::PlannedSuite> {
         ALL_SPACES
             .iter()
             .map(|&space| {
-                let mut settings = CacheArgs {
-                    space: <SpaceChoice as clap::ValueEnum>::from_str(space, false)
-                        .expect("ALL_SPACES are clap's names of the spaces"),
-                    ..crate::harness::defaults()
-                };
-                // The L2 and instruction sweeps are the long ones (each L2 point chases tens of
-                // MiB, each instruction point is a JIT compile): fewer fine points there. The L2
-                // keeps its one-line stride: a stride past the line would overstate the
-                // footprint it caches.
-                let estimate = match (space, quick) {
-                    // Bisected to 1/64 of the footprint (about 0.4 MiB at 24 MiB) rather
-                    // than 1/512: three halvings fewer per edge.
-                    // Its loads timed over the first 4 MiB of each chain, not 32.
-                    ("l2", true) => {
-                        settings.fine_points = Some(2);
-                        settings.resolution = 64;
-                        settings.timed_span_mib = 4;
-                        0.9
-                    }
-                    ("l2", false) => {
-                        settings.fine_points = Some(4);
-                        4.9
-                    }
-                    // The plateau past the last level is flat from about 145 KiB on (H100, H200):
-                    // ending at 256 KiB halves the largest kernels the driver compiles. Quick
-                    // bisects to 1/16 of the code size and measures two fine points: after the
-                    // coarse grid, one round of compiles on the committed H200 curve, where
-                    // more rounds had outlasted every other suite (at 1/32 it was the last to
-                    // finish a cold `all --quick` on an H200, 10.2 s).
-                    ("instruction", true) => {
-                        settings.stride = Some(256);
-                        settings.fine_points = Some(2);
-                        settings.max_bytes = Some(262144);
-                        settings.resolution = 16;
-                        0.5
-                    }
-                    ("instruction", false) => {
-                        settings.stride = Some(64);
-                        settings.fine_points = Some(4);
-                        settings.max_bytes = Some(262144);
-                        0.6
-                    }
-                    // Ending at 1 MiB, past the L1 (256 KiB on Hopper) and on the L2's plateau,
-                    // rather than at 4 MiB: most of these sweeps' GPU time is their largest
-                    // footprints. Without the conflict experiment (about 230 chases each).
-                    ("global" | "readonly" | "texture", true) => {
-                        settings.fine_points = Some(16);
-                        settings.max_bytes = Some(1048576);
-                        settings.no_conflict = true;
-                        0.6
-                    }
-                    (_, true) => {
-                        settings.fine_points = Some(16);
-                        0.4
-                    }
-                    // The L1 against the shared memory the carveout asks for: three sweeps
-                    // more (a line of slope -1 gives the unified size and what the L1 keeps).
-                    ("global", false) => {
-                        settings.carveout = vec![0, 50, 100];
-                        2.0
-                    }
-                    _ => 1.0,
-                };
+                let (settings, seconds) = entry(space, quick);
                 let planned = crate::harness::PlannedSuite::new::<Self>(
                     &format!("cache-{space}"),
                     &settings,
-                    estimate,
+                    seconds,
                 );
                 // Its compiles, off the GPU, are the longest host work of any suite.
                 if space == "instruction" {
@@ -116,9 +57,7 @@ impl crate::harness::SuiteDef for Cache {
             .collect()
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        cache_report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = cache_report::figures;
 
     fn redraw(
         &self,
@@ -218,4 +157,72 @@ impl crate::harness::SuiteDef for Cache {
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());
         Ok(cache_report::curves(&space, &points))
     }
+}
+
+/// The settings `all` runs the sweep of `space` with, and the GPU seconds it is planned at.
+fn entry(space: &str, quick: bool) -> (CacheArgs, f64) {
+    let mut settings = CacheArgs {
+        space: <SpaceChoice as clap::ValueEnum>::from_str(space, false)
+            .expect("ALL_SPACES are clap's names of the spaces"),
+        ..crate::harness::defaults()
+    };
+    // The L2 and instruction sweeps are the long ones (each L2 point chases tens of
+    // MiB, each instruction point is a JIT compile): fewer fine points there. The L2
+    // keeps its one-line stride: a stride past the line would overstate the
+    // footprint it caches.
+    let seconds = match (space, quick) {
+        // Bisected to 1/64 of the footprint (about 0.4 MiB at 24 MiB) rather
+        // than 1/512: three halvings fewer per edge.
+        // Its loads timed over the first 4 MiB of each chain, not 32.
+        ("l2", true) => {
+            settings.fine_points = Some(2);
+            settings.resolution = 64;
+            settings.timed_span_mib = 4;
+            0.9
+        }
+        ("l2", false) => {
+            settings.fine_points = Some(4);
+            4.9
+        }
+        // The plateau past the last level is flat from about 145 KiB on (H100, H200):
+        // ending at 256 KiB halves the largest kernels the driver compiles. Quick
+        // bisects to 1/16 of the code size and measures two fine points: after the
+        // coarse grid, one round of compiles on the committed H200 curve, where
+        // more rounds had outlasted every other suite (at 1/32 it was the last to
+        // finish a cold `all --quick` on an H200, 10.2 s).
+        ("instruction", true) => {
+            settings.stride = Some(256);
+            settings.fine_points = Some(2);
+            settings.max_bytes = Some(262144);
+            settings.resolution = 16;
+            0.5
+        }
+        ("instruction", false) => {
+            settings.stride = Some(64);
+            settings.fine_points = Some(4);
+            settings.max_bytes = Some(262144);
+            0.6
+        }
+        // Ending at 1 MiB, past the L1 (256 KiB on Hopper) and on the L2's plateau,
+        // rather than at 4 MiB: most of these sweeps' GPU time is their largest
+        // footprints. Without the conflict experiment (about 230 chases each).
+        ("global" | "readonly" | "texture", true) => {
+            settings.fine_points = Some(16);
+            settings.max_bytes = Some(1048576);
+            settings.no_conflict = true;
+            0.6
+        }
+        (_, true) => {
+            settings.fine_points = Some(16);
+            0.4
+        }
+        // The L1 against the shared memory the carveout asks for: three sweeps
+        // more (a line of slope -1 gives the unified size and what the L1 keeps).
+        ("global", false) => {
+            settings.carveout = vec![0, 50, 100];
+            2.0
+        }
+        _ => 1.0,
+    };
+    (settings, seconds)
 }

@@ -20,7 +20,7 @@ use crate::experiments::clock::{
     measure_two_timers,
 };
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 
 pub fn run(args: &ClockArgs) -> Result<()> {
     if args.pairs == 0 || args.pairs > 1 << 20 {
@@ -127,21 +127,16 @@ pub struct Clock;
 
 impl crate::harness::SuiteDef for Clock {
     const NAME: &'static str = "clock";
-    const ABOUT: &'static str =
-        "Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5)";
+    const ABOUT: &'static str = "Timer overheads, the SM clock, and whether SMs share one cycle counter (Wong Fig. 5)";
     type Args = ClockArgs;
 
-    fn run(args: &ClockArgs) -> Result<()> {
-        run(args)
+    const RUN: crate::harness::Measure<ClockArgs> = run;
+
+    fn in_all(_quick: bool) -> (ClockArgs, f64) {
+        (defaults(), 0.2)
     }
 
-    fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
-        vec![PlannedSuite::new::<Self>("clock", &defaults(), 0.2)]
-    }
-
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        self::report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
     fn redraw(
         &self,
@@ -150,8 +145,7 @@ impl crate::harness::SuiteDef for Clock {
     ) -> Result<()> {
         let stamps: Vec<crate::analysis::clock::BlockStamp> =
             crate::report::saved::read_csv(run.dir, "clock_scope.csv")?;
-        let file: clock_report::ClockFile =
-            crate::report::saved::read_json(run.dir, "clock.json")?;
+        let file: clock_report::ClockFile = crate::report::saved::read_json(run.dir, "clock.json")?;
         let scope = counter_scope(&stamps, file.sm_clock.mhz);
         let title = run.title(clock_report::TITLE);
         out.plot("clock", |p| {

@@ -333,34 +333,30 @@ pub struct Divergence;
 
 impl crate::harness::SuiteDef for Divergence {
     const NAME: &'static str = "divergence";
-    const ABOUT: &'static str =
-        "Cost of thread divergence in single and double loops (Białas & Strzelecki)";
-    const EXAMPLES: &'static [&'static str] = &["--samples 256", "--kernel double --pattern random"];
+    const ABOUT: &'static str = "Cost of thread divergence in single and double loops (Białas & Strzelecki)";
+    const EXAMPLES: &'static [&'static str] =
+        &["--samples 256", "--kernel double --pattern random"];
     type Args = DivergenceArgs;
 
-    fn run(args: &DivergenceArgs) -> Result<()> {
-        measure(args)
-    }
+    const RUN: crate::harness::Measure<DivergenceArgs> = measure;
 
-    fn plan(&self, quick: bool) -> Vec<crate::harness::PlannedSuite> {
-        use crate::harness::{PlannedSuite, defaults};
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "divergence",
-                &DivergenceArgs {
+    fn in_all(quick: bool) -> (DivergenceArgs, f64) {
+        use crate::harness::defaults;
+        if quick {
+            (
+                DivergenceArgs {
                     samples: 32,
                     ..defaults()
                 },
                 0.4,
             )
         } else {
-            PlannedSuite::new::<Self>("divergence", &defaults(), 1.0)
-        }]
+            (defaults(), 1.0)
+        }
     }
 
-    fn figures(&self, dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
-        divergence_report::figures(dir)
-    }
+    const FIGURES: fn(&Path) -> Result<Vec<crate::report::figures::Figure>> =
+        divergence_report::figures;
 
     fn redraw(
         &self,

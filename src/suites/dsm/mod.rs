@@ -12,7 +12,7 @@ pub use settings::DsmArgs;
 use anyhow::Result;
 
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 
 use self::measure::{self as dsm, MAX_CLUSTER};
 use self::report as dsm_report;
@@ -118,28 +118,23 @@ impl crate::harness::SuiteDef for Dsm {
     const ABOUT: &'static str = "Distributed shared memory: latency into other blocks of a cluster, clusters that fit, read bandwidth (Luo et al. 2024)";
     type Args = DsmArgs;
 
-    fn run(args: &DsmArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<DsmArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "dsm",
-                &DsmArgs {
+    fn in_all(quick: bool) -> (DsmArgs, f64) {
+        if quick {
+            (
+                DsmArgs {
                     iterations: 32,
                     ..defaults()
                 },
                 0.3,
             )
         } else {
-            PlannedSuite::new::<Self>("dsm", &defaults(), 0.3)
-        }]
+            (defaults(), 0.3)
+        }
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        dsm_report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = dsm_report::figures;
 
     fn redraw(
         &self,

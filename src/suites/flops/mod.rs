@@ -14,7 +14,7 @@ use self::measure::{self as flops, CHAINS, THREADS, UNROLL};
 use self::report as flops_report;
 use crate::error::UsageError;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 
 pub fn run(args: &FlopsArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 1_000_000 {
@@ -95,28 +95,23 @@ impl crate::harness::SuiteDef for Flops {
     const ABOUT: &'static str = "Peak FMA rate of the CUDA cores over all SMs: FP32, FP64, FP16x2, BF16x2 (the roofline's compute ceilings)";
     type Args = FlopsArgs;
 
-    fn run(args: &FlopsArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<FlopsArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "flops",
-                &FlopsArgs {
+    fn in_all(quick: bool) -> (FlopsArgs, f64) {
+        if quick {
+            (
+                FlopsArgs {
                     iterations: 256,
                     ..defaults()
                 },
                 0.2,
             )
         } else {
-            PlannedSuite::new::<Self>("flops", &defaults(), 0.2)
-        }]
+            (defaults(), 0.2)
+        }
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        flops_report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = flops_report::figures;
 
     fn redraw(
         &self,

@@ -17,7 +17,7 @@ use self::report as pipeline_report;
 use self::settings::Recorded;
 use crate::error::UsageError;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 
 pub fn run(args: &PipelineArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 100_000 {
@@ -118,32 +118,26 @@ pub struct Pipeline;
 
 impl crate::harness::SuiteDef for Pipeline {
     const NAME: &'static str = "pipeline";
-    const ABOUT: &'static str =
-        "Latency and throughput of arithmetic operations (Wong Tables III-IV, Fig. 6)";
+    const ABOUT: &'static str = "Latency and throughput of arithmetic operations (Wong Tables III-IV, Fig. 6)";
     type Args = PipelineArgs;
 
-    fn run(args: &PipelineArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<PipelineArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "pipeline",
-                &PipelineArgs {
+    fn in_all(quick: bool) -> (PipelineArgs, f64) {
+        if quick {
+            (
+                PipelineArgs {
                     iterations: 64,
                     ..defaults()
                 },
                 0.4,
             )
         } else {
-            PlannedSuite::new::<Self>("pipeline", &defaults(), 0.4)
-        }]
+            (defaults(), 0.4)
+        }
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        self::report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
     fn redraw(
         &self,

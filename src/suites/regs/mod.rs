@@ -12,7 +12,7 @@ use anyhow::Result;
 
 use crate::error::UsageError;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 pub use settings::RegsArgs;
 
 use analysis as registers;
@@ -78,30 +78,24 @@ pub struct Regs;
 
 impl crate::harness::SuiteDef for Regs {
     const NAME: &'static str = "regs";
-    const ABOUT: &'static str =
-        "Largest block per register count and the register allocation unit (Wong Fig. 9)";
+    const ABOUT: &'static str = "Largest block per register count and the register allocation unit (Wong Fig. 9)";
     type Args = RegsArgs;
 
-    fn run(args: &RegsArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<RegsArgs> = run;
 
-    fn plan(&self, _quick: bool) -> Vec<PlannedSuite> {
+    fn in_all(_quick: bool) -> (RegsArgs, f64) {
         // Every sixth cap still leaves one allocation unit consistent with the H100's data
         // (every eighth leaves four); the summary flags a run where more than one fits.
-        vec![PlannedSuite::new::<Self>(
-            "regs",
-            &RegsArgs {
+        (
+            RegsArgs {
                 step: 6,
                 ..defaults()
             },
             0.3,
-        )]
+        )
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        regs_report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = regs_report::figures;
 
     fn redraw(
         &self,

@@ -14,7 +14,7 @@ use self::analysis as bank_conflicts;
 use self::measure as shared;
 use self::report as shared_report;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 
 pub fn run(args: &SharedArgs) -> Result<()> {
     let config = shared::SharedConfig {
@@ -84,32 +84,26 @@ pub struct Shared;
 
 impl crate::harness::SuiteDef for Shared {
     const NAME: &'static str = "shared";
-    const ABOUT: &'static str =
-        "Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes)";
+    const ABOUT: &'static str = "Shared-memory load latency and the cost of bank conflicts (strides 1..33, 4/8/16 bytes)";
     type Args = SharedArgs;
 
-    fn run(args: &SharedArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<SharedArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "shared",
-                &SharedArgs {
+    fn in_all(quick: bool) -> (SharedArgs, f64) {
+        if quick {
+            (
+                SharedArgs {
                     iterations: 256,
                     ..defaults()
                 },
                 0.3,
             )
         } else {
-            PlannedSuite::new::<Self>("shared", &defaults(), 0.3)
-        }]
+            (defaults(), 0.3)
+        }
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        self::report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
     fn redraw(
         &self,

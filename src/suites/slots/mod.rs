@@ -147,17 +147,14 @@ impl crate::harness::SuiteDef for Slots {
     const ABOUT: &'static str = "Lane slots left idle by intrinsic and extrinsic branches in six tagged workloads (Gupta & Datta Figs 6-8), with the tags' cost and an ncu cross-check";
     type Args = SlotsArgs;
 
-    fn run(args: &SlotsArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<SlotsArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
-        vec![if quick {
+    fn in_all(quick: bool) -> (SlotsArgs, f64) {
+        if quick {
             // Nsight Compute's cross-check takes about 5 s of a quick run; `gpubench slots`
             // and the full run keep it.
-            PlannedSuite::new::<Self>(
-                "slots",
-                &SlotsArgs {
+            (
+                SlotsArgs {
                     repeats: 3,
                     no_ncu: true,
                     ..defaults()
@@ -165,14 +162,22 @@ impl crate::harness::SuiteDef for Slots {
                 0.4,
             )
         } else {
-            // ncu starts up while the suites before measure (its program waits for the GPU).
-            PlannedSuite::new::<Self>("slots", &defaults(), 3.7).prepared_from_start()
+            (defaults(), 3.7)
+        }
+    }
+
+    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+        let (settings, seconds) = Self::in_all(quick);
+        let planned = PlannedSuite::new::<Self>(Self::NAME, &settings, seconds);
+        // ncu starts up while the suites before measure (its program waits for the GPU).
+        vec![if quick {
+            planned
+        } else {
+            planned.prepared_from_start()
         }]
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        self::report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
     fn redraw(
         &self,

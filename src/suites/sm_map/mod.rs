@@ -28,7 +28,7 @@ pub use settings::SmMapArgs;
 use anyhow::Result;
 
 use crate::error::UsageError;
-use crate::harness::{PlannedSuite, defaults, suite};
+use crate::harness::{defaults, suite};
 
 use self::report::{Reading, Saved};
 
@@ -157,15 +157,12 @@ impl crate::harness::SuiteDef for SmMap {
     const ABOUT: &'static str = "Every SM: L2 first-touch latency by the line's home partition, the SM-to-partition map, DSM latency within its cluster";
     type Args = SmMapArgs;
 
-    fn run(args: &SmMapArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<SmMapArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "sm-map",
-                &SmMapArgs {
+    fn in_all(quick: bool) -> (SmMapArgs, f64) {
+        if quick {
+            (
+                SmMapArgs {
                     lines: 256,
                     steps: 256,
                     ..defaults()
@@ -173,13 +170,11 @@ impl crate::harness::SuiteDef for SmMap {
                 0.2,
             )
         } else {
-            PlannedSuite::new::<Self>("sm-map", &defaults(), 0.3)
-        }]
+            (defaults(), 0.3)
+        }
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = report::figures;
 
     fn redraw(
         &self,

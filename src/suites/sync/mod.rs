@@ -19,7 +19,7 @@ use self::settings::Recorded;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 use crate::report::run_dir::write_atomically;
 
 /// A probe's deadline, counted from its kernel's launch (the child's start and module load
@@ -189,30 +189,25 @@ impl crate::harness::SuiteDef for Sync {
     const ABOUT: &'static str = "Barrier and SIMT-deadlock probes (Wong Listings 4-7), each in a child process with a deadline";
     type Args = SyncArgs;
 
-    fn run(args: &SyncArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<SyncArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
+    fn in_all(quick: bool) -> (SyncArgs, f64) {
         // A 25 ms watchdog: Listing 6 spins that long, and every deadline after it is that
         // much shorter.
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "sync",
-                &SyncArgs {
+        if quick {
+            (
+                SyncArgs {
                     watchdog_ms: 25,
                     ..defaults()
                 },
                 0.7,
             )
         } else {
-            PlannedSuite::new::<Self>("sync", &defaults(), 0.8)
-        }]
+            (defaults(), 0.8)
+        }
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        self::report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
     fn redraw(
         &self,

@@ -14,7 +14,7 @@ use self::measure::{self as tensor, WGMMA_UNROLL, WGMMA_WIDTHS};
 use self::report as tensor_report;
 use crate::error::UsageError;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 
 pub fn run(args: &TensorArgs) -> Result<()> {
     if args.iterations == 0 || args.iterations > 1_000_000 {
@@ -129,32 +129,26 @@ pub struct Tensor;
 
 impl crate::harness::SuiteDef for Tensor {
     const NAME: &'static str = "tensor";
-    const ABOUT: &'static str =
-        "Tensor cores: mma.sync and wgmma latency and throughput per input type (Luo et al. 2024)";
+    const ABOUT: &'static str = "Tensor cores: mma.sync and wgmma latency and throughput per input type (Luo et al. 2024)";
     type Args = TensorArgs;
 
-    fn run(args: &TensorArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<TensorArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "tensor",
-                &TensorArgs {
+    fn in_all(quick: bool) -> (TensorArgs, f64) {
+        if quick {
+            (
+                TensorArgs {
                     iterations: 128,
                     ..defaults()
                 },
                 0.3,
             )
         } else {
-            PlannedSuite::new::<Self>("tensor", &defaults(), 0.3)
-        }]
+            (defaults(), 0.3)
+        }
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        tensor_report::figures(dir)
-    }
+    const FIGURES: crate::harness::ReadFigures = tensor_report::figures;
 
     fn redraw(
         &self,

@@ -26,7 +26,7 @@ use self::dram_copy as dram_bulk_copy;
 use self::l2_read::{self as l2_bulk_read, SmLimits};
 use crate::gpu::launch::bandwidth as launcher;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::defaults;
 use self::dram_copy_report as copy_report;
 use self::l2_read_report as l2_report;
 
@@ -243,15 +243,12 @@ impl crate::harness::SuiteDef for Tma {
     const ABOUT: &'static str = "Tensor Memory Accelerator: bulk tensor copy latency against footprint and streaming bandwidth (Luo et al. 2024)";
     type Args = TmaArgs;
 
-    fn run(args: &TmaArgs) -> Result<()> {
-        run(args)
-    }
+    const RUN: crate::harness::Measure<TmaArgs> = run;
 
-    fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
-        vec![if quick {
-            PlannedSuite::new::<Self>(
-                "tma",
-                &TmaArgs {
+    fn in_all(quick: bool) -> (TmaArgs, f64) {
+        if quick {
+            (
+                TmaArgs {
                     footprints_mib: vec![1.0, 16.0, 32.0, 64.0, 128.0],
                     stream_mib: 128,
                     // The search at a third of its launch time (its waits on an H200 fell from
@@ -262,16 +259,11 @@ impl crate::harness::SuiteDef for Tma {
                 0.5,
             )
         } else {
-            PlannedSuite::new::<Self>("tma", &defaults(), 1.0)
-        }]
+            (defaults(), 1.0)
+        }
     }
 
-    fn figures(&self, dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
-        let mut figures = tma_report::figures(dir)?;
-        figures.extend(l2_report::figures(dir)?);
-        figures.extend(copy_report::figures(dir)?);
-        Ok(figures)
-    }
+    const FIGURES: crate::harness::ReadFigures = figures;
 
     fn redraw(
         &self,
@@ -289,4 +281,12 @@ impl crate::harness::SuiteDef for Tma {
         }
         Ok(())
     }
+}
+
+/// The summary's rows: the bulk copies', the L2 read's and the DRAM copy's.
+fn figures(dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>> {
+    let mut figures = tma_report::figures(dir)?;
+    figures.extend(l2_report::figures(dir)?);
+    figures.extend(copy_report::figures(dir)?);
+    Ok(figures)
 }
