@@ -27,12 +27,13 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             .into());
         }
         match args.format {
-            ExportFormat::Json if args.base.is_some() => {
+            ExportFormat::Json | ExportFormat::Prometheus if args.base.is_some() => {
                 return Err(UsageError::new(
-                    "--base is a gpgpusim.config for --format accel-sim; the JSON model takes none",
+                    "--base is a gpgpusim.config for --format accel-sim; the JSON model and the Prometheus export take none",
                 )
                 .into());
             }
+            ExportFormat::Prometheus => prometheus(dir, args.repeat_of.as_deref())?,
             ExportFormat::Json => json(dir, args.repeat_of.as_deref())?,
             ExportFormat::AccelSim => {
                 let base = args.base.as_deref().map(read_base).transpose()?;
@@ -177,6 +178,73 @@ fn model_of(dir: &std::path::Path, summary: summary::Summary) -> Result<export::
             .map(Quantity::of),
     };
     Ok(export::model(&summary, gpu))
+}
+
+/// The Prometheus exposition of `dir`: one GPU's run (confirmed by `repeat` or its own
+/// `repeat/`, as the machine model is), or each GPU's of a `--device all` directory.
+fn prometheus(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result<String> {
+    use crate::report::prometheus;
+    let Some(gpus) = crate::report::devices::gpu_runs(dir)? else {
+        let summary = super::report::tables_from_files(dir, repeat)?;
+        let labels = run_labels(dir)?;
+        return Ok(prometheus::exposition(&[(labels, summary)]));
+    };
+    if repeat.is_some() {
+        return Err(UsageError::new(format!(
+            "{} holds several GPUs' runs, each confirmed by its own repeat/; --repeat-of takes a second run of one GPU",
+            dir.display()
+        ))
+        .into());
+    }
+    let mut runs = Vec::new();
+    for gpu in gpus.iter().filter(|g| g.path.is_dir()) {
+        let summary = super::report::tables_from_files(&gpu.path, None)?;
+        runs.push((run_labels(&gpu.path)?, summary));
+    }
+    if runs.is_empty() {
+        return Err(UsageError::new(format!(
+            "{} lists no GPU run directory that exists, so there is nothing to export",
+            dir.display()
+        ))
+        .into());
+    }
+    Ok(prometheus::exposition(&runs))
+}
+
+/// What tells `dir`'s run apart from another GPU's, from its complete suites' metadata: the
+/// first one's GPU, driver and build, and the earliest start.
+fn run_labels(dir: &std::path::Path) -> Result<crate::report::prometheus::RunLabels> {
+    let complete: Vec<SavedMetadata> = summary::suite_dirs(dir)?
+        .into_iter()
+        .filter_map(|(_, path)| SavedMetadata::read(&path).ok().filter(|m| m.complete()))
+        .collect();
+    let first = complete.first().ok_or_else(|| {
+        UsageError::new(format!(
+            "{} holds no complete suite to export",
+            dir.display()
+        ))
+    })?;
+    let started = complete
+        .iter()
+        .filter_map(|m| humantime::parse_rfc3339_weak(&m.started_utc).ok())
+        .min()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs_f64());
+    let uuid = first
+        .nvml
+        .identity
+        .as_ref()
+        .and_then(|i| i.uuid.clone())
+        .unwrap_or_default();
+    Ok(crate::report::prometheus::RunLabels {
+        gpu_uuid: uuid,
+        gpu: first.device.name.clone(),
+        driver: first.device.driver_version.clone().unwrap_or_default(),
+        gpubench_version: first.build.gpubench_version.clone(),
+        commit: first.build.git_commit.clone(),
+        format: first.format,
+        started_unix_seconds: started,
+    })
 }
 
 /// The most bytes of a `--base` configuration gpubench reads: GPGPU-Sim's tested configurations

@@ -30,6 +30,7 @@ pub const COMPARE: &str = "Examples:
 pub const EXPORT: &str = "Examples:
   gpubench export results/h100/all                        the machine model (JSON)
   gpubench export results/h100/all --format accel-sim --output h100.config
+  gpubench export results/h200x2 --format prometheus      every GPU's figures, for node_exporter
   gpubench export --schema                                the machine model's JSON schema";
 
 pub const ANALYZE: &str = "Examples:

@@ -36,4 +36,7 @@ pub enum ExportFormat {
     Json,
     /// The GPGPU-Sim / Accel-Sim options the run determines, to append to a base gpgpusim.config.
     AccelSim,
+    /// Every figure as Prometheus text exposition, for node_exporter's textfile collector (a
+    /// `--device all` directory: every GPU's, told apart by `gpu_uuid`).
+    Prometheus,
 }

@@ -22,6 +22,7 @@ pub mod metadata;
 pub mod overlay;
 pub mod plot;
 pub mod plots_tex;
+pub mod prometheus;
 pub mod roofline;
 pub mod run_dir;
 pub mod saved;
