@@ -49,7 +49,9 @@ fn labels(mut text: &str, line: &str) -> (BTreeMap<String, String>, String) {
         let mut value = String::new();
         let mut chars = text.char_indices();
         let end = loop {
-            let (i, c) = chars.next().unwrap_or_else(|| panic!("open quote in {line}"));
+            let (i, c) = chars
+                .next()
+                .unwrap_or_else(|| panic!("open quote in {line}"));
             match c {
                 '"' => break i,
                 '\\' => match chars.next().map(|(_, c)| c) {
@@ -129,7 +131,9 @@ fn parse(text: &str) -> Vec<Sample> {
             v => v.parse().unwrap_or_else(|_| panic!("value {v:?}: {line}")),
         };
         if let Some(timestamp) = fields.next() {
-            timestamp.parse::<i64>().unwrap_or_else(|_| panic!("{line}"));
+            timestamp
+                .parse::<i64>()
+                .unwrap_or_else(|_| panic!("{line}"));
         }
         assert!(fields.next().is_none(), "{line}");
         assert!(typed.contains_key(name), "a sample before its TYPE: {line}");
@@ -182,7 +186,8 @@ fn summary_keys(run: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
 
 #[test]
 fn the_parser_refuses_what_the_format_does_not_allow() {
-    let good = "# HELP m_x a help \\n line\n# TYPE m_x gauge\nm_x{a=\"q\\\"x\\\\\",b=\"\"} 1.5e-7\n";
+    let good =
+        "# HELP m_x a help \\n line\n# TYPE m_x gauge\nm_x{a=\"q\\\"x\\\\\",b=\"\"} 1.5e-7\n";
     assert_eq!(parse(good).len(), 1);
     assert_eq!(parse(good)[0].labels["a"], "q\"x\\");
     for bad in [
@@ -235,7 +240,7 @@ fn every_reference_run_exports_one_sample_per_figure() {
         assert!(
             samples
                 .iter()
-                .any(|s| s.name == "gpubench_run_info" && s.labels["gpubench_version"] != ""),
+                .any(|s| s.name == "gpubench_run_info" && !s.labels["gpubench_version"].is_empty()),
             "{run}"
         );
     }

@@ -57,18 +57,16 @@ pub fn exposition(runs: &[(RunLabels, Summary)]) -> String {
         family.samples.push((labels, value));
     };
     for (run, summary) in runs {
-        let gpu = || {
-            vec![
-                ("gpu_uuid", run.gpu_uuid.clone()),
-                ("gpu", run.gpu.clone()),
-            ]
-        };
+        let gpu = || vec![("gpu_uuid", run.gpu_uuid.clone()), ("gpu", run.gpu.clone())];
         let mut info = gpu();
         info.extend([
             ("driver", run.driver.clone()),
             ("gpubench_version", run.gpubench_version.clone()),
             ("commit", run.commit.clone()),
-            ("format", run.format.map_or(String::new(), |f| f.to_string())),
+            (
+                "format",
+                run.format.map_or(String::new(), |f| f.to_string()),
+            ),
         ]);
         add(
             format!("{PREFIX}_run_info"),
@@ -111,7 +109,12 @@ pub fn exposition(runs: &[(RunLabels, Summary)]) -> String {
                     };
                     let mut labels = labels.clone();
                     labels.push(("sm", sm.to_string()));
-                    add(format!("{name}_per_sm"), &format!("{help}, per SM"), labels, v);
+                    add(
+                        format!("{name}_per_sm"),
+                        &format!("{help}, per SM"),
+                        labels,
+                        v,
+                    );
                 }
             }
             add(name, &help, labels, value);
@@ -243,7 +246,10 @@ mod tests {
         assert_eq!(metric_name(&f), "gpubench_bandwidth_l2_read_gb_per_s");
         f.key = "sync/barrier cost: Listing 4".into();
         f.unit = "%".into();
-        assert_eq!(metric_name(&f), "gpubench_sync_barrier_cost_listing_4_percent");
+        assert_eq!(
+            metric_name(&f),
+            "gpubench_sync_barrier_cost_listing_4_percent"
+        );
         f.key = "regs/allocation unit: registers".into();
         f.unit = "registers".into();
         assert_eq!(metric_name(&f), "gpubench_regs_allocation_unit_registers");
@@ -279,7 +285,12 @@ mod tests {
             text.contains("key=\"s/a \\\"quoted\\\"\\\\ name\\nnext\""),
             "{text}"
         );
-        assert!(text.contains("# HELP gpubench_s_a_quoted_name_next S: a \"quoted\"\\\\ name\\nnext (count)\n"), "{text}");
+        assert!(
+            text.contains(
+                "# HELP gpubench_s_a_quoted_name_next S: a \"quoted\"\\\\ name\\nnext (count)\n"
+            ),
+            "{text}"
+        );
         // The run's info and start, and the one figure.
         assert_eq!(text.lines().filter(|l| l.starts_with("# TYPE")).count(), 3);
     }
