@@ -68,6 +68,24 @@ fn a_usage_error_keeps_clap_s_detail_and_names_its_own_help() {
     assert_no_run_written(dir.path());
 }
 
+/// The benchmark's switch of `all`'s speed mechanisms (scripts/bench-mechanisms.sh) refuses a
+/// name it does not know, naming the ones it does, before it looks for a GPU.
+#[test]
+fn an_unknown_mechanism_to_turn_off_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    gpubench(dir.path())
+        .env("GPUBENCH_WITHOUT", "kept,turbo")
+        .args(["all", "--quick"])
+        .assert()
+        .code(USAGE)
+        .stderr(
+            one_sentence()
+                .and(predicate::str::contains("\"turbo\""))
+                .and(predicate::str::contains("workers, kept, prebuilt, parked, early")),
+        );
+    assert_no_run_written(dir.path());
+}
+
 #[test]
 fn zero_samples_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -40,6 +40,7 @@ use crate::app::plan;
 use crate::cli::AllArgs;
 use crate::error::{MeasurementFailed, UsageError};
 use crate::gpu::lease;
+use crate::gpu::mechanisms::{self, Mechanism};
 use crate::harness::PlannedSuite;
 use crate::report::metadata::{SavedMetadata, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
@@ -76,6 +77,10 @@ struct Manifest<'a> {
     started_utc: String,
     finished_utc: Option<String>,
     total_seconds: Option<f64>,
+    /// The speed mechanisms turned off for a measurement of what each saves
+    /// (`gpu::mechanisms`); none in an ordinary run.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    mechanisms_off: &'a [&'static str],
     suites: &'a [SuiteOutcome],
 }
 
@@ -133,6 +138,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     if args.suite_timeout_seconds == 0 {
         return Err(UsageError::new("--suite-timeout-seconds must be at least 1").into());
     }
+    let mechanisms_off = mechanisms::turned_off().map_err(UsageError::new)?;
     forward_interrupts();
     // No usable GPU: say so before any directory exists. No context: the device is the
     // suites'.
@@ -164,8 +170,11 @@ pub fn run(args: &AllArgs) -> Result<()> {
     );
     std::fs::create_dir_all(prebuilt_dir.path())
         .context("creating the directory for prebuilt modules")?;
-    // SAFETY: no other thread of this process exists yet to read the environment.
-    unsafe { std::env::set_var(prebuilt::ENV, prebuilt_dir.path()) };
+    let prebuilding = mechanisms::on(Mechanism::Prebuilt);
+    if prebuilding {
+        // SAFETY: no other thread of this process exists yet to read the environment.
+        unsafe { std::env::set_var(prebuilt::ENV, prebuilt_dir.path()) };
+    }
     // Every suite measures the clock first; then each its own module, in the order they run (a
     // suite whose module is named otherwise is compiled with the rest, after these); beside
     // them, the generated kernels a suite will ask for first (prebuilt::start).
@@ -181,12 +190,14 @@ pub fn run(args: &AllArgs) -> Result<()> {
         }))
         .collect();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1));
-    let _prebuilding = prebuilt::start(
-        prebuilt_dir.path().to_path_buf(),
-        compute_capability,
-        jobs,
-        workers,
-    );
+    let _prebuilding = prebuilding.then(|| {
+        prebuilt::start(
+            prebuilt_dir.path().to_path_buf(),
+            compute_capability,
+            jobs,
+            workers,
+        )
+    });
 
     // all.json as the run stands: `finished` once it has ended.
     let write_manifest = |suites: &[SuiteOutcome], finished: Option<f64>| {
@@ -198,6 +209,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
                 started_utc: started_utc.clone(),
                 finished_utc: finished.map(|_| utc_now()),
                 total_seconds: finished,
+                mechanisms_off: &mechanisms_off,
                 suites,
             },
         )
@@ -214,7 +226,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     // A suite that prepares for seconds is given to its worker now (plan::prepares_from_start).
     let mut early: std::collections::BTreeMap<usize, SuiteChild> = Default::default();
     for (index, suite) in suites.iter().enumerate().skip(1) {
-        if suite.prepares_from_start {
+        if suite.prepares_from_start && mechanisms::on(Mechanism::Early) {
             let child = spawn_suite(&mut workers, args, run.path(), &logs, suite, index, started)?;
             early.insert(index, child);
         }

@@ -4,6 +4,7 @@
 //! with a rough share of the run on an H100 for the progress estimate. `--quick` trims samples
 //! and sweep density.
 
+use crate::gpu::mechanisms::{Mechanism, on};
 use crate::harness::PlannedSuite;
 
 /// The command line of `planned` from its subcommand on (without `--output` and `--device`,
@@ -26,7 +27,7 @@ pub fn plan(quick: bool) -> Vec<PlannedSuite> {
     let (early, mut rest): (Vec<_>, Vec<_>) = super::registry::SUITES
         .iter()
         .flat_map(|suite| suite.plan(quick))
-        .partition(|s| s.starts_early);
+        .partition(|s| s.starts_early && on(Mechanism::Early));
     let later = rest.split_off(rest.len().min(1));
     rest.into_iter().chain(early).chain(later).collect()
 }

@@ -184,7 +184,8 @@ pub fn waited_after_host_work() -> Duration {
 /// while `f` runs, then asks for the GPU again and waits until it has it. Nothing of this
 /// process may be running on the GPU when it is called. Elsewhere it just runs `f`.
 pub fn host_work<T>(f: impl FnOnce() -> T) -> anyhow::Result<T> {
-    match var(LEASE_ENV) {
+    use super::mechanisms::{Mechanism, on};
+    match var(LEASE_ENV).filter(|_| on(Mechanism::Parked)) {
         Some(go) => {
             let n = ASIDE.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             host_work_with(Path::new(&go), n, parent, f)

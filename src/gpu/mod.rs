@@ -9,6 +9,7 @@ pub mod jit;
 pub mod kept;
 pub mod launch;
 pub mod lease;
+pub mod mechanisms;
 pub mod prebuilt;
 mod profiler;
 pub mod sass;

@@ -105,7 +105,9 @@ impl Worker {
         let queue = PathBuf::from(std::env::var_os(ENV)?);
         // SAFETY: the caller guarantees no other thread reads the environment meanwhile.
         unsafe { std::env::remove_var(ENV) };
-        crate::gpu::kept::keep_context_between_suites();
+        if crate::gpu::mechanisms::on(crate::gpu::mechanisms::Mechanism::Kept) {
+            crate::gpu::kept::keep_context_between_suites();
+        }
         Some(Worker {
             queue,
             taken: 0,

@@ -77,7 +77,10 @@ impl Workers {
     /// Gives `job` to an idle worker, or to a new one (its output to `log` until the job's
     /// own redirection, so nothing it says is lost).
     pub(super) fn run(&mut self, job: &worker::Job, log: &File) -> Result<SuiteProcess> {
-        let worker = match self.all.iter().find(|w| w.idle()) {
+        // Without reuse (bench-mechanisms.sh), every suite gets a new worker and none idles.
+        let reuse = crate::gpu::mechanisms::on(crate::gpu::mechanisms::Mechanism::Workers);
+        let kept_idle = if reuse { IDLE_KEPT } else { 0 };
+        let worker = match self.all.iter().find(|w| reuse && w.idle()) {
             Some(idle) => idle.clone(),
             None => {
                 let queue = self.dir.join(self.all.len().to_string());
@@ -106,7 +109,7 @@ impl Workers {
         let n = worker.jobs.get() + 1;
         worker::give(&worker.queue, n, job)?;
         worker.jobs.set(n);
-        for extra in self.all.iter().filter(|w| w.idle()).skip(IDLE_KEPT) {
+        for extra in self.all.iter().filter(|w| w.idle()).skip(kept_idle) {
             extra.stop();
         }
         Ok(SuiteProcess { worker, job: n })
