@@ -81,7 +81,9 @@ fn an_unknown_mechanism_to_turn_off_is_refused() {
         .stderr(
             one_sentence()
                 .and(predicate::str::contains("\"turbo\""))
-                .and(predicate::str::contains("workers, kept, prebuilt, parked, early")),
+                .and(predicate::str::contains(
+                    "workers, kept, prebuilt, parked, early",
+                )),
         );
     assert_no_run_written(dir.path());
 }
