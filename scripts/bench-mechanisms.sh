@@ -5,7 +5,7 @@
 # mechanism on, then with each turned off in turn (GPUBENCH_WITHOUT, src/gpu/mechanisms.rs),
 # interleaved so that a drift of the machine falls on every configuration alike. Prints a
 # Markdown table of the whole run's median wall time, min-max, its saving against all on, and
-# the suites' GPU time (their intervals on the GPU in all.json), into OUT/mechanisms.md.
+# the time the suites held the GPU (their intervals in all.json), into OUT/mechanisms.md.
 #   usage: scripts/bench-mechanisms.sh [BIN] [RUNS] [MECHANISMS]
 #          (defaults: target/device/gpubench 3 "workers kept prebuilt parked early")
 #   environment: OUT (default ./bench-mechanisms) keeps every run directory and the table.
@@ -52,7 +52,7 @@ def cell(values):
         return "-", None
     m = statistics.median(values)
     return f"{m:.2f} s ({min(values):.2f}-{max(values):.2f})", m
-print("| turned off | `all`, median (min-max) | saves | GPU time | `all --quick`, median (min-max) | saves | GPU time |")
+print("| turned off | `all`, median (min-max) | saves | GPU held | `all --quick`, median (min-max) | saves | GPU held |")
 print("|---|---|---|---|---|---|---|")
 base = {}
 for off in configs:

@@ -109,12 +109,12 @@ mod tests {
             );
         }
         assert_eq!(plan(true).len(), plan(false).len());
-        for quick in [false, true] {
-            let planned = plan(quick);
-            assert_eq!(planned[0].name, "clock");
-            assert_eq!(planned[1].name, "cache-instruction", "it starts early");
-            assert!(planned[2..].iter().all(|s| !s.starts_early));
-        }
+        let full = plan(false);
+        assert_eq!(full[0].name, "clock");
+        assert_eq!(full[1].name, "cache-instruction", "it starts early");
+        assert!(full[2..].iter().all(|s| !s.starts_early));
+        // A quick run starts nothing early (it was 0.54 s faster so on an H200).
+        assert!(plan(true).iter().all(|s| !s.starts_early));
         assert!(plan(true).iter().map(|s| s.estimate_seconds).sum::<f64>() < 80.0);
         // Slots starts ncu from the start of a full run; the quick run has no ncu.
         let early = |quick| -> Vec<String> {

@@ -47,8 +47,10 @@ impl crate::harness::SuiteDef for Cache {
                     &settings,
                     seconds,
                 );
-                // Its compiles, off the GPU, are the longest host work of any suite.
-                if space == "instruction" {
+                // Its compiles, off the GPU, are the longest host work of any suite: started
+                // early they saved 1.3 s of a full `all` on an H200, but cost a quick one, with
+                // its coarser grid, 0.5 s (results/h200/bench/2026-11-28-mechanisms-83ca2d1.md).
+                if space == "instruction" && !quick {
                     planned.early()
                 } else {
                     planned
