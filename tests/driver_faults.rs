@@ -297,6 +297,51 @@ fn a_fault_in_the_middle_of_a_suite_fails_that_suite_alone() {
     assert!(run.path().join("out/branch/metadata.json").is_file());
 }
 
+/// `all` with every speed mechanism turned off (what scripts/bench-mechanisms.sh does, one at
+/// a time) runs the same suites to the same outcomes on the stand-in GPU, and says in
+/// `all.json` which it turned off.
+#[test]
+fn all_with_its_speed_mechanisms_off_completes_as_with_them_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(libraries) = stub_driver(dir.path(), FAKE_GPU) else {
+        eprintln!("no C compiler on this machine: the driver-fault tests did not run");
+        return;
+    };
+    let only = ["--only", "clock,branch,sync,regs"];
+    let outcomes = |env: &[(&str, &str)]| {
+        let run = tempfile::tempdir().unwrap();
+        let code = all_on_fake_gpus(&libraries, run.path(), env, &only);
+        let manifest = json(&run.path().join("out/all.json"));
+        let statuses: Vec<(String, String)> = manifest["suites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["name"].to_string(), s["status"].to_string()))
+            .collect();
+        (code, statuses, manifest["mechanisms_off"].clone())
+    };
+    // Clock and sync complete on a GPU that runs nothing; branch and regs fail on what it
+    // leaves: the outcomes are compared, not assumed.
+    let (code_on, on, none_off) = outcomes(&[]);
+    assert!(
+        on.contains(&("\"clock\"".into(), "\"complete\"".into())),
+        "{on:?}"
+    );
+    assert!(
+        on.contains(&("\"sync\"".into(), "\"complete\"".into())),
+        "{on:?}"
+    );
+    assert!(none_off.is_null(), "{none_off}");
+    let every = "workers,kept,prebuilt,parked,early";
+    let (code_off, off, named) = outcomes(&[("GPUBENCH_WITHOUT", every)]);
+    assert_eq!(code_off, code_on);
+    assert_eq!(off, on);
+    assert_eq!(
+        named,
+        serde_json::json!(every.split(',').collect::<Vec<_>>())
+    );
+}
+
 /// A worker process of `gpubench all` (harness::worker) on the stand-in GPU: it runs the
 /// suites it is given one after another in one process, retaining the context once for the
 /// first and again (the kept one) for each after, each writing its output to its own log, its

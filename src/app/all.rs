@@ -130,32 +130,12 @@ fn run_repeat(me: &Path, dir: &Path) -> Result<()> {
 }
 
 pub fn run(args: &AllArgs) -> Result<()> {
-    let suites = plan::choose(args.quick, args.only.as_deref(), args.skip.as_deref())
-        .map_err(UsageError::new)?;
-    if let Some(output) = &args.output {
-        run_dir::check_new(output)?;
-    }
-    if args.suite_timeout_seconds == 0 {
-        return Err(UsageError::new("--suite-timeout-seconds must be at least 1").into());
-    }
-    let mechanisms_off = mechanisms::turned_off().map_err(UsageError::new)?;
-    forward_interrupts();
-    // No usable GPU: say so before any directory exists. No context: the device is the
-    // suites'.
-    let device = args.device.index()?;
-    let compute_capability = crate::gpu::compute_capability(device)?;
-    // Another program on the GPU makes every figure wrong: refused before anything is written
-    // (exit 7), unless --allow-shared, where every suite marks its figures (gpu::conditions).
-    let found = crate::gpu::conditions::at_start(
-        &crate::gpu::uuid_of(device)?,
-        args.conditions.allow_shared,
-    );
-    if let Some(refusal) = crate::gpu::conditions::refusal(&found, device) {
-        return Err(refusal.into());
-    }
-    if let Some(shared) = found.shared() {
-        eprintln!("warning: {shared}; every figure of this run will be unresolved");
-    }
+    let Preflight {
+        suites,
+        mechanisms_off,
+        device,
+        compute_capability,
+    } = preflight(args)?;
     let run = RunDir::create(args.output.as_deref(), "all")?;
     eprintln!("writing to {}", run.path().display());
     let me = std::env::current_exe().context("finding gpubench's own path")?;
@@ -163,41 +143,8 @@ pub fn run(args: &AllArgs) -> Result<()> {
     std::fs::create_dir(&logs).context("creating the logs directory")?;
     let started = Instant::now();
     let started_utc = utc_now();
-    // Host work beside the GPU's: every kernel module compiled and disassembled for the device
-    // on the other cores while the suites run, for the suites to load (see prebuilt).
-    let prebuilt_dir = TemporaryDir(
-        std::env::temp_dir().join(format!("gpubench-prebuilt-{}", std::process::id())),
-    );
-    std::fs::create_dir_all(prebuilt_dir.path())
-        .context("creating the directory for prebuilt modules")?;
-    let prebuilding = mechanisms::on(Mechanism::Prebuilt);
-    if prebuilding {
-        // SAFETY: no other thread of this process exists yet to read the environment.
-        unsafe { std::env::set_var(prebuilt::ENV, prebuilt_dir.path()) };
-    }
-    // Every suite measures the clock first; then each its own module, in the order they run (a
-    // suite whose module is named otherwise is compiled with the rest, after these); beside
-    // them, the generated kernels a suite will ask for first (prebuilt::start).
-    let jobs = std::iter::once(prebuilt::Job::Module("clock".into()))
-        .chain(suites.iter().flat_map(|s| {
-            std::iter::once(prebuilt::Job::Module(s.suite.to_string())).chain(
-                super::registry::find(s.suite)
-                    .map(|suite| suite.kernels_to_prebuild(&s.settings))
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(prebuilt::Job::Generated),
-            )
-        }))
-        .collect();
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1));
-    let _prebuilding = prebuilding.then(|| {
-        prebuilt::start(
-            prebuilt_dir.path().to_path_buf(),
-            compute_capability,
-            jobs,
-            workers,
-        )
-    });
+    // Removed, with what was built into it, when `all` is done.
+    let (_prebuilt_dir, _prebuilding) = start_prebuilding(&suites, &compute_capability)?;
 
     // all.json as the run stands: `finished` once it has ended.
     let write_manifest = |suites: &[SuiteOutcome], finished: Option<f64>| {
@@ -224,7 +171,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
         TemporaryDir(std::env::temp_dir().join(format!("gpubench-workers-{}", std::process::id())));
     let mut workers = workers::Workers::new(&me, worker_dir.path());
     // A suite that prepares for seconds is given to its worker now (plan::prepares_from_start).
-    let mut early: std::collections::BTreeMap<usize, SuiteChild> = Default::default();
+    let mut early = std::collections::BTreeMap::new();
     for (index, suite) in suites.iter().enumerate().skip(1) {
         if suite.prepares_from_start && mechanisms::on(Mechanism::Early) {
             let child = spawn_suite(&mut workers, args, run.path(), &logs, suite, index, started)?;
@@ -246,13 +193,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
 
     let total: f64 = suites.iter().map(|s| s.estimate_seconds).sum();
     let terminal = std::io::stderr().is_terminal();
-    let bar = ProgressBar::new((total * 10.0) as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {msg} (about {eta} left)",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let bar = progress_bar(total);
     let mut outcomes: Vec<SuiteOutcome> = Vec::new();
     let mut done_estimate = 0.0;
     // The suite during which the GPU was lost, if it was.
@@ -263,17 +204,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
     let mut parked: Vec<SuiteChild> = Vec::new();
     let report = |outcome: SuiteOutcome, outcomes: &mut Vec<SuiteOutcome>| -> Result<()> {
         if !terminal {
-            eprintln!(
-                "[{}/{}] {}: {} in {:.1} s{}",
-                outcomes.len() + 1,
-                suites.len(),
-                outcome.name,
-                outcome.status,
-                outcome.seconds.unwrap_or(0.0),
-                outcome
-                    .time_split
-                    .map_or(String::new(), |t| format!(" ({})", t.describe()))
-            );
+            eprintln!("{}", outcome.line(outcomes.len() + 1, suites.len()));
         }
         outcomes.push(outcome);
         write_manifest(outcomes, None)
@@ -328,6 +259,125 @@ pub fn run(args: &AllArgs) -> Result<()> {
         }
     }
     serve_parked(&mut parked, &mut finishing, true, &mut |_| {})?;
+    info_turn(
+        &mut workers,
+        device,
+        &info_path,
+        &info_go,
+        &logs,
+        Duration::from_secs(args.suite_timeout_seconds),
+        &mut finishing,
+    )?;
+    for last in finishing {
+        report(last.finish()?, &mut outcomes)?;
+    }
+    workers.finish(Duration::from_secs(10));
+    // In plan order, whatever order they ended in.
+    outcomes.sort_by_key(|o| o.index);
+    bar.finish_and_clear();
+    let total_seconds = started.elapsed().as_secs_f64();
+    write_manifest(&outcomes, Some(total_seconds))?;
+    conclude(args, &me, &run, &outcomes, total_seconds, lost_in)
+}
+
+/// What `all` checks before it writes anything: the plan its flags choose, the mechanisms
+/// turned off, a usable GPU and no other process on it (exit 7 unless `--allow-shared`).
+struct Preflight {
+    suites: Vec<PlannedSuite>,
+    mechanisms_off: Vec<&'static str>,
+    device: usize,
+    compute_capability: String,
+}
+
+fn preflight(args: &AllArgs) -> Result<Preflight> {
+    let suites = plan::choose(args.quick, args.only.as_deref(), args.skip.as_deref())
+        .map_err(UsageError::new)?;
+    if let Some(output) = &args.output {
+        run_dir::check_new(output)?;
+    }
+    if args.suite_timeout_seconds == 0 {
+        return Err(UsageError::new("--suite-timeout-seconds must be at least 1").into());
+    }
+    let mechanisms_off = mechanisms::turned_off().map_err(UsageError::new)?;
+    forward_interrupts();
+    // No usable GPU: say so before any directory exists. No context: the device is the
+    // suites'.
+    let device = args.device.index()?;
+    let compute_capability = crate::gpu::compute_capability(device)?;
+    // Another program on the GPU makes every figure wrong: refused before anything is written
+    // (exit 7), unless --allow-shared, where every suite marks its figures (gpu::conditions).
+    let found = crate::gpu::conditions::at_start(
+        &crate::gpu::uuid_of(device)?,
+        args.conditions.allow_shared,
+    );
+    if let Some(refusal) = crate::gpu::conditions::refusal(&found, device) {
+        return Err(refusal.into());
+    }
+    if let Some(shared) = found.shared() {
+        eprintln!("warning: {shared}; every figure of this run will be unresolved");
+    }
+    Ok(Preflight {
+        suites,
+        mechanisms_off,
+        device,
+        compute_capability,
+    })
+}
+
+/// Host work beside the GPU's: every kernel module compiled and disassembled for the device on
+/// the other cores while the suites run, for the suites to load (see prebuilt); the directory
+/// they go to, and the compiling threads (none where the mechanism is off).
+fn start_prebuilding(
+    suites: &[PlannedSuite],
+    compute_capability: &str,
+) -> Result<(TemporaryDir, Option<Vec<std::thread::JoinHandle<()>>>)> {
+    let prebuilt_dir = TemporaryDir(
+        std::env::temp_dir().join(format!("gpubench-prebuilt-{}", std::process::id())),
+    );
+    std::fs::create_dir_all(prebuilt_dir.path())
+        .context("creating the directory for prebuilt modules")?;
+    let prebuilding = mechanisms::on(Mechanism::Prebuilt);
+    if prebuilding {
+        // SAFETY: no other thread of this process exists yet to read the environment.
+        unsafe { std::env::set_var(prebuilt::ENV, prebuilt_dir.path()) };
+    }
+    // Every suite measures the clock first; then each its own module, in the order they run (a
+    // suite whose module is named otherwise is compiled with the rest, after these); beside
+    // them, the generated kernels a suite will ask for first (prebuilt::start).
+    let jobs = std::iter::once(prebuilt::Job::Module("clock".into()))
+        .chain(suites.iter().flat_map(|s| {
+            std::iter::once(prebuilt::Job::Module(s.suite.to_string())).chain(
+                super::registry::find(s.suite)
+                    .map(|suite| suite.kernels_to_prebuild(&s.settings))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(prebuilt::Job::Generated),
+            )
+        }))
+        .collect();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1));
+    let prebuilding = prebuilding.then(|| {
+        prebuilt::start(
+            prebuilt_dir.path().to_path_buf(),
+            compute_capability.to_string(),
+            jobs,
+            workers,
+        )
+    });
+    Ok((prebuilt_dir, prebuilding))
+}
+
+/// `gpubench info` in the run's last turn on the GPU, writing `info_path`; the suites still
+/// writing their files are polled meanwhile.
+fn info_turn(
+    workers: &mut workers::Workers,
+    device: usize,
+    info_path: &Path,
+    info_go: &Path,
+    logs: &Path,
+    deadline: Duration,
+    finishing: &mut [Running],
+) -> Result<()> {
     // `info` talks to the driver too: it has the last turn, under the same deadline as a
     // suite, in a worker like one (an idle one keeps its context: no creation on the turn),
     // and the other idle workers end meanwhile. It writes info.json itself (GPGPU-Sim prints
@@ -352,8 +402,7 @@ pub fn run(args: &AllArgs) -> Result<()> {
         .run(&info_job, &log)
         .context("starting gpubench info")?;
     workers.stop_idle();
-    lease::grant(&info_go).context("giving gpubench info its turn")?;
-    let deadline = Duration::from_secs(args.suite_timeout_seconds);
+    lease::grant(info_go).context("giving gpubench info its turn")?;
     let ended = wait_with_deadline(&mut info, deadline, |_| {
         for before in finishing.iter_mut() {
             before.poll();
@@ -361,25 +410,30 @@ pub fn run(args: &AllArgs) -> Result<()> {
         false
     })?;
     if !matches!(ended, Wait::Ended(End::Exited(status)) if status.success()) {
-        let _ = std::fs::remove_file(&info_path);
+        let _ = std::fs::remove_file(info_path);
         eprintln!("gpubench info did not finish in time or failed; no info.json");
     }
-    let _ = std::fs::remove_file(&info_go);
-    for last in finishing {
-        report(last.finish()?, &mut outcomes)?;
-    }
-    workers.finish(Duration::from_secs(10));
-    // In plan order, whatever order they ended in.
-    outcomes.sort_by_key(|o| o.index);
-    bar.finish_and_clear();
-    let total_seconds = started.elapsed().as_secs_f64();
-    write_manifest(&outcomes, Some(total_seconds))?;
+    let _ = std::fs::remove_file(info_go);
+    Ok(())
+}
+
+/// The run's end once every suite has: the repeat (`--repeat`), the tables and plots, the
+/// lines on standard output, and the exit the outcomes call for (5 where the GPU was lost,
+/// 4 where a suite failed).
+fn conclude(
+    args: &AllArgs,
+    me: &Path,
+    run: &RunDir,
+    outcomes: &[SuiteOutcome],
+    total_seconds: f64,
+    lost_in: Option<String>,
+) -> Result<()> {
     let extension = args.plots.extension();
     if args.repeat {
-        run_repeat(&me, run.path())?;
+        run_repeat(me, run.path())?;
     }
-    super::report::write_tables(run.path(), &run, extension, args.plots.html())?;
-    super::report::write_plots_tex(&run, extension, &live_plots(run.path(), extension)?)?;
+    super::report::write_tables(run.path(), run, extension, args.plots.html())?;
+    super::report::write_plots_tex(run, extension, &live_plots(run.path(), extension)?)?;
     let slowest = outcomes.iter().max_by(|a, b| {
         a.seconds
             .unwrap_or(0.0)
@@ -443,7 +497,32 @@ pub fn run(args: &AllArgs) -> Result<()> {
     Err(anyhow::anyhow!(summary).context(MeasurementFailed))
 }
 
+/// The bar on a terminal's stderr: the suites' estimated seconds, in tenths.
+fn progress_bar(total_seconds: f64) -> ProgressBar {
+    let bar = ProgressBar::new((total_seconds * 10.0) as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {msg} (about {eta} left)",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
 impl SuiteOutcome {
+    /// The line printed for it where stderr is no terminal: `[3/24] regs: complete in 0.4 s
+    /// (JIT …)`.
+    fn line(&self, nth: usize, of: usize) -> String {
+        format!(
+            "[{nth}/{of}] {}: {} in {:.1} s{}",
+            self.name,
+            self.status,
+            self.seconds.unwrap_or(0.0),
+            self.time_split
+                .map_or(String::new(), |t| format!(" ({})", t.describe()))
+        )
+    }
+
     /// A suite never started because the GPU was lost during `lost_in`.
     fn not_run(index: usize, suite: &PlannedSuite, lost_in: &str) -> SuiteOutcome {
         SuiteOutcome {

@@ -306,7 +306,10 @@ mod tests {
             (figure(0.0, "bytes", "", None), false),
             // A size's interval may start at zero (a capacity interval clamped there), its
             // value may not.
-            (figure(4096.0, "bytes", "capacity", Some((0.0, 8192.0))), true),
+            (
+                figure(4096.0, "bytes", "capacity", Some((0.0, 8192.0))),
+                true,
+            ),
             (figure(0.0, "bytes", "capacity", Some((0.0, 8192.0))), false),
             (figure(0.0, "MHz", "", None), false),
             (figure(1980.0, "MHz", "", None), true),
