@@ -709,9 +709,9 @@ fn the_device_built_chain_is_the_host_built_one() {
         let (words, visit) = chain(footprint, stride, Order::Stride);
         let n = visit.len() as u32;
         let start = visit[3] as u32 * (stride / 4) as u32;
-        let host =
-            launch::chase(&mut gpu, "chase_l2", &words, &[0, start], n, n, deadline).unwrap();
-        let device = launch::chase_stride(
+        let host = launch::chase::chase(&mut gpu, "chase_l2", &words, &[0, start], n, n, deadline)
+            .unwrap();
+        let device = launch::chase::chase_stride(
             &mut gpu,
             "chase_l2",
             u64::from(n),

@@ -347,7 +347,7 @@ impl Gpu {
             stream,
             modules: HashMap::new(),
             loaded_from: std::collections::BTreeMap::new(),
-            chase_carveout_percent: launch::CHASE_CARVEOUT_PERCENT,
+            chase_carveout_percent: launch::chase::CHASE_CARVEOUT_PERCENT,
             simulated,
             conditions_at_start: None,
             spent: TimeSpent {

@@ -4,7 +4,7 @@
 //! expects, and allocates every buffer at the size the kernel writes. The steps every launcher
 //! shares are here: [`zeros`] and [`upload`] (allocate), [`launch_and_wait`] (launch, then
 //! wait with a deadline), [`timed`] (launches between two events), [`read`] (copy back) and
-//! [`launch_cluster`] (thread-block clusters).
+//! [`dsm::launch_cluster`] (thread-block clusters).
 //! They are public: a suite in the new shape (`src/suites/<name>/`) keeps its own launchers in
 //! its folder and builds them from these. The copy engines' copies, which launch no kernel,
 //! are timed the same way (`copy_engines`).
@@ -22,20 +22,13 @@ use crate::error::GpuError;
 pub const WARP_LANES: usize = 32;
 
 pub mod bandwidth;
-mod chase;
-mod clock;
-mod copy_engines;
-mod dsm;
-mod pipeline;
+pub mod chase;
+pub mod clock;
+pub mod copy_engines;
+pub mod dsm;
+pub mod pipeline;
 pub mod slots;
-mod stamped;
-
-pub use chase::*;
-pub use clock::*;
-pub use copy_engines::*;
-pub use dsm::*;
-pub use pipeline::*;
-pub use stamped::*;
+pub mod stamped;
 
 /// One block of `threads` threads.
 pub fn one_block(threads: u32) -> LaunchConfig {

@@ -9,7 +9,7 @@ use self::report as cache_report;
 pub use self::settings::{CacheArgs, ChainChoice, Recorded, SpaceChoice};
 use crate::analysis::cache_inference;
 use crate::error::UsageError;
-use crate::gpu::launch::TlbBuffer;
+use crate::gpu::launch::chase::TlbBuffer;
 use crate::harness::suite;
 
 mod analyze;

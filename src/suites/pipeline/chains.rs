@@ -128,7 +128,7 @@ fn spans(
     };
     let [short, long] = instruction.entries(chains);
     for entry in [&short, &long] {
-        launch::pipeline(gpu, entry, threads, iterations)?;
+        launch::pipeline::pipeline(gpu, entry, threads, iterations)?;
     }
     let span = |stamps: Vec<i64>, entry: &str| {
         let cycles = if chains == Chains::Latency {
@@ -146,8 +146,8 @@ fn spans(
     // Short and long alternate, so a drift of the clock touches both alike.
     (0..REPEATS)
         .map(|_| {
-            let s = span(launch::pipeline(gpu, &short, threads, iterations)?, &short)?;
-            let l = span(launch::pipeline(gpu, &long, threads, iterations)?, &long)?;
+            let s = span(launch::pipeline::pipeline(gpu, &short, threads, iterations)?, &short)?;
+            let l = span(launch::pipeline::pipeline(gpu, &long, threads, iterations)?, &long)?;
             Ok((s, l))
         })
         .collect()

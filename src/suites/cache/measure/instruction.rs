@@ -250,7 +250,7 @@ impl super::Probe for CodeProbe<'_> {
             .remove(&code_bytes)
             .ok_or_else(|| anyhow::anyhow!("no kernel was compiled for {code_bytes} B"))?;
         let deadline = Duration::from_secs(10);
-        let cycles = launch::straight_line(self.gpu, Ptx::from_binary(cubin), ENTRY, 2, deadline)?;
+        let cycles = launch::chase::straight_line(self.gpu, Ptx::from_binary(cubin), ENTRY, 2, deadline)?;
         Ok(cycles as f64 / f64::from(instructions))
     }
 }
