@@ -690,7 +690,8 @@ fn slices_by_ticket_cover_the_whole_region() {
 #[ignore = "needs a CUDA GPU"]
 fn the_device_built_chain_is_the_host_built_one() {
     use gpubench::experiments::chain::{Order, chain};
-    use gpubench::gpu::{Gpu, launch};
+    use gpubench::gpu::Gpu;
+    use gpubench::suites::cache::launch;
     let mut gpu = Gpu::open(0).unwrap();
     let deadline = std::time::Duration::from_secs(20);
     // Timing is compared on the L1 and L2 plateaus only. Past about 25 MiB a chase's hit rate
@@ -709,9 +710,9 @@ fn the_device_built_chain_is_the_host_built_one() {
         let (words, visit) = chain(footprint, stride, Order::Stride);
         let n = visit.len() as u32;
         let start = visit[3] as u32 * (stride / 4) as u32;
-        let host = launch::chase::chase(&mut gpu, "chase_l2", &words, &[0, start], n, n, deadline)
-            .unwrap();
-        let device = launch::chase::chase_stride(
+        let host =
+            launch::chase(&mut gpu, "chase_l2", &words, &[0, start], n, n, deadline).unwrap();
+        let device = launch::chase_stride(
             &mut gpu,
             "chase_l2",
             u64::from(n),

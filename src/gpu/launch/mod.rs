@@ -22,7 +22,6 @@ use crate::error::GpuError;
 pub const WARP_LANES: usize = 32;
 
 pub mod bandwidth;
-pub mod chase;
 pub mod clock;
 pub mod copy_engines;
 pub mod dsm;

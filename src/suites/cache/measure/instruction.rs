@@ -37,7 +37,8 @@ use anyhow::{Context, Result, bail};
 use cudarc::nvrtc::Ptx;
 
 use crate::gpu::prebuilt::{self, Generated};
-use crate::gpu::{Gpu, jit, launch};
+use crate::gpu::{Gpu, jit};
+use crate::suites::cache::launch;
 
 pub const ENTRY: &str = "straight_line";
 
@@ -250,7 +251,7 @@ impl super::Probe for CodeProbe<'_> {
             .remove(&code_bytes)
             .ok_or_else(|| anyhow::anyhow!("no kernel was compiled for {code_bytes} B"))?;
         let deadline = Duration::from_secs(10);
-        let cycles = launch::chase::straight_line(self.gpu, Ptx::from_binary(cubin), ENTRY, 2, deadline)?;
+        let cycles = launch::straight_line(self.gpu, Ptx::from_binary(cubin), ENTRY, 2, deadline)?;
         Ok(cycles as f64 / f64::from(instructions))
     }
 }

@@ -50,7 +50,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 
 use crate::analysis::cache_inference::ChasePoint;
-use crate::gpu::{Gpu, launch};
+use crate::gpu::Gpu;
+use crate::suites::cache::launch;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Space {
@@ -274,7 +275,7 @@ pub fn measure_point(
     if order == Order::Stride && space == Space::Texture && stride_bytes.is_multiple_of(4) {
         let n = (footprint_bytes / stride_bytes).max(1);
         let (warm, steps, deadline) = chase_passes(u32::try_from(n)?, 2000.0);
-        let result = launch::chase::chase_texture_stride(gpu, n, stride_bytes, warm, steps, deadline)?;
+        let result = launch::chase_texture_stride(gpu, n, stride_bytes, warm, steps, deadline)?;
         let expected = (u64::from(warm + steps) % n * stride_bytes / 4) as i64;
         return cycles_per_load(space, footprint_bytes, &[result], [expected], steps);
     }
@@ -286,8 +287,8 @@ pub fn measure_point(
         .map(|t| t * u64::from(n) / u64::from(threads))
         .collect();
     let results = match space {
-        Space::Shared => vec![launch::chase::chase_shared(gpu, &chain, warm, steps, deadline)?],
-        Space::Constant | Space::ConstantUniform => vec![launch::chase::chase_constant(
+        Space::Shared => vec![launch::chase_shared(gpu, &chain, warm, steps, deadline)?],
+        Space::Constant | Space::ConstantUniform => vec![launch::chase_constant(
             gpu,
             space.entry(),
             &chain,
@@ -295,13 +296,13 @@ pub fn measure_point(
             steps,
             deadline,
         )?],
-        Space::Texture => vec![launch::chase::chase_texture(gpu, &chain, warm, steps, deadline)?],
+        Space::Texture => vec![launch::chase_texture(gpu, &chain, warm, steps, deadline)?],
         Space::Global | Space::L2 | Space::Readonly => {
             let starts: Vec<u32> = positions
                 .iter()
                 .map(|&p| expected_index(&visit, stride_bytes, p) as u32)
                 .collect();
-            launch::chase::chase(gpu, space.entry(), &chain, &starts, warm, steps, deadline)?
+            launch::chase(gpu, space.entry(), &chain, &starts, warm, steps, deadline)?
         }
         Space::Instruction | Space::Tlb => bail!("the {} space has its own sweep", space.name()),
     };
@@ -352,7 +353,7 @@ fn measure_stride_point(
     let starts: Vec<u64> = (0..u64::from(threads))
         .map(|t| t * n / u64::from(threads))
         .collect();
-    let results = launch::chase::chase_stride(
+    let results = launch::chase_stride(
         gpu,
         space.entry(),
         n,
@@ -391,7 +392,7 @@ fn measure_block_warmed_point(
     let steps = n.max(2048).min(window).div_ceil(16) * 16;
     let steps32 = u32::try_from(steps)?;
     let (_, _, deadline) = chase_passes(steps32, 2000.0);
-    let result = launch::chase::chase_l2_block_warmed(gpu, n, stride_bytes, steps32, deadline)?;
+    let result = launch::chase_l2_block_warmed(gpu, n, stride_bytes, steps32, deadline)?;
     let expected = (steps % n * stride_bytes / 4) as i64;
     cycles_per_load(Space::L2, footprint_bytes, &[result], [expected], steps32)
 }
@@ -403,7 +404,7 @@ pub fn measure_index_chase(gpu: &mut Gpu, footprint_bytes: u64, stride_bytes: u6
     let (chain, visit) = chain(footprint_bytes, stride_bytes, Order::Stride);
     let n = visit.len() as u32;
     let (warm, steps, deadline) = chase_passes(n, 2000.0);
-    let (cycles, index) = launch::chase::chase_index(gpu, &chain, warm, steps, deadline)?;
+    let (cycles, index) = launch::chase_index(gpu, &chain, warm, steps, deadline)?;
     let expected = expected_index(&visit, stride_bytes, u64::from(warm + steps));
     if index != expected {
         bail!("the index chase over {footprint_bytes} B ended at index {index}, not {expected}");

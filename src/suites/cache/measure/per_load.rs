@@ -1,7 +1,7 @@
 //! Fine-grained chase (after Mei & Chu, "Dissecting GPU memory hierarchy through
 //! microbenchmarking"): every load timed on its own, so single accesses show as hits or misses
 //! rather than disappearing into an average. One thread, one warm pass, then up to
-//! [`launch::chase::PER_LOAD_LIMIT`] loads; each latency includes one clock read and the shared-memory
+//! [`launch::PER_LOAD_LIMIT`] loads; each latency includes one clock read and the shared-memory
 //! store that makes the clock wait for the load, a constant the plateaus share.
 
 use std::time::Duration;
@@ -10,7 +10,8 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use super::{Order, Space, chain, expected_index};
-use crate::gpu::{Gpu, launch};
+use crate::gpu::Gpu;
+use crate::suites::cache::launch;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LoadSample {
@@ -45,7 +46,7 @@ pub fn record(
     let (chain, visit) = chain(footprint_bytes, stride_bytes, order);
     let warm = visit.len() as u32;
     let deadline = Duration::from_secs(10);
-    let results = launch::chase::chase_per_load(gpu, entry, &chain, warm, loads, deadline)?;
+    let results = launch::chase_per_load(gpu, entry, &chain, warm, loads, deadline)?;
     let mut samples = Vec::with_capacity(results.len());
     for (i, (cycles, index)) in results.into_iter().enumerate() {
         let expected = expected_index(&visit, stride_bytes, u64::from(warm) + i as u64 + 1);
