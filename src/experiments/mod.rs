@@ -6,4 +6,3 @@ pub mod chain;
 pub mod clock;
 pub mod copy_engines;
 pub mod launch_size;
-pub mod ncu;

@@ -10,7 +10,6 @@ pub mod kept;
 pub mod launch;
 pub mod lease;
 pub mod prebuilt;
-mod profiler;
 pub mod sass;
 pub mod toolchain;
 

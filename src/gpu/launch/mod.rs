@@ -25,8 +25,6 @@ pub mod bandwidth;
 pub mod clock;
 pub mod copy_engines;
 pub mod dsm;
-pub mod pipeline;
-pub mod slots;
 pub mod stamped;
 
 /// One block of `threads` threads.

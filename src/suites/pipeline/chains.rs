@@ -11,9 +11,10 @@ use anyhow::{Context, Result};
 // The throughput kernels run as Wong et al.'s table's do: one block of 1024 threads.
 use super::analysis as pipeline;
 use super::measure::THROUGHPUT_THREADS;
-use crate::analysis::instruction_latency::{self, ChainTimings, InstructionLatency};
+use crate::suites::pipeline::instruction_latency::{self, ChainTimings, InstructionLatency};
 use crate::analysis::sass::KernelSass;
-use crate::gpu::{Gpu, launch};
+use super::launch;
+use crate::gpu::Gpu;
 
 /// One instruction of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,7 +129,7 @@ fn spans(
     };
     let [short, long] = instruction.entries(chains);
     for entry in [&short, &long] {
-        launch::pipeline::pipeline(gpu, entry, threads, iterations)?;
+        launch::pipeline(gpu, entry, threads, iterations)?;
     }
     let span = |stamps: Vec<i64>, entry: &str| {
         let cycles = if chains == Chains::Latency {
@@ -146,8 +147,8 @@ fn spans(
     // Short and long alternate, so a drift of the clock touches both alike.
     (0..REPEATS)
         .map(|_| {
-            let s = span(launch::pipeline::pipeline(gpu, &short, threads, iterations)?, &short)?;
-            let l = span(launch::pipeline::pipeline(gpu, &long, threads, iterations)?, &long)?;
+            let s = span(launch::pipeline(gpu, &short, threads, iterations)?, &short)?;
+            let l = span(launch::pipeline(gpu, &long, threads, iterations)?, &long)?;
             Ok((s, l))
         })
         .collect()

@@ -7,7 +7,8 @@ use anyhow::{Context, Result};
 
 use super::analysis::{self as pipeline, WarpPoint};
 use crate::analysis::sass::KernelSass;
-use crate::gpu::{Gpu, launch};
+use super::launch;
+use crate::gpu::Gpu;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Operation {
@@ -145,8 +146,8 @@ pub fn timed_sass(operation: &Operation, kernels: &[KernelSass]) -> Option<Strin
 
 /// One untimed launch, so the code is in the instruction cache, then the timed one.
 fn warm_then_time(gpu: &mut Gpu, entry: &str, threads: u32, iterations: u32) -> Result<Vec<i64>> {
-    launch::pipeline::pipeline(gpu, entry, threads, iterations)?;
-    Ok(launch::pipeline::pipeline(gpu, entry, threads, iterations)?)
+    launch::pipeline(gpu, entry, threads, iterations)?;
+    Ok(launch::pipeline(gpu, entry, threads, iterations)?)
 }
 
 pub fn measure(gpu: &mut Gpu, iterations: u32) -> Result<Vec<OperationResult>> {
@@ -157,11 +158,11 @@ pub fn measure(gpu: &mut Gpu, iterations: u32) -> Result<Vec<OperationResult>> {
             let latency_entry = format!("lat_{}", operation.name);
             let throughput_entry = format!("thr_{}", operation.name);
             // One untimed launch of each, so the code is in the instruction cache.
-            launch::pipeline::pipeline(gpu, &latency_entry, 32, iterations)?;
-            let latency = launch::pipeline::pipeline(gpu, &latency_entry, 32, iterations)?;
-            launch::pipeline::pipeline(gpu, &throughput_entry, THROUGHPUT_THREADS, iterations)?;
+            launch::pipeline(gpu, &latency_entry, 32, iterations)?;
+            let latency = launch::pipeline(gpu, &latency_entry, 32, iterations)?;
+            launch::pipeline(gpu, &throughput_entry, THROUGHPUT_THREADS, iterations)?;
             let throughput =
-                launch::pipeline::pipeline(gpu, &throughput_entry, THROUGHPUT_THREADS, iterations)?;
+                launch::pipeline(gpu, &throughput_entry, THROUGHPUT_THREADS, iterations)?;
             Ok(OperationResult {
                 operation: *operation,
                 latency_cycles: pipeline::latency_cycles(&latency, ops)

@@ -3,7 +3,13 @@
 //! its outputs, the tag counters (zero for the plain variant) and the GPU time between two
 //! events around its launches.
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::{Gpu, driver_error};
 
 /// Counters per launch sequence: 16 branches × 6 fields, then 4 slot totals (slot_tags.cuh).
 pub const SLOT_COUNTERS: usize = 16 * 6 + 4;
