@@ -380,7 +380,7 @@ pub fn btree(
 
 /// `n` zeros on the device, copied there rather than set by a memset: a memset runs as a
 /// kernel on the SMs, and ncu sums every instruction of a workload's profiler range
-/// (`experiments::ncu`), so the workloads' own instructions alone must run on them.
+/// (`super::ncu`), so the workloads' own instructions alone must run on them.
 fn zeroed<T: DeviceRepr + Default + Clone>(
     gpu: &Gpu,
     n: usize,
