@@ -690,7 +690,8 @@ fn slices_by_ticket_cover_the_whole_region() {
 #[ignore = "needs a CUDA GPU"]
 fn the_device_built_chain_is_the_host_built_one() {
     use gpubench::experiments::chain::{Order, chain};
-    use gpubench::gpu::{Gpu, launch};
+    use gpubench::gpu::Gpu;
+    use gpubench::suites::cache::launch;
     let mut gpu = Gpu::open(0).unwrap();
     let deadline = std::time::Duration::from_secs(20);
     // Timing is compared on the L1 and L2 plateaus only. Past about 25 MiB a chase's hit rate

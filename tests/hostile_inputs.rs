@@ -4,10 +4,11 @@
 
 use std::io::Write;
 
-use gpubench::analysis::{cache_inference, divergence_model};
+use gpubench::analysis::cache_inference;
 use gpubench::input;
 use gpubench::suites::cache::measure as cache;
 use gpubench::suites::divergence;
+use gpubench::suites::divergence::model as divergence_model;
 use proptest::prelude::*;
 
 /// Numbers as a hostile file would hold them.

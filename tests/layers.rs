@@ -5,7 +5,9 @@
 //! below it, never one above: where a lower layer needs what a higher one knows (the CLI's
 //! subcommands, the summary's per-suite figures), the higher one hands it down as plain
 //! function values. Of `app`, only the registry names a suite; no suite names another. Tests
-//! count too.
+//! count too. A suite is its folder: no module of the core is used by exactly one suite, read
+//! from a use graph of which module files reference which modules (`use` trees, `crate::`,
+//! `super::`, `self::` and inline paths, names bound by `use`, globs), not from names.
 
 use std::path::{Path, PathBuf};
 
@@ -335,4 +337,472 @@ fn the_circle_finder_finds_a_circle_and_nothing_else() {
     .into_iter()
     .collect();
     assert_eq!(circles(&graph), vec![vec![p("a"), p("b")]]);
+}
+
+// The use graph: which module files reference which modules. A suite is its folder: what
+// serves one suite alone lives in `src/suites/<name>/`, and the core keeps what two or more
+// suites, or a suite-agnostic command, use.
+
+type ModulePath = Vec<String>;
+type Users = std::collections::BTreeMap<ModulePath, std::collections::BTreeSet<ModulePath>>;
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// `text` with its comments (line, block, nested block) and the contents of its string and
+/// character literals left out, so only code is read: a path in a comment or a string names
+/// nothing.
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            out.push(' ');
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\''), or a lifetime ('a), which is code.
+            if at(i + 1) == '\\' {
+                i += 3;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+                out.push_str("' '");
+            } else if at(i + 2) == '\'' {
+                i += 3;
+                out.push_str("' '");
+            } else {
+                out.push(c);
+                i += 1;
+            }
+        } else if is_ident(c) {
+            let start = i;
+            while i < chars.len() && is_ident(chars[i]) {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let raw = (word == "r" || word == "br") && (at(i) == '"' || at(i) == '#');
+            if raw && (start == 0 || !is_ident(chars[start - 1])) {
+                let hashes = chars[i..].iter().take_while(|&&h| h == '#').count();
+                i += hashes + 1;
+                while i < chars.len()
+                    && !(chars[i] == '"' && (1..=hashes).all(|k| at(i + k) == '#'))
+                {
+                    i += 1;
+                }
+                i += hashes + 1;
+                out.push_str("\"\"");
+            } else {
+                out.push_str(&word);
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The paths a `use` tree (what stands between `use` and `;`) imports, each with the name it
+/// binds: `a::{b, c::{self, d as e}, f::*}` → `a::b` (b), `a::c` (c), `a::c::d` (e), `a::f::*`.
+fn use_paths(tree: &str) -> Vec<(Vec<String>, Option<String>)> {
+    let tree: String = tree
+        .chars()
+        .filter(|c| !c.is_whitespace() || *c == ' ')
+        .collect();
+    let tree = tree.trim().trim_start_matches("::");
+    let Some(open) = tree.find('{') else {
+        let (path, alias) = match tree.split_once(" as ") {
+            Some((path, alias)) => (path, Some(alias.trim().to_string())),
+            None => (tree, None),
+        };
+        let mut segments: Vec<String> = path
+            .split("::")
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if segments.last().is_some_and(|s| s == "self") {
+            segments.pop();
+        }
+        let name = alias.or_else(|| segments.last().filter(|s| *s != "*").cloned());
+        return vec![(segments, name)];
+    };
+    let prefix = &tree[..open];
+    let body = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&body[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&body[start..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty())
+        .flat_map(|p| use_paths(&format!("{prefix}{}", p.trim())))
+        .collect()
+}
+
+/// Where names resolve in one file: its module, the names its `use`s bind (to the module
+/// each leads into), and the modules it glob-imports.
+struct Scope<'a> {
+    modules: &'a std::collections::BTreeSet<ModulePath>,
+    aliases: std::collections::BTreeMap<String, ModulePath>,
+    globs: Vec<ModulePath>,
+}
+
+impl Scope<'_> {
+    /// The module a path written in module `own` leads into (its longest prefix that is a
+    /// module of `src/`), or `None` for a path outside the crate (std, a dependency, a local).
+    fn resolve(&self, own: &[String], path: &[String]) -> Option<ModulePath> {
+        self.absolute(own, path)
+            .and_then(|p| self.longest_module(p))
+    }
+
+    /// A path written in module `own`, from the crate's root.
+    fn absolute(&self, own: &[String], path: &[String]) -> Option<ModulePath> {
+        let (first, rest) = path.split_first()?;
+        let mut full: ModulePath = match first.as_str() {
+            "crate" => Vec::new(),
+            "self" => own.to_vec(),
+            "super" => {
+                let ups = path.iter().take_while(|s| *s == "super").count();
+                let mut base = own.to_vec();
+                base.truncate(own.len().saturating_sub(ups));
+                base.extend(path[ups..].iter().cloned());
+                return Some(base);
+            }
+            name => {
+                let child = [own, &[name.to_string()]].concat();
+                if let Some(target) = self.aliases.get(name) {
+                    target.clone()
+                } else if self.modules.contains(&child) {
+                    child
+                } else if let Some(glob) = self.globs.iter().find(|g| {
+                    self.modules
+                        .contains(&[g.as_slice(), &[name.to_string()]].concat())
+                }) {
+                    [glob.as_slice(), &[name.to_string()]].concat()
+                } else {
+                    return None;
+                }
+            }
+        };
+        full.extend(rest.iter().cloned());
+        Some(full)
+    }
+
+    fn longest_module(&self, path: ModulePath) -> Option<ModulePath> {
+        (0..=path.len())
+            .rev()
+            .map(|n| path[..n].to_vec())
+            .find(|p| self.modules.contains(p))
+    }
+}
+
+/// The inline modules of a code text (`mod tests { … }`): where each starts and ends, and
+/// its name.
+fn inline_modules(code: &str) -> Vec<(usize, usize, String)> {
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("mod ") {
+        if at > 0 && code[..at].ends_with(is_ident) {
+            continue;
+        }
+        let rest = &code[at + 4..];
+        let name: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|&c| is_ident(c))
+            .collect();
+        let after = rest.trim_start()[name.len()..].trim_start();
+        if name.is_empty() || !after.starts_with('{') {
+            continue;
+        }
+        let open = code.len() - after.len();
+        let mut depth = 0;
+        let close = code[open..]
+            .char_indices()
+            .find(|&(_, c)| {
+                depth += match c {
+                    '{' => 1,
+                    '}' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            })
+            .map_or(code.len(), |(i, _)| open + i);
+        found.push((open, close, name));
+    }
+    found
+}
+
+/// Each path (two segments or more) of a code text, with where it starts.
+fn code_paths(code: &str) -> Vec<(usize, Vec<String>)> {
+    let mut found = Vec::new();
+    let bytes = code.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        let starts = is_ident(c)
+            && !c.is_ascii_digit()
+            && (i == 0 || !(is_ident(bytes[i - 1] as char) || code[..i].ends_with("::")));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut segments = Vec::new();
+        loop {
+            let from = i;
+            while i < bytes.len() && is_ident(bytes[i] as char) {
+                i += 1;
+            }
+            segments.push(code[from..i].to_string());
+            let next = bytes.get(i + 2).map(|&b| b as char);
+            if code[i..].starts_with("::")
+                && next.is_some_and(|n| is_ident(n) && !n.is_ascii_digit())
+            {
+                i += 2;
+            } else {
+                break;
+            }
+        }
+        if segments.len() > 1 {
+            found.push((start, segments));
+        }
+    }
+    found
+}
+
+/// Every module's users: the module files (`files`: each module's path and source text)
+/// that reference it or anything under it, through a `use` (braces, `self`, `as`, globs) or a
+/// path in the code (`crate::`, `super::`, `self::`, a name a `use` bound, a child module),
+/// leaving out the module itself and those under it.
+fn use_graph(files: &[(ModulePath, String)]) -> Users {
+    let modules: std::collections::BTreeSet<ModulePath> =
+        files.iter().map(|(m, _)| m.clone()).collect();
+    let mut users = Users::new();
+    for (module, text) in files {
+        let code = code_only(text);
+        let inline = inline_modules(&code);
+        // The module a position of the file is in: the file's, or an inline one inside it.
+        let own_at = |at: usize| {
+            let mut own = module.clone();
+            own.extend(
+                inline
+                    .iter()
+                    .filter(|(open, close, _)| *open < at && at < *close)
+                    .map(|(_, _, name)| name.clone()),
+            );
+            own
+        };
+        let mut uses = Vec::new();
+        for (at, _) in code.match_indices("use ") {
+            if at > 0 && code[..at].ends_with(is_ident) {
+                continue;
+            }
+            let tree = &code[at + 4..];
+            let tree = &tree[..tree.find(';').unwrap_or(tree.len())];
+            uses.extend(use_paths(tree).into_iter().map(|u| (at, u)));
+        }
+        let mut scope = Scope {
+            modules: &modules,
+            aliases: Default::default(),
+            globs: Vec::new(),
+        };
+        let mut referenced = Vec::new();
+        // Twice: a `use` may start from a name another `use` bound.
+        for _ in 0..2 {
+            for (at, (path, name)) in &uses {
+                let glob = path.last().is_some_and(|s| s == "*");
+                let path = &path[..path.len() - usize::from(glob)];
+                let own = own_at(*at);
+                let Some(target) = scope.resolve(&own, path) else {
+                    continue;
+                };
+                if glob && scope.absolute(&own, path).as_ref() == Some(&target) {
+                    scope.globs.push(target.clone());
+                }
+                if let Some(name) = name {
+                    scope.aliases.insert(name.clone(), target.clone());
+                }
+                referenced.push(target);
+            }
+        }
+        for (at, path) in code_paths(&code) {
+            referenced.extend(scope.resolve(&own_at(at), &path));
+        }
+        for target in referenced {
+            for n in 1..=target.len() {
+                let prefix = &target[..n];
+                if !module.starts_with(prefix) {
+                    users
+                        .entry(prefix.to_vec())
+                        .or_default()
+                        .insert(module.clone());
+                }
+            }
+        }
+    }
+    users
+}
+
+/// The core modules (outside `suites` and `app`, below the top level) whose users are one
+/// suite and nothing else, each with that suite.
+fn used_by_one_suite(modules: &[ModulePath], users: &Users) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for module in modules {
+        let core = module.len() >= 2 && module[0] != "suites" && module[0] != "app";
+        if !core {
+            continue;
+        }
+        let owners: std::collections::BTreeSet<Option<&String>> = users
+            .get(module)
+            .into_iter()
+            .flatten()
+            .map(|user| match user.as_slice() {
+                [top, suite, ..] if top == "suites" => Some(suite),
+                _ => None,
+            })
+            .collect();
+        if let [Some(suite)] = owners.into_iter().collect::<Vec<_>>().as_slice() {
+            found.push((module.join("::"), suite.to_string()));
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A suite is its folder: no module of the core is used by exactly one suite (what one suite
+/// alone uses belongs in `src/suites/<name>/`; a suite-agnostic command's use, or a second
+/// suite's, keeps a module in the core). Read from the use graph, not from names.
+#[test]
+fn no_core_module_is_used_by_exactly_one_suite() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    let files: Vec<(ModulePath, String)> = paths
+        .iter()
+        .map(|f| (module_of(&src, f), std::fs::read_to_string(f).unwrap()))
+        .collect();
+    let users = use_graph(&files);
+    let edges: usize = users.values().map(|u| u.len()).sum();
+    assert!(
+        edges > 1000,
+        "only {edges} uses found under {}",
+        src.display()
+    );
+    let modules: Vec<ModulePath> = files.iter().map(|(m, _)| m.clone()).collect();
+    let found = used_by_one_suite(&modules, &users);
+    assert!(
+        found.is_empty(),
+        "core modules used by one suite alone (move each into src/suites/<suite>/):\n{}",
+        found
+            .iter()
+            .map(|(module, suite)| format!("{module}: used only by suite {suite}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn the_use_graph_reads_use_trees_and_finds_a_module_one_suite_uses() {
+    let m = |s: &str| -> ModulePath { s.split("::").map(String::from).collect() };
+    assert_eq!(
+        use_paths("super::{stats::{self, Summary}, two_latencies as two, launch::*}"),
+        vec![
+            (m("super::stats"), Some("stats".into())),
+            (m("super::stats::Summary"), Some("Summary".into())),
+            (m("super::two_latencies"), Some("two".into())),
+            (m("super::launch::*"), None),
+        ]
+    );
+    let files = [
+        ("analysis", "pub mod fit; pub mod stats; pub mod sets;"),
+        ("analysis::stats", "pub fn mean() {}"),
+        ("analysis::sets", "pub fn count() {}"),
+        // A core user: `fit` uses `stats` through braces and `super::`.
+        (
+            "analysis::fit",
+            "use super::{stats::{self as s}, };\nfn f() { s::mean(); }",
+        ),
+        ("gpu", "pub mod launch;"),
+        ("gpu::launch", "pub mod dsm;"),
+        ("gpu::launch::dsm", "pub fn go() {}"),
+        // Suite `a` names `fit` (an alias), `sets` (inline path) and `dsm` through a glob.
+        (
+            "suites::a::measure",
+            "use crate::analysis::fit as f;\nuse crate::gpu::launch::*;\n\
+             fn g() { crate::analysis::sets::count(); dsm::go(); }",
+        ),
+        // Suite `b` names `stats`; `fit` and `sets` only in a comment, a string and a
+        // character literal, which name nothing.
+        (
+            "suites::b",
+            "// crate::analysis::fit\nfn h() { let q = '\"'; crate::analysis::stats::mean(); \
+             let s = \"crate::analysis::fit\"; let r = r#\"crate::analysis::sets\"#; }",
+        ),
+        // Inside an inline `mod tests`, `super::` is the file's module.
+        (
+            "suites::b::inner",
+            "mod tests { use super::super::super::a::measure; }",
+        ),
+    ];
+    let files: Vec<(ModulePath, String)> =
+        files.iter().map(|(p, t)| (m(p), t.to_string())).collect();
+    let users = use_graph(&files);
+    assert_eq!(
+        users[&m("analysis::stats")],
+        [m("analysis::fit"), m("suites::b")].into_iter().collect()
+    );
+    assert_eq!(
+        users[&m("suites::a::measure")],
+        [m("suites::b::inner")].into_iter().collect()
+    );
+    let modules: Vec<ModulePath> = files.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(
+        used_by_one_suite(&modules, &users),
+        [
+            ("analysis::fit".to_string(), "a".to_string()),
+            ("analysis::sets".to_string(), "a".to_string()),
+            ("gpu::launch".to_string(), "a".to_string()),
+            ("gpu::launch::dsm".to_string(), "a".to_string()),
+        ]
+    );
 }

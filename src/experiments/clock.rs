@@ -26,7 +26,7 @@ pub fn measure_sm_clock(gpu: &mut Gpu) -> Result<SmClock> {
     } else {
         SM_CLOCK_SPIN
     };
-    let stamps = launch::clock_rate(gpu, spin)?;
+    let stamps = launch::clock::clock_rate(gpu, spin)?;
     clock::sm_clock(
         stamps.start_ns,
         stamps.start_cycles,
@@ -51,7 +51,7 @@ pub fn measure_two_timers(gpu: &mut Gpu, pairs: usize) -> Result<clock::TwoTimer
     let mut windows = Vec::with_capacity(pairs);
     for _ in 0..pairs {
         let window = |gpu: &mut Gpu, spin| -> Result<clock::TimedWindow> {
-            let (stamps, host) = launch::clock_rate_host_timed(gpu, spin)?;
+            let (stamps, host) = launch::clock::clock_rate_host_timed(gpu, spin)?;
             Ok(clock::TimedWindow {
                 cycles: stamps.end_cycles - stamps.start_cycles,
                 globaltimer_ns: stamps.end_ns - stamps.start_ns,
@@ -66,7 +66,7 @@ pub fn measure_two_timers(gpu: &mut Gpu, pairs: usize) -> Result<clock::TwoTimer
 }
 
 pub fn measure_read_overhead(gpu: &mut Gpu) -> Result<Summary> {
-    let differences = launch::clock_overhead(gpu, OVERHEAD_PAIRS)?;
+    let differences = launch::clock::clock_overhead(gpu, OVERHEAD_PAIRS)?;
     clock::read_overhead(&differences).context("the clock overhead probe returned no samples")
 }
 
@@ -79,7 +79,7 @@ pub struct TimerOverheads {
 }
 
 pub fn measure_timer_overheads(gpu: &mut Gpu, pairs: u32) -> Result<TimerOverheads> {
-    let raw = launch::timer_overheads(gpu, pairs)?;
+    let raw = launch::clock::timer_overheads(gpu, pairs)?;
     let summary = |part: &[i64]| {
         let values: Vec<f64> = part.iter().map(|&v| v as f64).collect();
         Summary::of(&values).context("the timer probe returned no samples")
@@ -98,7 +98,7 @@ pub fn measure_counter_scope(
     blocks: u32,
     spin: Duration,
 ) -> Result<Vec<clock::BlockStamp>> {
-    let raw = launch::clock_scope(gpu, blocks, spin)?;
+    let raw = launch::clock::clock_scope(gpu, blocks, spin)?;
     Ok(raw
         .chunks(6)
         .enumerate()

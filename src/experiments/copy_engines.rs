@@ -25,7 +25,7 @@ use anyhow::Result;
 
 use crate::analysis::stats::Summary;
 use crate::gpu::Gpu;
-use crate::gpu::launch::time_copies;
+use crate::gpu::launch::copy_engines::time_copies;
 
 /// Copies per timing: two of 4 GiB take about 6 ms on an H100.
 pub const COPIES: u32 = 2;

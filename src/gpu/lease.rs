@@ -7,7 +7,7 @@
 //! compile and disassembly helpers lower their priority; three suites still name it: the
 //! cache suite's instruction space does its compiles as [`host_work`], sync grants the lease to
 //! its probes' child processes, and slots grants it to ncu's program and steps aside while ncu
-//! sets itself up (`experiments::ncu`). The rest of this comment says why the context waits
+//! sets itself up (`suites::slots::ncu`). The rest of this comment says why the context waits
 //! for it.
 //!
 //! A process started ahead of its turn on the GPU. `gpubench all` starts each suite's child

@@ -11,9 +11,7 @@ pub mod launch;
 pub mod lease;
 pub mod mechanisms;
 pub mod prebuilt;
-mod profiler;
 pub mod sass;
-pub mod texture;
 pub mod toolchain;
 
 use std::collections::HashMap;
@@ -51,6 +49,10 @@ pub struct DeviceProperties {
     /// The kernel-module driver version from /proc/driver/nvidia/version, where readable.
     pub driver_version: Option<String>,
 }
+
+/// The shared-memory carveout the global-memory chases ask for by default: 0 % shared, the
+/// most L1 (`--carveout` asks for others).
+pub const CHASE_CARVEOUT_PERCENT: i32 = 0;
 
 pub struct Gpu {
     pub(crate) context: Arc<CudaContext>,
@@ -348,7 +350,7 @@ impl Gpu {
             stream,
             modules: HashMap::new(),
             loaded_from: std::collections::BTreeMap::new(),
-            chase_carveout_percent: launch::CHASE_CARVEOUT_PERCENT,
+            chase_carveout_percent: CHASE_CARVEOUT_PERCENT,
             simulated,
             conditions_at_start: None,
             spent: TimeSpent {

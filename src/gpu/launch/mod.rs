@@ -1,13 +1,16 @@
-//! The older suites' kernel launches, typed, one file per kernel family (`cuda/<family>.cu`),
-//! and the steps every launcher shares. A launcher, here or in a suite's folder
-//! (`suites/tma/launch.rs`, `suites/sm_map/measure.rs`), states, in its `# Safety`-style comment, the argument order and types its kernel
-//! expects, and allocates every buffer at the size the kernel writes. The steps every launcher
-//! shares are here: [`zeros`] and [`upload`] (allocate), [`launch_and_wait`] (launch, then
-//! wait with a deadline), [`timed`] (launches between two events), [`read`] (copy back) and
-//! [`launch_cluster`] (thread-block clusters).
-//! They are public: a suite in the new shape (`src/suites/<name>/`) keeps its own launchers in
-//! its folder and builds them from these. The copy engines' copies, which launch no kernel,
-//! are timed the same way (`copy_engines`).
+//! The steps every launcher shares, and the launchers two or more suites (or a suite and a
+//! suite-agnostic command) share, one file per kernel family (`cuda/<family>.cu`):
+//! `bandwidth` (bandwidth, TMA), `dsm` (dsm, sm-map), `stamped` (flops, tensor),
+//! `copy_engines` (bandwidth, TMA; copies that launch no kernel, timed the same way) and
+//! `clock` (the clock probes of `experiments::clock`). A launcher one suite alone uses lives in
+//! that suite's folder (`suites/<name>/launch.rs`), built from the public steps here: [`zeros`]
+//! and [`upload`] (allocate), [`launch_and_wait`] (launch, then wait with a deadline),
+//! [`timed`] (launches between two events), [`read`] (copy back) and
+//! [`dsm::launch_cluster`] (thread-block clusters). Callers name the submodule
+//! (`launch::dsm::dsm_latency`): nothing is glob re-exported, so who uses which launcher
+//! shows. Every launcher, here or in a suite's folder, states in its `# Safety`-style comment
+//! the argument order and types its kernel expects, and allocates every buffer at the size the
+//! kernel writes.
 
 use std::time::Duration;
 
@@ -22,20 +25,10 @@ use crate::error::GpuError;
 pub const WARP_LANES: usize = 32;
 
 pub mod bandwidth;
-mod chase;
-mod clock;
-mod copy_engines;
-mod dsm;
-mod pipeline;
-pub mod slots;
-mod stamped;
-
-pub use chase::*;
-pub use clock::*;
-pub use copy_engines::*;
-pub use dsm::*;
-pub use pipeline::*;
-pub use stamped::*;
+pub mod clock;
+pub mod copy_engines;
+pub mod dsm;
+pub mod stamped;
 
 /// One block of `threads` threads.
 pub fn one_block(threads: u32) -> LaunchConfig {

@@ -9,12 +9,14 @@ use self::report as cache_report;
 pub use self::settings::{CacheArgs, ChainChoice, Recorded, SpaceChoice};
 use crate::analysis::cache_inference;
 use crate::error::UsageError;
-use crate::gpu::launch::TlbBuffer;
+use crate::suites::cache::launch::TlbBuffer;
 use crate::harness::suite;
 
+pub mod analysis;
 mod analyze;
 mod entry;
 pub mod l2_partitions;
+pub mod launch;
 pub mod measure;
 mod partitions_report;
 mod plot;
@@ -22,6 +24,7 @@ pub mod report;
 pub mod settings;
 mod side_experiments;
 mod text;
+mod texture;
 mod translation;
 
 pub use analyze::analyze_saved;

@@ -125,8 +125,8 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], levels: &[SavedLeve
 pub fn draw_conflict(
     path: &Path,
     title: &str,
-    points: &[crate::analysis::conflict::ConflictPoint],
-    report: &crate::analysis::conflict::ConflictReport,
+    points: &[crate::suites::cache::analysis::conflict::ConflictPoint],
+    report: &crate::suites::cache::analysis::conflict::ConflictReport,
 ) -> Result<()> {
     plot::ensure_font();
     plot::on_backend!(path, (1400, 800), |root| {
@@ -157,7 +157,7 @@ pub fn draw_conflict(
             plot::mesh(&mut chart, "stride between addresses (bytes, log scale)", "most addresses that still hit (log scale)")
                 .x_label_formatter(&|v| plot::binary_bytes(*v))
                 .draw()?;
-            let xy = |p: &crate::analysis::conflict::ConflictPoint| {
+            let xy = |p: &crate::suites::cache::analysis::conflict::ConflictPoint| {
                 (p.stride_bytes as f64, (p.max_hitting as f64).max(0.8))
             };
             chart

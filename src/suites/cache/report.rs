@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::l2_partitions::Partitions;
 use super::measure::Unresolved;
 use crate::analysis::cache_inference::{self, Capacity};
-use crate::analysis::conflict::ConflictReport;
+use crate::suites::cache::analysis::conflict::ConflictReport;
 use crate::analysis::sass::KernelSass;
 use crate::report::figures::Reason;
 
@@ -295,8 +295,8 @@ pub struct BlockModes {
     pub slow_share: f64,
 }
 
-impl From<&crate::analysis::per_load::FootprintLoads> for FootprintLoads {
-    fn from(row: &crate::analysis::per_load::FootprintLoads) -> FootprintLoads {
+impl From<&crate::suites::cache::analysis::per_load::FootprintLoads> for FootprintLoads {
+    fn from(row: &crate::suites::cache::analysis::per_load::FootprintLoads) -> FootprintLoads {
         FootprintLoads {
             block_modes: row.block_modes.map(|m| BlockModes {
                 block_bytes: m.block_bytes,
@@ -343,8 +343,8 @@ pub struct Estimate {
     pub notes: Vec<String>,
 }
 
-impl From<crate::analysis::granularity::Granularity> for Estimate {
-    fn from(g: crate::analysis::granularity::Granularity) -> Estimate {
+impl From<crate::suites::cache::analysis::granularity::Granularity> for Estimate {
+    fn from(g: crate::suites::cache::analysis::granularity::Granularity) -> Estimate {
         Estimate {
             bytes: g.bytes,
             confidence: g.confidence,
@@ -735,7 +735,7 @@ fn tlb_stride_figures(
             "TLB at a {} stride",
             crate::report::summary::format_value(stride as f64, "bytes")
         );
-        match crate::analysis::tlb::stride_step(&at) {
+        match crate::suites::cache::analysis::tlb::stride_step(&at) {
             Some(step) => {
                 // A one-step fit that no calibration study covers, and one that two H100 runs
                 // placed at 16 and at 6 elements (32 MiB stride): what the run saw, not a figure.

@@ -8,7 +8,7 @@ use super::measure::conflict::{self, ConflictRow};
 use super::measure::{self as cache, Order, Space, per_load};
 use super::report::{CarveoutRow, FetchGranularity, IndexChain, TimedLoop};
 use crate::analysis::cache_inference;
-use crate::analysis::per_load as per_load_analysis;
+use crate::suites::cache::analysis::per_load as per_load_analysis;
 use crate::gpu::Gpu;
 use crate::harness::suite;
 
@@ -19,7 +19,7 @@ pub(super) fn granularity_of(
     name: &str,
     footprint: u64,
     points: &[(u64, f64)],
-) -> Result<Option<crate::analysis::granularity::Granularity>> {
+) -> Result<Option<crate::suites::cache::analysis::granularity::Granularity>> {
     let rows: Vec<cache_inference::ChasePoint> = points
         .iter()
         .map(|&(stride_bytes, cycles)| cache_inference::ChasePoint {
@@ -29,7 +29,7 @@ pub(super) fn granularity_of(
         })
         .collect();
     suite.run.write_csv(name, &rows)?;
-    Ok(crate::analysis::granularity::granularity(points))
+    Ok(crate::suites::cache::analysis::granularity::granularity(points))
 }
 
 /// The first cache level's fetch granularity (line, or sector where the cache is sectored):
@@ -233,7 +233,7 @@ pub(super) fn conflict_experiment(
     report: &cache_inference::CacheReport,
     stride: u64,
     line: Option<u64>,
-) -> Result<Option<crate::analysis::conflict::ConflictReport>> {
+) -> Result<Option<crate::suites::cache::analysis::conflict::ConflictReport>> {
     let (Some(first), Some(second)) = (report.levels.first(), report.levels.get(1)) else {
         return Ok(None);
     };
@@ -285,7 +285,7 @@ pub(super) fn conflict_experiment(
     // A stride whose every tried N hit says only "at least N".
     let points = conflict::points_from_rows(&rows);
     let chase = first.capacity.as_ref().map(|c| c.first_miss());
-    let analysis = crate::analysis::conflict::analyse(&points, line, chase);
+    let analysis = crate::suites::cache::analysis::conflict::analyse(&points, line, chase);
     println!(
         "conflict (largest N still hitting, < {hit_below:.1} cycles): {}; {}{}",
         points

@@ -7,7 +7,7 @@ use super::report::{TlbLevel, TlbReach, TlbStride, TlbSummary};
 use super::*;
 use crate::analysis::cache_inference;
 use crate::gpu::Gpu;
-use crate::gpu::launch::TlbBuffer;
+use crate::suites::cache::launch::TlbBuffer;
 use crate::harness::suite;
 
 /// TLB levels: each cache level's size read as a reach, and the page size from a stride sweep

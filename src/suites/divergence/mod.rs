@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod launch;
 pub mod measure;
+pub mod model;
 mod model_report;
 mod report;
 pub mod saved;
@@ -20,7 +21,7 @@ use self::analysis::{self as divergence_analysis, CostFit, LevelSamples, LevelSu
 use self::measure::{self as divergence, DivergenceConfig, GpuLoopSampler, LevelMeasurement};
 use self::report as divergence_report;
 use self::split::{self as divergence_split, SplitLevel, SplitReport};
-use crate::analysis::divergence_model::{self, Level, ModelReport};
+use model::{Level, ModelReport};
 use crate::cli::AnalyzeDivergenceArgs;
 use crate::error::UsageError;
 use crate::gpu::sass;
@@ -180,7 +181,7 @@ pub fn analyze_saved(args: &AnalyzeDivergenceArgs) -> Result<()> {
     if let Some(output) = &args.output {
         run_dir::check_new(output)?;
     }
-    let report = divergence_model::analyze(&levels.single, &levels.double)
+    let report = model::analyze(&levels.single, &levels.double)
         .map_err(|e| UsageError::new(format!("{}: {e}", args.file.display())))?;
     if let Some(output) = &args.output {
         let run = RunDir::create(Some(output), "analyze-divergence")?;
@@ -256,7 +257,7 @@ pub fn analyze_and_write(
     let single = model_levels(&summaries, measured, "single");
     let double = model_levels(&summaries, measured, "double");
     let bounds_source = "the measured lane bounds";
-    let model = match divergence_model::analyze(&single, &double) {
+    let model = match model::analyze(&single, &double) {
         Ok(report) => {
             write_model(run, &report, bounds_source)?;
             Ok(report)
@@ -380,7 +381,7 @@ impl crate::harness::SuiteDef for Divergence {
         let summary = files::find(run.dir, "summary.csv")
             .with_context(|| format!("{} has no summary.csv", run.dir.display()))?;
         let levels = saved::load(&summary, max_bound.unwrap_or(32))?;
-        if let Ok(model) = divergence_model::analyze(&levels.single, &levels.double) {
+        if let Ok(model) = model::analyze(&levels.single, &levels.double) {
             let curve = model.single_loop_curve(&levels.single)?;
             out.plot("model", |p| {
                 model_report::draw_model_plot(

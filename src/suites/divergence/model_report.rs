@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use crate::analysis::divergence_model::{Level, ModelKind, ModelReport, Prediction};
+use crate::suites::divergence::model::{Level, ModelKind, ModelReport, Prediction};
 use crate::report::plot::{self, BLUE, FONT, RED};
 
 pub fn render_text(report: &ModelReport, bounds_source: &str) -> String {

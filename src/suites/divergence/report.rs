@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::analysis::{CostFit, LevelSummary};
 use super::measure::LevelMeasurement;
-use crate::analysis::divergence_model::ModelReport;
+use crate::suites::divergence::model::ModelReport;
 use crate::analysis::linear_fit::Interval;
 use crate::report::plot::{self, BLUE, FONT, RED};
 use crate::report::run_dir::RunDir;

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::analysis::divergence_model::Level;
+use crate::suites::divergence::model::Level;
 use crate::analysis::stats;
 use crate::error::UsageError;
 

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::analysis::{self as dsm, ClusterLatency, PatternRate};
 use crate::gpu::Gpu;
-use crate::gpu::launch::{self, ClusterShape};
+use crate::gpu::launch::{self, dsm::ClusterShape};
 
 /// cuda/dsm.cu's ring size (words) and the bytes each bandwidth pass reads.
 pub const RING_WORDS: u32 = 1024;
@@ -85,7 +85,7 @@ pub fn measure(
     };
     let mut occupancy = Vec::new();
     for cluster in 1..=MAX_CLUSTER {
-        let fit = launch::max_active_clusters_of(
+        let fit = launch::dsm::max_active_clusters_of(
             gpu,
             "dsm",
             "dsm_bandwidth",
@@ -105,7 +105,7 @@ pub fn measure(
     let mut latency = Vec::new();
     for cluster in (2..=MAX_CLUSTER).filter(|&c| fits(c) > 0) {
         let one = shape(cluster, 1, LATENCY_THREADS);
-        let (cycles, smids) = launch::dsm_latency(gpu, one, STEPS, RING_STRIDE)?;
+        let (cycles, smids) = launch::dsm::dsm_latency(gpu, one, STEPS, RING_STRIDE)?;
         let summary = dsm::cluster_latency(&cycles, &smids, STEPS)
             .with_context(|| format!("the chase in a cluster of {cluster} returned no cycles"))?;
         latency.push(Latency {
@@ -123,8 +123,8 @@ pub fn measure(
         let full = shape(cluster, clusters, BANDWIDTH_THREADS);
         for (code, pattern) in PATTERNS {
             // The first launch is untimed: clocks up, code in the caches.
-            launch::dsm_bandwidth(gpu, full, code, 1)?;
-            let stamps = launch::dsm_bandwidth(gpu, full, code, iterations)?;
+            launch::dsm::dsm_bandwidth(gpu, full, code, 1)?;
+            let stamps = launch::dsm::dsm_bandwidth(gpu, full, code, iterations)?;
             let bytes = f64::from(BW_BYTES) * f64::from(iterations);
             let rate = dsm::pattern_rate(&stamps, bytes).with_context(|| {
                 format!("{pattern} in clusters of {cluster} returned unusable stamps")

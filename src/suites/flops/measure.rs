@@ -116,7 +116,7 @@ pub fn measure(
             let (module, entry) = (kernel.module, kernel.entry);
             let mut timed = |blocks: u32| -> Result<ChipRate> {
                 let launch = |gpu: &mut Gpu| {
-                    launch::stamped_blocks(
+                    launch::stamped::stamped_blocks(
                         gpu,
                         module,
                         entry,

@@ -11,9 +11,10 @@ use anyhow::{Context, Result};
 // The throughput kernels run as Wong et al.'s table's do: one block of 1024 threads.
 use super::analysis as pipeline;
 use super::measure::THROUGHPUT_THREADS;
-use crate::analysis::instruction_latency::{self, ChainTimings, InstructionLatency};
+use crate::suites::pipeline::instruction_latency::{self, ChainTimings, InstructionLatency};
 use crate::analysis::sass::KernelSass;
-use crate::gpu::{Gpu, launch};
+use super::launch;
+use crate::gpu::Gpu;
 
 /// One instruction of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,8 @@ use anyhow::{Context, Result};
 
 use super::analysis::{self as pipeline, WarpPoint};
 use crate::analysis::sass::KernelSass;
-use crate::gpu::{Gpu, launch};
+use super::launch;
+use crate::gpu::Gpu;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Operation {

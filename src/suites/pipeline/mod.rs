@@ -2,6 +2,8 @@
 
 pub mod analysis;
 pub mod chains;
+pub mod instruction_latency;
+pub mod launch;
 pub mod measure;
 pub mod report;
 pub mod settings;

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::analysis::WarpPoint;
 use super::chains::{Chains, Instruction};
 use super::measure::OperationResult;
-use crate::analysis::instruction_latency::InstructionLatency;
+use crate::suites::pipeline::instruction_latency::InstructionLatency;
 use crate::report::plot::{self, BLUE, FONT, RED};
 use crate::report::run_dir::RunDir;
 

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::analysis::{self as slots, BranchRow, KindCounts, SlotFractions, SlotTotals};
 use crate::analysis::stats;
 use crate::gpu::Gpu;
-use crate::gpu::launch::slots::{self as launch, Graph, Timed, Tree, Variant};
+use super::launch::{self, Graph, Timed, Tree, Variant};
 
 /// The workloads, in the order they run and are reported.
 pub const WORKLOADS: [&str; 6] = ["dot", "bfs", "gaussian", "backprop", "lud", "btree"];

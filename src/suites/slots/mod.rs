@@ -2,7 +2,10 @@
 //! (where ncu is installed) Nsight Compute's warp execution efficiency beside it.
 
 pub mod analysis;
+pub mod launch;
 pub mod measure;
+pub mod ncu;
+mod profiler;
 pub mod report;
 pub mod settings;
 
@@ -15,7 +18,7 @@ use anyhow::Result;
 use self::measure::{self as slots, WORKLOADS};
 use self::settings::Recorded;
 use crate::error::UsageError;
-use crate::experiments::ncu::{self, Efficiency};
+use ncu::Efficiency;
 use crate::gpu::Gpu;
 use crate::harness::suite;
 use crate::harness::{PlannedSuite, defaults};
@@ -53,7 +56,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         // program waits off the GPU (`ncu::NcuRun::hand_over`); then the GPU is this program's again.
         if let Some(set_up) = crate::harness::sharing::told(ncu::SET_UP_ENV) {
             std::fs::File::create(set_up.with_extension("context"))?;
-            gpu.profiled(|_| Ok::<(), anyhow::Error>(()))?;
+            profiler::profiled(&mut gpu, |_| Ok::<(), anyhow::Error>(()))?;
             crate::harness::sharing::step_done("ncu set up on an empty range");
             std::fs::File::create(set_up.with_extension("set-up"))?;
             crate::harness::sharing::wait_for(&set_up.with_extension("again"))?;
@@ -61,7 +64,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         }
         // One profiler range per workload: ncu reports each as one sum (`ncu::start`).
         for workload in chosen {
-            gpu.profiled(|gpu| slots::run_plain(gpu, workload, args.seed))?;
+            profiler::profiled(&mut gpu, |gpu| slots::run_plain(gpu, workload, args.seed))?;
             crate::harness::sharing::step_done(&format!("{workload}'s profiler range"));
         }
         // The suite that handed this program the GPU takes it back on this word, while ncu

@@ -12,7 +12,7 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::measure::WorkloadResult;
-use crate::experiments::ncu::Efficiency;
+use crate::suites::slots::ncu::Efficiency;
 use crate::report::plot::{self, FONT};
 use crate::report::run_dir::RunDir;
 

@@ -11,10 +11,8 @@ use cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
 
 use super::analysis::{self, DsmChase, Sweep, Walk};
 use crate::gpu::Gpu;
-use crate::gpu::launch::{
-    ClusterShape, WARP_LANES, as_i32, launch_and_wait, launch_cluster, max_active_clusters_of, read,
-    upload, zeros,
-};
+use crate::gpu::launch::dsm::{ClusterShape, launch_cluster, max_active_clusters_of};
+use crate::gpu::launch::{WARP_LANES, as_i32, launch_and_wait, read, upload, zeros};
 
 /// Words of a line (128 B), as in `cuda/sm_map.cu`.
 const LINE_WORDS: usize = 32;

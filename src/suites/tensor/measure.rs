@@ -311,15 +311,15 @@ pub fn measure(
             let mmas = u64::from(iterations) * per_trip;
             let module = kernel.module();
             let entry = kernel.latency_entry();
-            launch::stamped_blocks(gpu, module, &entry, 1, latency_threads, iterations, 2)?;
+            launch::stamped::stamped_blocks(gpu, module, &entry, 1, latency_threads, iterations, 2)?;
             let stamps =
-                launch::stamped_blocks(gpu, module, &entry, 1, latency_threads, iterations, 2)?;
+                launch::stamped::stamped_blocks(gpu, module, &entry, 1, latency_threads, iterations, 2)?;
             let latency_cycles = tensor::cycles_per_mma(&stamps, mmas)
                 .with_context(|| format!("{entry} returned unusable stamps"))?;
             let entry = kernel.throughput_entry();
-            launch::stamped_blocks(gpu, module, &entry, sms, block_threads, iterations, 2)?;
+            launch::stamped::stamped_blocks(gpu, module, &entry, sms, block_threads, iterations, 2)?;
             let stamps =
-                launch::stamped_blocks(gpu, module, &entry, sms, block_threads, iterations, 2)?;
+                launch::stamped::stamped_blocks(gpu, module, &entry, sms, block_threads, iterations, 2)?;
             let flop_per_block = (mmas * per_block * kernel.flop_per_mma) as f64;
             let per_sm: Summary = tensor::flop_per_clock(&stamps, flop_per_block)
                 .with_context(|| format!("{entry} returned unusable stamps"))?;

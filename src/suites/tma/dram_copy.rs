@@ -119,7 +119,7 @@ pub fn measure(
         )));
     };
     let words = usize::try_from(array / 4)?;
-    let (source, mut target) = crate::gpu::launch::patterned_pair(gpu, words, "the bulk copy's arrays")?;
+    let (source, mut target) = crate::gpu::launch::copy_engines::patterned_pair(gpu, words, "the bulk copy's arrays")?;
     let mut search = Vec::new();
     for pattern in patterns() {
         search.push(match unfit(&pattern, shared_per_sm, shared_per_block) {
@@ -145,7 +145,7 @@ pub fn measure(
         .map(|(_, p)| p);
     // The search's patterns all wrote the source's data: cleared, the target shows what the
     // figure's own launches wrote.
-    crate::gpu::launch::clear(gpu, &mut target)?;
+    crate::gpu::launch::copy_engines::clear(gpu, &mut target)?;
     let figure = match fastest {
         Some(pattern) => Some(time(
             gpu,
@@ -157,7 +157,7 @@ pub fn measure(
         )?),
         None => None,
     };
-    let (checked_words, mismatched_words) = crate::gpu::launch::check_copy(gpu, &target)?;
+    let (checked_words, mismatched_words) = crate::gpu::launch::copy_engines::check_copy(gpu, &target)?;
     Ok(Ok(DramBulkCopy {
         array_bytes: array,
         search,

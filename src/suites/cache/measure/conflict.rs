@@ -5,7 +5,7 @@
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::conflict::ConflictPoint;
+use crate::suites::cache::analysis::conflict::ConflictPoint;
 
 /// One chase of the experiment, as `conflict.csv` holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -124,7 +124,7 @@ mod tests {
 #[cfg(test)]
 mod h100_tests {
     use super::*;
-    use crate::analysis::conflict::analyse;
+    use crate::suites::cache::analysis::conflict::analyse;
 
     fn rows(space: &str) -> Vec<ConflictRow> {
         let path = format!(

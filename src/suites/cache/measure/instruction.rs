@@ -37,7 +37,8 @@ use anyhow::{Context, Result, bail};
 use cudarc::nvrtc::Ptx;
 
 use crate::gpu::prebuilt::{self, Generated};
-use crate::gpu::{Gpu, jit, launch};
+use crate::gpu::{Gpu, jit};
+use crate::suites::cache::launch;
 
 pub const ENTRY: &str = "straight_line";
 

@@ -50,7 +50,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 
 use crate::analysis::cache_inference::ChasePoint;
-use crate::gpu::{Gpu, launch};
+use crate::gpu::Gpu;
+use crate::suites::cache::launch;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Space {

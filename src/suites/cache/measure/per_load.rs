@@ -10,7 +10,8 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use super::{Order, Space, chain, expected_index};
-use crate::gpu::{Gpu, launch};
+use crate::gpu::Gpu;
+use crate::suites::cache::launch;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LoadSample {

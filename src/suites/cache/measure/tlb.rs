@@ -12,7 +12,8 @@
 use anyhow::{Result, bail};
 
 use super::{Order, chain};
-use crate::gpu::{Gpu, launch::TlbBuffer};
+use crate::gpu::Gpu;
+use crate::suites::cache::launch::TlbBuffer;
 
 /// Cycles per load over `footprint` bytes with one element every `stride` bytes.
 pub fn measure(

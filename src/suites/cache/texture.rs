@@ -6,7 +6,7 @@ use cudarc::driver::sys::{
 };
 use cudarc::driver::{CudaSlice, DevicePtr};
 
-use super::{Gpu, driver_error};
+use crate::gpu::{Gpu, driver_error};
 use crate::error::GpuError;
 
 pub struct LinearTexture {
@@ -48,7 +48,7 @@ impl LinearTexture {
         let status =
             unsafe { sys::cuTexObjectCreate(&mut handle, &resource, &texture, std::ptr::null()) };
         if status != cudaError_enum::CUDA_SUCCESS {
-            return Err(super::status_error(status, "creating a texture object"));
+            return Err(crate::gpu::status_error(status, "creating a texture object"));
         }
         drop(_guard);
         Ok(LinearTexture {

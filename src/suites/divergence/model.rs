@@ -18,8 +18,8 @@
 
 use serde::Serialize;
 
-use super::linear_fit::{self, Interval};
-use super::stack_emulator::{self, Instruction, StackOp, StackShape, WARP_LANES};
+use crate::analysis::linear_fit::{self, Interval};
+use crate::analysis::stack_emulator::{self, Instruction, StackOp, StackShape, WARP_LANES};
 
 /// Residual variance below which two models count as equally good (cycles²).
 const VARIANCE_FLOOR: f64 = 1.0;
@@ -316,15 +316,15 @@ fn change_points(levels: &[Level], divergences: &[f64]) -> (Vec<u32>, f64) {
         .filter(|(_, _, branches)| *branches != 0.0)
         .map(|(_, rise, branches)| rise / branches)
         .collect();
-    let cost = super::stats::median(&per_branch).unwrap_or(0.0);
+    let cost = crate::analysis::stats::median(&per_branch).unwrap_or(0.0);
     let excess: Vec<f64> = rises
         .iter()
         .map(|(_, rise, branches)| rise - cost * branches)
         .collect();
-    let center = super::stats::median(&excess).unwrap_or(0.0);
+    let center = crate::analysis::stats::median(&excess).unwrap_or(0.0);
     let deviations: Vec<f64> = excess.iter().map(|x| (x - center).abs()).collect();
     let spread =
-        (1.4826 * super::stats::median(&deviations).unwrap_or(0.0)).max(std::f64::consts::SQRT_2);
+        (1.4826 * crate::analysis::stats::median(&deviations).unwrap_or(0.0)).max(std::f64::consts::SQRT_2);
     let starts = rises
         .iter()
         .zip(&excess)

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::stats;
+use crate::analysis::stats;
 
 /// Whether `opcode` ("MUFU.EX2", "FMUL.RZ") is an instance of `target` ("MUFU.EX2", "FMUL"):
 /// equal, or `target` followed by a modifier.

@@ -3,7 +3,13 @@
 //! its outputs, the tag counters (zero for the plain variant) and the GPU time between two
 //! events around its launches.
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::{Gpu, driver_error};
 
 /// Counters per launch sequence: 16 branches × 6 fields, then 4 slot totals (slot_tags.cuh).
 pub const SLOT_COUNTERS: usize = 16 * 6 + 4;
@@ -374,7 +380,7 @@ pub fn btree(
 
 /// `n` zeros on the device, copied there rather than set by a memset: a memset runs as a
 /// kernel on the SMs, and ncu sums every instruction of a workload's profiler range
-/// (`experiments::ncu`), so the workloads' own instructions alone must run on them.
+/// (`super::ncu`), so the workloads' own instructions alone must run on them.
 fn zeroed<T: DeviceRepr + Default + Clone>(
     gpu: &Gpu,
     n: usize,

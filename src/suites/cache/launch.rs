@@ -1,15 +1,19 @@
 //! Launchers of cuda/cache.cu and of generated straight-line PTX: every pointer chase, the
 //! word-index and per-load chases, the TLB buffer, and the instruction-cache probe.
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::{
+    CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::{Gpu, driver_error};
 
 mod spaces;
 
 pub use spaces::{chase_constant, chase_shared, chase_texture, chase_texture_stride};
-
-/// The shared-memory carveout the global-memory chases ask for by default: 0 % shared, the
-/// most L1 (`--carveout` asks for others).
-pub const CHASE_CARVEOUT_PERCENT: i32 = 0;
 
 /// Checks a chase chain of 32-bit word indices on the host (one pass), so every launch below
 /// keeps its loads inside the buffer whoever built the chain: every word and every start must

@@ -96,7 +96,7 @@ pub fn chase_texture(
     deadline: Duration,
 ) -> Result<(i64, i64), GpuError> {
     check_chain(chain, &[0], false)?;
-    let texture = crate::gpu::texture::LinearTexture::new(gpu, chain)?;
+    let texture = crate::suites::cache::texture::LinearTexture::new(gpu, chain)?;
     chase_through(gpu, texture, warm, steps, deadline)
 }
 
@@ -111,7 +111,7 @@ pub fn chase_texture_stride(
     deadline: Duration,
 ) -> Result<(i64, i64), GpuError> {
     let chain = chain_on_device::<u32>(gpu, "stride_indices", elements, stride_bytes, deadline)?;
-    let texture = crate::gpu::texture::LinearTexture::over(chain)?;
+    let texture = crate::suites::cache::texture::LinearTexture::over(chain)?;
     chase_through(gpu, texture, warm, steps, deadline)
 }
 
@@ -119,7 +119,7 @@ pub fn chase_texture_stride(
 /// *out[2])`.
 fn chase_through(
     gpu: &mut Gpu,
-    texture: crate::gpu::texture::LinearTexture,
+    texture: crate::suites::cache::texture::LinearTexture,
     warm: u32,
     steps: u32,
     deadline: Duration,

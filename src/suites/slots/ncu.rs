@@ -164,7 +164,7 @@ pub struct NcuRun {
 
 /// Starts ncu on this executable run with `program` (a subcommand and its flags, which the
 /// suite that profiles makes from its own settings; see [`NcuRun`]), which runs `order`'s
-/// workloads in that order, one profiler range each ([`crate::gpu::Gpu::profiled`]).
+/// workloads in that order, one profiler range each ([`super::profiler::profiled`]).
 pub fn start(ncu: &std::path::Path, program: &[String], order: &[&'static str]) -> Result<NcuRun> {
     static UNIQUE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let me = std::env::current_exe().context("finding gpubench's own path")?;

@@ -9,8 +9,8 @@
 
 use serde::Serialize;
 
-use super::stats;
-use super::two_latencies;
+use crate::analysis::stats;
+use crate::analysis::two_latencies;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FootprintLoads {

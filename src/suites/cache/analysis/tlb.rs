@@ -8,7 +8,7 @@
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use super::stats::Summary;
+use crate::analysis::stats::Summary;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct StrideStep {

@@ -1,6 +1,12 @@
 //! Launchers of cuda/pipeline.cu: latency and throughput loops.
 
-use super::*;
+use std::time::Duration;
+
+use cudarc::driver::PushKernelArg;
+
+use crate::error::GpuError;
+use crate::gpu::launch::*;
+use crate::gpu::Gpu;
 
 /// Runs `lat_NAME` or `thr_NAME` (cuda/pipeline.cu) as one block of `threads` threads and
 /// returns lane 0's start and end stamps of every warp.
