@@ -6,6 +6,8 @@
 
 use super::metadata::SavedMetadata;
 use super::summary::model::{ConditionLine, SuiteTiming};
+use crate::gpu::conditions::Conditions;
+use crate::gpu::health::GpuIdentity;
 
 /// The block's lines for a run whose first complete suite wrote `first` and whose suites
 /// ended as `suites` say; empty where the run recorded no conditions.
@@ -13,11 +15,35 @@ pub fn of_run(first: &SavedMetadata, suites: &[SuiteTiming]) -> Vec<ConditionLin
     let Some(conditions) = &first.conditions else {
         return Vec::new();
     };
-    let line = |what: &str, found: String, ok: bool| ConditionLine {
+    let mut lines = processes(conditions, suites);
+    let throttled = suites.iter().filter(|s| s.throttled.is_some()).count();
+    lines.push(line(
+        "Clocks held down (NVML)",
+        if throttled == 0 {
+            "in no suite".into()
+        } else {
+            format!(
+                "in {throttled} of {} suites (marked \"(throttled)\")",
+                suites.len()
+            )
+        },
+        throttled == 0,
+    ));
+    lines.extend(clock_and_health(first));
+    lines.extend(device_state(conditions, first.nvml.identity.as_ref()));
+    lines
+}
+
+fn line(what: &str, found: String, ok: bool) -> ConditionLine {
+    ConditionLine {
         what: what.into(),
         found,
         ok,
-    };
+    }
+}
+
+/// Other processes at the start, and while the suites measured (each suite's own record).
+fn processes(conditions: &Conditions, suites: &[SuiteTiming]) -> Vec<ConditionLine> {
     let mut lines = Vec::new();
     let at_start: Vec<String> = conditions
         .others_at_start
@@ -79,19 +105,13 @@ pub fn of_run(first: &SavedMetadata, suites: &[SuiteTiming]) -> Vec<ConditionLin
             false,
         )
     });
-    let throttled = suites.iter().filter(|s| s.throttled.is_some()).count();
-    lines.push(line(
-        "Clocks held down (NVML)",
-        if throttled == 0 {
-            "in no suite".into()
-        } else {
-            format!(
-                "in {throttled} of {} suites (marked \"(throttled)\")",
-                suites.len()
-            )
-        },
-        throttled == 0,
-    ));
+    lines
+}
+
+/// The SM clock against NVML's maximum, the clock-limit reasons, temperature and ECC errors
+/// at the first suite's start, where NVML said.
+fn clock_and_health(first: &SavedMetadata) -> Vec<ConditionLine> {
+    let mut lines = Vec::new();
     let nvml = &first.nvml;
     let identity = nvml.identity.as_ref();
     if let Some(before) = &nvml.before {
@@ -134,6 +154,12 @@ pub fn of_run(first: &SavedMetadata, suites: &[SuiteTiming]) -> Vec<ConditionLin
             ));
         }
     }
+    lines
+}
+
+/// Pages pending retirement, MIG, persistence mode, ECC and the power limit.
+fn device_state(conditions: &Conditions, identity: Option<&GpuIdentity>) -> Vec<ConditionLine> {
+    let mut lines = Vec::new();
     if let Some(pending) = conditions.pages_pending_retirement {
         lines.push(line(
             "Pages pending retirement",
