@@ -8,6 +8,7 @@ use plotters::coord::combinators::BindKeyPoints;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
+use super::LevelFigure;
 use super::report::{BandwidthFile, PointRow, gb, level_falloffs};
 use crate::report::plot::{self, BLUE, CYAN, GREEN, MAGENTA, RED};
 
@@ -19,39 +20,6 @@ type Sweep = (Vec<(f64, f64)>, RGBColor, Vec<f64>, String);
 /// vertical line in its sweep's colour; the legend above names them all with their numbers, so
 /// no text lies on the curves.
 pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile) -> Result<()> {
-    // (sweep name in the fall-offs, placement, operation, legend label, colour)
-    let sweeps: [(&str, &str, &str, &str, RGBColor); 6] = [
-        (
-            "l1 read (per SM)",
-            "sm",
-            "read",
-            "read through L1 (per-SM footprint)",
-            GREEN,
-        ),
-        ("device read", "device", "read", "read past L1", BLUE),
-        (
-            "device strong read",
-            "device",
-            "strong read",
-            "strong read past L1",
-            CYAN,
-        ),
-        (
-            "device shared-line read",
-            "device",
-            "shared-line read",
-            "strong read of lines many SMs share",
-            RED,
-        ),
-        (
-            "device write",
-            "device",
-            "write",
-            "write past L1",
-            plot::ORANGE,
-        ),
-        ("device copy", "device", "copy", "copy past L1", MAGENTA),
-    ];
     let swept: Vec<&PointRow> = points.iter().filter(|p| p.stage == "sweep").collect();
     let low = swept
         .iter()
@@ -71,60 +39,12 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
         .chain(file.levels.iter().map(|l| gb(l.median_bytes_per_second)));
     let bottom = rates.clone().fold(f64::INFINITY, f64::min).max(1.0) / 1.5;
     let top = rates.fold(1.0, f64::max) * 1.5;
-    let series: Vec<Sweep> = sweeps
-        .iter()
-        .filter_map(|&(name, placement, operation, label, colour)| {
-            let curve: Vec<(f64, f64)> = swept
-                .iter()
-                .filter(|p| p.placement == placement && p.operation == operation)
-                .map(|p| (p.footprint_bytes as f64, gb(p.median_bytes_per_second)))
-                .collect();
-            if curve.is_empty() {
-                return None;
-            }
-            let falls: Vec<f64> = level_falloffs(file)
-                .into_iter()
-                .filter(|f| f.sweep == name)
-                .map(|f| f.bytes as f64)
-                .collect();
-            let mut label = label.to_string();
-            if !falls.is_empty() {
-                let sizes: Vec<String> = falls
-                    .iter()
-                    .map(|&x| crate::report::text::format_value(x, "bytes"))
-                    .collect();
-                label += &format!(", falls off at {}", sizes.join(" and "));
-            }
-            Some((curve, colour, falls, label))
-        })
-        .collect();
+    let series = series_of(&swept, file);
     let shared = file
         .levels
         .iter()
         .find(|l| l.level == "shared" && l.operation == "read");
-    let mut entries: Vec<plot::Entry> = series
-        .iter()
-        .map(|(_, colour, _, label)| plot::Entry::new(label.as_str(), *colour, plot::Key::Line))
-        .collect();
-    if let Some(shared) = shared {
-        entries.push(plot::Entry::new(
-            format!(
-                "shared-memory read {:.0} GB/s ({:.1} B/clock/SM)",
-                gb(shared.median_bytes_per_second),
-                shared.bytes_per_clock_per_sm
-            ),
-            BLACK,
-            plot::Key::Dash,
-        ));
-    }
-    entries.push(plot::Entry::new(
-        format!(
-            "DRAM theoretical peak {:.0} GB/s",
-            gb(file.dram_peak_bytes_per_second)
-        ),
-        plot::GREY,
-        plot::Key::Dash,
-    ));
+    let entries = legend(&series, shared, file);
     plot::ensure_font();
     let design = plot::Design::from((1400, 800)).with_legend(entries.len());
     plot::on_backend!(path, design, |root| {
@@ -182,4 +102,101 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
         .map_err(|e| anyhow::anyhow!("{e}"))
     })
     .context("drawing bandwidth")
+}
+
+/// Each sweep the run has, as the plot draws it: its curve (footprint, GB/s), colour,
+/// fall-offs and legend label.
+fn series_of(swept: &[&PointRow], file: &BandwidthFile) -> Vec<Sweep> {
+    // (sweep name in the fall-offs, placement, operation, legend label, colour)
+    let sweeps: [(&str, &str, &str, &str, RGBColor); 6] = [
+        (
+            "l1 read (per SM)",
+            "sm",
+            "read",
+            "read through L1 (per-SM footprint)",
+            GREEN,
+        ),
+        ("device read", "device", "read", "read past L1", BLUE),
+        (
+            "device strong read",
+            "device",
+            "strong read",
+            "strong read past L1",
+            CYAN,
+        ),
+        (
+            "device shared-line read",
+            "device",
+            "shared-line read",
+            "strong read of lines many SMs share",
+            RED,
+        ),
+        (
+            "device write",
+            "device",
+            "write",
+            "write past L1",
+            plot::ORANGE,
+        ),
+        ("device copy", "device", "copy", "copy past L1", MAGENTA),
+    ];
+    sweeps
+        .iter()
+        .filter_map(|&(name, placement, operation, label, colour)| {
+            let curve: Vec<(f64, f64)> = swept
+                .iter()
+                .filter(|p| p.placement == placement && p.operation == operation)
+                .map(|p| (p.footprint_bytes as f64, gb(p.median_bytes_per_second)))
+                .collect();
+            if curve.is_empty() {
+                return None;
+            }
+            let falls: Vec<f64> = level_falloffs(file)
+                .into_iter()
+                .filter(|f| f.sweep == name)
+                .map(|f| f.bytes as f64)
+                .collect();
+            let mut label = label.to_string();
+            if !falls.is_empty() {
+                let sizes: Vec<String> = falls
+                    .iter()
+                    .map(|&x| crate::report::text::format_value(x, "bytes"))
+                    .collect();
+                label += &format!(", falls off at {}", sizes.join(" and "));
+            }
+            Some((curve, colour, falls, label))
+        })
+        .collect()
+}
+
+/// The legend: every sweep, then the shared-memory read and the DRAM peak (dashed).
+fn legend(
+    series: &[Sweep],
+    shared: Option<&LevelFigure>,
+    file: &BandwidthFile,
+) -> Vec<plot::Entry> {
+    let mut entries: Vec<plot::Entry> = series
+        .iter()
+        .map(|(_, colour, _, label)| plot::Entry::new(label.as_str(), *colour, plot::Key::Line))
+        .collect();
+    if let Some(shared) = shared {
+        entries.push(plot::Entry::new(
+            format!(
+                "shared-memory read {:.0} GB/s ({:.1} B/clock/SM)",
+                gb(shared.median_bytes_per_second),
+                shared.bytes_per_clock_per_sm
+            ),
+            BLACK,
+            plot::Key::Dash,
+        ));
+    }
+    entries.push(plot::Entry::new(
+        format!(
+            "DRAM theoretical peak {:.0} GB/s",
+            gb(file.dram_peak_bytes_per_second)
+        ),
+        plot::GREY,
+        plot::Key::Dash,
+    ));
+    entries
 }
