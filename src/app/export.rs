@@ -130,18 +130,27 @@ fn machine_model(
     model_of(dir, summary)
 }
 
+/// The metadata of `dir`'s complete suites, in directory order; refused in one sentence where
+/// there is none.
+fn complete_suites(dir: &std::path::Path) -> Result<Vec<SavedMetadata>> {
+    let complete: Vec<SavedMetadata> = summary::suite_dirs(dir)?
+        .into_iter()
+        .filter_map(|(_, path)| SavedMetadata::read(&path).ok().filter(|m| m.complete()))
+        .collect();
+    if complete.is_empty() {
+        return Err(UsageError::new(format!(
+            "{} holds no complete suite to export",
+            dir.display()
+        ))
+        .into());
+    }
+    Ok(complete)
+}
+
 /// The machine model of `summary`, made of `dir`'s files, with the driver's facts of `dir`.
 fn model_of(dir: &std::path::Path, summary: summary::Summary) -> Result<export::MachineModel> {
-    let metadata = summary::suite_dirs(dir)?
-        .into_iter()
-        .find_map(|(_, path)| SavedMetadata::read(&path).ok().filter(|m| m.complete()))
-        .ok_or_else(|| {
-            UsageError::new(format!(
-                "{} holds no complete suite to export",
-                dir.display()
-            ))
-        })?;
-    let d = &metadata.device;
+    let complete = complete_suites(dir)?;
+    let d = &complete[0].device;
     // The driver's figures the typed metadata view does not carry, read from the first
     // complete suite's metadata.json and the bandwidth suite's bandwidth.json.
     let suites = summary::suite_dirs(dir)?;
@@ -214,16 +223,8 @@ fn prometheus(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result
 /// What tells `dir`'s run apart from another GPU's, from its complete suites' metadata: the
 /// first one's GPU, driver and build, and the earliest start.
 fn run_labels(dir: &std::path::Path) -> Result<crate::report::prometheus::RunLabels> {
-    let complete: Vec<SavedMetadata> = summary::suite_dirs(dir)?
-        .into_iter()
-        .filter_map(|(_, path)| SavedMetadata::read(&path).ok().filter(|m| m.complete()))
-        .collect();
-    let first = complete.first().ok_or_else(|| {
-        UsageError::new(format!(
-            "{} holds no complete suite to export",
-            dir.display()
-        ))
-    })?;
+    let complete = complete_suites(dir)?;
+    let first = &complete[0];
     let started = complete
         .iter()
         .filter_map(|m| humantime::parse_rfc3339_weak(&m.started_utc).ok())

@@ -182,7 +182,8 @@ pub fn waited_after_host_work() -> Duration {
 /// Runs the host work `f` off the GPU: where this process was started ahead of its turn
 /// ([`LEASE_ENV`]), it hands the GPU back first, so `gpubench all` may give another suite a turn
 /// while `f` runs, then asks for the GPU again and waits until it has it. Nothing of this
-/// process may be running on the GPU when it is called. Elsewhere it just runs `f`.
+/// process may be running on the GPU when it is called. Elsewhere, or with parked host work
+/// turned off ([`super::mechanisms`]), it just runs `f`.
 pub fn host_work<T>(f: impl FnOnce() -> T) -> anyhow::Result<T> {
     use super::mechanisms::{Mechanism, on};
     match var(LEASE_ENV).filter(|_| on(Mechanism::Parked)) {

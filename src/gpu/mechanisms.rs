@@ -20,8 +20,8 @@ pub enum Mechanism {
     /// A suite steps aside for long host work and is given the GPU again between later suites
     /// (off: it keeps the GPU through its host work).
     Parked,
-    /// Suites with long preparation (the instruction cache's compiles, slots' ncu) start early
-    /// (off: every suite starts one turn ahead of its own, in registry order).
+    /// Suites with long preparation start early in a full run (the instruction cache's compiles,
+    /// slots' ncu; off: every suite starts one turn ahead of its own, in registry order).
     Early,
 }
 
