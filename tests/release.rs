@@ -28,7 +28,10 @@ fn licence_citation_and_changelog_name_the_crates_version_and_licence() {
         Some(version),
         "CITATION.cff's version"
     );
-    assert_eq!(yaml_value(&citation, "cff-version").as_deref(), Some("1.2.0"));
+    assert_eq!(
+        yaml_value(&citation, "cff-version").as_deref(),
+        Some("1.2.0")
+    );
     let licence = env!("CARGO_PKG_LICENSE");
     assert_eq!(licence, "MIT OR Apache-2.0");
     assert_eq!(yaml_value(&citation, "license").as_deref(), Some(licence));
@@ -129,7 +132,10 @@ mod slow {
         for source in std::fs::read_dir(root().join("cuda")).unwrap() {
             let name = source.unwrap().file_name().to_string_lossy().into_owned();
             if name.ends_with(".cu") || name.ends_with(".cuh") {
-                assert!(listed.lines().any(|l| l == format!("cuda/{name}")), "{name}");
+                assert!(
+                    listed.lines().any(|l| l == format!("cuda/{name}")),
+                    "{name}"
+                );
             }
         }
     }
