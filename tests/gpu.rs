@@ -889,6 +889,48 @@ fn flops_rates_per_clock_and_per_second_agree() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn launch_times_the_host_and_the_gpu_and_fits_small_kernels() {
+    use gpubench::suites::launch::{analysis, report};
+    let (_dir, run, _) = run_suite(&[
+        "launch",
+        "--repeats",
+        "5",
+        "--round-trips",
+        "50",
+        "--max-bytes",
+        "268435456",
+    ]);
+    let reading = report::read(&run).unwrap();
+    let s = &reading.samples;
+    let median = |v: &[f64]| gpubench::analysis::stats::median(v).unwrap();
+    let (call, trip) = (median(&s.launch_call_us), median(&s.round_trip_us));
+    let (back_to_back, graph) = (median(&s.back_to_back_us), median(&s.graph_per_kernel_us));
+    assert!(call > 0.0 && back_to_back > 0.0 && graph > 0.0, "{s:?}");
+    // A round trip waits for the kernel it launched: no shorter than a launch call, nor than
+    // the GPU's time per kernel back to back.
+    assert!(trip >= call && trip >= back_to_back, "{s:?}");
+    assert!(median(&s.graph_round_trip_us) > 0.0);
+    // The sweep: 4 KiB to 256 MiB, each volume with every launch timed.
+    let points = report::read_points(&run).unwrap();
+    assert_eq!(points.len(), 17, "{points:?}");
+    assert!(
+        points
+            .iter()
+            .all(|p| p.time_us.n == 5 && p.time_us.min > 0.0)
+    );
+    let fit = analysis::fit(&points).unwrap();
+    assert!(fit.bandwidth_gb_per_s.unwrap().estimate > 0.0, "{fit:?}");
+    let figures = report::figures(&run).unwrap();
+    assert!(
+        figures
+            .iter()
+            .any(|f| f.unit == "GB/s" && f.value.unwrap() > 0.0)
+    );
+    assert!(run.join("small-kernels.csv").is_file() && run.join("launch.png").is_file());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn atomics_chase_with_the_atomic_and_storm_in_every_pattern() {
     let (_dir, run, _) = run_suite(&["atomics", "--repeats", "1"]);
     let atomics = json(&run.join("atomics.json"));

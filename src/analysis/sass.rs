@@ -233,6 +233,19 @@ const MEMORY: &[&str] = &[
 /// Every memory instruction of every kernel in `sass` (full opcode, static count), for
 /// kernels timed as a whole (the bandwidth kernels, timed between events around the launch).
 pub fn memory_instructions(sass: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
+    counted(sass, |op| {
+        MEMORY.contains(&op.split('.').next().unwrap_or(op))
+    })
+}
+
+/// Every instruction of every kernel in `sass` but the `NOP`s that pad its end (full opcode,
+/// static count), for kernels timed as a whole that are short enough to state in full.
+pub fn instructions(sass: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
+    counted(sass, |op| op != "NOP")
+}
+
+/// The instructions of every kernel in `sass` whose opcode `keep` takes, counted by opcode.
+fn counted(sass: &str, keep: impl Fn(&str) -> bool) -> BTreeMap<String, BTreeMap<String, usize>> {
     let mut kernels: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     let mut current: Option<String> = None;
     for line in sass.lines() {
@@ -245,7 +258,7 @@ pub fn memory_instructions(sass: &str) -> BTreeMap<String, BTreeMap<String, usiz
         let (Some(kernel), Some(op)) = (&current, opcode(line)) else {
             continue;
         };
-        if MEMORY.contains(&op.split('.').next().unwrap_or(op)) {
+        if keep(op) {
             *kernels
                 .get_mut(kernel)
                 .expect("entered above")
@@ -293,6 +306,23 @@ mod tests {
         let problem =
             arithmetic_loop_problem(&region("flops_dfma", &crowded), "DFMA", 256).unwrap();
         assert!(problem.contains("40 instructions besides"), "{problem}");
+    }
+
+    #[test]
+    fn counts_every_instruction_or_the_memory_ones_per_kernel() {
+        let sass = "\tFunction : launch_empty\n        /*0000*/ EXIT ;\n        /*0010*/ BRA 0x10 ;\n        /*0020*/ NOP ;\n\tFunction : copy\n        /*0000*/ LDG.E R2, desc[UR4][R2.64] ;\n        /*0010*/ @P0 STG.E desc[UR4][R4.64], R2 ;\n        /*0020*/ EXIT ;\n";
+        let all = instructions(sass);
+        assert_eq!(
+            all["launch_empty"],
+            BTreeMap::from([("BRA".to_string(), 1), ("EXIT".to_string(), 1)])
+        );
+        assert_eq!(all["copy"].len(), 3);
+        let memory = memory_instructions(sass);
+        assert!(memory["launch_empty"].is_empty());
+        assert_eq!(
+            memory["copy"],
+            BTreeMap::from([("LDG.E".to_string(), 1), ("STG.E".to_string(), 1)])
+        );
     }
 
     #[test]

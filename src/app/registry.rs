@@ -170,8 +170,10 @@ mod tests {
             assert_eq!(saved.figures, derived, "{}", dir.display());
             seen.push(suite.name());
         }
-        // A suite newer than the committed `all` run must have a committed run of its own.
-        let committed = committed_suites(&Path::new(env!("CARGO_MANIFEST_DIR")).join("results"));
+        // A suite newer than the committed `all` run must have a committed run of its own,
+        // where [`OWN_RUNS`] says.
+        let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+        let committed = committed_suites(&results);
         for suite in SUITES {
             assert!(
                 seen.contains(&suite.name()) || committed.contains(suite.name()),
@@ -179,7 +181,18 @@ mod tests {
                 suite.name()
             );
         }
+        for (suite, dir) in OWN_RUNS {
+            assert!(find(suite).is_some(), "{suite} is not registered");
+            assert!(
+                committed_suites(&results.join(dir)).contains(suite),
+                "{suite} has no complete committed run under results/{dir}"
+            );
+        }
     }
+
+    /// The suites newer than the committed `all` run and the folder under `results/` that
+    /// holds a complete run of each.
+    const OWN_RUNS: [(&str, &str); 2] = [("sm-map", "h100/sm-map"), ("launch", "h200/launch")];
 
     /// The suites of every complete run directory under `dir`.
     fn committed_suites(dir: &Path) -> std::collections::BTreeSet<String> {

@@ -163,10 +163,13 @@ fn unit(figure: &Figure) -> &str {
 
 /// `gpubench_` and the key, then the unit, each made of what a metric name may hold
 /// (`[a-z0-9_]`, every other run of characters one `_`): `cache/global/1/latency` in cycles is
-/// `gpubench_cache_global_1_latency_cycles`, `GB/s` is `gb_per_s`, `%` is `percent`.
+/// `gpubench_cache_global_1_latency_cycles`, `GB/s` is `gb_per_s`, `%` is `percent`, `µs` is
+/// `microseconds`.
 pub fn metric_name(figure: &Figure) -> String {
     let unit = match figure.unit.as_str() {
         "%" => "percent".to_string(),
+        // Not `s`: the micro sign is no metric-name character, and seconds are not meant.
+        "µs" => "microseconds".to_string(),
         u => u.replace('/', " per "),
     };
     let mut name = format!("{PREFIX}_{}", snake(&figure.key));
@@ -255,6 +258,12 @@ mod tests {
         assert_eq!(metric_name(&f), "gpubench_regs_allocation_unit_registers");
         f.unit = String::new();
         assert_eq!(metric_name(&f), "gpubench_regs_allocation_unit_registers");
+        f.key = "launch/launch call of an empty kernel".into();
+        f.unit = "µs".into();
+        assert_eq!(
+            metric_name(&f),
+            "gpubench_launch_launch_call_of_an_empty_kernel_microseconds"
+        );
     }
 
     #[test]

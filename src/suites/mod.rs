@@ -36,4 +36,5 @@ suites! {
     dsm::Dsm,
     tma::Tma,
     sm_map::SmMap,
+    launch::Launch,
 }

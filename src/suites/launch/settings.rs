@@ -1,0 +1,49 @@
+//! The settings of `gpubench launch`: its subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Args, Serialize, Deserialize)]
+pub struct LaunchArgs {
+    /// Repeats of every measurement: each figure is the median over them, with the range.
+    #[arg(long, default_value_t = 21)]
+    pub repeats: u32,
+    /// Empty-kernel launches per host-timed batch, queued without waiting (well below the
+    /// driver's queue of about 1024 pending launches, so that no call blocks).
+    #[arg(long, default_value_t = 256)]
+    pub queued: u32,
+    /// Launch-and-synchronise round trips of the empty kernel, each timed by itself.
+    #[arg(long, default_value_t = 200)]
+    pub round_trips: u32,
+    /// Empty kernels enqueued back to back between two events, and captured into the graph.
+    #[arg(long, default_value_t = 500)]
+    pub back_to_back: u32,
+    /// The largest volume of the small-kernel sweep in bytes (read and written together), from
+    /// 4 KiB in doublings; capped by the free device memory.
+    #[arg(long, default_value_t = 1 << 30)]
+    pub max_bytes: u64,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value = "0")]
+    pub device: crate::cli::DeviceSelection,
+    /// New run directory (default: gpubench-runs/<UTC time>-launch); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+/// What metadata.json's settings record of a run: the counts it used, the volumes it swept and
+/// the method in words. Written by [`super::run`]; nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub back_to_back: u32,
+    pub method: String,
+    pub queued: u32,
+    pub repeats: u32,
+    pub round_trips: u32,
+    /// Threads per block of the streaming kernel.
+    pub scale_threads: u32,
+    /// The volumes swept, in bytes (read and written together).
+    pub volumes_bytes: Vec<u64>,
+}
