@@ -228,16 +228,19 @@ impl Held {
             let started = Instant::now();
             kernels.hold(gpu, hold_ns)?;
             let mut failed = None;
+            let mut queued_ns = 0;
             let ms = timed(gpu, HOLD, DEADLINE, || {
                 if let Err(error) = enqueue() {
                     failed = Some(error);
                 }
+                // Read here, not after `timed`: it waits for the batch to finish on the GPU,
+                // which would make every batch look outrun.
+                queued_ns = started.elapsed().as_nanos() as u64;
                 Ok(())
             })?;
             if let Some(error) = failed {
                 return Err(error);
             }
-            let queued_ns = started.elapsed().as_nanos() as u64;
             self.hold.longest_us = self.hold.longest_us.max(hold_ns as f64 / 1e3);
             // The hold started on the GPU after its launch returned, so a batch queued within
             // `hold_ns` of that was queued before it ended (the timer is the host's; the rest

@@ -153,7 +153,13 @@ fn print(reading: &Reading) {
     show("launch + synchronise round trip, host", &s.round_trip_us);
     show("back to back, GPU time per kernel", &s.back_to_back_us);
     show("in a graph, GPU time per kernel", &s.graph_per_kernel_us);
-    show("graph launch + synchronise round trip, host", &s.graph_round_trip_us);
+    show(
+        &format!(
+            "graph of {} launch + synchronise round trip, host",
+            reading.back_to_back
+        ),
+        &s.graph_round_trip_us,
+    );
     if s.hold.outrun_batches > 0 {
         println!(
             "warning: the host was still queueing when the hold ended in {} of {} batches",
@@ -197,10 +203,10 @@ impl crate::harness::SuiteDef for Launch {
                     max_bytes: 256 << 20,
                     ..defaults()
                 },
-                0.3,
+                0.2,
             )
         } else {
-            (defaults(), 0.5)
+            (defaults(), 0.7)
         }
     }
 
