@@ -859,6 +859,78 @@ fn tensor_measures_mma_sync_and_wgmma_on_every_input_type() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn tensor_measures_narrow_register_and_sparse_forms() {
+    let (_dir, run, _) = run_suite(&[
+        "tensor",
+        "--iterations",
+        "128",
+        "--wgmma-n",
+        "8,256",
+        "--a-from-registers",
+        "--sparse",
+    ]);
+    let tensor = json(&run.join("tensor.json"));
+    let kernels = tensor["kernels"].as_array().unwrap();
+    // mma.sync of five types, wgmma n256 of six, n8 FP16; A from registers at both widths;
+    // mma.sp, wgmma.sp from shared memory and from registers.
+    assert_eq!(kernels.len(), 5 + 6 + 1 + 2 + 3, "{kernels:?}");
+    let find = |family: &str, shape: &str| {
+        kernels
+            .iter()
+            .find(|k| k["family"] == family && k["shape"] == shape && k["input"] == "f16")
+            .unwrap_or_else(|| panic!("no {family} {shape}"))
+    };
+    let rate = |k: &serde_json::Value| k["flop_per_clock_per_sm"].as_f64().unwrap();
+    for kernel in kernels {
+        assert!(kernel["latency_cycles"].as_f64().unwrap() > 1.0, "{kernel}");
+        assert!(rate(kernel) > 0.0, "{kernel}");
+        assert!(kernel["sass_problem"].is_null(), "{kernel}");
+    }
+    // A wgmma of width 8 does 1/32 of the work of width 256: it cannot issue 32 times as fast.
+    assert!(rate(find("wgmma", "m64n8k16")) < rate(find("wgmma", "m64n256k16")));
+    // Sparse rows are against the sparse peak, twice the dense one.
+    let dense = find("wgmma", "m64n256k16");
+    let sparse = find("wgmma.sp", "m64n256k32");
+    assert_eq!(
+        sparse["peak_flop_per_clock_per_sm"].as_f64().unwrap(),
+        2.0 * dense["peak_flop_per_clock_per_sm"].as_f64().unwrap()
+    );
+    assert!(
+        find("wgmma (A in registers)", "m64n8k16")["latency_cycles"]
+            .as_f64()
+            .unwrap()
+            > 1.0
+    );
+    assert!(
+        find("mma.sp", "m16n8k32")["latency_cycles"]
+            .as_f64()
+            .unwrap()
+            > 1.0
+    );
+    let sass = &tensor["sass"]["kernels"];
+    if let Some(sass) = sass.as_array().filter(|s| !s.is_empty()) {
+        let instruction = |kernel: &str| {
+            sass.iter().find(|k| k["kernel"] == kernel).unwrap()["instruction"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        assert!(instruction("wgmma_sp_f16_n256_thr").starts_with("HGMMA.SP.64x256x32"));
+        assert!(instruction("wgmma_f16_rs_n8_thr").starts_with("HGMMA.64x8x16"));
+        assert!(instruction("mma_sp_f16_thr").starts_with("HMMA.SP.16832"));
+    }
+    let summary = std::fs::read_to_string(run.join("summary.md")).unwrap_or_default();
+    let figures = gpubench::suites::tensor::report::figures(&run).unwrap();
+    assert!(
+        figures.iter().any(|f| f
+            .quantity
+            .contains("wgmma.sp m64n256k32 FP16→FP32: share of the sparse peak")),
+        "{summary}"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn flops_rates_per_clock_and_per_second_agree() {
     let (_dir, run, _) = run_suite(&["flops", "--iterations", "256"]);
     let flops = json(&run.join("flops.json"));

@@ -27,6 +27,12 @@ pub enum Family {
     MmaSync,
     #[serde(rename = "wgmma")]
     Wgmma,
+    /// `mma.sp`: mma.sync with a 2:4-sparse A (cuda/tensor_variants.cu).
+    #[serde(rename = "mma.sp")]
+    MmaSp,
+    /// `wgmma.mma_async.sp`: wgmma with a 2:4-sparse A (cuda/tensor_variants.cu).
+    #[serde(rename = "wgmma.sp")]
+    WgmmaSp,
 }
 
 impl Family {
@@ -34,14 +40,27 @@ impl Family {
         match self {
             Family::MmaSync => "mma.sync",
             Family::Wgmma => "wgmma",
+            Family::MmaSp => "mma.sp",
+            Family::WgmmaSp => "wgmma.sp",
         }
+    }
+
+    /// Whether the family is warpgroup-level (wgmma) rather than warp-level (mma).
+    fn warpgroup(self) -> bool {
+        matches!(self, Family::Wgmma | Family::WgmmaSp)
+    }
+
+    /// Whether A is 2:4-sparse: the rate is then against the sparse peak, twice the dense.
+    pub fn sparse(self) -> bool {
+        matches!(self, Family::MmaSp | Family::WgmmaSp)
     }
 
     /// MMAs per loop trip of one warp or warpgroup.
     pub fn unroll(self) -> u64 {
-        match self {
-            Family::MmaSync => MMA_UNROLL,
-            Family::Wgmma => WGMMA_UNROLL,
+        if self.warpgroup() {
+            WGMMA_UNROLL
+        } else {
+            MMA_UNROLL
         }
     }
 
@@ -49,23 +68,27 @@ impl Family {
         match self {
             Family::MmaSync => "mma",
             Family::Wgmma => "wgmma",
+            Family::MmaSp => "mma_sp",
+            Family::WgmmaSp => "wgmma_sp",
         }
     }
 
     /// Threads of the latency kernel's one block, and of each throughput block.
     fn threads(self) -> (u32, u32) {
-        match self {
-            Family::MmaSync => (32, MMA_WARPS * 32),
-            Family::Wgmma => (128, WGMMA_GROUPS * 128),
+        if self.warpgroup() {
+            (128, WGMMA_GROUPS * 128)
+        } else {
+            (32, MMA_WARPS * 32)
         }
     }
 
     /// MMAs one warp (or warpgroup) issues per loop trip, and how many of them a throughput
     /// block holds.
     fn per_trip(self) -> (u64, u64) {
-        let per_block = match self {
-            Family::MmaSync => MMA_WARPS,
-            Family::Wgmma => WGMMA_GROUPS,
+        let per_block = if self.warpgroup() {
+            WGMMA_GROUPS
+        } else {
+            MMA_WARPS
         };
         (self.unroll(), u64::from(per_block))
     }
@@ -81,8 +104,10 @@ pub struct Kernel {
     pub shape: &'static str,
     /// The N of the shape (the width of a wgmma's B and accumulator).
     pub n: u64,
-    /// 2·M·N·K.
+    /// 2·M·N·K (K the logical depth for a sparse shape, as the sparse peak counts it).
     pub flop_per_mma: u64,
+    /// A from registers (wgmma's RS form) rather than from shared memory (SS).
+    pub a_registers: bool,
 }
 
 const fn kernel(
@@ -99,12 +124,74 @@ const fn kernel(
         shape,
         n,
         flop_per_mma: 2 * m * n * k,
+        a_registers: false,
     }
 }
 
+/// [`kernel`] with A from registers.
+const fn registers(kernel: Kernel) -> Kernel {
+    Kernel {
+        a_registers: true,
+        ..kernel
+    }
+}
+
+/// FP16 → FP32 wgmma at width `n`, A from shared memory or registers.
+const fn f16_wgmma(shape: &'static str, n: u64) -> Kernel {
+    kernel(Family::Wgmma, "f16", "FP16→FP32", shape, (64, n, 16))
+}
+
 /// The wgmma widths a run may ask for; N = 256 is the default (the most work per instruction,
-/// what throughput wants), the others are cuda/tensor_shapes.cu's.
-pub const WGMMA_WIDTHS: [u64; 3] = [64, 128, 256];
+/// what throughput wants), 128 and 64 are cuda/tensor_shapes.cu's (every input type), 32, 16
+/// and 8 cuda/tensor_variants.cu's (FP16 only, as Luo et al. compare them).
+pub const WGMMA_WIDTHS: [u64; 6] = [8, 16, 32, 64, 128, 256];
+
+/// FP16 wgmma below N = 64, A and B from shared memory (cuda/tensor_variants.cu).
+pub const NARROW_KERNELS: [Kernel; 3] = [
+    f16_wgmma("m64n32k16", 32),
+    f16_wgmma("m64n16k16", 16),
+    f16_wgmma("m64n8k16", 8),
+];
+
+/// FP16 wgmma with A from registers (RS) at every width, widest first
+/// (cuda/tensor_variants.cu).
+pub const REGISTER_KERNELS: [Kernel; 6] = [
+    registers(f16_wgmma("m64n256k16", 256)),
+    registers(f16_wgmma("m64n128k16", 128)),
+    registers(f16_wgmma("m64n64k16", 64)),
+    registers(f16_wgmma("m64n32k16", 32)),
+    registers(f16_wgmma("m64n16k16", 16)),
+    registers(f16_wgmma("m64n8k16", 8)),
+];
+
+/// The 2:4-sparse forms (cuda/tensor_variants.cu): mma.sp m16n8k32 and wgmma.sp m64n256k32
+/// with A from shared memory, then from registers.
+pub const SPARSE_KERNELS: [Kernel; 3] = [
+    kernel(Family::MmaSp, "f16", "FP16→FP32", "m16n8k32", (16, 8, 32)),
+    kernel(
+        Family::WgmmaSp,
+        "f16",
+        "FP16→FP32",
+        "m64n256k32",
+        (64, 256, 32),
+    ),
+    registers(kernel(
+        Family::WgmmaSp,
+        "f16",
+        "FP16→FP32",
+        "m64n256k32",
+        (64, 256, 32),
+    )),
+];
+
+/// What a run measures besides mma.sync and wgmma with A in shared memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// wgmma with A from registers (FP16) at every width asked for.
+    pub a_registers: bool,
+    /// mma.sp and wgmma.sp (FP16; wgmma.sp also from registers where `a_registers`).
+    pub sparse: bool,
+}
 
 /// The wgmma kernels at N = 128 and 64, of every input type (cuda/tensor_shapes.cu).
 pub const SHAPE_KERNELS: [Kernel; 12] = [
@@ -177,8 +264,8 @@ pub const SHAPE_KERNELS: [Kernel; 12] = [
 ];
 
 /// Every kernel a run with wgmma widths `widths` measures: mma.sync, then wgmma at each width
-/// asked for, widest first.
-pub fn selected(widths: &[u64]) -> Vec<Kernel> {
+/// asked for, widest first; then what `extras` adds.
+pub fn selected(widths: &[u64], extras: Extras) -> Vec<Kernel> {
     let mut chosen: Vec<Kernel> = KERNELS
         .iter()
         .filter(|k| k.family == Family::MmaSync || widths.contains(&k.n))
@@ -188,6 +275,17 @@ pub fn selected(widths: &[u64]) -> Vec<Kernel> {
         if widths.contains(&width) {
             chosen.extend(SHAPE_KERNELS.iter().filter(|k| k.n == width));
         }
+    }
+    chosen.extend(NARROW_KERNELS.iter().filter(|k| widths.contains(&k.n)));
+    if extras.a_registers {
+        chosen.extend(REGISTER_KERNELS.iter().filter(|k| widths.contains(&k.n)));
+    }
+    if extras.sparse {
+        chosen.extend(
+            SPARSE_KERNELS
+                .iter()
+                .filter(|k| extras.a_registers || !k.a_registers),
+        );
     }
     chosen
 }
@@ -255,9 +353,12 @@ pub const KERNELS: [Kernel; 11] = [
 ];
 
 impl Kernel {
-    /// The module holding the kernel: the smaller wgmma shapes have their own.
+    /// The module holding the kernel: the smaller wgmma shapes have their own, and the forms
+    /// beyond them (narrow, A from registers, sparse) theirs.
     pub fn module(&self) -> &'static str {
-        if self.family == Family::Wgmma && self.n != 256 {
+        if self.family.sparse() || self.a_registers || (self.family.warpgroup() && self.n < 64) {
+            "tensor_variants"
+        } else if self.family == Family::Wgmma && self.n != 256 {
             "tensor_shapes"
         } else {
             "tensor"
@@ -265,10 +366,21 @@ impl Kernel {
     }
 
     fn stem(&self) -> String {
-        if self.module() == "tensor" {
+        let rs = if self.a_registers { "_rs" } else { "" };
+        if self.module() == "tensor" || !self.family.warpgroup() {
             format!("{}_{}", self.family.prefix(), self.input)
         } else {
-            format!("{}_{}_n{}", self.family.prefix(), self.input, self.n)
+            format!("{}_{}{rs}_n{}", self.family.prefix(), self.input, self.n)
+        }
+    }
+
+    /// The family as the tables name it: the instruction, and where A comes from when it is
+    /// not shared memory ("wgmma (A in registers)").
+    pub fn family_label(&self) -> String {
+        if self.a_registers {
+            format!("{} (A in registers)", self.family.name())
+        } else {
+            self.family.name().to_string()
         }
     }
 
@@ -282,7 +394,7 @@ impl Kernel {
 
     /// "wgmma m64n256k16 FP16→FP32".
     pub fn describe(&self) -> String {
-        format!("{} {} {}", self.family.name(), self.shape, self.types)
+        format!("{} {} {}", self.family_label(), self.shape, self.types)
     }
 }
 
@@ -323,7 +435,9 @@ pub fn measure(
             let flop_per_block = (mmas * per_block * kernel.flop_per_mma) as f64;
             let per_sm: Summary = tensor::flop_per_clock(&stamps, flop_per_block)
                 .with_context(|| format!("{entry} returned unusable stamps"))?;
-            let peak = tensor::dense_peak_flop_per_clock_per_sm(compute_capability, kernel.input);
+            let dense = tensor::dense_peak_flop_per_clock_per_sm(compute_capability, kernel.input);
+            // 2:4 sparsity doubles the peak, counted at the dense shape's FLOP.
+            let peak = dense.map(|p| if kernel.family.sparse() { 2.0 * p } else { p });
             Ok(KernelResult {
                 kernel: *kernel,
                 latency_cycles,
@@ -339,7 +453,13 @@ mod tests {
 
     #[test]
     fn every_kernel_is_in_the_embedded_ptx_with_the_flop_of_its_shape() {
-        for kernel in KERNELS.iter().chain(&SHAPE_KERNELS) {
+        let every = KERNELS
+            .iter()
+            .chain(&SHAPE_KERNELS)
+            .chain(&NARROW_KERNELS)
+            .chain(&REGISTER_KERNELS)
+            .chain(&SPARSE_KERNELS);
+        for kernel in every {
             let ptx = crate::kernels::module(kernel.module()).unwrap().ptx;
             for entry in [kernel.latency_entry(), kernel.throughput_entry()] {
                 assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
@@ -351,10 +471,34 @@ mod tests {
             );
         }
         // The default is mma.sync and the widest wgmma; every width adds its six input types.
-        assert_eq!(selected(&[256]).len(), KERNELS.len());
-        assert_eq!(selected(&[64, 128, 256]).len(), KERNELS.len() + 12);
-        assert_eq!(selected(&[64]).len(), 5 + 6);
+        let none = Extras::default();
+        assert_eq!(selected(&[256], none).len(), KERNELS.len());
+        assert_eq!(selected(&[64, 128, 256], none).len(), KERNELS.len() + 12);
+        assert_eq!(selected(&[64], none).len(), 5 + 6);
         assert_eq!(SHAPE_KERNELS[6].throughput_entry(), "wgmma_f16_n64_thr");
+        // Below 64 FP16 only; A from registers at each width asked; the sparse forms, their
+        // register form only where registers are asked for.
+        assert_eq!(selected(&[8, 16, 32], none).len(), 5 + 3);
+        let both = Extras {
+            a_registers: true,
+            sparse: true,
+        };
+        assert_eq!(selected(&[8, 256], both).len(), KERNELS.len() + 1 + 2 + 3);
+        let sparse = Extras {
+            sparse: true,
+            ..none
+        };
+        assert_eq!(selected(&[256], sparse).len(), KERNELS.len() + 2);
+        assert_eq!(NARROW_KERNELS[2].latency_entry(), "wgmma_f16_n8_lat");
+        assert_eq!(REGISTER_KERNELS[0].throughput_entry(), "wgmma_f16_rs_n256_thr");
+        assert_eq!(SPARSE_KERNELS[0].throughput_entry(), "mma_sp_f16_thr");
+        assert_eq!(SPARSE_KERNELS[1].latency_entry(), "wgmma_sp_f16_n256_lat");
+        assert_eq!(SPARSE_KERNELS[2].latency_entry(), "wgmma_sp_f16_rs_n256_lat");
+        assert_eq!(SPARSE_KERNELS[1].flop_per_mma, 2 * 524_288);
+        assert_eq!(
+            REGISTER_KERNELS[0].describe(),
+            "wgmma (A in registers) m64n256k16 FP16→FP32"
+        );
         let wgmma_f16 = KERNELS
             .iter()
             .find(|k| k.family == Family::Wgmma && k.input == "f16")

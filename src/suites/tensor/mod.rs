@@ -27,11 +27,15 @@ pub fn run(args: &TensorArgs) -> Result<()> {
     widths.dedup();
     if widths.is_empty() || widths.iter().any(|w| !WGMMA_WIDTHS.contains(w)) {
         return Err(UsageError::new(
-            "--wgmma-n takes wgmma widths from 64, 128 and 256, such as 256 or 64,128,256",
+            "--wgmma-n takes wgmma widths from 8, 16, 32, 64, 128 and 256, such as 256 or 64,128,256",
         )
         .into());
     }
-    let kernels = tensor::selected(&widths);
+    let extras = tensor::Extras {
+        a_registers: args.a_from_registers,
+        sparse: args.sparse,
+    };
+    let kernels = tensor::selected(&widths, extras);
     // The kernels are loaded only once the device is known to be able to run them.
     let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
@@ -54,6 +58,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         })
         .collect();
     let mut modules: Vec<&str> = kernels.iter().map(|k| k.module()).collect();
+    modules.sort_unstable();
     modules.dedup();
     let recorded = settings::Recorded {
         iterations: args.iterations,
@@ -61,10 +66,16 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         mma_chains_per_warp: tensor::MMA_CHAINS,
         mma_unroll: tensor::MMA_UNROLL,
         mma_warps_per_block: tensor::MMA_WARPS,
-        wgmma_operands: "A and B from shared memory through descriptors, no swizzle".into(),
+        wgmma_operands: if args.a_from_registers {
+            "A and B from shared memory through descriptors, no swizzle; and A from registers (FP16), B from shared memory".into()
+        } else {
+            "A and B from shared memory through descriptors, no swizzle".into()
+        },
         wgmma_unroll: WGMMA_UNROLL,
         wgmma_warpgroups_per_block: tensor::WGMMA_GROUPS,
         wgmma_widths: widths,
+        wgmma_a_from_registers: args.a_from_registers,
+        sparse: args.sparse,
     };
     for (module, entry) in &entries {
         gpu.function(module, entry)?;

@@ -61,7 +61,7 @@ pub fn rows(results: &[KernelResult], sass: &[MmaSass]) -> Vec<Row> {
                     })
                 });
             Row {
-                family: k.family.name().into(),
+                family: k.family_label(),
                 input: k.input.into(),
                 types: k.types.into(),
                 shape: k.shape.into(),
@@ -103,7 +103,11 @@ pub fn write(run: &RunDir, rows: &[Row], sass: &[MmaSass], sass_status: &str) ->
         &TensorFile {
             kernels: rows.to_vec(),
             latency: "cycles per MMA of one dependent chain: one warp (mma.sync) or one warpgroup (wgmma, each committed and waited for)".into(),
-            peak: "dense FLOP per clock per SM from the architecture whitepaper (CC 9.0 only)".into(),
+            peak: if rows.iter().any(|r| r.family.contains(".sp")) {
+                "dense FLOP per clock per SM from the architecture whitepaper (CC 9.0 only); the 2:4-sparse rows' twice that, their FLOP counted at the dense shape".into()
+            } else {
+                "dense FLOP per clock per SM from the architecture whitepaper (CC 9.0 only)".into()
+            },
             sass: crate::report::saved::KernelsSass {
                 kernels: sass.to_vec(),
                 status: sass_status.into(),
@@ -328,7 +332,13 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         r.at_most(ceilings::chip_rate(&metadata, per_clock, "FLOP/clock", 1e12).as_ref(),
         );
         if let Some(fraction) = row.fraction_of_peak {
-            let share = format!("{name}: share of the dense peak");
+            // A sparse row's peak is the sparse one (twice the dense).
+            let peak = if row.family.contains(".sp") {
+                "sparse"
+            } else {
+                "dense"
+            };
+            let share = format!("{name}: share of the {peak} peak");
             r.key(key(crate::report::keys::SHARE))
                 .push(&share, Some(100.0 * fraction), "%", None);
             r.at_most(Some(&ceilings::share()));

@@ -10,10 +10,21 @@ pub struct TensorArgs {
     /// Loop trips of every kernel (16 mma.sync or 8 wgmma per trip and warp or warpgroup).
     #[arg(long, default_value_t = 512)]
     pub iterations: u32,
-    /// wgmma widths N to measure (m64nNkK), of 64, 128, 256: the widest does the most work per
-    /// instruction; narrower ones show what a kernel tiled that way gets.
+    /// wgmma widths N to measure (m64nNkK), of 8, 16, 32, 64, 128, 256: the widest does the
+    /// most work per instruction; narrower ones show what a kernel tiled that way gets (below
+    /// 64, FP16 only).
     #[arg(long, value_delimiter = ',', default_value = "256")]
     pub wgmma_n: Vec<u64>,
+    /// Also FP16 wgmma with A from registers (the RS form) at every width asked for, beside A
+    /// from shared memory (SS).
+    #[arg(long)]
+    #[serde(default)]
+    pub a_from_registers: bool,
+    /// Also the 2:4-sparse forms, FP16: mma.sp m16n8k32 and wgmma.sp m64n256k32 (from
+    /// registers too with --a-from-registers), against the sparse peak (twice the dense).
+    #[arg(long)]
+    #[serde(default)]
+    pub sparse: bool,
     /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
     /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value = "0")]
@@ -37,4 +48,10 @@ pub struct Recorded {
     pub wgmma_unroll: u64,
     pub wgmma_warpgroups_per_block: u32,
     pub wgmma_widths: Vec<u64>,
+    /// wgmma with A from registers measured too (FP16).
+    #[serde(default)]
+    pub wgmma_a_from_registers: bool,
+    /// The 2:4-sparse forms measured too (FP16).
+    #[serde(default)]
+    pub sparse: bool,
 }
