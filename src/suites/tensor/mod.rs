@@ -1,5 +1,7 @@
 //! `gpubench tensor`: latency and throughput of the tensor cores through `mma.sync` and
-//! Hopper's `wgmma.mma_async`, for every input type, against the device's dense peak.
+//! Hopper's `wgmma.mma_async`, for every input type, against the device's dense peak; with
+//! flags also wgmma with A from registers, below N = 64, and the 2:4-sparse forms
+//! (`measure`, cuda/tensor_variants.cu).
 
 pub mod analysis;
 pub mod measure;
@@ -125,8 +127,9 @@ pub fn run(args: &TensorArgs) -> Result<()> {
                     row.flop_per_clock_per_sm,
                     row.tflops,
                     row.fraction_of_peak.map_or(String::new(), |f| format!(
-                        ", {:.1} % of dense peak",
-                        100.0 * f
+                        ", {:.1} % of {} peak",
+                        100.0 * f,
+                        if row.family.contains(".sp") { "the sparse" } else { "dense" }
                     ))
                 );
             }
