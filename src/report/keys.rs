@@ -181,7 +181,7 @@ pub fn parse(key: &str) -> Option<Known<'_>> {
 }
 
 /// The suite of each section the summary has had, for [`from_words`].
-const SUITE_OF_SECTION: [(&str, &str); 17] = [
+const SUITE_OF_SECTION: [(&str, &str); 18] = [
     ("Memory hierarchy", "cache"),
     ("Clocks and timers", "clock"),
     ("Bandwidth", "bandwidth"),
@@ -199,6 +199,7 @@ const SUITE_OF_SECTION: [(&str, &str); 17] = [
     ("Synchronization", "sync"),
     ("Divergence", "divergence"),
     ("Distributed shared memory", "dsm"),
+    ("Launch overhead", "launch"),
 ];
 
 /// The migration table: the key of a figure a file holds in words only (every format before
@@ -260,13 +261,23 @@ fn known_from_words<'a>(suite: &str, quantity: &'a str) -> Option<Known<'a>> {
         "tensor" => {
             let (kernel, what) = if let Some(k) = quantity.strip_suffix(" at the measured clock") {
                 (k, CHIP)
-            } else if let Some(k) = quantity.strip_suffix(": share of the dense peak") {
+            } else if let Some(k) = quantity
+                .strip_suffix(": share of the dense peak")
+                .or_else(|| quantity.strip_suffix(": share of the sparse peak"))
+            {
                 (k, SHARE)
             } else {
                 timing(quantity)?
             };
-            let mut parts = kernel.splitn(3, ' ');
-            let (family, shape, types) = (parts.next()?, parts.next()?, parts.next()?);
+            // A family may say where A comes from: "wgmma (A in registers) m64n8k16 …".
+            const REGISTERS: &str = " (A in registers)";
+            let family_end = match kernel.find(&format!("{REGISTERS} ")) {
+                Some(i) => i + REGISTERS.len(),
+                None => kernel.find(' ')?,
+            };
+            let family = &kernel[..family_end];
+            let mut parts = kernel[family_end + 1..].splitn(2, ' ');
+            let (shape, types) = (parts.next()?, parts.next()?);
             Some(Known::Tensor {
                 family,
                 shape,
@@ -426,6 +437,20 @@ mod tests {
                 "wgmma m64n256k16 FP16→FP32 at the measured clock"
             ),
             "tensor/wgmma/m64n256k16/FP16→FP32/chip"
+        );
+        assert_eq!(
+            from_words(
+                "Tensor cores",
+                "wgmma (A in registers) m64n8k16 FP16→FP32 latency"
+            ),
+            "tensor/wgmma (A in registers)/m64n8k16/FP16→FP32/latency"
+        );
+        assert_eq!(
+            from_words(
+                "Tensor cores",
+                "wgmma.sp m64n256k32 FP16→FP32: share of the sparse peak"
+            ),
+            "tensor/wgmma.sp/m64n256k32/FP16→FP32/share"
         );
         // A section no suite writes any more keeps its words.
         assert_eq!(from_words("Elsewhere", "x"), "Elsewhere/x");
