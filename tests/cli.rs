@@ -241,6 +241,15 @@ fn probe_settings_are_checked_before_the_gpu() {
         (vec!["dsm", "--iterations", "0"], "--iterations"),
         (vec!["tma", "--footprints-mib", "1,2,4"], "five sizes"),
         (vec!["tma", "--stream-mib", "4096"], "--stream-mib"),
+        (vec!["dpx", "--repeats", "0"], "--repeats"),
+        (
+            vec!["dpx", "--latency-iterations", "0"],
+            "--latency-iterations",
+        ),
+        (
+            vec!["dpx", "--throughput-iterations", "100001"],
+            "--throughput-iterations",
+        ),
     ] {
         gpubench(dir.path())
             .args(&args)

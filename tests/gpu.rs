@@ -1006,6 +1006,45 @@ fn launch_times_the_host_and_the_gpu_and_fits_small_kernels() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn dpx_times_every_function_and_reads_its_sass() {
+    use gpubench::suites::dpx::{measure, report};
+    let (_dir, run, _) = run_suite(&["dpx", "--repeats", "3"]);
+    let reading = report::read(&run).unwrap();
+    assert_eq!(reading.samples.latency.len(), measure::FUNCTIONS.len());
+    let functions = report::read_functions(&run).unwrap();
+    assert_eq!(functions.len(), measure::FUNCTIONS.len());
+    let figures = report::figures(&run).unwrap();
+    for f in &measure::FUNCTIONS {
+        let latency = figures
+            .iter()
+            .find(|x| x.key == format!("dpx/{}/latency", f.name))
+            .unwrap_or_else(|| panic!("no latency figure of {}", f.name));
+        assert!(latency.value.unwrap() > 0.0, "{latency:?}");
+        assert!(latency.unresolved.is_none(), "{latency:?}");
+        let rate = figures
+            .iter()
+            .find(|x| x.key == format!("dpx/{}/throughput", f.name))
+            .unwrap();
+        assert!(rate.value.unwrap() > 0.0, "{rate:?}");
+        // An SM issues at most one warp instruction a clock from each of its four schedulers:
+        // 128 lanes a clock, 256 calls where two calls fuse into one instruction (a little
+        // more for the clock's rounding).
+        assert!(rate.value.unwrap() < 260.0, "{rate:?}");
+    }
+    // The machine's SASS: one DPX instruction per call of viaddmax_s32, where the toolkit is.
+    if run.join("dpx.sass").is_file() {
+        let viaddmax = functions.iter().find(|r| r.name == "viaddmax_s32").unwrap();
+        assert_eq!(viaddmax.sass_per_call, "VIADDMNMX ×1", "{viaddmax:?}");
+    }
+    assert_eq!(
+        report::read_mixes(&run).unwrap().len(),
+        measure::MIXES.len()
+    );
+    assert!(run.join("functions.csv").is_file() && run.join("mixes.csv").is_file());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn atomics_chase_with_the_atomic_and_storm_in_every_pattern() {
     let (_dir, run, _) = run_suite(&["atomics", "--repeats", "1"]);
     let atomics = json(&run.join("atomics.json"));

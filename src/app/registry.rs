@@ -192,7 +192,11 @@ mod tests {
 
     /// The suites newer than the committed `all` run and the folder under `results/` that
     /// holds a complete run of each.
-    const OWN_RUNS: [(&str, &str); 2] = [("sm-map", "h100/sm-map"), ("launch", "h200/launch")];
+    const OWN_RUNS: [(&str, &str); 3] = [
+        ("sm-map", "h100/sm-map"),
+        ("launch", "h200/launch"),
+        ("dpx", "h200/dpx"),
+    ];
 
     /// The suites of every complete run directory under `dir`.
     fn committed_suites(dir: &Path) -> std::collections::BTreeSet<String> {

@@ -181,7 +181,7 @@ pub fn parse(key: &str) -> Option<Known<'_>> {
 }
 
 /// The suite of each section the summary has had, for [`from_words`].
-const SUITE_OF_SECTION: [(&str, &str); 18] = [
+const SUITE_OF_SECTION: [(&str, &str); 19] = [
     ("Memory hierarchy", "cache"),
     ("Clocks and timers", "clock"),
     ("Bandwidth", "bandwidth"),
@@ -200,6 +200,7 @@ const SUITE_OF_SECTION: [(&str, &str); 18] = [
     ("Divergence", "divergence"),
     ("Distributed shared memory", "dsm"),
     ("Launch overhead", "launch"),
+    ("DPX", "dpx"),
 ];
 
 /// The migration table: the key of a figure a file holds in words only (every format before

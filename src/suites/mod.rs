@@ -28,6 +28,7 @@ suites! {
     regs::Regs,
     slots::Slots,
     pipeline::Pipeline,
+    dpx::Dpx,
     bandwidth::Bandwidth,
     cache::Cache,
     tensor::Tensor,

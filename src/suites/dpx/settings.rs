@@ -1,0 +1,48 @@
+//! The settings of `gpubench dpx`: its subcommand's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Args, Serialize, Deserialize)]
+pub struct DpxArgs {
+    /// Timed launches of every kernel, each pair (short and long chain) after one untimed
+    /// launch of both: each figure is the median over them, with the range.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: u32,
+    /// Loop trips of the one-thread latency chains (32 or 128 calls a trip).
+    #[arg(long, default_value_t = 64)]
+    pub latency_iterations: u32,
+    /// Loop trips of the full-occupancy throughput kernels (8 chains of 8 or 16 calls a trip).
+    #[arg(long, default_value_t = 32)]
+    pub throughput_iterations: u32,
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value = "0")]
+    pub device: crate::cli::DeviceSelection,
+    /// New run directory (default: gpubench-runs/<UTC time>-dpx); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+/// What metadata.json's settings record of a run: its counts, its launch shape and the method
+/// in words. Written by [`super::run`]; nothing reads it back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Recorded {
+    pub repeats: u32,
+    pub latency_iterations: u32,
+    pub throughput_iterations: u32,
+    /// Calls per loop trip of the short and the long latency chain.
+    pub latency_steps: [u32; 2],
+    /// Calls per loop trip of each chain of the short and the long throughput kernel.
+    pub throughput_steps: [u32; 2],
+    pub chains_per_thread: u32,
+    pub threads_per_block: u32,
+    pub blocks_per_sm: u32,
+    /// The functions timed, by their kernel name.
+    pub functions: Vec<String>,
+    /// The mixes timed (A and B alternating), by their kernel name.
+    pub mixes: Vec<String>,
+    pub method: String,
+}
