@@ -373,15 +373,7 @@ fn measure(
         span,
         ..
     } = *flags;
-    // Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the
-    // sweep runs.
-    // The L2 space also times the partition probe's loads (`l2_partition`).
-    let modules: &[&'static str] = match space {
-        Space::L2 => &["cache", "l2_partition"],
-        _ => &["cache"],
-    };
-    let disassembly = (space != Space::Instruction)
-        .then(|| crate::gpu::sass::beside(modules, compute_capability));
+    let disassembly = disassemble_beside(space, compute_capability);
     let mut tlb_buffer = match space {
         Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
         _ => None,
@@ -390,47 +382,10 @@ fn measure(
         sweep_space(gpu, args, flags, largest, isa, tlb_buffer.as_mut())?;
     suite.run.write_csv("chase.csv", &sweep.points)?;
     crate::harness::sharing::step_done("sweep");
-    let minimum_rise = cache::RiseThreshold::of(space).minimum_rise();
-    let report = if order == Order::Stride && space.descends() {
-        // Where to chase down needs where the plateaus end, not `infer`'s model fits,
-        // which ran here twice while the GPU waited (the same descending footprints
-        // on every committed run): the one reading with fits is the paired one.
-        let sizes = cache_inference::plateau_ends(&sweep.points, minimum_rise);
-        let swept: Vec<u64> = sweep.points.iter().map(|p| p.footprint_bytes).collect();
-        let down = cache::chase_descending(
-            gpu,
-            space,
-            args.threads,
-            &sizes,
-            &swept,
-            stride,
-            span,
-        )?;
-        suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
-        crate::harness::sharing::step_done("descending chase");
-        cache_inference::infer_paired(&sweep.points, &down, minimum_rise)
-    } else {
-        cache_inference::infer_with(&sweep.points, minimum_rise)
-    }
-    .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+    let report = infer_levels(gpu, suite, args, flags, &sweep)?;
     crate::harness::sharing::step_done("inference");
-    let tlb_summary = match tlb_buffer.as_mut() {
-        Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
-        None => None,
-    };
-    let tlb_strides = match tlb_buffer.as_mut() {
-        Some(buffer) => Some(translation_strides(
-            gpu,
-            buffer,
-            suite,
-            order,
-            sweep.points.first().map_or(0, |p| p.stride_bytes),
-            &args.tlb_strides,
-            largest,
-        )?),
-        None => None,
-    };
-    drop(tlb_buffer);
+    let (tlb_summary, tlb_strides) =
+        translation(gpu, suite, tlb_buffer, &report, args, flags, &sweep, largest)?;
     crate::harness::sharing::step_done("translation levels and strides");
     for gap in &sweep.unresolved {
         println!(
@@ -438,17 +393,7 @@ fn measure(
             gap.from_bytes, gap.to_bytes, gap.why
         );
     }
-    let disassembly = disassembly.map(crate::gpu::sass::Beside::join);
-    let entry = if space == Space::L2 && args.threads == 1 && order == Order::Stride {
-        "chase_l2_block_warmed"
-    } else {
-        space.entry()
-    };
-    let disassembly = disassembly.transpose()?;
-    let partition_window = disassembly
-        .as_ref()
-        .and_then(|(_, record)| partition_window(record));
-    let timed_loop = timed_loop(suite, space, entry, disassembly)?;
+    let (timed_loop, partition_window) = read_timed_loop(suite, args, flags, disassembly)?;
     crate::harness::sharing::step_done("timed loop's SASS");
     let index_overhead = match space {
         Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
@@ -553,6 +498,118 @@ fn measure(
         device.l2_cache_bytes / 1024
     );
     Ok(())
+}
+
+/// Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the sweep
+/// runs (none for the instruction space, whose kernels are generated). The L2 space also
+/// times the partition probe's loads (`l2_partition`).
+fn disassemble_beside(space: Space, compute_capability: &str) -> Option<crate::gpu::sass::Beside> {
+    let modules: &[&'static str] = match space {
+        Space::L2 => &["cache", "l2_partition"],
+        _ => &["cache"],
+    };
+    (space != Space::Instruction).then(|| crate::gpu::sass::beside(modules, compute_capability))
+}
+
+/// The SASS read beside the sweep, joined: the timed loop of the entry the sweep ran
+/// (`cache.sass`) and, where the L2 partition probe was read, its timed window.
+fn read_timed_loop(
+    suite: &suite::SuiteRun,
+    args: &CacheArgs,
+    flags: &Flags,
+    disassembly: Option<crate::gpu::sass::Beside>,
+) -> Result<(cache_report::TimedLoop, Option<cache_report::TimedLoop>)> {
+    let Flags { space, order, .. } = *flags;
+    let disassembly = disassembly.map(crate::gpu::sass::Beside::join);
+    let entry = if space == Space::L2 && args.threads == 1 && order == Order::Stride {
+        "chase_l2_block_warmed"
+    } else {
+        space.entry()
+    };
+    let disassembly = disassembly.transpose()?;
+    let partition_window = disassembly
+        .as_ref()
+        .and_then(|(_, record)| partition_window(record));
+    let timed_loop = timed_loop(suite, space, entry, disassembly)?;
+    Ok((timed_loop, partition_window))
+}
+
+/// The levels read off the sweep. Where the space descends (address order), the levels up to
+/// [`cache::DESCENDING_LARGEST_LEVEL`] are first chased again in descending order
+/// (`descending.csv`) and read paired with the ascending sweep; otherwise the ascending sweep
+/// alone.
+fn infer_levels(
+    gpu: &mut crate::gpu::Gpu,
+    suite: &suite::SuiteRun,
+    args: &CacheArgs,
+    flags: &Flags,
+    sweep: &cache::SweepResult,
+) -> Result<cache_inference::CacheReport> {
+    let Flags {
+        space,
+        order,
+        stride,
+        span,
+        ..
+    } = *flags;
+    let minimum_rise = cache::RiseThreshold::of(space).minimum_rise();
+    let report = if order == Order::Stride && space.descends() {
+        // Where to chase down needs where the plateaus end, not `infer`'s model fits,
+        // which ran here twice while the GPU waited (the same descending footprints
+        // on every committed run): the one reading with fits is the paired one.
+        let sizes = cache_inference::plateau_ends(&sweep.points, minimum_rise);
+        let swept: Vec<u64> = sweep.points.iter().map(|p| p.footprint_bytes).collect();
+        let down = cache::chase_descending(
+            gpu,
+            space,
+            args.threads,
+            &sizes,
+            &swept,
+            stride,
+            span,
+        )?;
+        suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
+        crate::harness::sharing::step_done("descending chase");
+        cache_inference::infer_paired(&sweep.points, &down, minimum_rise)
+    } else {
+        cache_inference::infer_with(&sweep.points, minimum_rise)
+    }
+    .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+    Ok(report)
+}
+
+/// The TLB space's own readings on its one buffer (none for the other spaces): the levels'
+/// reaches and page size, then the sweeps at further strides; the buffer is freed after them.
+#[allow(clippy::too_many_arguments)]
+fn translation(
+    gpu: &mut crate::gpu::Gpu,
+    suite: &suite::SuiteRun,
+    mut tlb_buffer: Option<TlbBuffer>,
+    report: &cache_inference::CacheReport,
+    args: &CacheArgs,
+    flags: &Flags,
+    sweep: &cache::SweepResult,
+    largest: u64,
+) -> Result<(Option<cache_report::TlbSummary>, Option<Vec<cache_report::TlbStride>>)> {
+    let Flags { order, stride, .. } = *flags;
+    let tlb_summary = match tlb_buffer.as_mut() {
+        Some(buffer) => Some(translation_levels(gpu, buffer, suite, report, stride)?),
+        None => None,
+    };
+    let tlb_strides = match tlb_buffer.as_mut() {
+        Some(buffer) => Some(translation_strides(
+            gpu,
+            buffer,
+            suite,
+            order,
+            sweep.points.first().map_or(0, |p| p.stride_bytes),
+            &args.tlb_strides,
+            largest,
+        )?),
+        None => None,
+    };
+    drop(tlb_buffer);
+    Ok((tlb_summary, tlb_strides))
 }
 
 /// The chase swept over the footprints (the instruction space's generated kernels, a TLB's
