@@ -25,6 +25,7 @@ use crate::harness::defaults;
 pub use settings::BandwidthArgs;
 
 pub fn run(args: &BandwidthArgs) -> Result<()> {
+    args.validate()?;
     let entries: Vec<(&str, &str)> = Kernel::ALL
         .iter()
         .map(|k| ("bandwidth", k.entry()))
@@ -40,22 +41,14 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         headline_min_seconds: args.headline_ms / 1e3,
         points_per_doubling: args.points_per_doubling,
         max_device_bytes: args
-            .max_bytes
-            .unwrap_or_else(|| experiment::far_past_l2(l2).min(memory / 4)),
+            .max_device_bytes(|| experiment::far_past_l2(l2).min(memory / 4))?,
         max_sm_bytes: args.max_sm_bytes,
     };
-    config.validate()?;
     let sms = u32::try_from(properties.multiprocessors).context("a negative SM count")?;
     let source_bytes = config
         .max_device_bytes
         .max(config.max_sm_bytes * u64::from(sms));
-    let needed = Buffers::total_bytes(source_bytes);
-    if needed > memory / 10 * 9 {
-        return Err(crate::error::UsageError::new(format!(
-            "the buffers would need {needed} bytes of the device's {memory}; pass a smaller --max-bytes or --max-sm-bytes"
-        ))
-        .into());
-    }
+    args.fits(Buffers::total_bytes(source_bytes), memory)?;
     let recorded = settings::Recorded {
         headline_ms: args.headline_ms,
         max_device_bytes: config.max_device_bytes,
