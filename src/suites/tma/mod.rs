@@ -21,7 +21,6 @@ use anyhow::Result;
 
 use self::measure as tma;
 use self::report as tma_report;
-use crate::error::UsageError;
 use self::dram_copy as dram_bulk_copy;
 use self::l2_read::{self as l2_bulk_read, SmLimits};
 use crate::gpu::launch::bandwidth as launcher;
@@ -30,45 +29,10 @@ use crate::harness::defaults;
 use self::dram_copy_report as copy_report;
 use self::l2_read_report as l2_report;
 
-/// The largest chain the suite builds on the host, in MiB.
-const MAX_FOOTPRINT_MIB: f64 = 1024.0;
-
-fn footprints(args: &TmaArgs) -> Result<Vec<u64>, UsageError> {
-    let tile = u64::from(tma::TILE_WORDS) * 4;
-    let mut bytes: Vec<u64> = args
-        .footprints_mib
-        .iter()
-        .map(|&m| {
-            if m.is_finite() && m > 0.0 && m <= MAX_FOOTPRINT_MIB {
-                Ok(((m * 1048576.0) as u64 / tile).max(2) * tile)
-            } else {
-                Err(UsageError::new(format!(
-                    "--footprints-mib takes sizes above 0 and up to {MAX_FOOTPRINT_MIB} MiB, such as 1,16,64,256"
-                )))
-            }
-        })
-        .collect::<Result<_, _>>()?;
-    bytes.sort_unstable();
-    bytes.dedup();
-    if bytes.len() < 5 {
-        return Err(UsageError::new(
-            "--footprints-mib needs at least five sizes, spanning the L2, for the capacity fit",
-        ));
-    }
-    Ok(bytes)
-}
 
 pub fn run(args: &TmaArgs) -> Result<()> {
-    let footprints = footprints(args)?;
-    if !(0.5..=100.0).contains(&args.search_ms) {
-        return Err(UsageError::new("--search-ms must be between 0.5 and 100").into());
-    }
-    if !(1..=1024).contains(&args.stream_mib) {
-        return Err(UsageError::new(
-            "--stream-mib must be between 1 and 1024 (the streamed tensor, read at most once)",
-        )
-        .into());
-    }
+    let footprints = args.footprints_bytes()?;
+    args.validate()?;
     // Built while the process waits for the GPU and the GPU measures.
     let chains = tma::start_chains(&footprints);
     let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
