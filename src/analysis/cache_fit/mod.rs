@@ -333,59 +333,10 @@ fn fit_candidates(
 ) -> Option<GeometryFit> {
     let sigma = sigma.max(0.02);
     let ys: Vec<f64> = points.iter().map(|p| p.cycles).collect();
-    // Tens of thousands of candidates, each scored on its own: split over the host's cores,
-    // the chunks joined in candidate order so ties resolve as in one pass.
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let chunk = candidates.len().div_ceil(threads).max(1);
-    let mut scored: Vec<Scored> = std::thread::scope(|scope| {
-        let workers: Vec<_> = candidates
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| score_all(part, points, stride_bytes, &ys, sigma)))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
-    let mut random = random_miss_rate;
+    let mut scored = score_in_parallel(candidates, points, stride_bytes, &ys, sigma);
     let best_index =
         (0..scored.len()).min_by(|&a, &b| scored[a].cost.total_cmp(&scored[b].cost))?;
-    // The best candidate's robust spread decides whether it fits at all, over all the points
-    // and over the rise alone.
-    let (spread, rise_spread) = {
-        let best = &scored[best_index];
-        let predicted: Vec<f64> = points
-            .iter()
-            .map(|p| {
-                miss_fraction_with(
-                    &best.candidate,
-                    p.footprint_bytes,
-                    stride_bytes,
-                    &mut random,
-                )
-            })
-            .collect();
-        let residuals: Vec<f64> = predicted
-            .iter()
-            .zip(&ys)
-            .map(|(x, y)| (y - (best.hit + (best.miss - best.hit) * x)).abs())
-            .collect();
-        let mut sorted = residuals.clone();
-        sorted.sort_by(f64::total_cmp);
-        (
-            1.4826 * sorted[sorted.len() / 2],
-            rise_residual(&predicted, &ys, &residuals, best.hit, best.miss, sigma).map(|mut r| {
-                // The largest residuals left out, one per 29 points and one more: an
-                // outlier is not a misfit.
-                r.sort_by(f64::total_cmp);
-                r.truncate(r.len() - r.len() / 29 - 1);
-                (r.iter().map(|x| x * x).sum::<f64>() / r.len() as f64).sqrt()
-            }),
-        )
-    };
+    let (spread, rise_spread) = spreads(&scored[best_index], points, stride_bytes, &ys, sigma);
     // The ranking stays the one at the point noise; the costs, and so every Δ and weight, are
     // scaled down by (σ / misfit)² (exact for the quadratic part of the cost).
     // The misfit is the larger of the robust spread and the scale at which the best's Huber
@@ -410,23 +361,7 @@ fn fit_candidates(
         .filter(|s| s.candidate.same_geometry(&best.candidate))
         .map(|s| (-(s.cost - best_cost) / 2.0).exp())
         .sum();
-    // Other geometries, each by its best candidate, best first.
-    let mut others: Vec<&Scored> = Vec::new();
-    let mut order: Vec<&Scored> = scored.iter().collect();
-    order.sort_by(|a, b| a.cost.total_cmp(&b.cost));
-    for s in order {
-        if s.candidate.same_geometry(&best.candidate)
-            || others
-                .iter()
-                .any(|o| o.candidate.same_geometry(&s.candidate))
-        {
-            continue;
-        }
-        if s.cost - best_cost > 2.0 && !others.is_empty() {
-            break;
-        }
-        others.push(s);
-    }
+    let others = other_geometries(&scored, best, best_cost);
     let runner_up = others.first().map(|s| model(s, best_cost));
     let close: Vec<&&Scored> = others
         .iter()
@@ -438,21 +373,7 @@ fn fit_candidates(
         .take(WITHIN_DELTA_2_LISTED)
         .map(|s| model(s, best_cost))
         .collect();
-    let mut tried: Vec<TriedFamily> = Vec::new();
-    for s in &scored {
-        let family = s.candidate.family();
-        match tried.iter_mut().find(|t| t.family == family) {
-            Some(t) => {
-                t.candidates += 1;
-                t.best_rms_cycles = Some(t.best_rms_cycles.map_or(s.rms, |r| r.min(s.rms)));
-            }
-            None => tried.push(TriedFamily {
-                family: family.into(),
-                candidates: 1,
-                best_rms_cycles: Some(s.rms),
-            }),
-        }
-    }
+    let tried = tried_families(&scored);
     let ties: Vec<Candidate> = scored
         .iter()
         .filter(|s| s.cost - best_cost <= 2.0)
@@ -498,6 +419,116 @@ fn fit_candidates(
         points: points.len(),
         tried,
     })
+}
+
+/// Every candidate scored against the points. Tens of thousands of candidates, each scored on
+/// its own: split over the host's cores, the chunks joined in candidate order so ties resolve
+/// as in one pass.
+fn score_in_parallel(
+    candidates: &[Candidate],
+    points: &[ChasePoint],
+    stride_bytes: u64,
+    ys: &[f64],
+    sigma: f64,
+) -> Vec<Scored> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunk = candidates.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = candidates
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| score_all(part, points, stride_bytes, ys, sigma)))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+/// The best candidate's robust spread, over all the points and over the rise alone: it
+/// decides whether the best fits at all.
+fn spreads(
+    best: &Scored,
+    points: &[ChasePoint],
+    stride_bytes: u64,
+    ys: &[f64],
+    sigma: f64,
+) -> (f64, Option<f64>) {
+    let mut random = random_miss_rate;
+    let predicted: Vec<f64> = points
+        .iter()
+        .map(|p| {
+            miss_fraction_with(
+                &best.candidate,
+                p.footprint_bytes,
+                stride_bytes,
+                &mut random,
+            )
+        })
+        .collect();
+    let residuals: Vec<f64> = predicted
+        .iter()
+        .zip(ys)
+        .map(|(x, y)| (y - (best.hit + (best.miss - best.hit) * x)).abs())
+        .collect();
+    let mut sorted = residuals.clone();
+    sorted.sort_by(f64::total_cmp);
+    (
+        1.4826 * sorted[sorted.len() / 2],
+        rise_residual(&predicted, ys, &residuals, best.hit, best.miss, sigma).map(|mut r| {
+            // The largest residuals left out, one per 29 points and one more: an
+            // outlier is not a misfit.
+            r.sort_by(f64::total_cmp);
+            r.truncate(r.len() - r.len() / 29 - 1);
+            (r.iter().map(|x| x * x).sum::<f64>() / r.len() as f64).sqrt()
+        }),
+    )
+}
+
+/// Other geometries than the best's, each by its best candidate, best first: every one
+/// within Δ 2 of the best, and at least one.
+fn other_geometries<'a>(scored: &'a [Scored], best: &Scored, best_cost: f64) -> Vec<&'a Scored> {
+    let mut others: Vec<&Scored> = Vec::new();
+    let mut order: Vec<&Scored> = scored.iter().collect();
+    order.sort_by(|a, b| a.cost.total_cmp(&b.cost));
+    for s in order {
+        if s.candidate.same_geometry(&best.candidate)
+            || others
+                .iter()
+                .any(|o| o.candidate.same_geometry(&s.candidate))
+        {
+            continue;
+        }
+        if s.cost - best_cost > 2.0 && !others.is_empty() {
+            break;
+        }
+        others.push(s);
+    }
+    others
+}
+
+/// Each family of candidates tried, in the order first scored, with how many and the best RMS
+/// among them: what a misfit reports it tried.
+fn tried_families(scored: &[Scored]) -> Vec<TriedFamily> {
+    let mut tried: Vec<TriedFamily> = Vec::new();
+    for s in scored {
+        let family = s.candidate.family();
+        match tried.iter_mut().find(|t| t.family == family) {
+            Some(t) => {
+                t.candidates += 1;
+                t.best_rms_cycles = Some(t.best_rms_cycles.map_or(s.rms, |r| r.min(s.rms)));
+            }
+            None => tried.push(TriedFamily {
+                family: family.into(),
+                candidates: 1,
+                best_rms_cycles: Some(s.rms),
+            }),
+        }
+    }
+    tried
 }
 
 #[cfg(test)]

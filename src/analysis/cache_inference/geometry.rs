@@ -74,21 +74,7 @@ pub(super) fn fit_geometry(
         max_size_bytes: (edge + edge / 4).min(curve[upper.first].footprint_bytes),
         stride_bytes: stride,
     };
-    // The whole rise with the plateaus on both sides: the lower pins the hit latency, the
-    // upper the miss penalty and where the rise ends. Of a long plateau (a linear sweep of
-    // thousands of points) an even selection suffices: below the smallest size tried every
-    // candidate predicts the same hits, so those points only pin the hit latency.
-    let thin = |points: &[ChasePoint], most: usize| -> Vec<ChasePoint> {
-        let step = points.len().div_ceil(most).max(1);
-        points.iter().step_by(step).copied().collect()
-    };
-    let split = (lower.first..=lower.last)
-        .find(|&i| curve[i].footprint_bytes >= range.min_size_bytes)
-        .unwrap_or(lower.last + 1);
-    let upper_from = upper.first.max(split);
-    let mut segment = thin(&curve[lower.first..split], 64);
-    segment.extend_from_slice(&curve[split..upper_from]);
-    segment.extend(thin(&curve[upper_from..=upper.last], 256));
+    let segment = rise_segment(curve, lower, upper, range);
     let Some(fit) = cache_fit::fit(&segment, range, sigma) else {
         level.notes.push(format!(
             "no geometry fitted: no candidate ({} to {} B, lines of 16 to 256 B, 1 to 64 ways, at most 1024 set counts a shape) changes over the rise",
@@ -129,113 +115,161 @@ pub(super) fn fit_geometry(
         && identified.ways.is_none()
         && identified.sets.is_none()
     {
-        level.notes.push(format!(
-            "the fit cannot choose: geometries within the noise have lines of {} B, {} ways, {} sets (sizes {} to {} B); the best, {} sets x {} ways x {} B, has weight {:.2}; geometry left open",
-            list(&identified.line_values),
-            list(&identified.way_values),
-            list(&identified.set_values),
-            identified.size_min_bytes,
-            identified.size_max_bytes,
-            best.sets,
-            best.ways,
-            best.line_bytes,
-            fit.confidence,
-        ));
-        level.unidentified = unidentified(identified);
-        level.confidence = level.confidence.min(fit.confidence.max(0.1));
-        level.basis = "open";
+        open_geometry(level, &fit, identified);
     } else if fits {
-        let disagreement = match (level.line_bytes, level.ways) {
-            (Some(line), Some(ways)) if (line, ways) != (best.line_bytes, best.ways) => {
-                Some(format!(
-                    "the steps read one by one gave {ways} ways of {line}-byte lines; the fit is preferred"
-                ))
-            }
-            _ => None,
-        };
-        // The step reading's reservations are about what the fit now answers.
-        level
-            .notes
-            .retain(|n| !n.contains("steps") && !n.contains("way"));
-        level.notes.extend(disagreement);
-        level.size_bytes = Some(best.size_bytes);
-        level.line_bytes = identified.line_bytes;
-        level.ways = identified.ways;
-        level.sets = identified.sets;
-        // sets × line, which a prefetcher's twin shares: size / ways.
-        level.way_bytes = identified.ways.map(|w| best.size_bytes / w.max(1));
-        level.fetch_bytes = identified
-            .fetch_bytes
-            .filter(|_| identified.line_bytes.is_none());
-        level.unidentified = unidentified(identified);
-        level.confidence = identified_confidence;
-        level.basis = "fit";
-        level.notes.push(format!(
-            "geometry by model fit ({:?}{}): hit {:.1}, miss {:.1} cycles, residual RMS {:.2} cycles at noise {:.2} (likelihood at {:.2}); best {} sets x {} ways x {} B; {}",
-            best.policy,
-            best.sector_bytes.map_or(String::new(), |s| format!(", {s}-byte sectors")),
-            best.hit_cycles,
-            best.miss_cycles,
-            best.rms_cycles,
-            fit.noise_cycles,
-            fit.likelihood_sigma_cycles,
-            best.sets,
-            best.ways,
-            best.line_bytes,
-            match &fit.runner_up {
-                Some(r) => format!(
-                    "runner-up {} B = {} sets x {} ways x {} B at delta {:.1}",
-                    r.size_bytes, r.sets, r.ways, r.line_bytes, r.delta
-                ),
-                None => "no other geometry fits at all".into(),
-            }
-        ));
+        fitted_geometry(level, &fit, identified, identified_confidence);
     } else {
-        let tried: Vec<String> = fit
-            .tried
-            .iter()
-            .map(|t| {
-                format!(
-                    "{} ({} candidates, best RMS {:.2})",
-                    t.family,
-                    t.candidates,
-                    t.best_rms_cycles.unwrap_or(f64::NAN)
-                )
-            })
-            .collect();
-        level.notes.push(format!(
-            "no model fits within the noise ({:.2} cycles): tried {}; the closest, {} sets x {} ways x {} B, leaves {:.2} cycles RMS (hashed set indexing or adaptive replacement would do this)",
-            fit.noise_cycles,
-            tried.join(", "),
-            best.sets,
-            best.ways,
-            best.line_bytes,
-            best.rms_cycles
-        ));
-        if let Some(footprint) = contradicted {
-            level.notes.push(format!(
-                "the closest model misses at {footprint} B, where the curve still hits: a victim buffer, or a policy that keeps more lines than the sets' ways, would do this"
-            ));
-        }
-        // No model holds the rise, so neither do the steps read one by one: only the size (the
-        // plateau's end) is stated. (The calibration study's misfits that stated the steps'
-        // ways were right 138 times in 850; those stating the size alone, 4073 in 4971.)
-        for (name, value) in [
-            ("line (B)", level.line_bytes.take()),
-            ("ways", level.ways.take()),
-            ("sets", level.sets.take()),
-        ] {
-            if let Some(value) = value {
-                level.unidentified.push(format!(
-                    "{name}: {value} by the steps read one by one, not stated: no model fits the rise"
-                ));
-            }
-        }
-        level.way_bytes = None;
-        level.confidence = level.confidence.min(0.3);
-        level.basis = "misfit";
+        misfit(level, &fit, contradicted);
     }
     level.fit = Some(fit);
+}
+
+/// The points the fit reads: the whole rise with the plateaus on both sides (the lower pins
+/// the hit latency, the upper the miss penalty and where the rise ends). Of a long plateau (a
+/// linear sweep of thousands of points) an even selection suffices: below the smallest size
+/// tried every candidate predicts the same hits, so those points only pin the hit latency.
+fn rise_segment(
+    curve: &[ChasePoint],
+    lower: &Plateau,
+    upper: &Plateau,
+    range: SearchRange,
+) -> Vec<ChasePoint> {
+    let thin = |points: &[ChasePoint], most: usize| -> Vec<ChasePoint> {
+        let step = points.len().div_ceil(most).max(1);
+        points.iter().step_by(step).copied().collect()
+    };
+    let split = (lower.first..=lower.last)
+        .find(|&i| curve[i].footprint_bytes >= range.min_size_bytes)
+        .unwrap_or(lower.last + 1);
+    let upper_from = upper.first.max(split);
+    let mut segment = thin(&curve[lower.first..split], 64);
+    segment.extend_from_slice(&curve[split..upper_from]);
+    segment.extend(thin(&curve[upper_from..=upper.last], 256));
+    segment
+}
+
+/// A fit within the noise that identifies neither line, ways nor sets: the geometries that
+/// tie are listed and the geometry is left open.
+fn open_geometry(level: &mut CacheLevel, fit: &GeometryFit, identified: &cache_fit::Identified) {
+    let best = &fit.best;
+    level.notes.push(format!(
+        "the fit cannot choose: geometries within the noise have lines of {} B, {} ways, {} sets (sizes {} to {} B); the best, {} sets x {} ways x {} B, has weight {:.2}; geometry left open",
+        list(&identified.line_values),
+        list(&identified.way_values),
+        list(&identified.set_values),
+        identified.size_min_bytes,
+        identified.size_max_bytes,
+        best.sets,
+        best.ways,
+        best.line_bytes,
+        fit.confidence,
+    ));
+    level.unidentified = unidentified(identified);
+    level.confidence = level.confidence.min(fit.confidence.max(0.1));
+    level.basis = "open";
+}
+
+/// A fit within the noise: the level takes what it identifies (size, line, ways, sets, the
+/// bytes one miss fetches) and its confidence, in place of the steps read one by one.
+fn fitted_geometry(
+    level: &mut CacheLevel,
+    fit: &GeometryFit,
+    identified: &cache_fit::Identified,
+    identified_confidence: f64,
+) {
+    let best = &fit.best;
+    let disagreement = match (level.line_bytes, level.ways) {
+        (Some(line), Some(ways)) if (line, ways) != (best.line_bytes, best.ways) => Some(format!(
+            "the steps read one by one gave {ways} ways of {line}-byte lines; the fit is preferred"
+        )),
+        _ => None,
+    };
+    // The step reading's reservations are about what the fit now answers.
+    level
+        .notes
+        .retain(|n| !n.contains("steps") && !n.contains("way"));
+    level.notes.extend(disagreement);
+    level.size_bytes = Some(best.size_bytes);
+    level.line_bytes = identified.line_bytes;
+    level.ways = identified.ways;
+    level.sets = identified.sets;
+    // sets × line, which a prefetcher's twin shares: size / ways.
+    level.way_bytes = identified.ways.map(|w| best.size_bytes / w.max(1));
+    level.fetch_bytes = identified
+        .fetch_bytes
+        .filter(|_| identified.line_bytes.is_none());
+    level.unidentified = unidentified(identified);
+    level.confidence = identified_confidence;
+    level.basis = "fit";
+    level.notes.push(format!(
+        "geometry by model fit ({:?}{}): hit {:.1}, miss {:.1} cycles, residual RMS {:.2} cycles at noise {:.2} (likelihood at {:.2}); best {} sets x {} ways x {} B; {}",
+        best.policy,
+        best.sector_bytes.map_or(String::new(), |s| format!(", {s}-byte sectors")),
+        best.hit_cycles,
+        best.miss_cycles,
+        best.rms_cycles,
+        fit.noise_cycles,
+        fit.likelihood_sigma_cycles,
+        best.sets,
+        best.ways,
+        best.line_bytes,
+        match &fit.runner_up {
+            Some(r) => format!(
+                "runner-up {} B = {} sets x {} ways x {} B at delta {:.1}",
+                r.size_bytes, r.sets, r.ways, r.line_bytes, r.delta
+            ),
+            None => "no other geometry fits at all".into(),
+        }
+    ));
+}
+
+/// No model within the noise: the closest is reported with what was tried, and only the size
+/// (the plateau's end) is stated.
+fn misfit(level: &mut CacheLevel, fit: &GeometryFit, contradicted: Option<u64>) {
+    let best = &fit.best;
+    let tried: Vec<String> = fit
+        .tried
+        .iter()
+        .map(|t| {
+            format!(
+                "{} ({} candidates, best RMS {:.2})",
+                t.family,
+                t.candidates,
+                t.best_rms_cycles.unwrap_or(f64::NAN)
+            )
+        })
+        .collect();
+    level.notes.push(format!(
+        "no model fits within the noise ({:.2} cycles): tried {}; the closest, {} sets x {} ways x {} B, leaves {:.2} cycles RMS (hashed set indexing or adaptive replacement would do this)",
+        fit.noise_cycles,
+        tried.join(", "),
+        best.sets,
+        best.ways,
+        best.line_bytes,
+        best.rms_cycles
+    ));
+    if let Some(footprint) = contradicted {
+        level.notes.push(format!(
+            "the closest model misses at {footprint} B, where the curve still hits: a victim buffer, or a policy that keeps more lines than the sets' ways, would do this"
+        ));
+    }
+    // No model holds the rise, so neither do the steps read one by one: only the size (the
+    // plateau's end) is stated. (The calibration study's misfits that stated the steps'
+    // ways were right 138 times in 850; those stating the size alone, 4073 in 4971.)
+    for (name, value) in [
+        ("line (B)", level.line_bytes.take()),
+        ("ways", level.ways.take()),
+        ("sets", level.sets.take()),
+    ] {
+        if let Some(value) = value {
+            level.unidentified.push(format!(
+                "{name}: {value} by the steps read one by one, not stated: no model fits the rise"
+            ));
+        }
+    }
+    level.way_bytes = None;
+    level.confidence = level.confidence.min(0.3);
+    level.basis = "misfit";
 }
 
 /// The first footprint of the plateau where `best` predicts misses the data do not show: its

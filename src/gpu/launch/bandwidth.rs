@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::{Gpu, driver_error, timed};
 use crate::error::GpuError;
@@ -336,7 +336,7 @@ pub fn run(
     let stream = gpu.stream().clone();
     let sms = buffers.multiprocessors;
     let grid = launch.grid(sms);
-    let mut config = LaunchConfig {
+    let config = LaunchConfig {
         grid_dim: (grid, 1, 1),
         block_dim: (launch.occupancy.threads, 1, 1),
         shared_mem_bytes: 0,
@@ -375,115 +375,152 @@ pub fn run(
             .memset_zeros(&mut buffers.slice_ticket)
             .map_err(driver_error("zeroing the slice ticket"))?;
     }
-    // A null pointer for fixed slices.
-    let no_ticket: u64 = 0;
+    let mut enqueue = Enqueue {
+        entry,
+        function: &function,
+        stream: &stream,
+        launch,
+        config,
+        passes,
+        by_ticket,
+        sms,
+    };
     let ms = timed(gpu, entry, deadline, || {
-        // Each arm checks the launch against the buffers before the kernel sees it.
+        // Each kind checks the launch against the buffers before the kernel sees it.
         match launch.kernel {
             Kernel::ReadDevice
             | Kernel::ReadDeviceStrong
             | Kernel::ReadDeviceShared
             | Kernel::WriteDevice
-            | Kernel::CopyDevice => {
-                let (slice, slices) = launch.device_slices();
-                let region = slice * slices * VECTOR_BYTES;
-                let (limit, buffer) = if launch.kernel == Kernel::CopyDevice {
-                    (buffers.target_bytes, "copy target")
-                } else {
-                    (buffers.source_bytes, "source")
-                };
-                if region > limit {
-                    return Err(too_big(buffer, region, limit));
-                }
-                let (slice, slices) = (as_u32(slice, "a slice")?, as_u32(slices, "the slices")?);
-                let mut builder = stream.launch_builder(&function);
-                match launch.kernel {
-                    Kernel::ReadDevice | Kernel::ReadDeviceStrong | Kernel::ReadDeviceShared => {
-                        builder
-                            .arg(&buffers.source)
-                            .arg(&slice)
-                            .arg(&slices)
-                            .arg(&passes)
-                            .arg(&mut buffers.sink);
-                    }
-                    Kernel::WriteDevice => {
-                        builder
-                            .arg(&mut buffers.source)
-                            .arg(&slice)
-                            .arg(&slices)
-                            .arg(&passes);
-                    }
-                    _ => {
-                        builder
-                            .arg(&buffers.source)
-                            .arg(&mut buffers.target)
-                            .arg(&slice)
-                            .arg(&slices)
-                            .arg(&passes);
-                    }
-                }
-                if launch.kernel.takes_ticket() {
-                    if by_ticket {
-                        builder.arg(&mut buffers.slice_ticket);
-                    } else {
-                        builder.arg(&no_ticket);
-                    }
-                }
-                // SAFETY: (const uint4 *, unsigned, unsigned, int, unsigned *) for the reads
-                // (the shared-line read's chunks are whole slices of the same region),
-                // (uint4 *, unsigned, unsigned, int) for the write, (const uint4 *, uint4 *,
-                // unsigned, unsigned, int) for the copy, each but the shared-line read then an
-                // `unsigned long long *ticket` (null, or the one-word slice ticket), as
-                // cuda/bandwidth.cu declares them; the kernels index slices × slice vectors,
-                // which the check above keeps inside the buffer each reads or writes (the
-                // copy's source is the larger buffer); `sink` holds 64 bytes and they write
-                // its first word.
-                unsafe { super::launch(entry, builder, config) }
-            }
-            Kernel::ReadSm => {
-                let count = launch.sm_region_vectors();
-                let blocks = launch.occupancy.blocks_per_sm;
-                let needed = count * VECTOR_BYTES * u64::from(sms) * u64::from(blocks);
-                if needed > buffers.source_bytes {
-                    return Err(too_big("SM regions", needed, buffers.source_bytes));
-                }
-                let count = as_u32(count, "the region")?;
-                let mut builder = stream.launch_builder(&function);
-                builder
-                    .arg(&buffers.source)
-                    .arg(&count)
-                    .arg(&sms)
-                    .arg(&blocks)
-                    .arg(&mut buffers.tickets)
-                    .arg(&passes)
-                    .arg(&mut buffers.sink);
-                // SAFETY: (const uint4 *, unsigned, unsigned, unsigned, unsigned *, int,
-                // unsigned *) as bw_read_sm declares them; it reads region (smid % sms) ×
-                // blocks + ticket % blocks of `count` vectors, all inside the source as checked
-                // above; `tickets` holds one counter per SM and `sink` 64 bytes.
-                unsafe { super::launch(entry, builder, config) }
-            }
+            | Kernel::CopyDevice => enqueue.device(buffers),
+            Kernel::ReadSm => enqueue.sm(buffers),
             Kernel::SharedRead | Kernel::SharedWrite | Kernel::SharedCopy => {
-                let count = launch.footprint_bytes / VECTOR_BYTES;
-                let bytes = as_u32(count * VECTOR_BYTES, "the shared array")?;
-                function
-                    .set_attribute(
-                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        i32::try_from(bytes).unwrap_or(i32::MAX),
-                    )
-                    .map_err(driver_error("allowing the shared array's size"))?;
-                config.shared_mem_bytes = bytes;
-                let count = as_u32(count, "the shared array")?;
-                let mut builder = stream.launch_builder(&function);
-                builder.arg(&count).arg(&passes).arg(&mut buffers.sink);
-                // SAFETY: (unsigned, int, unsigned *) as the shared kernels declare them; they
-                // index only their dynamic array of `count` vectors, which the launch gives
-                // them; `sink` holds 64 bytes.
-                unsafe { super::launch(entry, builder, config) }
+                enqueue.shared(buffers)
             }
         }
     })?;
     Ok(ms / 1e3)
+}
+
+/// One launch of [`run`], its order and passes checked: what each kind of kernel needs to put
+/// its launch on the stream (inside [`run`]'s timing events), one method per kind.
+struct Enqueue<'a> {
+    entry: &'a str,
+    function: &'a CudaFunction,
+    stream: &'a CudaStream,
+    launch: &'a Launch,
+    config: LaunchConfig,
+    passes: i32,
+    by_ticket: bool,
+    sms: u32,
+}
+
+impl Enqueue<'_> {
+    /// The device-wide reads, write and copy: slices of one region, checked to fit the
+    /// buffer each reads or writes.
+    fn device(&self, buffers: &mut Buffers) -> Result<(), GpuError> {
+        let (slice, slices) = self.launch.device_slices();
+        let region = slice * slices * VECTOR_BYTES;
+        let (limit, buffer) = if self.launch.kernel == Kernel::CopyDevice {
+            (buffers.target_bytes, "copy target")
+        } else {
+            (buffers.source_bytes, "source")
+        };
+        if region > limit {
+            return Err(too_big(buffer, region, limit));
+        }
+        let (slice, slices) = (as_u32(slice, "a slice")?, as_u32(slices, "the slices")?);
+        // A null pointer for fixed slices.
+        let no_ticket: u64 = 0;
+        let mut builder = self.stream.launch_builder(self.function);
+        match self.launch.kernel {
+            Kernel::ReadDevice | Kernel::ReadDeviceStrong | Kernel::ReadDeviceShared => {
+                builder
+                    .arg(&buffers.source)
+                    .arg(&slice)
+                    .arg(&slices)
+                    .arg(&self.passes)
+                    .arg(&mut buffers.sink);
+            }
+            Kernel::WriteDevice => {
+                builder
+                    .arg(&mut buffers.source)
+                    .arg(&slice)
+                    .arg(&slices)
+                    .arg(&self.passes);
+            }
+            _ => {
+                builder
+                    .arg(&buffers.source)
+                    .arg(&mut buffers.target)
+                    .arg(&slice)
+                    .arg(&slices)
+                    .arg(&self.passes);
+            }
+        }
+        if self.launch.kernel.takes_ticket() {
+            if self.by_ticket {
+                builder.arg(&mut buffers.slice_ticket);
+            } else {
+                builder.arg(&no_ticket);
+            }
+        }
+        // SAFETY: (const uint4 *, unsigned, unsigned, int, unsigned *) for the reads
+        // (the shared-line read's chunks are whole slices of the same region),
+        // (uint4 *, unsigned, unsigned, int) for the write, (const uint4 *, uint4 *,
+        // unsigned, unsigned, int) for the copy, each but the shared-line read then an
+        // `unsigned long long *ticket` (null, or the one-word slice ticket), as
+        // cuda/bandwidth.cu declares them; the kernels index slices × slice vectors,
+        // which the check above keeps inside the buffer each reads or writes (the
+        // copy's source is the larger buffer); `sink` holds 64 bytes and they write
+        // its first word.
+        unsafe { super::launch(self.entry, builder, self.config) }
+    }
+
+    /// The L1 read: every block its own region of the source, checked to fit it.
+    fn sm(&self, buffers: &mut Buffers) -> Result<(), GpuError> {
+        let count = self.launch.sm_region_vectors();
+        let blocks = self.launch.occupancy.blocks_per_sm;
+        let needed = count * VECTOR_BYTES * u64::from(self.sms) * u64::from(blocks);
+        if needed > buffers.source_bytes {
+            return Err(too_big("SM regions", needed, buffers.source_bytes));
+        }
+        let count = as_u32(count, "the region")?;
+        let mut builder = self.stream.launch_builder(self.function);
+        builder
+            .arg(&buffers.source)
+            .arg(&count)
+            .arg(&self.sms)
+            .arg(&blocks)
+            .arg(&mut buffers.tickets)
+            .arg(&self.passes)
+            .arg(&mut buffers.sink);
+        // SAFETY: (const uint4 *, unsigned, unsigned, unsigned, unsigned *, int,
+        // unsigned *) as bw_read_sm declares them; it reads region (smid % sms) ×
+        // blocks + ticket % blocks of `count` vectors, all inside the source as checked
+        // above; `tickets` holds one counter per SM and `sink` 64 bytes.
+        unsafe { super::launch(self.entry, builder, self.config) }
+    }
+
+    /// The shared-memory kernels: the dynamic shared array allowed and sized to the footprint.
+    fn shared(&mut self, buffers: &mut Buffers) -> Result<(), GpuError> {
+        let count = self.launch.footprint_bytes / VECTOR_BYTES;
+        let bytes = as_u32(count * VECTOR_BYTES, "the shared array")?;
+        self.function
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                i32::try_from(bytes).unwrap_or(i32::MAX),
+            )
+            .map_err(driver_error("allowing the shared array's size"))?;
+        self.config.shared_mem_bytes = bytes;
+        let count = as_u32(count, "the shared array")?;
+        let mut builder = self.stream.launch_builder(self.function);
+        builder.arg(&count).arg(&self.passes).arg(&mut buffers.sink);
+        // SAFETY: (unsigned, int, unsigned *) as the shared kernels declare them; they
+        // index only their dynamic array of `count` vectors, which the launch gives
+        // them; `sink` holds 64 bytes.
+        unsafe { super::launch(self.entry, builder, self.config) }
+    }
 }
 
 /// What the bandwidth suite reads from the driver beyond [`super::DeviceProperties`].

@@ -11,42 +11,14 @@ pub use settings::AtomicsArgs;
 
 use anyhow::Result;
 
-use self::measure::{self as atomics, Plan};
+use self::measure as atomics;
 use self::report as atomics_report;
-use crate::error::UsageError;
 use crate::harness::suite;
 use crate::harness::defaults;
 
-/// The largest chain the suite builds on the host, in MiB.
-const MAX_FOOTPRINT_MIB: u64 = 1024;
-
-fn plan(args: &AtomicsArgs) -> Result<Plan, UsageError> {
-    let mut footprints = args.footprints_mib.clone();
-    footprints.sort_unstable();
-    footprints.dedup();
-    if footprints.is_empty()
-        || footprints[0] == 0
-        || footprints[footprints.len() - 1] > MAX_FOOTPRINT_MIB
-    {
-        return Err(UsageError::new(format!(
-            "--footprints-mib takes sizes from 1 to {MAX_FOOTPRINT_MIB} MiB, such as 1,128"
-        )));
-    }
-    if !(1..=100).contains(&args.repeats) {
-        return Err(UsageError::new("--repeats must be between 1 and 100"));
-    }
-    if !(0.1..=100.0).contains(&args.storm_ms) {
-        return Err(UsageError::new("--storm-ms must be between 0.1 and 100"));
-    }
-    Ok(Plan {
-        footprints: footprints.iter().map(|m| m << 20).collect(),
-        repeats: args.repeats,
-        storm_ms: args.storm_ms,
-    })
-}
 
 pub fn run(args: &AtomicsArgs) -> Result<()> {
-    let plan = plan(args)?;
+    let plan = args.plan()?;
     let entries = atomics::entries();
     let pairs: Vec<(&str, &str)> = entries.iter().map(|e| ("atomics", e.as_str())).collect();
     let recorded = settings::Recorded {

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::measure::Plan;
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct AtomicsArgs {
     /// Footprints of the global chase chains, in MiB: the smallest should fit the L2 and the
@@ -27,8 +30,10 @@ pub struct AtomicsArgs {
     pub output: Option<PathBuf>,
 }
 
+/// `storm_ms` where a saved settings.json lacks it (written before the flag existed):
+/// clap's default, so the default is written once, in the flag.
 fn storm_ms() -> f64 {
-    1.0
+    crate::harness::defaults::<AtomicsArgs>().storm_ms
 }
 
 /// What metadata.json's settings record of a run: the chains' footprints and shape, the storms'
@@ -46,4 +51,36 @@ pub struct Recorded {
     pub steps: u32,
     pub storm_ms: f64,
     pub unroll: u32,
+}
+
+/// The largest chain the suite builds on the host, in MiB.
+const MAX_FOOTPRINT_MIB: u64 = 1024;
+
+impl AtomicsArgs {
+    /// The plan the flags make, checked: the footprints in bytes (sorted, each once), the repeats
+    /// and the storm's length; every check of the flags, before a device is opened.
+    pub fn plan(&self) -> Result<Plan, UsageError> {
+        let mut footprints = self.footprints_mib.clone();
+        footprints.sort_unstable();
+        footprints.dedup();
+        if footprints.is_empty()
+            || footprints[0] == 0
+            || footprints[footprints.len() - 1] > MAX_FOOTPRINT_MIB
+        {
+            return Err(UsageError::new(format!(
+                "--footprints-mib takes sizes from 1 to {MAX_FOOTPRINT_MIB} MiB, such as 1,128"
+            )));
+        }
+        if !(1..=100).contains(&self.repeats) {
+            return Err(UsageError::new("--repeats must be between 1 and 100"));
+        }
+        if !(0.1..=100.0).contains(&self.storm_ms) {
+            return Err(UsageError::new("--storm-ms must be between 0.1 and 100"));
+        }
+        Ok(Plan {
+            footprints: footprints.iter().map(|m| m << 20).collect(),
+            repeats: self.repeats,
+            storm_ms: self.storm_ms,
+        })
+    }
 }

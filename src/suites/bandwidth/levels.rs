@@ -2,10 +2,11 @@
 //! searches and how each hands out its slices, the occupancies an SM allows, the footprints of
 //! the searches and the sweeps (the method is in `measure`).
 
-use crate::error::UsageError;
 use crate::experiments::launch_size::shared_fits;
 use crate::gpu::launch::bandwidth::{self as launcher, Kernel, Occupancy, SliceOrder};
 
+/// The run's settings as the measurement reads them: [`super::BandwidthArgs`] (which checks
+/// them) in seconds, with the largest device-wide footprint resolved on the device.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BandwidthConfig {
     /// Timed launches of each headline point.
@@ -23,32 +24,6 @@ pub struct BandwidthConfig {
 }
 
 impl BandwidthConfig {
-    pub fn validate(&self) -> Result<(), UsageError> {
-        if !(1..=100).contains(&self.repeats) {
-            return Err(UsageError::new("--repeats must be between 1 and 100"));
-        }
-        if !(1..=100).contains(&self.sweep_repeats) {
-            return Err(UsageError::new("--sweep-repeats must be between 1 and 100"));
-        }
-        if !(0.1..=100.0).contains(&(self.min_seconds * 1e3)) {
-            return Err(UsageError::new("--min-ms must be between 0.1 and 100"));
-        }
-        if !(0.1..=100.0).contains(&(self.headline_min_seconds * 1e3)) {
-            return Err(UsageError::new("--headline-ms must be between 0.1 and 100"));
-        }
-        if !(1..=16).contains(&self.points_per_doubling) {
-            return Err(UsageError::new(
-                "--points-per-doubling must be between 1 and 16",
-            ));
-        }
-        if self.max_device_bytes < 64 << 20 {
-            return Err(UsageError::new(
-                "--max-bytes must be at least 67108864 (64 MiB)",
-            ));
-        }
-        Ok(())
-    }
-
     /// The shortest launch of `level`'s headline points: the L2's run at least
     /// `headline_min_seconds`. Every launch of the L2 shared-line read starts slow (about eight
     /// passes' worth on an H100), so at 1-2 ms its rate moved 10 % between processes and at
@@ -377,47 +352,5 @@ mod tests {
             ..config
         };
         assert_eq!(long.headline_seconds(Level::L2), 0.02);
-    }
-
-    #[test]
-    fn bad_settings_are_refused() {
-        let good = BandwidthConfig {
-            repeats: 5,
-            sweep_repeats: 3,
-            min_seconds: 0.002,
-            headline_min_seconds: 0.01,
-            points_per_doubling: 3,
-            max_device_bytes: 1 << 30,
-            max_sm_bytes: 4 << 20,
-        };
-        assert!(good.validate().is_ok());
-        for bad in [
-            BandwidthConfig {
-                repeats: 0,
-                ..good.clone()
-            },
-            BandwidthConfig {
-                sweep_repeats: 0,
-                ..good.clone()
-            },
-            BandwidthConfig {
-                min_seconds: 0.0,
-                ..good.clone()
-            },
-            BandwidthConfig {
-                headline_min_seconds: 0.5,
-                ..good.clone()
-            },
-            BandwidthConfig {
-                points_per_doubling: 0,
-                ..good.clone()
-            },
-            BandwidthConfig {
-                max_device_bytes: 1 << 20,
-                ..good.clone()
-            },
-        ] {
-            assert!(bad.validate().is_err(), "{bad:?}");
-        }
     }
 }

@@ -25,6 +25,7 @@ use crate::harness::defaults;
 pub use settings::BandwidthArgs;
 
 pub fn run(args: &BandwidthArgs) -> Result<()> {
+    args.validate()?;
     let entries: Vec<(&str, &str)> = Kernel::ALL
         .iter()
         .map(|k| ("bandwidth", k.entry()))
@@ -40,22 +41,14 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         headline_min_seconds: args.headline_ms / 1e3,
         points_per_doubling: args.points_per_doubling,
         max_device_bytes: args
-            .max_bytes
-            .unwrap_or_else(|| experiment::far_past_l2(l2).min(memory / 4)),
+            .max_device_bytes(|| experiment::far_past_l2(l2).min(memory / 4))?,
         max_sm_bytes: args.max_sm_bytes,
     };
-    config.validate()?;
     let sms = u32::try_from(properties.multiprocessors).context("a negative SM count")?;
     let source_bytes = config
         .max_device_bytes
         .max(config.max_sm_bytes * u64::from(sms));
-    let needed = Buffers::total_bytes(source_bytes);
-    if needed > memory / 10 * 9 {
-        return Err(crate::error::UsageError::new(format!(
-            "the buffers would need {needed} bytes of the device's {memory}; pass a smaller --max-bytes or --max-sm-bytes"
-        ))
-        .into());
-    }
+    args.fits(Buffers::total_bytes(source_bytes), memory)?;
     let recorded = settings::Recorded {
         headline_ms: args.headline_ms,
         max_device_bytes: config.max_device_bytes,
@@ -109,57 +102,10 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
             }
             let mhz = suite.metadata.sm_clock_before.mhz;
             let peak = attributes.dram_peak_bytes_per_second();
-            let per_sm_clock = |rate: f64| rate / (mhz * 1e6 * f64::from(sms));
-            let mut rows: Vec<PointRow> = Vec::new();
-            rows.extend(measured.search.iter().map(|p| row("search", p)));
-            rows.extend(measured.sweep_search.iter().map(|p| row("sweep search", p)));
-            rows.extend(measured.allocations.iter().map(|p| row("allocation", p)));
-            rows.extend(measured.headline.iter().map(|p| row("headline", p)));
-            rows.extend(measured.l1_sweep.iter().map(|p| row("sweep", p)));
-            for (_, points) in &measured.device_sweeps {
-                rows.extend(points.iter().map(|p| row("sweep", p)));
-            }
-            let levels: Vec<LevelFigure> = measured
-                .headline
-                .iter()
-                .map(|p| LevelFigure {
-                    level: p.level.name().into(),
-                    operation: p.operation.into(),
-                    from: match p.level {
-                        Level::L2 | Level::Dram => {
-                            format!("at the {} {} search's winner", p.level.name(), p.operation)
-                        }
-                        _ => format!("at the {} read search's winner", p.level.name()),
-                    },
-                    footprint_bytes: p.footprint_bytes,
-                    threads: p.threads,
-                    blocks_per_sm: p.blocks_per_sm,
-                    median_bytes_per_second: p.median_bytes_per_second,
-                    min_bytes_per_second: p.min_bytes_per_second,
-                    max_bytes_per_second: p.max_bytes_per_second,
-                    bytes_per_clock_per_sm: per_sm_clock(p.median_bytes_per_second),
-                    fraction_of_peak: (p.level == Level::Dram)
-                        .then(|| p.median_bytes_per_second / peak),
-                    slice_order: (p.placement == "device").then(|| p.order.name().to_string()),
-                    allocations: (p.allocations > 1).then_some(p.allocations),
-                })
-                .collect();
-            let mut falloffs = falloffs_of(&report::sweep_name("sm", "read"), &measured.l1_sweep);
-            for (kernel, points) in &measured.device_sweeps {
-                let (operation, placement) = experiment::describe(*kernel);
-                falloffs.extend(falloffs_of(&report::sweep_name(placement, operation), points));
-            }
-            let copy_engines = copy_engines.map(|c| CopyEngineFigure {
-                array_bytes: c.array_bytes,
-                copies_per_timing: c.copies,
-                repeats: c.rate.n,
-                median_bytes_per_second: c.rate.median,
-                min_bytes_per_second: c.rate.min,
-                max_bytes_per_second: c.rate.max,
-                fraction_of_peak: c.rate.median / peak,
-                checked_words: c.checked_words,
-                mismatched_words: c.mismatched_words,
-            });
+            let rows = point_rows(&measured);
+            let levels = level_figures(&measured, mhz, sms, peak);
+            let falloffs = sweep_falloffs(&measured);
+            let copy_engines = copy_engines.map(|c| copy_engine_figure(c, peak));
             let sass = sass_check(suite, &properties.compute_capability)?;
             let file = BandwidthFile {
                 sm_clock_mhz: mhz,
@@ -176,58 +122,135 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
             };
             suite.run.write_csv("points.csv", &rows)?;
             suite.run.write_json("bandwidth.json", &file)?;
-            for l in &file.levels {
-                println!(
-                    "{:>6} {:<5} {:>8.0} GB/s ({:.0} to {:.0}), {:6.1} B/clock/SM{} [{}; {} threads x {} blocks/SM{}]",
-                    l.level,
-                    l.operation,
-                    l.median_bytes_per_second / 1e9,
-                    l.min_bytes_per_second / 1e9,
-                    l.max_bytes_per_second / 1e9,
-                    l.bytes_per_clock_per_sm,
-                    l.fraction_of_peak.map_or(String::new(), |f| format!(
-                        ", {:.1} % of the {:.0} GB/s peak",
-                        100.0 * f,
-                        peak / 1e9
-                    )),
-                    l.from,
-                    l.threads,
-                    l.blocks_per_sm,
-                    l.slice_order
-                        .as_deref()
-                        .map_or(String::new(), |o| format!(", {o} slices"))
-                );
-            }
-            match &file.copy_engines {
-                Some(Ok(c)) => println!(
-                    "  dram copy by the copy engines (cuMemcpyDtoD, {} x {} MiB): {:.0} GB/s ({:.0} to {:.0}), {:.1} % of the peak; {} of {} words read back differ",
-                    c.copies_per_timing,
-                    c.array_bytes >> 20,
-                    c.median_bytes_per_second / 1e9,
-                    c.min_bytes_per_second / 1e9,
-                    c.max_bytes_per_second / 1e9,
-                    100.0 * c.fraction_of_peak,
-                    c.mismatched_words,
-                    c.checked_words
-                ),
-                Some(Err(why)) => println!("  dram copy by the copy engines: {why}"),
-                None => {}
-            }
-            for f in &file.falloffs {
-                println!(
-                    "{} falls off at {} bytes (between {} and {}): {:.0} -> {:.0} GB/s",
-                    f.sweep,
-                    f.bytes,
-                    f.low_bytes,
-                    f.high_bytes,
-                    f.before_bytes_per_second / 1e9,
-                    f.after_bytes_per_second / 1e9
-                );
-            }
-            println!("{} launches in {:.1} s", file.launches, file.seconds);
+            print_file(&file);
             Ok(())
         },
     )
+}
+
+/// The console's account of a finished run: each level's figure, the copy engines' copy, each
+/// fall-off, and the launches and seconds it took (the same numbers as `bandwidth.json`).
+fn print_file(file: &BandwidthFile) {
+    let peak = file.dram_peak_bytes_per_second;
+    for l in &file.levels {
+        println!(
+            "{:>6} {:<5} {:>8.0} GB/s ({:.0} to {:.0}), {:6.1} B/clock/SM{} [{}; {} threads x {} blocks/SM{}]",
+            l.level,
+            l.operation,
+            l.median_bytes_per_second / 1e9,
+            l.min_bytes_per_second / 1e9,
+            l.max_bytes_per_second / 1e9,
+            l.bytes_per_clock_per_sm,
+            l.fraction_of_peak.map_or(String::new(), |f| format!(
+                ", {:.1} % of the {:.0} GB/s peak",
+                100.0 * f,
+                peak / 1e9
+            )),
+            l.from,
+            l.threads,
+            l.blocks_per_sm,
+            l.slice_order
+                .as_deref()
+                .map_or(String::new(), |o| format!(", {o} slices"))
+        );
+    }
+    match &file.copy_engines {
+        Some(Ok(c)) => println!(
+            "  dram copy by the copy engines (cuMemcpyDtoD, {} x {} MiB): {:.0} GB/s ({:.0} to {:.0}), {:.1} % of the peak; {} of {} words read back differ",
+            c.copies_per_timing,
+            c.array_bytes >> 20,
+            c.median_bytes_per_second / 1e9,
+            c.min_bytes_per_second / 1e9,
+            c.max_bytes_per_second / 1e9,
+            100.0 * c.fraction_of_peak,
+            c.mismatched_words,
+            c.checked_words
+        ),
+        Some(Err(why)) => println!("  dram copy by the copy engines: {why}"),
+        None => {}
+    }
+    for f in &file.falloffs {
+        println!(
+            "{} falls off at {} bytes (between {} and {}): {:.0} -> {:.0} GB/s",
+            f.sweep,
+            f.bytes,
+            f.low_bytes,
+            f.high_bytes,
+            f.before_bytes_per_second / 1e9,
+            f.after_bytes_per_second / 1e9
+        );
+    }
+    println!("{} launches in {:.1} s", file.launches, file.seconds);
+}
+
+/// Every point the run measured, as the rows of points.csv: the occupancy searches, the
+/// sweeps' own searches, the allocations, the headlines, then the L1 and device sweeps.
+fn point_rows(measured: &experiment::Measured) -> Vec<PointRow> {
+    let mut rows: Vec<PointRow> = Vec::new();
+    rows.extend(measured.search.iter().map(|p| row("search", p)));
+    rows.extend(measured.sweep_search.iter().map(|p| row("sweep search", p)));
+    rows.extend(measured.allocations.iter().map(|p| row("allocation", p)));
+    rows.extend(measured.headline.iter().map(|p| row("headline", p)));
+    rows.extend(measured.l1_sweep.iter().map(|p| row("sweep", p)));
+    for (_, points) in &measured.device_sweeps {
+        rows.extend(points.iter().map(|p| row("sweep", p)));
+    }
+    rows
+}
+
+/// Each headline point as a level's figure: where it was measured, its rate per SM and clock
+/// (at `mhz` over `sms` SMs) and, for DRAM, its fraction of the `peak`.
+fn level_figures(measured: &experiment::Measured, mhz: f64, sms: u32, peak: f64) -> Vec<LevelFigure> {
+    let per_sm_clock = |rate: f64| rate / (mhz * 1e6 * f64::from(sms));
+    measured
+        .headline
+        .iter()
+        .map(|p| LevelFigure {
+            level: p.level.name().into(),
+            operation: p.operation.into(),
+            from: match p.level {
+                Level::L2 | Level::Dram => {
+                    format!("at the {} {} search's winner", p.level.name(), p.operation)
+                }
+                _ => format!("at the {} read search's winner", p.level.name()),
+            },
+            footprint_bytes: p.footprint_bytes,
+            threads: p.threads,
+            blocks_per_sm: p.blocks_per_sm,
+            median_bytes_per_second: p.median_bytes_per_second,
+            min_bytes_per_second: p.min_bytes_per_second,
+            max_bytes_per_second: p.max_bytes_per_second,
+            bytes_per_clock_per_sm: per_sm_clock(p.median_bytes_per_second),
+            fraction_of_peak: (p.level == Level::Dram).then(|| p.median_bytes_per_second / peak),
+            slice_order: (p.placement == "device").then(|| p.order.name().to_string()),
+            allocations: (p.allocations > 1).then_some(p.allocations),
+        })
+        .collect()
+}
+
+/// The fall-offs of every sweep: the L1 sweep's, then each device sweep's in the order measured.
+fn sweep_falloffs(measured: &experiment::Measured) -> Vec<FalloffFigure> {
+    let mut falloffs = falloffs_of(&report::sweep_name("sm", "read"), &measured.l1_sweep);
+    for (kernel, points) in &measured.device_sweeps {
+        let (operation, placement) = experiment::describe(*kernel);
+        falloffs.extend(falloffs_of(&report::sweep_name(placement, operation), points));
+    }
+    falloffs
+}
+
+/// The copy engines' DRAM copy as bandwidth.json keeps it, with its fraction of the `peak`.
+fn copy_engine_figure(c: copy_engines::CopyEngineReading, peak: f64) -> CopyEngineFigure {
+    CopyEngineFigure {
+        array_bytes: c.array_bytes,
+        copies_per_timing: c.copies,
+        repeats: c.rate.n,
+        median_bytes_per_second: c.rate.median,
+        min_bytes_per_second: c.rate.min,
+        max_bytes_per_second: c.rate.max,
+        fraction_of_peak: c.rate.median / peak,
+        checked_words: c.checked_words,
+        mismatched_words: c.mismatched_words,
+    }
 }
 
 /// Compiles the PTX this run loaded for the device, writes `bandwidth.sass`, and checks each

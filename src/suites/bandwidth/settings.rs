@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct BandwidthArgs {
     /// Timed launches per headline point (after calibration); a point is their median.
@@ -53,4 +55,82 @@ pub struct Recorded {
     pub points_per_doubling: u32,
     pub repeats: u32,
     pub sweep_repeats: u32,
+}
+
+impl BandwidthArgs {
+    /// Every check of the flags that needs no device, before one is opened.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if !(1..=100).contains(&self.repeats) {
+            return Err(UsageError::new("--repeats must be between 1 and 100"));
+        }
+        if !(1..=100).contains(&self.sweep_repeats) {
+            return Err(UsageError::new("--sweep-repeats must be between 1 and 100"));
+        }
+        if !(0.1..=100.0).contains(&self.min_ms) {
+            return Err(UsageError::new("--min-ms must be between 0.1 and 100"));
+        }
+        if !(0.1..=100.0).contains(&self.headline_ms) {
+            return Err(UsageError::new("--headline-ms must be between 0.1 and 100"));
+        }
+        if !(1..=16).contains(&self.points_per_doubling) {
+            return Err(UsageError::new(
+                "--points-per-doubling must be between 1 and 16",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The largest device-wide footprint: `--max-bytes`, else the device's `default`, checked
+    /// (at least 64 MiB) once the device is open.
+    pub fn max_device_bytes(&self, default: impl FnOnce() -> u64) -> Result<u64, UsageError> {
+        let bytes = self.max_bytes.unwrap_or_else(default);
+        if bytes < 64 << 20 {
+            return Err(UsageError::new(
+                "--max-bytes must be at least 67108864 (64 MiB)",
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// The check that the buffers the footprints `needed` fit the device's `memory` (with a
+    /// tenth to spare), once the device is open.
+    pub fn fits(&self, needed: u64, memory: u64) -> Result<(), UsageError> {
+        if needed > memory / 10 * 9 {
+            return Err(UsageError::new(format!(
+                "the buffers would need {needed} bytes of the device's {memory}; pass a smaller --max-bytes or --max-sm-bytes"
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::defaults;
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let good: BandwidthArgs = defaults();
+        assert!(good.validate().is_ok());
+        assert_eq!(good.max_device_bytes(|| 1 << 30).unwrap(), 1 << 30);
+        let changes: [fn(&mut BandwidthArgs); 5] = [
+            |a| a.repeats = 0,
+            |a| a.sweep_repeats = 0,
+            |a| a.min_ms = 0.0,
+            |a| a.headline_ms = 500.0,
+            |a| a.points_per_doubling = 0,
+        ];
+        for change in changes {
+            let mut bad: BandwidthArgs = defaults();
+            change(&mut bad);
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+        let small = BandwidthArgs {
+            max_bytes: Some(1 << 20),
+            ..defaults()
+        };
+        assert!(small.max_device_bytes(|| 1 << 30).is_err());
+        assert!(good.max_device_bytes(|| 1 << 20).is_err());
+    }
 }

@@ -24,7 +24,7 @@ pub fn branch_order(
     let c = upload(gpu, order.as_slice(), "the clause order")?;
     let mut stamps = zeros::<i64>(gpu, threads as usize * 2, "branch stamps")?;
     let mut sink = zeros::<u32>(gpu, threads as usize, "the sink buffer")?;
-    let work = as_i32(work, "--work")?;
+    let work = as_i32(work, "the work per path")?;
     let mut launch = stream.launch_builder(&function);
     launch.arg(&c).arg(&mut stamps).arg(&mut sink).arg(&work);
     // SAFETY: the arguments match the kernel signature above in order and type; stamps holds

@@ -14,17 +14,11 @@ use self::analysis::{order_report, warp_overlap};
 use self::measure as branch;
 use self::report as branch_report;
 use self::settings::Recorded;
-use crate::error::UsageError;
 use crate::harness::suite;
 use crate::harness::defaults;
 
 pub fn run(args: &BranchArgs) -> Result<()> {
-    if args.work == 0 || args.work > 100_000 {
-        return Err(UsageError::new(
-            "--work must be between 1 and 100000 loop iterations per path",
-        )
-        .into());
-    }
+    args.validate()?;
     let recorded = Recorded {
         method: "32-way if / else-if chain (Listing 3); lane c[k] takes clause k; each clause stamps clock64 around `work` dependent multiply-adds; one untimed launch before each timed one".into(),
         seed: args.seed,

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct BranchArgs {
     /// Busy-loop iterations inside each path.
@@ -30,4 +32,16 @@ pub struct Recorded {
     pub method: String,
     pub seed: u64,
     pub work: u32,
+}
+
+impl BranchArgs {
+    /// Every check of the flags, before a device is opened.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.work == 0 || self.work > 100_000 {
+            return Err(UsageError::new(
+                "--work must be between 1 and 100000 loop iterations per path",
+            ));
+        }
+        Ok(())
+    }
 }

@@ -7,8 +7,8 @@ use self::measure::{self as cache, Order, Space, instruction, tlb};
 use self::plot as cache_plot;
 use self::report as cache_report;
 pub use self::settings::{CacheArgs, ChainChoice, Recorded, SpaceChoice};
+use self::settings::{Flags, defaults};
 use crate::analysis::cache_inference;
-use crate::error::UsageError;
 use crate::suites::cache::launch::TlbBuffer;
 use crate::harness::suite;
 
@@ -58,172 +58,6 @@ pub fn kernels_to_prebuild(args: &CacheArgs) -> Vec<crate::gpu::prebuilt::Genera
         .collect()
 }
 
-/// Per-space defaults: (stride, smallest, largest, fine points), each sweep starting on its
-/// fastest plateau and ending past the caches in front of memory. The TLB's largest footprint
-/// depends on the device's memory and is set once it is open.
-fn defaults(space: Space) -> (u64, u64, Option<u64>, u64) {
-    match space {
-        Space::Global | Space::Readonly | Space::Texture => (32, 4 << 10, Some(4 << 20), 160),
-        // The L2's end comes from the device (`l2_largest`).
-        Space::L2 => (128, 256 << 10, None, 48),
-        Space::Shared => (4, 1 << 10, Some(48 << 10), 160),
-        Space::Constant | Space::ConstantUniform => (64, 64, Some(64 << 10), 160),
-        Space::Instruction => (16, 1 << 10, Some(512 << 10), 32),
-        Space::Tlb => (2 << 20, 8 << 20, None, 32),
-    }
-}
-
-/// The TLB sweep's default end: the largest doubling of `smallest` within 85 % of the
-/// device's memory.
-fn tlb_largest(smallest: u64, memory_bytes: u64) -> u64 {
-    let limit = memory_bytes / 20 * 17;
-    let mut largest = smallest;
-    while let Some(next) = largest.checked_mul(2).filter(|&n| n <= limit) {
-        largest = next;
-    }
-    largest
-}
-
-/// The L2 sweep's default end: at least twice the driver's L2 size (the far half and the step
-/// to DRAM sit near the size itself: 49 MiB on the H100's 50, 49–64 MiB on the H200's 60),
-/// a power of two, no less than 128 MiB.
-fn l2_largest(l2_bytes: u64) -> u64 {
-    (2 * l2_bytes).next_power_of_two().max(128 << 20)
-}
-
-impl SpaceChoice {
-    /// The space `--space` names.
-    pub fn space(self) -> Space {
-        match self {
-            SpaceChoice::Global => Space::Global,
-            SpaceChoice::L2 => Space::L2,
-            SpaceChoice::Readonly => Space::Readonly,
-            SpaceChoice::Shared => Space::Shared,
-            SpaceChoice::Constant => Space::Constant,
-            SpaceChoice::ConstantUniform => Space::ConstantUniform,
-            SpaceChoice::Texture => Space::Texture,
-            SpaceChoice::Instruction => Space::Instruction,
-            SpaceChoice::Tlb => Space::Tlb,
-        }
-    }
-}
-
-/// What `gpubench cache`'s flags ask, checked: every check of the flags is here, before a
-/// device is opened.
-struct Flags {
-    space: Space,
-    order: Order,
-    stride: u64,
-    smallest: u64,
-    /// The default largest footprint, where the space has one (L2 and tlb take theirs from
-    /// the device).
-    largest: Option<u64>,
-    fine_points: u64,
-    /// The L2 chase's timed span, in bytes.
-    span: u64,
-}
-
-impl Flags {
-    fn check(args: &CacheArgs) -> Result<Flags> {
-        let space = args.space.space();
-        let order = match args.chain {
-            ChainChoice::Stride => Order::Stride,
-            ChainChoice::Random => Order::Random(args.seed),
-        };
-        let (stride, smallest, largest, fine_points) = defaults(space);
-        let stride = args.stride.unwrap_or(stride);
-        let smallest = args.min_bytes.unwrap_or(smallest);
-        let fine_points = args.fine_points.unwrap_or(fine_points);
-        // Pointer chases (the global spaces and tlb) need 8-byte elements.
-        let unit = match space {
-            Space::Instruction => 16,
-            Space::Global | Space::L2 | Space::Readonly | Space::Tlb => 8,
-            _ => 4,
-        };
-        if stride == 0
-            || !stride.is_multiple_of(unit)
-            || smallest < stride
-            || (space == Space::Tlb && smallest < 2 * stride)
-            || !smallest.is_multiple_of(stride)
-            || args
-                .max_bytes
-                .is_some_and(|largest| smallest.checked_mul(4).is_none_or(|m| largest < m))
-        {
-            return Err(UsageError::new(format!(
-                "--stride must be a positive multiple of {unit}, --min-bytes a multiple of it (two strides at least for tlb), and --max-bytes at least 4 times --min-bytes (three doublings at least)"
-            ))
-            .into());
-        }
-        if space == Space::Shared && args.max_bytes.is_some_and(|largest| largest > 48 << 10) {
-            return Err(UsageError::new(
-                "the shared space holds at most 48 KiB per block here; pass --max-bytes 49152 or less",
-            )
-            .into());
-        }
-        if space != Space::Tlb && args.max_bytes.is_some_and(|largest| largest > 8 << 30) {
-            return Err(UsageError::new(
-                "--max-bytes must be at most 8 GiB (use --space tlb for larger footprints)",
-            )
-            .into());
-        }
-        if fine_points == 0 {
-            return Err(UsageError::new("--fine-points must be at least 1").into());
-        }
-        if !(8..=1 << 16).contains(&args.resolution) {
-            return Err(UsageError::new(
-                "--resolution takes 8 to 65536 (a rise is bisected to 1/N of its footprint)",
-            )
-            .into());
-        }
-        if !(1..=1024).contains(&args.timed_span_mib) {
-            return Err(UsageError::new("--timed-span-mib takes 1 to 1024 (MiB)").into());
-        }
-        let span = args.timed_span_mib << 20;
-        if !(1..=1024).contains(&args.threads) || (args.threads > 1 && !space.global_loads()) {
-            return Err(UsageError::new(
-                "--threads takes 1 to 1024, and more than 1 only with --space global, l2 or readonly",
-            )
-            .into());
-        }
-        if args.per_load && !space.global_loads() {
-            return Err(UsageError::new(
-                "--per-load works with --space global, l2 or readonly; drop it for this space",
-            )
-            .into());
-        }
-        if !args.carveout.is_empty()
-            && (!matches!(space, Space::Global | Space::Readonly)
-                || args.carveout.iter().any(|p| !(0..=100).contains(p)))
-        {
-            return Err(UsageError::new(
-                "--carveout takes percentages from 0 to 100, with --space global or readonly",
-            )
-            .into());
-        }
-        if !args.tlb_strides.is_empty()
-            && (space != Space::Tlb
-                || args
-                    .tlb_strides
-                    .iter()
-                    .any(|&s| s == 0 || !s.is_multiple_of(8) || s > 1 << 40))
-        {
-            return Err(UsageError::new(
-                "--tlb-strides takes positive multiples of 8 bytes up to 1 TiB, with --space tlb",
-            )
-            .into());
-        }
-        Ok(Flags {
-            space,
-            order,
-            stride,
-            smallest,
-            largest,
-            fine_points,
-            span,
-        })
-    }
-}
-
 /// The modules and entries a space loads first (proving the PTX loads on this driver).
 fn entries(space: Space) -> Vec<(&'static str, &'static str)> {
     match space {
@@ -251,9 +85,7 @@ fn entries(space: Space) -> Vec<(&'static str, &'static str)> {
 /// `gpubench cache --space …`: sweep one space and read its levels.
 pub fn run(args: &CacheArgs) -> Result<()> {
     let flags = Flags::check(args)?;
-    let Flags {
-        space, smallest, ..
-    } = flags;
+    let space = flags.space;
     let entries = entries(space);
     // The random-replacement rates the inference's model fits read, tabled while this process
     // waits for the GPU (host work beside another suite's measurement: background priority).
@@ -264,28 +96,10 @@ pub fn run(args: &CacheArgs) -> Result<()> {
     let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &entries)?;
     let properties = gpu.properties()?;
     let memory = properties.global_memory_bytes as u64;
-    let largest = match (args.max_bytes, flags.largest) {
-        (Some(given), _) => given,
-        (None, Some(default)) => default,
-        (None, None) if space == Space::L2 => {
-            l2_largest(u64::try_from(properties.l2_cache_bytes).unwrap_or(0))
-        }
-        (None, None) => tlb_largest(smallest, memory),
-    };
+    let l2_bytes = u64::try_from(properties.l2_cache_bytes).unwrap_or(0);
+    let largest = flags.largest(args, l2_bytes, memory)?;
     if let Some(&first) = args.carveout.first() {
         gpu.chase_carveout_percent = first;
-    }
-    if space == Space::Tlb && largest > memory / 10 * 9 {
-        return Err(UsageError::new(format!(
-            "--max-bytes {largest} is more than 90 % of the device's {memory} bytes; pass a smaller one"
-        ))
-        .into());
-    }
-    if smallest.checked_mul(4).is_none_or(|m| largest < m) {
-        return Err(UsageError::new(
-            "--max-bytes must be at least 4 times --min-bytes (three doublings at least)",
-        )
-        .into());
     }
     let isa = crate::kernels::module("cache")
         .and_then(|m| m.isa_version())
@@ -373,15 +187,7 @@ fn measure(
         span,
         ..
     } = *flags;
-    // Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the
-    // sweep runs.
-    // The L2 space also times the partition probe's loads (`l2_partition`).
-    let modules: &[&'static str] = match space {
-        Space::L2 => &["cache", "l2_partition"],
-        _ => &["cache"],
-    };
-    let disassembly = (space != Space::Instruction)
-        .then(|| crate::gpu::sass::beside(modules, compute_capability));
+    let disassembly = disassemble_beside(space, compute_capability);
     let mut tlb_buffer = match space {
         Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
         _ => None,
@@ -390,47 +196,10 @@ fn measure(
         sweep_space(gpu, args, flags, largest, isa, tlb_buffer.as_mut())?;
     suite.run.write_csv("chase.csv", &sweep.points)?;
     crate::harness::sharing::step_done("sweep");
-    let minimum_rise = cache::RiseThreshold::of(space).minimum_rise();
-    let report = if order == Order::Stride && space.descends() {
-        // Where to chase down needs where the plateaus end, not `infer`'s model fits,
-        // which ran here twice while the GPU waited (the same descending footprints
-        // on every committed run): the one reading with fits is the paired one.
-        let sizes = cache_inference::plateau_ends(&sweep.points, minimum_rise);
-        let swept: Vec<u64> = sweep.points.iter().map(|p| p.footprint_bytes).collect();
-        let down = cache::chase_descending(
-            gpu,
-            space,
-            args.threads,
-            &sizes,
-            &swept,
-            stride,
-            span,
-        )?;
-        suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
-        crate::harness::sharing::step_done("descending chase");
-        cache_inference::infer_paired(&sweep.points, &down, minimum_rise)
-    } else {
-        cache_inference::infer_with(&sweep.points, minimum_rise)
-    }
-    .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+    let report = infer_levels(gpu, suite, args, flags, &sweep)?;
     crate::harness::sharing::step_done("inference");
-    let tlb_summary = match tlb_buffer.as_mut() {
-        Some(buffer) => Some(translation_levels(gpu, buffer, suite, &report, stride)?),
-        None => None,
-    };
-    let tlb_strides = match tlb_buffer.as_mut() {
-        Some(buffer) => Some(translation_strides(
-            gpu,
-            buffer,
-            suite,
-            order,
-            sweep.points.first().map_or(0, |p| p.stride_bytes),
-            &args.tlb_strides,
-            largest,
-        )?),
-        None => None,
-    };
-    drop(tlb_buffer);
+    let (tlb_summary, tlb_strides) =
+        translation(gpu, suite, tlb_buffer, &report, args, flags, &sweep, largest)?;
     crate::harness::sharing::step_done("translation levels and strides");
     for gap in &sweep.unresolved {
         println!(
@@ -438,17 +207,7 @@ fn measure(
             gap.from_bytes, gap.to_bytes, gap.why
         );
     }
-    let disassembly = disassembly.map(crate::gpu::sass::Beside::join);
-    let entry = if space == Space::L2 && args.threads == 1 && order == Order::Stride {
-        "chase_l2_block_warmed"
-    } else {
-        space.entry()
-    };
-    let disassembly = disassembly.transpose()?;
-    let partition_window = disassembly
-        .as_ref()
-        .and_then(|(_, record)| partition_window(record));
-    let timed_loop = timed_loop(suite, space, entry, disassembly)?;
+    let (timed_loop, partition_window) = read_timed_loop(suite, args, flags, disassembly)?;
     crate::harness::sharing::step_done("timed loop's SASS");
     let index_overhead = match space {
         Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
@@ -553,6 +312,118 @@ fn measure(
         device.l2_cache_bytes / 1024
     );
     Ok(())
+}
+
+/// Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the sweep
+/// runs (none for the instruction space, whose kernels are generated). The L2 space also
+/// times the partition probe's loads (`l2_partition`).
+fn disassemble_beside(space: Space, compute_capability: &str) -> Option<crate::gpu::sass::Beside> {
+    let modules: &[&'static str] = match space {
+        Space::L2 => &["cache", "l2_partition"],
+        _ => &["cache"],
+    };
+    (space != Space::Instruction).then(|| crate::gpu::sass::beside(modules, compute_capability))
+}
+
+/// The SASS read beside the sweep, joined: the timed loop of the entry the sweep ran
+/// (`cache.sass`) and, where the L2 partition probe was read, its timed window.
+fn read_timed_loop(
+    suite: &suite::SuiteRun,
+    args: &CacheArgs,
+    flags: &Flags,
+    disassembly: Option<crate::gpu::sass::Beside>,
+) -> Result<(cache_report::TimedLoop, Option<cache_report::TimedLoop>)> {
+    let Flags { space, order, .. } = *flags;
+    let disassembly = disassembly.map(crate::gpu::sass::Beside::join);
+    let entry = if space == Space::L2 && args.threads == 1 && order == Order::Stride {
+        "chase_l2_block_warmed"
+    } else {
+        space.entry()
+    };
+    let disassembly = disassembly.transpose()?;
+    let partition_window = disassembly
+        .as_ref()
+        .and_then(|(_, record)| partition_window(record));
+    let timed_loop = timed_loop(suite, space, entry, disassembly)?;
+    Ok((timed_loop, partition_window))
+}
+
+/// The levels read off the sweep. Where the space descends (address order), the levels up to
+/// [`cache::DESCENDING_LARGEST_LEVEL`] are first chased again in descending order
+/// (`descending.csv`) and read paired with the ascending sweep; otherwise the ascending sweep
+/// alone.
+fn infer_levels(
+    gpu: &mut crate::gpu::Gpu,
+    suite: &suite::SuiteRun,
+    args: &CacheArgs,
+    flags: &Flags,
+    sweep: &cache::SweepResult,
+) -> Result<cache_inference::CacheReport> {
+    let Flags {
+        space,
+        order,
+        stride,
+        span,
+        ..
+    } = *flags;
+    let minimum_rise = cache::RiseThreshold::of(space).minimum_rise();
+    let report = if order == Order::Stride && space.descends() {
+        // Where to chase down needs where the plateaus end, not `infer`'s model fits,
+        // which ran here twice while the GPU waited (the same descending footprints
+        // on every committed run): the one reading with fits is the paired one.
+        let sizes = cache_inference::plateau_ends(&sweep.points, minimum_rise);
+        let swept: Vec<u64> = sweep.points.iter().map(|p| p.footprint_bytes).collect();
+        let down = cache::chase_descending(
+            gpu,
+            space,
+            args.threads,
+            &sizes,
+            &swept,
+            stride,
+            span,
+        )?;
+        suite.run.write_csv(cache::DESCENDING_CSV, &down)?;
+        crate::harness::sharing::step_done("descending chase");
+        cache_inference::infer_paired(&sweep.points, &down, minimum_rise)
+    } else {
+        cache_inference::infer_with(&sweep.points, minimum_rise)
+    }
+    .ok_or_else(|| anyhow::anyhow!("the sweep gave fewer than 3 footprints"))?;
+    Ok(report)
+}
+
+/// The TLB space's own readings on its one buffer (none for the other spaces): the levels'
+/// reaches and page size, then the sweeps at further strides; the buffer is freed after them.
+#[allow(clippy::too_many_arguments)]
+fn translation(
+    gpu: &mut crate::gpu::Gpu,
+    suite: &suite::SuiteRun,
+    mut tlb_buffer: Option<TlbBuffer>,
+    report: &cache_inference::CacheReport,
+    args: &CacheArgs,
+    flags: &Flags,
+    sweep: &cache::SweepResult,
+    largest: u64,
+) -> Result<(Option<cache_report::TlbSummary>, Option<Vec<cache_report::TlbStride>>)> {
+    let Flags { order, stride, .. } = *flags;
+    let tlb_summary = match tlb_buffer.as_mut() {
+        Some(buffer) => Some(translation_levels(gpu, buffer, suite, report, stride)?),
+        None => None,
+    };
+    let tlb_strides = match tlb_buffer.as_mut() {
+        Some(buffer) => Some(translation_strides(
+            gpu,
+            buffer,
+            suite,
+            order,
+            sweep.points.first().map_or(0, |p| p.stride_bytes),
+            &args.tlb_strides,
+            largest,
+        )?),
+        None => None,
+    };
+    drop(tlb_buffer);
+    Ok((tlb_summary, tlb_strides))
 }
 
 /// The chase swept over the footprints (the instruction space's generated kernels, a TLB's

@@ -1,9 +1,13 @@
-//! `gpubench cache`'s arguments: the space, the chain and the sweep.
+//! `gpubench cache`'s arguments: the space, the chain and the sweep; each space's defaults
+//! for the flags whose default depends on it, and every check of the flags ([`Flags`]).
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
+
+use super::measure::{Order, Space};
+use crate::error::UsageError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -113,4 +117,193 @@ pub struct Recorded {
     pub space: String,
     pub stride_bytes: u64,
     pub threads: u32,
+}
+
+/// Per-space defaults: (stride, smallest, largest, fine points), each sweep starting on its
+/// fastest plateau and ending past the caches in front of memory. The TLB's largest footprint
+/// depends on the device's memory and is set once it is open.
+pub(super) fn defaults(space: Space) -> (u64, u64, Option<u64>, u64) {
+    match space {
+        Space::Global | Space::Readonly | Space::Texture => (32, 4 << 10, Some(4 << 20), 160),
+        // The L2's end comes from the device (`l2_largest`).
+        Space::L2 => (128, 256 << 10, None, 48),
+        Space::Shared => (4, 1 << 10, Some(48 << 10), 160),
+        Space::Constant | Space::ConstantUniform => (64, 64, Some(64 << 10), 160),
+        Space::Instruction => (16, 1 << 10, Some(512 << 10), 32),
+        Space::Tlb => (2 << 20, 8 << 20, None, 32),
+    }
+}
+
+/// The TLB sweep's default end: the largest doubling of `smallest` within 85 % of the
+/// device's memory.
+fn tlb_largest(smallest: u64, memory_bytes: u64) -> u64 {
+    let limit = memory_bytes / 20 * 17;
+    let mut largest = smallest;
+    while let Some(next) = largest.checked_mul(2).filter(|&n| n <= limit) {
+        largest = next;
+    }
+    largest
+}
+
+/// The L2 sweep's default end: at least twice the driver's L2 size (the far half and the step
+/// to DRAM sit near the size itself: 49 MiB on the H100's 50, 49–64 MiB on the H200's 60),
+/// a power of two, no less than 128 MiB.
+fn l2_largest(l2_bytes: u64) -> u64 {
+    (2 * l2_bytes).next_power_of_two().max(128 << 20)
+}
+
+impl SpaceChoice {
+    /// The space `--space` names.
+    pub fn space(self) -> Space {
+        match self {
+            SpaceChoice::Global => Space::Global,
+            SpaceChoice::L2 => Space::L2,
+            SpaceChoice::Readonly => Space::Readonly,
+            SpaceChoice::Shared => Space::Shared,
+            SpaceChoice::Constant => Space::Constant,
+            SpaceChoice::ConstantUniform => Space::ConstantUniform,
+            SpaceChoice::Texture => Space::Texture,
+            SpaceChoice::Instruction => Space::Instruction,
+            SpaceChoice::Tlb => Space::Tlb,
+        }
+    }
+}
+
+/// What `gpubench cache`'s flags ask, checked: every check of the flags is here, [`Flags::check`]
+/// before a device is opened and [`Flags::largest`] once it is.
+pub(super) struct Flags {
+    pub(super) space: Space,
+    pub(super) order: Order,
+    pub(super) stride: u64,
+    pub(super) smallest: u64,
+    /// The default largest footprint, where the space has one (L2 and tlb take theirs from
+    /// the device).
+    pub(super) largest: Option<u64>,
+    pub(super) fine_points: u64,
+    /// The L2 chase's timed span, in bytes.
+    pub(super) span: u64,
+}
+
+impl Flags {
+    pub(super) fn check(args: &CacheArgs) -> Result<Flags, UsageError> {
+        let space = args.space.space();
+        let order = match args.chain {
+            ChainChoice::Stride => Order::Stride,
+            ChainChoice::Random => Order::Random(args.seed),
+        };
+        let (stride, smallest, largest, fine_points) = defaults(space);
+        let stride = args.stride.unwrap_or(stride);
+        let smallest = args.min_bytes.unwrap_or(smallest);
+        let fine_points = args.fine_points.unwrap_or(fine_points);
+        // Pointer chases (the global spaces and tlb) need 8-byte elements.
+        let unit = match space {
+            Space::Instruction => 16,
+            Space::Global | Space::L2 | Space::Readonly | Space::Tlb => 8,
+            _ => 4,
+        };
+        if stride == 0
+            || !stride.is_multiple_of(unit)
+            || smallest < stride
+            || (space == Space::Tlb && smallest < 2 * stride)
+            || !smallest.is_multiple_of(stride)
+            || args
+                .max_bytes
+                .is_some_and(|largest| smallest.checked_mul(4).is_none_or(|m| largest < m))
+        {
+            return Err(UsageError::new(format!(
+                "--stride must be a positive multiple of {unit}, --min-bytes a multiple of it (two strides at least for tlb), and --max-bytes at least 4 times --min-bytes (three doublings at least)"
+            )));
+        }
+        if space == Space::Shared && args.max_bytes.is_some_and(|largest| largest > 48 << 10) {
+            return Err(UsageError::new(
+                "the shared space holds at most 48 KiB per block here; pass --max-bytes 49152 or less",
+            ));
+        }
+        if space != Space::Tlb && args.max_bytes.is_some_and(|largest| largest > 8 << 30) {
+            return Err(UsageError::new(
+                "--max-bytes must be at most 8 GiB (use --space tlb for larger footprints)",
+            ));
+        }
+        if fine_points == 0 {
+            return Err(UsageError::new("--fine-points must be at least 1"));
+        }
+        if !(8..=1 << 16).contains(&args.resolution) {
+            return Err(UsageError::new(
+                "--resolution takes 8 to 65536 (a rise is bisected to 1/N of its footprint)",
+            ));
+        }
+        if !(1..=1024).contains(&args.timed_span_mib) {
+            return Err(UsageError::new("--timed-span-mib takes 1 to 1024 (MiB)"));
+        }
+        let span = args.timed_span_mib << 20;
+        if !(1..=1024).contains(&args.threads) || (args.threads > 1 && !space.global_loads()) {
+            return Err(UsageError::new(
+                "--threads takes 1 to 1024, and more than 1 only with --space global, l2 or readonly",
+            ));
+        }
+        if args.per_load && !space.global_loads() {
+            return Err(UsageError::new(
+                "--per-load works with --space global, l2 or readonly; drop it for this space",
+            ));
+        }
+        if !args.carveout.is_empty()
+            && (!matches!(space, Space::Global | Space::Readonly)
+                || args.carveout.iter().any(|p| !(0..=100).contains(p)))
+        {
+            return Err(UsageError::new(
+                "--carveout takes percentages from 0 to 100, with --space global or readonly",
+            ));
+        }
+        if !args.tlb_strides.is_empty()
+            && (space != Space::Tlb
+                || args
+                    .tlb_strides
+                    .iter()
+                    .any(|&s| s == 0 || !s.is_multiple_of(8) || s > 1 << 40))
+        {
+            return Err(UsageError::new(
+                "--tlb-strides takes positive multiples of 8 bytes up to 1 TiB, with --space tlb",
+            ));
+        }
+        Ok(Flags {
+            space,
+            order,
+            stride,
+            smallest,
+            largest,
+            fine_points,
+            span,
+        })
+    }
+
+    /// The sweep's largest footprint: `--max-bytes`, else the space's default (the L2's from
+    /// the device's `l2_bytes`, the TLB's from its `memory`), checked against the device's
+    /// memory and `--min-bytes` (once the device is open).
+    pub(super) fn largest(
+        &self,
+        args: &CacheArgs,
+        l2_bytes: u64,
+        memory: u64,
+    ) -> Result<u64, UsageError> {
+        let Flags {
+            space, smallest, ..
+        } = *self;
+        let largest = match (args.max_bytes, self.largest) {
+            (Some(given), _) => given,
+            (None, Some(default)) => default,
+            (None, None) if space == Space::L2 => l2_largest(l2_bytes),
+            (None, None) => tlb_largest(smallest, memory),
+        };
+        if space == Space::Tlb && largest > memory / 10 * 9 {
+            return Err(UsageError::new(format!(
+                "--max-bytes {largest} is more than 90 % of the device's {memory} bytes; pass a smaller one"
+            )));
+        }
+        if smallest.checked_mul(4).is_none_or(|m| largest < m) {
+            return Err(UsageError::new(
+                "--max-bytes must be at least 4 times --min-bytes (three doublings at least)",
+            ));
+        }
+        Ok(largest)
+    }
 }

@@ -14,7 +14,6 @@ use anyhow::{Context, Result};
 use self::report as clock_report;
 use self::settings::Recorded;
 use crate::analysis::clock::counter_scope;
-use crate::error::UsageError;
 use crate::experiments::clock::{
     TWO_TIMERS_PAIRS, measure_counter_scope, measure_sm_clock, measure_timer_overheads,
     measure_two_timers,
@@ -23,15 +22,7 @@ use crate::harness::suite;
 use crate::harness::defaults;
 
 pub fn run(args: &ClockArgs) -> Result<()> {
-    if args.pairs == 0 || args.pairs > 1 << 20 {
-        return Err(UsageError::new("--pairs must be between 1 and 1048576").into());
-    }
-    if args.spin_us > 1_000_000 {
-        return Err(UsageError::new("--spin-us must be at most 1000000 (one second)").into());
-    }
-    if args.blocks_per_sm == 0 || args.blocks_per_sm > 64 {
-        return Err(UsageError::new("--blocks-per-sm must be between 1 and 64").into());
-    }
+    args.validate()?;
     let entries = [("clock", "timer_overheads"), ("clock", "clock_scope")];
     let recorded = Recorded {
         blocks_per_sm: args.blocks_per_sm,

@@ -38,9 +38,9 @@ pub fn divergence_loop(
     let mut overhead = zeros::<i64>(gpu, cells, "the overhead buffer")?;
     let mut sink = zeros::<i32>(gpu, WARP_LANES, "the sink buffer")?;
     let (samples, preheat, unroll) = (
-        as_i32(samples, "--samples")?,
-        as_i32(preheat, "--preheat")?,
-        as_i32(unroll, "--unroll")?,
+        as_i32(samples, "the samples")?,
+        as_i32(preheat, "the preheat runs")?,
+        as_i32(unroll, "the unrolled runs")?,
     );
     let mut launch = stream.launch_builder(&function);
     launch
@@ -87,7 +87,7 @@ pub fn divergence_split(
         "the stamp buffer",
     )?;
     let mut sink = zeros::<i32>(gpu, WARP_LANES, "the sink buffer")?;
-    let (samples, preheat) = (as_i32(samples, "--samples")?, as_i32(preheat, "--preheat")?);
+    let (samples, preheat) = (as_i32(samples, "the samples")?, as_i32(preheat, "the preheat runs")?);
     let stride_arg = as_i32(stride as u32, "the stamp stride")?;
     let mut launch = stream.launch_builder(&function);
     launch

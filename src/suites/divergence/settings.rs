@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
-use super::measure::{DivergenceConfig, LoopKernel};
+use super::launch;
+use super::measure::patterns::Pattern;
+use super::measure::{LoopKernel, MAX_BOUND, MAX_REPEATS, MAX_SAMPLES};
 use crate::error::UsageError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
@@ -95,5 +97,98 @@ impl DivergenceArgs {
         };
         config.validate()?;
         Ok(config)
+    }
+}
+
+/// The experiment the flags make ([`DivergenceArgs::to_config`]): the kernels, the lane
+/// pattern parsed, and whether the split kernel runs; checked by [`DivergenceConfig::validate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct DivergenceConfig {
+    pub kernels: Vec<LoopKernel>,
+    pub pattern: Pattern,
+    pub samples: u32,
+    pub preheat: u32,
+    pub unroll: u32,
+    pub max_bound: i32,
+    pub seed: u64,
+    /// Also run the push/pop split kernel (Listing 5) at every level.
+    pub split: bool,
+}
+
+/// The configuration `gpubench divergence` makes with no flags, for tests: the defaults are
+/// clap's, written once in `DivergenceArgs` (#73: `--samples`' 256 was written here again).
+#[cfg(test)]
+impl Default for DivergenceConfig {
+    fn default() -> Self {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Divergence {
+            #[command(flatten)]
+            args: DivergenceArgs,
+        }
+        Divergence::parse_from(["divergence"])
+            .args
+            .to_config()
+            .expect("the default flags make a valid configuration")
+    }
+}
+
+impl DivergenceConfig {
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.samples == 0 || self.samples > MAX_SAMPLES {
+            return Err(UsageError::new(format!(
+                "--samples must be between 1 and {MAX_SAMPLES} (the paper uses 256), not {}",
+                self.samples
+            )));
+        }
+        let most = self.samples_readable_back();
+        if self.samples > most {
+            return Err(UsageError::new(format!(
+                "--samples {} would write a samples.csv larger than the {} MiB gpubench reads back from one file (report, compare and analyze could not read the run); pass --samples {most} or fewer with {} kernel(s) and this pattern",
+                self.samples,
+                crate::input::MAX_INPUT_BYTES >> 20,
+                self.kernels.len()
+            )));
+        }
+        if self.unroll == 0 || self.unroll > MAX_REPEATS {
+            return Err(UsageError::new(format!(
+                "--unroll must be between 1 and {MAX_REPEATS}: it is how many times the timed loop runs, not {}",
+                self.unroll
+            )));
+        }
+        if self.preheat > MAX_REPEATS {
+            return Err(UsageError::new(format!(
+                "--preheat must be between 0 and {MAX_REPEATS}, not {}",
+                self.preheat
+            )));
+        }
+        if self.max_bound < 1 || self.max_bound > MAX_BOUND {
+            return Err(UsageError::new(format!(
+                "--max-bound must be between 1 and {MAX_BOUND}, not {}",
+                self.max_bound
+            )));
+        }
+        // Without opting in to more, a block may use 48 KiB of shared memory.
+        let split_limit = 48 * 1024 / launch::split_shared_bytes(1) as i32 - 2;
+        if self.split && self.max_bound > split_limit {
+            return Err(UsageError::new(format!(
+                "the push/pop split keeps every stamp in shared memory, which holds bounds up to {split_limit}; pass --no-split or a --max-bound of at most {split_limit}"
+            )));
+        }
+        if self.kernels.is_empty() {
+            return Err(UsageError::new(
+                "choose a kernel: --kernel single, double or both",
+            ));
+        }
+        self.pattern.validate(self.max_bound)
+    }
+
+    /// The most samples whose `samples.csv` the reader reads back ([`crate::input::MAX_INPUT_BYTES`]):
+    /// one row per kernel, level (32), sample and lane (32), each at most the pattern's name
+    /// (quoted) and 64 bytes of kernel name and numbers (an i64 cycle count twice included).
+    fn samples_readable_back(&self) -> u32 {
+        let row_bytes = self.pattern.to_string().len() as u64 + 2 + 64;
+        let per_sample = self.kernels.len().max(1) as u64 * 32 * 32 * row_bytes;
+        u32::try_from(crate::input::MAX_INPUT_BYTES / per_sample).unwrap_or(u32::MAX)
     }
 }

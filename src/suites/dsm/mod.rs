@@ -14,25 +14,11 @@ use anyhow::Result;
 use crate::harness::suite;
 use crate::harness::defaults;
 
-use self::measure::{self as dsm, MAX_CLUSTER};
+use self::measure as dsm;
 use self::report as dsm_report;
-use crate::error::UsageError;
 
 pub fn run(args: &DsmArgs) -> Result<()> {
-    if args.iterations == 0 || args.iterations > 100_000 {
-        return Err(UsageError::new("--iterations must be between 1 and 100000 passes").into());
-    }
-    if args.bandwidth_sizes.is_empty()
-        || args
-            .bandwidth_sizes
-            .iter()
-            .any(|c| !(1..=MAX_CLUSTER).contains(c))
-    {
-        return Err(UsageError::new(format!(
-            "--bandwidth-sizes takes cluster sizes from 1 to {MAX_CLUSTER}, such as 2,4,8,16"
-        ))
-        .into());
-    }
+    args.validate()?;
     let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
     suite::require_hopper(&properties, args.device.index()?, "dsm", "thread-block clusters")?;

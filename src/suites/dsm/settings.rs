@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::measure::MAX_CLUSTER;
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct DsmArgs {
     /// Passes of every block over the 64 KiB it reads, per read pattern.
@@ -35,4 +38,24 @@ pub struct Recorded {
     pub ring_words: u32,
     pub shared_bytes_per_block: u32,
     pub steps: u32,
+}
+
+impl DsmArgs {
+    /// Every check of the flags, before a device is opened.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.iterations == 0 || self.iterations > 100_000 {
+            return Err(UsageError::new("--iterations must be between 1 and 100000 passes"));
+        }
+        if self.bandwidth_sizes.is_empty()
+            || self
+                .bandwidth_sizes
+                .iter()
+                .any(|c| !(1..=MAX_CLUSTER).contains(c))
+        {
+            return Err(UsageError::new(format!(
+                "--bandwidth-sizes takes cluster sizes from 1 to {MAX_CLUSTER}, such as 2,4,8,16"
+            )));
+        }
+        Ok(())
+    }
 }

@@ -12,16 +12,11 @@ use anyhow::Result;
 
 use self::measure::{self as flops, CHAINS, THREADS, UNROLL};
 use self::report as flops_report;
-use crate::error::UsageError;
 use crate::harness::suite;
 use crate::harness::defaults;
 
 pub fn run(args: &FlopsArgs) -> Result<()> {
-    if args.iterations == 0 || args.iterations > 1_000_000 {
-        return Err(
-            UsageError::new("--iterations must be between 1 and 1000000 loop trips").into(),
-        );
-    }
+    args.validate()?;
     let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
     let kernels = flops::runnable(suite::compute_major(&properties));

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct FlopsArgs {
     /// Loop trips of every kernel (256 FMA instructions per trip and thread).
@@ -31,4 +33,16 @@ pub struct Recorded {
     pub kernels: Vec<String>,
     pub method: String,
     pub threads_per_block: u32,
+}
+
+impl FlopsArgs {
+    /// Every check of the flags, before a device is opened.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.iterations == 0 || self.iterations > 1_000_000 {
+            return Err(
+                UsageError::new("--iterations must be between 1 and 1000000 loop trips")
+            );
+        }
+        Ok(())
+    }
 }

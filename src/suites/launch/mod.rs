@@ -53,30 +53,13 @@ use anyhow::Result;
 
 use self::measure::{EMPTY, HOLD, MODULE, Plan, SCALE};
 use self::report::{KernelsSass, Reading};
-use crate::error::UsageError;
 use crate::harness::{defaults, suite};
 
 const METHOD: &str = "one stream. Launch call: host wall time of `queued` back-to-back launches of launch_empty (1 block of 32 threads) with no wait, over the count. Round trip: host wall time of one launch and cuStreamSynchronize, after 10 untimed. Back to back: GPU time between two events around `back_to_back` launches of launch_empty queued behind launch_hold (a %globaltimer spin three times the host's queueing time, doubled up to four times where the host outran it), over the count. Graph: the same launches captured into a CUDA graph, instantiated once and uploaded; GPU time per kernel between events around one graph launch behind a hold, and the host round trip of one graph launch and the synchronise. Small kernels: launch_scale (y = a x over floats, grid-stride, 256 threads, up to 8 blocks per SM) at volumes of 4 KiB to max_bytes (read and written) in doublings; per volume one untimed launch and `repeats` launches behind a hold, an event between each two; T(V) = a + V/b fitted by OLS to the median per volume. Every figure the median over its repeats, with the range";
 
-fn check(args: &LaunchArgs) -> Result<(), UsageError> {
-    let problem = if !(1..=1000).contains(&args.repeats) {
-        "--repeats must be between 1 and 1000"
-    } else if !(1..=512).contains(&args.queued) {
-        "--queued must be between 1 and 512 launches (the driver queues about 1024)"
-    } else if !(1..=100_000).contains(&args.round_trips) {
-        "--round-trips must be between 1 and 100000"
-    } else if !(1..=900).contains(&args.back_to_back) {
-        "--back-to-back must be between 1 and 900 launches (the driver queues about 1024)"
-    } else if !(16 << 10..=64 << 30).contains(&args.max_bytes) {
-        "--max-bytes must be between 16 KiB (three volumes to fit) and 64 GiB"
-    } else {
-        return Ok(());
-    };
-    Err(UsageError::new(problem))
-}
 
 pub fn run(args: &LaunchArgs) -> Result<()> {
-    check(args)?;
+    args.validate()?;
     let entries = [(MODULE, EMPTY), (MODULE, HOLD), (MODULE, SCALE)];
     let gpu = suite::open(args.device.index()?, args.output.as_deref(), &entries)?;
     let properties = gpu.properties()?;

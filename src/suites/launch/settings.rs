@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct LaunchArgs {
     /// Repeats of every measurement: each figure is the median over them, with the range.
@@ -46,4 +48,24 @@ pub struct Recorded {
     pub scale_threads: u32,
     /// The volumes swept, in bytes (read and written together).
     pub volumes_bytes: Vec<u64>,
+}
+
+impl LaunchArgs {
+    /// Every check of the flags, before a device is opened.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        let problem = if !(1..=1000).contains(&self.repeats) {
+            "--repeats must be between 1 and 1000"
+        } else if !(1..=512).contains(&self.queued) {
+            "--queued must be between 1 and 512 launches (the driver queues about 1024)"
+        } else if !(1..=100_000).contains(&self.round_trips) {
+            "--round-trips must be between 1 and 100000"
+        } else if !(1..=900).contains(&self.back_to_back) {
+            "--back-to-back must be between 1 and 900 launches (the driver queues about 1024)"
+        } else if !(16 << 10..=64 << 30).contains(&self.max_bytes) {
+            "--max-bytes must be between 16 KiB (three volumes to fit) and 64 GiB"
+        } else {
+            return Ok(());
+        };
+        Err(UsageError::new(problem))
+    }
 }

@@ -24,7 +24,7 @@ pub fn pipeline(
     let warps = threads.div_ceil(WARP_LANES as u32) as usize;
     let mut stamps = zeros::<i64>(gpu, 2 * warps, "pipeline stamps")?;
     let mut sink = zeros::<u32>(gpu, threads as usize, "the sink buffer")?;
-    let iterations = as_i32(iterations, "--iterations")?;
+    let iterations = as_i32(iterations, "the iterations")?;
     let seed: u32 = 3;
     let mut launch = stream.launch_builder(&function);
     launch

@@ -17,23 +17,11 @@ use self::chains::{self as instruction_chains, Chains, INSTRUCTIONS};
 use self::measure::{self as pipeline, OPERATIONS};
 use self::report as pipeline_report;
 use self::settings::Recorded;
-use crate::error::UsageError;
 use crate::harness::suite;
 use crate::harness::defaults;
 
 pub fn run(args: &PipelineArgs) -> Result<()> {
-    if args.iterations == 0 || args.iterations > 100_000 {
-        return Err(UsageError::new("--iterations must be between 1 and 100000 loop trips").into());
-    }
-    let Some(swept) = OPERATIONS.iter().find(|o| o.name == args.sweep_op) else {
-        let names: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();
-        return Err(UsageError::new(format!(
-            "--sweep-op {} is not one of {}",
-            args.sweep_op,
-            names.join(", ")
-        ))
-        .into());
-    };
+    let swept = args.swept()?;
     let chain_entries = INSTRUCTIONS.iter().flat_map(|i| {
         [Chains::Latency, Chains::Throughput]
             .into_iter()

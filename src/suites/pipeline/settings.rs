@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::measure::{OPERATIONS, Operation};
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct PipelineArgs {
     /// Loop trips per chain (each trip runs the operation 32 or 4 times).
@@ -40,4 +43,25 @@ pub struct Recorded {
     pub sweep_op: String,
     pub throughput_chains_per_thread: u32,
     pub throughput_threads: u32,
+}
+
+impl PipelineArgs {
+    /// The operation `--sweep-op` names, checked with every other flag before a device is
+    /// opened.
+    pub fn swept(&self) -> Result<&'static Operation, UsageError> {
+        if self.iterations == 0 || self.iterations > 100_000 {
+            return Err(UsageError::new(
+                "--iterations must be between 1 and 100000 loop trips",
+            ));
+        }
+        let Some(swept) = OPERATIONS.iter().find(|o| o.name == self.sweep_op) else {
+            let names: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();
+            return Err(UsageError::new(format!(
+                "--sweep-op {} is not one of {}",
+                self.sweep_op,
+                names.join(", ")
+            )));
+        };
+        Ok(swept)
+    }
 }

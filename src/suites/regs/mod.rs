@@ -10,7 +10,6 @@ pub mod settings;
 
 use anyhow::Result;
 
-use crate::error::UsageError;
 use crate::harness::suite;
 use crate::harness::defaults;
 pub use settings::RegsArgs;
@@ -20,12 +19,7 @@ use measure as regs;
 use report as regs_report;
 
 pub fn run(args: &RegsArgs) -> Result<()> {
-    if args.step == 0 || args.min_registers < 16 || args.min_registers > 255 {
-        return Err(UsageError::new(
-            "--min-registers must be between 16 and 255 and --step at least 1",
-        )
-        .into());
-    }
+    args.validate()?;
     let caps = regs::caps(args.min_registers, 255, args.step);
     let recorded = settings::Recorded {
         caps: caps.clone(),

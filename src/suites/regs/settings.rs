@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct RegsArgs {
     /// Smallest register cap.
@@ -28,4 +30,16 @@ pub struct RegsArgs {
 pub struct Recorded {
     pub caps: Vec<u32>,
     pub method: String,
+}
+
+impl RegsArgs {
+    /// Every check of the flags, before a device is opened.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.step == 0 || self.min_registers < 16 || self.min_registers > 255 {
+            return Err(UsageError::new(
+                "--min-registers must be between 16 and 255 and --step at least 1",
+            ));
+        }
+        Ok(())
+    }
 }

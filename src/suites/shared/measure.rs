@@ -9,55 +9,20 @@ use anyhow::{Result, ensure};
 
 use super::analysis::StridePoint;
 use crate::analysis::stats;
-use crate::error::UsageError;
+use super::settings::SharedArgs;
 use super::launch;
 use crate::gpu::Gpu;
 
 pub const ELEMENT_BYTES: [u32; 3] = [4, 8, 16];
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct SharedConfig {
-    pub max_stride: u32,
-    /// Dependent loads per timed chain (a multiple of 32: the loop is unrolled 32 times).
-    pub iterations: u32,
-}
-
-impl Default for SharedConfig {
-    fn default() -> Self {
-        SharedConfig {
-            max_stride: 33,
-            iterations: 1024,
-        }
-    }
-}
-
-impl SharedConfig {
-    pub fn validate(&self) -> Result<(), UsageError> {
-        if self.iterations == 0 || !self.iterations.is_multiple_of(32) || self.iterations > 1 << 20
-        {
-            return Err(UsageError::new(format!(
-                "--iterations must be a multiple of 32 between 32 and 1048576, not {}",
-                self.iterations
-            )));
-        }
-        if self.max_stride == 0 || self.max_stride > 64 {
-            return Err(UsageError::new(format!(
-                "--max-stride must be between 1 and 64, not {}",
-                self.max_stride
-            )));
-        }
-        Ok(())
-    }
-}
-
-pub fn measure(gpu: &mut Gpu, config: &SharedConfig) -> Result<Vec<StridePoint>> {
+pub fn measure(gpu: &mut Gpu, args: &SharedArgs) -> Result<Vec<StridePoint>> {
     let mut points = Vec::new();
     for element_bytes in ELEMENT_BYTES {
-        for stride in 1..=config.max_stride {
-            let lanes = launch::shared_stride(gpu, element_bytes, stride, config.iterations)?;
+        for stride in 1..=args.max_stride {
+            let lanes = launch::shared_stride(gpu, element_bytes, stride, args.iterations)?;
             let per_load: Vec<f64> = lanes
                 .iter()
-                .map(|&cycles| cycles as f64 / f64::from(config.iterations))
+                .map(|&cycles| cycles as f64 / f64::from(args.iterations))
                 .collect();
             let cycles_per_load = stats::median(&per_load).unwrap_or(f64::NAN);
             ensure!(

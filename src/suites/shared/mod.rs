@@ -17,11 +17,7 @@ use crate::harness::suite;
 use crate::harness::defaults;
 
 pub fn run(args: &SharedArgs) -> Result<()> {
-    let config = shared::SharedConfig {
-        max_stride: args.max_stride,
-        iterations: args.iterations,
-    };
-    config.validate()?;
+    args.validate()?;
     let entries = [
         ("shared", "shared_stride_4"),
         ("shared", "shared_stride_8"),
@@ -29,8 +25,8 @@ pub fn run(args: &SharedArgs) -> Result<()> {
     ];
     let recorded = settings::Recorded {
         element_bytes: shared::ELEMENT_BYTES,
-        iterations: config.iterations,
-        strides: format!("1..={}", config.max_stride),
+        iterations: args.iterations,
+        strides: format!("1..={}", args.max_stride),
         timing: "clock64 around `iterations` dependent loads per lane, loop unrolled 32 times; median over lanes".into(),
         warps: 1,
     };
@@ -41,7 +37,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
         &entries,
         &recorded,
         |gpu, suite| {
-            let points = shared::measure(gpu, &config)?;
+            let points = shared::measure(gpu, args)?;
             suite.release_gpu(gpu)?;
             let fit = bank_conflicts::fit(&points);
             shared_report::write(&suite.run, &points, fit.as_ref())?;

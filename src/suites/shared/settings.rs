@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SharedArgs {
     /// Largest stride, in elements.
@@ -31,4 +33,24 @@ pub struct Recorded {
     pub strides: String,
     pub timing: String,
     pub warps: u32,
+}
+
+impl SharedArgs {
+    /// Every check of the flags, before a device is opened.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.iterations == 0 || !self.iterations.is_multiple_of(32) || self.iterations > 1 << 20
+        {
+            return Err(UsageError::new(format!(
+                "--iterations must be a multiple of 32 between 32 and 1048576, not {}",
+                self.iterations
+            )));
+        }
+        if self.max_stride == 0 || self.max_stride > 64 {
+            return Err(UsageError::new(format!(
+                "--max-stride must be between 1 and 64, not {}",
+                self.max_stride
+            )));
+        }
+        Ok(())
+    }
 }

@@ -17,39 +17,14 @@ use anyhow::Result;
 
 use self::measure::{self as slots, WORKLOADS};
 use self::settings::Recorded;
-use crate::error::UsageError;
 use ncu::Efficiency;
 use crate::gpu::Gpu;
 use crate::harness::suite;
 use crate::harness::{PlannedSuite, defaults};
 
-fn workloads(only: Option<&str>) -> Result<Vec<&'static str>, UsageError> {
-    let Some(only) = only else {
-        return Ok(WORKLOADS.to_vec());
-    };
-    let mut chosen = Vec::new();
-    for name in only.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        match WORKLOADS.iter().find(|&&w| w == name) {
-            Some(&w) if !chosen.contains(&w) => chosen.push(w),
-            Some(_) => {}
-            None => {
-                return Err(UsageError::new(format!(
-                    "--only: no workload '{name}'; choose from {}",
-                    WORKLOADS.join(", ")
-                )));
-            }
-        }
-    }
-    if chosen.is_empty() {
-        return Err(UsageError::new(
-            "--only names no workload; pass e.g. --only dot,bfs",
-        ));
-    }
-    Ok(chosen)
-}
 
 pub fn run(args: &SlotsArgs) -> Result<()> {
-    let chosen = workloads(args.only.as_deref())?;
+    let chosen = args.workloads()?;
     if args.child_plain {
         let mut gpu = Gpu::open(args.device.index()?)?;
         // ncu sets itself up on an empty first range, while the suite that profiles this
@@ -75,9 +50,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         drop(gpu);
         return Ok(());
     }
-    if !(1..=1000).contains(&args.repeats) {
-        return Err(UsageError::new("--repeats takes 1 to 1000").into());
-    }
+    args.validate()?;
     let recorded = Recorded {
         method: "tagged kernels count per branch (warp-vote + leader atomics) and one slot per lane per tagged region; tags compiled out in the plain variant; GPU time between events, median of the repeats".into(),
         ncu: !args.no_ncu,

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::WORKLOADS;
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SlotsArgs {
     /// Timed runs of each variant (tagged, plain) per workload, for the tags' cost.
@@ -41,4 +44,41 @@ pub struct Recorded {
     pub repeats: usize,
     pub seed: u64,
     pub workloads: Vec<String>,
+}
+
+impl SlotsArgs {
+    /// The workloads `--only` names (all of them without it), each once, in the order named.
+    pub fn workloads(&self) -> Result<Vec<&'static str>, UsageError> {
+        let Some(only) = self.only.as_deref() else {
+            return Ok(WORKLOADS.to_vec());
+        };
+        let mut chosen = Vec::new();
+        for name in only.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match WORKLOADS.iter().find(|&&w| w == name) {
+                Some(&w) if !chosen.contains(&w) => chosen.push(w),
+                Some(_) => {}
+                None => {
+                    return Err(UsageError::new(format!(
+                        "--only: no workload '{name}'; choose from {}",
+                        WORKLOADS.join(", ")
+                    )));
+                }
+            }
+        }
+        if chosen.is_empty() {
+            return Err(UsageError::new(
+                "--only names no workload; pass e.g. --only dot,bfs",
+            ));
+        }
+        Ok(chosen)
+    }
+
+    /// The check of `--repeats`, before a device is opened (a plain child of the ncu run
+    /// repeats nothing, and is not asked).
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if !(1..=1000).contains(&self.repeats) {
+            return Err(UsageError::new("--repeats takes 1 to 1000"));
+        }
+        Ok(())
+    }
 }

@@ -27,7 +27,6 @@ pub use settings::SmMapArgs;
 
 use anyhow::Result;
 
-use crate::error::UsageError;
 use crate::harness::{defaults, suite};
 
 use self::report::{Reading, Saved};
@@ -35,17 +34,7 @@ use self::report::{Reading, Saved};
 const METHOD: &str = "L2: many one-warp blocks, the first on each SM claims it; one warming SM reads every SM's region of `lines` 128-byte lines with ld.global.cg, then every SM walks its own region twice (first touch, re-read), each load timed by itself (clock64, the load, a volatile shared store of its value, clock64); two sweeps, warmed from SM 0 and from the first SM the first sweep put across; fast and slow first touches split by two-means, a slow group of strays (under 2 %) or with no SM across set aside and the split made again below it; one partition read while the SMs' walks are of two widths (5-95 %), some as wide as an SM's across the L2 from the warming SM, is not identifiable. DSM: clusters of `cluster` blocks, as many as fit at once, one block per SM (the most dynamic shared memory a block may have); every block's thread 0 chases a 1024-word ring in every block of its cluster in turn through mapa + ld.shared::cluster, `steps` timed loads after one untimed lap";
 
 pub fn run(args: &SmMapArgs) -> Result<()> {
-    if args.lines < 64 || args.lines > 8192 {
-        return Err(
-            UsageError::new("--lines must be between 64 and 8192 lines of 128 bytes").into(),
-        );
-    }
-    if !(2..=16).contains(&args.cluster) {
-        return Err(UsageError::new("--cluster must be between 2 and 16 blocks").into());
-    }
-    if args.steps == 0 || !args.steps.is_multiple_of(16) || args.steps > 65_536 {
-        return Err(UsageError::new("--steps must be a multiple of 16, from 16 to 65536").into());
-    }
+    args.validate()?;
     let gpu = suite::open(
         args.device.index()?,
         args.output.as_deref(),

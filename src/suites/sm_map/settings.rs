@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SmMapArgs {
     /// Lines of 128 B each SM walks in its own region (on Hopper the lines' homes alternate
@@ -36,4 +38,22 @@ pub struct Recorded {
     pub method: String,
     pub shared_bytes_per_block: u32,
     pub steps: u32,
+}
+
+impl SmMapArgs {
+    /// Every check of the flags, before a device is opened.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.lines < 64 || self.lines > 8192 {
+            return Err(
+                UsageError::new("--lines must be between 64 and 8192 lines of 128 bytes")
+            );
+        }
+        if !(2..=16).contains(&self.cluster) {
+            return Err(UsageError::new("--cluster must be between 2 and 16 blocks"));
+        }
+        if self.steps == 0 || !self.steps.is_multiple_of(16) || self.steps > 65_536 {
+            return Err(UsageError::new("--steps must be a multiple of 16, from 16 to 65536"));
+        }
+        Ok(())
+    }
 }

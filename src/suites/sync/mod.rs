@@ -47,12 +47,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
     if let Some(name) = &args.child_probe {
         return child(args, name);
     }
-    if !(0.1..=600.0).contains(&args.timeout_seconds) {
-        return Err(UsageError::new("--timeout-seconds must be between 0.1 and 600").into());
-    }
-    if !(1..=10_000).contains(&args.watchdog_ms) {
-        return Err(UsageError::new("--watchdog-ms must be between 1 and 10000").into());
-    }
+    args.validate()?;
     let entries: Vec<(&str, &str)> = PROBES.iter().map(|p| ("sync", p.entry)).collect();
     let recorded = Recorded {
         method: "the probes run one after another in a child process, killed at a probe's deadline counted from its kernel's launch (the child reports each launch and each result); a probe that hangs or fails ends its process and the probes after it run in a new one. Deadline: the timeout for the first probe, then watchdog_ms plus four times the slowest launch-to-result time beyond the watchdog of the probes that finished so far (that part at least 100 ms), at most the timeout; spinning loops carry a clock64 watchdog of watchdog_ms at the measured SM clock; deadlines.json records each probe's times, deadline and process".into(),
@@ -150,10 +145,7 @@ fn child(args: &SyncArgs, names: &str) -> Result<()> {
                 .ok_or_else(|| UsageError::new(format!("there is no sync probe named {name}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let dir = args
-        .child_output
-        .as_deref()
-        .ok_or_else(|| UsageError::new("--child-probe needs --child-output"))?;
+    let dir = args.child_output_dir()?;
     let mut gpu = Gpu::open(args.device.index()?)?;
     let deadline = Duration::from_secs_f64(args.timeout_seconds + 10.0);
     // The module is loaded first, so the parent's deadline, counted from the launch line,

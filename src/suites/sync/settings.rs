@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SyncArgs {
     /// Seconds a probe may run before the host kills it and records a hang.
@@ -35,4 +37,25 @@ pub struct Recorded {
     pub method: String,
     pub timeout_seconds: f64,
     pub watchdog_ms: u64,
+}
+
+impl SyncArgs {
+    /// Every check of the flags, before a device is opened.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if !(0.1..=600.0).contains(&self.timeout_seconds) {
+            return Err(UsageError::new("--timeout-seconds must be between 0.1 and 600"));
+        }
+        if !(1..=10_000).contains(&self.watchdog_ms) {
+            return Err(UsageError::new("--watchdog-ms must be between 1 and 10000"));
+        }
+        Ok(())
+    }
+
+    /// The directory a child writes its probes' values into: a child (`--child-probe`)
+    /// needs one.
+    pub fn child_output_dir(&self) -> Result<&std::path::Path, UsageError> {
+        self.child_output
+            .as_deref()
+            .ok_or_else(|| UsageError::new("--child-probe needs --child-output"))
+    }
 }

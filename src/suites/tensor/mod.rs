@@ -12,27 +12,13 @@ pub use settings::TensorArgs;
 
 use anyhow::Result;
 
-use self::measure::{self as tensor, WGMMA_UNROLL, WGMMA_WIDTHS};
+use self::measure::{self as tensor, WGMMA_UNROLL};
 use self::report as tensor_report;
-use crate::error::UsageError;
 use crate::harness::suite;
 use crate::harness::defaults;
 
 pub fn run(args: &TensorArgs) -> Result<()> {
-    if args.iterations == 0 || args.iterations > 1_000_000 {
-        return Err(
-            UsageError::new("--iterations must be between 1 and 1000000 loop trips").into(),
-        );
-    }
-    let mut widths = args.wgmma_n.clone();
-    widths.sort_unstable();
-    widths.dedup();
-    if widths.is_empty() || widths.iter().any(|w| !WGMMA_WIDTHS.contains(w)) {
-        return Err(UsageError::new(
-            "--wgmma-n takes wgmma widths from 8, 16, 32, 64, 128 and 256, such as 256 or 64,128,256",
-        )
-        .into());
-    }
+    let widths = args.widths()?;
     let extras = tensor::Extras {
         a_registers: args.a_from_registers,
         sparse: args.sparse,

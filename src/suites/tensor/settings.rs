@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::measure::WGMMA_WIDTHS;
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct TensorArgs {
     /// Loop trips of every kernel (16 mma.sync or 8 wgmma per trip and warp or warpgroup).
@@ -54,4 +57,25 @@ pub struct Recorded {
     /// The 2:4-sparse forms measured too (FP16).
     #[serde(default)]
     pub sparse: bool,
+}
+
+impl TensorArgs {
+    /// The wgmma widths to measure (sorted, each once), checked with every other flag before
+    /// a device is opened.
+    pub fn widths(&self) -> Result<Vec<u64>, UsageError> {
+        if self.iterations == 0 || self.iterations > 1_000_000 {
+            return Err(UsageError::new(
+                "--iterations must be between 1 and 1000000 loop trips",
+            ));
+        }
+        let mut widths = self.wgmma_n.clone();
+        widths.sort_unstable();
+        widths.dedup();
+        if widths.is_empty() || widths.iter().any(|w| !WGMMA_WIDTHS.contains(w)) {
+            return Err(UsageError::new(
+                "--wgmma-n takes wgmma widths from 8, 16, 32, 64, 128 and 256, such as 256 or 64,128,256",
+            ));
+        }
+        Ok(widths)
+    }
 }

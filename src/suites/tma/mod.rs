@@ -21,7 +21,6 @@ use anyhow::Result;
 
 use self::measure as tma;
 use self::report as tma_report;
-use crate::error::UsageError;
 use self::dram_copy as dram_bulk_copy;
 use self::l2_read::{self as l2_bulk_read, SmLimits};
 use crate::gpu::launch::bandwidth as launcher;
@@ -30,45 +29,10 @@ use crate::harness::defaults;
 use self::dram_copy_report as copy_report;
 use self::l2_read_report as l2_report;
 
-/// The largest chain the suite builds on the host, in MiB.
-const MAX_FOOTPRINT_MIB: f64 = 1024.0;
-
-fn footprints(args: &TmaArgs) -> Result<Vec<u64>, UsageError> {
-    let tile = u64::from(tma::TILE_WORDS) * 4;
-    let mut bytes: Vec<u64> = args
-        .footprints_mib
-        .iter()
-        .map(|&m| {
-            if m.is_finite() && m > 0.0 && m <= MAX_FOOTPRINT_MIB {
-                Ok(((m * 1048576.0) as u64 / tile).max(2) * tile)
-            } else {
-                Err(UsageError::new(format!(
-                    "--footprints-mib takes sizes above 0 and up to {MAX_FOOTPRINT_MIB} MiB, such as 1,16,64,256"
-                )))
-            }
-        })
-        .collect::<Result<_, _>>()?;
-    bytes.sort_unstable();
-    bytes.dedup();
-    if bytes.len() < 5 {
-        return Err(UsageError::new(
-            "--footprints-mib needs at least five sizes, spanning the L2, for the capacity fit",
-        ));
-    }
-    Ok(bytes)
-}
 
 pub fn run(args: &TmaArgs) -> Result<()> {
-    let footprints = footprints(args)?;
-    if !(0.5..=100.0).contains(&args.search_ms) {
-        return Err(UsageError::new("--search-ms must be between 0.5 and 100").into());
-    }
-    if !(1..=1024).contains(&args.stream_mib) {
-        return Err(UsageError::new(
-            "--stream-mib must be between 1 and 1024 (the streamed tensor, read at most once)",
-        )
-        .into());
-    }
+    let footprints = args.footprints_bytes()?;
+    args.validate()?;
     // Built while the process waits for the GPU and the GPU measures.
     let chains = tma::start_chains(&footprints);
     let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
@@ -88,33 +52,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
     ] {
         gpu.function("tma", entry)?;
     }
-    let recorded = settings::Recorded {
-        dram_copy_figure_launches: dram_bulk_copy::FIGURE_LAUNCHES,
-        dram_copy_search: settings::DramCopySearch {
-            blocks_per_sm: dram_bulk_copy::BLOCKS_PER_SM.to_vec(),
-            chunk_kib: dram_bulk_copy::CHUNK_KIB.to_vec(),
-            stages: dram_bulk_copy::STAGES.to_vec(),
-        },
-        footprints_bytes: footprints.clone(),
-        l2_read_figure_launches: l2_bulk_read::HEADLINE_LAUNCHES,
-        l2_read_figure_min_ms: l2_bulk_read::HEADLINE_SECONDS * 1e3,
-        l2_read_footprint_bytes: l2_bulk_read::footprint(
-            u64::try_from(properties.l2_cache_bytes).unwrap_or(0),
-        ),
-        l2_read_search: settings::L2ReadSearch {
-            blocks_per_sm: l2_bulk_read::BLOCKS_PER_SM.to_vec(),
-            min_ms: args.search_ms,
-            slice_kib: l2_bulk_read::SLICE_KIB.to_vec(),
-            stages: l2_bulk_read::STAGES.to_vec(),
-        },
-        method: "latency: one thread chases random 128-byte tiles with 1-D cp.async.bulk.tensor copies completing on an mbarrier (next index read from the copied tile), beside the same chain with ld.global.cg, after every SM read the footprint; bandwidth: thread 0 of each block streams 2-D tiles through 4 mbarrier-tracked shared buffers, clock64 per block; L2 read: thread 0 of each block copies slices of a region a quarter of the L2's size with cp.async.bulk (private lines: each slice one block per pass; shared: every block every slice), every pattern that fits searched, the fastest of each kind re-timed over 5 launches of at least 8 ms; DRAM copy: two arrays of 4 GiB (an eighth of free memory each where less), thread 0 of each block takes chunks in order from an atomic ticket, loads them into shared buffers with cp.async.bulk and stores each back with cp.async.bulk.global.shared::cta, half the buffers awaiting stores, every pattern that fits timed over 2 launches, the fastest over 5, three stretches of the target checked".into(),
-        steps: tma::STEPS,
-        stream_bytes_per_configuration: args.stream_mib << 20,
-        stream_stages: tma::STAGES,
-        stream_tensor_words: [tma::STREAM_COLUMNS, tma::STREAM_ROWS],
-        tile_bytes: tma::TILE_WORDS * 4,
-        warm_steps: tma::WARM,
-    };
+    let recorded = recorded(args, &footprints, &properties);
     suite::run_opened(
         gpu,
         &Tma,
@@ -171,68 +109,115 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             l2_report::write(&suite.run, &l2_rows)?;
             let copy_rows = copy_report::rows(&dram_copy, peak);
             copy_report::write(&suite.run, &copy_rows)?;
-            for row in &latency {
-                println!(
-                    "{:>10}: TMA {:>6.1} cycles per step, ld.global.cg {:>6.1}",
-                    crate::report::plot::binary_bytes(row.footprint_bytes as f64),
-                    row.tma_cycles,
-                    row.load_cycles
-                );
-            }
-            let (t, l) = tma_report::fits(&latency);
-            for (fit, what) in [(t, "TMA"), (l, "load")] {
-                if let Some(f) = fit {
-                    println!(
-                        "{what} fit: {:.1} cycles cached, {:.1} from memory, capacity {} ({}-{})",
-                        f.hit_cycles,
-                        f.miss_cycles,
-                        crate::report::plot::binary_bytes(f.capacity_bytes),
-                        crate::report::plot::binary_bytes(f.capacity_low_bytes),
-                        crate::report::plot::binary_bytes(f.capacity_high_bytes)
-                    );
-                }
-            }
-            for row in &bandwidth {
-                match (row.gpu_gb_per_s, &row.skipped) {
-                    (Some(gbs), _) => println!(
-                        "stream {:>9} tiles, {} block(s)/SM: {:>7.0} GB/s",
-                        crate::report::plot::binary_bytes(f64::from(row.tile_bytes)),
-                        row.blocks_per_sm,
-                        gbs
-                    ),
-                    (None, Some(why)) => println!("skipped: {why}"),
-                    _ => {}
-                }
-            }
-            for row in l2_rows.iter().filter(|r| r.role == "figure") {
-                if let Some(gbs) = row.gb_per_s {
-                    println!(
-                        "{}: {gbs:>7.0} GB/s ({})",
-                        l2_report::quantity(&row.lines),
-                        l2_report::pattern(row)
-                    );
-                }
-            }
-            match copy_rows.iter().find(|r| r.role != "search") {
-                Some(row) if row.gb_per_s.is_some() => println!(
-                    "{}: {:.0} GB/s, {:.1} % of the theoretical peak ({}); {} of {} words read back differ",
-                    copy_report::QUANTITY,
-                    row.gb_per_s.unwrap_or(0.0),
-                    100.0 * row.fraction_of_peak.unwrap_or(0.0),
-                    copy_report::pattern(row),
-                    row.mismatched_words.unwrap_or(0),
-                    row.checked_words.unwrap_or(0)
-                ),
-                Some(row) => println!(
-                    "{}: {}",
-                    copy_report::QUANTITY,
-                    row.skipped.as_deref().unwrap_or("not measured")
-                ),
-                None => {}
-            }
+            print_readings(&latency, &bandwidth, &l2_rows, &copy_rows);
             Ok(())
         },
     )
+}
+
+/// `metadata.json`'s settings: the footprints chased, the stream's and the searches' shapes,
+/// the L2 read's footprint on this device, and the method in words.
+fn recorded(
+    args: &TmaArgs,
+    footprints: &[u64],
+    properties: &crate::gpu::DeviceProperties,
+) -> settings::Recorded {
+    settings::Recorded {
+        dram_copy_figure_launches: dram_bulk_copy::FIGURE_LAUNCHES,
+        dram_copy_search: settings::DramCopySearch {
+            blocks_per_sm: dram_bulk_copy::BLOCKS_PER_SM.to_vec(),
+            chunk_kib: dram_bulk_copy::CHUNK_KIB.to_vec(),
+            stages: dram_bulk_copy::STAGES.to_vec(),
+        },
+        footprints_bytes: footprints.to_vec(),
+        l2_read_figure_launches: l2_bulk_read::HEADLINE_LAUNCHES,
+        l2_read_figure_min_ms: l2_bulk_read::HEADLINE_SECONDS * 1e3,
+        l2_read_footprint_bytes: l2_bulk_read::footprint(
+            u64::try_from(properties.l2_cache_bytes).unwrap_or(0),
+        ),
+        l2_read_search: settings::L2ReadSearch {
+            blocks_per_sm: l2_bulk_read::BLOCKS_PER_SM.to_vec(),
+            min_ms: args.search_ms,
+            slice_kib: l2_bulk_read::SLICE_KIB.to_vec(),
+            stages: l2_bulk_read::STAGES.to_vec(),
+        },
+        method: "latency: one thread chases random 128-byte tiles with 1-D cp.async.bulk.tensor copies completing on an mbarrier (next index read from the copied tile), beside the same chain with ld.global.cg, after every SM read the footprint; bandwidth: thread 0 of each block streams 2-D tiles through 4 mbarrier-tracked shared buffers, clock64 per block; L2 read: thread 0 of each block copies slices of a region a quarter of the L2's size with cp.async.bulk (private lines: each slice one block per pass; shared: every block every slice), every pattern that fits searched, the fastest of each kind re-timed over 5 launches of at least 8 ms; DRAM copy: two arrays of 4 GiB (an eighth of free memory each where less), thread 0 of each block takes chunks in order from an atomic ticket, loads them into shared buffers with cp.async.bulk and stores each back with cp.async.bulk.global.shared::cta, half the buffers awaiting stores, every pattern that fits timed over 2 launches, the fastest over 5, three stretches of the target checked".into(),
+        steps: tma::STEPS,
+        stream_bytes_per_configuration: args.stream_mib << 20,
+        stream_stages: tma::STAGES,
+        stream_tensor_words: [tma::STREAM_COLUMNS, tma::STREAM_ROWS],
+        tile_bytes: tma::TILE_WORDS * 4,
+        warm_steps: tma::WARM,
+    }
+}
+
+/// The console's account of a finished run: each footprint's latencies and the capacity
+/// fits, each stream, the L2 read's figures and the DRAM copy's (the numbers of its files).
+fn print_readings(
+    latency: &[tma_report::LatencyRow],
+    bandwidth: &[tma_report::BandwidthRow],
+    l2_rows: &[l2_report::Row],
+    copy_rows: &[copy_report::Row],
+) {
+    for row in latency {
+        println!(
+            "{:>10}: TMA {:>6.1} cycles per step, ld.global.cg {:>6.1}",
+            crate::report::plot::binary_bytes(row.footprint_bytes as f64),
+            row.tma_cycles,
+            row.load_cycles
+        );
+    }
+    let (t, l) = tma_report::fits(latency);
+    for (fit, what) in [(t, "TMA"), (l, "load")] {
+        if let Some(f) = fit {
+            println!(
+                "{what} fit: {:.1} cycles cached, {:.1} from memory, capacity {} ({}-{})",
+                f.hit_cycles,
+                f.miss_cycles,
+                crate::report::plot::binary_bytes(f.capacity_bytes),
+                crate::report::plot::binary_bytes(f.capacity_low_bytes),
+                crate::report::plot::binary_bytes(f.capacity_high_bytes)
+            );
+        }
+    }
+    for row in bandwidth {
+        match (row.gpu_gb_per_s, &row.skipped) {
+            (Some(gbs), _) => println!(
+                "stream {:>9} tiles, {} block(s)/SM: {:>7.0} GB/s",
+                crate::report::plot::binary_bytes(f64::from(row.tile_bytes)),
+                row.blocks_per_sm,
+                gbs
+            ),
+            (None, Some(why)) => println!("skipped: {why}"),
+            _ => {}
+        }
+    }
+    for row in l2_rows.iter().filter(|r| r.role == "figure") {
+        if let Some(gbs) = row.gb_per_s {
+            println!(
+                "{}: {gbs:>7.0} GB/s ({})",
+                l2_report::quantity(&row.lines),
+                l2_report::pattern(row)
+            );
+        }
+    }
+    match copy_rows.iter().find(|r| r.role != "search") {
+        Some(row) if row.gb_per_s.is_some() => println!(
+            "{}: {:.0} GB/s, {:.1} % of the theoretical peak ({}); {} of {} words read back differ",
+            copy_report::QUANTITY,
+            row.gb_per_s.unwrap_or(0.0),
+            100.0 * row.fraction_of_peak.unwrap_or(0.0),
+            copy_report::pattern(row),
+            row.mismatched_words.unwrap_or(0),
+            row.checked_words.unwrap_or(0)
+        ),
+        Some(row) => println!(
+            "{}: {}",
+            copy_report::QUANTITY,
+            row.skipped.as_deref().unwrap_or("not measured")
+        ),
+        None => {}
+    }
 }
 
 /// `gpubench tma` in the suite registry.

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::measure::TILE_WORDS;
+use crate::error::UsageError;
+
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct TmaArgs {
     /// Footprints of the latency chases, in MiB (fractions allowed): they should span the L2.
@@ -32,8 +35,10 @@ pub struct TmaArgs {
     pub output: Option<PathBuf>,
 }
 
+/// `search_ms` where a saved settings.json lacks it (written before the flag existed):
+/// clap's default, so the default is written once, in the flag.
 fn search_ms() -> f64 {
-    3.0
+    crate::harness::defaults::<TmaArgs>().search_ms
 }
 
 /// What metadata.json's settings record of a run: the chases' footprints and shape, the
@@ -73,4 +78,48 @@ pub struct DramCopySearch {
     pub blocks_per_sm: Vec<u32>,
     pub chunk_kib: Vec<u32>,
     pub stages: Vec<u32>,
+}
+
+/// The largest chain the suite builds on the host, in MiB.
+const MAX_FOOTPRINT_MIB: f64 = 1024.0;
+
+impl TmaArgs {
+    /// The chases' footprints in bytes, checked: whole tiles, sorted, each once, at least five.
+    pub fn footprints_bytes(&self) -> Result<Vec<u64>, UsageError> {
+        let tile = u64::from(TILE_WORDS) * 4;
+        let mut bytes: Vec<u64> = self
+            .footprints_mib
+            .iter()
+            .map(|&m| {
+                if m.is_finite() && m > 0.0 && m <= MAX_FOOTPRINT_MIB {
+                    Ok(((m * 1048576.0) as u64 / tile).max(2) * tile)
+                } else {
+                    Err(UsageError::new(format!(
+                        "--footprints-mib takes sizes above 0 and up to {MAX_FOOTPRINT_MIB} MiB, such as 1,16,64,256"
+                    )))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        bytes.sort_unstable();
+        bytes.dedup();
+        if bytes.len() < 5 {
+            return Err(UsageError::new(
+                "--footprints-mib needs at least five sizes, spanning the L2, for the capacity fit",
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// The checks of the other flags, before a device is opened.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if !(0.5..=100.0).contains(&self.search_ms) {
+            return Err(UsageError::new("--search-ms must be between 0.5 and 100"));
+        }
+        if !(1..=1024).contains(&self.stream_mib) {
+            return Err(UsageError::new(
+                "--stream-mib must be between 1 and 1024 (the streamed tensor, read at most once)",
+            ));
+        }
+        Ok(())
+    }
 }

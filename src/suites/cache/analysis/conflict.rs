@@ -53,13 +53,6 @@ pub fn analyse(
     points.sort_by_key(|p| p.stride_bytes);
     points.dedup_by_key(|p| p.stride_bytes);
     let mut notes = Vec::new();
-    let unknown = |verdict: String, notes: Vec<String>| ConflictReport {
-        ways: None,
-        way_bytes: None,
-        sets: None,
-        verdict,
-        notes,
-    };
     let bounds: Vec<String> = points
         .iter()
         .filter(|p| p.at_least)
@@ -72,56 +65,128 @@ pub fn analyse(
         ));
     }
     let exact: Vec<ConflictPoint> = points.iter().copied().filter(|p| !p.at_least).collect();
-    // The same large N at every stride with a miss, and no lower bound above it: addresses at
-    // power-of-two strides never conflict.
-    if let Some(last) = exact.last().map(|p| p.max_hitting)
-        && last > MAX_PLAIN_WAYS
+    if let Some(report) = same_count_at_every_stride(&points, &exact, &mut notes) {
+        return report;
+    }
+    if exact.len() < 3 {
+        return too_few_strides(&points, notes);
+    }
+    let plateau = Plateau::of(&exact);
+    if let Some(report) = not_a_plain_index(&points, &exact, plateau, &mut notes) {
+        return report;
+    }
+    read_ways(&exact, plateau, line_bytes, chase_capacity, notes)
+}
+
+/// A report that reads no ways: the `verdict` says what the data shows instead.
+fn unknown(verdict: String, notes: Vec<String>) -> ConflictReport {
+    ConflictReport {
+        ways: None,
+        way_bytes: None,
+        sets: None,
+        verdict,
+        notes,
+    }
+}
+
+/// The verdict where the same large N holds at every stride with a miss, and no lower bound
+/// lies above it: addresses at power-of-two strides never conflict.
+fn same_count_at_every_stride(
+    points: &[ConflictPoint],
+    exact: &[ConflictPoint],
+    notes: &mut Vec<String>,
+) -> Option<ConflictReport> {
+    let last = exact.last().map(|p| p.max_hitting)?;
+    if !(last > MAX_PLAIN_WAYS
         && exact
             .iter()
             .all(|p| p.max_hitting.abs_diff(last) as f64 <= 0.1 * last as f64)
         && points
             .iter()
-            .all(|p| p.max_hitting as f64 <= 1.1 * last as f64 + 1.0)
+            .all(|p| p.max_hitting as f64 <= 1.1 * last as f64 + 1.0))
     {
-        notes.push(format!(
-            "N = {last} (within a tenth) at every stride from {} B to {} B with a miss",
-            exact[0].stride_bytes,
-            exact[exact.len() - 1].stride_bytes
-        ));
+        return None;
+    }
+    notes.push(format!(
+        "N = {last} (within a tenth) at every stride from {} B to {} B with a miss",
+        exact[0].stride_bytes,
+        exact[exact.len() - 1].stride_bytes
+    ));
+    Some(unknown(
+        format!(
+            "about {last} addresses hit at every power-of-two stride: no set conflicts (a hashed set index, or a fully associative cache of about {last} lines)"
+        ),
+        std::mem::take(notes),
+    ))
+}
+
+/// The verdict with fewer than three strides with a miss: lower bounds alone can still rule
+/// a small way count out; otherwise there is too little to read ways.
+fn too_few_strides(points: &[ConflictPoint], mut notes: Vec<String>) -> ConflictReport {
+    if let (Some(first), Some(last)) = (points.first(), points.last())
+        && last.max_hitting as f64 >= 0.5 * first.max_hitting as f64
+        && last.max_hitting > 16
+    {
         return unknown(
             format!(
-                "about {last} addresses hit at every power-of-two stride: no set conflicts (a hashed set index, or a fully associative cache of about {last} lines)"
+                "N stays at {} or more from {} B to {} B strides: no set conflicts at power-of-two strides (a hashed set index, or a fully associative cache)",
+                last.max_hitting, first.stride_bytes, last.stride_bytes
             ),
             notes,
         );
     }
-    if exact.len() < 3 {
-        // Lower bounds alone can still rule a small way count out.
-        if let (Some(first), Some(last)) = (points.first(), points.last())
-            && last.max_hitting as f64 >= 0.5 * first.max_hitting as f64
-            && last.max_hitting > 16
-        {
-            return unknown(
-                format!(
-                    "N stays at {} or more from {} B to {} B strides: no set conflicts at power-of-two strides (a hashed set index, or a fully associative cache)",
-                    last.max_hitting, first.stride_bytes, last.stride_bytes
-                ),
-                notes,
-            );
+    notes.push("the experiment needs three strides with a miss or more".into());
+    unknown("too few strides to read ways".into(), notes)
+}
+
+/// The plateau at the largest strides: every stride from which N no longer changes (by more
+/// than a tenth, for the large counts of a cache without set conflicts).
+#[derive(Debug, Clone, Copy)]
+struct Plateau {
+    /// The largest stride with a miss.
+    last_point: ConflictPoint,
+    /// Its N: the settled count.
+    last: u64,
+    /// The index in the exact points where N settles.
+    settled_from: usize,
+    /// How many strides it stays settled over.
+    settled: usize,
+}
+
+impl Plateau {
+    /// The plateau of `exact` (three points or more, by stride).
+    fn of(exact: &[ConflictPoint]) -> Plateau {
+        let last_point = exact[exact.len() - 1];
+        let last = last_point.max_hitting;
+        let same = |n: u64| n.abs_diff(last) as f64 <= 0.1 * last as f64;
+        let settled_from = exact
+            .iter()
+            .rposition(|p| !same(p.max_hitting))
+            .map_or(0, |i| i + 1);
+        Plateau {
+            last_point,
+            last,
+            settled_from,
+            settled: exact.len() - settled_from,
         }
-        notes.push("the experiment needs three strides with a miss or more".into());
-        return unknown("too few strides to read ways".into(), notes);
     }
-    let last_point = exact[exact.len() - 1];
-    let last = last_point.max_hitting;
-    // The plateau at the largest strides: every stride from which N no longer changes (by more
-    // than a tenth, for the large counts of a cache without set conflicts).
-    let same = |n: u64| n.abs_diff(last) as f64 <= 0.1 * last as f64;
-    let settled_from = exact
-        .iter()
-        .rposition(|p| !same(p.max_hitting))
-        .map_or(0, |i| i + 1);
-    let settled = exact.len() - settled_from;
+}
+
+/// The verdicts that read no ways once the plateau is known: a larger stride holding more
+/// addresses than the settled count, a plateau still moving at the largest stride, no hit at
+/// all, or N that does not halve with each doubling below the way size.
+fn not_a_plain_index(
+    points: &[ConflictPoint],
+    exact: &[ConflictPoint],
+    plateau: Plateau,
+    notes: &mut Vec<String>,
+) -> Option<ConflictReport> {
+    let Plateau {
+        last_point,
+        last,
+        settled_from,
+        settled,
+    } = plateau;
     let first = exact[0];
     // A larger stride that held more addresses than the settled count rules a plain index out.
     let beyond = points.iter().find(|p| {
@@ -136,27 +201,27 @@ pub fn analyse(
             beyond.max_hitting,
             beyond.stride_bytes
         ));
-        return unknown(
+        return Some(unknown(
             "N does not settle at a way count as the stride grows: not a plain modulo set index (hashed, or a mixture of structures)".into(),
-            notes,
-        );
+            std::mem::take(notes),
+        ));
     }
     if settled < 2 {
         notes.push(format!(
             "N = {} at {} B, the largest stride with a miss; try larger strides",
             last, last_point.stride_bytes
         ));
-        return unknown(
+        return Some(unknown(
             "N still changes at the largest stride: the way size lies past the strides tried"
                 .into(),
-            notes,
-        );
+            std::mem::take(notes),
+        ));
     }
     if last == 0 {
-        return unknown(
+        return Some(unknown(
             "no stride hits even with one address at the largest strides".into(),
-            notes,
-        );
+            std::mem::take(notes),
+        ));
     }
     // Below the way size a plain index keeps N × S at the capacity; check the halving.
     let halving = exact[..settled_from]
@@ -179,8 +244,27 @@ pub fn analyse(
             "N at the smallest stride ({} B): {}; at the largest with a miss: {last}",
             first.stride_bytes, first.max_hitting
         ));
-        return unknown(verdict, notes);
+        return Some(unknown(verdict, std::mem::take(notes)));
     }
+    None
+}
+
+/// The ways and way size of a plain index: the settled count at the stride where N settles,
+/// more than [`MAX_PLAIN_WAYS`] of them only where the whole pattern backs them.
+fn read_ways(
+    exact: &[ConflictPoint],
+    plateau: Plateau,
+    line_bytes: Option<u64>,
+    chase_capacity: Option<RangeInclusive<u64>>,
+    mut notes: Vec<String>,
+) -> ConflictReport {
+    let Plateau {
+        last,
+        settled_from,
+        settled,
+        ..
+    } = plateau;
+    let first = exact[0];
     let way = exact[settled_from].stride_bytes;
     // Many ways are read only where the whole pattern of a plain index is there: N halving
     // through two doublings or more, settling over three strides or more, and N x S at the

@@ -246,27 +246,9 @@ fn sweep_on_cores(
     probe: &mut dyn Probe,
     cores: usize,
 ) -> Result<SweepResult> {
-    let Grid {
-        stride,
-        relative_resolution,
-    } = grid;
-    // The widest bracket a bisection may stop at, in strides.
-    let close_enough = |good: u64| ((good as f64 * relative_resolution) as u64).max(1);
+    let stride = grid.stride;
     let started = Instant::now();
     let mut points: Vec<ChasePoint> = Vec::new();
-    let measure =
-        |probe: &mut dyn Probe, footprint: u64, points: &mut Vec<ChasePoint>| -> Result<f64> {
-            if let Some(p) = points.iter().find(|p| p.footprint_bytes == footprint) {
-                return Ok(p.cycles);
-            }
-            let cycles = probe.measure(footprint)?;
-            points.push(ChasePoint {
-                footprint_bytes: footprint,
-                stride_bytes: stride,
-                cycles,
-            });
-            Ok(cycles)
-        };
     // Footprints handed to the probe's `prepare` so far.
     let mut asked: std::collections::HashSet<u64> = std::collections::HashSet::new();
     let mut coarse = Vec::new();
@@ -274,17 +256,98 @@ fn sweep_on_cores(
     probe.prepare(&grid_points)?;
     asked.extend(&grid_points);
     for footprint in grid_points {
-        coarse.push((footprint, measure(probe, footprint, &mut points)?));
+        coarse.push((
+            footprint,
+            measure_once(probe, footprint, stride, &mut points)?,
+        ));
     }
-    // Rises: a step between neighbouring coarse points that climbs past a tenth of the
-    // threshold, inside a doubling that climbs past the whole threshold (a slow rise may climb
-    // little from one neighbour to the next); neighbouring steps merge into one region.
+    let regions = rising_regions(threshold, &coarse);
+    let mut unresolved = Vec::new();
+    let admitted = admit(&regions, points.len(), stride, smallest, &mut unresolved);
+    let mut sweep = Bisecting {
+        threshold,
+        grid,
+        cores,
+        probe,
+        asked: &mut asked,
+        points: &mut points,
+    };
+    let rises = sweep.bisect(&admitted)?;
+    let fine = fine_footprints(
+        &admitted,
+        &rises,
+        (&points, &asked),
+        (smallest, stride, fine_points),
+        &mut unresolved,
+    );
+    // One batch for every rise's fine points (prepared already, where they moved).
+    probe.prepare(&fine)?;
+    for footprint in fine {
+        measure_once(probe, footprint, stride, &mut points)?;
+    }
+    if let [.., before, last] = coarse[..]
+        && threshold.rises(before.1, last.1)
+    {
+        unresolved.push(Unresolved {
+            from_bytes: before.0,
+            to_bytes: last.0,
+            why: format!(
+                "the curve still rises at the largest footprint ({:.1} to {:.1} cycles): a level may lie past it; pass a larger --max-bytes",
+                before.1, last.1
+            ),
+        });
+    }
+    points.sort_by_key(|p| p.footprint_bytes);
+    Ok(SweepResult {
+        launches: points.len(),
+        points,
+        seconds: started.elapsed().as_secs_f64(),
+        unresolved,
+    })
+}
+
+/// A rise between two coarse points: (footprint, cycles) at its low and high ends.
+type Region = ((u64, f64), (u64, f64));
+
+impl Grid {
+    /// The widest bracket a bisection from `good` may stop at, in strides.
+    fn close_enough(self, good: u64) -> u64 {
+        ((good as f64 * self.relative_resolution) as u64).max(1)
+    }
+}
+
+/// The cycles of `footprint`, measured once: a footprint already in `points` gives its
+/// measured cycles back, a new one is measured with `probe` and added, so a sweep never pays
+/// twice for a footprint its coarse grid, bisections and fine points share.
+fn measure_once(
+    probe: &mut dyn Probe,
+    footprint: u64,
+    stride: u64,
+    points: &mut Vec<ChasePoint>,
+) -> Result<f64> {
+    if let Some(p) = points.iter().find(|p| p.footprint_bytes == footprint) {
+        return Ok(p.cycles);
+    }
+    let cycles = probe.measure(footprint)?;
+    points.push(ChasePoint {
+        footprint_bytes: footprint,
+        stride_bytes: stride,
+        cycles,
+    });
+    Ok(cycles)
+}
+
+/// The rises of the coarse curve: a step between neighbouring coarse points that climbs past
+/// a tenth of the threshold, inside a doubling that climbs past the whole threshold (a slow
+/// rise may climb little from one neighbour to the next); neighbouring steps merge into one
+/// region. Kept apart so what counts as a rise is read in one place.
+fn rising_regions(threshold: RiseThreshold, coarse: &[(u64, f64)]) -> Vec<Region> {
     let per = COARSE_PER_DOUBLING as usize;
     let in_rising_doubling = |k: usize| {
         let from = k.saturating_sub(per - 1);
         (from..=k).any(|i| threshold.rises(coarse[i].1, coarse[(i + per).min(coarse.len() - 1)].1))
     };
-    let mut regions: Vec<((u64, f64), (u64, f64))> = Vec::new();
+    let mut regions: Vec<Region> = Vec::new();
     for (k, pair) in coarse.windows(2).enumerate() {
         if !(threshold.starts_rising(pair[0].1, pair[1].1) && in_rising_doubling(k)) {
             continue;
@@ -294,79 +357,130 @@ fn sweep_on_cores(
             _ => regions.push((pair[0], pair[1])),
         }
     }
-    let mut unresolved = Vec::new();
-    let doubling_of = |f: u64| {
-        let mut from = smallest;
-        while from.saturating_mul(2) <= f {
-            from *= 2;
-        }
-        (from, from.saturating_mul(2))
-    };
-    let over_budget = |low_f: u64, high_f: u64| {
-        let (from, _) = doubling_of(low_f);
-        let (_, to) = doubling_of(high_f.saturating_sub(1).max(low_f));
-        Unresolved {
-            from_bytes: from,
-            to_bytes: to,
-            why: format!(
-                "the curve rises from {low_f} B to {high_f} B but the sweep's {POINT_BUDGET}-point budget was spent"
-            ),
-        }
-    };
-    // A rise is bisected only if the bisections' worst case (three, each to one stride) still
-    // fits the budget, and sampled densely only if the budget is not spent when the GPU
-    // comes; the others are listed as unresolved.
-    let mut admitted: Vec<((u64, f64), (u64, f64))> = Vec::new();
-    let mut projected = points.len();
-    for &region in &regions {
+    regions
+}
+
+/// The doubling `[from, to)` from `smallest` that holds `f`.
+fn doubling_of(smallest: u64, f: u64) -> (u64, u64) {
+    let mut from = smallest;
+    while from.saturating_mul(2) <= f {
+        from *= 2;
+    }
+    (from, from.saturating_mul(2))
+}
+
+/// The unresolved entry of a rise from `low_f` to `high_f` the point budget left unsampled:
+/// the doublings it spans, so a reader knows where a level may hide.
+fn over_budget(smallest: u64, low_f: u64, high_f: u64) -> Unresolved {
+    let (from, _) = doubling_of(smallest, low_f);
+    let (_, to) = doubling_of(smallest, high_f.saturating_sub(1).max(low_f));
+    Unresolved {
+        from_bytes: from,
+        to_bytes: to,
+        why: format!(
+            "the curve rises from {low_f} B to {high_f} B but the sweep's {POINT_BUDGET}-point budget was spent"
+        ),
+    }
+}
+
+/// The rises the point budget admits: a rise is bisected only if the bisections' worst case
+/// (three, each to one stride) still fits the budget after the `measured` points; the others
+/// are listed in `unresolved`.
+fn admit(
+    regions: &[Region],
+    measured: usize,
+    stride: u64,
+    smallest: u64,
+    unresolved: &mut Vec<Unresolved>,
+) -> Vec<Region> {
+    let mut admitted: Vec<Region> = Vec::new();
+    let mut projected = measured;
+    for &region in regions {
         let ((low_f, _), (high_f, _)) = region;
         let span = (high_f - low_f) / stride;
         let worst = 3 * (u64::BITS - span.leading_zeros()) as usize;
         if projected + worst > POINT_BUDGET {
-            unresolved.push(over_budget(low_f, high_f));
+            unresolved.push(over_budget(smallest, low_f, high_f));
             continue;
         }
         projected += worst;
         admitted.push(region);
     }
-    // Three bisections per rise, all rises' side by side, so a probe that prepares ahead
-    // (compiles) does so for all of them at once: where the rise is clear, where it starts
-    // (with a tenth of the threshold: the first, small steps of a cache overflowing set by
-    // set), and where it has (nearly) reached the level above.
-    let mut rises: Vec<[Bisection; 3]> = admitted
-        .iter()
-        .map(|&((low_f, low_y), (high_f, high_y))| {
-            let (good, bad) = (low_f / stride, high_f / stride);
-            let top = high_y - 0.1 * (high_y - low_y);
-            [
-                Edge::Rises(low_y),
-                Edge::StartsRising(low_y),
-                Edge::Reaches(top),
-            ]
-            .map(|edge| Bisection { good, bad, edge })
-        })
-        .collect();
-    let bisections = rises.as_flattened_mut();
-    loop {
-        let active: Vec<usize> = (0..bisections.len())
-            .filter(|&i| bisections[i].bad - bisections[i].good > close_enough(bisections[i].good))
+    admitted
+}
+
+/// What the bisections of a sweep work with: the probe, the footprints handed to its
+/// `prepare` so far and the points measured so far.
+struct Bisecting<'a> {
+    threshold: RiseThreshold,
+    grid: Grid,
+    cores: usize,
+    probe: &'a mut dyn Probe,
+    asked: &'a mut std::collections::HashSet<u64>,
+    points: &'a mut Vec<ChasePoint>,
+}
+
+impl Bisecting<'_> {
+    /// Three bisections per rise, all rises' side by side, so a probe that prepares ahead
+    /// (compiles) does so for all of them at once: where the rise is clear, where it starts
+    /// (with a tenth of the threshold: the first, small steps of a cache overflowing set by
+    /// set), and where it has (nearly) reached the level above. Returns each rise's three,
+    /// finished.
+    fn bisect(&mut self, admitted: &[Region]) -> Result<Vec<[Bisection; 3]>> {
+        let (stride, grid) = (self.grid.stride, self.grid);
+        let mut rises: Vec<[Bisection; 3]> = admitted
+            .iter()
+            .map(|&((low_f, low_y), (high_f, high_y))| {
+                let (good, bad) = (low_f / stride, high_f / stride);
+                let top = high_y - 0.1 * (high_y - low_y);
+                [
+                    Edge::Rises(low_y),
+                    Edge::StartsRising(low_y),
+                    Edge::Reaches(top),
+                ]
+                .map(|edge| Bisection { good, bad, edge })
+            })
             .collect();
-        if active.is_empty() {
-            break;
+        let bisections = rises.as_flattened_mut();
+        loop {
+            let active: Vec<usize> = (0..bisections.len())
+                .filter(|&i| {
+                    bisections[i].bad - bisections[i].good > grid.close_enough(bisections[i].good)
+                })
+                .collect();
+            if active.is_empty() {
+                break;
+            }
+            self.prepare_ahead(bisections, &active)?;
+            for i in active {
+                let b = &mut bisections[i];
+                let middle = (b.good + b.bad) / 2;
+                let y = measure_once(&mut *self.probe, middle * stride, stride, self.points)?;
+                if b.past(self.threshold, y) {
+                    b.bad = middle;
+                } else {
+                    b.good = middle;
+                }
+            }
         }
-        // Before a step whose midpoint was never prepared: the midpoints of the next steps,
-        // whichever way they go, for every bisection in that state.
+        Ok(rises)
+    }
+
+    /// Before a step whose midpoint was never prepared: the midpoints of the next steps,
+    /// whichever way they go, for every bisection in that state, prepared in one batch.
+    fn prepare_ahead(&mut self, bisections: &[Bisection], active: &[usize]) -> Result<()> {
+        let (stride, grid) = (self.grid.stride, self.grid);
         let unprepared: Vec<&Bisection> = active
             .iter()
             .map(|&i| &bisections[i])
-            .filter(|b| !asked.contains(&((b.good + b.bad) / 2 * stride)))
+            .filter(|b| !self.asked.contains(&((b.good + b.bad) / 2 * stride)))
             .collect();
         if !unprepared.is_empty() {
             let brackets: Vec<(u64, u64, u64)> = unprepared
                 .iter()
-                .map(|b| (b.good, b.bad, close_enough(b.good)))
+                .map(|b| (b.good, b.bad, grid.close_enough(b.good)))
                 .collect();
-            let depth = lookahead_depth(cores, &brackets);
+            let depth = lookahead_depth(self.cores, &brackets);
             let mut next = Vec::new();
             for b in unprepared {
                 bisection_midpoints(b.good, b.bad, depth, &mut next);
@@ -374,28 +488,29 @@ fn sweep_on_cores(
             let mut next: Vec<u64> = next
                 .into_iter()
                 .map(|k| k * stride)
-                .filter(|f| asked.insert(*f))
+                .filter(|f| self.asked.insert(*f))
                 .collect();
             next.sort_unstable();
-            probe.prepare(&next)?;
+            self.probe.prepare(&next)?;
         }
-        for i in active {
-            let b = &mut bisections[i];
-            let middle = (b.good + b.bad) / 2;
-            let y = measure(probe, middle * stride, &mut points)?;
-            if b.past(threshold, y) {
-                b.bad = middle;
-            } else {
-                b.good = middle;
-            }
-        }
+        Ok(())
     }
-    // Densely across each whole rise (a model fit reads every step of it), a stride apart
-    // where `fine_points` allow, with a margin of plateau on either side.
+}
+
+/// The fine points of every admitted rise: densely across each whole rise (a model fit reads
+/// every step of it), a stride apart where `fine_points` allow, with a margin of plateau on
+/// either side. A rise the point budget has no room for is listed in `unresolved`.
+fn fine_footprints(
+    admitted: &[Region],
+    rises: &[[Bisection; 3]],
+    (points, asked): (&[ChasePoint], &std::collections::HashSet<u64>),
+    (smallest, stride, fine_points): (u64, u64, u64),
+    unresolved: &mut Vec<Unresolved>,
+) -> Vec<u64> {
     let mut fine: Vec<u64> = Vec::new();
     for (k, &((low_f, _), (high_f, _))) in admitted.iter().enumerate() {
         if points.len() + fine.len() >= POINT_BUDGET {
-            unresolved.push(over_budget(low_f, high_f));
+            unresolved.push(over_budget(smallest, low_f, high_f));
             continue;
         }
         let [clear, first, top] = rises[k];
@@ -428,30 +543,7 @@ fn sweep_on_cores(
             }
         }
     }
-    // One batch for every rise's fine points (prepared already, where they moved).
-    probe.prepare(&fine)?;
-    for footprint in fine {
-        measure(probe, footprint, &mut points)?;
-    }
-    if let [.., before, last] = coarse[..]
-        && threshold.rises(before.1, last.1)
-    {
-        unresolved.push(Unresolved {
-            from_bytes: before.0,
-            to_bytes: last.0,
-            why: format!(
-                "the curve still rises at the largest footprint ({:.1} to {:.1} cycles): a level may lie past it; pass a larger --max-bytes",
-                before.1, last.1
-            ),
-        });
-    }
-    points.sort_by_key(|p| p.footprint_bytes);
-    Ok(SweepResult {
-        launches: points.len(),
-        points,
-        seconds: started.elapsed().as_secs_f64(),
-        unresolved,
-    })
+    fine
 }
 
 #[cfg(test)]
