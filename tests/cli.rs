@@ -228,7 +228,7 @@ fn probe_settings_are_checked_before_the_gpu() {
             vec!["cache", "--space", "global", "--tlb-strides", "8"],
             "--tlb-strides",
         ),
-        (vec!["tensor", "--wgmma-n", "32"], "--wgmma-n"),
+        (vec!["tensor", "--wgmma-n", "48"], "--wgmma-n"),
         (
             vec!["atomics", "--footprints-mib", "0,128"],
             "--footprints-mib",
