@@ -81,26 +81,13 @@ use self::measure::{
     THROUGHPUT_STEPS,
 };
 use self::report::{KernelsSass, Reading};
-use crate::error::UsageError;
 use crate::harness::{defaults, suite};
 
 const METHOD: &str = "compute_90 PTX (cuda/dpx.cu). Latency: one thread, a dependent chain x = f(x, y, z) (y, z kernel arguments) of 32 and of 128 calls per loop trip, unrolled, latency_iterations trips, clock64 around the loop; cycles per call = (long - short) / (96 x trips), median over the repeats. Throughput: 8 blocks of 256 threads per SM on every SM, 8 independent chains per thread of 8 and of 16 calls per trip, throughput_iterations trips; thread 0 of each block reads clock64 after a barrier before and after the loop and records %smid; per SM the calls its blocks add in the long kernel over the cycles its span adds, median over the repeats; the figure the median over the SMs. Integer pipe: IADD3 and IMAD chains alone, and 1:1 mixes (chains of A and B alternating); one shared pipe predicts 2/(1/rate_A + 1/rate_B), two pipes 2 min(rate_A, rate_B); the verdict is the prediction the mix lies nearer in log terms (by a third of their distance; unidentified where they are within 20%). SASS of one call: the difference of the two latency kernels' opcode counts over 96. Each kernel launched once untimed before its repeats";
 
-fn check(args: &DpxArgs) -> Result<(), UsageError> {
-    let problem = if !(1..=1000).contains(&args.repeats) {
-        "--repeats must be between 1 and 1000"
-    } else if !(1..=100_000).contains(&args.latency_iterations) {
-        "--latency-iterations must be between 1 and 100000"
-    } else if !(1..=100_000).contains(&args.throughput_iterations) {
-        "--throughput-iterations must be between 1 and 100000"
-    } else {
-        return Ok(());
-    };
-    Err(UsageError::new(problem))
-}
 
 pub fn run(args: &DpxArgs) -> Result<()> {
-    check(args)?;
+    args.validate()?;
     let device = args.device.index()?;
     let mut gpu = suite::open(device, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
@@ -233,7 +220,7 @@ mod tests {
 
     #[test]
     fn the_flags_are_checked() {
-        assert!(check(&defaults()).is_ok());
+        assert!(defaults::<DpxArgs>().validate().is_ok());
         for bad in [
             DpxArgs {
                 repeats: 0,
@@ -248,7 +235,7 @@ mod tests {
                 ..defaults()
             },
         ] {
-            assert!(check(&bad).is_err());
+            assert!(bad.validate().is_err());
         }
     }
 }

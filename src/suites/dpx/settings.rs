@@ -26,6 +26,22 @@ pub struct DpxArgs {
     pub output: Option<PathBuf>,
 }
 
+impl DpxArgs {
+    /// Every check of the flags, before a device is opened.
+    pub fn validate(&self) -> Result<(), crate::error::UsageError> {
+        let problem = if !(1..=1000).contains(&self.repeats) {
+            "--repeats must be between 1 and 1000"
+        } else if !(1..=100_000).contains(&self.latency_iterations) {
+            "--latency-iterations must be between 1 and 100000"
+        } else if !(1..=100_000).contains(&self.throughput_iterations) {
+            "--throughput-iterations must be between 1 and 100000"
+        } else {
+            return Ok(());
+        };
+        Err(crate::error::UsageError::new(problem))
+    }
+}
+
 /// What metadata.json's settings record of a run: its counts, its launch shape and the method
 /// in words. Written by [`super::run`]; nothing reads it back.
 #[derive(Debug, Serialize, Deserialize)]
