@@ -11,7 +11,7 @@
 #   5. `report` of the run into a fresh directory and a byte check of summary.md against the
 #      live run's (a live run and `report` share one path);
 #   6. `export` of the run: machine model (json), GPGPU-Sim options (accel-sim), Prometheus;
-#   7. figures only where large: every file over $KEEP_BYTES (default 256 KiB) that `report`
+#   7. the repeat figures only; figures only where large: every file over $KEEP_BYTES (default 256 KiB) that `report`
 #      does not need (it reads figures.json where a curve is gone) leaves, and is listed in
 #      left-out.txt with its size.
 # Writes into $OUT (default ./device-out)/reference and tars it into reference.tar.gz there.
@@ -89,6 +89,11 @@ else
   "$BIN" export "$REF/run" --format accel-sim --output "$REF/run/gpgpusim.config" 2>&1 | tail -1
   "$BIN" export "$REF/run" --format prometheus --output "$REF/run/gpubench.prom" 2>&1 | tail -1
 fi
+
+log "the repeat figures only (each suite's figures.json and metadata.json, the summaries)"
+find "$REF"/run/repeat "$REF"/run/gpu*/repeat -mindepth 1 -type f 2>/dev/null |
+  grep -vE '/(figures|metadata|all|info)\.json$|/summary\.(md|tex|json)$' | xargs -r rm -f
+find "$REF"/run/repeat "$REF"/run/gpu*/repeat -type d -empty -delete 2>/dev/null
 
 log "figures only where large (over $KEEP_BYTES bytes; report reads figures.json instead)"
 find "$REF" -type f -size +"${KEEP_BYTES}"c \
