@@ -8,6 +8,18 @@
 //! `ld.shared`; and for sizes 2, 4, 8, 16 the GPU full of clusters reads 64 KiB per block per
 //! pass with 16-byte loads in five patterns (own memory plainly and through the window, the
 //! pair partner's, the next rank's, all of rank 0's).
+//!
+//! Writes (issue #74, after Luo et al.'s extended paper, arXiv 2501.12084, whose DSM section
+//! times remote stores and a distributed histogram): the same GPU full of clusters stores
+//! 64 KiB per block per pass with 16-byte `st.shared::cluster` (SASS: a generic `ST.E.128`)
+//! into the four targets of the reads (own with `st.shared`, `STS.128`), each thread fencing at
+//! cluster scope before the closing stamp so that the span covers the stores' arrival; the
+//! pair partner's read and store are repeated at 128, 256, 512 and 1024 threads per block
+//! (cluster of 2: how many accesses in flight an SM needs); and every thread adds 1
+//! `iterations` times into a histogram of 1, 32 or 1024 bins in the next rank's shared memory
+//! with `red.shared::cluster.add` or `atom.shared::cluster.add` (both `ATOM.E.ADD.STRONG.GPU`,
+//! red's answer to `RZ`), or in its own with `atom.shared.add` (`ATOMS.ADD`); the bins every
+//! block holds afterwards must sum to the adds sent, or the run stops.
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -38,6 +50,30 @@ pub const PATTERNS: [(u32, &str); 5] = [
     (3, "all read rank 0"),
 ];
 
+/// The targets of dsm_store (dsm_bandwidth's codes): own memory plainly, and three others'.
+pub const STORE_PATTERNS: [(u32, &str); 4] = [
+    (4, "own, st.shared"),
+    (1, "pair partner"),
+    (2, "next rank (ring)"),
+    (3, "all into rank 0"),
+];
+
+/// The pair partner's code and the block sizes its read and store are repeated at (cluster
+/// of 2).
+pub const SWEEP_PATTERN: u32 = 1;
+pub const SWEEP_CLUSTER: u32 = 2;
+pub const SWEEP_THREADS: [u32; 4] = [128, 256, 512, 1024];
+
+/// dsm_histogram's (pattern, op) pairs and what each is: into the next rank's bins through the
+/// cluster window, or into its own with plain shared atomics.
+pub const HISTOGRAM_OPS: [(u32, u32, &str); 3] = [
+    (4, 2, "atom.shared.add, own bins"),
+    (2, 0, "red.shared::cluster.add, next rank's bins"),
+    (2, 1, "atom.shared::cluster.add, next rank's bins"),
+];
+/// Bins of the histogram: every add on one word, one warp's lanes on distinct words, spread.
+pub const HISTOGRAM_BINS: [u32; 3] = [1, 32, 1024];
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Occupancy {
     pub cluster: u32,
@@ -61,12 +97,35 @@ pub struct Bandwidth {
     pub rate: PatternRate,
 }
 
+/// The pair partner's read or store at one block size (cluster of [`SWEEP_CLUSTER`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadsPoint {
+    pub operation: &'static str,
+    pub threads: u32,
+    pub clusters: u32,
+    pub rate: PatternRate,
+}
+
+/// One histogram: adds per clock of every block's span (`rate` in adds, not bytes).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Histogram {
+    pub cluster: u32,
+    pub operation: &'static str,
+    pub bins: u32,
+    pub clusters: u32,
+    pub adds_per_block: u64,
+    pub rate: PatternRate,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Results {
     pub shared_bytes_per_block: u32,
     pub occupancy: Vec<Occupancy>,
     pub latency: Vec<Latency>,
     pub bandwidth: Vec<Bandwidth>,
+    pub stores: Vec<Bandwidth>,
+    pub threads: Vec<ThreadsPoint>,
+    pub histogram: Vec<Histogram>,
 }
 
 /// Runs the occupancy queries, the chases for every size from 2 to `MAX_CLUSTER` that fits and
@@ -137,12 +196,149 @@ pub fn measure(
             });
         }
     }
+    let sizes: Vec<(u32, u32)> = bandwidth_sizes
+        .iter()
+        .filter(|&&c| fits(c) > 0)
+        .map(|&c| (c, fits(c)))
+        .collect();
+    let stores = measure_stores(gpu, &sizes, |c, n| shape(c, n, BANDWIDTH_THREADS), iterations)?;
+    let threads = match fits(SWEEP_CLUSTER) {
+        0 => Vec::new(),
+        clusters => measure_threads(gpu, |t| shape(SWEEP_CLUSTER, clusters, t), iterations)?,
+    };
+    let histogram =
+        measure_histograms(gpu, &sizes, |c, n| shape(c, n, BANDWIDTH_THREADS), iterations)?;
     Ok(Results {
         shared_bytes_per_block: shared_bytes,
         occupancy,
         latency,
         bandwidth,
+        stores,
+        threads,
+        histogram,
     })
+}
+
+/// Bytes per clock of `iterations` passes of 64 KiB through `launch` (one untimed launch
+/// first: clocks up, code in the caches).
+fn timed_pass(
+    what: &str,
+    iterations: u32,
+    mut launch: impl FnMut(u32) -> Result<Vec<i64>, crate::error::GpuError>,
+) -> Result<PatternRate> {
+    launch(1)?;
+    let stamps = launch(iterations)?;
+    let bytes = f64::from(BW_BYTES) * f64::from(iterations);
+    dsm::pattern_rate(&stamps, bytes).with_context(|| format!("{what} returned unusable stamps"))
+}
+
+/// The stores of [`STORE_PATTERNS`] at every (cluster size, clusters that fit) of `sizes`.
+fn measure_stores(
+    gpu: &mut Gpu,
+    sizes: &[(u32, u32)],
+    shape: impl Fn(u32, u32) -> ClusterShape,
+    iterations: u32,
+) -> Result<Vec<Bandwidth>> {
+    let mut stores = Vec::new();
+    for &(cluster, clusters) in sizes {
+        for (code, pattern) in STORE_PATTERNS {
+            let full = shape(cluster, clusters);
+            let what = format!("storing into {pattern} in clusters of {cluster}");
+            let rate = timed_pass(&what, iterations, |n| {
+                super::launch::dsm_store(gpu, full, code, n)
+            })?;
+            stores.push(Bandwidth {
+                cluster,
+                pattern,
+                clusters,
+                rate,
+            });
+        }
+    }
+    Ok(stores)
+}
+
+/// The pair partner's read and store at every block size of [`SWEEP_THREADS`].
+fn measure_threads(
+    gpu: &mut Gpu,
+    shape: impl Fn(u32) -> ClusterShape,
+    iterations: u32,
+) -> Result<Vec<ThreadsPoint>> {
+    let mut points = Vec::new();
+    for threads in SWEEP_THREADS {
+        let at = shape(threads);
+        for operation in ["read", "store"] {
+            let what = format!("the pair partner's {operation} with {threads} threads");
+            let rate = timed_pass(&what, iterations, |n| {
+                if operation == "read" {
+                    launch::dsm::dsm_bandwidth(gpu, at, SWEEP_PATTERN, n)
+                } else {
+                    super::launch::dsm_store(gpu, at, SWEEP_PATTERN, n)
+                }
+            })?;
+            points.push(ThreadsPoint {
+                operation,
+                threads,
+                clusters: at.clusters,
+                rate,
+            });
+        }
+    }
+    Ok(points)
+}
+
+/// Every histogram of [`HISTOGRAM_OPS`] × [`HISTOGRAM_BINS`] at every size of `sizes`; stops
+/// where the bins do not hold every add sent.
+fn measure_histograms(
+    gpu: &mut Gpu,
+    sizes: &[(u32, u32)],
+    shape: impl Fn(u32, u32) -> ClusterShape,
+    iterations: u32,
+) -> Result<Vec<Histogram>> {
+    let mut histograms = Vec::new();
+    for &(cluster, clusters) in sizes {
+        let full = shape(cluster, clusters);
+        for (pattern, op, operation) in HISTOGRAM_OPS {
+            for bins in HISTOGRAM_BINS {
+                let run = |gpu: &mut Gpu, n: u32| {
+                    super::launch::dsm_histogram(gpu, full, pattern, op, bins, n)
+                };
+                run(gpu, 1)?;
+                let got = run(gpu, iterations)?;
+                let adds_per_block = u64::from(full.threads) * u64::from(iterations);
+                let what = format!("{operation} into {bins} bins in clusters of {cluster}");
+                check_arrivals(&got.arrived, adds_per_block)
+                    .with_context(|| format!("{what}: the histogram is wrong"))?;
+                let rate = dsm::pattern_rate(&got.stamps, adds_per_block as f64)
+                    .with_context(|| format!("{what} returned unusable stamps"))?;
+                histograms.push(Histogram {
+                    cluster,
+                    operation,
+                    bins,
+                    clusters,
+                    adds_per_block,
+                    rate,
+                });
+            }
+        }
+    }
+    Ok(histograms)
+}
+
+/// Every block's bins hold the adds one block sent (each block is the target of exactly one
+/// other, or of itself): an add lost or doubled is a broken kernel, not a figure.
+fn check_arrivals(arrived: &[u32], adds_per_block: u64) -> Result<()> {
+    match arrived
+        .iter()
+        .position(|&a| u64::from(a) != adds_per_block)
+    {
+        None if !arrived.is_empty() => Ok(()),
+        None => anyhow::bail!("no block reported its bins"),
+        Some(block) => anyhow::bail!(
+            "block {block}'s bins hold {} adds where {adds_per_block} were sent",
+            arrived[block]
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -152,8 +348,12 @@ mod tests {
     #[test]
     fn the_kernels_and_their_constants_are_the_hosts() {
         let ptx = crate::kernels::module("dsm").unwrap().ptx;
-        for entry in ["dsm_latency", "dsm_bandwidth"] {
+        for entry in ["dsm_latency", "dsm_bandwidth", "dsm_store", "dsm_histogram"] {
             assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+        }
+        // Every histogram fits the 64 KiB a block fills and indexes by mask.
+        for bins in HISTOGRAM_BINS {
+            assert!(bins.is_power_of_two() && 4 * bins <= BW_BYTES, "{bins}");
         }
         let source = include_str!("../../../cuda/dsm.cu");
         for (name, value) in [("RING_WORDS", RING_WORDS), ("BW_BYTES", BW_BYTES)] {
@@ -168,5 +368,14 @@ mod tests {
             at = (at + RING_STRIDE) % RING_WORDS;
             assert_eq!(at == 0, step == RING_WORDS);
         }
+    }
+
+    #[test]
+    fn a_histogram_holds_every_add_or_the_run_stops() {
+        assert!(check_arrivals(&[512, 512, 512], 512).is_ok());
+        let lost = check_arrivals(&[512, 511, 512], 512).unwrap_err();
+        assert!(lost.to_string().contains("block 1's bins hold 511"), "{lost}");
+        assert!(check_arrivals(&[512, 1024], 512).is_err());
+        assert!(check_arrivals(&[], 512).is_err());
     }
 }

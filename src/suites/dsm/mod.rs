@@ -1,8 +1,10 @@
 //! `gpubench dsm`: distributed shared memory of thread-block clusters (Hopper): latency into
-//! another block against local shared memory per cluster size, the clusters that fit, and the
-//! read bandwidth of the patterns that matter.
+//! another block against local shared memory per cluster size, the clusters that fit, the
+//! read and store bandwidth of the patterns that matter (stores and reads per block size too),
+//! and a histogram's atomic adds into another block (`measure` says how each is timed).
 
 pub mod analysis;
+pub mod launch;
 pub mod measure;
 pub mod report;
 pub mod settings;
@@ -22,7 +24,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
     let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
     let properties = gpu.properties()?;
     suite::require_hopper(&properties, args.device.index()?, "dsm", "thread-block clusters")?;
-    for entry in ["dsm_latency", "dsm_bandwidth"] {
+    for entry in ["dsm_latency", "dsm_bandwidth", "dsm_store", "dsm_histogram"] {
         gpu.function("dsm", entry)?;
     }
     let shared_bytes = u32::try_from(properties.shared_memory_per_block_optin_bytes).unwrap_or(0);
@@ -33,11 +35,13 @@ pub fn run(args: &DsmArgs) -> Result<()> {
         bandwidth_bytes_per_pass: dsm::BW_BYTES,
         bandwidth_sizes: sizes.clone(),
         iterations: args.iterations,
-        method: "clusters launched through cuLaunchKernelEx with the cluster dimension attribute and the non-portable size allowed; one block per SM (the most dynamic shared memory a block may have); latency: block 0 chases a ring in every block through mapa + ld.shared::cluster and its own with ld.shared; bandwidth: 16-byte loads of 64 KiB per pass, clock64 per block".into(),
+        method: "clusters launched through cuLaunchKernelEx with the cluster dimension attribute and the non-portable size allowed; one block per SM (the most dynamic shared memory a block may have); latency: block 0 chases a ring in every block through mapa + ld.shared::cluster and its own with ld.shared; bandwidth: 16-byte loads of 64 KiB per pass, clock64 per block; stores: 16-byte stores of 64 KiB per pass (st.shared::cluster), a cluster-scope fence before the closing stamp; the pair partner's read and store at 128-1024 threads per block; histogram: 1, 32 or 1024 bins, red/atom.shared::cluster.add into the next rank's bins or atom.shared.add into its own, every block's bins checked to hold the adds sent".into(),
         ring_stride_words: dsm::RING_STRIDE,
         ring_words: dsm::RING_WORDS,
         shared_bytes_per_block: shared_bytes,
         steps: dsm::STEPS,
+        histogram_bins: Some(dsm::HISTOGRAM_BINS.to_vec()),
+        sweep_threads: Some(dsm::SWEEP_THREADS.to_vec()),
     };
     suite::run_opened(
         gpu,
@@ -54,11 +58,13 @@ pub fn run(args: &DsmArgs) -> Result<()> {
             let latency = dsm_report::latency_rows(&results);
             let occupancy = dsm_report::occupancy_rows(&results);
             let bandwidth = dsm_report::bandwidth_rows(&results, mhz);
+            let writes = dsm_report::WriteRows::of(&results, mhz);
             dsm_report::write(
                 &suite.run,
                 &latency,
                 &occupancy,
                 &bandwidth,
+                &writes,
                 shared_bytes,
                 &sass,
             )?;
@@ -85,10 +91,24 @@ pub fn run(args: &DsmArgs) -> Result<()> {
                     row.local_cycles
                 );
             }
-            for row in &bandwidth {
+            for (verb, rows) in [("read", &bandwidth), ("store", &writes.stores)] {
+                for row in rows {
+                    println!(
+                        "cluster of {:>2}, {verb:<5} {:<22} {:>7.1} B/clock/SM, {:>8.0} GB/s over the GPU",
+                        row.cluster, row.pattern, row.bytes_per_clock_per_sm, row.gpu_gb_per_s
+                    );
+                }
+            }
+            for row in &writes.threads {
                 println!(
-                    "cluster of {:>2}, {:<22} {:>7.1} B/clock/SM, {:>8.0} GB/s over the GPU",
-                    row.cluster, row.pattern, row.bytes_per_clock_per_sm, row.gpu_gb_per_s
+                    "cluster of {:>2}, {:<5} pair partner, {:>4} threads per block {:>7.1} B/clock/SM",
+                    row.cluster, row.operation, row.threads, row.bytes_per_clock_per_sm
+                );
+            }
+            for row in &writes.histogram {
+                println!(
+                    "cluster of {:>2}, {:<42} {:>5} bins {:>8.2} adds/clock/SM",
+                    row.cluster, row.operation, row.bins, row.adds_per_clock_per_sm
                 );
             }
             Ok(())
@@ -101,7 +121,7 @@ pub struct Dsm;
 
 impl crate::harness::SuiteDef for Dsm {
     const NAME: &'static str = "dsm";
-    const ABOUT: &'static str = "Distributed shared memory: latency into other blocks of a cluster, clusters that fit, read bandwidth (Luo et al. 2024)";
+    const ABOUT: &'static str = "Distributed shared memory: latency into other blocks of a cluster, clusters that fit, read and store bandwidth, histogram atomics (Luo et al. 2024)";
     type Args = DsmArgs;
 
     const RUN: crate::harness::Measure<DsmArgs> = run;
@@ -137,6 +157,13 @@ impl crate::harness::SuiteDef for Dsm {
                 &saved.occupancy,
                 &saved.bandwidth,
             )
-        })
+        })?;
+        match &saved.writes {
+            Some(writes) => {
+                let title = run.title(dsm_report::writes_title());
+                out.plot("dsm-writes", |p| dsm_report::draw_writes(p, &title, writes))
+            }
+            None => Ok(()),
+        }
     }
 }

@@ -3,7 +3,10 @@
 //! through ld.shared, the SM of every rank), `dsm-occupancy.csv` (clusters that fit at once per
 //! size), `dsm-bandwidth.csv` (bytes per clock per SM and over the GPU of every read pattern),
 //! `dsm.json` (all of it with the growth of the remote latency per block of cluster size) and
-//! `dsm.png`.
+//! `dsm.png`; from the writes on (issue #74), `dsm-stores.csv` (the stores' rates, as the
+//! reads'), `dsm-threads.csv` (the pair partner's read and store per block size),
+//! `dsm-histogram.csv` (adds per clock per SM of each histogram) and `dsm-writes.png`. Runs from
+//! before the writes have none of the three files and are read as they were.
 
 use std::path::Path;
 
@@ -13,7 +16,9 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::analysis::growth_per_block;
-use super::measure::{PATTERNS, Results};
+use super::measure::{
+    Bandwidth, HISTOGRAM_BINS, HISTOGRAM_OPS, PATTERNS, Results, STORE_PATTERNS, SWEEP_CLUSTER,
+};
 use crate::analysis::linear_fit::Interval;
 use crate::report::figures::{Domain, Figure, Rows};
 use crate::report::plot::{self, BLUE, GREEN, ORANGE, RED};
@@ -52,6 +57,33 @@ pub struct BandwidthRow {
     pub gpu_bytes_per_clock: f64,
     /// At the SM clock measured before the suite.
     pub gpu_gb_per_s: f64,
+}
+
+/// The pair partner's read or store at one block size (cluster of [`SWEEP_CLUSTER`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ThreadsRow {
+    pub operation: String,
+    pub threads: u32,
+    pub cluster: u32,
+    pub clusters: u32,
+    pub bytes_per_clock_per_sm: f64,
+    pub bytes_per_clock_per_sm_min: f64,
+    pub bytes_per_clock_per_sm_max: f64,
+    pub gpu_bytes_per_clock: f64,
+}
+
+/// One histogram's adds per clock per SM (median over SMs and the range).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HistogramRow {
+    pub cluster: u32,
+    pub operation: String,
+    pub bins: u32,
+    pub clusters: u32,
+    pub adds_per_block: u64,
+    pub adds_per_clock_per_sm: f64,
+    pub adds_per_clock_per_sm_min: f64,
+    pub adds_per_clock_per_sm_max: f64,
+    pub gpu_adds_per_clock: f64,
 }
 
 fn joined<T: ToString>(values: &[T]) -> String {
@@ -98,8 +130,50 @@ pub fn occupancy_rows(results: &Results) -> Vec<OccupancyRow> {
 }
 
 pub fn bandwidth_rows(results: &Results, mhz: f64) -> Vec<BandwidthRow> {
+    rate_rows(&results.bandwidth, mhz)
+}
+
+pub fn store_rows(results: &Results, mhz: f64) -> Vec<BandwidthRow> {
+    rate_rows(&results.stores, mhz)
+}
+
+pub fn threads_rows(results: &Results) -> Vec<ThreadsRow> {
     results
-        .bandwidth
+        .threads
+        .iter()
+        .map(|t| ThreadsRow {
+            operation: t.operation.into(),
+            threads: t.threads,
+            cluster: SWEEP_CLUSTER,
+            clusters: t.clusters,
+            bytes_per_clock_per_sm: t.rate.per_sm.median,
+            bytes_per_clock_per_sm_min: t.rate.per_sm.min,
+            bytes_per_clock_per_sm_max: t.rate.per_sm.max,
+            gpu_bytes_per_clock: t.rate.gpu_bytes_per_clock,
+        })
+        .collect()
+}
+
+pub fn histogram_rows(results: &Results) -> Vec<HistogramRow> {
+    results
+        .histogram
+        .iter()
+        .map(|h| HistogramRow {
+            cluster: h.cluster,
+            operation: h.operation.into(),
+            bins: h.bins,
+            clusters: h.clusters,
+            adds_per_block: h.adds_per_block,
+            adds_per_clock_per_sm: h.rate.per_sm.median,
+            adds_per_clock_per_sm_min: h.rate.per_sm.min,
+            adds_per_clock_per_sm_max: h.rate.per_sm.max,
+            gpu_adds_per_clock: h.rate.gpu_bytes_per_clock,
+        })
+        .collect()
+}
+
+fn rate_rows(rates: &[Bandwidth], mhz: f64) -> Vec<BandwidthRow> {
+    rates
         .iter()
         .map(|b| BandwidthRow {
             cluster: b.cluster,
@@ -135,6 +209,37 @@ pub struct DsmFile {
     pub remote_latency_growth_cycles_per_block: Option<Interval>,
     pub sass: crate::harness::suite::KeptSass,
     pub shared_bytes_per_block: u32,
+    /// The writes (absent from runs before them).
+    #[serde(default)]
+    pub writes: Option<Writes>,
+}
+
+/// `dsm.json`'s writes: what each table measured and its rows.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Writes {
+    pub stores: String,
+    pub store_rows: Vec<BandwidthRow>,
+    pub threads: String,
+    pub threads_rows: Vec<ThreadsRow>,
+    pub histogram: String,
+    pub histogram_rows: Vec<HistogramRow>,
+}
+
+/// The rows of the writes, as [`write`] takes them.
+pub struct WriteRows {
+    pub stores: Vec<BandwidthRow>,
+    pub threads: Vec<ThreadsRow>,
+    pub histogram: Vec<HistogramRow>,
+}
+
+impl WriteRows {
+    pub fn of(results: &Results, mhz: f64) -> WriteRows {
+        WriteRows {
+            stores: store_rows(results, mhz),
+            threads: threads_rows(results),
+            histogram: histogram_rows(results),
+        }
+    }
 }
 
 pub fn write(
@@ -142,12 +247,16 @@ pub fn write(
     latency: &[LatencyRow],
     occupancy: &[OccupancyRow],
     bandwidth: &[BandwidthRow],
+    writes: &WriteRows,
     shared_bytes: u32,
     sass: &crate::harness::suite::KeptSass,
 ) -> Result<()> {
     run.write_csv("dsm-latency.csv", latency)?;
     run.write_csv("dsm-occupancy.csv", occupancy)?;
     run.write_csv("dsm-bandwidth.csv", bandwidth)?;
+    run.write_csv("dsm-stores.csv", &writes.stores)?;
+    run.write_csv("dsm-threads.csv", &writes.threads)?;
+    run.write_csv("dsm-histogram.csv", &writes.histogram)?;
     run.write_json(
         "dsm.json",
         &DsmFile {
@@ -160,6 +269,14 @@ pub fn write(
             remote_latency_growth_cycles_per_block: growth(latency),
             sass: sass.clone(),
             shared_bytes_per_block: shared_bytes,
+            writes: Some(Writes {
+                stores: "every block of a GPU full of clusters stores 64 KiB into one block's shared memory per pass with 16-byte stores (st.shared::cluster.v4, SASS ST.E.128; own: st.shared.v4, STS.128); each thread fences at cluster scope (MEMBAR.ALL.GPU) before the block's closing barrier and stamp; bytes per clock of each block's span".into(),
+                store_rows: writes.stores.clone(),
+                threads: format!("the pair partner's read and store as above in clusters of {SWEEP_CLUSTER}, at each block size (one block per SM)"),
+                threads_rows: writes.threads.clone(),
+                histogram: "every thread adds 1 `iterations` times to bin (thread + 97 x pass) mod bins of the target's histogram (red/atom.shared::cluster.add.u32: ATOM.E.ADD.STRONG.GPU, red's answer to RZ; own: atom.shared.add.u32, ATOMS.ADD), fence at cluster scope, barrier, stamp; adds per clock of each block's span; every block's bins checked to hold the adds sent".into(),
+                histogram_rows: writes.histogram.clone(),
+            }),
         },
     )
 }
@@ -301,13 +418,25 @@ pub struct Saved {
     pub latency: Vec<LatencyRow>,
     pub occupancy: Vec<OccupancyRow>,
     pub bandwidth: Vec<BandwidthRow>,
+    /// `None` for a run from before the writes.
+    pub writes: Option<WriteRows>,
 }
 
 pub fn read(dir: &Path) -> Result<Saved> {
+    use crate::report::saved::{find, read_csv};
+    let writes = match find(dir, "dsm-stores.csv") {
+        None => None,
+        Some(_) => Some(WriteRows {
+            stores: read_csv(dir, "dsm-stores.csv")?,
+            threads: read_csv(dir, "dsm-threads.csv")?,
+            histogram: read_csv(dir, "dsm-histogram.csv")?,
+        }),
+    };
     Ok(Saved {
-        latency: crate::report::saved::read_csv(dir, "dsm-latency.csv")?,
-        occupancy: crate::report::saved::read_csv(dir, "dsm-occupancy.csv")?,
-        bandwidth: crate::report::saved::read_csv(dir, "dsm-bandwidth.csv")?,
+        latency: read_csv(dir, "dsm-latency.csv")?,
+        occupancy: read_csv(dir, "dsm-occupancy.csv")?,
+        bandwidth: read_csv(dir, "dsm-bandwidth.csv")?,
+        writes,
     })
 }
 
@@ -392,5 +521,179 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
         );
         r.at_most(Some(&ceiling));
     }
+    if let Some(writes) = &saved.writes {
+        write_figures(&mut r, writes, &ceiling);
+    }
     Ok(r.finish())
+}
+
+/// The writes' rows: every store's rate, the pair partner's per block size, every histogram's
+/// adds per clock per SM.
+fn write_figures(r: &mut Rows, writes: &WriteRows, ceiling: &crate::report::ceilings::Ceiling) {
+    r.from("dsm-stores.csv");
+    for b in &writes.stores {
+        let quantity = format!("store {}, cluster of {}", b.pattern, b.cluster);
+        r.push(
+            &quantity,
+            Some(b.bytes_per_clock_per_sm),
+            "B/clock/SM",
+            Some((
+                b.bytes_per_clock_per_sm_min,
+                b.bytes_per_clock_per_sm_max,
+                "min-max over SMs",
+            )),
+        );
+        r.at_most(Some(ceiling));
+    }
+    r.from("dsm-threads.csv");
+    for t in &writes.threads {
+        let quantity = format!(
+            "{} pair partner, cluster of {}, {} threads per block",
+            t.operation, t.cluster, t.threads
+        );
+        r.push(
+            &quantity,
+            Some(t.bytes_per_clock_per_sm),
+            "B/clock/SM",
+            Some((
+                t.bytes_per_clock_per_sm_min,
+                t.bytes_per_clock_per_sm_max,
+                "min-max over SMs",
+            )),
+        );
+        r.at_most(Some(ceiling));
+    }
+    r.from("dsm-histogram.csv");
+    for h in &writes.histogram {
+        let quantity = format!("{} into {} bins, cluster of {}", h.operation, h.bins, h.cluster);
+        r.push(
+            &quantity,
+            Some(h.adds_per_clock_per_sm),
+            "ops/clock/SM",
+            Some((
+                h.adds_per_clock_per_sm_min,
+                h.adds_per_clock_per_sm_max,
+                "min-max over SMs",
+            )),
+        );
+    }
+}
+
+pub fn writes_title() -> &'static str {
+    "Distributed shared memory: stores and histogram atomics"
+}
+
+/// `dsm-writes.png`: (a) bytes per clock per SM of every store target per cluster size; (b) the
+/// pair partner's read and store per block size; (c) adds per clock per SM of every histogram
+/// (log scale: one contended word and spread bins differ by orders of magnitude).
+pub fn draw_writes(path: &Path, title: &str, writes: &WriteRows) -> Result<()> {
+    let sizes: Vec<u32> = {
+        let mut s: Vec<u32> = writes.stores.iter().map(|b| b.cluster).collect();
+        s.dedup();
+        s
+    };
+    let colours = [GREEN, ORANGE, BLUE, RED, plot::MAGENTA];
+    let stores: Vec<plot::BarSeries> = STORE_PATTERNS
+        .iter()
+        .zip(colours)
+        .map(|(&(_, pattern), colour)| plot::BarSeries {
+            label: pattern.into(),
+            colour,
+            values: sizes
+                .iter()
+                .map(|&c| {
+                    writes
+                        .stores
+                        .iter()
+                        .find(|b| b.cluster == c && b.pattern == pattern)
+                        .map(|b| b.bytes_per_clock_per_sm)
+                })
+                .collect(),
+        })
+        .collect();
+    let threads: Vec<u32> = {
+        let mut t: Vec<u32> = writes.threads.iter().map(|t| t.threads).collect();
+        t.dedup();
+        t
+    };
+    let sweep: Vec<plot::BarSeries> = ["read", "store"]
+        .iter()
+        .zip([BLUE, ORANGE])
+        .map(|(&operation, colour)| plot::BarSeries {
+            label: format!("{operation}, pair partner"),
+            colour,
+            values: threads
+                .iter()
+                .map(|&n| {
+                    writes
+                        .threads
+                        .iter()
+                        .find(|t| t.threads == n && t.operation == operation)
+                        .map(|t| t.bytes_per_clock_per_sm)
+                })
+                .collect(),
+        })
+        .collect();
+    let cases: Vec<(u32, u32)> = sizes
+        .iter()
+        .flat_map(|&c| HISTOGRAM_BINS.iter().map(move |&b| (c, b)))
+        .collect();
+    let histograms: Vec<plot::BarSeries> = HISTOGRAM_OPS
+        .iter()
+        .zip([GREEN, BLUE, RED])
+        .map(|(&(_, _, operation), colour)| plot::BarSeries {
+            label: operation.into(),
+            colour,
+            values: cases
+                .iter()
+                .map(|&(c, b)| {
+                    writes
+                        .histogram
+                        .iter()
+                        .find(|h| h.cluster == c && h.bins == b && h.operation == operation)
+                        .map(|h| h.adds_per_clock_per_sm)
+                })
+                .collect(),
+        })
+        .collect();
+    plot::ensure_font();
+    let design = plot::Design::panels((2100, 700), 3).with_legend(4);
+    plot::on_backend!(path, design, |root| {
+        (|| -> Result<(), Box<dyn std::error::Error>> {
+            root.fill(&WHITE)?;
+            let root = plot::titled(&root, title)?;
+            let areas = plot::panels(&root, 3);
+            plot::grouped_bars(
+                &areas[0],
+                "(a) storing 64 KiB per pass, by blocks per cluster",
+                &sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                &stores,
+                "bytes per clock per SM",
+                false,
+            )?;
+            plot::grouped_bars(
+                &areas[1],
+                &format!("(b) pair partner, clusters of {SWEEP_CLUSTER}, by threads per block"),
+                &threads.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+                &sweep,
+                "bytes per clock per SM",
+                false,
+            )?;
+            plot::grouped_bars(
+                &areas[2],
+                "(c) histogram adds, by blocks per cluster / bins",
+                &cases
+                    .iter()
+                    .map(|(c, b)| format!("{c}/{b}"))
+                    .collect::<Vec<_>>(),
+                &histograms,
+                "adds per clock per SM",
+                true,
+            )?;
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing dsm writes")
 }

@@ -26,7 +26,8 @@ pub struct DsmArgs {
 }
 
 /// What metadata.json's settings record of a run: the passes, the cluster sizes read, the
-/// shared memory a block holds, the ring chased and the bytes a pass reads, and the method.
+/// shared memory a block holds, the ring chased and the bytes a pass reads, the histograms'
+/// bins and the sweep's block sizes, and the method.
 /// Written by [`super::run`]; nothing reads it back.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Recorded {
@@ -38,6 +39,12 @@ pub struct Recorded {
     pub ring_words: u32,
     pub shared_bytes_per_block: u32,
     pub steps: u32,
+    /// The histograms' bins and the block sizes of the pair partner's sweep (absent from runs
+    /// before the writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram_bins: Option<Vec<u32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_threads: Option<Vec<u32>>,
 }
 
 impl DsmArgs {

@@ -1,0 +1,121 @@
+//! Launchers of cuda/dsm.cu's writers: `dsm_store` (16-byte stores into a block's shared
+//! memory, its own or another's through the cluster window) and `dsm_histogram` (atomic adds
+//! into a block's histogram). Both launch through [`launch::dsm::launch_cluster`], whose
+//! cluster attribute cudarc's safe launcher lacks.
+
+use std::ffi::c_void;
+use std::time::Duration;
+
+use cudarc::driver::DevicePtr;
+
+use crate::error::GpuError;
+use crate::gpu::Gpu;
+use crate::gpu::launch::dsm::{ClusterShape, launch_cluster};
+use crate::gpu::launch::{as_i32, read, zeros};
+
+/// Every block of `shape` stores `iterations` passes of 64 KiB into the shared memory
+/// `pattern` names (dsm_bandwidth's codes); returns each block's clock64 before and after.
+///
+/// Kernel signature: `dsm_store(long long *stamps[2 * blocks], unsigned *sink[blocks],
+/// int pattern, int iterations)`.
+pub fn dsm_store(
+    gpu: &mut Gpu,
+    shape: ClusterShape,
+    pattern: u32,
+    iterations: u32,
+) -> Result<Vec<i64>, GpuError> {
+    let blocks = (shape.cluster * shape.clusters) as usize;
+    let stamps = zeros::<i64>(gpu, 2 * blocks, "the block stamps")?;
+    let sink = zeros::<u32>(gpu, blocks, "the sink")?;
+    let stream = gpu.stream().clone();
+    {
+        let (mut stamps_ptr, _stamps_sync) = stamps.device_ptr(&stream);
+        let (mut sink_ptr, _sink_sync) = sink.device_ptr(&stream);
+        let mut pattern = as_i32(pattern, "the pattern")?;
+        let mut iterations = as_i32(iterations, "iterations")?;
+        let mut params: [*mut c_void; 4] = [
+            (&raw mut stamps_ptr).cast(),
+            (&raw mut sink_ptr).cast(),
+            (&raw mut pattern).cast(),
+            (&raw mut iterations).cast(),
+        ];
+        // SAFETY: the four parameters match dsm_store's signature; stamps holds two per block
+        // and sink one; each block's 64 KiB lies in its dynamic shared memory.
+        unsafe {
+            launch_cluster(
+                gpu,
+                "dsm",
+                "dsm_store",
+                shape,
+                &mut params,
+                Duration::from_secs(30),
+            )
+        }?;
+    }
+    read(gpu, &stamps, "the block stamps")
+}
+
+/// What one histogram launch returned: every block's clock64 before and after, and the adds
+/// that arrived in every block's bins.
+pub struct HistogramStamps {
+    pub stamps: Vec<i64>,
+    pub arrived: Vec<u32>,
+}
+
+/// Every thread of `shape` adds 1 `iterations` times into the `bins`-word histogram of the block
+/// `pattern` names; `op` 0 red, 1 atom through the cluster window (pattern 4: plain shared
+/// atomics on its own).
+///
+/// Kernel signature: `dsm_histogram(long long *stamps[2 * blocks], unsigned *counts[2 *
+/// blocks], int pattern, int op, int bins, int iterations)`; `bins` a power of two of at most
+/// 16384 words (the histogram lies in the block's 64 KiB).
+pub fn dsm_histogram(
+    gpu: &mut Gpu,
+    shape: ClusterShape,
+    pattern: u32,
+    op: u32,
+    bins: u32,
+    iterations: u32,
+) -> Result<HistogramStamps, GpuError> {
+    // The bins come from the suite's constant list (`measure::HISTOGRAM_BINS`, checked by a
+    // test), never from a flag.
+    debug_assert!(bins.is_power_of_two() && 4 * bins <= shape.shared_bytes);
+    let blocks = (shape.cluster * shape.clusters) as usize;
+    let stamps = zeros::<i64>(gpu, 2 * blocks, "the block stamps")?;
+    let counts = zeros::<u32>(gpu, 2 * blocks, "the histogram counts")?;
+    let stream = gpu.stream().clone();
+    {
+        let (mut stamps_ptr, _stamps_sync) = stamps.device_ptr(&stream);
+        let (mut counts_ptr, _counts_sync) = counts.device_ptr(&stream);
+        let mut pattern = as_i32(pattern, "the pattern")?;
+        let mut op = as_i32(op, "the operation")?;
+        let mut bins = as_i32(bins, "the bins")?;
+        let mut iterations = as_i32(iterations, "iterations")?;
+        let mut params: [*mut c_void; 6] = [
+            (&raw mut stamps_ptr).cast(),
+            (&raw mut counts_ptr).cast(),
+            (&raw mut pattern).cast(),
+            (&raw mut op).cast(),
+            (&raw mut bins).cast(),
+            (&raw mut iterations).cast(),
+        ];
+        // SAFETY: the six parameters match dsm_histogram's signature; stamps and counts hold
+        // two per block; the bins (checked above) lie in each block's dynamic shared memory.
+        unsafe {
+            launch_cluster(
+                gpu,
+                "dsm",
+                "dsm_histogram",
+                shape,
+                &mut params,
+                Duration::from_secs(30),
+            )
+        }?;
+    }
+    let mut arrived = read(gpu, &counts, "the histogram counts")?;
+    arrived.truncate(blocks);
+    Ok(HistogramStamps {
+        stamps: read(gpu, &stamps, "the block stamps")?,
+        arrived,
+    })
+}
