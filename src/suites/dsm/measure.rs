@@ -67,9 +67,9 @@ pub const SWEEP_THREADS: [u32; 4] = [128, 256, 512, 1024];
 /// dsm_histogram's (pattern, op) pairs and what each is: into the next rank's bins through the
 /// cluster window, or into its own with plain shared atomics.
 pub const HISTOGRAM_OPS: [(u32, u32, &str); 3] = [
-    (4, 2, "atom.shared.add, own bins"),
-    (2, 0, "red.shared::cluster.add, next rank's bins"),
-    (2, 1, "atom.shared::cluster.add, next rank's bins"),
+    (4, 2, "in its own block, atom.shared.add"),
+    (2, 0, "in the next rank, red.shared::cluster.add"),
+    (2, 1, "in the next rank, atom.shared::cluster.add"),
 ];
 /// Bins of the histogram: every add on one word, one warp's lanes on distinct words, spread.
 pub const HISTOGRAM_BINS: [u32; 3] = [1, 32, 1024];
@@ -306,7 +306,7 @@ fn measure_histograms(
                 run(gpu, 1)?;
                 let got = run(gpu, iterations)?;
                 let adds_per_block = u64::from(full.threads) * u64::from(iterations);
-                let what = format!("{operation} into {bins} bins in clusters of {cluster}");
+                let what = format!("a histogram of {bins} bins {operation} in clusters of {cluster}");
                 check_arrivals(&got.arrived, adds_per_block)
                     .with_context(|| format!("{what}: the histogram is wrong"))?;
                 let rate = dsm::pattern_rate(&got.stamps, adds_per_block as f64)

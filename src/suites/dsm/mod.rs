@@ -107,8 +107,8 @@ pub fn run(args: &DsmArgs) -> Result<()> {
             }
             for row in &writes.histogram {
                 println!(
-                    "cluster of {:>2}, {:<42} {:>5} bins {:>8.2} adds/clock/SM",
-                    row.cluster, row.operation, row.bins, row.adds_per_clock_per_sm
+                    "cluster of {:>2}, histogram of {:>4} bins {:<43} {:>8.2} adds/clock/SM",
+                    row.cluster, row.bins, row.operation, row.adds_per_clock_per_sm
                 );
             }
             Ok(())

@@ -565,7 +565,10 @@ fn write_figures(r: &mut Rows, writes: &WriteRows, ceiling: &crate::report::ceil
     }
     r.from("dsm-histogram.csv");
     for h in &writes.histogram {
-        let quantity = format!("{} into {} bins, cluster of {}", h.operation, h.bins, h.cluster);
+        let quantity = format!(
+            "histogram of {} bins {}, cluster of {}",
+            h.bins, h.operation, h.cluster
+        );
         r.push(
             &quantity,
             Some(h.adds_per_clock_per_sm),
@@ -585,7 +588,8 @@ pub fn writes_title() -> &'static str {
 
 /// `dsm-writes.png`: (a) bytes per clock per SM of every store target per cluster size; (b) the
 /// pair partner's read and store per block size; (c) adds per clock per SM of every histogram
-/// (log scale: one contended word and spread bins differ by orders of magnitude).
+/// in the smallest and the largest cluster (log scale: one contended word and spread bins
+/// differ by orders of magnitude).
 pub fn draw_writes(path: &Path, title: &str, writes: &WriteRows) -> Result<()> {
     let sizes: Vec<u32> = {
         let mut s: Vec<u32> = writes.stores.iter().map(|b| b.cluster).collect();
@@ -634,7 +638,14 @@ pub fn draw_writes(path: &Path, title: &str, writes: &WriteRows) -> Result<()> {
                 .collect(),
         })
         .collect();
-    let cases: Vec<(u32, u32)> = sizes
+    // The smallest and the largest cluster (the table holds every size): twelve bars of every
+    // operation would not leave their labels room.
+    let ends: Vec<u32> = {
+        let mut e: Vec<u32> = sizes.first().into_iter().chain(sizes.last()).copied().collect();
+        e.dedup();
+        e
+    };
+    let cases: Vec<(u32, u32)> = ends
         .iter()
         .flat_map(|&c| HISTOGRAM_BINS.iter().map(move |&b| (c, b)))
         .collect();
@@ -684,7 +695,7 @@ pub fn draw_writes(path: &Path, title: &str, writes: &WriteRows) -> Result<()> {
                 "(c) histogram adds, by blocks per cluster / bins",
                 &cases
                     .iter()
-                    .map(|(c, b)| format!("{c}/{b}"))
+                    .map(|(c, b)| format!("{c} / {b}"))
                     .collect::<Vec<_>>(),
                 &histograms,
                 "adds per clock per SM",
