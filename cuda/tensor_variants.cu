@@ -6,7 +6,11 @@
 //   wgmma_f16_rs_nN_lat / _thr     N = 256 ... 8: A from registers (RS), B from shared memory;
 //   wgmma_sp_f16_n256_lat / _thr   wgmma.sp m64n256k32: A 2:4-sparse (stored 64 x 16), SS;
 //   wgmma_sp_f16_rs_n256_lat / _thr the same with A from registers;
-//   mma_sp_f16_lat / _thr          mma.sp m16n8k32: A 2:4-sparse, every operand in registers.
+//   mma_sp_f16_lat / _thr          mma.sp m16n8k32: A 2:4-sparse, every operand in registers;
+//   wgmma_f16_sustain              tensor.cu's wgmma_f16_thr (SS m64n256k16) with an `int zero`
+//                                  argument: the tiles hold the pseudo-random fill or zeros, for
+//                                  the sustained run (`tensor --sustain`), since what the units
+//                                  draw depends on the data they multiply.
 // Signatures, stamps and loop shapes are tensor.cu's (cuda/tensor.cuh): the host counts MMAs the
 // same way. A sparse MMA is counted at its dense shape's FLOP (2 M N K with K the logical 32),
 // as the sparse peak is. The sparsity metadata is 0x44444444: in every group of four, elements
@@ -219,4 +223,44 @@ extern "C" __global__ void mma_sp_f16_thr(long long *stamps, float *sink, int it
 #pragma unroll
     for (int c = 0; c < MMA_CHAINS; ++c) s += d[c][0] + d[c][3];
     sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+// ---- the sustained run ----
+
+WGMMA(sustain_f16, 256, float, F_OPERAND, "m64n256k16.f32.f16.f16", ", 1, 1, 0, 0")
+
+// wgmma_f16_sustain(long long *stamps[2 * blocks], float *sink[blocks * threads], int iterations,
+//                   int zero): wgmma_f16_thr's loop (WGMMA_UNROLL wgmma per commit group, one
+// wait per trip) over tiles filled with fill(i), or with zeros where `zero` is non-zero.
+extern "C" __global__ void __launch_bounds__(128 * WGMMA_GROUPS, 1)
+    wgmma_f16_sustain(long long *stamps, float *sink, int iterations, int zero)
+{
+    __shared__ __align__(128) unsigned tiles[(A_BYTES + B_BYTES) / 4];
+    for (int i = threadIdx.x; i < (A_BYTES + B_BYTES) / 4; i += blockDim.x) {
+        tiles[i] = zero ? 0u : fill(i);
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    const unsigned long long a = descriptor(tiles);
+    const unsigned long long b = descriptor(tiles + A_BYTES / 4);
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) {
+        d[i] = 0;
+    }
+    __syncthreads();
+    stamp(stamps, 0);
+#pragma unroll 1
+    for (int i = 0; i < iterations; ++i) {
+        wgmma_fence();
+#pragma unroll
+        for (int u = 0; u < WGMMA_UNROLL; ++u) {
+            wgmma_sustain_f16(d, a, b);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+    }
+    wgmma_wait<0>();
+    __syncthreads();
+    WGMMA_EPILOGUE(256)
 }

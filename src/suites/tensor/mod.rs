@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod measure;
 pub mod report;
 pub mod settings;
+pub mod sustain;
 
 pub use settings::TensorArgs;
 
@@ -46,6 +47,9 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         })
         .collect();
     let mut modules: Vec<&str> = kernels.iter().map(|k| k.module()).collect();
+    if args.sustain > 0.0 {
+        modules.push(sustain::MODULE);
+    }
     modules.sort_unstable();
     modules.dedup();
     let recorded = settings::Recorded {
@@ -64,9 +68,13 @@ pub fn run(args: &TensorArgs) -> Result<()> {
         wgmma_widths: widths,
         wgmma_a_from_registers: args.a_from_registers,
         sparse: args.sparse,
+        sustain_seconds: (args.sustain > 0.0).then_some(args.sustain),
     };
     for (module, entry) in &entries {
         gpu.function(module, entry)?;
+    }
+    if args.sustain > 0.0 {
+        gpu.function(sustain::MODULE, sustain::ENTRY)?;
     }
     suite::run_opened(
         gpu,
@@ -87,7 +95,29 @@ pub fn run(args: &TensorArgs) -> Result<()> {
                 mhz,
                 &properties.compute_capability,
             )?;
+            let sustained = if args.sustain > 0.0 {
+                sustain::measure(gpu, || suite.nvml_sample(), sms, args.sustain)?
+            } else {
+                Vec::new()
+            };
             suite.release_gpu(gpu)?;
+            if !sustained.is_empty() {
+                suite.run.write_csv(tensor_report::SUSTAINED, &sustained)?;
+                for s in sustain::settled(&sustained) {
+                    println!(
+                        "sustained FP16 wgmma, {} operands: first launch {:.1} TFLOPS, settled {:.1} TFLOPS at {:.0} MHz{}",
+                        s.fill,
+                        s.first_tflops,
+                        s.tflops.median,
+                        s.sm_mhz.median,
+                        s.power_watts.as_ref().map_or(String::new(), |p| format!(
+                            ", {:.0} W, {:.2} TFLOPS/W",
+                            p.median,
+                            s.tflops_per_watt().unwrap_or(f64::NAN)
+                        ))
+                    );
+                }
+            }
             let (text, record) = disassembly.join()?;
             let sass = text
                 .as_deref()
@@ -157,6 +187,15 @@ impl crate::harness::SuiteDef for Tensor {
     ) -> Result<()> {
         let rows = tensor_report::read_rows(run.dir)?;
         let title = run.title(tensor_report::title());
-        out.plot("tensor", |p| tensor_report::draw(p, &title, &rows))
+        out.plot("tensor", |p| tensor_report::draw(p, &title, &rows))?;
+        if crate::report::saved::find(run.dir, tensor_report::SUSTAINED).is_none() {
+            return Ok(());
+        }
+        let sustained: Vec<sustain::SustainedRow> =
+            crate::report::saved::read_csv(run.dir, tensor_report::SUSTAINED)?;
+        let title = run.title(tensor_report::sustained_title());
+        out.plot("tensor-sustained", |p| {
+            tensor_report::draw_sustained(p, &title, &sustained)
+        })
     }
 }

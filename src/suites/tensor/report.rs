@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::analysis::MmaSass;
 use super::measure::KernelResult;
+use super::sustain::{self, SustainedRow};
 use crate::report::figures::{Figure, Rows};
 use crate::report::plot::{self, BLUE, ORANGE};
 use crate::report::run_dir::RunDir;
@@ -344,5 +345,133 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             r.at_most(Some(&ceilings::share()));
         }
     }
+    if crate::report::saved::find(dir, SUSTAINED).is_some() {
+        let rows: Vec<SustainedRow> = crate::report::saved::read_csv(dir, SUSTAINED)?;
+        sustained_figures(&mut r, &metadata, &rows);
+    }
     Ok(r.finish())
+}
+
+/// `sustained.csv`: one row per launch of the sustained run (`tensor --sustain`).
+pub const SUSTAINED: &str = "sustained.csv";
+
+/// The sustained run's rows per fill: the first launch's rate, the settled rate, SM clock,
+/// power and rate per watt (the last third's medians and ranges), and the clock limits seen.
+fn sustained_figures(
+    r: &mut Rows,
+    metadata: &crate::report::metadata::SavedMetadata,
+    rows: &[SustainedRow],
+) {
+    use crate::report::ceilings;
+    r.from(SUSTAINED);
+    let ceiling = crate::analysis::peaks::dense_peak_flop_per_clock_per_sm(
+        &metadata.device.compute_capability,
+        "f16",
+    )
+    .and_then(|peak| ceilings::chip_rate(metadata, peak, "FLOP/clock", 1e12));
+    let range = "min-max over the last third's launches";
+    for s in sustain::settled(rows) {
+        let name = format!("sustained FP16 wgmma m64n256k16, {} operands", s.fill);
+        r.push(&format!("{name}: first launch"), Some(s.first_tflops), "TFLOPS", None);
+        r.at_most(ceiling.as_ref());
+        let t = &s.tflops;
+        r.push(
+            &format!("{name}: settled rate"),
+            Some(t.median),
+            "TFLOPS",
+            Some((t.min, t.max, range)),
+        );
+        r.at_most(ceiling.as_ref());
+        let c = &s.sm_mhz;
+        r.push(
+            &format!("{name}: settled SM clock (clock64 over wall time)"),
+            Some(c.median),
+            "MHz",
+            Some((c.min, c.max, range)),
+        );
+        if let Some(p) = &s.power_watts {
+            r.push(
+                &format!("{name}: settled power (NVML)"),
+                Some(p.median),
+                "W",
+                Some((p.min, p.max, range)),
+            );
+        }
+        r.push(
+            &format!("{name}: settled TFLOPS per watt"),
+            s.tflops_per_watt(),
+            "TFLOPS/W",
+            None,
+        );
+        let limits = if s.clock_limits.is_empty() {
+            "none".to_string()
+        } else {
+            s.clock_limits.join(", ")
+        };
+        r.text(
+            &format!("{name}: NVML clock limits in the last third"),
+            Some(&limits),
+        );
+    }
+}
+
+pub fn sustained_title() -> &'static str {
+    "Tensor cores held: FP16 wgmma on every SM, pseudo-random and zero operands"
+}
+
+/// `tensor-sustained.png`: the rate, the SM clock (clock64 over wall time) and NVML's power of
+/// every launch against time, one line per fill.
+pub fn draw_sustained(path: &Path, title: &str, rows: &[SustainedRow]) -> Result<()> {
+    let mut fills: Vec<&str> = Vec::new();
+    for row in rows {
+        if !fills.contains(&row.fill.as_str()) {
+            fills.push(&row.fill);
+        }
+    }
+    let colours = [ORANGE, BLUE];
+    let entries: Vec<plot::Entry> = fills
+        .iter()
+        .zip(colours)
+        .map(|(f, c)| plot::Entry::new(format!("{f} operands"), c, plot::Key::Line))
+        .collect();
+    let end = rows.iter().map(|r| r.seconds).fold(1.0, f64::max) * 1.05;
+    type Value = fn(&SustainedRow) -> Option<f64>;
+    let panels: [(&str, &str, Value); 3] = [
+        ("(a) rate", "TFLOPS", |r| Some(r.tflops)),
+        ("(b) SM clock, clock64 over wall time", "MHz", |r| Some(r.sm_mhz)),
+        ("(c) power, NVML", "W", |r| r.power_watts),
+    ];
+    plot::ensure_font();
+    let design = plot::Design::panels((1800, 650), 3).with_legend(entries.len());
+    plot::on_backend!(path, design, |root| {
+        (|| -> Result<(), Box<dyn std::error::Error>> {
+            root.fill(&WHITE)?;
+            let root = plot::titled(&root, title)?;
+            let root = plot::legend_above(&root, &entries)?;
+            let areas = plot::panels(&root, 3);
+            for (area, (caption, unit, value)) in areas.iter().zip(panels) {
+                let top = rows.iter().filter_map(value).fold(1.0, f64::max) * 1.1;
+                let mut chart = plot::chart(area, caption)
+                    .margin(16)
+                    .x_label_area_size(60)
+                    .y_label_area_size(90)
+                    .build_cartesian_2d(0.0..end, 0.0..top)?;
+                plot::mesh(&mut chart, "seconds since the fill's first launch", unit)
+                    .y_label_formatter(&|v| format!("{v:.0}"))
+                    .draw()?;
+                for (fill, colour) in fills.iter().zip(colours) {
+                    chart.draw_series(LineSeries::new(
+                        rows.iter()
+                            .filter(|r| r.fill == *fill)
+                            .filter_map(|r| Some((r.seconds, value(r)?))),
+                        colour.stroke_width(2),
+                    ))?;
+                }
+            }
+            root.present()?;
+            Ok(())
+        })()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    })
+    .context("drawing the sustained run")
 }

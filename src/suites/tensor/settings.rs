@@ -28,6 +28,12 @@ pub struct TensorArgs {
     #[arg(long)]
     #[serde(default)]
     pub sparse: bool,
+    /// Also hold FP16 wgmma (SS, N = 256) on every SM for this many seconds per operand fill
+    /// (pseudo-random, then zeros), reading the rate, the SM clock and NVML's power after every
+    /// launch: the rate and rate per watt it settles at (0: not run).
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS")]
+    #[serde(default)]
+    pub sustain: f64,
     /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
     /// side by side (`--serial`: one after another), under one directory with devices.json.
     #[arg(long, default_value = "0")]
@@ -57,6 +63,9 @@ pub struct Recorded {
     /// The 2:4-sparse forms measured too (FP16).
     #[serde(default)]
     pub sparse: bool,
+    /// Seconds per fill of the sustained run (absent where none ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustain_seconds: Option<f64>,
 }
 
 impl TensorArgs {
@@ -67,6 +76,12 @@ impl TensorArgs {
             return Err(UsageError::new(
                 "--iterations must be between 1 and 1000000 loop trips",
             ));
+        }
+        if !(0.0..=super::sustain::MOST_SECONDS).contains(&self.sustain) {
+            return Err(UsageError::new(format!(
+                "--sustain takes seconds per operand fill from 0 (off) to {}",
+                super::sustain::MOST_SECONDS
+            )));
         }
         let mut widths = self.wgmma_n.clone();
         widths.sort_unstable();
