@@ -384,11 +384,19 @@ fn sustained_figures(
         r.at_most(ceiling.as_ref());
         let c = &s.sm_mhz;
         r.push(
-            &format!("{name}: settled SM clock (clock64 over wall time)"),
+            &format!("{name}: settled SM clock (clock64 over the launch's GPU time)"),
             Some(c.median),
             "MHz",
             Some((c.min, c.max, range)),
         );
+        if let Some(n) = &s.nvml_sm_mhz {
+            r.push(
+                &format!("{name}: settled SM clock (NVML)"),
+                Some(n.median),
+                "MHz",
+                Some((n.min, n.max, range)),
+            );
+        }
         if let Some(p) = &s.power_watts {
             r.push(
                 &format!("{name}: settled power (NVML)"),
@@ -419,7 +427,7 @@ pub fn sustained_title() -> &'static str {
     "Tensor cores held: FP16 wgmma on every SM, pseudo-random and zero operands"
 }
 
-/// `tensor-sustained.png`: the rate, the SM clock (clock64 over wall time) and NVML's power of
+/// `tensor-sustained.png`: the rate, the SM clock (clock64 over GPU time) and NVML's power of
 /// every launch against time, one line per fill.
 pub fn draw_sustained(path: &Path, title: &str, rows: &[SustainedRow]) -> Result<()> {
     let mut fills: Vec<&str> = Vec::new();
@@ -438,7 +446,7 @@ pub fn draw_sustained(path: &Path, title: &str, rows: &[SustainedRow]) -> Result
     type Value = fn(&SustainedRow) -> Option<f64>;
     let panels: [(&str, &str, Value); 3] = [
         ("(a) rate", "TFLOPS", |r| Some(r.tflops)),
-        ("(b) SM clock, clock64 over wall time", "MHz", |r| Some(r.sm_mhz)),
+        ("(b) SM clock, clock64 over GPU time", "MHz", |r| Some(r.sm_mhz)),
         ("(c) power, NVML", "W", |r| r.power_watts),
     ];
     plot::ensure_font();

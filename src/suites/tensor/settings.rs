@@ -30,7 +30,9 @@ pub struct TensorArgs {
     pub sparse: bool,
     /// Also hold FP16 wgmma (SS, N = 256) on every SM for this many seconds per operand fill
     /// (pseudo-random, then zeros), reading the rate, the SM clock and NVML's power after every
-    /// launch: the rate and rate per watt it settles at (0: not run).
+    /// launch: the rate and rate per watt it settles at (0: not run). Where the power cap acts,
+    /// NVML reports the clocks held down and the whole run's figures are marked so: run it
+    /// apart from a run whose short figures you quote.
     #[arg(long, default_value_t = 0.0, value_name = "SECONDS")]
     #[serde(default)]
     pub sustain: f64,

@@ -8,10 +8,11 @@
 //! FP32 m64n256k16 with A and B from shared memory (SASS: eight `HGMMA.64x256x16.F32` per
 //! `WARPGROUP.ARRIVE`, one `WARPGROUP.DEPBAR` per trip), one block of two warpgroups per SM,
 //! [`TRIPS`] loop trips a launch (about 70 ms at the H200's peak). For each fill in turn the
-//! launches follow each other for SECONDS; after each, the host reads the wall time of the
-//! launch (its TFLOPS: the FLOP of every block over that time), the median block span in
-//! clock64 cycles over that wall time (the SM clock the kernel ran at, whatever NVML says),
-//! and one NVML sample (power, temperature, SM clock, clock-limit reasons). The settled state
+//! launches follow each other for SECONDS; after each, the host reads the GPU time between two
+//! CUDA events around the launch alone (its TFLOPS: the FLOP of every block over that time),
+//! the median block span in clock64 cycles over that time (the SM clock the kernel ran at,
+//! beside NVML's reading), and one NVML sample (power, temperature, SM clock, clock-limit
+//! reasons). The settled state
 //! is the median over the launches of the last third of the fill's time, with their range.
 //! The GPU is measured as it is found: nothing sets clocks or limits; NVML is only read.
 
@@ -24,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::stats::Summary;
 use crate::gpu::Gpu;
 use crate::gpu::health::HealthSample;
-use crate::gpu::launch::{as_i32, launch_and_wait, read, zeros};
+use crate::gpu::launch::{as_i32, read, timed, zeros};
 
 pub const MODULE: &str = "tensor_variants";
 pub const ENTRY: &str = "wgmma_f16_sustain";
@@ -33,7 +34,7 @@ pub const TRIPS: u32 = 65_536;
 const WARPGROUPS: u64 = 2;
 const FLOP_PER_TRIP: u64 = 8 * 2 * 64 * 256 * 16;
 /// The fills, in the order they run: the kernel's `zero` argument and the name rows carry.
-pub const FILLS: [(&str, i32); 2] = [("pseudo-random", 0), ("zeros", 1)];
+pub const FILLS: [(&str, i32); 2] = [("pseudo-random", 0), ("zero", 1)];
 /// The longest sustained run a flag may ask for, per fill.
 pub const MOST_SECONDS: f64 = 600.0;
 
@@ -44,7 +45,7 @@ pub struct SustainedRow {
     /// Since the fill's first launch began.
     pub seconds: f64,
     pub tflops: f64,
-    /// The median block's clock64 span over the launch's wall time.
+    /// The median block's clock64 span over the launch's GPU time (between its events).
     pub sm_mhz: f64,
     pub power_watts: Option<f64>,
     pub temperature_c: Option<u32>,
@@ -67,10 +68,8 @@ pub fn measure(
         let budget = Duration::from_secs_f64(seconds);
         while start.elapsed() < budget {
             let began = start.elapsed().as_secs_f64();
-            let launched = Instant::now();
-            let stamps = launch(gpu, sms, TRIPS, zero)?;
-            let wall = launched.elapsed().as_secs_f64();
-            rows.push(row(fill, began, wall, &stamps, sms, sample().as_ref())?);
+            let (stamps, kernel_seconds) = launch(gpu, sms, TRIPS, zero)?;
+            rows.push(row(fill, began, kernel_seconds, &stamps, sms, sample().as_ref())?);
         }
     }
     Ok(rows)
@@ -79,7 +78,7 @@ pub fn measure(
 fn row(
     fill: &str,
     began: f64,
-    wall: f64,
+    kernel_seconds: f64,
     stamps: &[i64],
     sms: u32,
     sample: Option<&HealthSample>,
@@ -94,8 +93,8 @@ fn row(
     Ok(SustainedRow {
         fill: fill.into(),
         seconds: began,
-        tflops: flop / wall / 1e12,
-        sm_mhz: span.median / wall / 1e6,
+        tflops: flop / kernel_seconds / 1e12,
+        sm_mhz: span.median / kernel_seconds / 1e6,
         power_watts: sample.and_then(|s| s.power_draw_watts),
         temperature_c: sample.and_then(|s| s.temperature_c),
         nvml_sm_mhz: sample.and_then(|s| s.clocks.as_ref()).map(|c| c.sm_mhz),
@@ -106,12 +105,13 @@ fn row(
     })
 }
 
-/// One launch of `wgmma_f16_sustain` on `sms` blocks of two warpgroups; each block's clock64
-/// before and after.
+/// One launch of `wgmma_f16_sustain` on `sms` blocks of two warpgroups: each block's clock64
+/// before and after, and the seconds between two CUDA events around the launch alone (the
+/// buffers are allocated before the first event and read after the second).
 ///
 /// Kernel signature: `wgmma_f16_sustain(long long *stamps[2 * blocks], float *sink[blocks *
 /// threads], int iterations, int zero)`.
-fn launch(gpu: &mut Gpu, sms: u32, trips: u32, zero: i32) -> Result<Vec<i64>> {
+fn launch(gpu: &mut Gpu, sms: u32, trips: u32, zero: i32) -> Result<(Vec<i64>, f64)> {
     let threads = 128 * WARPGROUPS as u32;
     let function = gpu.function(MODULE, ENTRY)?;
     let stream = gpu.stream().clone();
@@ -129,10 +129,13 @@ fn launch(gpu: &mut Gpu, sms: u32, trips: u32, zero: i32) -> Result<Vec<i64>> {
         block_dim: (threads, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: the four arguments match the kernel's signature above in order and type; stamps
-    // holds two per block and sink one per thread; the tiles are static shared memory.
-    unsafe { launch_and_wait(gpu, ENTRY, builder, config, Duration::from_secs(30)) }?;
-    Ok(read(gpu, &stamps, "block stamps")?)
+    let ms = timed(gpu, ENTRY, Duration::from_secs(30), || {
+        // SAFETY: the four arguments match the kernel's signature above in order and type;
+        // stamps holds two per block and sink one per thread; the tiles are static shared
+        // memory.
+        unsafe { crate::gpu::launch::launch(ENTRY, builder, config) }
+    })?;
+    Ok((read(gpu, &stamps, "block stamps")?, ms / 1e3))
 }
 
 /// A fill's settled state: the median and range over its launches in the last third of its
@@ -144,6 +147,7 @@ pub struct Settled {
     pub launches: usize,
     pub tflops: Summary,
     pub sm_mhz: Summary,
+    pub nvml_sm_mhz: Option<Summary>,
     pub power_watts: Option<Summary>,
     pub temperature_c: Option<Summary>,
     /// Every clock-limit reason NVML gave in the last third.
@@ -195,6 +199,7 @@ pub fn settled(rows: &[SustainedRow]) -> Vec<Settled> {
                 launches: last.len(),
                 tflops: summary(|r| Some(r.tflops))?,
                 sm_mhz: summary(|r| Some(r.sm_mhz))?,
+                nvml_sm_mhz: summary(|r| r.nvml_sm_mhz.map(f64::from)),
                 power_watts: summary(|r| r.power_watts),
                 temperature_c: summary(|r| r.temperature_c.map(f64::from)),
                 clock_limits: limits,
@@ -230,7 +235,7 @@ mod tests {
                 sample("pseudo-random", t, tflops, if t < 1.0 { 650.0 } else { 700.0 })
             })
             .collect();
-        rows.extend((0..30).map(|i| sample("zeros", f64::from(i) * 0.1, 700.0, 400.0)));
+        rows.extend((0..30).map(|i| sample("zero", f64::from(i) * 0.1, 700.0, 400.0)));
         let s = settled(&rows);
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].fill, "pseudo-random");
@@ -247,7 +252,7 @@ mod tests {
 
     #[test]
     fn without_nvml_there_is_no_power_and_no_rate_per_watt() {
-        let mut row = sample("zeros", 0.0, 650.0, 0.0);
+        let mut row = sample("zero", 0.0, 650.0, 0.0);
         row.power_watts = None;
         let s = settled(&[row]);
         assert!(s[0].power_watts.is_none() && s[0].tflops_per_watt().is_none());
@@ -257,10 +262,10 @@ mod tests {
     fn one_launch_is_counted_at_its_flop() {
         // 132 SMs, 65,536 trips at 2 × 8 × 524,288 FLOP each in 0.1 s.
         let stamps: Vec<i64> = (0..132).flat_map(|_| [0, 198_000_000]).collect();
-        let r = row("zeros", 0.0, 0.1, &stamps, 132, None).unwrap();
+        let r = row("zero", 0.0, 0.1, &stamps, 132, None).unwrap();
         let flop = 132.0 * 2.0 * 8.0 * 524_288.0 * 65_536.0;
         assert!((r.tflops - flop / 0.1 / 1e12).abs() < 1e-9);
         assert!((r.sm_mhz - 1980.0).abs() < 1e-9);
-        assert!(row("zeros", 0.0, 0.1, &[5, 5], 1, None).is_err());
+        assert!(row("zero", 0.0, 0.1, &[5, 5], 1, None).is_err());
     }
 }
