@@ -4,6 +4,7 @@ use anyhow::Result;
 
 use super::measure::conflict::{self, ConflictRow};
 use super::measure::{Space, saved};
+use crate::harness::{Redraw, SavedRun};
 use super::*;
 
 /// `gpubench cache` in the suite registry: one `all` entry per memory space.
@@ -31,7 +32,12 @@ impl crate::harness::SuiteDef for Cache {
 
     const RUN: crate::harness::Measure<CacheArgs> = run;
 
-    /// The global space's entry (the others are in [`entry`]).
+    /// The global space's (every space's is [`entry`]'s).
+    fn seconds_in_all(quick: bool) -> f64 {
+        entry("global", quick).1
+    }
+
+    /// The global space's entry (every space's is [`entry`]'s).
     fn in_all(quick: bool) -> (CacheArgs, f64) {
         entry("global", quick)
     }
@@ -61,11 +67,7 @@ impl crate::harness::SuiteDef for Cache {
 
     const FIGURES: crate::harness::ReadFigures = cache_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         use crate::report::saved as files;
         use anyhow::Context;
         // The stride is what the run resolved (the metadata's); the space and the threads are

@@ -19,7 +19,7 @@ use crate::experiments::clock::{
     measure_two_timers,
 };
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 pub fn run(args: &ClockArgs) -> Result<()> {
     args.validate()?;
@@ -123,17 +123,13 @@ impl crate::harness::SuiteDef for Clock {
 
     const RUN: crate::harness::Measure<ClockArgs> = run;
 
-    fn in_all(_quick: bool) -> (ClockArgs, f64) {
-        (defaults(), 0.2)
+    fn seconds_in_all(_quick: bool) -> f64 {
+        0.2
     }
 
     const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let stamps: Vec<crate::analysis::clock::BlockStamp> =
             crate::report::saved::read_csv(run.dir, "clock_scope.csv")?;
         let file: clock_report::ClockFile = crate::report::saved::read_json(run.dir, "clock.json")?;

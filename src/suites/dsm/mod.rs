@@ -12,7 +12,7 @@ pub use settings::DsmArgs;
 use anyhow::Result;
 
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 use self::measure as dsm;
 use self::report as dsm_report;
@@ -106,27 +106,20 @@ impl crate::harness::SuiteDef for Dsm {
 
     const RUN: crate::harness::Measure<DsmArgs> = run;
 
-    fn in_all(quick: bool) -> (DsmArgs, f64) {
-        if quick {
-            (
-                DsmArgs {
-                    iterations: 32,
-                    ..defaults()
-                },
-                0.3,
-            )
-        } else {
-            (defaults(), 0.3)
+    fn seconds_in_all(_quick: bool) -> f64 {
+        0.3
+    }
+
+    fn quick(defaults: DsmArgs) -> DsmArgs {
+        DsmArgs {
+            iterations: 32,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = dsm_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let saved = dsm_report::read(run.dir)?;
         let title = run.title(dsm_report::title());
         out.plot("dsm", |p| {

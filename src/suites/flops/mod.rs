@@ -13,7 +13,7 @@ use anyhow::Result;
 use self::measure::{self as flops, CHAINS, THREADS, UNROLL};
 use self::report as flops_report;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 pub fn run(args: &FlopsArgs) -> Result<()> {
     args.validate()?;
@@ -92,27 +92,20 @@ impl crate::harness::SuiteDef for Flops {
 
     const RUN: crate::harness::Measure<FlopsArgs> = run;
 
-    fn in_all(quick: bool) -> (FlopsArgs, f64) {
-        if quick {
-            (
-                FlopsArgs {
-                    iterations: 256,
-                    ..defaults()
-                },
-                0.2,
-            )
-        } else {
-            (defaults(), 0.2)
+    fn seconds_in_all(_quick: bool) -> f64 {
+        0.2
+    }
+
+    fn quick(defaults: FlopsArgs) -> FlopsArgs {
+        FlopsArgs {
+            iterations: 256,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = flops_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let rows = flops_report::read_rows(run.dir)?;
         let title = run.title(flops_report::title());
         out.plot("flops", |p| flops_report::draw(p, &title, &rows))

@@ -20,7 +20,7 @@ use self::settings::Recorded;
 use ncu::Efficiency;
 use crate::gpu::Gpu;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::{PlannedSuite, Redraw, SavedRun};
 
 
 pub fn run(args: &SlotsArgs) -> Result<()> {
@@ -125,20 +125,17 @@ impl crate::harness::SuiteDef for Slots {
 
     const RUN: crate::harness::Measure<SlotsArgs> = run;
 
-    fn in_all(quick: bool) -> (SlotsArgs, f64) {
-        if quick {
-            // Nsight Compute's cross-check takes about 5 s of a quick run; `gpubench slots`
-            // and the full run keep it.
-            (
-                SlotsArgs {
-                    repeats: 3,
-                    no_ncu: true,
-                    ..defaults()
-                },
-                0.4,
-            )
-        } else {
-            (defaults(), 3.7)
+    fn seconds_in_all(quick: bool) -> f64 {
+        if quick { 0.4 } else { 3.7 }
+    }
+
+    // Nsight Compute's cross-check takes about 5 s of a quick run; `gpubench slots`
+    // and the full run keep it.
+    fn quick(defaults: SlotsArgs) -> SlotsArgs {
+        SlotsArgs {
+            repeats: 3,
+            no_ncu: true,
+            ..defaults
         }
     }
 
@@ -155,11 +152,7 @@ impl crate::harness::SuiteDef for Slots {
 
     const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let rows: Vec<self::report::WorkloadRow> =
             crate::report::saved::read_csv(run.dir, "slots.csv")?;
         let title = run.title(self::report::TITLE);

@@ -27,7 +27,7 @@ pub use settings::SmMapArgs;
 
 use anyhow::Result;
 
-use crate::harness::{defaults, suite};
+use crate::harness::{Redraw, SavedRun, suite};
 
 use self::report::{Reading, Saved};
 
@@ -148,28 +148,21 @@ impl crate::harness::SuiteDef for SmMap {
 
     const RUN: crate::harness::Measure<SmMapArgs> = run;
 
-    fn in_all(quick: bool) -> (SmMapArgs, f64) {
-        if quick {
-            (
-                SmMapArgs {
-                    lines: 256,
-                    steps: 256,
-                    ..defaults()
-                },
-                0.2,
-            )
-        } else {
-            (defaults(), 0.3)
+    fn seconds_in_all(quick: bool) -> f64 {
+        if quick { 0.2 } else { 0.3 }
+    }
+
+    fn quick(defaults: SmMapArgs) -> SmMapArgs {
+        SmMapArgs {
+            lines: 256,
+            steps: 256,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let saved = report::read(run.dir)?;
         let title = run.title(report::title());
         out.plot("sm-map", |p| report::draw(p, &title, &saved))

@@ -19,7 +19,7 @@ use self::settings::Recorded;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 use crate::report::run_dir::write_atomically;
 
 /// A probe's deadline, counted from its kernel's launch (the child's start and module load
@@ -183,29 +183,22 @@ impl crate::harness::SuiteDef for Sync {
 
     const RUN: crate::harness::Measure<SyncArgs> = run;
 
-    fn in_all(quick: bool) -> (SyncArgs, f64) {
-        // A 25 ms watchdog: Listing 6 spins that long, and every deadline after it is that
-        // much shorter.
-        if quick {
-            (
-                SyncArgs {
-                    watchdog_ms: 25,
-                    ..defaults()
-                },
-                0.7,
-            )
-        } else {
-            (defaults(), 0.8)
+    fn seconds_in_all(quick: bool) -> f64 {
+        if quick { 0.7 } else { 0.8 }
+    }
+
+    // A 25 ms watchdog: Listing 6 spins that long, and every deadline after it is that
+    // much shorter.
+    fn quick(defaults: SyncArgs) -> SyncArgs {
+        SyncArgs {
+            watchdog_ms: 25,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         // Listing 7's figure exists only where the pairing probe finished (it hangs on Volta
         // and later, where its result file is never written).
         let pairing: Option<sync::ProbeResult> =

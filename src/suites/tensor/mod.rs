@@ -15,7 +15,7 @@ use anyhow::Result;
 use self::measure::{self as tensor, WGMMA_UNROLL};
 use self::report as tensor_report;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 pub fn run(args: &TensorArgs) -> Result<()> {
     let widths = args.widths()?;
@@ -134,27 +134,20 @@ impl crate::harness::SuiteDef for Tensor {
 
     const RUN: crate::harness::Measure<TensorArgs> = run;
 
-    fn in_all(quick: bool) -> (TensorArgs, f64) {
-        if quick {
-            (
-                TensorArgs {
-                    iterations: 128,
-                    ..defaults()
-                },
-                0.3,
-            )
-        } else {
-            (defaults(), 0.3)
+    fn seconds_in_all(_quick: bool) -> f64 {
+        0.3
+    }
+
+    fn quick(defaults: TensorArgs) -> TensorArgs {
+        TensorArgs {
+            iterations: 128,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = tensor_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let rows = tensor_report::read_rows(run.dir)?;
         let title = run.title(tensor_report::title());
         out.plot("tensor", |p| tensor_report::draw(p, &title, &rows))
