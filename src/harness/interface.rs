@@ -131,7 +131,12 @@ impl<T: SuiteDef> Suite for T {
     }
 
     fn command(&self) -> clap::Command {
-        let command = T::Args::augment_args(clap::Command::new(T::NAME));
+        let command = T::Args::augment_args(clap::Command::new(T::NAME)).mut_arg("output", |a| {
+            a.help(format!(
+                "New run directory (default: gpubench-runs/<UTC time>-{}); must not exist",
+                T::NAME
+            ))
+        });
         // Augmenting sets the command's about from each Args struct's doc comment; the
         // suite's own sentence goes on last so the help lists it, not PlotArgs' doc.
         let command = crate::cli::PlotArgs::augment_args(command);

@@ -37,8 +37,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
     let chains = atomics::start_chains(&plan);
     suite::run(
         &Atomics,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &pairs,
         &recorded,
         |gpu, suite| {

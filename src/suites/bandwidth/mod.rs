@@ -30,7 +30,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         .iter()
         .map(|k| ("bandwidth", k.entry()))
         .collect();
-    let gpu = suite::open(args.device.index()?, args.output.as_deref(), &entries)?;
+    let gpu = suite::open(&args.target, &entries)?;
     let properties = gpu.properties()?;
     let memory = properties.global_memory_bytes as u64;
     let l2 = u64::try_from(properties.l2_cache_bytes).unwrap_or(0);
@@ -62,7 +62,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Bandwidth,
-        args.output.as_deref(),
+        &args.target,
         &["bandwidth"],
         &recorded,
         |gpu, suite| {

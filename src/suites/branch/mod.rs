@@ -26,8 +26,7 @@ pub fn run(args: &BranchArgs) -> Result<()> {
     };
     suite::run(
         &Branch,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &[("branch", "branch_order")],
         &recorded,
         |gpu, suite| {

@@ -32,8 +32,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
     };
     suite::run(
         &Clock,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &entries,
         &recorded,
         |gpu, suite| {

@@ -43,8 +43,7 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
         .collect();
     suite::run(
         &Divergence,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &entries,
         &recorded(&config),
         |gpu, suite| {

@@ -88,8 +88,8 @@ const METHOD: &str = "compute_90 PTX (cuda/dpx.cu). Latency: one thread, a depen
 
 pub fn run(args: &DpxArgs) -> Result<()> {
     args.validate()?;
-    let device = args.device.index()?;
-    let mut gpu = suite::open(device, args.output.as_deref(), &[])?;
+    let device = args.target.device.index()?;
+    let mut gpu = suite::open(&args.target, &[])?;
     let properties = gpu.properties()?;
     suite::require_hopper(&properties, device, "dpx", "DPX instructions")?;
     for entry in measure::entries() {
@@ -111,7 +111,7 @@ pub fn run(args: &DpxArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Dpx,
-        args.output.as_deref(),
+        &args.target,
         &[MODULE],
         &recorded,
         |gpu, suite| {

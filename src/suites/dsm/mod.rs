@@ -19,9 +19,9 @@ use self::report as dsm_report;
 
 pub fn run(args: &DsmArgs) -> Result<()> {
     args.validate()?;
-    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(&args.target, &[])?;
     let properties = gpu.properties()?;
-    suite::require_hopper(&properties, args.device.index()?, "dsm", "thread-block clusters")?;
+    suite::require_hopper(&properties, args.target.device.index()?, "dsm", "thread-block clusters")?;
     for entry in ["dsm_latency", "dsm_bandwidth"] {
         gpu.function("dsm", entry)?;
     }
@@ -42,7 +42,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Dsm,
-        args.output.as_deref(),
+        &args.target,
         &["dsm"],
         &recorded,
         |gpu, suite| {

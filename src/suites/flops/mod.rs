@@ -17,7 +17,7 @@ use crate::harness::{Redraw, SavedRun};
 
 pub fn run(args: &FlopsArgs) -> Result<()> {
     args.validate()?;
-    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(&args.target, &[])?;
     let properties = gpu.properties()?;
     let kernels = flops::runnable(suite::compute_major(&properties));
     for kernel in &kernels {
@@ -36,7 +36,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Flops,
-        args.output.as_deref(),
+        &args.target,
         &modules,
         &recorded,
         |gpu, suite| {

@@ -61,7 +61,7 @@ const METHOD: &str = "one stream. Launch call: host wall time of `queued` back-t
 pub fn run(args: &LaunchArgs) -> Result<()> {
     args.validate()?;
     let entries = [(MODULE, EMPTY), (MODULE, HOLD), (MODULE, SCALE)];
-    let gpu = suite::open(args.device.index()?, args.output.as_deref(), &entries)?;
+    let gpu = suite::open(&args.target, &entries)?;
     let properties = gpu.properties()?;
     let volumes = measure::volumes(args.max_bytes, gpu.free_memory()?);
     if volumes.len() < 3 {
@@ -81,7 +81,7 @@ pub fn run(args: &LaunchArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Launch,
-        args.output.as_deref(),
+        &args.target,
         &[MODULE],
         &recorded,
         |gpu, suite| {

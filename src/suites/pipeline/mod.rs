@@ -53,8 +53,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
     };
     suite::run(
         &Pipeline,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &entries,
         &recorded,
         |gpu, suite| {

@@ -27,8 +27,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
     };
     suite::run(
         &Regs,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &[("regs", "regs_pressure")],
         &recorded,
         |gpu, suite| {

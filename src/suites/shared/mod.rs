@@ -32,8 +32,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
     };
     suite::run(
         &Shared,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &entries,
         &recorded,
         |gpu, suite| {

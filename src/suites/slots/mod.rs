@@ -26,7 +26,7 @@ use crate::harness::{PlannedSuite, Redraw, SavedRun};
 pub fn run(args: &SlotsArgs) -> Result<()> {
     let chosen = args.workloads()?;
     if args.child_plain {
-        let mut gpu = Gpu::open(args.device.index()?)?;
+        let mut gpu = Gpu::open(args.target.device.index()?)?;
         // ncu sets itself up on an empty first range, while the suite that profiles this
         // program waits off the GPU (`ncu::NcuRun::hand_over`); then the GPU is this program's again.
         if let Some(set_up) = crate::harness::sharing::told(ncu::SET_UP_ENV) {
@@ -75,8 +75,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
     };
     suite::run(
         &Slots,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &[("slots", "dot_tagged")],
         &recorded,
         |gpu, suite| {
@@ -165,12 +164,14 @@ impl crate::harness::SuiteDef for Slots {
 fn plain_child(args: &SlotsArgs, chosen: &[&str]) -> Result<Vec<String>> {
     let child = SlotsArgs {
         child_plain: true,
-        device: args.device.clone(),
         no_ncu: args.no_ncu,
         only: Some(chosen.join(",")),
-        output: None,
         repeats: args.repeats,
         seed: args.seed,
+        target: crate::cli::Target {
+            device: args.target.device.clone(),
+            output: None,
+        },
     };
     let mut program = vec![<Slots as crate::harness::SuiteDef>::NAME.to_string()];
     program.extend(crate::harness::Suite::flags(

@@ -35,10 +35,7 @@ const METHOD: &str = "L2: many one-warp blocks, the first on each SM claims it; 
 
 pub fn run(args: &SmMapArgs) -> Result<()> {
     args.validate()?;
-    let gpu = suite::open(
-        args.device.index()?,
-        args.output.as_deref(),
-        &[("sm_map", "sm_map_warm"), ("sm_map", "sm_map_probe")],
+    let gpu = suite::open(&args.target, &[("sm_map", "sm_map_warm"), ("sm_map", "sm_map_probe")],
     )?;
     let properties = gpu.properties()?;
     let hopper = suite::compute_major(&properties) >= 9;
@@ -58,7 +55,7 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &SmMap,
-        args.output.as_deref(),
+        &args.target,
         &modules.clone(),
         &recorded,
         |gpu, suite| {

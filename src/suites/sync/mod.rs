@@ -56,8 +56,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
     };
     suite::run(
         &Sync,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &entries,
         &recorded,
         |gpu, suite| {
@@ -81,7 +80,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                         let rest: Vec<&sync::Probe> = PROBES[index..].iter().collect();
                         let go = dir.join(format!("probes-{children}.go"));
                         let started =
-                            sync::spawn_probes(&rest, args.device.index()?, budget_cycles, &dir, &go)?;
+                            sync::spawn_probes(&rest, args.target.device.index()?, budget_cycles, &dir, &go)?;
                         started.let_measure()?;
                         child.insert(started)
                     }
@@ -146,7 +145,7 @@ fn child(args: &SyncArgs, names: &str) -> Result<()> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let dir = args.child_output_dir()?;
-    let mut gpu = Gpu::open(args.device.index()?)?;
+    let mut gpu = Gpu::open(args.target.device.index()?)?;
     let deadline = Duration::from_secs_f64(args.timeout_seconds + 10.0);
     // The module is loaded first, so the parent's deadline, counted from the launch line,
     // covers the kernel alone.

@@ -25,14 +25,14 @@ pub fn run(args: &TensorArgs) -> Result<()> {
     };
     let kernels = tensor::selected(&widths, extras);
     // The kernels are loaded only once the device is known to be able to run them.
-    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(&args.target, &[])?;
     let properties = gpu.properties()?;
     // The kernels are PTX for sm_90a (wgmma exists nowhere else), which the driver compiles
     // for compute capability 9.0 only.
     if properties.compute_capability != "9.0" {
         return Err(crate::error::Unsupported(format!(
             "the tensor suite needs a GPU of compute capability 9.0 (Hopper: H100, H200), whose wgmma its kernels use; device {} is a {} (CC {})",
-            args.device.index()?, properties.name, properties.compute_capability
+            args.target.device.index()?, properties.name, properties.compute_capability
         ))
         .into());
     }
@@ -71,7 +71,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Tensor,
-        args.output.as_deref(),
+        &args.target,
         &modules,
         &recorded,
         |gpu, suite| {

@@ -35,11 +35,11 @@ pub fn run(args: &TmaArgs) -> Result<()> {
     args.validate()?;
     // Built while the process waits for the GPU and the GPU measures.
     let chains = tma::start_chains(&footprints);
-    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(&args.target, &[])?;
     let properties = gpu.properties()?;
     suite::require_hopper(
         &properties,
-        args.device.index()?,
+        args.target.device.index()?,
         "tma",
         "the Tensor Memory Accelerator",
     )?;
@@ -56,7 +56,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Tma,
-        args.output.as_deref(),
+        &args.target,
         &["tma"],
         &recorded,
         |gpu, suite| {
