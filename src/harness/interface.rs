@@ -76,9 +76,9 @@ pub trait SuiteDef: Sync {
     const RUN: Measure<Self::Args>;
     /// As [`Suite::figures`]: the summary's rows from its files.
     const FIGURES: ReadFigures;
-    /// The GPU seconds its `all` entry is planned at ([`PlannedSuite::new`]), in a quick run or
-    /// a full one.
-    fn seconds_in_all(quick: bool) -> f64;
+    /// The GPU seconds its `all` entry is planned at ([`PlannedSuite::new`]): in a quick run,
+    /// and in a full one.
+    const SECONDS_IN_ALL: (f64, f64);
     /// The settings a full `all` runs it with, from clap's defaults ([`super::plan::defaults`]):
     /// the defaults themselves unless the suite says otherwise.
     fn full(defaults: Self::Args) -> Self::Args {
@@ -91,7 +91,7 @@ pub trait SuiteDef: Sync {
     }
     /// The settings `all` runs it with (a full run, or `quick`) and the GPU seconds its entry
     /// is planned at, from [`SuiteDef::full`], [`SuiteDef::quick`] and
-    /// [`SuiteDef::seconds_in_all`]; a suite of several entries states one of them here and
+    /// [`SuiteDef::SECONDS_IN_ALL`]; a suite of several entries states one of them here and
     /// the rest in its [`SuiteDef::plan`].
     fn in_all(quick: bool) -> (Self::Args, f64) {
         let defaults = super::plan::defaults();
@@ -100,7 +100,8 @@ pub trait SuiteDef: Sync {
         } else {
             Self::full(defaults)
         };
-        (settings, Self::seconds_in_all(quick))
+        let (quick_seconds, full_seconds) = Self::SECONDS_IN_ALL;
+        (settings, if quick { quick_seconds } else { full_seconds })
     }
     /// As [`Suite::plan`]: one entry, named as the suite, of [`SuiteDef::in_all`].
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {

@@ -370,9 +370,7 @@ impl crate::harness::SuiteDef for Bandwidth {
 
     const RUN: crate::harness::Measure<BandwidthArgs> = run;
 
-    fn seconds_in_all(quick: bool) -> f64 {
-        if quick { 0.9 } else { 3.5 }
-    }
+    const SECONDS_IN_ALL: (f64, f64) = (0.9, 3.5);
 
     // Launches of 1 ms (not the default 2): a point's spread over its repeats stays well under
     // the figures' 5 % (bandwidth.json keeps each point's range). The L2's headline figures

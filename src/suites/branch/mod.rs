@@ -88,9 +88,7 @@ impl crate::harness::SuiteDef for Branch {
 
     const RUN: crate::harness::Measure<BranchArgs> = run;
 
-    fn seconds_in_all(_quick: bool) -> f64 {
-        0.3
-    }
+    const SECONDS_IN_ALL: (f64, f64) = (0.3, 0.3);
 
     const FIGURES: crate::harness::ReadFigures = self::report::figures;
 

@@ -340,9 +340,7 @@ impl crate::harness::SuiteDef for Divergence {
 
     const RUN: crate::harness::Measure<DivergenceArgs> = measure;
 
-    fn seconds_in_all(quick: bool) -> f64 {
-        if quick { 0.4 } else { 1.0 }
-    }
+    const SECONDS_IN_ALL: (f64, f64) = (0.4, 1.0);
 
     fn quick(defaults: DivergenceArgs) -> DivergenceArgs {
         DivergenceArgs {

@@ -76,9 +76,7 @@ impl crate::harness::SuiteDef for Regs {
 
     const RUN: crate::harness::Measure<RegsArgs> = run;
 
-    fn seconds_in_all(_quick: bool) -> f64 {
-        0.3
-    }
+    const SECONDS_IN_ALL: (f64, f64) = (0.3, 0.3);
 
     // Every sixth cap still leaves one allocation unit consistent with the H100's data (every
     // eighth leaves four); the summary flags a run where more than one fits.

@@ -84,9 +84,7 @@ impl crate::harness::SuiteDef for Shared {
 
     const RUN: crate::harness::Measure<SharedArgs> = run;
 
-    fn seconds_in_all(_quick: bool) -> f64 {
-        0.3
-    }
+    const SECONDS_IN_ALL: (f64, f64) = (0.3, 0.3);
 
     fn quick(defaults: SharedArgs) -> SharedArgs {
         SharedArgs {

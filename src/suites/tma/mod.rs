@@ -230,9 +230,7 @@ impl crate::harness::SuiteDef for Tma {
 
     const RUN: crate::harness::Measure<TmaArgs> = run;
 
-    fn seconds_in_all(quick: bool) -> f64 {
-        if quick { 0.5 } else { 1.0 }
-    }
+    const SECONDS_IN_ALL: (f64, f64) = (0.5, 1.0);
 
     fn quick(defaults: TmaArgs) -> TmaArgs {
         TmaArgs {
