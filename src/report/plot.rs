@@ -7,7 +7,7 @@ use std::sync::Once;
 
 use plotters::chart::{ChartBuilder, ChartContext, MeshStyle, SeriesLabelPosition};
 use plotters::coord::cartesian::Cartesian2d;
-use plotters::coord::combinators::{BindKeyPoints, IntoLogRange};
+use plotters::coord::combinators::{BindKeyPoints, IntoLogRange, LogCoord, WithKeyPoints};
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
@@ -314,6 +314,21 @@ pub fn byte_ticks(low: f64, high: f64) -> Vec<f64> {
         10
     };
     power_of_two_ticks(low, high, most)
+}
+
+/// A log axis of byte counts from `low` to `high`, ticked at powers of two ([`byte_ticks`]).
+pub fn log_bytes_axis(low: f64, high: f64) -> WithKeyPoints<LogCoord<f64>> {
+    (low..high)
+        .log_scale()
+        .with_key_points(byte_ticks(low, high))
+}
+
+/// A log axis from `low` to `high` that is not bytes, ticked at 1, 2 and 5 times the powers
+/// of ten ([`one_two_five_ticks`]).
+pub fn log_axis(low: f64, high: f64) -> WithKeyPoints<LogCoord<f64>> {
+    (low..high)
+        .log_scale()
+        .with_key_points(one_two_five_ticks(low, high))
 }
 
 /// 1, 2 and 5 times the powers of ten from `low` to `high`, for a log axis that is not bytes.

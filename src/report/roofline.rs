@@ -228,14 +228,7 @@ pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
                 .margin(20)
                 .x_label_area_size(70)
                 .y_label_area_size(110)
-                .build_cartesian_2d(
-                    (x_low..x_high)
-                        .log_scale()
-                        .with_key_points(plot::one_two_five_ticks(x_low, x_high)),
-                    (y_low..y_high)
-                        .log_scale()
-                        .with_key_points(plot::one_two_five_ticks(y_low, y_high)),
-                )?;
+                .build_cartesian_2d(plot::log_axis(x_low, x_high), plot::log_axis(y_low, y_high))?;
             plot::mesh(
                 &mut chart,
                 "arithmetic intensity (FLOP per byte of the level)",

@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use plotters::coord::combinators::BindKeyPoints;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
@@ -57,12 +56,8 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
                 .x_label_area_size(60)
                 .y_label_area_size(100)
                 .build_cartesian_2d(
-                    (low / 1.1..high * 1.1)
-                        .log_scale()
-                        .with_key_points(plot::byte_ticks(low / 1.1, high * 1.1)),
-                    (bottom..top)
-                        .log_scale()
-                        .with_key_points(plot::one_two_five_ticks(bottom, top)),
+                    plot::log_bytes_axis(low / 1.1, high * 1.1),
+                    plot::log_axis(bottom, top),
                 )?;
             plot::mesh(&mut chart, "footprint (bytes, log scale; per SM for the L1 sweep)", "GB/s (log scale)")
                 .x_label_formatter(&|v| plot::binary_bytes(*v))

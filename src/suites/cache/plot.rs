@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use plotters::coord::combinators::BindKeyPoints;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -65,9 +64,7 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], levels: &[SavedLeve
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(
-                    (low..high * 1.1)
-                        .log_scale()
-                        .with_key_points(plot::byte_ticks(low, high * 1.1)),
+                    plot::log_bytes_axis(low, high * 1.1),
                     0.0..top,
                 )?;
             plot::mesh(&mut chart, "footprint (bytes, log scale)", "cycles per load")
@@ -149,9 +146,7 @@ pub fn draw_conflict(
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(
-                    (low / 1.2..high * 1.2)
-                        .log_scale()
-                        .with_key_points(plot::byte_ticks(low / 1.2, high * 1.2)),
+                    plot::log_bytes_axis(low / 1.2, high * 1.2),
                     (0.8..top * 1.5).log_scale(),
                 )?;
             plot::mesh(&mut chart, "stride between addresses (bytes, log scale)", "most addresses that still hit (log scale)")
@@ -209,9 +204,7 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(
-                    (low / 1.1..high * 1.1)
-                        .log_scale()
-                        .with_key_points(plot::byte_ticks(low / 1.1, high * 1.1)),
+                    plot::log_bytes_axis(low / 1.1, high * 1.1),
                     (bottom - pad).max(0.0)..top + pad,
                 )?;
             plot::mesh(&mut chart, "footprint (bytes, log scale)", "cycles per load")

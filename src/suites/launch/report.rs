@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use plotters::coord::combinators::BindKeyPoints;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -323,12 +322,8 @@ pub fn draw(path: &Path, title: &str, points: &[Point]) -> Result<()> {
                 .x_label_area_size(60)
                 .y_label_area_size(100)
                 .build_cartesian_2d(
-                    (low / 1.2..high * 1.2)
-                        .log_scale()
-                        .with_key_points(plot::byte_ticks(low / 1.2, high * 1.2)),
-                    (bottom..top)
-                        .log_scale()
-                        .with_key_points(plot::one_two_five_ticks(bottom, top)),
+                    plot::log_bytes_axis(low / 1.2, high * 1.2),
+                    plot::log_axis(bottom, top),
                 )?;
             plot::mesh(&mut chart, "volume V read and written per launch (log scale)", "V / T(V), GB/s (log scale)")
                 .x_label_formatter(&|v| plot::binary_bytes(*v))

@@ -214,9 +214,7 @@ pub fn draw(
                 .x_label_area_size(60)
                 .y_label_area_size(90)
                 .build_cartesian_2d(
-                    (low / 1.2..high * 1.2)
-                        .log_scale()
-                        .with_key_points(plot::byte_ticks(low / 1.2, high * 1.2)),
+                    plot::log_bytes_axis(low / 1.2, high * 1.2),
                     0.0..top,
                 )?;
             plot::mesh(&mut chart, "footprint (bytes, log scale)", "cycles per step")
