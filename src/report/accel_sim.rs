@@ -345,14 +345,20 @@ enum Timed {
     Not,
 }
 
-/// The `ptx_opcode_*` lists of the int, fp and dp units: their latency and initiation options,
-/// and GPGPU-Sim's positions in order (ADD, MAX, MUL, MAD, DIV, and SHFL for int) with what
-/// times each.
-const OPCODE_LISTS: [(&str, &str, &[(&str, Timed)]); 3] = [
-    (
-        "-ptx_opcode_latency_int",
-        "-ptx_opcode_initiation_int",
-        &[
+/// A unit's `ptx_opcode_*` lists: its latency and initiation options, and GPGPU-Sim's positions
+/// in order (ADD, MAX, MUL, MAD, DIV, and SHFL for int) with what times each.
+struct OpcodeLists {
+    latency: &'static str,
+    initiation: &'static str,
+    positions: &'static [(&'static str, Timed)],
+}
+
+/// The int, fp and dp units' lists.
+const OPCODE_LISTS: [OpcodeLists; 3] = [
+    OpcodeLists {
+        latency: "-ptx_opcode_latency_int",
+        initiation: "-ptx_opcode_initiation_int",
+        positions: &[
             ("ADD", Timed::Sass("IADD3")),
             ("MAX", Timed::Not),
             ("MUL", Timed::Sass("IMAD")),
@@ -360,29 +366,29 @@ const OPCODE_LISTS: [(&str, &str, &[(&str, Timed)]); 3] = [
             ("DIV", Timed::Ptx("uint32 div")),
             ("SHFL", Timed::Sass("SHFL")),
         ],
-    ),
-    (
-        "-ptx_opcode_latency_fp",
-        "-ptx_opcode_initiation_fp",
-        &[
+    },
+    OpcodeLists {
+        latency: "-ptx_opcode_latency_fp",
+        initiation: "-ptx_opcode_initiation_fp",
+        positions: &[
             ("ADD", Timed::Sass("FADD")),
             ("MAX", Timed::Not),
             ("MUL", Timed::Sass("FMUL")),
             ("MAD", Timed::Sass("FFMA")),
             ("DIV", Timed::Ptx("fp32 div")),
         ],
-    ),
-    (
-        "-ptx_opcode_latency_dp",
-        "-ptx_opcode_initiation_dp",
-        &[
+    },
+    OpcodeLists {
+        latency: "-ptx_opcode_latency_dp",
+        initiation: "-ptx_opcode_initiation_dp",
+        positions: &[
             ("ADD", Timed::Sass("DADD")),
             ("MAX", Timed::Not),
             ("MUL", Timed::Sass("DMUL")),
             ("MAD", Timed::Sass("DFMA")),
             ("DIV", Timed::Ptx("fp64 div")),
         ],
-    ),
+    },
 ];
 
 /// The `ptx_opcode_*` latency and initiation lists of the int, fp, dp and sfu units.
@@ -397,8 +403,9 @@ fn opcode_lines(model: &MachineModel) -> Vec<Line> {
         Timed::Ptx(operation) => settled(model, Known::Ptx { operation, what }),
         Timed::Not => None,
     };
-    for (latency_option, initiation_option, positions) in OPCODE_LISTS {
-        let lists: Vec<_> = positions
+    for list in OPCODE_LISTS {
+        let timed: Vec<_> = list
+            .positions
             .iter()
             .map(|&(position, timed)| {
                 (
@@ -408,10 +415,10 @@ fn opcode_lines(model: &MachineModel) -> Vec<Line> {
                 )
             })
             .collect();
-        if let Some((latencies, initiations, why)) = opcode_lists(&lists) {
-            push(latency_option, latencies, why.clone());
+        if let Some((latencies, initiations, why)) = opcode_lists(&timed) {
+            push(list.latency, latencies, why.clone());
             push(
-                initiation_option,
+                list.initiation,
                 initiations,
                 "cycles between issues per sub-core: 128 lanes / the SM's rate".into(),
             );
