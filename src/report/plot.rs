@@ -492,6 +492,25 @@ macro_rules! on_backend {
 }
 pub(crate) use on_backend;
 
+/// [`on_backend!`] with the preamble of a titled plot: the font registered ([`ensure_font`]),
+/// the canvas filled white and `$title` put above it ([`titled`]), what is left bound to
+/// `$root`. `$body` returns `Result<(), Box<dyn std::error::Error>>` (plotters' errors, with
+/// `?`), whose error becomes the plot's.
+macro_rules! titled_plot {
+    ($path:expr, $size:expr, $title:expr, |$root:ident| $body:expr) => {{
+        $crate::report::plot::ensure_font();
+        $crate::report::plot::on_backend!($path, $size, |canvas| {
+            (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+                canvas.fill(&plotters::style::colors::WHITE)?;
+                let $root = $crate::report::plot::titled(&canvas, $title)?;
+                $body
+            })()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+        })
+    }};
+}
+pub(crate) use titled_plot;
+
 /// Encodes RGB `pixels` of `size` as PNG (the encoder plotters itself would use) and writes it.
 pub fn write_png(path: &Path, pixels: &[u8], size: (u32, u32)) -> anyhow::Result<()> {
     use image::ImageEncoder;
