@@ -492,22 +492,32 @@ macro_rules! on_backend {
 }
 pub(crate) use on_backend;
 
-/// [`on_backend!`] with the preamble of a titled plot: the font registered ([`ensure_font`]),
-/// the canvas filled white and `$title` put above it ([`titled`]), what is left bound to
-/// `$root`. `$body` returns `Result<(), Box<dyn std::error::Error>>` (plotters' errors, with
-/// `?`), whose error becomes the plot's.
-macro_rules! titled_plot {
-    ($path:expr, $size:expr, $title:expr, |$root:ident| $body:expr) => {{
+/// [`on_backend!`] with every plot's preamble: the font registered ([`ensure_font`]) and the
+/// canvas, bound to `$root`, filled white. `$body` returns
+/// `Result<(), Box<dyn std::error::Error>>` (plotters' errors, with `?`), whose error becomes
+/// the plot's.
+macro_rules! white_plot {
+    ($path:expr, $size:expr, |$root:ident| $body:expr) => {{
         $crate::report::plot::ensure_font();
-        $crate::report::plot::on_backend!($path, $size, |canvas| {
+        $crate::report::plot::on_backend!($path, $size, |$root| {
             (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-                canvas.fill(&plotters::style::colors::WHITE)?;
-                let $root = $crate::report::plot::titled(&canvas, $title)?;
+                $root.fill(&plotters::style::colors::WHITE)?;
                 $body
             })()
             .map_err(|e| anyhow::anyhow!("{e}"))
         })
     }};
+}
+pub(crate) use white_plot;
+
+/// [`white_plot!`] with `$title` above the canvas ([`titled`]), what is left bound to `$root`.
+macro_rules! titled_plot {
+    ($path:expr, $size:expr, $title:expr, |$root:ident| $body:expr) => {
+        $crate::report::plot::white_plot!($path, $size, |canvas| {
+            let $root = $crate::report::plot::titled(&canvas, $title)?;
+            $body
+        })
+    };
 }
 pub(crate) use titled_plot;
 
