@@ -1,8 +1,10 @@
 //! `--device`, typed: one CUDA device, every device (`all`) or a list (`0,2,3`). clap parses it
 //! for `all` and every suite; where it names more than one GPU, `app::devices` runs the command
-//! once per GPU in a child process, each child given one index.
+//! once per GPU in a child process, each child given one index. [`Target`] is a suite's
+//! `--device` with its `--output`.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use clap::Args;
@@ -101,6 +103,20 @@ pub struct SerialArgs {
     /// by side.
     #[arg(long)]
     pub serial: bool,
+}
+
+/// Where a suite measures and writes: the `--device` and `--output` every suite's subcommand
+/// takes (flattened into its settings type, whose JSON keeps both keys at the top level).
+/// `--output`'s help names the suite's default directory (`harness::Suite::command`).
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
+pub struct Target {
+    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
+    /// side by side (`--serial`: one after another), under one directory with devices.json.
+    #[arg(long, default_value = "0")]
+    pub device: DeviceSelection,
+    /// New run directory (default: gpubench-runs/<UTC time>-<suite>); must not exist.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ pub mod examples;
 mod export;
 pub mod flags;
 pub use calibrate::CalibrateArgs;
-pub use devices::{DeviceSelection, SerialArgs};
+pub use devices::{DeviceSelection, SerialArgs, Target};
 pub use export::{ExportArgs, ExportFormat};
 
 use std::path::PathBuf;

@@ -3,8 +3,8 @@
 //! and the figures `report` re-draws. A suite implements [`SuiteDef`] (its subcommand as
 //! constants and an argument type, and the rest); [`Suite`], the object-safe interface `all`,
 //! `report`, the summary and the CLI walk (through `app::registry::SUITES`), follows from it.
-//! A suite that leaves out any part does not compile (every item but `curves`, `plan` and
-//! `kernels_to_prebuild` is required).
+//! A suite that leaves out any part does not compile (every item but `EXAMPLES`, `full`,
+//! `quick`, `in_all`, `plan`, `curves` and `kernels_to_prebuild` is required).
 
 use std::path::Path;
 
@@ -76,10 +76,33 @@ pub trait SuiteDef: Sync {
     const RUN: Measure<Self::Args>;
     /// As [`Suite::figures`]: the summary's rows from its files.
     const FIGURES: ReadFigures;
+    /// The GPU seconds its `all` entry is planned at ([`PlannedSuite::new`]): in a quick run,
+    /// and in a full one.
+    const SECONDS_IN_ALL: (f64, f64);
+    /// The settings a full `all` runs it with, from clap's defaults ([`super::plan::defaults`]):
+    /// the defaults themselves unless the suite says otherwise.
+    fn full(defaults: Self::Args) -> Self::Args {
+        defaults
+    }
+    /// The settings `all --quick` runs it with, from clap's defaults: a full run's unless the
+    /// suite says otherwise (fewer samples, sparser sweeps).
+    fn quick(defaults: Self::Args) -> Self::Args {
+        Self::full(defaults)
+    }
     /// The settings `all` runs it with (a full run, or `quick`) and the GPU seconds its entry
-    /// is planned at ([`PlannedSuite::new`]); a suite of several entries states one of them
-    /// here and the rest in its [`SuiteDef::plan`].
-    fn in_all(quick: bool) -> (Self::Args, f64);
+    /// is planned at, from [`SuiteDef::full`], [`SuiteDef::quick`] and
+    /// [`SuiteDef::SECONDS_IN_ALL`]; a suite of several entries states one of them here and
+    /// the rest in its [`SuiteDef::plan`].
+    fn in_all(quick: bool) -> (Self::Args, f64) {
+        let defaults = super::plan::defaults();
+        let settings = if quick {
+            Self::quick(defaults)
+        } else {
+            Self::full(defaults)
+        };
+        let (quick_seconds, full_seconds) = Self::SECONDS_IN_ALL;
+        (settings, if quick { quick_seconds } else { full_seconds })
+    }
     /// As [`Suite::plan`]: one entry, named as the suite, of [`SuiteDef::in_all`].
     fn plan(&self, quick: bool) -> Vec<PlannedSuite> {
         let (settings, seconds) = Self::in_all(quick);
@@ -109,7 +132,12 @@ impl<T: SuiteDef> Suite for T {
     }
 
     fn command(&self) -> clap::Command {
-        let command = T::Args::augment_args(clap::Command::new(T::NAME));
+        let command = T::Args::augment_args(clap::Command::new(T::NAME)).mut_arg("output", |a| {
+            a.help(format!(
+                "New run directory (default: gpubench-runs/<UTC time>-{}); must not exist",
+                T::NAME
+            ))
+        });
         // Augmenting sets the command's about from each Args struct's doc comment; the
         // suite's own sentence goes on last so the help lists it, not PlotArgs' doc.
         let command = crate::cli::PlotArgs::augment_args(command);

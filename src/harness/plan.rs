@@ -1,9 +1,9 @@
 //! One entry of `gpubench all`'s plan, as a suite states it (`SuiteDef::plan`): the run's
 //! name, the suite's typed settings, and its rough share of the run; and the settings' round
-//! trip through clap. A suite states its `all` entries as values of its own settings type
-//! (`SyncArgs { watchdog_ms: 25, ..defaults() }`); [`flags`] (`cli::flags`) turns one back
-//! into the subcommand's flags, read off clap's own description of them, so that no flag name
-//! is written anywhere but the settings type.
+//! trip through clap. A suite states its `all` entries as values of its own settings type,
+//! from clap's defaults (`SyncArgs { watchdog_ms: 25, ..defaults }`); [`flags`] (`cli::flags`)
+//! turns one back into the subcommand's flags, read off clap's own description of them, so
+//! that no flag name is written anywhere but the settings type.
 
 use serde::Serialize;
 use serde_json::Value;

@@ -10,6 +10,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::Suite;
+use crate::cli::Target;
 use crate::error::{Exit, MeasurementFailed};
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::gpu::Gpu;
@@ -19,10 +20,11 @@ use crate::report::figures::{FILE as FIGURES_FILE, FiguresFile};
 use crate::report::metadata::{BuildRecord, RunMetadata, Status, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
 
-/// Checks `output`, opens device `device` and loads every `(module, entry)` so that a bad
-/// PTX or a missing kernel fails before a run directory exists.
-pub fn open(device: usize, output: Option<&Path>, entries: &[(&str, &str)]) -> Result<Gpu> {
-    if let Some(output) = output {
+/// Checks the target's output, opens its device and loads every `(module, entry)` so that a
+/// bad PTX or a missing kernel fails before a run directory exists.
+pub fn open(target: &Target, entries: &[(&str, &str)]) -> Result<Gpu> {
+    let device = target.device.index()?;
+    if let Some(output) = &target.output {
         run_dir::check_new(output)?;
     }
     // Before this process makes a context: whatever NVML lists on the GPU is another
@@ -79,34 +81,33 @@ pub fn require_hopper(
     )))
 }
 
-/// Opens the device, loads `entries`, starts the run directory of suite `name` with
+/// Opens the target's device, loads `entries`, starts the run directory of suite `of` with
 /// `settings`, runs `measure` and finishes the run.
 pub fn run(
     of: &'static dyn Suite,
-    device: usize,
-    output: Option<&Path>,
+    target: &Target,
     entries: &[(&str, &str)],
     settings: &impl serde::Serialize,
     measure: impl FnOnce(&mut Gpu, &mut SuiteRun) -> Result<()>,
 ) -> Result<()> {
-    let gpu = open(device, output, entries)?;
+    let gpu = open(target, entries)?;
     let mut modules: Vec<&str> = entries.iter().map(|(module, _)| *module).collect();
     modules.sort_unstable();
     modules.dedup();
-    run_opened(gpu, of, output, &modules, settings, measure)
+    run_opened(gpu, of, target, &modules, settings, measure)
 }
 
 /// [`run`] on a device [`open`] returned, for a suite whose settings depend on the device.
 pub fn run_opened(
     mut gpu: Gpu,
     of: &'static dyn Suite,
-    output: Option<&Path>,
+    target: &Target,
     modules: &[&str],
     settings: &impl serde::Serialize,
     measure: impl FnOnce(&mut Gpu, &mut SuiteRun) -> Result<()>,
 ) -> Result<()> {
     let settings = serde_json::to_value(settings)?;
-    let mut suite = start(&mut gpu, of, output, modules, settings)?;
+    let mut suite = start(&mut gpu, of, target.output.as_deref(), modules, settings)?;
     crate::gpu::lease::trace("opening clock, NVML and metadata");
     gpu.spent.note_setup_done();
     let outcome = measure(&mut gpu, &mut suite);

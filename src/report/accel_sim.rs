@@ -336,6 +336,61 @@ fn latency_lines(
     (lines, unwritten)
 }
 
+/// Where a GPGPU-Sim opcode position's latency and rate come from: a SASS opcode's figures, a
+/// PTX operation's, or none (MAX, which gpubench does not time: see [`opcode_lists`]).
+#[derive(Clone, Copy)]
+enum Timed {
+    Sass(&'static str),
+    Ptx(&'static str),
+    Not,
+}
+
+/// A unit's `ptx_opcode_*` lists: its latency and initiation options, and GPGPU-Sim's positions
+/// in order (ADD, MAX, MUL, MAD, DIV, and SHFL for int) with what times each.
+struct OpcodeLists {
+    latency: &'static str,
+    initiation: &'static str,
+    positions: &'static [(&'static str, Timed)],
+}
+
+/// The int, fp and dp units' lists.
+const OPCODE_LISTS: [OpcodeLists; 3] = [
+    OpcodeLists {
+        latency: "-ptx_opcode_latency_int",
+        initiation: "-ptx_opcode_initiation_int",
+        positions: &[
+            ("ADD", Timed::Sass("IADD3")),
+            ("MAX", Timed::Not),
+            ("MUL", Timed::Sass("IMAD")),
+            ("MAD", Timed::Sass("IMAD")),
+            ("DIV", Timed::Ptx("uint32 div")),
+            ("SHFL", Timed::Sass("SHFL")),
+        ],
+    },
+    OpcodeLists {
+        latency: "-ptx_opcode_latency_fp",
+        initiation: "-ptx_opcode_initiation_fp",
+        positions: &[
+            ("ADD", Timed::Sass("FADD")),
+            ("MAX", Timed::Not),
+            ("MUL", Timed::Sass("FMUL")),
+            ("MAD", Timed::Sass("FFMA")),
+            ("DIV", Timed::Ptx("fp32 div")),
+        ],
+    },
+    OpcodeLists {
+        latency: "-ptx_opcode_latency_dp",
+        initiation: "-ptx_opcode_initiation_dp",
+        positions: &[
+            ("ADD", Timed::Sass("DADD")),
+            ("MAX", Timed::Not),
+            ("MUL", Timed::Sass("DMUL")),
+            ("MAD", Timed::Sass("DFMA")),
+            ("DIV", Timed::Ptx("fp64 div")),
+        ],
+    },
+];
+
 /// The `ptx_opcode_*` latency and initiation lists of the int, fp, dp and sfu units.
 fn opcode_lines(model: &MachineModel) -> Vec<Line> {
     let mut lines = Vec::new();
@@ -343,103 +398,27 @@ fn opcode_lines(model: &MachineModel) -> Vec<Line> {
         lines.push(Line { option, value, why });
     };
     let sass = |opcode, what| settled(model, Known::Sass { opcode, what });
-    let ptx = |operation, what| settled(model, Known::Ptx { operation, what });
-    // GPGPU-Sim's positions: ADD, MAX, MUL, MAD, DIV (and SHFL for int).
-    let int = [
-        (
-            "ADD",
-            sass("IADD3", keys::LATENCY),
-            sass("IADD3", keys::THROUGHPUT),
-        ),
-        ("MAX", None, None),
-        (
-            "MUL",
-            sass("IMAD", keys::LATENCY),
-            sass("IMAD", keys::THROUGHPUT),
-        ),
-        (
-            "MAD",
-            sass("IMAD", keys::LATENCY),
-            sass("IMAD", keys::THROUGHPUT),
-        ),
-        (
-            "DIV",
-            ptx("uint32 div", keys::LATENCY),
-            ptx("uint32 div", keys::THROUGHPUT),
-        ),
-        (
-            "SHFL",
-            sass("SHFL", keys::LATENCY),
-            sass("SHFL", keys::THROUGHPUT),
-        ),
-    ];
-    let fp = [
-        (
-            "ADD",
-            sass("FADD", keys::LATENCY),
-            sass("FADD", keys::THROUGHPUT),
-        ),
-        ("MAX", None, None),
-        (
-            "MUL",
-            sass("FMUL", keys::LATENCY),
-            sass("FMUL", keys::THROUGHPUT),
-        ),
-        (
-            "MAD",
-            sass("FFMA", keys::LATENCY),
-            sass("FFMA", keys::THROUGHPUT),
-        ),
-        (
-            "DIV",
-            ptx("fp32 div", keys::LATENCY),
-            ptx("fp32 div", keys::THROUGHPUT),
-        ),
-    ];
-    let dp = [
-        (
-            "ADD",
-            sass("DADD", keys::LATENCY),
-            sass("DADD", keys::THROUGHPUT),
-        ),
-        ("MAX", None, None),
-        (
-            "MUL",
-            sass("DMUL", keys::LATENCY),
-            sass("DMUL", keys::THROUGHPUT),
-        ),
-        (
-            "MAD",
-            sass("DFMA", keys::LATENCY),
-            sass("DFMA", keys::THROUGHPUT),
-        ),
-        (
-            "DIV",
-            ptx("fp64 div", keys::LATENCY),
-            ptx("fp64 div", keys::THROUGHPUT),
-        ),
-    ];
-    for (lists, latency_option, initiation_option) in [
-        (
-            &int[..],
-            "-ptx_opcode_latency_int",
-            "-ptx_opcode_initiation_int",
-        ),
-        (
-            &fp[..],
-            "-ptx_opcode_latency_fp",
-            "-ptx_opcode_initiation_fp",
-        ),
-        (
-            &dp[..],
-            "-ptx_opcode_latency_dp",
-            "-ptx_opcode_initiation_dp",
-        ),
-    ] {
-        if let Some((latencies, initiations, why)) = opcode_lists(lists) {
-            push(latency_option, latencies, why.clone());
+    let figure = |timed, what| match timed {
+        Timed::Sass(opcode) => sass(opcode, what),
+        Timed::Ptx(operation) => settled(model, Known::Ptx { operation, what }),
+        Timed::Not => None,
+    };
+    for list in OPCODE_LISTS {
+        let timed: Vec<_> = list
+            .positions
+            .iter()
+            .map(|&(position, timed)| {
+                (
+                    position,
+                    figure(timed, keys::LATENCY),
+                    figure(timed, keys::THROUGHPUT),
+                )
+            })
+            .collect();
+        if let Some((latencies, initiations, why)) = opcode_lists(&timed) {
+            push(list.latency, latencies, why.clone());
             push(
-                initiation_option,
+                list.initiation,
                 initiations,
                 "cycles between issues per sub-core: 128 lanes / the SM's rate".into(),
             );

@@ -357,47 +357,41 @@ pub const BAND: [(f64, f64); 6] = [
 /// The reliability diagram: each bin's share right against its mean stated confidence, the
 /// diagonal where they agree, and the ±0.1 band the study allows.
 pub fn draw(path: &Path, title: &str, bins: &[Bin]) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(path, (900, 800), |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let mut chart = ChartBuilder::on(&root)
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(80)
-                .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
-            plot::mesh(
-                &mut chart,
-                "stated confidence (bin mean)",
-                "share of answers right",
-            )
-            .draw()?;
-            chart.draw_series(std::iter::once(Polygon::new(BAND.to_vec(), GREY.mix(0.2))))?;
-            chart.draw_series(LineSeries::new(
-                vec![(0.0, 0.0), (1.0, 1.0)],
-                GREY.stroke_width(2),
-            ))?;
-            let points: Vec<(f64, f64, usize)> = bins
-                .iter()
-                .filter_map(|b| Some((b.mean_confidence?, b.share_right?, b.answers)))
-                .collect();
-            chart.draw_series(LineSeries::new(
-                points.iter().map(|(c, s, _)| (*c, *s)),
-                BLUE.stroke_width(2),
-            ))?;
-            for (c, s, n) in &points {
-                chart.draw_series(std::iter::once(Circle::new((*c, *s), 6, BLUE.filled())))?;
-                chart.draw_series(std::iter::once(Text::new(
-                    format!("{n}"),
-                    (*c, (*s - 0.04).max(0.01)),
-                    (FONT, plot::TICK_SIZE),
-                )))?;
-            }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    plot::titled_plot!(path, (900, 800), title, |root| {
+        let mut chart = ChartBuilder::on(&root)
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
+        plot::mesh(
+            &mut chart,
+            "stated confidence (bin mean)",
+            "share of answers right",
+        )
+        .draw()?;
+        chart.draw_series(std::iter::once(Polygon::new(BAND.to_vec(), GREY.mix(0.2))))?;
+        chart.draw_series(LineSeries::new(
+            vec![(0.0, 0.0), (1.0, 1.0)],
+            GREY.stroke_width(2),
+        ))?;
+        let points: Vec<(f64, f64, usize)> = bins
+            .iter()
+            .filter_map(|b| Some((b.mean_confidence?, b.share_right?, b.answers)))
+            .collect();
+        chart.draw_series(LineSeries::new(
+            points.iter().map(|(c, s, _)| (*c, *s)),
+            BLUE.stroke_width(2),
+        ))?;
+        for (c, s, n) in &points {
+            chart.draw_series(std::iter::once(Circle::new((*c, *s), 6, BLUE.filled())))?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!("{n}"),
+                (*c, (*s - 0.04).max(0.01)),
+                (FONT, plot::TICK_SIZE),
+            )))?;
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing the reliability diagram")
 }

@@ -88,58 +88,52 @@ pub fn render(families: &[Family]) -> String {
 /// its mean stated confidence (bins of fewer than `MIN_BIN_ANSWERS` answers hollow), the
 /// diagonal and its ±0.1 band.
 pub fn draw(path: &Path, title: &str, families: &[Family]) -> Result<()> {
-    plot::ensure_font();
     let columns = 4;
     let rows = families.len().div_ceil(columns).max(1);
     let size = (1600, 60 + 380 * rows as u32);
-    plot::on_backend!(path, size, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let panels = root.split_evenly((rows, columns));
-            for (panel, family) in panels.iter().zip(families) {
-                let coverage = family
-                    .coverage()
-                    .map_or(String::new(), |c| format!(", capacity {:.0} %", 100.0 * c));
-                let mut chart = ChartBuilder::on(panel)
-                    .margin(12)
-                    .caption(
-                        format!("{}{coverage}", family.family),
-                        (FONT, plot::TICK_SIZE),
-                    )
-                    .x_label_area_size(30)
-                    .y_label_area_size(40)
-                    .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
-                chart
-                    .configure_mesh()
-                    .x_labels(3)
-                    .y_labels(3)
-                    .label_style((FONT, plot::TICK_SIZE * 3 / 4))
-                    .draw()?;
-                chart.draw_series(std::iter::once(Polygon::new(
-                    super::calibration::BAND.to_vec(),
-                    GREY.mix(0.2),
-                )))?;
-                chart.draw_series(LineSeries::new(
-                    vec![(0.0, 0.0), (1.0, 1.0)],
-                    GREY.stroke_width(1),
-                ))?;
-                for bin in &family.bins {
-                    let (Some(c), Some(s)) = (bin.mean_confidence, bin.share_right) else {
-                        continue;
-                    };
-                    let style = if bin.answers >= MIN_BIN_ANSWERS {
-                        BLUE.filled()
-                    } else {
-                        BLUE.stroke_width(1)
-                    };
-                    chart.draw_series(std::iter::once(Circle::new((c, s), 5, style)))?;
-                }
+    plot::titled_plot!(path, size, title, |root| {
+        let panels = root.split_evenly((rows, columns));
+        for (panel, family) in panels.iter().zip(families) {
+            let coverage = family
+                .coverage()
+                .map_or(String::new(), |c| format!(", capacity {:.0} %", 100.0 * c));
+            let mut chart = ChartBuilder::on(panel)
+                .margin(12)
+                .caption(
+                    format!("{}{coverage}", family.family),
+                    (FONT, plot::TICK_SIZE),
+                )
+                .x_label_area_size(30)
+                .y_label_area_size(40)
+                .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
+            chart
+                .configure_mesh()
+                .x_labels(3)
+                .y_labels(3)
+                .label_style((FONT, plot::TICK_SIZE * 3 / 4))
+                .draw()?;
+            chart.draw_series(std::iter::once(Polygon::new(
+                super::calibration::BAND.to_vec(),
+                GREY.mix(0.2),
+            )))?;
+            chart.draw_series(LineSeries::new(
+                vec![(0.0, 0.0), (1.0, 1.0)],
+                GREY.stroke_width(1),
+            ))?;
+            for bin in &family.bins {
+                let (Some(c), Some(s)) = (bin.mean_confidence, bin.share_right) else {
+                    continue;
+                };
+                let style = if bin.answers >= MIN_BIN_ANSWERS {
+                    BLUE.filled()
+                } else {
+                    BLUE.stroke_width(1)
+                };
+                chart.draw_series(std::iter::once(Circle::new((c, s), 5, style)))?;
             }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing the per-family reliability diagrams")
 }

@@ -5,7 +5,6 @@
 
 use anyhow::{Context, Result};
 use plotters::coord::cartesian::Cartesian2d;
-use plotters::coord::combinators::{BindKeyPoints, IntoLogRange};
 use plotters::coord::ranged1d::Ranged;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -97,12 +96,8 @@ pub fn svg(title: &str, lines: &[(&str, &Curve)]) -> Result<String> {
             .x_label_area_size(60)
             .y_label_area_size(100);
         if first.x_bytes {
-            let mut chart = builder.build_cartesian_2d(
-                (low..high * 1.1)
-                    .log_scale()
-                    .with_key_points(plot::byte_ticks(low, high * 1.1)),
-                bottom..top,
-            )?;
+            let mut chart =
+                builder.build_cartesian_2d(plot::log_bytes_axis(low, high * 1.1), bottom..top)?;
             plot::mesh(
                 &mut chart,
                 format!("{} (bytes, log scale)", first.x_label),

@@ -7,7 +7,7 @@ use std::sync::Once;
 
 use plotters::chart::{ChartBuilder, ChartContext, MeshStyle, SeriesLabelPosition};
 use plotters::coord::cartesian::Cartesian2d;
-use plotters::coord::combinators::{BindKeyPoints, IntoLogRange};
+use plotters::coord::combinators::{BindKeyPoints, IntoLogRange, LogCoord, WithKeyPoints};
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
@@ -316,6 +316,21 @@ pub fn byte_ticks(low: f64, high: f64) -> Vec<f64> {
     power_of_two_ticks(low, high, most)
 }
 
+/// A log axis of byte counts from `low` to `high`, ticked at powers of two ([`byte_ticks`]).
+pub fn log_bytes_axis(low: f64, high: f64) -> WithKeyPoints<LogCoord<f64>> {
+    (low..high)
+        .log_scale()
+        .with_key_points(byte_ticks(low, high))
+}
+
+/// A log axis from `low` to `high` that is not bytes, ticked at 1, 2 and 5 times the powers
+/// of ten ([`one_two_five_ticks`]).
+pub fn log_axis(low: f64, high: f64) -> WithKeyPoints<LogCoord<f64>> {
+    (low..high)
+        .log_scale()
+        .with_key_points(one_two_five_ticks(low, high))
+}
+
 /// 1, 2 and 5 times the powers of ten from `low` to `high`, for a log axis that is not bytes.
 pub fn one_two_five_ticks(low: f64, high: f64) -> Vec<f64> {
     if !(low > 0.0 && high >= low && high.is_finite()) {
@@ -476,6 +491,35 @@ macro_rules! on_backend {
     }};
 }
 pub(crate) use on_backend;
+
+/// [`on_backend!`] with every plot's preamble: the font registered ([`ensure_font`]) and the
+/// canvas, bound to `$root`, filled white. `$body` returns
+/// `Result<(), Box<dyn std::error::Error>>` (plotters' errors, with `?`), whose error becomes
+/// the plot's.
+macro_rules! white_plot {
+    ($path:expr, $size:expr, |$root:ident| $body:expr) => {{
+        $crate::report::plot::ensure_font();
+        $crate::report::plot::on_backend!($path, $size, |$root| {
+            (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+                $root.fill(&plotters::style::colors::WHITE)?;
+                $body
+            })()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+        })
+    }};
+}
+pub(crate) use white_plot;
+
+/// [`white_plot!`] with `$title` above the canvas ([`titled`]), what is left bound to `$root`.
+macro_rules! titled_plot {
+    ($path:expr, $size:expr, $title:expr, |$root:ident| $body:expr) => {
+        $crate::report::plot::white_plot!($path, $size, |canvas| {
+            let $root = $crate::report::plot::titled(&canvas, $title)?;
+            $body
+        })
+    };
+}
+pub(crate) use titled_plot;
 
 /// Encodes RGB `pixels` of `size` as PNG (the encoder plotters itself would use) and writes it.
 pub fn write_png(path: &Path, pixels: &[u8], size: (u32, u32)) -> anyhow::Result<()> {

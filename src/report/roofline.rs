@@ -217,62 +217,49 @@ pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
             )
         })
         .collect();
-    plot::ensure_font();
     let design = plot::Design::from((1400, 900)).with_legend(entries.len());
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let root = plot::legend_above(&root, &entries)?;
-            let mut chart = ChartBuilder::on(&root)
-                .margin(20)
-                .x_label_area_size(70)
-                .y_label_area_size(110)
-                .build_cartesian_2d(
-                    (x_low..x_high)
-                        .log_scale()
-                        .with_key_points(plot::one_two_five_ticks(x_low, x_high)),
-                    (y_low..y_high)
-                        .log_scale()
-                        .with_key_points(plot::one_two_five_ticks(y_low, y_high)),
-                )?;
-            plot::mesh(
-                &mut chart,
-                "arithmetic intensity (FLOP per byte of the level)",
-                "attainable TFLOP/s",
-            )
-            .x_label_formatter(&|v| format!("{v}"))
-            .y_label_formatter(&|v| format!("{v}"))
-            .draw()?;
-            for (i, (_, rate)) in slopes.iter().enumerate() {
-                let colour = plot::PALETTE[i % plot::PALETTE.len()];
-                let ridge = top / rate;
-                chart.draw_series(LineSeries::new(
-                    [(x_low, tera(rate * x_low)), (ridge, tera(top))],
-                    colour.stroke_width(3),
-                ))?;
-            }
-            // Each roof is named above its right end.
-            let label = TextStyle::from((FONT, plot::TICK_SIZE).into_font())
-                .pos(Pos::new(HPos::Right, VPos::Bottom));
-            for (name, rate) in &roofs {
-                let from = rate / fastest;
-                chart.draw_series(std::iter::once(DashedPathElement::new(
-                    vec![(from, tera(*rate)), (x_high, tera(*rate))],
-                    8,
-                    4,
-                    BLACK.stroke_width(2),
-                )))?;
-                chart.draw_series(std::iter::once(Text::new(
-                    format!("{name}: {:.0} TFLOP/s", tera(*rate)),
-                    (x_high / 1.1, tera(*rate) * 1.08),
-                    label.clone(),
-                )))?;
-            }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    plot::titled_plot!(path, design, title, |root| {
+        let root = plot::legend_above(&root, &entries)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(20)
+            .x_label_area_size(70)
+            .y_label_area_size(110)
+            .build_cartesian_2d(plot::log_axis(x_low, x_high), plot::log_axis(y_low, y_high))?;
+        plot::mesh(
+            &mut chart,
+            "arithmetic intensity (FLOP per byte of the level)",
+            "attainable TFLOP/s",
+        )
+        .x_label_formatter(&|v| format!("{v}"))
+        .y_label_formatter(&|v| format!("{v}"))
+        .draw()?;
+        for (i, (_, rate)) in slopes.iter().enumerate() {
+            let colour = plot::PALETTE[i % plot::PALETTE.len()];
+            let ridge = top / rate;
+            chart.draw_series(LineSeries::new(
+                [(x_low, tera(rate * x_low)), (ridge, tera(top))],
+                colour.stroke_width(3),
+            ))?;
+        }
+        // Each roof is named above its right end.
+        let label = TextStyle::from((FONT, plot::TICK_SIZE).into_font())
+            .pos(Pos::new(HPos::Right, VPos::Bottom));
+        for (name, rate) in &roofs {
+            let from = rate / fastest;
+            chart.draw_series(std::iter::once(DashedPathElement::new(
+                vec![(from, tera(*rate)), (x_high, tera(*rate))],
+                8,
+                4,
+                BLACK.stroke_width(2),
+            )))?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!("{name}: {:.0} TFLOP/s", tera(*rate)),
+                (x_high / 1.1, tera(*rate) * 1.08),
+                label.clone(),
+            )))?;
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing the roofline")
 }

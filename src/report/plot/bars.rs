@@ -45,10 +45,7 @@ where
         .y_label_area_size(90);
     if log {
         let (bottom, top) = (low / 2.0, high * 2.0);
-        let y = (bottom..top)
-            .log_scale()
-            .with_key_points(one_two_five_ticks(bottom, top));
-        let mut chart = builder.build_cartesian_2d(x, y)?;
+        let mut chart = builder.build_cartesian_2d(x, log_axis(bottom, top))?;
         bars(&mut chart, categories, series, y_desc, bottom)
     } else {
         let mut chart = builder.build_cartesian_2d(x, 0.0..high * 1.15)?;

@@ -14,7 +14,7 @@ use anyhow::Result;
 use self::measure as atomics;
 use self::report as atomics_report;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 
 pub fn run(args: &AtomicsArgs) -> Result<()> {
@@ -37,8 +37,7 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
     let chains = atomics::start_chains(&plan);
     suite::run(
         &Atomics,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &pairs,
         &recorded,
         |gpu, suite| {
@@ -102,31 +101,22 @@ impl crate::harness::SuiteDef for Atomics {
 
     const RUN: crate::harness::Measure<AtomicsArgs> = run;
 
-    fn in_all(quick: bool) -> (AtomicsArgs, f64) {
-        if quick {
-            (
-                AtomicsArgs {
-                    repeats: 1,
-                    // Half the storm: the suite's GPU time on an H200 fell from 1.1 to 0.8 s
-                    // (each storm's probe and calibration launches are the rest); a storm
-                    // still lasts about 50 times a launch's overhead.
-                    storm_ms: 0.5,
-                    ..defaults()
-                },
-                1.0,
-            )
-        } else {
-            (defaults(), 1.2)
+    const SECONDS_IN_ALL: (f64, f64) = (1.0, 1.2);
+
+    fn quick(defaults: AtomicsArgs) -> AtomicsArgs {
+        AtomicsArgs {
+            repeats: 1,
+            // Half the storm: the suite's GPU time on an H200 fell from 1.1 to 0.8 s
+            // (each storm's probe and calibration launches are the rest); a storm
+            // still lasts about 50 times a launch's overhead.
+            storm_ms: 0.5,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = atomics_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let latency = atomics_report::read_latency(run.dir)?;
         let throughput = atomics_report::read_throughput(run.dir)?;
         let title = run.title(atomics_report::title());

@@ -313,41 +313,35 @@ pub fn draw(
             })
             .collect()
     };
-    plot::ensure_font();
     let design = plot::Design::panels((1800, 700), 3).with_legend(4);
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let areas = plot::panels(&root, 3);
-            plot::grouped_bars(
-                &areas[0],
-                "(a) latency of a dependent chain",
-                &ops.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-                &latency_series,
-                "cycles per step",
-                false,
-            )?;
-            plot::grouped_bars(
-                &areas[1],
-                "(b) global, one block per SM",
-                &categories(Space::Global),
-                &storm_series(Space::Global),
-                "operations per clock (GPU)",
-                true,
-            )?;
-            plot::grouped_bars(
-                &areas[2],
-                "(c) shared, one block per SM",
-                &categories(Space::Shared),
-                &storm_series(Space::Shared),
-                "operations per clock (GPU)",
-                true,
-            )?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    plot::titled_plot!(path, design, title, |root| {
+        let areas = plot::panels(&root, 3);
+        plot::grouped_bars(
+            &areas[0],
+            "(a) latency of a dependent chain",
+            &ops.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            &latency_series,
+            "cycles per step",
+            false,
+        )?;
+        plot::grouped_bars(
+            &areas[1],
+            "(b) global, one block per SM",
+            &categories(Space::Global),
+            &storm_series(Space::Global),
+            "operations per clock (GPU)",
+            true,
+        )?;
+        plot::grouped_bars(
+            &areas[2],
+            "(c) shared, one block per SM",
+            &categories(Space::Shared),
+            &storm_series(Space::Shared),
+            "operations per clock (GPU)",
+            true,
+        )?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing atomics")
 }

@@ -1,7 +1,5 @@
 //! The settings of `gpubench atomics`: its subcommand's flags.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -21,13 +19,9 @@ pub struct AtomicsArgs {
     #[arg(long, default_value_t = 1.0)]
     #[serde(default = "storm_ms")]
     pub storm_ms: f64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-atomics); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
 }
 
 /// `storm_ms` where a saved settings.json lacks it (written before the flag existed):

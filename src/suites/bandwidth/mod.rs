@@ -21,7 +21,7 @@ use self::report::{
 use crate::experiments::copy_engines;
 use crate::gpu::launch::bandwidth::{self as launcher, Buffers, Kernel};
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 pub use settings::BandwidthArgs;
 
 pub fn run(args: &BandwidthArgs) -> Result<()> {
@@ -30,7 +30,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         .iter()
         .map(|k| ("bandwidth", k.entry()))
         .collect();
-    let gpu = suite::open(args.device.index()?, args.output.as_deref(), &entries)?;
+    let gpu = suite::open(&args.target, &entries)?;
     let properties = gpu.properties()?;
     let memory = properties.global_memory_bytes as u64;
     let l2 = u64::try_from(properties.l2_cache_bytes).unwrap_or(0);
@@ -62,7 +62,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Bandwidth,
-        args.output.as_deref(),
+        &args.target,
         &["bandwidth"],
         &recorded,
         |gpu, suite| {
@@ -370,40 +370,32 @@ impl crate::harness::SuiteDef for Bandwidth {
 
     const RUN: crate::harness::Measure<BandwidthArgs> = run;
 
-    fn in_all(quick: bool) -> (BandwidthArgs, f64) {
-        if quick {
-            // Launches of 0.25 ms: the launch overhead (a few microseconds) stays near 1 %.
-            (
-                BandwidthArgs {
-                    repeats: 2,
-                    points_per_doubling: 1,
-                    min_ms: 0.25,
-                    headline_ms: 1.0,
-                    ..defaults()
-                },
-                0.9,
-            )
-        } else {
-            // Launches of 1 ms (not the default 2): a point's spread over its repeats stays
-            // well under the figures' 5 % (bandwidth.json keeps each point's range). The L2's
-            // headline figures keep the default 8 ms, where they repeat between runs.
-            (
-                BandwidthArgs {
-                    min_ms: 1.0,
-                    ..defaults()
-                },
-                3.5,
-            )
+    const SECONDS_IN_ALL: (f64, f64) = (0.9, 3.5);
+
+    // Launches of 1 ms (not the default 2): a point's spread over its repeats stays well under
+    // the figures' 5 % (bandwidth.json keeps each point's range). The L2's headline figures
+    // keep the default 8 ms, where they repeat between runs.
+    fn full(defaults: BandwidthArgs) -> BandwidthArgs {
+        BandwidthArgs {
+            min_ms: 1.0,
+            ..defaults
+        }
+    }
+
+    // Launches of 0.25 ms: the launch overhead (a few microseconds) stays near 1 %.
+    fn quick(defaults: BandwidthArgs) -> BandwidthArgs {
+        BandwidthArgs {
+            repeats: 2,
+            points_per_doubling: 1,
+            min_ms: 0.25,
+            headline_ms: 1.0,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let rows: Vec<PointRow> = crate::report::saved::read_csv(run.dir, "points.csv")?;
         let file: BandwidthFile = crate::report::saved::read_json(run.dir, "bandwidth.json")?;
         let title = run.title(report::TITLE);

@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use plotters::coord::combinators::BindKeyPoints;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
@@ -45,61 +44,51 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
         .iter()
         .find(|l| l.level == "shared" && l.operation == "read");
     let entries = legend(&series, shared, file);
-    plot::ensure_font();
     let design = plot::Design::from((1400, 800)).with_legend(entries.len());
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let root = plot::legend_above(&root, &entries)?;
-            let mut chart = ChartBuilder::on(&root)
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(100)
-                .build_cartesian_2d(
-                    (low / 1.1..high * 1.1)
-                        .log_scale()
-                        .with_key_points(plot::byte_ticks(low / 1.1, high * 1.1)),
-                    (bottom..top)
-                        .log_scale()
-                        .with_key_points(plot::one_two_five_ticks(bottom, top)),
-                )?;
-            plot::mesh(&mut chart, "footprint (bytes, log scale; per SM for the L1 sweep)", "GB/s (log scale)")
-                .x_label_formatter(&|v| plot::binary_bytes(*v))
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .draw()?;
-            for (curve, colour, falls, _) in &series {
-                chart.draw_series(LineSeries::new(curve.clone(), colour.stroke_width(2)))?;
-                chart.draw_series(
-                    curve
-                        .iter()
-                        .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
-                )?;
-                for &x in falls {
-                    chart.draw_series(std::iter::once(DashedPathElement::new(
-                        vec![(x, bottom), (x, top)],
-                        6,
-                        4,
-                        colour.stroke_width(2),
-                    )))?;
-                }
-            }
-            let levels = shared
-                .map(|s| (gb(s.median_bytes_per_second), BLACK))
-                .into_iter()
-                .chain([(gb(file.dram_peak_bytes_per_second), plot::GREY)]);
-            for (y, colour) in levels {
+    plot::titled_plot!(path, design, title, |root| {
+        let root = plot::legend_above(&root, &entries)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(100)
+            .build_cartesian_2d(
+                plot::log_bytes_axis(low / 1.1, high * 1.1),
+                plot::log_axis(bottom, top),
+            )?;
+        plot::mesh(&mut chart, "footprint (bytes, log scale; per SM for the L1 sweep)", "GB/s (log scale)")
+            .x_label_formatter(&|v| plot::binary_bytes(*v))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .draw()?;
+        for (curve, colour, falls, _) in &series {
+            chart.draw_series(LineSeries::new(curve.clone(), colour.stroke_width(2)))?;
+            chart.draw_series(
+                curve
+                    .iter()
+                    .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
+            )?;
+            for &x in falls {
                 chart.draw_series(std::iter::once(DashedPathElement::new(
-                    vec![(low / 1.1, y), (high * 1.1, y)],
+                    vec![(x, bottom), (x, top)],
                     6,
                     4,
                     colour.stroke_width(2),
                 )))?;
             }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        }
+        let levels = shared
+            .map(|s| (gb(s.median_bytes_per_second), BLACK))
+            .into_iter()
+            .chain([(gb(file.dram_peak_bytes_per_second), plot::GREY)]);
+        for (y, colour) in levels {
+            chart.draw_series(std::iter::once(DashedPathElement::new(
+                vec![(low / 1.1, y), (high * 1.1, y)],
+                6,
+                4,
+                colour.stroke_width(2),
+            )))?;
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing bandwidth")
 }

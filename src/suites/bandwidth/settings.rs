@@ -1,7 +1,5 @@
 //! `gpubench bandwidth`'s arguments.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -34,13 +32,9 @@ pub struct BandwidthArgs {
     /// Largest footprint per SM of the L1 sweep, in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub max_sm_bytes: u64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-bandwidth); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
 }
 
 /// What metadata.json's settings record of a run: the timing, the sizes swept and the method.

@@ -15,7 +15,7 @@ use self::measure as branch;
 use self::report as branch_report;
 use self::settings::Recorded;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 pub fn run(args: &BranchArgs) -> Result<()> {
     args.validate()?;
@@ -26,8 +26,7 @@ pub fn run(args: &BranchArgs) -> Result<()> {
     };
     suite::run(
         &Branch,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &[("branch", "branch_order")],
         &recorded,
         |gpu, suite| {
@@ -89,17 +88,11 @@ impl crate::harness::SuiteDef for Branch {
 
     const RUN: crate::harness::Measure<BranchArgs> = run;
 
-    fn in_all(_quick: bool) -> (BranchArgs, f64) {
-        (defaults(), 0.3)
-    }
+    const SECONDS_IN_ALL: (f64, f64) = (0.3, 0.3);
 
     const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let seed = match run.requested::<BranchArgs>()? {
             Some(asked) => asked.seed,
             None => run.metadata.settings::<Recorded>()?.seed,

@@ -62,64 +62,54 @@ pub fn write(run: &RunDir, runs: &[OrderRun], summary: &BranchFile) -> Result<()
 }
 
 pub fn draw(path: &Path, title: &str, runs: &[OrderRun]) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(
-        path,
-        plot::Design::panels((1800, 1000), runs.len()),
-        |root| {
-            (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-                root.fill(&WHITE)?;
-                let root = plot::titled(&root, title)?;
-                let panels = plot::panels(&root, runs.len());
-                for (panel, run) in panels.iter().zip(runs) {
-                    let origin = run.paths.iter().map(|p| p.start_cycles).min().unwrap_or(0);
-                    let end = run
-                        .paths
-                        .iter()
-                        .map(|p| p.end_cycles - origin)
-                        .max()
-                        .unwrap_or(1)
-                        .max(1) as f64;
-                    let rows = run.warps as usize * 32;
-                    let mut chart = ChartBuilder::on(panel)
-                        .caption(run.name, (FONT, plot::LABEL_SIZE))
-                        .margin(15)
-                        .x_label_area_size(60)
-                        .y_label_area_size(60)
-                        .build_cartesian_2d(0.0..end * 1.02, -0.5..rows as f64 - 0.5)?;
-                    chart
-                        .configure_mesh()
-                        .disable_y_mesh()
-                        .x_desc("cycles")
-                        .y_desc(if run.warps > 1 {
-                            "thread (warp 1 above 31)"
-                        } else {
-                            "lane"
-                        })
-                        .axis_desc_style((FONT, plot::TICK_SIZE))
-                        .label_style((FONT, plot::TICK_SIZE))
-                        .x_labels(4)
-                        .x_label_formatter(&|v| format!("{v:.0}"))
-                        .y_label_formatter(&|v| format!("{v:.0}"))
-                        .draw()?;
-                    chart.draw_series(run.paths.iter().map(|p| {
-                        let y = p.thread as f64;
-                        let color = if p.warp == 0 { BLUE } else { RED };
-                        Rectangle::new(
-                            [
-                                ((p.start_cycles - origin) as f64, y - 0.4),
-                                ((p.end_cycles - origin) as f64, y + 0.4),
-                            ],
-                            color.mix(0.7).filled(),
-                        )
-                    }))?;
-                }
-                root.present()?;
-                Ok(())
-            })()
-            .map_err(|e| anyhow::anyhow!("{e}"))
+    plot::titled_plot!(path, plot::Design::panels((1800, 1000), runs.len()), title, |root| {
+        let panels = plot::panels(&root, runs.len());
+        for (panel, run) in panels.iter().zip(runs) {
+            let origin = run.paths.iter().map(|p| p.start_cycles).min().unwrap_or(0);
+            let end = run
+                .paths
+                .iter()
+                .map(|p| p.end_cycles - origin)
+                .max()
+                .unwrap_or(1)
+                .max(1) as f64;
+            let rows = run.warps as usize * 32;
+            let mut chart = ChartBuilder::on(panel)
+                .caption(run.name, (FONT, plot::LABEL_SIZE))
+                .margin(15)
+                .x_label_area_size(60)
+                .y_label_area_size(60)
+                .build_cartesian_2d(0.0..end * 1.02, -0.5..rows as f64 - 0.5)?;
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .x_desc("cycles")
+                .y_desc(if run.warps > 1 {
+                    "thread (warp 1 above 31)"
+                } else {
+                    "lane"
+                })
+                .axis_desc_style((FONT, plot::TICK_SIZE))
+                .label_style((FONT, plot::TICK_SIZE))
+                .x_labels(4)
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .draw()?;
+            chart.draw_series(run.paths.iter().map(|p| {
+                let y = p.thread as f64;
+                let color = if p.warp == 0 { BLUE } else { RED };
+                Rectangle::new(
+                    [
+                        ((p.start_cycles - origin) as f64, y - 0.4),
+                        ((p.end_cycles - origin) as f64, y + 0.4),
+                    ],
+                    color.mix(0.7).filled(),
+                )
+            }))?;
         }
-    )
+        root.present()?;
+        Ok(())
+    })
     .context("drawing branch")
 }
 

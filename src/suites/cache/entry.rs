@@ -4,6 +4,7 @@ use anyhow::Result;
 
 use super::measure::conflict::{self, ConflictRow};
 use super::measure::{Space, saved};
+use crate::harness::{Redraw, SavedRun, SuiteDef};
 use super::*;
 
 /// `gpubench cache` in the suite registry: one `all` entry per memory space.
@@ -23,7 +24,7 @@ const ALL_SPACES: [&str; 9] = [
     "tlb",
 ];
 
-impl crate::harness::SuiteDef for Cache {
+impl SuiteDef for Cache {
     const NAME: &'static str = "cache";
     const ABOUT: &'static str = "Pointer-chase latency against footprint and the cache levels read from it (Wong Fig. 4)";
     const EXAMPLES: &'static [&'static str] = &["--space texture", "--space l2 --resolution 512"];
@@ -31,9 +32,28 @@ impl crate::harness::SuiteDef for Cache {
 
     const RUN: crate::harness::Measure<CacheArgs> = run;
 
-    /// The global space's entry (the others are in [`entry`]).
-    fn in_all(quick: bool) -> (CacheArgs, f64) {
-        entry("global", quick)
+    /// The global space's entry; [`entry`] plans the others.
+    const SECONDS_IN_ALL: (f64, f64) = (0.6, 2.0);
+
+    /// Ending at 1 MiB, past the L1 (256 KiB on Hopper) and on the L2's plateau, rather than at
+    /// 4 MiB: most of these sweeps' GPU time is their largest footprints. Without the conflict
+    /// experiment (about 230 chases each). The readonly and texture spaces sweep so too.
+    fn quick(defaults: CacheArgs) -> CacheArgs {
+        CacheArgs {
+            fine_points: Some(16),
+            max_bytes: Some(1048576),
+            no_conflict: true,
+            ..defaults
+        }
+    }
+
+    /// The L1 against the shared memory the carveout asks for: three sweeps more (a line of
+    /// slope -1 gives the unified size and what the L1 keeps).
+    fn full(defaults: CacheArgs) -> CacheArgs {
+        CacheArgs {
+            carveout: vec![0, 50, 100],
+            ..defaults
+        }
     }
 
     /// One entry per space: `cache-global`, `cache-l2`, ….
@@ -61,11 +81,7 @@ impl crate::harness::SuiteDef for Cache {
 
     const FIGURES: crate::harness::ReadFigures = cache_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         use crate::report::saved as files;
         use anyhow::Context;
         // The stride is what the run resolved (the metadata's); the space and the threads are
@@ -161,8 +177,12 @@ impl crate::harness::SuiteDef for Cache {
     }
 }
 
-/// The settings `all` runs the sweep of `space` with, and the GPU seconds it is planned at.
+/// The settings `all` runs the sweep of `space` with, and the GPU seconds it is planned at
+/// (the global space's are [`Cache`]'s own [`SuiteDef::in_all`]).
 fn entry(space: &str, quick: bool) -> (CacheArgs, f64) {
+    if space == "global" {
+        return Cache::in_all(quick);
+    }
     let mut settings = CacheArgs {
         space: <SpaceChoice as clap::ValueEnum>::from_str(space, false)
             .expect("ALL_SPACES are clap's names of the spaces"),
@@ -205,24 +225,14 @@ fn entry(space: &str, quick: bool) -> (CacheArgs, f64) {
             settings.max_bytes = Some(262144);
             0.6
         }
-        // Ending at 1 MiB, past the L1 (256 KiB on Hopper) and on the L2's plateau,
-        // rather than at 4 MiB: most of these sweeps' GPU time is their largest
-        // footprints. Without the conflict experiment (about 230 chases each).
-        ("global" | "readonly" | "texture", true) => {
-            settings.fine_points = Some(16);
-            settings.max_bytes = Some(1048576);
-            settings.no_conflict = true;
-            0.6
+        // As the global space's quick sweep ([`Cache`]'s `quick`).
+        ("readonly" | "texture", true) => {
+            settings = Cache::quick(settings);
+            Cache::SECONDS_IN_ALL.0
         }
         (_, true) => {
             settings.fine_points = Some(16);
             0.4
-        }
-        // The L1 against the shared memory the carveout asks for: three sweeps
-        // more (a line of slope -1 gives the unified size and what the L1 keeps).
-        ("global", false) => {
-            settings.carveout = vec![0, 50, 100];
-            2.0
         }
         _ => 1.0,
     };

@@ -93,7 +93,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
         crate::harness::sharing::lower_priority();
         crate::analysis::miss_fraction::table_random_rates();
     });
-    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &entries)?;
+    let mut gpu = suite::open(&args.target, &entries)?;
     let properties = gpu.properties()?;
     let memory = properties.global_memory_bytes as u64;
     let l2_bytes = u64::try_from(properties.l2_cache_bytes).unwrap_or(0);
@@ -108,7 +108,7 @@ pub fn run(args: &CacheArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Cache,
-        args.output.as_deref(),
+        &args.target,
         &["cache"],
         &recorded,
         |gpu, suite| {

@@ -100,46 +100,41 @@ pub fn draw(path: &Path, title: &str, rows: &[SmReading]) -> Result<()> {
     let mut sweeps: Vec<(usize, u32)> = rows.iter().map(|r| (r.sweep, r.warm_sm)).collect();
     sweeps.sort_unstable();
     sweeps.dedup();
-    plot::ensure_font();
-    plot::on_backend!(path, (1400, 700), |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let mut chart = plot::chart(&root, title)
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(90)
-                .build_cartesian_2d(-1.0..f64::from(sms), -0.05..1.05)?;
-            plot::mesh(&mut chart, "SM (%smid)", "first touches at the slow latency")
-                .x_label_formatter(&|v| format!("{v:.0}"))
-                .draw()?;
-            for (k, &(sweep, warm)) in sweeps.iter().enumerate() {
-                let points: Vec<(f64, f64)> = rows
-                    .iter()
-                    .filter(|r| r.sweep == sweep)
-                    .map(|r| (f64::from(r.sm), r.slow_share))
-                    .collect();
-                let label = format!("lines warmed by SM {warm}");
-                if k % 2 == 0 {
-                    chart
-                        .draw_series(points.iter().map(|&p| Circle::new(p, 5, BLUE.filled())))?
-                        .label(label)
-                        .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
-                } else {
-                    chart
-                        .draw_series(
-                            points
-                                .iter()
-                                .map(|&p| TriangleMarker::new(p, 7, RED.stroke_width(2))),
-                        )?
-                        .label(label)
-                        .legend(|(x, y)| TriangleMarker::new((x + 10, y), 7, RED.stroke_width(2)));
-                }
+    plot::white_plot!(path, (1400, 700), |root| {
+        let mut chart = plot::chart(&root, title)
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(-1.0..f64::from(sms), -0.05..1.05)?;
+        plot::mesh(&mut chart, "SM (%smid)", "first touches at the slow latency")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .draw()?;
+        for (k, &(sweep, warm)) in sweeps.iter().enumerate() {
+            let points: Vec<(f64, f64)> = rows
+                .iter()
+                .filter(|r| r.sweep == sweep)
+                .map(|r| (f64::from(r.sm), r.slow_share))
+                .collect();
+            let label = format!("lines warmed by SM {warm}");
+            if k % 2 == 0 {
+                chart
+                    .draw_series(points.iter().map(|&p| Circle::new(p, 5, BLUE.filled())))?
+                    .label(label)
+                    .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
+            } else {
+                chart
+                    .draw_series(
+                        points
+                            .iter()
+                            .map(|&p| TriangleMarker::new(p, 7, RED.stroke_width(2))),
+                    )?
+                    .label(label)
+                    .legend(|(x, y)| TriangleMarker::new((x + 10, y), 7, RED.stroke_width(2)));
             }
-            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        }
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing partitions")
 }

@@ -1,8 +1,6 @@
 //! `gpubench cache`'s arguments: the space, the chain and the sweep; each space's defaults
 //! for the flags whose default depends on it, and every check of the flags ([`Flags`]).
 
-use std::path::PathBuf;
-
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
@@ -88,13 +86,9 @@ pub struct CacheArgs {
     /// the first is the main sweep's. Default: 2 MiB, 32 MiB, 512 MiB, 1 GiB.
     #[arg(long, value_delimiter = ',')]
     pub tlb_strides: Vec<u64>,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-cache); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
 }
 
 /// What metadata.json's settings record of a run: what `run` resolved from its flags and the

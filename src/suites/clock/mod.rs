@@ -19,7 +19,7 @@ use crate::experiments::clock::{
     measure_two_timers,
 };
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 pub fn run(args: &ClockArgs) -> Result<()> {
     args.validate()?;
@@ -32,8 +32,7 @@ pub fn run(args: &ClockArgs) -> Result<()> {
     };
     suite::run(
         &Clock,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &entries,
         &recorded,
         |gpu, suite| {
@@ -123,17 +122,11 @@ impl crate::harness::SuiteDef for Clock {
 
     const RUN: crate::harness::Measure<ClockArgs> = run;
 
-    fn in_all(_quick: bool) -> (ClockArgs, f64) {
-        (defaults(), 0.2)
-    }
+    const SECONDS_IN_ALL: (f64, f64) = (0.2, 0.2);
 
     const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let stamps: Vec<crate::analysis::clock::BlockStamp> =
             crate::report::saved::read_csv(run.dir, "clock_scope.csv")?;
         let file: clock_report::ClockFile = crate::report::saved::read_json(run.dir, "clock.json")?;

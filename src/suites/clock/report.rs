@@ -55,81 +55,75 @@ pub fn draw(
     stamps: &[BlockStamp],
     scope: Option<&CounterScope>,
 ) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(path, plot::Design::panels((1600, 700), 2), |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let panels = plot::panels(&root, 2);
-            let origin = stamps.iter().map(|s| s.start_cycles).min().unwrap_or(0);
-            let top = stamps
+    plot::titled_plot!(path, plot::Design::panels((1600, 700), 2), title, |root| {
+        let panels = plot::panels(&root, 2);
+        let origin = stamps.iter().map(|s| s.start_cycles).min().unwrap_or(0);
+        let top = stamps
+            .iter()
+            .map(|s| s.end_cycles - origin)
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64
+            / 1e3;
+        let mut chart = ChartBuilder::on(&panels[0])
+            .caption(
+                "block start (blue) and end (red) clock64",
+                (FONT, plot::LABEL_SIZE),
+            )
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(110)
+            .build_cartesian_2d(0..stamps.len().max(1), 0.0..top * 1.05)?;
+        plot::mesh(&mut chart, "block", "clock64 − earliest start (k cycles)")
+            .draw()?;
+        chart.draw_series(stamps.iter().map(|s| {
+            Circle::new(
+                (s.block, (s.start_cycles - origin) as f64 / 1e3),
+                3,
+                BLUE.filled(),
+            )
+        }))?;
+        chart.draw_series(stamps.iter().map(|s| {
+            Circle::new(
+                (s.block, (s.end_cycles - origin) as f64 / 1e3),
+                3,
+                RED.filled(),
+            )
+        }))?;
+        if let Some(scope) = scope {
+            let sm_max = scope.sms.iter().map(|s| s.smid).max().unwrap_or(1) as i32;
+            let low = scope
+                .sms
                 .iter()
-                .map(|s| s.end_cycles - origin)
-                .max()
-                .unwrap_or(1)
-                .max(1) as f64
-                / 1e3;
-            let mut chart = ChartBuilder::on(&panels[0])
+                .map(|s| s.offset_cycles)
+                .fold(f64::INFINITY, f64::min);
+            let high = scope
+                .sms
+                .iter()
+                .map(|s| s.offset_cycles)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let pad = ((high - low) * 0.1).max(scope.noise_cycles).max(1.0);
+            let mut offsets = ChartBuilder::on(&panels[1])
                 .caption(
-                    "block start (blue) and end (red) clock64",
+                    format!("counter offset per SM: {}", scope.verdict),
                     (FONT, plot::LABEL_SIZE),
                 )
                 .margin(20)
                 .x_label_area_size(60)
                 .y_label_area_size(110)
-                .build_cartesian_2d(0..stamps.len().max(1), 0.0..top * 1.05)?;
-            plot::mesh(&mut chart, "block", "clock64 − earliest start (k cycles)")
+                .build_cartesian_2d(-1..sm_max + 1, (low - pad)..(high + pad))?;
+            plot::mesh(&mut offsets, "SM (%smid)", "clock64 − f·globaltimer (cycles)")
+                .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
-            chart.draw_series(stamps.iter().map(|s| {
-                Circle::new(
-                    (s.block, (s.start_cycles - origin) as f64 / 1e3),
-                    3,
-                    BLUE.filled(),
-                )
-            }))?;
-            chart.draw_series(stamps.iter().map(|s| {
-                Circle::new(
-                    (s.block, (s.end_cycles - origin) as f64 / 1e3),
-                    3,
-                    RED.filled(),
-                )
-            }))?;
-            if let Some(scope) = scope {
-                let sm_max = scope.sms.iter().map(|s| s.smid).max().unwrap_or(1) as i32;
-                let low = scope
+            offsets.draw_series(
+                scope
                     .sms
                     .iter()
-                    .map(|s| s.offset_cycles)
-                    .fold(f64::INFINITY, f64::min);
-                let high = scope
-                    .sms
-                    .iter()
-                    .map(|s| s.offset_cycles)
-                    .fold(f64::NEG_INFINITY, f64::max);
-                let pad = ((high - low) * 0.1).max(scope.noise_cycles).max(1.0);
-                let mut offsets = ChartBuilder::on(&panels[1])
-                    .caption(
-                        format!("counter offset per SM: {}", scope.verdict),
-                        (FONT, plot::LABEL_SIZE),
-                    )
-                    .margin(20)
-                    .x_label_area_size(60)
-                    .y_label_area_size(110)
-                    .build_cartesian_2d(-1..sm_max + 1, (low - pad)..(high + pad))?;
-                plot::mesh(&mut offsets, "SM (%smid)", "clock64 − f·globaltimer (cycles)")
-                    .y_label_formatter(&|v| format!("{v:.0}"))
-                    .draw()?;
-                offsets.draw_series(
-                    scope
-                        .sms
-                        .iter()
-                        .map(|s| Circle::new((s.smid as i32, s.offset_cycles), 4, BLUE.filled())),
-                )?;
-            }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+                    .map(|s| Circle::new((s.smid as i32, s.offset_cycles), 4, BLUE.filled())),
+            )?;
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing clock")
 }

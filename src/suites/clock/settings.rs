@@ -1,7 +1,5 @@
 //! The settings of `gpubench clock`: its subcommand's flags.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -18,13 +16,9 @@ pub struct ClockArgs {
     /// Busy-wait of each block in the counter-scope probe, in microseconds.
     #[arg(long, default_value_t = 20)]
     pub spin_us: u64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-clock); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
 }
 
 /// What metadata.json's settings record of a run: the flags that shape the measurement and

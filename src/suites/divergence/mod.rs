@@ -28,7 +28,7 @@ use crate::gpu::sass;
 use crate::kernels;
 use crate::report::run_dir::{self, RunDir};
 
-use crate::harness::suite;
+use crate::harness::{Redraw, SavedRun, suite};
 pub use settings::{DivergenceArgs, KernelChoice};
 use settings::Recorded;
 
@@ -43,8 +43,7 @@ pub fn measure(args: &DivergenceArgs) -> Result<()> {
         .collect();
     suite::run(
         &Divergence,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &entries,
         &recorded(&config),
         |gpu, suite| {
@@ -341,29 +340,19 @@ impl crate::harness::SuiteDef for Divergence {
 
     const RUN: crate::harness::Measure<DivergenceArgs> = measure;
 
-    fn in_all(quick: bool) -> (DivergenceArgs, f64) {
-        use crate::harness::defaults;
-        if quick {
-            (
-                DivergenceArgs {
-                    samples: 32,
-                    ..defaults()
-                },
-                0.4,
-            )
-        } else {
-            (defaults(), 1.0)
+    const SECONDS_IN_ALL: (f64, f64) = (0.4, 1.0);
+
+    fn quick(defaults: DivergenceArgs) -> DivergenceArgs {
+        DivergenceArgs {
+            samples: 32,
+            ..defaults
         }
     }
 
     const FIGURES: fn(&Path) -> Result<Vec<crate::report::figures::Figure>> =
         divergence_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         use crate::report::saved as files;
         let max_bound = match run.requested::<DivergenceArgs>()? {
             Some(asked) => Some(asked.max_bound),

@@ -82,151 +82,140 @@ pub fn draw_model_plot(
     curve: &[(u32, f64)],
     report: &ModelReport,
 ) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(path, (WIDTH / 2 + 200, HEIGHT), |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let m_max = levels.iter().map(|l| l.m).max().unwrap_or(1).max(1) as f64;
-            let y_range = range(
+    plot::white_plot!(path, (WIDTH / 2 + 200, HEIGHT), |root| {
+        let m_max = levels.iter().map(|l| l.m).max().unwrap_or(1).max(1) as f64;
+        let y_range = range(
+            levels
+                .iter()
+                .map(|l| l.cycles)
+                .chain(curve.iter().map(|c| c.1)),
+        );
+        let mut chart = plot::chart(&root, title)
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(100)
+            .build_cartesian_2d(-0.5..m_max + 0.5, y_range.clone())?;
+        plot::mesh(&mut chart, "divergent lanes M", "single-loop cycles (median)")
+            .x_label_formatter(&integer_ticks)
+            .y_label_formatter(&integer_ticks)
+            .draw()?;
+        for &m in &report.step_positions_m {
+            let x = f64::from(m) - 0.5;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x, y_range.start), (x, y_range.end)],
+                BLACK.mix(0.35).stroke_width(2),
+            )))?;
+        }
+        chart
+            .draw_series(
                 levels
                     .iter()
-                    .map(|l| l.cycles)
-                    .chain(curve.iter().map(|c| c.1)),
-            );
-            let mut chart = plot::chart(&root, title)
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(100)
-                .build_cartesian_2d(-0.5..m_max + 0.5, y_range.clone())?;
-            plot::mesh(&mut chart, "divergent lanes M", "single-loop cycles (median)")
-                .x_label_formatter(&integer_ticks)
-                .y_label_formatter(&integer_ticks)
-                .draw()?;
-            for &m in &report.step_positions_m {
-                let x = f64::from(m) - 0.5;
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x, y_range.start), (x, y_range.end)],
-                    BLACK.mix(0.35).stroke_width(2),
-                )))?;
-            }
-            chart
-                .draw_series(
-                    levels
-                        .iter()
-                        .map(|l| Circle::new((f64::from(l.m), l.cycles), 5, BLUE.filled())),
-                )?
-                .label("measured")
-                .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
-            let label = match report.model {
-                ModelKind::Linear => format!(
-                    "linear: {:.1} cycles/branch",
-                    report.cost_per_divergence_cycles.estimate
-                ),
-                ModelKind::Stack => format!(
-                    "stack D={} K={}: {:.1}/branch + {:.1}/spill",
-                    report.stack_depth.unwrap_or(0),
-                    report.spill_chunk.unwrap_or(0),
-                    report.cost_per_divergence_cycles.estimate,
-                    report.spill_penalty_cycles.map_or(0.0, |p| p.estimate)
-                ),
-            };
-            chart
-                .draw_series(LineSeries::new(
-                    curve.iter().map(|&(m, c)| (f64::from(m), c)),
-                    RED.stroke_width(2),
-                ))?
-                .label(label)
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
-            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+                    .map(|l| Circle::new((f64::from(l.m), l.cycles), 5, BLUE.filled())),
+            )?
+            .label("measured")
+            .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
+        let label = match report.model {
+            ModelKind::Linear => format!(
+                "linear: {:.1} cycles/branch",
+                report.cost_per_divergence_cycles.estimate
+            ),
+            ModelKind::Stack => format!(
+                "stack D={} K={}: {:.1}/branch + {:.1}/spill",
+                report.stack_depth.unwrap_or(0),
+                report.spill_chunk.unwrap_or(0),
+                report.cost_per_divergence_cycles.estimate,
+                report.spill_penalty_cycles.map_or(0.0, |p| p.estimate)
+            ),
+        };
+        chart
+            .draw_series(LineSeries::new(
+                curve.iter().map(|&(m, c)| (f64::from(m), c)),
+                RED.stroke_width(2),
+            ))?
+            .label(label)
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing model")
 }
 
 /// `prediction.png`: measured and predicted double-loop cycles, and their difference.
 pub fn draw_prediction_plot(path: &Path, title: &str, prediction: &Prediction) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(path, plot::Design::panels((WIDTH, HEIGHT), 2), |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let panels = plot::panels(&root, 2);
-            let levels = &prediction.levels;
-            let m_max = levels.iter().map(|l| l.m).max().unwrap_or(1).max(1) as f64;
-            let x_range = -0.5..m_max + 0.5;
+    plot::titled_plot!(path, plot::Design::panels((WIDTH, HEIGHT), 2), title, |root| {
+        let panels = plot::panels(&root, 2);
+        let levels = &prediction.levels;
+        let m_max = levels.iter().map(|l| l.m).max().unwrap_or(1).max(1) as f64;
+        let x_range = -0.5..m_max + 0.5;
 
-            let mut chart = ChartBuilder::on(&panels[0])
-                .caption(
-                    "double loop: measured and predicted",
-                    (FONT, plot::LABEL_SIZE),
-                )
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(110)
-                .build_cartesian_2d(
-                    x_range.clone(),
-                    range(
-                        levels
-                            .iter()
-                            .flat_map(|l| [l.measured_cycles, l.predicted_cycles]),
-                    ),
-                )?;
-            plot::mesh(&mut chart, "divergent lanes M", "cycles")
-                .x_label_formatter(&integer_ticks)
-                .y_label_formatter(&integer_ticks)
-                .draw()?;
-            chart
-                .draw_series(
-                    levels.iter().map(|l| {
-                        Circle::new((f64::from(l.m), l.measured_cycles), 6, BLUE.filled())
-                    }),
-                )?
-                .label("measured")
-                .legend(|(x, y)| Circle::new((x + 10, y), 6, BLUE.filled()));
-            chart
-                .draw_series(LineSeries::new(
-                    levels.iter().map(|l| (f64::from(l.m), l.predicted_cycles)),
-                    RED.stroke_width(2),
-                ))?
-                .label("predicted from the single loop")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
-            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-
-            let residual_range = range(levels.iter().map(|l| l.residual_cycles).chain([0.0]));
-            let mut residuals = ChartBuilder::on(&panels[1])
-                .caption("measured − predicted", (FONT, plot::LABEL_SIZE))
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(110)
-                .build_cartesian_2d(x_range, residual_range)?;
-            plot::mesh(&mut residuals, "divergent lanes M", "cycles")
-                .x_label_formatter(&integer_ticks)
-                .y_label_formatter(&|v| format!("{v:.1}"))
-                .draw()?;
-            residuals.draw_series(LineSeries::new(
-                vec![(-0.5, 0.0), (m_max + 0.5, 0.0)],
-                BLACK.mix(0.4),
-            ))?;
-            residuals.draw_series(levels.iter().map(|l| {
-                let x = f64::from(l.m);
-                Rectangle::new(
-                    [(x - 0.3, 0.0), (x + 0.3, l.residual_cycles)],
-                    BLUE.mix(0.7).filled(),
-                )
-            }))?;
-            // Markers too, so residuals of exactly zero still show.
-            residuals.draw_series(
-                levels
-                    .iter()
-                    .map(|l| Circle::new((f64::from(l.m), l.residual_cycles), 4, BLUE.filled())),
+        let mut chart = ChartBuilder::on(&panels[0])
+            .caption(
+                "double loop: measured and predicted",
+                (FONT, plot::LABEL_SIZE),
+            )
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(110)
+            .build_cartesian_2d(
+                x_range.clone(),
+                range(
+                    levels
+                        .iter()
+                        .flat_map(|l| [l.measured_cycles, l.predicted_cycles]),
+                ),
             )?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        plot::mesh(&mut chart, "divergent lanes M", "cycles")
+            .x_label_formatter(&integer_ticks)
+            .y_label_formatter(&integer_ticks)
+            .draw()?;
+        chart
+            .draw_series(
+                levels.iter().map(|l| {
+                    Circle::new((f64::from(l.m), l.measured_cycles), 6, BLUE.filled())
+                }),
+            )?
+            .label("measured")
+            .legend(|(x, y)| Circle::new((x + 10, y), 6, BLUE.filled()));
+        chart
+            .draw_series(LineSeries::new(
+                levels.iter().map(|l| (f64::from(l.m), l.predicted_cycles)),
+                RED.stroke_width(2),
+            ))?
+            .label("predicted from the single loop")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+
+        let residual_range = range(levels.iter().map(|l| l.residual_cycles).chain([0.0]));
+        let mut residuals = ChartBuilder::on(&panels[1])
+            .caption("measured − predicted", (FONT, plot::LABEL_SIZE))
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(110)
+            .build_cartesian_2d(x_range, residual_range)?;
+        plot::mesh(&mut residuals, "divergent lanes M", "cycles")
+            .x_label_formatter(&integer_ticks)
+            .y_label_formatter(&|v| format!("{v:.1}"))
+            .draw()?;
+        residuals.draw_series(LineSeries::new(
+            vec![(-0.5, 0.0), (m_max + 0.5, 0.0)],
+            BLACK.mix(0.4),
+        ))?;
+        residuals.draw_series(levels.iter().map(|l| {
+            let x = f64::from(l.m);
+            Rectangle::new(
+                [(x - 0.3, 0.0), (x + 0.3, l.residual_cycles)],
+                BLUE.mix(0.7).filled(),
+            )
+        }))?;
+        // Markers too, so residuals of exactly zero still show.
+        residuals.draw_series(
+            levels
+                .iter()
+                .map(|l| Circle::new((f64::from(l.m), l.residual_cycles), 4, BLUE.filled())),
+        )?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing prediction")
 }

@@ -1,7 +1,5 @@
 //! `gpubench divergence`'s arguments and the experiment configuration they make.
 
-use std::path::PathBuf;
-
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
@@ -44,13 +42,9 @@ pub struct DivergenceArgs {
     /// Skip the push/pop split kernel (Listing 5), which runs with the single loop.
     #[arg(long)]
     pub no_split: bool,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-divergence); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
 }
 
 /// What metadata.json's settings record of a run: the configuration it measured and how it

@@ -72,92 +72,82 @@ pub fn draw_timelines(
     timeline: &[TimelinePoint],
     levels: &[u32],
 ) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(
-        path,
-        plot::Design::panels((1600, 760), levels.len()),
-        |root| {
-            (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-                root.fill(&WHITE)?;
-                let root = plot::titled(&root, title)?;
-                let panels = plot::panels(&root, levels.len());
-                let x_max = timeline.iter().map(|p| p.cycles).fold(1.0, f64::max) * 1.03;
-                for (panel, &m) in panels.iter().zip(levels) {
-                    let points: Vec<&TimelinePoint> =
-                        timeline.iter().filter(|p| p.m == m).collect();
-                    let mut chart = ChartBuilder::on(panel)
-                        .caption(format!("M = {m}"), (FONT, plot::LABEL_SIZE))
-                        .margin(20)
-                        .x_label_area_size(60)
-                        .y_label_area_size(70)
-                        // Room above lane 31 for the legend, so it covers no lane.
-                        .build_cartesian_2d(0.0..x_max, -0.5..WARP_LANES as f64 + 4.5)?;
-                    plot::mesh(&mut chart, "cycles since the warp started", "lane")
-                        .disable_y_mesh()
-                        .x_label_formatter(&|v| format!("{v:.0}"))
-                        .y_label_formatter(&|v| {
-                            if *v <= WARP_LANES as f64 - 1.0 {
-                                format!("{v:.0}")
-                            } else {
-                                String::new()
-                            }
-                        })
-                        .draw()?;
-                    // The marks, once each, for the legend.
-                    chart
-                        .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
-                        .label("lane active: first to last iteration")
-                        .legend(|(x, y)| {
-                            Rectangle::new([(x, y - 5), (x + 20, y + 5)], BLUE.mix(0.35).filled())
-                        });
-                    chart
-                        .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?
-                        .label("an iteration ends")
-                        .legend(|(x, y)| {
-                            PathElement::new(vec![(x + 10, y - 6), (x + 10, y + 6)], BLUE)
-                        });
-                    chart
-                        .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-                        .label("past the barrier")
-                        .legend(|(x, y)| Circle::new((x + 10, y), 4, RED.filled()));
-                    for lane in 0..WARP_LANES {
-                        let y = lane as f64;
-                        let mine: Vec<&&TimelinePoint> =
-                            points.iter().filter(|p| p.lane == lane).collect();
-                        let start = mine.iter().find(|p| p.kind == "start").map(|p| p.cycles);
-                        let last = mine
-                            .iter()
-                            .filter(|p| p.kind == "iteration")
-                            .map(|p| p.cycles)
-                            .fold(None, |a: Option<f64>, c| Some(a.map_or(c, |a| a.max(c))));
-                        if let (Some(start), Some(last)) = (start, last) {
-                            chart.draw_series(std::iter::once(Rectangle::new(
-                                [(start, y - 0.3), (last, y + 0.3)],
-                                BLUE.mix(0.35).filled(),
-                            )))?;
-                        }
-                        chart.draw_series(mine.iter().filter(|p| p.kind == "iteration").map(
-                            |p| {
-                                PathElement::new(
-                                    vec![(p.cycles, y - 0.3), (p.cycles, y + 0.3)],
-                                    BLUE.stroke_width(1),
-                                )
-                            },
-                        ))?;
-                        chart.draw_series(
-                            mine.iter()
-                                .filter(|p| p.kind == "after_barrier")
-                                .map(|p| Circle::new((p.cycles, y), 4, RED.filled())),
-                        )?;
+    plot::titled_plot!(path, plot::Design::panels((1600, 760), levels.len()), title, |root| {
+        let panels = plot::panels(&root, levels.len());
+        let x_max = timeline.iter().map(|p| p.cycles).fold(1.0, f64::max) * 1.03;
+        for (panel, &m) in panels.iter().zip(levels) {
+            let points: Vec<&TimelinePoint> =
+                timeline.iter().filter(|p| p.m == m).collect();
+            let mut chart = ChartBuilder::on(panel)
+                .caption(format!("M = {m}"), (FONT, plot::LABEL_SIZE))
+                .margin(20)
+                .x_label_area_size(60)
+                .y_label_area_size(70)
+                // Room above lane 31 for the legend, so it covers no lane.
+                .build_cartesian_2d(0.0..x_max, -0.5..WARP_LANES as f64 + 4.5)?;
+            plot::mesh(&mut chart, "cycles since the warp started", "lane")
+                .disable_y_mesh()
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| {
+                    if *v <= WARP_LANES as f64 - 1.0 {
+                        format!("{v:.0}")
+                    } else {
+                        String::new()
                     }
-                    plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+                })
+                .draw()?;
+            // The marks, once each, for the legend.
+            chart
+                .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
+                .label("lane active: first to last iteration")
+                .legend(|(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 20, y + 5)], BLUE.mix(0.35).filled())
+                });
+            chart
+                .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?
+                .label("an iteration ends")
+                .legend(|(x, y)| {
+                    PathElement::new(vec![(x + 10, y - 6), (x + 10, y + 6)], BLUE)
+                });
+            chart
+                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+                .label("past the barrier")
+                .legend(|(x, y)| Circle::new((x + 10, y), 4, RED.filled()));
+            for lane in 0..WARP_LANES {
+                let y = lane as f64;
+                let mine: Vec<&&TimelinePoint> =
+                    points.iter().filter(|p| p.lane == lane).collect();
+                let start = mine.iter().find(|p| p.kind == "start").map(|p| p.cycles);
+                let last = mine
+                    .iter()
+                    .filter(|p| p.kind == "iteration")
+                    .map(|p| p.cycles)
+                    .fold(None, |a: Option<f64>, c| Some(a.map_or(c, |a| a.max(c))));
+                if let (Some(start), Some(last)) = (start, last) {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(start, y - 0.3), (last, y + 0.3)],
+                        BLUE.mix(0.35).filled(),
+                    )))?;
                 }
-                root.present()?;
-                Ok(())
-            })()
-            .map_err(|e| anyhow::anyhow!("{e}"))
+                chart.draw_series(mine.iter().filter(|p| p.kind == "iteration").map(
+                    |p| {
+                        PathElement::new(
+                            vec![(p.cycles, y - 0.3), (p.cycles, y + 0.3)],
+                            BLUE.stroke_width(1),
+                        )
+                    },
+                ))?;
+                chart.draw_series(
+                    mine.iter()
+                        .filter(|p| p.kind == "after_barrier")
+                        .map(|p| Circle::new((p.cycles, y), 4, RED.filled())),
+                )?;
+            }
+            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         }
-    )
+        root.present()?;
+        Ok(())
+    })
     .context("drawing timeline")
 }
 

@@ -81,15 +81,15 @@ use self::measure::{
     THROUGHPUT_STEPS,
 };
 use self::report::{KernelsSass, Reading};
-use crate::harness::{defaults, suite};
+use crate::harness::{Redraw, SavedRun, suite};
 
 const METHOD: &str = "compute_90 PTX (cuda/dpx.cu). Latency: one thread, a dependent chain x = f(x, y, z) (y, z kernel arguments) of 32 and of 128 calls per loop trip, unrolled, latency_iterations trips, clock64 around the loop; cycles per call = (long - short) / (96 x trips), median over the repeats. Throughput: 8 blocks of 256 threads per SM on every SM, 8 independent chains per thread of 8 and of 16 calls per trip, throughput_iterations trips; thread 0 of each block reads clock64 after a barrier before and after the loop and records %smid; per SM the calls its blocks add in the long kernel over the cycles its span adds, median over the repeats; the figure the median over the SMs. Integer pipe: IADD3 and IMAD chains alone, and 1:1 mixes (chains of A and B alternating); one shared pipe predicts 2/(1/rate_A + 1/rate_B), two pipes 2 min(rate_A, rate_B); the verdict is the prediction the mix lies nearer in log terms (by a third of their distance; unidentified where they are within 20%). SASS of one call: the difference of the two latency kernels' opcode counts over 96. Each kernel launched once untimed before its repeats";
 
 
 pub fn run(args: &DpxArgs) -> Result<()> {
     args.validate()?;
-    let device = args.device.index()?;
-    let mut gpu = suite::open(device, args.output.as_deref(), &[])?;
+    let device = args.target.device.index()?;
+    let mut gpu = suite::open(&args.target, &[])?;
     let properties = gpu.properties()?;
     suite::require_hopper(&properties, device, "dpx", "DPX instructions")?;
     for entry in measure::entries() {
@@ -111,7 +111,7 @@ pub fn run(args: &DpxArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Dpx,
-        args.output.as_deref(),
+        &args.target,
         &[MODULE],
         &recorded,
         |gpu, suite| {
@@ -188,27 +188,18 @@ impl crate::harness::SuiteDef for Dpx {
 
     const RUN: crate::harness::Measure<DpxArgs> = run;
 
-    fn in_all(quick: bool) -> (DpxArgs, f64) {
-        if quick {
-            (
-                DpxArgs {
-                    repeats: 3,
-                    ..defaults()
-                },
-                0.1,
-            )
-        } else {
-            (defaults(), 0.2)
+    const SECONDS_IN_ALL: (f64, f64) = (0.1, 0.2);
+
+    fn quick(defaults: DpxArgs) -> DpxArgs {
+        DpxArgs {
+            repeats: 3,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = report::figures;
 
-    fn redraw(
-        &self,
-        _run: &crate::harness::SavedRun,
-        _out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, _run: &SavedRun, _out: &mut Redraw) -> Result<()> {
         // No plot: the table of functions is the result.
         Ok(())
     }
@@ -217,6 +208,7 @@ impl crate::harness::SuiteDef for Dpx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::defaults;
 
     #[test]
     fn the_flags_are_checked() {

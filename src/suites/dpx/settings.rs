@@ -1,7 +1,5 @@
 //! The settings of `gpubench dpx`: its subcommand's flags.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -17,13 +15,9 @@ pub struct DpxArgs {
     /// Loop trips of the full-occupancy throughput kernels (8 chains of 8 or 16 calls a trip).
     #[arg(long, default_value_t = 32)]
     pub throughput_iterations: u32,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-dpx); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
 }
 
 impl DpxArgs {

@@ -14,16 +14,16 @@ pub use settings::DsmArgs;
 use anyhow::Result;
 
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 use self::measure as dsm;
 use self::report as dsm_report;
 
 pub fn run(args: &DsmArgs) -> Result<()> {
     args.validate()?;
-    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(&args.target, &[])?;
     let properties = gpu.properties()?;
-    suite::require_hopper(&properties, args.device.index()?, "dsm", "thread-block clusters")?;
+    suite::require_hopper(&properties, args.target.device.index()?, "dsm", "thread-block clusters")?;
     for entry in ["dsm_latency", "dsm_bandwidth", "dsm_store", "dsm_histogram"] {
         gpu.function("dsm", entry)?;
     }
@@ -46,7 +46,7 @@ pub fn run(args: &DsmArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Dsm,
-        args.output.as_deref(),
+        &args.target,
         &["dsm"],
         &recorded,
         |gpu, suite| {
@@ -126,27 +126,18 @@ impl crate::harness::SuiteDef for Dsm {
 
     const RUN: crate::harness::Measure<DsmArgs> = run;
 
-    fn in_all(quick: bool) -> (DsmArgs, f64) {
-        if quick {
-            (
-                DsmArgs {
-                    iterations: 32,
-                    ..defaults()
-                },
-                0.3,
-            )
-        } else {
-            (defaults(), 0.3)
+    const SECONDS_IN_ALL: (f64, f64) = (0.3, 0.3);
+
+    fn quick(defaults: DsmArgs) -> DsmArgs {
+        DsmArgs {
+            iterations: 32,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = dsm_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let saved = dsm_report::read(run.dir)?;
         let title = run.title(dsm_report::title());
         out.plot("dsm", |p| {

@@ -337,79 +337,73 @@ pub fn draw(
         .fold(50.0, f64::max)
         * 1.15;
     let most = latency.iter().map(|r| r.cluster).max().unwrap_or(16) as f64;
-    plot::ensure_font();
     let design = plot::Design::panels((1800, 700), 3).with_legend(5);
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let areas = plot::panels(&root, 3);
-            let left = plot::legend_above(&areas[0], &entries)?;
-            let mut chart = plot::chart(&left, "(a) latency of a chase")
-                .margin(16)
-                .x_label_area_size(60)
-                .y_label_area_size(90)
-                .build_cartesian_2d(1.5..most + 0.5, 0.0..top)?;
-            plot::mesh(&mut chart, "blocks per cluster", "cycles per load")
-                .disable_x_mesh()
-                .x_label_formatter(&|v| format!("{v:.0}"))
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .draw()?;
-            chart.draw_series(LineSeries::new(
-                latency
+    plot::titled_plot!(path, design, title, |root| {
+        let areas = plot::panels(&root, 3);
+        let left = plot::legend_above(&areas[0], &entries)?;
+        let mut chart = plot::chart(&left, "(a) latency of a chase")
+            .margin(16)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(1.5..most + 0.5, 0.0..top)?;
+        plot::mesh(&mut chart, "blocks per cluster", "cycles per load")
+            .disable_x_mesh()
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .draw()?;
+        chart.draw_series(LineSeries::new(
+            latency
+                .iter()
+                .map(|r| (f64::from(r.cluster), r.remote_cycles)),
+            BLUE.stroke_width(3),
+        ))?;
+        chart.draw_series(latency.iter().map(|r| {
+            let x = f64::from(r.cluster);
+            PathElement::new(
+                vec![(x, r.remote_min), (x, r.remote_max)],
+                BLUE.stroke_width(2),
+            )
+        }))?;
+        for (value, colour) in [
+            (|r: &LatencyRow| r.own_through_window_cycles) as fn(&LatencyRow) -> f64,
+            |r: &LatencyRow| r.local_cycles,
+        ]
+        .into_iter()
+        .zip([ORANGE, GREEN])
+        {
+            chart.draw_series(std::iter::once(DashedPathElement::new(
+                latency.iter().map(|r| (f64::from(r.cluster), value(r))),
+                6,
+                4,
+                colour.stroke_width(2),
+            )))?;
+        }
+        let categories: Vec<String> = occupancy.iter().map(|o| o.cluster.to_string()).collect();
+        plot::grouped_bars(
+            &areas[1],
+            "(b) clusters that fit at once, by blocks per cluster",
+            &categories,
+            &[plot::BarSeries {
+                label: "clusters (one 1024-thread block per SM)".into(),
+                colour: BLUE,
+                values: occupancy
                     .iter()
-                    .map(|r| (f64::from(r.cluster), r.remote_cycles)),
-                BLUE.stroke_width(3),
-            ))?;
-            chart.draw_series(latency.iter().map(|r| {
-                let x = f64::from(r.cluster);
-                PathElement::new(
-                    vec![(x, r.remote_min), (x, r.remote_max)],
-                    BLUE.stroke_width(2),
-                )
-            }))?;
-            for (value, colour) in [
-                (|r: &LatencyRow| r.own_through_window_cycles) as fn(&LatencyRow) -> f64,
-                |r: &LatencyRow| r.local_cycles,
-            ]
-            .into_iter()
-            .zip([ORANGE, GREEN])
-            {
-                chart.draw_series(std::iter::once(DashedPathElement::new(
-                    latency.iter().map(|r| (f64::from(r.cluster), value(r))),
-                    6,
-                    4,
-                    colour.stroke_width(2),
-                )))?;
-            }
-            let categories: Vec<String> = occupancy.iter().map(|o| o.cluster.to_string()).collect();
-            plot::grouped_bars(
-                &areas[1],
-                "(b) clusters that fit at once, by blocks per cluster",
-                &categories,
-                &[plot::BarSeries {
-                    label: "clusters (one 1024-thread block per SM)".into(),
-                    colour: BLUE,
-                    values: occupancy
-                        .iter()
-                        .map(|o| Some(f64::from(o.max_active_clusters)))
-                        .collect(),
-                }],
-                "clusters",
-                false,
-            )?;
-            plot::grouped_bars(
-                &areas[2],
-                "(c) reading 64 KiB per pass, by blocks per cluster",
-                &sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-                &series,
-                "bytes per clock per SM",
-                false,
-            )?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+                    .map(|o| Some(f64::from(o.max_active_clusters)))
+                    .collect(),
+            }],
+            "clusters",
+            false,
+        )?;
+        plot::grouped_bars(
+            &areas[2],
+            "(c) reading 64 KiB per pass, by blocks per cluster",
+            &sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            &series,
+            "bytes per clock per SM",
+            false,
+        )?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing dsm")
 }
@@ -667,44 +661,38 @@ pub fn draw_writes(path: &Path, title: &str, writes: &WriteRows) -> Result<()> {
                 .collect(),
         })
         .collect();
-    plot::ensure_font();
     let design = plot::Design::panels((2100, 700), 3).with_legend(4);
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let areas = plot::panels(&root, 3);
-            plot::grouped_bars(
-                &areas[0],
-                "(a) storing 64 KiB per pass, by blocks per cluster",
-                &sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-                &stores,
-                "bytes per clock per SM",
-                false,
-            )?;
-            plot::grouped_bars(
-                &areas[1],
-                &format!("(b) pair partner, clusters of {SWEEP_CLUSTER}, by threads per block"),
-                &threads.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
-                &sweep,
-                "bytes per clock per SM",
-                false,
-            )?;
-            plot::grouped_bars(
-                &areas[2],
-                "(c) histogram adds, by blocks per cluster / bins",
-                &cases
-                    .iter()
-                    .map(|(c, b)| format!("{c} / {b}"))
-                    .collect::<Vec<_>>(),
-                &histograms,
-                "adds per clock per SM",
-                true,
-            )?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    plot::titled_plot!(path, design, title, |root| {
+        let areas = plot::panels(&root, 3);
+        plot::grouped_bars(
+            &areas[0],
+            "(a) storing 64 KiB per pass, by blocks per cluster",
+            &sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            &stores,
+            "bytes per clock per SM",
+            false,
+        )?;
+        plot::grouped_bars(
+            &areas[1],
+            &format!("(b) pair partner, clusters of {SWEEP_CLUSTER}, by threads per block"),
+            &threads.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+            &sweep,
+            "bytes per clock per SM",
+            false,
+        )?;
+        plot::grouped_bars(
+            &areas[2],
+            "(c) histogram adds, by blocks per cluster / bins",
+            &cases
+                .iter()
+                .map(|(c, b)| format!("{c} / {b}"))
+                .collect::<Vec<_>>(),
+            &histograms,
+            "adds per clock per SM",
+            true,
+        )?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing dsm writes")
 }

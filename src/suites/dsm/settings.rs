@@ -1,7 +1,5 @@
 //! The settings of `gpubench dsm`: its subcommand's flags.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -16,13 +14,9 @@ pub struct DsmArgs {
     /// Cluster sizes the read patterns run at (the chases run at every size that fits).
     #[arg(long, value_delimiter = ',', default_value = "2,4,8,16")]
     pub bandwidth_sizes: Vec<u32>,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-dsm); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
 }
 
 /// What metadata.json's settings record of a run: the passes, the cluster sizes read, the

@@ -13,11 +13,11 @@ use anyhow::Result;
 use self::measure::{self as flops, CHAINS, THREADS, UNROLL};
 use self::report as flops_report;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 pub fn run(args: &FlopsArgs) -> Result<()> {
     args.validate()?;
-    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(&args.target, &[])?;
     let properties = gpu.properties()?;
     let kernels = flops::runnable(suite::compute_major(&properties));
     for kernel in &kernels {
@@ -36,7 +36,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Flops,
-        args.output.as_deref(),
+        &args.target,
         &modules,
         &recorded,
         |gpu, suite| {
@@ -92,27 +92,18 @@ impl crate::harness::SuiteDef for Flops {
 
     const RUN: crate::harness::Measure<FlopsArgs> = run;
 
-    fn in_all(quick: bool) -> (FlopsArgs, f64) {
-        if quick {
-            (
-                FlopsArgs {
-                    iterations: 256,
-                    ..defaults()
-                },
-                0.2,
-            )
-        } else {
-            (defaults(), 0.2)
+    const SECONDS_IN_ALL: (f64, f64) = (0.2, 0.2);
+
+    fn quick(defaults: FlopsArgs) -> FlopsArgs {
+        FlopsArgs {
+            iterations: 256,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = flops_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let rows = flops_report::read_rows(run.dir)?;
         let title = run.title(flops_report::title());
         out.plot("flops", |p| flops_report::draw(p, &title, &rows))

@@ -121,24 +121,18 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
             values: shown.iter().map(|r| r.peak_flop_per_clock_per_sm).collect(),
         },
     ];
-    plot::ensure_font();
     let design = plot::Design::from((1200, 700)).with_legend(series.len());
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + 'static>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            plot::grouped_bars(
-                &root,
-                "",
-                &categories,
-                &series,
-                "FLOP per clock per SM",
-                false,
-            )?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    plot::titled_plot!(path, design, title, |root| {
+        plot::grouped_bars(
+            &root,
+            "",
+            &categories,
+            &series,
+            "FLOP per clock per SM",
+            false,
+        )?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing flops")
 }

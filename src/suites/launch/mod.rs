@@ -53,7 +53,7 @@ use anyhow::Result;
 
 use self::measure::{EMPTY, HOLD, MODULE, Plan, SCALE};
 use self::report::{KernelsSass, Reading};
-use crate::harness::{defaults, suite};
+use crate::harness::{Redraw, SavedRun, suite};
 
 const METHOD: &str = "one stream. Launch call: host wall time of `queued` back-to-back launches of launch_empty (1 block of 32 threads) with no wait, over the count. Round trip: host wall time of one launch and cuStreamSynchronize, after 10 untimed. Back to back: GPU time between two events around `back_to_back` launches of launch_empty queued behind launch_hold (a %globaltimer spin three times the host's queueing time, doubled up to four times where the host outran it), over the count. Graph: the same launches captured into a CUDA graph, instantiated once and uploaded; GPU time per kernel between events around one graph launch behind a hold, and the host round trip of one graph launch and the synchronise. Small kernels: launch_scale (y = a x over floats, grid-stride, 256 threads, up to 8 blocks per SM) at volumes of 4 KiB to max_bytes (read and written) in doublings; per volume one untimed launch and `repeats` launches behind a hold, an event between each two; T(V) = a + V/b fitted by OLS to the median per volume. Every figure the median over its repeats, with the range";
 
@@ -61,7 +61,7 @@ const METHOD: &str = "one stream. Launch call: host wall time of `queued` back-t
 pub fn run(args: &LaunchArgs) -> Result<()> {
     args.validate()?;
     let entries = [(MODULE, EMPTY), (MODULE, HOLD), (MODULE, SCALE)];
-    let gpu = suite::open(args.device.index()?, args.output.as_deref(), &entries)?;
+    let gpu = suite::open(&args.target, &entries)?;
     let properties = gpu.properties()?;
     let volumes = measure::volumes(args.max_bytes, gpu.free_memory()?);
     if volumes.len() < 3 {
@@ -81,7 +81,7 @@ pub fn run(args: &LaunchArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Launch,
-        args.output.as_deref(),
+        &args.target,
         &[MODULE],
         &recorded,
         |gpu, suite| {
@@ -177,29 +177,20 @@ impl crate::harness::SuiteDef for Launch {
 
     const RUN: crate::harness::Measure<LaunchArgs> = run;
 
-    fn in_all(quick: bool) -> (LaunchArgs, f64) {
-        if quick {
-            (
-                LaunchArgs {
-                    repeats: 7,
-                    round_trips: 50,
-                    max_bytes: 256 << 20,
-                    ..defaults()
-                },
-                0.2,
-            )
-        } else {
-            (defaults(), 0.7)
+    const SECONDS_IN_ALL: (f64, f64) = (0.2, 0.7);
+
+    fn quick(defaults: LaunchArgs) -> LaunchArgs {
+        LaunchArgs {
+            repeats: 7,
+            round_trips: 50,
+            max_bytes: 256 << 20,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let points = report::read_points(run.dir)?;
         let title = run.title(report::title());
         out.plot("launch", |p| report::draw(p, &title, &points))

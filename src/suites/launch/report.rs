@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use plotters::coord::combinators::BindKeyPoints;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -311,71 +310,61 @@ pub fn draw(path: &Path, title: &str, points: &[Point]) -> Result<()> {
             plot::Key::Dash,
         ));
     }
-    plot::ensure_font();
     let design = plot::Design::from((1200, 750)).with_legend(entries.len());
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let root = plot::legend_above(&root, &entries)?;
-            let mut chart = ChartBuilder::on(&root)
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(100)
-                .build_cartesian_2d(
-                    (low / 1.2..high * 1.2)
-                        .log_scale()
-                        .with_key_points(plot::byte_ticks(low / 1.2, high * 1.2)),
-                    (bottom..top)
-                        .log_scale()
-                        .with_key_points(plot::one_two_five_ticks(bottom, top)),
-                )?;
-            plot::mesh(&mut chart, "volume V read and written per launch (log scale)", "V / T(V), GB/s (log scale)")
-                .x_label_formatter(&|v| plot::binary_bytes(*v))
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .draw()?;
-            for p in points {
-                let x = p.bytes as f64;
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![
-                        (x, bandwidth(x, p.time_us.max)),
-                        (x, bandwidth(x, p.time_us.min)),
-                    ],
-                    BLUE.stroke_width(1),
+    plot::titled_plot!(path, design, title, |root| {
+        let root = plot::legend_above(&root, &entries)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(100)
+            .build_cartesian_2d(
+                plot::log_bytes_axis(low / 1.2, high * 1.2),
+                plot::log_axis(bottom, top),
+            )?;
+        plot::mesh(&mut chart, "volume V read and written per launch (log scale)", "V / T(V), GB/s (log scale)")
+            .x_label_formatter(&|v| plot::binary_bytes(*v))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .draw()?;
+        for p in points {
+            let x = p.bytes as f64;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![
+                    (x, bandwidth(x, p.time_us.max)),
+                    (x, bandwidth(x, p.time_us.min)),
+                ],
+                BLUE.stroke_width(1),
+            )))?;
+        }
+        chart.draw_series(points.iter().map(|p| {
+            let x = p.bytes as f64;
+            Circle::new((x, bandwidth(x, p.time_us.median)), 4, BLUE.filled())
+        }))?;
+        if let Some(f) = &fit {
+            let curve = (0..=200).map(|i| {
+                let x = low / 1.2 * (high * 1.44 / low).powf(f64::from(i) / 200.0);
+                (x, bandwidth(x, f.time_us(x)))
+            });
+            let shown: Vec<(f64, f64)> = curve.filter(|&(_, y)| y > bottom && y < top).collect();
+            chart.draw_series(LineSeries::new(shown, RED.stroke_width(2)))?;
+            if let Some(b) = f.bandwidth_gb_per_s {
+                chart.draw_series(std::iter::once(DashedPathElement::new(
+                    vec![(low / 1.2, b.estimate), (high * 1.2, b.estimate)],
+                    6,
+                    4,
+                    GREY.stroke_width(2),
                 )))?;
             }
-            chart.draw_series(points.iter().map(|p| {
-                let x = p.bytes as f64;
-                Circle::new((x, bandwidth(x, p.time_us.median)), 4, BLUE.filled())
-            }))?;
-            if let Some(f) = &fit {
-                let curve = (0..=200).map(|i| {
-                    let x = low / 1.2 * (high * 1.44 / low).powf(f64::from(i) / 200.0);
-                    (x, bandwidth(x, f.time_us(x)))
-                });
-                let shown: Vec<(f64, f64)> = curve.filter(|&(_, y)| y > bottom && y < top).collect();
-                chart.draw_series(LineSeries::new(shown, RED.stroke_width(2)))?;
-                if let Some(b) = f.bandwidth_gb_per_s {
-                    chart.draw_series(std::iter::once(DashedPathElement::new(
-                        vec![(low / 1.2, b.estimate), (high * 1.2, b.estimate)],
-                        6,
-                        4,
-                        GREY.stroke_width(2),
-                    )))?;
-                }
-                if let Some(half) = f.half_bandwidth_bytes.filter(|h| h.estimate > low && h.estimate < high) {
-                    chart.draw_series(std::iter::once(DashedPathElement::new(
-                        vec![(half.estimate, bottom), (half.estimate, top)],
-                        6,
-                        4,
-                        GREY.stroke_width(2),
-                    )))?;
-                }
+            if let Some(half) = f.half_bandwidth_bytes.filter(|h| h.estimate > low && h.estimate < high) {
+                chart.draw_series(std::iter::once(DashedPathElement::new(
+                    vec![(half.estimate, bottom), (half.estimate, top)],
+                    6,
+                    4,
+                    GREY.stroke_width(2),
+                )))?;
             }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing launch")
 }

@@ -1,7 +1,5 @@
 //! The settings of `gpubench launch`: its subcommand's flags.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -26,13 +24,9 @@ pub struct LaunchArgs {
     /// 4 KiB in doublings; capped by the free device memory.
     #[arg(long, default_value_t = 1 << 30)]
     pub max_bytes: u64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-launch); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
 }
 
 /// What metadata.json's settings record of a run: the counts it used, the volumes it swept and

@@ -18,7 +18,7 @@ use self::measure::{self as pipeline, OPERATIONS};
 use self::report as pipeline_report;
 use self::settings::Recorded;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 pub fn run(args: &PipelineArgs) -> Result<()> {
     let swept = args.swept()?;
@@ -53,8 +53,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
     };
     suite::run(
         &Pipeline,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &entries,
         &recorded,
         |gpu, suite| {
@@ -113,27 +112,18 @@ impl crate::harness::SuiteDef for Pipeline {
 
     const RUN: crate::harness::Measure<PipelineArgs> = run;
 
-    fn in_all(quick: bool) -> (PipelineArgs, f64) {
-        if quick {
-            (
-                PipelineArgs {
-                    iterations: 64,
-                    ..defaults()
-                },
-                0.4,
-            )
-        } else {
-            (defaults(), 0.4)
+    const SECONDS_IN_ALL: (f64, f64) = (0.4, 0.4);
+
+    fn quick(defaults: PipelineArgs) -> PipelineArgs {
+        PipelineArgs {
+            iterations: 64,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let sweep_op = match run.requested::<PipelineArgs>()? {
             Some(asked) => asked.sweep_op,
             None => run.metadata.settings::<Recorded>()?.sweep_op,

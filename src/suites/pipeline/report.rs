@@ -226,59 +226,53 @@ pub fn title(swept: &super::measure::Operation) -> String {
 }
 
 pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u32>) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(path, plot::Design::panels((1600, 700), 2), |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let panels = plot::panels(&root, 2);
-            let max_warps = sweep.iter().map(|p| p.warps).max().unwrap_or(1);
-            let top = sweep.iter().map(|p| p.ops_per_clock).fold(1.0, f64::max) * 1.1;
-            let mut throughput = ChartBuilder::on(&panels[0])
-                .caption("throughput", (FONT, plot::LABEL_SIZE))
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(90)
-                .build_cartesian_2d(0..max_warps + 1, 0.0..top)?;
-            plot::mesh(&mut throughput, "warps on the SM", "operations per clock")
-                .draw()?;
-            throughput.draw_series(LineSeries::new(
-                sweep.iter().map(|p| (p.warps, p.ops_per_clock)),
-                BLUE.stroke_width(2),
-            ))?;
-            throughput.draw_series(
-                sweep
-                    .iter()
-                    .map(|p| Circle::new((p.warps, p.ops_per_clock), 4, BLUE.filled())),
-            )?;
-            if let Some(knee) = saturation {
-                throughput.draw_series(std::iter::once(PathElement::new(
-                    vec![(knee, 0.0), (knee, top)],
-                    RED.stroke_width(2),
-                )))?;
-            }
-            let latency_top = sweep.iter().map(|p| p.latency_cycles).fold(1.0, f64::max) * 1.1;
-            let mut latency = ChartBuilder::on(&panels[1])
-                .caption("latency seen by warp 0", (FONT, plot::LABEL_SIZE))
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(90)
-                .build_cartesian_2d(0..max_warps + 1, 0.0..latency_top)?;
-            plot::mesh(&mut latency, "warps on the SM", "cycles per dependent operation")
-                .draw()?;
-            latency.draw_series(LineSeries::new(
-                sweep.iter().map(|p| (p.warps, p.latency_cycles)),
+    plot::titled_plot!(path, plot::Design::panels((1600, 700), 2), title, |root| {
+        let panels = plot::panels(&root, 2);
+        let max_warps = sweep.iter().map(|p| p.warps).max().unwrap_or(1);
+        let top = sweep.iter().map(|p| p.ops_per_clock).fold(1.0, f64::max) * 1.1;
+        let mut throughput = ChartBuilder::on(&panels[0])
+            .caption("throughput", (FONT, plot::LABEL_SIZE))
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0..max_warps + 1, 0.0..top)?;
+        plot::mesh(&mut throughput, "warps on the SM", "operations per clock")
+            .draw()?;
+        throughput.draw_series(LineSeries::new(
+            sweep.iter().map(|p| (p.warps, p.ops_per_clock)),
+            BLUE.stroke_width(2),
+        ))?;
+        throughput.draw_series(
+            sweep
+                .iter()
+                .map(|p| Circle::new((p.warps, p.ops_per_clock), 4, BLUE.filled())),
+        )?;
+        if let Some(knee) = saturation {
+            throughput.draw_series(std::iter::once(PathElement::new(
+                vec![(knee, 0.0), (knee, top)],
                 RED.stroke_width(2),
-            ))?;
-            latency.draw_series(
-                sweep
-                    .iter()
-                    .map(|p| Circle::new((p.warps, p.latency_cycles), 4, RED.filled())),
-            )?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+            )))?;
+        }
+        let latency_top = sweep.iter().map(|p| p.latency_cycles).fold(1.0, f64::max) * 1.1;
+        let mut latency = ChartBuilder::on(&panels[1])
+            .caption("latency seen by warp 0", (FONT, plot::LABEL_SIZE))
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0..max_warps + 1, 0.0..latency_top)?;
+        plot::mesh(&mut latency, "warps on the SM", "cycles per dependent operation")
+            .draw()?;
+        latency.draw_series(LineSeries::new(
+            sweep.iter().map(|p| (p.warps, p.latency_cycles)),
+            RED.stroke_width(2),
+        ))?;
+        latency.draw_series(
+            sweep
+                .iter()
+                .map(|p| Circle::new((p.warps, p.latency_cycles), 4, RED.filled())),
+        )?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing pipeline")
 }

@@ -1,7 +1,5 @@
 //! The settings of `gpubench pipeline`: its subcommand's flags.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -16,13 +14,9 @@ pub struct PipelineArgs {
     /// The operation whose throughput is swept over 1..=32 warps.
     #[arg(long, default_value = "f32_fma")]
     pub sweep_op: String,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-pipeline); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
 }
 
 /// What metadata.json's settings record of a run: the loop trips, the swept operation, the

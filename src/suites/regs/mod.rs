@@ -11,7 +11,7 @@ pub mod settings;
 use anyhow::Result;
 
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 pub use settings::RegsArgs;
 
 use analysis as registers;
@@ -27,8 +27,7 @@ pub fn run(args: &RegsArgs) -> Result<()> {
     };
     suite::run(
         &Regs,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &[("regs", "regs_pressure")],
         &recorded,
         |gpu, suite| {
@@ -77,25 +76,20 @@ impl crate::harness::SuiteDef for Regs {
 
     const RUN: crate::harness::Measure<RegsArgs> = run;
 
-    fn in_all(_quick: bool) -> (RegsArgs, f64) {
-        // Every sixth cap still leaves one allocation unit consistent with the H100's data
-        // (every eighth leaves four); the summary flags a run where more than one fits.
-        (
-            RegsArgs {
-                step: 6,
-                ..defaults()
-            },
-            0.3,
-        )
+    const SECONDS_IN_ALL: (f64, f64) = (0.3, 0.3);
+
+    // Every sixth cap still leaves one allocation unit consistent with the H100's data (every
+    // eighth leaves four); the summary flags a run where more than one fits.
+    fn full(defaults: RegsArgs) -> RegsArgs {
+        RegsArgs {
+            step: 6,
+            ..defaults
+        }
     }
 
     const FIGURES: crate::harness::ReadFigures = regs_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let points = regs_report::read_points(run.dir)?;
         let register_file = run.metadata.device.registers_per_block.unwrap_or(65_536);
         let max_threads = 1024;

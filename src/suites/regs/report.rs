@@ -78,47 +78,42 @@ pub fn draw(
     register_file: u32,
     max_threads: u32,
 ) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(path, (1200, 700), |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let mut chart = plot::chart(&root, title)
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(90)
-                .build_cartesian_2d(0u32..260, 0u32..max_threads + 64)?;
-            plot::mesh(&mut chart, "registers per thread", "largest block (threads)")
-                .draw()?;
-            if let Some(allocator) = allocation.allocator {
-                chart
-                .draw_series(LineSeries::new(
-                    (1..=255).map(|r| {
-                        (
-                            r,
-                            predicted_threads(r, allocator, register_file, max_threads),
-                        )
-                    }),
-                    RED.stroke_width(2),
-                ))?
-                .label(format!(
-                    "model: {} registers per warp unit, {register_file} registers in {} partitions",
-                    allocator.unit_registers_per_warp, allocator.partitions
-                ))
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
-            }
+    plot::white_plot!(path, (1200, 700), |root| {
+        let mut chart = plot::chart(&root, title)
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0u32..260, 0u32..max_threads + 64)?;
+        plot::mesh(&mut chart, "registers per thread", "largest block (threads)")
+            .draw()?;
+        if let Some(allocator) = allocation.allocator {
             chart
-                .draw_series(
-                    points
-                        .iter()
-                        .map(|p| Circle::new((p.registers, p.max_threads), 5, BLUE.filled())),
-                )?
-                .label("measured (largest block that launched)")
-                .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
-            plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+            .draw_series(LineSeries::new(
+                (1..=255).map(|r| {
+                    (
+                        r,
+                        predicted_threads(r, allocator, register_file, max_threads),
+                    )
+                }),
+                RED.stroke_width(2),
+            ))?
+            .label(format!(
+                "model: {} registers per warp unit, {register_file} registers in {} partitions",
+                allocator.unit_registers_per_warp, allocator.partitions
+            ))
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+        }
+        chart
+            .draw_series(
+                points
+                    .iter()
+                    .map(|p| Circle::new((p.registers, p.max_threads), 5, BLUE.filled())),
+            )?
+            .label("measured (largest block that launched)")
+            .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing regs")
 }

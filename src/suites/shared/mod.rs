@@ -14,7 +14,7 @@ use self::analysis as bank_conflicts;
 use self::measure as shared;
 use self::report as shared_report;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 pub fn run(args: &SharedArgs) -> Result<()> {
     args.validate()?;
@@ -32,8 +32,7 @@ pub fn run(args: &SharedArgs) -> Result<()> {
     };
     suite::run(
         &Shared,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &entries,
         &recorded,
         |gpu, suite| {
@@ -85,27 +84,18 @@ impl crate::harness::SuiteDef for Shared {
 
     const RUN: crate::harness::Measure<SharedArgs> = run;
 
-    fn in_all(quick: bool) -> (SharedArgs, f64) {
-        if quick {
-            (
-                SharedArgs {
-                    iterations: 256,
-                    ..defaults()
-                },
-                0.3,
-            )
-        } else {
-            (defaults(), 0.3)
+    const SECONDS_IN_ALL: (f64, f64) = (0.3, 0.3);
+
+    fn quick(defaults: SharedArgs) -> SharedArgs {
+        SharedArgs {
+            iterations: 256,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let points = report::read_points(run.dir)?;
         let fit = bank_conflicts::fit(&points);
         let title = run.title(shared_report::TITLE);

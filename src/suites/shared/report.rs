@@ -66,75 +66,69 @@ pub fn draw(
     points: &[StridePoint],
     fit: Option<&ConflictFit>,
 ) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(path, plot::Design::panels((1600, 700), 2), |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let panels = plot::panels(&root, 2);
-            let y_max = points.iter().map(|p| p.cycles_per_load).fold(1.0, f64::max) * 1.08;
-            let x_max = points.iter().map(|p| p.stride).max().unwrap_or(1);
-            let mut by_stride = ChartBuilder::on(&panels[0])
-                .caption("against stride", (FONT, plot::LABEL_SIZE))
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(90)
-                .build_cartesian_2d(0u32..x_max + 1, 0.0..y_max)?;
-            plot::mesh(&mut by_stride, "stride (elements)", "cycles per dependent load")
-                .draw()?;
-            let w_max = points
-                .iter()
-                .map(|p| bank_conflicts::wavefronts(p.element_bytes, p.stride))
-                .max()
-                .unwrap_or(1);
-            let mut by_ways = ChartBuilder::on(&panels[1])
-                .caption("against wavefronts (bank model)", (FONT, plot::LABEL_SIZE))
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(90)
-                .build_cartesian_2d(0u32..w_max + 1, 0.0..y_max)?;
-            plot::mesh(&mut by_ways, "wavefronts per warp load", "cycles per dependent load")
-                .draw()?;
-            for (color, bytes) in COLORS.iter().zip(super::measure::ELEMENT_BYTES) {
-                let mine: Vec<&StridePoint> =
-                    points.iter().filter(|p| p.element_bytes == bytes).collect();
-                by_stride
-                    .draw_series(LineSeries::new(
-                        mine.iter().map(|p| (p.stride, p.cycles_per_load)),
-                        color.stroke_width(2),
-                    ))?
-                    .label(format!("{bytes}-byte elements"))
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                    });
-                by_ways.draw_series(mine.iter().map(|p| {
-                    Circle::new(
-                        (
-                            bank_conflicts::wavefronts(p.element_bytes, p.stride),
-                            p.cycles_per_load,
-                        ),
-                        5,
-                        color.filled(),
-                    )
-                }))?;
-                if let (Some(fit), Some(base)) =
-                    (fit, fit.and_then(|f| f.conflict_free_cycles.get(&bytes)))
-                {
-                    let minimum = bank_conflicts::minimum_wavefronts(bytes);
-                    let line = |w: u32| {
-                        base.estimate + fit.cycles_per_extra_way.estimate * f64::from(w - minimum)
-                    };
-                    by_ways.draw_series(LineSeries::new(
-                        [(minimum, line(minimum)), (w_max, line(w_max))],
-                        color.mix(0.6).stroke_width(1),
-                    ))?;
-                }
+    plot::titled_plot!(path, plot::Design::panels((1600, 700), 2), title, |root| {
+        let panels = plot::panels(&root, 2);
+        let y_max = points.iter().map(|p| p.cycles_per_load).fold(1.0, f64::max) * 1.08;
+        let x_max = points.iter().map(|p| p.stride).max().unwrap_or(1);
+        let mut by_stride = ChartBuilder::on(&panels[0])
+            .caption("against stride", (FONT, plot::LABEL_SIZE))
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0u32..x_max + 1, 0.0..y_max)?;
+        plot::mesh(&mut by_stride, "stride (elements)", "cycles per dependent load")
+            .draw()?;
+        let w_max = points
+            .iter()
+            .map(|p| bank_conflicts::wavefronts(p.element_bytes, p.stride))
+            .max()
+            .unwrap_or(1);
+        let mut by_ways = ChartBuilder::on(&panels[1])
+            .caption("against wavefronts (bank model)", (FONT, plot::LABEL_SIZE))
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0u32..w_max + 1, 0.0..y_max)?;
+        plot::mesh(&mut by_ways, "wavefronts per warp load", "cycles per dependent load")
+            .draw()?;
+        for (color, bytes) in COLORS.iter().zip(super::measure::ELEMENT_BYTES) {
+            let mine: Vec<&StridePoint> =
+                points.iter().filter(|p| p.element_bytes == bytes).collect();
+            by_stride
+                .draw_series(LineSeries::new(
+                    mine.iter().map(|p| (p.stride, p.cycles_per_load)),
+                    color.stroke_width(2),
+                ))?
+                .label(format!("{bytes}-byte elements"))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            by_ways.draw_series(mine.iter().map(|p| {
+                Circle::new(
+                    (
+                        bank_conflicts::wavefronts(p.element_bytes, p.stride),
+                        p.cycles_per_load,
+                    ),
+                    5,
+                    color.filled(),
+                )
+            }))?;
+            if let (Some(fit), Some(base)) =
+                (fit, fit.and_then(|f| f.conflict_free_cycles.get(&bytes)))
+            {
+                let minimum = bank_conflicts::minimum_wavefronts(bytes);
+                let line = |w: u32| {
+                    base.estimate + fit.cycles_per_extra_way.estimate * f64::from(w - minimum)
+                };
+                by_ways.draw_series(LineSeries::new(
+                    [(minimum, line(minimum)), (w_max, line(w_max))],
+                    color.mix(0.6).stroke_width(1),
+                ))?;
             }
-            plot::draw_legend(&mut by_stride, SeriesLabelPosition::UpperLeft)?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        }
+        plot::draw_legend(&mut by_stride, SeriesLabelPosition::UpperLeft)?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing shared")
 }

@@ -20,13 +20,13 @@ use self::settings::Recorded;
 use ncu::Efficiency;
 use crate::gpu::Gpu;
 use crate::harness::suite;
-use crate::harness::{PlannedSuite, defaults};
+use crate::harness::{PlannedSuite, Redraw, SavedRun};
 
 
 pub fn run(args: &SlotsArgs) -> Result<()> {
     let chosen = args.workloads()?;
     if args.child_plain {
-        let mut gpu = Gpu::open(args.device.index()?)?;
+        let mut gpu = Gpu::open(args.target.device.index()?)?;
         // ncu sets itself up on an empty first range, while the suite that profiles this
         // program waits off the GPU (`ncu::NcuRun::hand_over`); then the GPU is this program's again.
         if let Some(set_up) = crate::harness::sharing::told(ncu::SET_UP_ENV) {
@@ -75,8 +75,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
     };
     suite::run(
         &Slots,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &[("slots", "dot_tagged")],
         &recorded,
         |gpu, suite| {
@@ -125,20 +124,15 @@ impl crate::harness::SuiteDef for Slots {
 
     const RUN: crate::harness::Measure<SlotsArgs> = run;
 
-    fn in_all(quick: bool) -> (SlotsArgs, f64) {
-        if quick {
-            // Nsight Compute's cross-check takes about 5 s of a quick run; `gpubench slots`
-            // and the full run keep it.
-            (
-                SlotsArgs {
-                    repeats: 3,
-                    no_ncu: true,
-                    ..defaults()
-                },
-                0.4,
-            )
-        } else {
-            (defaults(), 3.7)
+    const SECONDS_IN_ALL: (f64, f64) = (0.4, 3.7);
+
+    // Nsight Compute's cross-check takes about 5 s of a quick run; `gpubench slots`
+    // and the full run keep it.
+    fn quick(defaults: SlotsArgs) -> SlotsArgs {
+        SlotsArgs {
+            repeats: 3,
+            no_ncu: true,
+            ..defaults
         }
     }
 
@@ -155,11 +149,7 @@ impl crate::harness::SuiteDef for Slots {
 
     const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let rows: Vec<self::report::WorkloadRow> =
             crate::report::saved::read_csv(run.dir, "slots.csv")?;
         let title = run.title(self::report::TITLE);
@@ -172,12 +162,14 @@ impl crate::harness::SuiteDef for Slots {
 fn plain_child(args: &SlotsArgs, chosen: &[&str]) -> Result<Vec<String>> {
     let child = SlotsArgs {
         child_plain: true,
-        device: args.device.clone(),
         no_ncu: args.no_ncu,
         only: Some(chosen.join(",")),
-        output: None,
         repeats: args.repeats,
         seed: args.seed,
+        target: crate::cli::Target {
+            device: args.target.device.clone(),
+            output: None,
+        },
     };
     let mut program = vec![<Slots as crate::harness::SuiteDef>::NAME.to_string()];
     program.extend(crate::harness::Suite::flags(

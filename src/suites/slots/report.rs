@@ -243,64 +243,58 @@ fn boxes<'a>(entries: impl Iterator<Item = (&'a str, RGBColor)>) -> Vec<plot::En
 type Field = fn(&WorkloadRow) -> f64;
 
 pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(path, plot::Design::panels((1800, 800), 2), |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let (left, right) = plot::two_panels(&root, 11.0 / 18.0);
-            let segments: [(&str, RGBColor, Field); 4] = [
-                ("active", plot::GREEN, |r| r.f_active),
-                ("idle: extrinsic branch", plot::RED, |r| r.f_extrinsic),
-                ("idle: intrinsic branch", plot::BLUE, |r| r.f_intrinsic),
-                ("idle: untagged", plot::GREY, |r| r.f_untagged),
-            ];
-            let left = plot::legend_above(&left, &boxes(segments.iter().map(|s| (s.0, s.1))))?;
-            let mut chart = workload_chart(
-                &left,
-                "lane slots (Gupta & Datta Fig. 8)",
-                "fraction of slots",
-                rows,
-            )?;
-            for (index, &(_, color, value)) in segments.iter().enumerate() {
-                let bars = rows.iter().enumerate().map(|(i, r)| {
-                    let below: f64 = segments[..index].iter().map(|s| (s.2)(r)).sum();
-                    let x = i as f64;
-                    Rectangle::new(
-                        [(x - 0.35, below), (x + 0.35, below + value(r))],
-                        color.filled(),
-                    )
-                });
-                chart.draw_series(bars)?;
-            }
+    plot::titled_plot!(path, plot::Design::panels((1800, 800), 2), title, |root| {
+        let (left, right) = plot::two_panels(&root, 11.0 / 18.0);
+        let segments: [(&str, RGBColor, Field); 4] = [
+            ("active", plot::GREEN, |r| r.f_active),
+            ("idle: extrinsic branch", plot::RED, |r| r.f_extrinsic),
+            ("idle: intrinsic branch", plot::BLUE, |r| r.f_intrinsic),
+            ("idle: untagged", plot::GREY, |r| r.f_untagged),
+        ];
+        let left = plot::legend_above(&left, &boxes(segments.iter().map(|s| (s.0, s.1))))?;
+        let mut chart = workload_chart(
+            &left,
+            "lane slots (Gupta & Datta Fig. 8)",
+            "fraction of slots",
+            rows,
+        )?;
+        for (index, &(_, color, value)) in segments.iter().enumerate() {
+            let bars = rows.iter().enumerate().map(|(i, r)| {
+                let below: f64 = segments[..index].iter().map(|s| (s.2)(r)).sum();
+                let x = i as f64;
+                Rectangle::new(
+                    [(x - 0.35, below), (x + 0.35, below + value(r))],
+                    color.filled(),
+                )
+            });
+            chart.draw_series(bars)?;
+        }
 
-            let kinds: [(&str, RGBColor, f64, Field); 2] = [
-                ("static", plot::CYAN, -0.2, |r| {
-                    r.static_intrinsic as f64
-                        / (r.static_intrinsic + r.static_extrinsic).max(1) as f64
-                }),
-                ("dynamic", plot::BLUE, 0.2, |r| {
-                    r.dynamic_intrinsic as f64
-                        / (r.dynamic_intrinsic + r.dynamic_extrinsic).max(1) as f64
-                }),
-            ];
-            let right = plot::legend_above(&right, &boxes(kinds.iter().map(|k| (k.0, k.1))))?;
-            let mut chart = workload_chart(
-                &right,
-                "intrinsic share of branches (Fig. 7)",
-                "intrinsic / all tagged",
-                rows,
-            )?;
-            for (_, color, offset, value) in kinds {
-                chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
-                    let x = i as f64 + offset;
-                    Rectangle::new([(x - 0.18, 0.0), (x + 0.18, value(r))], color.filled())
-                }))?;
-            }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        let kinds: [(&str, RGBColor, f64, Field); 2] = [
+            ("static", plot::CYAN, -0.2, |r| {
+                r.static_intrinsic as f64
+                    / (r.static_intrinsic + r.static_extrinsic).max(1) as f64
+            }),
+            ("dynamic", plot::BLUE, 0.2, |r| {
+                r.dynamic_intrinsic as f64
+                    / (r.dynamic_intrinsic + r.dynamic_extrinsic).max(1) as f64
+            }),
+        ];
+        let right = plot::legend_above(&right, &boxes(kinds.iter().map(|k| (k.0, k.1))))?;
+        let mut chart = workload_chart(
+            &right,
+            "intrinsic share of branches (Fig. 7)",
+            "intrinsic / all tagged",
+            rows,
+        )?;
+        for (_, color, offset, value) in kinds {
+            chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
+                let x = i as f64 + offset;
+                Rectangle::new([(x - 0.18, 0.0), (x + 0.18, value(r))], color.filled())
+            }))?;
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing slots")
 }

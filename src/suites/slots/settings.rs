@@ -1,7 +1,5 @@
 //! The settings of `gpubench slots`: its subcommand's flags.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -22,13 +20,9 @@ pub struct SlotsArgs {
     /// Skip the Nsight Compute cross-check even where ncu is installed.
     #[arg(long)]
     pub no_ncu: bool,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-slots); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
     /// Run the plain kernels once and exit (what ncu profiles).
     #[arg(long, hide = true)]
     pub child_plain: bool,

@@ -27,7 +27,7 @@ pub use settings::SmMapArgs;
 
 use anyhow::Result;
 
-use crate::harness::{defaults, suite};
+use crate::harness::{Redraw, SavedRun, suite};
 
 use self::report::{Reading, Saved};
 
@@ -35,10 +35,7 @@ const METHOD: &str = "L2: many one-warp blocks, the first on each SM claims it; 
 
 pub fn run(args: &SmMapArgs) -> Result<()> {
     args.validate()?;
-    let gpu = suite::open(
-        args.device.index()?,
-        args.output.as_deref(),
-        &[("sm_map", "sm_map_warm"), ("sm_map", "sm_map_probe")],
+    let gpu = suite::open(&args.target, &[("sm_map", "sm_map_warm"), ("sm_map", "sm_map_probe")],
     )?;
     let properties = gpu.properties()?;
     let hopper = suite::compute_major(&properties) >= 9;
@@ -58,7 +55,7 @@ pub fn run(args: &SmMapArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &SmMap,
-        args.output.as_deref(),
+        &args.target,
         &modules.clone(),
         &recorded,
         |gpu, suite| {
@@ -148,28 +145,19 @@ impl crate::harness::SuiteDef for SmMap {
 
     const RUN: crate::harness::Measure<SmMapArgs> = run;
 
-    fn in_all(quick: bool) -> (SmMapArgs, f64) {
-        if quick {
-            (
-                SmMapArgs {
-                    lines: 256,
-                    steps: 256,
-                    ..defaults()
-                },
-                0.2,
-            )
-        } else {
-            (defaults(), 0.3)
+    const SECONDS_IN_ALL: (f64, f64) = (0.2, 0.3);
+
+    fn quick(defaults: SmMapArgs) -> SmMapArgs {
+        SmMapArgs {
+            lines: 256,
+            steps: 256,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let saved = report::read(run.dir)?;
         let title = run.title(report::title());
         out.plot("sm-map", |p| report::draw(p, &title, &saved))

@@ -282,99 +282,93 @@ pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
         .map(|c| c.cycles_per_load)
         .collect();
     let (dsm_low, dsm_high) = range(&dsm);
-    plot::ensure_font();
     let design = plot::Design::panels((1800, 800), 2);
-    crate::report::plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let areas = plot::panels(&root, 2);
-            let mut chart = plot::chart(
-                &areas[0],
-                &format!(
-                    "(a) L2 per SM: {l2_low:.0} (pale) to {l2_high:.0} cycles (dark); partition blue: SM 0's"
-                ),
-            )
-            .margin(16)
-            .x_label_area_size(60)
-            .y_label_area_size(190)
-            .build_cartesian_2d(0.0..n as f64, -0.5..3.5)?;
-            chart
-                .configure_mesh()
-                .disable_mesh()
-                .x_desc("SM (%smid)")
-                .y_labels(4)
-                .x_label_formatter(&|v| format!("{v:.0}"))
-                .y_label_formatter(&|v: &f64| {
-                    match v.round() as i64 {
-                        0 => "re-read",
-                        1 => "homed across",
-                        2 => "homed in own",
-                        3 => "partition",
-                        _ => "",
-                    }
-                    .to_string()
-                })
-                .axis_desc_style((plot::FONT, plot::LABEL_SIZE))
-                .label_style((plot::FONT, plot::TICK_SIZE))
-                .draw()?;
-            for s in &saved.sms {
-                let x = f64::from(s.sm);
-                for (k, (_, value)) in rows.iter().enumerate() {
-                    if let Some(v) = value(s) {
-                        let y = 2.0 - k as f64;
-                        chart.draw_series(std::iter::once(Rectangle::new(
-                            [(x, y - 0.45), (x + 1.0, y + 0.45)],
-                            heat(v, l2_low, l2_high).filled(),
-                        )))?;
-                    }
+    plot::titled_plot!(path, design, title, |root| {
+        let areas = plot::panels(&root, 2);
+        let mut chart = plot::chart(
+            &areas[0],
+            &format!(
+                "(a) L2 per SM: {l2_low:.0} (pale) to {l2_high:.0} cycles (dark); partition blue: SM 0's"
+            ),
+        )
+        .margin(16)
+        .x_label_area_size(60)
+        .y_label_area_size(190)
+        .build_cartesian_2d(0.0..n as f64, -0.5..3.5)?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc("SM (%smid)")
+            .y_labels(4)
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v: &f64| {
+                match v.round() as i64 {
+                    0 => "re-read",
+                    1 => "homed across",
+                    2 => "homed in own",
+                    3 => "partition",
+                    _ => "",
                 }
-                if let Some(p) = s.partition {
-                    let colour = if p == 0 { plot::BLUE } else { plot::GREEN };
+                .to_string()
+            })
+            .axis_desc_style((plot::FONT, plot::LABEL_SIZE))
+            .label_style((plot::FONT, plot::TICK_SIZE))
+            .draw()?;
+        for s in &saved.sms {
+            let x = f64::from(s.sm);
+            for (k, (_, value)) in rows.iter().enumerate() {
+                if let Some(v) = value(s) {
+                    let y = 2.0 - k as f64;
                     chart.draw_series(std::iter::once(Rectangle::new(
-                        [(x, 2.55), (x + 1.0, 3.45)],
-                        colour.filled(),
+                        [(x, y - 0.45), (x + 1.0, y + 0.45)],
+                        heat(v, l2_low, l2_high).filled(),
                     )))?;
                 }
             }
-            let mut chart = plot::chart(
-                &areas[1],
-                &format!(
-                    "(b) DSM, clusters of {}: {dsm_low:.0} (pale) to {dsm_high:.0} cycles (dark)",
-                    saved.reading.cluster
-                ),
-            )
-            .margin(16)
-            .x_label_area_size(60)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0.0..n as f64, 0.0..n as f64)?;
-            chart
-                .configure_mesh()
-                .disable_mesh()
-                .x_desc("chasing SM")
-                .y_desc("chased SM")
-                .x_label_formatter(&|v| format!("{v:.0}"))
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .axis_desc_style((plot::FONT, plot::LABEL_SIZE))
-                .label_style((plot::FONT, plot::TICK_SIZE))
-                .draw()?;
-            chart.draw_series(
-                saved
-                    .dsm
-                    .iter()
-                    .filter(|c| c.rank != c.target_rank)
-                    .map(|c| {
-                        let (x, y) = (f64::from(c.sm), f64::from(c.target_sm));
-                        Rectangle::new(
-                            [(x, y), (x + 1.0, y + 1.0)],
-                            heat(c.cycles_per_load, dsm_low, dsm_high).filled(),
-                        )
-                    }),
-            )?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+            if let Some(p) = s.partition {
+                let colour = if p == 0 { plot::BLUE } else { plot::GREEN };
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(x, 2.55), (x + 1.0, 3.45)],
+                    colour.filled(),
+                )))?;
+            }
+        }
+        let mut chart = plot::chart(
+            &areas[1],
+            &format!(
+                "(b) DSM, clusters of {}: {dsm_low:.0} (pale) to {dsm_high:.0} cycles (dark)",
+                saved.reading.cluster
+            ),
+        )
+        .margin(16)
+        .x_label_area_size(60)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..n as f64, 0.0..n as f64)?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc("chasing SM")
+            .y_desc("chased SM")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .axis_desc_style((plot::FONT, plot::LABEL_SIZE))
+            .label_style((plot::FONT, plot::TICK_SIZE))
+            .draw()?;
+        chart.draw_series(
+            saved
+                .dsm
+                .iter()
+                .filter(|c| c.rank != c.target_rank)
+                .map(|c| {
+                    let (x, y) = (f64::from(c.sm), f64::from(c.target_sm));
+                    Rectangle::new(
+                        [(x, y), (x + 1.0, y + 1.0)],
+                        heat(c.cycles_per_load, dsm_low, dsm_high).filled(),
+                    )
+                }),
+        )?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing sm-map")
 }

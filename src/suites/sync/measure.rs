@@ -212,7 +212,10 @@ pub fn spawn_probes(
     let names: Vec<&str> = probes.iter().map(|p| p.info.name).collect();
     // The child's settings, a value of the subcommand's own type, turned into its flags.
     let settings = super::SyncArgs {
-        device: crate::cli::DeviceSelection::One(device),
+        target: crate::cli::Target {
+            device: crate::cli::DeviceSelection::One(device),
+            output: None,
+        },
         child_probe: Some(names.join(",")),
         child_output: Some(dir.to_path_buf()),
         child_budget_cycles: budget_cycles,

@@ -19,7 +19,7 @@ use self::settings::Recorded;
 use crate::error::UsageError;
 use crate::gpu::Gpu;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 use crate::report::run_dir::write_atomically;
 
 /// A probe's deadline, counted from its kernel's launch (the child's start and module load
@@ -56,8 +56,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
     };
     suite::run(
         &Sync,
-        args.device.index()?,
-        args.output.as_deref(),
+        &args.target,
         &entries,
         &recorded,
         |gpu, suite| {
@@ -81,7 +80,7 @@ pub fn run(args: &SyncArgs) -> Result<()> {
                         let rest: Vec<&sync::Probe> = PROBES[index..].iter().collect();
                         let go = dir.join(format!("probes-{children}.go"));
                         let started =
-                            sync::spawn_probes(&rest, args.device.index()?, budget_cycles, &dir, &go)?;
+                            sync::spawn_probes(&rest, args.target.device.index()?, budget_cycles, &dir, &go)?;
                         started.let_measure()?;
                         child.insert(started)
                     }
@@ -146,7 +145,7 @@ fn child(args: &SyncArgs, names: &str) -> Result<()> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let dir = args.child_output_dir()?;
-    let mut gpu = Gpu::open(args.device.index()?)?;
+    let mut gpu = Gpu::open(args.target.device.index()?)?;
     let deadline = Duration::from_secs_f64(args.timeout_seconds + 10.0);
     // The module is loaded first, so the parent's deadline, counted from the launch line,
     // covers the kernel alone.
@@ -183,29 +182,20 @@ impl crate::harness::SuiteDef for Sync {
 
     const RUN: crate::harness::Measure<SyncArgs> = run;
 
-    fn in_all(quick: bool) -> (SyncArgs, f64) {
-        // A 25 ms watchdog: Listing 6 spins that long, and every deadline after it is that
-        // much shorter.
-        if quick {
-            (
-                SyncArgs {
-                    watchdog_ms: 25,
-                    ..defaults()
-                },
-                0.7,
-            )
-        } else {
-            (defaults(), 0.8)
+    const SECONDS_IN_ALL: (f64, f64) = (0.7, 0.8);
+
+    // A 25 ms watchdog: Listing 6 spins that long, and every deadline after it is that
+    // much shorter.
+    fn quick(defaults: SyncArgs) -> SyncArgs {
+        SyncArgs {
+            watchdog_ms: 25,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = self::report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         // Listing 7's figure exists only where the pairing probe finished (it hangs on Volta
         // and later, where its result file is never written).
         let pairing: Option<sync::ProbeResult> =

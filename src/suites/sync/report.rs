@@ -105,55 +105,50 @@ pub fn render_table(verdicts: &[(&str, Verdict)]) -> String {
 
 /// Departure stamps of Listing 7, relative to warp 1's first barrier.
 pub fn draw_pairing(path: &Path, title: &str, stamps: &[i64]) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(path, (1200, 700), |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let origin = stamps[32..64]
-                .iter()
-                .copied()
-                .filter(|&v| v >= 0)
-                .min()
-                .unwrap_or(0);
-            let relative: Vec<f64> = stamps.iter().map(|&v| (v - origin) as f64).collect();
-            let low = relative.iter().copied().fold(f64::INFINITY, f64::min);
-            let high = relative.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let pad = ((high - low) * 0.1).max(10.0);
-            let mut chart = plot::chart(&root, title)
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(200)
-                .build_cartesian_2d((low - pad)..(high + pad), 0..4)?;
-            let names = [
-                "warp 0 lanes 0-15",
-                "warp 0 lanes 16-31",
-                "warp 1 after 1st",
-                "warp 1 after 2nd",
-            ];
-            chart
-                .configure_mesh()
-                .x_desc("cycles since warp 1 left its first __syncthreads()")
-                .y_labels(4)
-                .y_label_formatter(&|i| {
-                    names
-                        .get(*i as usize)
-                        .map_or(String::new(), |s| s.to_string())
-                })
-                .axis_desc_style((FONT, plot::LABEL_SIZE))
-                .label_style((FONT, plot::TICK_SIZE))
-                .draw()?;
-            let groups = [(0..16, 0), (16..32, 1), (32..64, 2), (64..96, 3)];
-            for (range, row) in groups {
-                chart.draw_series(
-                    relative[range]
-                        .iter()
-                        .map(move |&t| Circle::new((t, row), 5, BLUE.mix(0.6).filled())),
-                )?;
-            }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    plot::white_plot!(path, (1200, 700), |root| {
+        let origin = stamps[32..64]
+            .iter()
+            .copied()
+            .filter(|&v| v >= 0)
+            .min()
+            .unwrap_or(0);
+        let relative: Vec<f64> = stamps.iter().map(|&v| (v - origin) as f64).collect();
+        let low = relative.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = relative.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let pad = ((high - low) * 0.1).max(10.0);
+        let mut chart = plot::chart(&root, title)
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(200)
+            .build_cartesian_2d((low - pad)..(high + pad), 0..4)?;
+        let names = [
+            "warp 0 lanes 0-15",
+            "warp 0 lanes 16-31",
+            "warp 1 after 1st",
+            "warp 1 after 2nd",
+        ];
+        chart
+            .configure_mesh()
+            .x_desc("cycles since warp 1 left its first __syncthreads()")
+            .y_labels(4)
+            .y_label_formatter(&|i| {
+                names
+                    .get(*i as usize)
+                    .map_or(String::new(), |s| s.to_string())
+            })
+            .axis_desc_style((FONT, plot::LABEL_SIZE))
+            .label_style((FONT, plot::TICK_SIZE))
+            .draw()?;
+        let groups = [(0..16, 0), (16..32, 1), (32..64, 2), (64..96, 3)];
+        for (range, row) in groups {
+            chart.draw_series(
+                relative[range]
+                    .iter()
+                    .map(move |&t| Circle::new((t, row), 5, BLUE.mix(0.6).filled())),
+            )?;
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing sync")
 }

@@ -15,13 +15,9 @@ pub struct SyncArgs {
     /// In-kernel watchdog of spinning loops, in milliseconds of SM clock.
     #[arg(long, default_value_t = 100)]
     pub watchdog_ms: u64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-sync); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
     #[arg(long, hide = true)]
     pub child_probe: Option<String>,
     #[arg(long, hide = true)]

@@ -16,7 +16,7 @@ use anyhow::Result;
 use self::measure::{self as tensor, WGMMA_UNROLL};
 use self::report as tensor_report;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 
 pub fn run(args: &TensorArgs) -> Result<()> {
     let widths = args.widths()?;
@@ -26,14 +26,14 @@ pub fn run(args: &TensorArgs) -> Result<()> {
     };
     let kernels = tensor::selected(&widths, extras);
     // The kernels are loaded only once the device is known to be able to run them.
-    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(&args.target, &[])?;
     let properties = gpu.properties()?;
     // The kernels are PTX for sm_90a (wgmma exists nowhere else), which the driver compiles
     // for compute capability 9.0 only.
     if properties.compute_capability != "9.0" {
         return Err(crate::error::Unsupported(format!(
             "the tensor suite needs a GPU of compute capability 9.0 (Hopper: H100, H200), whose wgmma its kernels use; device {} is a {} (CC {})",
-            args.device.index()?, properties.name, properties.compute_capability
+            args.target.device.index()?, properties.name, properties.compute_capability
         ))
         .into());
     }
@@ -79,7 +79,7 @@ pub fn run(args: &TensorArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Tensor,
-        args.output.as_deref(),
+        &args.target,
         &modules,
         &recorded,
         |gpu, suite| {
@@ -164,27 +164,18 @@ impl crate::harness::SuiteDef for Tensor {
 
     const RUN: crate::harness::Measure<TensorArgs> = run;
 
-    fn in_all(quick: bool) -> (TensorArgs, f64) {
-        if quick {
-            (
-                TensorArgs {
-                    iterations: 128,
-                    ..defaults()
-                },
-                0.3,
-            )
-        } else {
-            (defaults(), 0.3)
+    const SECONDS_IN_ALL: (f64, f64) = (0.3, 0.3);
+
+    fn quick(defaults: TensorArgs) -> TensorArgs {
+        TensorArgs {
+            iterations: 128,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = tensor_report::figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let rows = tensor_report::read_rows(run.dir)?;
         let title = run.title(tensor_report::title());
         out.plot("tensor", |p| tensor_report::draw(p, &title, &rows))?;

@@ -178,76 +178,70 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
             plot::Key::Dash,
         )])
         .collect();
-    plot::ensure_font();
     let design = plot::Design::from((1400, 800)).with_legend(entries.len());
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let root = plot::legend_above(&root, &entries)?;
-            let n = inputs.len().max(1);
-            let name = |x: &f64| -> String {
-                let i = x.round() as isize;
-                if (x - x.round()).abs() < 1e-6 && i >= 0 && (i as usize) < inputs.len() {
-                    label(inputs[i as usize])
-                } else {
-                    String::new()
-                }
-            };
-            let mut chart = ChartBuilder::on(&root)
-                .margin(20)
-                .x_label_area_size(70)
-                .y_label_area_size(100)
-                .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..top)?;
-            plot::mesh(&mut chart, "input type (accumulating in FP32; INT8 in INT32)", "FLOP (INT8: ops) per clock per SM")
-                .disable_x_mesh()
-                .x_labels(n)
-                .x_label_formatter(&name)
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .draw()?;
-            for (family, colour, offset) in &families {
-                for (i, input) in inputs.iter().enumerate() {
-                    let Some(row) = rows.iter().find(|r| {
-                        series_key(r) == *family && r.input == *input && r.sass_problem.is_none()
-                    }) else {
-                        continue;
-                    };
-                    let x = i as f64 + offset;
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        [
-                            (x - width * 0.45, 0.0),
-                            (x + width * 0.45, row.flop_per_clock_per_sm),
-                        ],
-                        colour.filled(),
-                    )))?;
-                    chart.draw_series(std::iter::once(PathElement::new(
-                        vec![
-                            (x, row.flop_per_clock_per_sm_min),
-                            (x, row.flop_per_clock_per_sm_max),
-                        ],
-                        BLACK.stroke_width(2),
-                    )))?;
-                }
+    plot::titled_plot!(path, design, title, |root| {
+        let root = plot::legend_above(&root, &entries)?;
+        let n = inputs.len().max(1);
+        let name = |x: &f64| -> String {
+            let i = x.round() as isize;
+            if (x - x.round()).abs() < 1e-6 && i >= 0 && (i as usize) < inputs.len() {
+                label(inputs[i as usize])
+            } else {
+                String::new()
             }
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .margin(20)
+            .x_label_area_size(70)
+            .y_label_area_size(100)
+            .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..top)?;
+        plot::mesh(&mut chart, "input type (accumulating in FP32; INT8 in INT32)", "FLOP (INT8: ops) per clock per SM")
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&name)
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .draw()?;
+        for (family, colour, offset) in &families {
             for (i, input) in inputs.iter().enumerate() {
-                let peak = rows
-                    .iter()
-                    .find(|r| r.input == *input)
-                    .and_then(|r| r.peak_flop_per_clock_per_sm);
-                if let Some(peak) = peak {
-                    let x = i as f64;
-                    chart.draw_series(std::iter::once(DashedPathElement::new(
-                        vec![(x - 0.45, peak), (x + 0.45, peak)],
-                        6,
-                        4,
-                        BLACK.stroke_width(2),
-                    )))?;
-                }
+                let Some(row) = rows.iter().find(|r| {
+                    series_key(r) == *family && r.input == *input && r.sass_problem.is_none()
+                }) else {
+                    continue;
+                };
+                let x = i as f64 + offset;
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [
+                        (x - width * 0.45, 0.0),
+                        (x + width * 0.45, row.flop_per_clock_per_sm),
+                    ],
+                    colour.filled(),
+                )))?;
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![
+                        (x, row.flop_per_clock_per_sm_min),
+                        (x, row.flop_per_clock_per_sm_max),
+                    ],
+                    BLACK.stroke_width(2),
+                )))?;
             }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        }
+        for (i, input) in inputs.iter().enumerate() {
+            let peak = rows
+                .iter()
+                .find(|r| r.input == *input)
+                .and_then(|r| r.peak_flop_per_clock_per_sm);
+            if let Some(peak) = peak {
+                let x = i as f64;
+                chart.draw_series(std::iter::once(DashedPathElement::new(
+                    vec![(x - 0.45, peak), (x + 0.45, peak)],
+                    6,
+                    4,
+                    BLACK.stroke_width(2),
+                )))?;
+            }
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing tensor")
 }
@@ -449,37 +443,31 @@ pub fn draw_sustained(path: &Path, title: &str, rows: &[SustainedRow]) -> Result
         ("(b) SM clock, clock64 over GPU time", "MHz", |r| Some(r.sm_mhz)),
         ("(c) power, NVML", "W", |r| r.power_watts),
     ];
-    plot::ensure_font();
     let design = plot::Design::panels((1800, 650), 3).with_legend(entries.len());
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let root = plot::legend_above(&root, &entries)?;
-            let areas = plot::panels(&root, 3);
-            for (area, (caption, unit, value)) in areas.iter().zip(panels) {
-                let top = rows.iter().filter_map(value).fold(1.0, f64::max) * 1.1;
-                let mut chart = plot::chart(area, caption)
-                    .margin(16)
-                    .x_label_area_size(60)
-                    .y_label_area_size(90)
-                    .build_cartesian_2d(0.0..end, 0.0..top)?;
-                plot::mesh(&mut chart, "seconds since the fill's first launch", unit)
-                    .y_label_formatter(&|v| format!("{v:.0}"))
-                    .draw()?;
-                for (fill, colour) in fills.iter().zip(colours) {
-                    chart.draw_series(LineSeries::new(
-                        rows.iter()
-                            .filter(|r| r.fill == *fill)
-                            .filter_map(|r| Some((r.seconds, value(r)?))),
-                        colour.stroke_width(2),
-                    ))?;
-                }
+    plot::titled_plot!(path, design, title, |root| {
+        let root = plot::legend_above(&root, &entries)?;
+        let areas = plot::panels(&root, 3);
+        for (area, (caption, unit, value)) in areas.iter().zip(panels) {
+            let top = rows.iter().filter_map(value).fold(1.0, f64::max) * 1.1;
+            let mut chart = plot::chart(area, caption)
+                .margin(16)
+                .x_label_area_size(60)
+                .y_label_area_size(90)
+                .build_cartesian_2d(0.0..end, 0.0..top)?;
+            plot::mesh(&mut chart, "seconds since the fill's first launch", unit)
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .draw()?;
+            for (fill, colour) in fills.iter().zip(colours) {
+                chart.draw_series(LineSeries::new(
+                    rows.iter()
+                        .filter(|r| r.fill == *fill)
+                        .filter_map(|r| Some((r.seconds, value(r)?))),
+                    colour.stroke_width(2),
+                ))?;
             }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing the sustained run")
 }

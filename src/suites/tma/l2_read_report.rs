@@ -194,38 +194,32 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
             })
             .collect()
     };
-    plot::ensure_font();
     let design = plot::Design::panels((1800, 700), 2).with_legend(4);
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let (left, right) = plot::two_panels(&root, 0.5);
-            for (area, lines, caption) in [
-                (
-                    &left,
-                    "private",
-                    "(a) lines private to one block (copy KiB x in flight)",
-                ),
-                (
-                    &right,
-                    "shared",
-                    "(b) lines shared by every SM (copy KiB x in flight)",
-                ),
-            ] {
-                plot::grouped_bars(
-                    area,
-                    caption,
-                    &categories,
-                    &series(lines),
-                    "GB/s over the GPU",
-                    false,
-                )?;
-            }
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    plot::titled_plot!(path, design, title, |root| {
+        let (left, right) = plot::two_panels(&root, 0.5);
+        for (area, lines, caption) in [
+            (
+                &left,
+                "private",
+                "(a) lines private to one block (copy KiB x in flight)",
+            ),
+            (
+                &right,
+                "shared",
+                "(b) lines shared by every SM (copy KiB x in flight)",
+            ),
+        ] {
+            plot::grouped_bars(
+                area,
+                caption,
+                &categories,
+                &series(lines),
+                "GB/s over the GPU",
+                false,
+            )?;
+        }
+        root.present()?;
+        Ok(())
     })
     .context("drawing tma-l2-read")
 }

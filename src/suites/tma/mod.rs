@@ -25,7 +25,7 @@ use self::dram_copy as dram_bulk_copy;
 use self::l2_read::{self as l2_bulk_read, SmLimits};
 use crate::gpu::launch::bandwidth as launcher;
 use crate::harness::suite;
-use crate::harness::defaults;
+use crate::harness::{Redraw, SavedRun};
 use self::dram_copy_report as copy_report;
 use self::l2_read_report as l2_report;
 
@@ -35,11 +35,11 @@ pub fn run(args: &TmaArgs) -> Result<()> {
     args.validate()?;
     // Built while the process waits for the GPU and the GPU measures.
     let chains = tma::start_chains(&footprints);
-    let mut gpu = suite::open(args.device.index()?, args.output.as_deref(), &[])?;
+    let mut gpu = suite::open(&args.target, &[])?;
     let properties = gpu.properties()?;
     suite::require_hopper(
         &properties,
-        args.device.index()?,
+        args.target.device.index()?,
         "tma",
         "the Tensor Memory Accelerator",
     )?;
@@ -56,7 +56,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
     suite::run_opened(
         gpu,
         &Tma,
-        args.output.as_deref(),
+        &args.target,
         &["tma"],
         &recorded,
         |gpu, suite| {
@@ -230,31 +230,22 @@ impl crate::harness::SuiteDef for Tma {
 
     const RUN: crate::harness::Measure<TmaArgs> = run;
 
-    fn in_all(quick: bool) -> (TmaArgs, f64) {
-        if quick {
-            (
-                TmaArgs {
-                    footprints_mib: vec![1.0, 16.0, 32.0, 64.0, 128.0],
-                    stream_mib: 128,
-                    // The search at a third of its launch time (its waits on an H200 fell from
-                    // 0.75 to 0.34 s); the figure is still timed over five launches of 8 ms.
-                    search_ms: 1.0,
-                    ..defaults()
-                },
-                0.5,
-            )
-        } else {
-            (defaults(), 1.0)
+    const SECONDS_IN_ALL: (f64, f64) = (0.5, 1.0);
+
+    fn quick(defaults: TmaArgs) -> TmaArgs {
+        TmaArgs {
+            footprints_mib: vec![1.0, 16.0, 32.0, 64.0, 128.0],
+            stream_mib: 128,
+            // The search at a third of its launch time (its waits on an H200 fell from
+            // 0.75 to 0.34 s); the figure is still timed over five launches of 8 ms.
+            search_ms: 1.0,
+            ..defaults
         }
     }
 
     const FIGURES: crate::harness::ReadFigures = figures;
 
-    fn redraw(
-        &self,
-        run: &crate::harness::SavedRun,
-        out: &mut crate::harness::Redraw,
-    ) -> Result<()> {
+    fn redraw(&self, run: &SavedRun, out: &mut Redraw) -> Result<()> {
         let latency = tma_report::read_latency(run.dir)?;
         let bandwidth = tma_report::read_bandwidth(run.dir)?;
         let title = run.title(tma_report::title());

@@ -201,67 +201,59 @@ pub fn draw(
                 .collect(),
         })
         .collect();
-    plot::ensure_font();
     let design = plot::Design::panels((1500, 700), 2).with_legend(4);
-    plot::on_backend!(path, design, |root| {
-        (|| -> Result<(), Box<dyn std::error::Error>> {
-            root.fill(&WHITE)?;
-            let root = plot::titled(&root, title)?;
-            let (left, right) = plot::two_panels(&root, 0.5);
-            let left = plot::legend_above(&left, &entries)?;
-            let mut chart = plot::chart(&left, "(a) latency of a random tile chase")
-                .margin(16)
-                .x_label_area_size(60)
-                .y_label_area_size(90)
-                .build_cartesian_2d(
-                    (low / 1.2..high * 1.2)
-                        .log_scale()
-                        .with_key_points(plot::byte_ticks(low / 1.2, high * 1.2)),
-                    0.0..top,
-                )?;
-            plot::mesh(&mut chart, "footprint (bytes, log scale)", "cycles per step")
-                .x_label_formatter(&|v| plot::binary_bytes(*v))
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .draw()?;
-            for (value, colour) in [
-                (
-                    (|r: &LatencyRow| r.tma_cycles) as fn(&LatencyRow) -> f64,
-                    BLUE,
-                ),
-                (|r: &LatencyRow| r.load_cycles, RED),
-            ] {
-                let curve: Vec<(f64, f64)> = latency
-                    .iter()
-                    .map(|r| (r.footprint_bytes as f64, value(r)))
-                    .collect();
-                chart.draw_series(LineSeries::new(curve.clone(), colour.stroke_width(2)))?;
-                chart.draw_series(curve.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
-            }
-            for (fit, colour) in [(tma_fit, BLUE), (load_fit, RED)] {
-                if let Some(f) = fit {
-                    chart.draw_series(std::iter::once(DashedPathElement::new(
-                        vec![(f.capacity_bytes, 0.0), (f.capacity_bytes, top)],
-                        6,
-                        4,
-                        colour.stroke_width(2),
-                    )))?;
-                }
-            }
-            plot::grouped_bars(
-                &right,
-                "(b) streaming a 1 GiB tensor, by tile size",
-                &tiles
-                    .iter()
-                    .map(|&t| plot::binary_bytes(f64::from(t)))
-                    .collect::<Vec<_>>(),
-                &series,
-                "GB/s over the GPU",
-                false,
+    plot::titled_plot!(path, design, title, |root| {
+        let (left, right) = plot::two_panels(&root, 0.5);
+        let left = plot::legend_above(&left, &entries)?;
+        let mut chart = plot::chart(&left, "(a) latency of a random tile chase")
+            .margin(16)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(
+                plot::log_bytes_axis(low / 1.2, high * 1.2),
+                0.0..top,
             )?;
-            root.present()?;
-            Ok(())
-        })()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        plot::mesh(&mut chart, "footprint (bytes, log scale)", "cycles per step")
+            .x_label_formatter(&|v| plot::binary_bytes(*v))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .draw()?;
+        for (value, colour) in [
+            (
+                (|r: &LatencyRow| r.tma_cycles) as fn(&LatencyRow) -> f64,
+                BLUE,
+            ),
+            (|r: &LatencyRow| r.load_cycles, RED),
+        ] {
+            let curve: Vec<(f64, f64)> = latency
+                .iter()
+                .map(|r| (r.footprint_bytes as f64, value(r)))
+                .collect();
+            chart.draw_series(LineSeries::new(curve.clone(), colour.stroke_width(2)))?;
+            chart.draw_series(curve.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
+        }
+        for (fit, colour) in [(tma_fit, BLUE), (load_fit, RED)] {
+            if let Some(f) = fit {
+                chart.draw_series(std::iter::once(DashedPathElement::new(
+                    vec![(f.capacity_bytes, 0.0), (f.capacity_bytes, top)],
+                    6,
+                    4,
+                    colour.stroke_width(2),
+                )))?;
+            }
+        }
+        plot::grouped_bars(
+            &right,
+            "(b) streaming a 1 GiB tensor, by tile size",
+            &tiles
+                .iter()
+                .map(|&t| plot::binary_bytes(f64::from(t)))
+                .collect::<Vec<_>>(),
+            &series,
+            "GB/s over the GPU",
+            false,
+        )?;
+        root.present()?;
+        Ok(())
     })
     .context("drawing tma")
 }

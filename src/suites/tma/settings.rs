@@ -1,7 +1,5 @@
 //! The settings of `gpubench tma`: its subcommand's flags.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -26,13 +24,9 @@ pub struct TmaArgs {
     #[arg(long, default_value_t = 3.0)]
     #[serde(default = "search_ms")]
     pub search_ms: f64,
-    /// CUDA device index; `all`, or a list such as 0,2,3, runs once per GPU in child processes,
-    /// side by side (`--serial`: one after another), under one directory with devices.json.
-    #[arg(long, default_value = "0")]
-    pub device: crate::cli::DeviceSelection,
-    /// New run directory (default: gpubench-runs/<UTC time>-tma); must not exist.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: crate::cli::Target,
 }
 
 /// `search_ms` where a saved settings.json lacks it (written before the flag existed):
