@@ -207,13 +207,15 @@ pub fn dsm_latency(
     ))
 }
 
-/// Every block of `shape` reads 64 KiB of the shared memory `pattern` names `iterations`
-/// times; returns each block's clock64 before and after.
+/// Every block of `shape` runs `entry` over 64 KiB of the shared memory `pattern` names
+/// `iterations` times (`dsm_bandwidth` reads it, `dsm_store` stores into it); returns each
+/// block's clock64 before and after.
 ///
-/// Kernel signature: `dsm_bandwidth(long long *stamps[2 * blocks], unsigned *sink[blocks *
-/// threads], int pattern, int iterations)`.
-pub fn dsm_bandwidth(
+/// Kernel signature (both): `(long long *stamps[2 * blocks], unsigned *sink[blocks * threads],
+/// int pattern, int iterations)`; `dsm_store` writes one sink word per block.
+pub fn dsm_passes(
     gpu: &mut Gpu,
+    entry: &str,
     shape: ClusterShape,
     pattern: u32,
     iterations: u32,
@@ -233,13 +235,14 @@ pub fn dsm_bandwidth(
             (&raw mut pattern).cast(),
             (&raw mut iterations).cast(),
         ];
-        // SAFETY: the four parameters match dsm_bandwidth's signature; stamps holds two per
-        // block and sink one per thread; each block's 64 KiB lies in its dynamic shared memory.
+        // SAFETY: the four parameters match dsm_bandwidth's and dsm_store's signature; stamps
+        // holds two per block and sink one per thread; each block's 64 KiB lies in its dynamic
+        // shared memory.
         unsafe {
             launch_cluster(
                 gpu,
                 "dsm",
-                "dsm_bandwidth",
+                entry,
                 shape,
                 &mut params,
                 Duration::from_secs(30),

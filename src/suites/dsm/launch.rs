@@ -1,7 +1,7 @@
-//! Launchers of cuda/dsm.cu's writers: `dsm_store` (16-byte stores into a block's shared
-//! memory, its own or another's through the cluster window) and `dsm_histogram` (atomic adds
-//! into a block's histogram). Both launch through [`launch::dsm::launch_cluster`], whose
-//! cluster attribute cudarc's safe launcher lacks.
+//! The launcher of cuda/dsm.cu's `dsm_histogram` (atomic adds into a block's histogram, its
+//! own or another's through the cluster window), through [`launch_cluster`], whose cluster
+//! attribute cudarc's safe launcher lacks. `dsm_store` shares `dsm_bandwidth`'s signature and
+//! launcher ([`crate::gpu::launch::dsm::dsm_passes`]).
 
 use std::ffi::c_void;
 use std::time::Duration;
@@ -12,48 +12,6 @@ use crate::error::GpuError;
 use crate::gpu::Gpu;
 use crate::gpu::launch::dsm::{ClusterShape, launch_cluster};
 use crate::gpu::launch::{as_i32, read, zeros};
-
-/// Every block of `shape` stores `iterations` passes of 64 KiB into the shared memory
-/// `pattern` names (dsm_bandwidth's codes); returns each block's clock64 before and after.
-///
-/// Kernel signature: `dsm_store(long long *stamps[2 * blocks], unsigned *sink[blocks],
-/// int pattern, int iterations)`.
-pub fn dsm_store(
-    gpu: &mut Gpu,
-    shape: ClusterShape,
-    pattern: u32,
-    iterations: u32,
-) -> Result<Vec<i64>, GpuError> {
-    let blocks = (shape.cluster * shape.clusters) as usize;
-    let stamps = zeros::<i64>(gpu, 2 * blocks, "the block stamps")?;
-    let sink = zeros::<u32>(gpu, blocks, "the sink")?;
-    let stream = gpu.stream().clone();
-    {
-        let (mut stamps_ptr, _stamps_sync) = stamps.device_ptr(&stream);
-        let (mut sink_ptr, _sink_sync) = sink.device_ptr(&stream);
-        let mut pattern = as_i32(pattern, "the pattern")?;
-        let mut iterations = as_i32(iterations, "iterations")?;
-        let mut params: [*mut c_void; 4] = [
-            (&raw mut stamps_ptr).cast(),
-            (&raw mut sink_ptr).cast(),
-            (&raw mut pattern).cast(),
-            (&raw mut iterations).cast(),
-        ];
-        // SAFETY: the four parameters match dsm_store's signature; stamps holds two per block
-        // and sink one; each block's 64 KiB lies in its dynamic shared memory.
-        unsafe {
-            launch_cluster(
-                gpu,
-                "dsm",
-                "dsm_store",
-                shape,
-                &mut params,
-                Duration::from_secs(30),
-            )
-        }?;
-    }
-    read(gpu, &stamps, "the block stamps")
-}
 
 /// What one histogram launch returned: every block's clock64 before and after, and the adds
 /// that arrived in every block's bins.

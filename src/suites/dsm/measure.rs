@@ -182,8 +182,8 @@ pub fn measure(
         let full = shape(cluster, clusters, BANDWIDTH_THREADS);
         for (code, pattern) in PATTERNS {
             // The first launch is untimed: clocks up, code in the caches.
-            launch::dsm::dsm_bandwidth(gpu, full, code, 1)?;
-            let stamps = launch::dsm::dsm_bandwidth(gpu, full, code, iterations)?;
+            launch::dsm::dsm_passes(gpu, "dsm_bandwidth", full, code, 1)?;
+            let stamps = launch::dsm::dsm_passes(gpu, "dsm_bandwidth", full, code, iterations)?;
             let bytes = f64::from(BW_BYTES) * f64::from(iterations);
             let rate = dsm::pattern_rate(&stamps, bytes).with_context(|| {
                 format!("{pattern} in clusters of {cluster} returned unusable stamps")
@@ -245,7 +245,7 @@ fn measure_stores(
             let full = shape(cluster, clusters);
             let what = format!("storing into {pattern} in clusters of {cluster}");
             let rate = timed_pass(&what, iterations, |n| {
-                super::launch::dsm_store(gpu, full, code, n)
+                launch::dsm::dsm_passes(gpu, "dsm_store", full, code, n)
             })?;
             stores.push(Bandwidth {
                 cluster,
@@ -269,12 +269,9 @@ fn measure_threads(
         let at = shape(threads);
         for operation in ["read", "store"] {
             let what = format!("the pair partner's {operation} with {threads} threads");
+            let entry = if operation == "read" { "dsm_bandwidth" } else { "dsm_store" };
             let rate = timed_pass(&what, iterations, |n| {
-                if operation == "read" {
-                    launch::dsm::dsm_bandwidth(gpu, at, SWEEP_PATTERN, n)
-                } else {
-                    super::launch::dsm_store(gpu, at, SWEEP_PATTERN, n)
-                }
+                launch::dsm::dsm_passes(gpu, entry, at, SWEEP_PATTERN, n)
             })?;
             points.push(ThreadsPoint {
                 operation,

@@ -20,7 +20,7 @@ use super::measure::{
     Bandwidth, HISTOGRAM_BINS, HISTOGRAM_OPS, PATTERNS, Results, STORE_PATTERNS, SWEEP_CLUSTER,
 };
 use crate::analysis::linear_fit::Interval;
-use crate::report::figures::{Domain, Figure, Rows};
+use crate::report::figures::{Ceiling, Domain, Figure, Rows};
 use crate::report::plot::{self, BLUE, GREEN, ORANGE, RED};
 use crate::report::run_dir::RunDir;
 
@@ -503,17 +503,8 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     let ceiling = crate::report::ceilings::sm_bytes_per_clock();
     for b in &saved.bandwidth {
         let quantity = format!("read {}, cluster of {}", b.pattern, b.cluster);
-        r.push(
-            &quantity,
-            Some(b.bytes_per_clock_per_sm),
-            "B/clock/SM",
-            Some((
-                b.bytes_per_clock_per_sm_min,
-                b.bytes_per_clock_per_sm_max,
-                "min-max over SMs",
-            )),
-        );
-        r.at_most(Some(&ceiling));
+        let rate = [b.bytes_per_clock_per_sm, b.bytes_per_clock_per_sm_min, b.bytes_per_clock_per_sm_max];
+        per_sm_row(&mut r, &quantity, rate, "B/clock/SM", Some(&ceiling));
     }
     if let Some(writes) = &saved.writes {
         write_figures(&mut r, writes, &ceiling);
@@ -523,21 +514,12 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
 
 /// The writes' rows: every store's rate, the pair partner's per block size, every histogram's
 /// adds per clock per SM.
-fn write_figures(r: &mut Rows, writes: &WriteRows, ceiling: &crate::report::ceilings::Ceiling) {
+fn write_figures(r: &mut Rows, writes: &WriteRows, ceiling: &Ceiling) {
     r.from("dsm-stores.csv");
     for b in &writes.stores {
         let quantity = format!("store {}, cluster of {}", b.pattern, b.cluster);
-        r.push(
-            &quantity,
-            Some(b.bytes_per_clock_per_sm),
-            "B/clock/SM",
-            Some((
-                b.bytes_per_clock_per_sm_min,
-                b.bytes_per_clock_per_sm_max,
-                "min-max over SMs",
-            )),
-        );
-        r.at_most(Some(ceiling));
+        let rate = [b.bytes_per_clock_per_sm, b.bytes_per_clock_per_sm_min, b.bytes_per_clock_per_sm_max];
+        per_sm_row(r, &quantity, rate, "B/clock/SM", Some(ceiling));
     }
     r.from("dsm-threads.csv");
     for t in &writes.threads {
@@ -545,17 +527,8 @@ fn write_figures(r: &mut Rows, writes: &WriteRows, ceiling: &crate::report::ceil
             "{} pair partner, cluster of {}, {} threads per block",
             t.operation, t.cluster, t.threads
         );
-        r.push(
-            &quantity,
-            Some(t.bytes_per_clock_per_sm),
-            "B/clock/SM",
-            Some((
-                t.bytes_per_clock_per_sm_min,
-                t.bytes_per_clock_per_sm_max,
-                "min-max over SMs",
-            )),
-        );
-        r.at_most(Some(ceiling));
+        let rate = [t.bytes_per_clock_per_sm, t.bytes_per_clock_per_sm_min, t.bytes_per_clock_per_sm_max];
+        per_sm_row(r, &quantity, rate, "B/clock/SM", Some(ceiling));
     }
     r.from("dsm-histogram.csv");
     for h in &writes.histogram {
@@ -563,17 +536,15 @@ fn write_figures(r: &mut Rows, writes: &WriteRows, ceiling: &crate::report::ceil
             "histogram of {} bins {}, cluster of {}",
             h.bins, h.operation, h.cluster
         );
-        r.push(
-            &quantity,
-            Some(h.adds_per_clock_per_sm),
-            "ops/clock/SM",
-            Some((
-                h.adds_per_clock_per_sm_min,
-                h.adds_per_clock_per_sm_max,
-                "min-max over SMs",
-            )),
-        );
+        let rate = [h.adds_per_clock_per_sm, h.adds_per_clock_per_sm_min, h.adds_per_clock_per_sm_max];
+        per_sm_row(r, &quantity, rate, "ops/clock/SM", None);
     }
+}
+
+/// A rate's row: the median over SMs with their range, held to `ceiling` where there is one.
+fn per_sm_row(r: &mut Rows, quantity: &str, [median, min, max]: [f64; 3], unit: &str, ceiling: Option<&Ceiling>) {
+    r.push(quantity, Some(median), unit, Some((min, max, "min-max over SMs")));
+    r.at_most(ceiling);
 }
 
 pub fn writes_title() -> &'static str {
