@@ -6,7 +6,11 @@
 //! (one block per SM: 16 warps with four independent accumulators each, or two warpgroups each
 //! issuing eight wgmmas per commit group). wgmma's operands come from shared memory through
 //! matrix descriptors; N is 256 by default, the largest shape, as throughput wants, and 128 or
-//! 64 where a run asks (`--wgmma-n`, cuda/tensor_shapes.cu).
+//! 64 where a run asks (`--wgmma-n`, cuda/tensor_shapes.cu). The forms of issue #74 keep the
+//! same two kernels per form and the same counting (cuda/tensor_variants.cu): FP16 wgmma at
+//! N = 32, 16, 8; with A from registers (`--a-from-registers`, the RS form); and 2:4-sparse
+//! `mma.sp` / `wgmma.sp` (`--sparse`), counted at the dense shape's FLOP against the sparse
+//! peak. The sustained run (`--sustain`) is `super::sustain`.
 
 use anyhow::{Context, Result};
 
