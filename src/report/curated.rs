@@ -135,9 +135,12 @@ fn capacity_cell(capacity: &Figure) -> String {
 
 fn memory(figures: &[Figure]) -> Table {
     let mhz = sm_mhz(figures);
-    let rows = memory_levels(figures)
+    let levels = memory_levels(figures);
+    let penalties = miss_penalties(&levels);
+    let rows = levels
         .into_iter()
-        .map(|l| {
+        .zip(penalties)
+        .map(|(l, penalty)| {
             vec![
                 l.space.clone(),
                 // Instructions past the last instruction cache come from the L2 or memory;
@@ -161,6 +164,7 @@ fn memory(figures: &[Figure]) -> Table {
                     }
                     _ => String::new(),
                 },
+                penalty.map_or(String::new(), |p| format!("{p:.1}")),
                 number(l.read_bandwidth, |v| format!("{v:.0}")),
                 l.load.unwrap_or_default(),
             ]
@@ -178,12 +182,29 @@ fn memory(figures: &[Figure]) -> Table {
             "sets",
             "latency (cycles)",
             "latency (ns)",
+            "miss penalty (cycles)",
             "read (GB/s)",
             "SASS load",
         ],
         rows,
-        note: "Pointer-chase latency (plateau median); size: the capacity read from the curve with no model (the largest footprint with no miss, and in brackets the interval the calibration study found to hold the true size on every family of caches), else the model fit's; geometry from the model fit where its calibrated confidence is at least 0.5; n.i.: not identified from the sweep (summary.md says why); memory: past the last cache level. The instruction rows' latency is the time per instruction of a straight-line run that outgrows the level (a fetch cost, not a load latency).",
+        note: "Pointer-chase latency (plateau median); size: the capacity read from the curve with no model (the largest footprint with no miss, and in brackets the interval the calibration study found to hold the true size on every family of caches), else the model fit's; geometry from the model fit where its calibrated confidence is at least 0.5; n.i.: not identified from the sweep (summary.md says why); memory: past the last cache level; miss penalty: the next level's latency in the same space less this level's (what a miss here adds, as MT4G states it), none for the last level. The instruction rows' latency is the time per instruction of a straight-line run that outgrows the level (a fetch cost, not a load latency).",
     }
+}
+
+/// Each level's miss penalty: the next level's latency in the same space less its own, where
+/// both were measured and the next level is no faster (a curve whose plateaus do not rise
+/// states none).
+fn miss_penalties(levels: &[LevelFigures<'_>]) -> Vec<Option<f64>> {
+    let latency = |l: &LevelFigures<'_>| l.latency.filter(|f| !f.is_unresolved())?.value;
+    levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let next = levels.get(i + 1).filter(|n| n.space == l.space)?;
+            let penalty = latency(next)? - latency(l)?;
+            (penalty >= 0.0).then_some(penalty)
+        })
+        .collect()
 }
 
 /// The SASS instructions the pipeline suite timed: opcode, latency, throughput.
@@ -469,6 +490,10 @@ mod tests {
             ]
         );
         assert_eq!(rows[1][1], "memory");
+        // A miss in level 1 costs the slowest level's latency less level 1's; the last level
+        // has no penalty.
+        assert_eq!(rows[0][8], "70.0");
+        assert_eq!(rows[1][8], "");
         let tex = render_latex(&made);
         assert!(tex.contains("\\toprule") && tex.contains("\\label{tab:memory}"));
         assert!(render_markdown(&made).contains("| constant | 1 | 2 KiB | n.i. | 4 |"));
