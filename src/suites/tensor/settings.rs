@@ -90,3 +90,23 @@ impl TensorArgs {
         Ok(widths)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sustained_run_takes_seconds_from_0_to_its_limit_and_nothing_else() {
+        let with = |sustain: f64| TensorArgs {
+            sustain,
+            ..crate::harness::defaults()
+        };
+        for fine in [0.0, 30.0, 600.0] {
+            assert!(with(fine).widths().is_ok(), "{fine}");
+        }
+        for bad in [-1.0, 600.5, f64::NAN, f64::INFINITY] {
+            let refused = with(bad).widths().unwrap_err().to_string();
+            assert!(refused.starts_with("--sustain takes seconds"), "{bad}: {refused}");
+        }
+    }
+}
