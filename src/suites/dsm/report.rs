@@ -308,29 +308,7 @@ pub fn draw(
         .iter()
         .map(|&(l, c, k)| plot::Entry::new(l, c, k))
         .collect();
-    let sizes: Vec<u32> = {
-        let mut s: Vec<u32> = bandwidth.iter().map(|b| b.cluster).collect();
-        s.dedup();
-        s
-    };
-    let colours = [GREEN, ORANGE, BLUE, RED, plot::MAGENTA];
-    let series: Vec<plot::BarSeries> = PATTERNS
-        .iter()
-        .zip(colours)
-        .map(|(&(_, pattern), colour)| plot::BarSeries {
-            label: pattern.into(),
-            colour,
-            values: sizes
-                .iter()
-                .map(|&c| {
-                    bandwidth
-                        .iter()
-                        .find(|b| b.cluster == c && b.pattern == pattern)
-                        .map(|b| b.bytes_per_clock_per_sm)
-                })
-                .collect(),
-        })
-        .collect();
+    let (sizes, series) = pattern_series(bandwidth, &PATTERNS);
     let top = latency
         .iter()
         .map(|r| r.remote_max.max(r.own_through_window_cycles))
@@ -406,6 +384,34 @@ pub fn draw(
         Ok(())
     })
     .context("drawing dsm")
+}
+
+/// The cluster sizes of `rows` (in their order) and one bar series per pattern of `patterns`
+/// (its colour by place in the list): bytes per clock per SM at each size.
+fn pattern_series(
+    rows: &[BandwidthRow],
+    patterns: &[(u32, &str)],
+) -> (Vec<u32>, Vec<plot::BarSeries>) {
+    let mut sizes: Vec<u32> = rows.iter().map(|b| b.cluster).collect();
+    sizes.dedup();
+    let colours = [GREEN, ORANGE, BLUE, RED, plot::MAGENTA];
+    let series = patterns
+        .iter()
+        .zip(colours)
+        .map(|(&(_, pattern), colour)| plot::BarSeries {
+            label: pattern.into(),
+            colour,
+            values: sizes
+                .iter()
+                .map(|&c| {
+                    rows.iter()
+                        .find(|b| b.cluster == c && b.pattern == pattern)
+                        .map(|b| b.bytes_per_clock_per_sm)
+                })
+                .collect(),
+        })
+        .collect();
+    (sizes, series)
 }
 
 pub struct Saved {
@@ -556,30 +562,7 @@ pub fn writes_title() -> &'static str {
 /// in the smallest and the largest cluster (log scale: one contended word and spread bins
 /// differ by orders of magnitude).
 pub fn draw_writes(path: &Path, title: &str, writes: &WriteRows) -> Result<()> {
-    let sizes: Vec<u32> = {
-        let mut s: Vec<u32> = writes.stores.iter().map(|b| b.cluster).collect();
-        s.dedup();
-        s
-    };
-    let colours = [GREEN, ORANGE, BLUE, RED, plot::MAGENTA];
-    let stores: Vec<plot::BarSeries> = STORE_PATTERNS
-        .iter()
-        .zip(colours)
-        .map(|(&(_, pattern), colour)| plot::BarSeries {
-            label: pattern.into(),
-            colour,
-            values: sizes
-                .iter()
-                .map(|&c| {
-                    writes
-                        .stores
-                        .iter()
-                        .find(|b| b.cluster == c && b.pattern == pattern)
-                        .map(|b| b.bytes_per_clock_per_sm)
-                })
-                .collect(),
-        })
-        .collect();
+    let (sizes, stores) = pattern_series(&writes.stores, &STORE_PATTERNS);
     let threads: Vec<u32> = {
         let mut t: Vec<u32> = writes.threads.iter().map(|t| t.threads).collect();
         t.dedup();
