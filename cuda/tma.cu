@@ -51,6 +51,29 @@
 //   the DRAM peak to 90.5 % (scripts/dram-bulk-ticket-probe.cu). stuck counts the blocks whose
 //   load never completed (the watchdog gave up).
 
+// tma_tiles(map, long long *stamps[2 * blocks], unsigned *sink[blocks], int tiles, int stages,
+//           int rank, int box_x, int box_y, int box_z, int tiles_x, int tiles_y, int tiles_z):
+//   tile shapes (issue #74): thread 0 of every block copies `tiles` boxes of box_x x box_y
+//   (x box_z where rank is 3) words of a 2-D or 3-D tensor, whose map may swizzle, into
+//   `stages` shared buffers, each on its own mbarrier, all in flight. Block b starts at tile
+//   b * total / grid (x fastest, then y, then z) and walks on tile by tile, wrapping at the end,
+//   so a tensor smaller than what the grid reads is read again (from the L2 where it fits).
+//   The buffers start 1024-byte aligned: a 128-byte swizzle's pattern spans 1024 bytes.
+//   stamps: clock64 before the first copy and after the last completes (equal if one never did).
+//
+// async_copy(const uint4 *src, unsigned chunks, long long *stamps[2 * blocks],
+//            unsigned *sink[blocks * ASYNC_THREADS], int steps, int depth, int mode):
+//   cp.async against synchronous loads (issue #74): every thread of a block of ASYNC_THREADS
+//   copies one 16-byte piece of each chunk (ASYNC_THREADS x 16 bytes) from global into shared
+//   memory. Block b takes chunks b, b + grid, ... modulo `chunks` (a region smaller than what
+//   the grid reads is read again), `steps` of them, `depth` in flight. mode 0, synchronous:
+//   each thread loads `depth` pieces with ld.global.cg into registers, stores them to shared
+//   memory, and the block synchronises; mode 1: cp.async.cg of 16 bytes into `depth` shared
+//   buffers, one commit group per chunk, each chunk waited for `depth` - 1 groups behind. Once a
+//   chunk has landed every thread reads a word another thread copied. depth is 1, 2, 4 or 8;
+//   steps a multiple of depth. stamps: thread 0's clock64 before the first load and after the
+//   last chunk was read.
+
 #include "common.cuh"
 
 #define TILE_WORDS 32
@@ -58,6 +81,8 @@
 #define MAX_STAGES 8
 #define L2_READ_MAX_STAGES 16
 #define DRAM_COPY_MAX_STAGES 12
+#define TILES_MAX_STAGES 8
+#define ASYNC_THREADS 256
 // A copy that has not completed after this many cycles (about a second) never will.
 #define WATCHDOG_CYCLES (1ll << 31)
 
@@ -137,6 +162,15 @@ __device__ __forceinline__ void copy_2d(unsigned dst, const TensorMap *map, int 
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
                  "l"(map), "r"(x), "r"(y), "r"(bar)
+                 : "memory");
+}
+
+__device__ __forceinline__ void copy_3d(unsigned dst, const TensorMap *map, int x, int y, int z,
+                                        unsigned bar)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+                 "l"(map), "r"(x), "r"(y), "r"(z), "r"(bar)
                  : "memory");
 }
 
@@ -429,4 +463,175 @@ extern "C" __global__ void tma_dram_copy(const unsigned char *src, unsigned char
     if (!alive) {
         atomicAdd(stuck, 1u);
     }
+}
+
+extern "C" __global__ void tma_tiles(const __grid_constant__ TensorMap map, long long *stamps, unsigned *sink,
+                                     int tiles, int stages, int rank, int box_x, int box_y, int box_z,
+                                     int tiles_x, int tiles_y, int tiles_z)
+{
+    extern __shared__ __align__(128) unsigned char buffers[];
+    __shared__ alignas(8) unsigned long long bar_words[TILES_MAX_STAGES];
+    const unsigned tile_bytes = 4u * (unsigned)(box_x * box_y * box_z);
+    stage_barriers_ready(bar_words, stages);
+    if (threadIdx.x != 0) {
+        return;
+    }
+    // The host gives 1024 bytes more than the buffers need, for this alignment.
+    const unsigned offset = ((smem_address(buffers) + 1023u) & ~1023u) - smem_address(buffers);
+    const unsigned dst0 = held_smem_address(buffers + offset);
+    const unsigned bar0 = held_smem_address(bar_words);
+    // The start by division once; then the tile advances by additions (see tma_bandwidth).
+    const long long total = (long long)tiles_x * tiles_y * tiles_z;
+    const int t = (int)((long long)blockIdx.x * total / gridDim.x);
+    int x = t % tiles_x;
+    int y = (t / tiles_x) % tiles_y;
+    int z = t / (tiles_x * tiles_y);
+    int next_stage = 0;
+    auto issue = [&]() {
+        const int s = next_stage;
+        const unsigned bar = bar0 + 8u * s;
+        barrier_expect(bar, tile_bytes);
+        if (rank == 3) {
+            copy_3d(dst0 + s * tile_bytes, &map, x * box_x, y * box_y, z * box_z, bar);
+        } else {
+            copy_2d(dst0 + s * tile_bytes, &map, x * box_x, y * box_y, bar);
+        }
+        next_stage = s + 1 == stages ? 0 : s + 1;
+        if (++x == tiles_x) {
+            x = 0;
+            if (++y == tiles_y) {
+                y = 0;
+                if (++z == tiles_z) {
+                    z = 0;
+                }
+            }
+        }
+    };
+    unsigned acc = 0;
+    bool alive = true;
+    const long long begin = read_clock64();
+    for (int k = 0; k < stages && k < tiles; ++k) {
+        issue();
+    }
+    int s = 0;
+    unsigned parity = 0;
+    for (int k = 0; k < tiles && alive; ++k) {
+        alive = barrier_wait(bar0 + 8u * s, parity);
+        acc += *(volatile unsigned *)(buffers + offset + s * tile_bytes);
+        if (k + stages < tiles) {
+            issue();
+        }
+        if (++s == stages) {
+            s = 0;
+            parity ^= 1u;
+        }
+    }
+    const long long end = read_clock64();
+    stamps[2 * blockIdx.x] = begin;
+    stamps[2 * blockIdx.x + 1] = alive ? end : begin;
+    sink[blockIdx.x] = acc;
+}
+
+// The next chunk of this block: `grid` on, wrapping (the host keeps chunks >= grid).
+__device__ __forceinline__ unsigned next_chunk(unsigned c, unsigned chunks)
+{
+    c += gridDim.x;
+    return c >= chunks ? c - chunks : c;
+}
+
+// Synchronous loads, DEPTH pieces per thread in registers at once.
+template <int DEPTH>
+__device__ __forceinline__ unsigned sync_chunks(const uint4 *src, unsigned chunks, int steps, uint4 *buf)
+{
+    const unsigned tid = threadIdx.x;
+    const unsigned other = (tid + 1) % ASYNC_THREADS;
+    unsigned c = blockIdx.x;
+    unsigned acc = 0;
+    for (int k = 0; k < steps; k += DEPTH) {
+        uint4 v[DEPTH];
+#pragma unroll
+        for (int j = 0; j < DEPTH; ++j) {
+            v[j] = __ldcg(src + (size_t)c * ASYNC_THREADS + tid);
+            c = next_chunk(c, chunks);
+        }
+#pragma unroll
+        for (int j = 0; j < DEPTH; ++j) {
+            buf[j * ASYNC_THREADS + tid] = v[j];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < DEPTH; ++j) {
+            acc += ((volatile uint4 *)buf)[j * ASYNC_THREADS + other].x;
+        }
+        __syncthreads();
+    }
+    return acc;
+}
+
+// cp.async of 16 bytes (L2 only, as ld.global.cg), DEPTH chunks in flight.
+template <int DEPTH>
+__device__ __forceinline__ unsigned async_chunks(const uint4 *src, unsigned chunks, int steps, uint4 *buf)
+{
+    const unsigned tid = threadIdx.x;
+    const unsigned other = (tid + 1) % ASYNC_THREADS;
+    const unsigned dst0 = smem_address(buf + tid);
+    unsigned c = blockIdx.x;
+    auto issue = [&](int s) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst0 + s * ASYNC_THREADS * 16u),
+                     "l"(src + (size_t)c * ASYNC_THREADS + tid)
+                     : "memory");
+        c = next_chunk(c, chunks);
+    };
+    for (int s = 0; s < DEPTH; ++s) {
+        issue(s);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    unsigned acc = 0;
+    int s = 0;
+    for (int k = 0; k < steps; ++k) {
+        // Chunk k is the oldest of DEPTH groups committed.
+        asm volatile("cp.async.wait_group %0;" ::"n"(DEPTH - 1) : "memory");
+        __syncthreads();
+        acc += ((volatile uint4 *)buf)[s * ASYNC_THREADS + other].x;
+        __syncthreads();
+        if (k + DEPTH < steps) {
+            issue(s);
+        }
+        // An empty group past the end keeps the count the wait above relies on.
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        s = s + 1 == DEPTH ? 0 : s + 1;
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    return acc;
+}
+
+extern "C" __global__ void __launch_bounds__(ASYNC_THREADS)
+    async_copy(const uint4 *src, unsigned chunks, long long *stamps, unsigned *sink, int steps, int depth,
+               int mode)
+{
+    extern __shared__ __align__(128) unsigned char buffers[];
+    uint4 *buf = (uint4 *)buffers;
+    __syncthreads();
+    const long long begin = read_clock64();
+    unsigned acc = 0;
+    bool known = true;
+    switch (mode * 16 + depth) {
+    case 1: acc = sync_chunks<1>(src, chunks, steps, buf); break;
+    case 2: acc = sync_chunks<2>(src, chunks, steps, buf); break;
+    case 4: acc = sync_chunks<4>(src, chunks, steps, buf); break;
+    case 8: acc = sync_chunks<8>(src, chunks, steps, buf); break;
+    case 17: acc = async_chunks<1>(src, chunks, steps, buf); break;
+    case 18: acc = async_chunks<2>(src, chunks, steps, buf); break;
+    case 20: acc = async_chunks<4>(src, chunks, steps, buf); break;
+    case 24: acc = async_chunks<8>(src, chunks, steps, buf); break;
+    default: known = false; break;
+    }
+    __syncthreads();
+    const long long end = read_clock64();
+    if (threadIdx.x == 0) {
+        stamps[2 * blockIdx.x] = begin;
+        // An unknown mode or depth reports no span.
+        stamps[2 * blockIdx.x + 1] = known ? end : begin;
+    }
+    sink[blockIdx.x * ASYNC_THREADS + threadIdx.x] = acc;
 }

@@ -1155,6 +1155,42 @@ fn tma_chases_and_streams_with_bulk_tensor_copies() {
     assert_eq!(figure["mismatched_words"], "0", "{figure:?}");
     let fraction: f64 = figure["fraction_of_peak"].parse().unwrap();
     assert!(fraction > 0.3 && fraction < 1.0, "{figure:?}");
+    // Box shapes and copies into shared memory: every configuration ran from both sources.
+    let mut reader = csv::Reader::from_path(run.join("tma-shapes.csv")).unwrap();
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        reader.deserialize().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2 * (11 + 3 * 4));
+    let per_sm = |r: &std::collections::HashMap<String, String>| {
+        r["bytes_per_clock_per_sm"].parse::<f64>().unwrap()
+    };
+    assert!(rows.iter().all(|r| per_sm(r) > 0.0), "{rows:?}");
+    // From DRAM more copies in flight never carry less: depth 8 above depth 1 for each method.
+    for method in ["ld.global.cg + st.shared", "cp.async.cg", "TMA 2-D box"] {
+        let at = |depth: &str| {
+            rows.iter()
+                .find(|r| {
+                    r["source"] == "dram"
+                        && r["method"] == method
+                        && r["depth"] == depth
+                        && r["experiment"] == "copies"
+                })
+                .map(per_sm)
+                .unwrap()
+        };
+        assert!(
+            at("8") > at("1"),
+            "{method}: {} against {}",
+            at("8"),
+            at("1")
+        );
+    }
+    if let Some(kernels) = tma["sass"]["memory_instructions"].as_object() {
+        let ops = kernels["tma_tiles"].as_object().unwrap();
+        assert!(ops.keys().any(|op| op.starts_with("UTMALDG.3D")), "{ops:?}");
+        let ops = kernels["async_copy"].as_object().unwrap();
+        assert!(ops.keys().any(|op| op.starts_with("LDGSTS")), "{ops:?}");
+    }
+    assert!(run.join("tma-shapes.png").is_file());
 }
 
 #[test]

@@ -33,9 +33,48 @@ pub fn tensor_map(
     row_bytes: Option<u64>,
     boxes: &[u32],
 ) -> Result<TensorMap, GpuError> {
+    let strides: Vec<u64> = row_bytes.into_iter().collect();
+    swizzled_map(gpu, data, dims, &strides, boxes, 0)
+}
+
+/// The shared-memory swizzle of a tensor map of `bytes` (0: none; 32, 64 or 128).
+pub fn swizzle(bytes: u32) -> Option<CUtensorMapSwizzle> {
+    match bytes {
+        0 => Some(CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE),
+        32 => Some(CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B),
+        64 => Some(CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B),
+        128 => Some(CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B),
+        _ => None,
+    }
+}
+
+/// [`tensor_map`] of any rank: `strides` the bytes between consecutive indices of every
+/// dimension but the innermost (one fewer than `dims`), and the shared-memory swizzle of
+/// `swizzle_bytes` ([`swizzle`]).
+pub fn swizzled_map(
+    gpu: &Gpu,
+    data: &CudaSlice<u32>,
+    dims: &[u64],
+    strides: &[u64],
+    boxes: &[u32],
+    swizzle_bytes: u32,
+) -> Result<TensorMap, GpuError> {
+    let refuse = |detail: String| GpuError::Driver {
+        action: format!("encoding a tensor map of {dims:?} words in boxes of {boxes:?}"),
+        detail,
+    };
+    let swizzle = swizzle(swizzle_bytes)
+        .ok_or_else(|| refuse(format!("no swizzle of {swizzle_bytes} bytes")))?;
+    let words: u64 = dims.iter().product();
+    if boxes.len() != dims.len() || strides.len() + 1 != dims.len() || words > data.len() as u64 {
+        return Err(refuse(format!(
+            "{} strides and {} words of data do not fit",
+            strides.len(),
+            data.len()
+        )));
+    }
     let stream = gpu.stream().clone();
     let (pointer, _sync) = data.device_ptr(&stream);
-    let strides: Vec<u64> = row_bytes.into_iter().collect();
     let element_strides = vec![1_u32; dims.len()];
     // SAFETY: CUtensorMap is plain bytes that the driver fills.
     let mut map: CUtensorMap = unsafe { std::mem::zeroed() };
@@ -44,7 +83,8 @@ pub fn tensor_map(
         .bind_to_thread()
         .map_err(driver_error("binding the context"))?;
     // SAFETY: every array holds `dims.len()` entries (strides one fewer), the address is a live
-    // allocation of at least the product of `dims` words, and map is 64-byte aligned.
+    // allocation of at least the product of `dims` words (both checked above), and map is
+    // 64-byte aligned.
     let status = unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map,
@@ -56,16 +96,13 @@ pub fn tensor_map(
             boxes.as_ptr(),
             element_strides.as_ptr(),
             CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            swizzle,
             CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
             CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
     };
     if status != sys::CUresult::CUDA_SUCCESS {
-        return Err(GpuError::Driver {
-            action: format!("encoding a tensor map of {dims:?} words in boxes of {boxes:?}"),
-            detail: format!("{status:?}"),
-        });
+        return Err(refuse(format!("{status:?}")));
     }
     Ok(TensorMap(map))
 }
@@ -406,4 +443,163 @@ pub fn tma_dram_copy(
         ms,
         stuck_blocks: stuck[0],
     })
+}
+
+/// One launch of `tma_tiles`: `blocks` blocks each copy `tiles` boxes of `boxes` words (x, y, z;
+/// z is 1 at rank 2) through `stages` buffers, over a tensor of `grid` tiles (x, y, z).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TilesShape {
+    pub blocks: u32,
+    pub tiles: u32,
+    pub stages: u32,
+    pub rank: u32,
+    pub boxes: [u32; 3],
+    pub grid: [u32; 3],
+}
+
+/// cuda/tma.cu's TILES_MAX_STAGES.
+pub const TILES_MAX_STAGES: u32 = 8;
+
+impl TilesShape {
+    pub fn tile_bytes(&self) -> u32 {
+        4 * self.boxes.iter().product::<u32>()
+    }
+
+    /// The dynamic shared memory a block takes: its buffers and 1024 bytes to align them.
+    pub fn shared_bytes(&self) -> u32 {
+        self.stages * self.tile_bytes() + 1024
+    }
+}
+
+/// Runs `tma_tiles` over `map` (a tensor of `shape.grid` tiles of `shape.boxes`); returns each
+/// block's clock64 before and after (equal where a copy never completed) and the GPU
+/// milliseconds between events around the launch.
+///
+/// Kernel signature: `(TensorMap map, long long *stamps[2 * blocks], unsigned *sink[blocks],
+/// int tiles, int stages, int rank, int box_x, int box_y, int box_z, int tiles_x, int tiles_y,
+/// int tiles_z)`; one warp per block.
+pub fn tma_tiles(
+    gpu: &mut Gpu,
+    map: &TensorMap,
+    shape: TilesShape,
+) -> Result<(Vec<i64>, f64), GpuError> {
+    if !(1..=TILES_MAX_STAGES).contains(&shape.stages)
+        || !(2..=3).contains(&shape.rank)
+        || (shape.rank == 2 && (shape.boxes[2] != 1 || shape.grid[2] != 1))
+        || shape.grid.contains(&0)
+    {
+        return Err(GpuError::Driver {
+            action: "checking a tma_tiles launch".into(),
+            detail: format!("{shape:?} is not a shape the kernel takes"),
+        });
+    }
+    let function = shared_function(gpu, "tma_tiles", shape.shared_bytes())?;
+    let stream = gpu.stream().clone();
+    let mut stamps = zeros::<i64>(gpu, 2 * shape.blocks as usize, "the block stamps")?;
+    let mut sink = zeros::<u32>(gpu, shape.blocks as usize, "the sink")?;
+    let ints = [shape.tiles, shape.stages, shape.rank]
+        .iter()
+        .chain(&shape.boxes)
+        .chain(&shape.grid)
+        .map(|&v| as_i32(v, "a copy parameter"))
+        .collect::<Result<Vec<i32>, GpuError>>()?;
+    let config = LaunchConfig {
+        grid_dim: (shape.blocks, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: shape.shared_bytes(),
+    };
+    let ms = timed(gpu, "tma_tiles", Duration::from_secs(30), || {
+        let mut builder = stream.launch_builder(&function);
+        builder.arg(map).arg(&mut stamps).arg(&mut sink);
+        for value in &ints {
+            builder.arg(value);
+        }
+        // SAFETY: the arguments match the signature above; stamps holds two per block and sink
+        // one; stages (at most TILES_MAX_STAGES, checked) x the tile's bytes and the alignment
+        // are the dynamic shared memory given; the map's tensor holds the grid of tiles.
+        unsafe { launch("tma_tiles", builder, config) }
+    })?;
+    Ok((read(gpu, &stamps, "the block stamps")?, ms))
+}
+
+/// One launch of `async_copy`: `blocks` blocks of [`ASYNC_THREADS`] threads each copy `steps`
+/// chunks of `chunks` (16 bytes per thread), `depth` in flight, synchronously (`asynchronous`
+/// false) or by cp.async.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsyncShape {
+    pub blocks: u32,
+    pub chunks: u32,
+    pub steps: u32,
+    pub depth: u32,
+    pub asynchronous: bool,
+}
+
+/// cuda/tma.cu's ASYNC_THREADS, and the depths `async_copy` takes.
+pub const ASYNC_THREADS: u32 = 256;
+pub const ASYNC_DEPTHS: [u32; 4] = [1, 2, 4, 8];
+
+impl AsyncShape {
+    pub fn chunk_bytes() -> u32 {
+        ASYNC_THREADS * 16
+    }
+
+    pub fn shared_bytes(&self) -> u32 {
+        self.depth * Self::chunk_bytes()
+    }
+}
+
+/// Runs `async_copy` over `data` (at least `shape.chunks` chunks); returns thread 0's clock64
+/// before and after in every block and the GPU milliseconds between events around the launch.
+///
+/// Kernel signature: `(const uint4 *src, unsigned chunks, long long *stamps[2 * blocks],
+/// unsigned *sink[blocks * ASYNC_THREADS], int steps, int depth, int mode)`.
+pub fn async_copy(
+    gpu: &mut Gpu,
+    data: &CudaSlice<u32>,
+    shape: AsyncShape,
+) -> Result<(Vec<i64>, f64), GpuError> {
+    let enough = u64::from(shape.chunks) * u64::from(AsyncShape::chunk_bytes()) <= 4 * data.len() as u64;
+    if !ASYNC_DEPTHS.contains(&shape.depth)
+        || !shape.steps.is_multiple_of(shape.depth)
+        || shape.chunks < shape.blocks
+        || !enough
+    {
+        return Err(GpuError::Driver {
+            action: "checking an async_copy launch".into(),
+            detail: format!("{shape:?} is not a shape the kernel takes over {} words", data.len()),
+        });
+    }
+    let function = shared_function(gpu, "async_copy", shape.shared_bytes())?;
+    let stream = gpu.stream().clone();
+    let mut stamps = zeros::<i64>(gpu, 2 * shape.blocks as usize, "the block stamps")?;
+    let mut sink = zeros::<u32>(
+        gpu,
+        (shape.blocks * ASYNC_THREADS) as usize,
+        "the sink",
+    )?;
+    let steps = as_i32(shape.steps, "steps")?;
+    let depth = as_i32(shape.depth, "the depth")?;
+    let mode = i32::from(shape.asynchronous);
+    let config = LaunchConfig {
+        grid_dim: (shape.blocks, 1, 1),
+        block_dim: (ASYNC_THREADS, 1, 1),
+        shared_mem_bytes: shape.shared_bytes(),
+    };
+    let ms = timed(gpu, "async_copy", Duration::from_secs(30), || {
+        let mut builder = stream.launch_builder(&function);
+        builder
+            .arg(data)
+            .arg(&shape.chunks)
+            .arg(&mut stamps)
+            .arg(&mut sink)
+            .arg(&steps)
+            .arg(&depth)
+            .arg(&mode);
+        // SAFETY: the arguments match the signature above; data holds `chunks` chunks and
+        // chunks >= blocks (checked: each block's chunk wraps once at most), stamps holds two
+        // per block and sink one per thread; depth is one the kernel takes and divides steps,
+        // and depth chunks are the dynamic shared memory given.
+        unsafe { launch("async_copy", builder, config) }
+    })?;
+    Ok((read(gpu, &stamps, "the block stamps")?, ms))
 }

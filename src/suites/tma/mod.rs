@@ -14,6 +14,8 @@ pub mod launch;
 pub mod measure;
 pub mod report;
 pub mod settings;
+pub mod shapes;
+pub mod shapes_report;
 
 pub use settings::TmaArgs;
 
@@ -49,6 +51,8 @@ pub fn run(args: &TmaArgs) -> Result<()> {
         "tma_bandwidth",
         "tma_l2_read",
         "tma_dram_copy",
+        "tma_tiles",
+        "async_copy",
     ] {
         gpu.function("tma", entry)?;
     }
@@ -93,6 +97,18 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             let dram_copy =
                 dram_bulk_copy::measure(gpu, sms, limits.shared_per_sm, limits.shared_per_block)?;
             crate::harness::sharing::step_done("DRAM bulk copy");
+            let shapes = shapes::measure(
+                gpu,
+                shapes::Device {
+                    sms,
+                    mhz,
+                    shared_per_sm: limits.shared_per_sm,
+                    shared_per_block: limits.shared_per_block,
+                    l2_bytes,
+                },
+                args.stream_mib << 20,
+            )?;
+            crate::harness::sharing::step_done("box shapes and asynchronous copies");
             let peak = attributes.dram_peak_bytes_per_second();
             let results = tma::Results { points, streams };
             suite.release_gpu(gpu)?;
@@ -109,7 +125,9 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             l2_report::write(&suite.run, &l2_rows)?;
             let copy_rows = copy_report::rows(&dram_copy, peak);
             copy_report::write(&suite.run, &copy_rows)?;
+            shapes_report::write(&suite.run, &shapes)?;
             print_readings(&latency, &bandwidth, &l2_rows, &copy_rows);
+            print_shapes(&shapes);
             Ok(())
         },
     )
@@ -141,7 +159,7 @@ fn recorded(
             slice_kib: l2_bulk_read::SLICE_KIB.to_vec(),
             stages: l2_bulk_read::STAGES.to_vec(),
         },
-        method: "latency: one thread chases random 128-byte tiles with 1-D cp.async.bulk.tensor copies completing on an mbarrier (next index read from the copied tile), beside the same chain with ld.global.cg, after every SM read the footprint; bandwidth: thread 0 of each block streams 2-D tiles through 4 mbarrier-tracked shared buffers, clock64 per block; L2 read: thread 0 of each block copies slices of a region a quarter of the L2's size with cp.async.bulk (private lines: each slice one block per pass; shared: every block every slice), every pattern that fits searched, the fastest of each kind re-timed over 5 launches of at least 8 ms; DRAM copy: two arrays of 4 GiB (an eighth of free memory each where less), thread 0 of each block takes chunks in order from an atomic ticket, loads them into shared buffers with cp.async.bulk and stores each back with cp.async.bulk.global.shared::cta, half the buffers awaiting stores, every pattern that fits timed over 2 launches, the fastest over 5, three stretches of the target checked".into(),
+        method: "latency: one thread chases random 128-byte tiles with 1-D cp.async.bulk.tensor copies completing on an mbarrier (next index read from the copied tile), beside the same chain with ld.global.cg, after every SM read the footprint; bandwidth: thread 0 of each block streams 2-D tiles through 4 mbarrier-tracked shared buffers, clock64 per block; L2 read: thread 0 of each block copies slices of a region a quarter of the L2's size with cp.async.bulk (private lines: each slice one block per pass; shared: every block every slice), every pattern that fits searched, the fastest of each kind re-timed over 5 launches of at least 8 ms; DRAM copy: two arrays of 4 GiB (an eighth of free memory each where less), thread 0 of each block takes chunks in order from an atomic ticket, loads them into shared buffers with cp.async.bulk and stores each back with cp.async.bulk.global.shared::cta, half the buffers awaiting stores, every pattern that fits timed over 2 launches, the fastest over 5, three stretches of the target checked; box shapes: thread 0 of 2 blocks per SM copies 4 KiB TMA boxes (2-D from 16 B x 256 rows to 1 KiB x 4 rows, three swizzled, two 3-D) of a tensor with 16 KiB rows, 8 in flight per block, from a region a quarter of the L2 (in whole 4 MiB, at most 16) and from 1 GiB in DRAM; copies into shared memory: 2 blocks of 256 threads per SM copy 4 KiB chunks, 16 bytes per thread, 1 to 8 in flight per block, by ld.global.cg + st.shared + barrier or by cp.async.cg with a commit group per chunk, beside the TMA copy of a 256 B x 16-row box with as many stages; each configuration one untimed launch, then 3 timed by events".into(),
         steps: tma::STEPS,
         stream_bytes_per_configuration: args.stream_mib << 20,
         stream_stages: tma::STAGES,
@@ -220,6 +238,22 @@ fn print_readings(
     }
 }
 
+/// The console's account of the box shapes and the copies into shared memory.
+fn print_shapes(shapes: &shapes::Shapes) {
+    for row in &shapes.rows {
+        let what = if row.experiment == shapes::BOXES {
+            format!("TMA {}-D box {}", row.rank, shapes_report::box_words(row))
+        } else {
+            format!("{}, {} KiB in flight per SM", row.method, row.bytes_in_flight_per_sm >> 10)
+        };
+        let rate = row.bytes_per_clock_per_sm.map_or_else(
+            || row.skipped.clone().unwrap_or_default(),
+            |b| format!("{b:>6.1} B/clock/SM"),
+        );
+        println!("{what:<56} from {:>4}: {rate}", row.source);
+    }
+}
+
 /// `gpubench tma` in the suite registry.
 pub struct Tma;
 
@@ -255,6 +289,10 @@ impl crate::harness::SuiteDef for Tma {
             let title = run.title(l2_report::title());
             out.plot("tma-l2-read", |p| l2_report::draw(p, &title, &rows))?;
         }
+        if let Some(shapes) = shapes_report::read(run.dir)? {
+            let title = run.title(shapes_report::title());
+            out.plot("tma-shapes", |p| shapes_report::draw(p, &title, &shapes))?;
+        }
         Ok(())
     }
 }
@@ -264,5 +302,8 @@ fn figures(dir: &std::path::Path) -> Result<Vec<crate::report::figures::Figure>>
     let mut figures = tma_report::figures(dir)?;
     figures.extend(l2_report::figures(dir)?);
     figures.extend(copy_report::figures(dir)?);
+    let ceiling =
+        crate::report::ceilings::chip_bytes(&crate::report::metadata::SavedMetadata::read(dir)?);
+    figures.extend(shapes_report::figures(dir, ceiling.as_ref())?);
     Ok(figures)
 }
