@@ -205,6 +205,16 @@ const SUITE_OF_SECTION: [(&str, &str); 17] = [
 /// figures' keys, so the migration table has no older words of theirs to read.
 pub const BORN_KEYED: [&str; 2] = ["launch", "dpx"];
 
+/// The keys of figures an older suite gained after figure keys (the TMA suite's box shapes and
+/// copies into shared memory): every file that holds them holds their keys too.
+pub const BORN_KEYED_FIGURES: [&str; 2] = ["tma/tiles/", "tma/async/"];
+
+/// Whether every file holding the figure `key` of `suite` holds the key itself, so that the
+/// migration table has no words of it to read ([`BORN_KEYED`], [`BORN_KEYED_FIGURES`]).
+pub fn born_keyed(suite: &str, key: &str) -> bool {
+    BORN_KEYED.contains(&suite) || BORN_KEYED_FIGURES.iter().any(|p| key.starts_with(p))
+}
+
 /// The migration table: the key of a figure a file holds in words only (every format before
 /// keys), from its section and quantity as the suites of those formats wrote them. No other
 /// code reads a figure's words for what it is.
@@ -354,6 +364,19 @@ fn memory_from_words(quantity: &str) -> Option<Known<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn figures_born_keyed_are_the_new_suites_and_the_tma_shapes_only() {
+        assert!(born_keyed("dpx", "dpx/anything"));
+        assert!(born_keyed("tma", "tma/tiles/l2/4x256x1/swizzle-0"));
+        assert!(born_keyed("tma", "tma/async/dram/cp.async.cg/4"));
+        // The TMA suite's older rows are read from their words.
+        assert!(!born_keyed(
+            "tma",
+            &plain("tma", "TMA copy latency, cached")
+        ));
+        assert!(!born_keyed("cache", "cache/global/1/latency"));
+    }
 
     #[test]
     fn every_known_key_parses_back_to_itself() {

@@ -147,30 +147,41 @@ pub fn title() -> &'static str {
     "TMA box shapes and asynchronous copies into shared memory"
 }
 
+/// A box in few characters for a plot's axis: row bytes x rows (x planes), "s" where swizzled.
+fn box_label(row: &Row) -> String {
+    let mut label = format!("{}×{}", 4 * row.box_x_words, row.box_y);
+    if row.rank == 3 {
+        label.push_str(&format!("×{}", row.box_z));
+    }
+    if row.swizzle_bytes > 0 {
+        label.push('s');
+    }
+    label
+}
+
 /// `tma-shapes.png`: (a) bytes per clock per SM of every box from the L2 region and from DRAM;
-/// (b) every method from both sources by the bytes in flight per SM.
+/// (b) and (c) every method by the bytes in flight per SM, from the L2 region and from DRAM.
 pub fn draw(path: &Path, title: &str, shapes: &Shapes) -> Result<()> {
     let sources = ["l2", "dram"];
-    let source_label = |s: &str| if s == "l2" { "L2 region" } else { "DRAM" };
     let mut boxes: Vec<String> = Vec::new();
     for row in shapes.of(BOXES) {
-        let name = box_words(row);
-        if !boxes.contains(&name) {
-            boxes.push(name);
+        let label = box_label(row);
+        if !boxes.contains(&label) {
+            boxes.push(label);
         }
     }
     let tiles: Vec<plot::BarSeries> = sources
         .iter()
         .zip([GREEN, BLUE])
         .map(|(&source, colour)| plot::BarSeries {
-            label: source_label(source).into(),
+            label: if source == "l2" { "L2 region" } else { "DRAM" }.into(),
             colour,
             values: boxes
                 .iter()
                 .map(|b| {
                     shapes
                         .of(BOXES)
-                        .find(|t| t.source == source && box_words(t) == *b)
+                        .find(|t| t.source == source && box_label(t) == *b)
                         .and_then(|t| t.bytes_per_clock_per_sm)
                 })
                 .collect(),
@@ -185,44 +196,52 @@ pub fn draw(path: &Path, title: &str, shapes: &Shapes) -> Result<()> {
             methods.push(&row.method);
         }
     }
-    let colours = [ORANGE, GREEN, BLUE, RED, plot::MAGENTA, plot::GREY];
-    let copies: Vec<plot::BarSeries> = sources
-        .iter()
-        .flat_map(|&source| methods.iter().map(move |&m| (source, m)))
-        .zip(colours.iter().cycle())
-        .map(|((source, method), &colour)| plot::BarSeries {
-            label: format!("{method}, {}", source_label(source)),
-            colour,
-            values: flights
-                .iter()
-                .map(|&f| {
-                    shapes
-                        .of(COPIES)
-                        .find(|c| c.source == source && c.method == method && c.bytes_in_flight_per_sm == f)
-                        .and_then(|c| c.bytes_per_clock_per_sm)
-                })
-                .collect(),
-        })
-        .collect();
-    let design = plot::Design::panels((2000, 750), 2).with_legend(6);
+    let copies = |source: &str| -> Vec<plot::BarSeries> {
+        methods
+            .iter()
+            .zip([ORANGE, RED, BLUE, GREEN])
+            .map(|(&method, colour)| plot::BarSeries {
+                label: method.into(),
+                colour,
+                values: flights
+                    .iter()
+                    .map(|&f| {
+                        shapes
+                            .of(COPIES)
+                            .find(|c| {
+                                c.source == source && c.method == method && c.bytes_in_flight_per_sm == f
+                            })
+                            .and_then(|c| c.bytes_per_clock_per_sm)
+                    })
+                    .collect(),
+            })
+            .collect()
+    };
+    let flight_labels: Vec<String> = flights.iter().map(|f| (f >> 10).to_string()).collect();
+    let design = plot::Design::panels((3000, 750), 3).with_legend(3);
     plot::titled_plot!(path, design, title, |root| {
-        let areas = plot::panels(&root, 2);
+        let areas = plot::panels(&root, 3);
         plot::grouped_bars(
             &areas[0],
-            "(a) 4 KiB TMA boxes, 8 in flight per block, by box",
+            "(a) 4 KiB TMA boxes: row bytes × rows (× planes), s swizzled",
             &boxes,
             &tiles,
             "bytes per clock per SM",
             false,
         )?;
-        plot::grouped_bars(
-            &areas[1],
-            "(b) copies into shared memory, by KiB in flight per SM",
-            &flights.iter().map(|f| (f >> 10).to_string()).collect::<Vec<_>>(),
-            &copies,
-            "bytes per clock per SM",
-            false,
-        )?;
+        for (area, (source, caption)) in areas[1..].iter().zip([
+            ("l2", "(b) into shared memory from the L2 region, by KiB in flight per SM"),
+            ("dram", "(c) into shared memory from DRAM, by KiB in flight per SM"),
+        ]) {
+            plot::grouped_bars(
+                area,
+                caption,
+                &flight_labels,
+                &copies(source),
+                "bytes per clock per SM",
+                false,
+            )?;
+        }
         root.present()?;
         Ok(())
     })
