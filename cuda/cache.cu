@@ -269,3 +269,82 @@ extern "C" __global__ void chase_texture(unsigned long long texture, int warm, i
                          [texture](unsigned i) { return texture_fetch(texture, i); });
     out[1] = j;
 }
+
+// Which caches share one array (after MT4G's sharing test): one thread walks the fill chain
+// through `fill_path` for two passes, then the evict chain through `evict_path` for
+// `evict_steps` steps (none where evict_path < 0), then times one pass of `fill_steps` steps
+// (a multiple of 16) of the fill chain through fill_path again. A cache the eviction walk
+// fills too holds fewer of the fill chain's lines, and the timed pass slows as it does after
+// an eviction through fill_path itself. Paths: 0 ld.global (the L1), 1 ld.global.nc (read-
+// only), 2 tex.1d (texture), 3 the constant bank (LDC: the start is read from global memory,
+// so the index is not warp-uniform). Chains hold word indices into their buffer (and the
+// texture over it), or for the constant path byte offsets into const_chain, fill and evict in
+// disjoint parts of it. out[0] = cycles of the timed pass, out[1] = where the fill chain
+// ended, out[2] = where the evict chain ended (the host checks both).
+template <int PATH>
+__device__ __forceinline__ unsigned storage_load(const unsigned *chain, unsigned long long texture,
+                                                 unsigned j)
+{
+    if (PATH == 0) {
+        return load_default(chain + j);
+    }
+    if (PATH == 1) {
+        return load_nc(chain + j);
+    }
+    if (PATH == 2) {
+        return texture_fetch(texture, j);
+    }
+    return constant_at(j);
+}
+
+template <int PATH>
+__device__ __forceinline__ unsigned storage_walk(const unsigned *chain, unsigned long long texture,
+                                                 unsigned j, int steps)
+{
+#pragma unroll 1
+    for (int i = 0; i < steps; ++i) {
+        j = storage_load<PATH>(chain, texture, j);
+    }
+    return j;
+}
+
+__device__ __forceinline__ unsigned storage_walk_on(int path, const unsigned *chain,
+                                                    unsigned long long texture, unsigned j, int steps)
+{
+    switch (path) {
+    case 0: return storage_walk<0>(chain, texture, j, steps);
+    case 1: return storage_walk<1>(chain, texture, j, steps);
+    case 2: return storage_walk<2>(chain, texture, j, steps);
+    default: return storage_walk<3>(chain, texture, j, steps);
+    }
+}
+
+template <int PATH>
+__device__ __forceinline__ long long storage_timed(const unsigned *chain, unsigned long long texture,
+                                                   unsigned &j, int steps)
+{
+    return timed_chase(j, 0, steps,
+                       [chain, texture](unsigned i) { return storage_load<PATH>(chain, texture, i); });
+}
+
+extern "C" __global__ void storage_probe(const unsigned *fill, unsigned long long fill_texture,
+                                         const unsigned *starts, int fill_steps, const unsigned *evict,
+                                         unsigned long long evict_texture, int evict_steps, int fill_path,
+                                         int evict_path, long long *out)
+{
+    unsigned j = storage_walk_on(fill_path, fill, fill_texture, starts[threadIdx.x], 2 * fill_steps);
+    unsigned k = starts[threadIdx.x + 1];
+    if (evict_path >= 0) {
+        k = storage_walk_on(evict_path, evict, evict_texture, k, evict_steps);
+    }
+    long long cycles;
+    switch (fill_path) {
+    case 0: cycles = storage_timed<0>(fill, fill_texture, j, fill_steps); break;
+    case 1: cycles = storage_timed<1>(fill, fill_texture, j, fill_steps); break;
+    case 2: cycles = storage_timed<2>(fill, fill_texture, j, fill_steps); break;
+    default: cycles = storage_timed<3>(fill, fill_texture, j, fill_steps); break;
+    }
+    out[0] = cycles;
+    out[1] = j;
+    out[2] = k;
+}

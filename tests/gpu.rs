@@ -273,10 +273,11 @@ fn constant_memory_paths_are_named_and_the_fit_agrees_with_the_conflict_experime
 }
 
 /// The global chase is load-to-use: no faster than the word-index chase it replaced, which
-/// pays for an address computation per load.
+/// pays for an address computation per load. Beside it the shared-storage probe: every path's
+/// own walk of the evict chain evicts its fill chain (each path has a cache to probe).
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn global_chase_is_load_to_use() {
+fn global_chase_is_load_to_use_and_every_path_evicts_itself() {
     let (_dir, run, _) = run_suite(&["cache", "--space", "global", "--max-bytes", "1048576"]);
     let cache = json(&run.join("cache.json"));
     let index = &cache["index_chain"];
@@ -287,6 +288,23 @@ fn global_chase_is_load_to_use() {
         "{}",
         cache["timed_loop"]
     );
+    let mut reader = csv::Reader::from_path(run.join("storage.csv")).unwrap();
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        reader.deserialize().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 23);
+    let cycles = |fill: &str, evict: &str| {
+        rows.iter()
+            .filter(|r| r["fill"] == fill && r["evict"] == evict)
+            .map(|r| r["cycles_per_load"].parse::<f64>().unwrap())
+            .fold(0.0, f64::max)
+    };
+    for path in ["l1", "readonly", "texture", "constant"] {
+        let (untouched, evicted) = (cycles(path, "none"), cycles(path, path));
+        assert!(
+            evicted > untouched + 10.0,
+            "{path}: {untouched} then {evicted}"
+        );
+    }
 }
 
 /// Every SM reads the L2 partition probe's lines in the first sweep (a block landed on each),

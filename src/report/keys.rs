@@ -206,8 +206,9 @@ const SUITE_OF_SECTION: [(&str, &str); 17] = [
 pub const BORN_KEYED: [&str; 2] = ["launch", "dpx"];
 
 /// The keys of figures an older suite gained after figure keys (the TMA suite's box shapes and
-/// copies into shared memory): every file that holds them holds their keys too.
-pub const BORN_KEYED_FIGURES: [&str; 2] = ["tma/tiles/", "tma/async/"];
+/// copies into shared memory, the cache suite's shared-storage verdicts): every file that
+/// holds them holds their keys too.
+pub const BORN_KEYED_FIGURES: [&str; 3] = ["tma/tiles/", "tma/async/", "cache/storage/"];
 
 /// Whether every file holding the figure `key` of `suite` holds the key itself, so that the
 /// migration table has no words of it to read ([`BORN_KEYED`], [`BORN_KEYED_FIGURES`]).

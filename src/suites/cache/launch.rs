@@ -12,6 +12,7 @@ use crate::gpu::launch::*;
 use crate::gpu::{Gpu, driver_error};
 
 mod spaces;
+pub mod storage;
 
 pub use spaces::{chase_constant, chase_shared, chase_texture, chase_texture_stride};
 

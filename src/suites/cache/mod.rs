@@ -19,6 +19,7 @@ pub mod l2_partitions;
 pub mod launch;
 pub mod measure;
 mod partitions_report;
+pub mod storage;
 mod plot;
 pub mod report;
 pub mod settings;
@@ -69,6 +70,7 @@ fn entries(space: Space) -> Vec<(&'static str, &'static str)> {
             ("cache", "chase_global"),
             ("cache", "absolute_pointers"),
             ("cache", "chase_global_index"),
+            ("cache", "storage_probe"),
         ],
         Space::L2 => vec![
             ("cache", "chase_l2"),
@@ -249,6 +251,11 @@ fn measure(
         _ => None,
     };
     crate::harness::sharing::step_done("L2 partitions");
+    if space == Space::Global && args.threads == 1 {
+        let storage = storage::measure(gpu)?;
+        suite.run.write_csv(storage::FILE, &storage)?;
+        crate::harness::sharing::step_done("shared storage");
+    }
     let carveouts = if args.carveout.len() > 1 {
         Some(carveout_sweep(
             gpu,

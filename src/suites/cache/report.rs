@@ -658,7 +658,9 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
     if let Some(tlb) = &cache.tlb {
         tlb_figures(tlb, &mut r);
     }
-    Ok(r.finish())
+    let mut figures = r.finish();
+    figures.extend(super::storage::figures(dir)?);
+    Ok(figures)
 }
 
 /// The TLB space's rows: each level's reach and the page size.

@@ -60,6 +60,11 @@ impl LinearTexture {
     pub fn handle(&self) -> u64 {
         self.handle
     }
+
+    /// The words the texture reads, for loads that read them another way.
+    pub fn buffer(&self) -> &CudaSlice<u32> {
+        &self._buffer
+    }
 }
 
 impl Drop for LinearTexture {

@@ -1,0 +1,369 @@
+//! Which caches share one array (issue #74, after MT4G's sharing test): the L1 (`ld.global`),
+//! the read-only path (`ld.global.nc`), the texture path (`tex.1d`) and the constant cache
+//! (`LDC`). Run with the global space's sweep, on one thread (`storage_probe`, cuda/cache.cu).
+//!
+//! Method: a fill chain small enough for the path's first level (16 KiB of 128-byte lines for
+//! the three global paths, 1 KiB of 64-byte lines for the constant path) is walked twice
+//! through path X, then an evict chain through path Y, then the fill chain once more through X,
+//! timed (cycles per load). Three readings per X: untouched (no evict walk), after X's own walk
+//! of the evict chain (the lines evicted), and after Y's walk. The evict chain is 512 KiB of
+//! 128-byte lines walked twice through a global path (twice the largest L1 to date), 63 KiB of
+//! 64-byte lines through the constant path (what is left of the 64 KiB bank). Y's walk is set
+//! beside X's own walk of the same size (the constant chain's size where X is the constant
+//! path, which cannot walk 512 KiB): the share of X's own slowdown that Y's walk causes is
+//! near 1 where X and Y fill one array and near 0 where they do not.
+//!
+//! What the data identify: a verdict per ordered pair where X's own walk visibly evicts (its
+//! timed pass at least 10 cycles and 20 % slower than untouched) and every launch of Y's
+//! reading lies on one side of the midpoint between untouched and evicted; otherwise the pair
+//! is not identifiable (as where the constant bank's 63 KiB cannot evict an L1 of 256 KiB even
+//! through X itself). Each reading is the median of three launches, with their range.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use super::launch::storage::{self as probe, ProbeChain, ProbePath, Walk};
+use crate::gpu::Gpu;
+use crate::report::figures::{Figure, Reason, Rows};
+
+pub const FILE: &str = "storage.csv";
+const LAUNCHES: usize = 3;
+/// The chains: line strides and bytes (see the module's method).
+const BUFFER_STRIDE: u32 = 128;
+const CONSTANT_STRIDE: u32 = 64;
+const BUFFER_FILL: u32 = 16 << 10;
+const CONSTANT_FILL: u32 = 1 << 10;
+const BUFFER_EVICT: u32 = 512 << 10;
+const CONSTANT_EVICT: u32 = (64 << 10) - CONSTANT_FILL;
+const EVICT_PASSES: u32 = 2;
+// The constant chains fill the 64 KiB bank exactly, and a fill chain is whole steps of 16
+// (the timed pass is unrolled 16 times).
+const _: () = assert!(
+    CONSTANT_FILL + CONSTANT_EVICT == 64 << 10
+        && (BUFFER_FILL / BUFFER_STRIDE).is_multiple_of(16)
+        && (CONSTANT_FILL / CONSTANT_STRIDE).is_multiple_of(16)
+);
+/// The least slowdown of X's own eviction that shows a cache to probe.
+const VISIBLE_CYCLES: f64 = 10.0;
+const VISIBLE_SHARE: f64 = 0.2;
+
+/// A path's name in the file, and in words.
+pub fn name(path: ProbePath) -> &'static str {
+    match path {
+        ProbePath::L1 => "l1",
+        ProbePath::ReadOnly => "readonly",
+        ProbePath::Texture => "texture",
+        ProbePath::Constant => "constant",
+    }
+}
+
+fn words(path: &str) -> &str {
+    match path {
+        "l1" => "L1 (ld.global)",
+        "readonly" => "read-only (ld.global.nc)",
+        "texture" => "texture (tex.1d)",
+        "constant" => "constant (LDC)",
+        other => other,
+    }
+}
+
+/// The bytes of the evict chain a walk through `path` reads, and the largest X can walk.
+fn evict_bytes(path: ProbePath) -> u32 {
+    match path {
+        ProbePath::Constant => CONSTANT_EVICT,
+        _ => BUFFER_EVICT,
+    }
+}
+
+/// One reading: the fill chain through `fill` after a walk through `evict` ("none": untouched)
+/// of `evict_bytes`; cycles per load of the timed pass over the launches.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    pub fill: String,
+    pub evict: String,
+    pub evict_bytes: u32,
+    pub fill_bytes: u32,
+    pub cycles_per_load: f64,
+    pub cycles_min: f64,
+    pub cycles_max: f64,
+    pub launches: usize,
+}
+
+/// Every reading the verdicts need: per X untouched, X's own walks (of both sizes where X can
+/// walk both) and every other path's.
+pub fn plan() -> Vec<(ProbePath, Option<ProbePath>, u32)> {
+    let mut plan = Vec::new();
+    for x in ProbePath::ALL {
+        plan.push((x, None, 0));
+        let mut own: Vec<u32> = ProbePath::ALL
+            .iter()
+            .map(|&y| evict_bytes(y).min(evict_bytes(x)))
+            .collect();
+        own.sort_unstable();
+        own.dedup();
+        for bytes in own {
+            plan.push((x, Some(x), bytes));
+        }
+        for y in ProbePath::ALL.into_iter().filter(|&y| y != x) {
+            plan.push((x, Some(y), evict_bytes(y)));
+        }
+    }
+    plan
+}
+
+/// Every reading of [`plan`], on one thread.
+pub fn measure(gpu: &mut Gpu) -> Result<Vec<Row>> {
+    let stride_words = BUFFER_STRIDE / 4;
+    let fill_buffer = probe::buffer_chain(gpu, BUFFER_FILL / BUFFER_STRIDE, stride_words)?;
+    let evict_buffers = [BUFFER_EVICT, CONSTANT_EVICT].map(|bytes| {
+        (
+            bytes,
+            probe::buffer_chain(gpu, bytes / BUFFER_STRIDE, stride_words),
+        )
+    });
+    let evict_buffers: Vec<(u32, crate::suites::cache::texture::LinearTexture)> = evict_buffers
+        .into_iter()
+        .map(|(b, t)| t.map(|t| (b, t)))
+        .collect::<Result<_, _>>()?;
+    probe::write_constant_chain(
+        gpu,
+        &[
+            (0, CONSTANT_FILL / CONSTANT_STRIDE, CONSTANT_STRIDE),
+            (
+                CONSTANT_FILL,
+                CONSTANT_EVICT / CONSTANT_STRIDE,
+                CONSTANT_STRIDE,
+            ),
+        ],
+    )?;
+    let walk = |path: ProbePath, bytes: u32, fill: bool| -> Walk {
+        let (chain, stride) = match path {
+            ProbePath::Constant => (
+                ProbeChain::Constant {
+                    start: if fill { 0 } else { CONSTANT_FILL },
+                },
+                CONSTANT_STRIDE,
+            ),
+            _ if fill => (ProbeChain::Buffer(&fill_buffer), BUFFER_STRIDE),
+            _ => {
+                let buffer = evict_buffers
+                    .iter()
+                    .find(|(b, _)| *b == bytes)
+                    .map(|(_, t)| t)
+                    .unwrap_or(&evict_buffers[0].1);
+                (ProbeChain::Buffer(buffer), BUFFER_STRIDE)
+            }
+        };
+        let passes = if fill { 1 } else { EVICT_PASSES };
+        Walk {
+            path,
+            chain,
+            steps: passes * bytes / stride,
+        }
+    };
+    let mut rows = Vec::new();
+    for (x, y, bytes) in plan() {
+        let fill_bytes = match x {
+            ProbePath::Constant => CONSTANT_FILL,
+            _ => BUFFER_FILL,
+        };
+        let fill = walk(x, fill_bytes, true);
+        let evict = y.map(|y| walk(y, bytes, false));
+        let mut cycles = Vec::new();
+        for _ in 0..LAUNCHES {
+            let c = probe::storage_probe(gpu, fill, evict, Duration::from_secs(10))?;
+            cycles.push(c as f64 / f64::from(fill.steps));
+        }
+        let summary = crate::analysis::stats::Summary::of(&cycles)
+            .ok_or_else(|| anyhow::anyhow!("the storage probe gave no readings"))?;
+        rows.push(Row {
+            fill: name(x).into(),
+            evict: y.map_or("none", name).into(),
+            evict_bytes: bytes,
+            fill_bytes,
+            cycles_per_load: summary.median,
+            cycles_min: summary.min,
+            cycles_max: summary.max,
+            launches: cycles.len(),
+        });
+    }
+    Ok(rows)
+}
+
+/// What the readings say of one ordered pair.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Y's walk slows X's timed pass as X's own does: `share` of its slowdown.
+    Shares { share: f64 },
+    Separate { share: f64 },
+    /// Why the readings do not tell.
+    NotIdentifiable(String),
+}
+
+/// The verdict on X (`fill`) against Y (`evict`) from `rows`; `None` where a reading is missing.
+pub fn verdict(rows: &[Row], fill: &str, evict: &str) -> Option<(Verdict, [f64; 3])> {
+    let find = |e: &str, bytes: Option<u32>| {
+        rows.iter()
+            .find(|r| r.fill == fill && r.evict == e && bytes.is_none_or(|b| r.evict_bytes == b))
+    };
+    let cross = find(evict, None)?;
+    let base = find("none", None)?;
+    let own_size = rows
+        .iter()
+        .filter(|r| r.fill == fill && r.evict == fill)
+        .map(|r| r.evict_bytes)
+        .filter(|&b| b <= cross.evict_bytes)
+        .max()?;
+    let own = find(fill, Some(own_size))?;
+    let levels = [base.cycles_per_load, own.cycles_per_load, cross.cycles_per_load];
+    let slowdown = own.cycles_per_load - base.cycles_per_load;
+    if slowdown < VISIBLE_CYCLES || slowdown < VISIBLE_SHARE * base.cycles_per_load {
+        return Some((
+            Verdict::NotIdentifiable(format!(
+                "its own walk of {} leaves its lines in place ({:.1} against {:.1} cycles untouched)",
+                crate::report::plot::binary_bytes(f64::from(own_size)),
+                own.cycles_per_load,
+                base.cycles_per_load
+            )),
+            levels,
+        ));
+    }
+    let middle = base.cycles_per_load + slowdown / 2.0;
+    let share = (cross.cycles_per_load - base.cycles_per_load) / slowdown;
+    let verdict = if cross.cycles_min > middle {
+        Verdict::Shares { share }
+    } else if cross.cycles_max < middle {
+        Verdict::Separate { share }
+    } else {
+        Verdict::NotIdentifiable(format!(
+            "its launches lie on both sides of the midpoint ({:.1} to {:.1} cycles about {middle:.1})",
+            cross.cycles_min, cross.cycles_max
+        ))
+    };
+    Some((verdict, levels))
+}
+
+/// The summary's rows: one verdict per ordered pair of paths, in words with the three levels.
+/// A run without the file (another space, or made before the probe) has none.
+pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
+    if crate::report::saved::find(dir, FILE).is_none() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<Row> = crate::report::saved::read_csv(dir, FILE)?;
+    let mut r = Rows::new("cache", "Memory hierarchy", FILE);
+    for x in ProbePath::ALL.map(name) {
+        for y in ProbePath::ALL.map(name).into_iter().filter(|&y| y != x) {
+            let Some((verdict, [base, own, cross])) = verdict(&rows, x, y) else {
+                continue;
+            };
+            let quantity = format!("shared storage: {} lines after a walk through {}", words(x), words(y));
+            let levels = format!("{base:.1} cycles untouched, {own:.1} after its own walk, {cross:.1} after this one");
+            r.key(format!("cache/storage/{x}/{y}"));
+            match verdict {
+                Verdict::Shares { share } => r.text(
+                    &quantity,
+                    Some(&format!("one array: evicted as by its own walk ({share:.2} of it; {levels})")),
+                ),
+                Verdict::Separate { share } => r.text(
+                    &quantity,
+                    Some(&format!("separate arrays: left in place ({share:.2} of its own eviction; {levels})")),
+                ),
+                Verdict::NotIdentifiable(why) => {
+                    r.text(&quantity, Some(&format!("not identifiable: {why}")));
+                    r.settle(Reason::NotIdentifiable);
+                }
+            }
+        }
+    }
+    Ok(r.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(fill: &str, evict: &str, bytes: u32, cycles: [f64; 3]) -> Row {
+        Row {
+            fill: fill.into(),
+            evict: evict.into(),
+            evict_bytes: bytes,
+            fill_bytes: 16 << 10,
+            cycles_per_load: cycles[0],
+            cycles_min: cycles[1],
+            cycles_max: cycles[2],
+            launches: 3,
+        }
+    }
+
+    #[test]
+    fn the_plan_sets_every_other_walk_beside_xs_own_walk_of_a_size_x_can_make() {
+        let plan = plan();
+        // Per global path: untouched, its own walks of both sizes, three others; the
+        // constant path walks its own 63 KiB only.
+        assert_eq!(plan.len(), 3 * (1 + 2 + 3) + (1 + 1 + 3));
+        for x in ProbePath::ALL {
+            for y in ProbePath::ALL.into_iter().filter(|&y| y != x) {
+                let cross = plan.iter().find(|p| p.0 == x && p.1 == Some(y)).unwrap().2;
+                assert!(plan
+                    .iter()
+                    .any(|p| p.0 == x && p.1 == Some(x) && p.2 == cross.min(evict_bytes(x))));
+            }
+        }
+    }
+
+    #[test]
+    fn a_walk_that_evicts_as_xs_own_shares_and_one_that_does_not_is_separate() {
+        let rows = vec![
+            row("l1", "none", 0, [40.0, 39.0, 41.0]),
+            row("l1", "l1", BUFFER_EVICT, [300.0, 299.0, 301.0]),
+            row("l1", "l1", CONSTANT_EVICT, [45.0, 44.0, 46.0]),
+            row("l1", "texture", BUFFER_EVICT, [295.0, 290.0, 298.0]),
+            row("l1", "readonly", BUFFER_EVICT, [42.0, 41.0, 44.0]),
+            row("l1", "constant", CONSTANT_EVICT, [41.0, 40.0, 42.0]),
+            row("l1", "bad", BUFFER_EVICT, [170.0, 60.0, 280.0]),
+        ];
+        let (texture, levels) = verdict(&rows, "l1", "texture").unwrap();
+        assert!(matches!(texture, Verdict::Shares { share } if (share - 255.0 / 260.0).abs() < 1e-9));
+        assert_eq!(levels, [40.0, 300.0, 295.0]);
+        assert!(matches!(verdict(&rows, "l1", "readonly").unwrap().0, Verdict::Separate { .. }));
+        // The constant walk is set beside the L1's own walk of 63 KiB, which leaves the lines:
+        // nothing to tell.
+        let (constant, levels) = verdict(&rows, "l1", "constant").unwrap();
+        assert!(matches!(constant, Verdict::NotIdentifiable(ref why) if why.contains("63 KiB")));
+        assert_eq!(levels[1], 45.0);
+        // Launches on both sides of the midpoint tell nothing.
+        assert!(matches!(verdict(&rows, "l1", "bad").unwrap().0, Verdict::NotIdentifiable(ref why) if why.contains("both sides")));
+        assert!(verdict(&rows, "texture", "l1").is_none());
+    }
+
+    #[test]
+    fn the_summary_states_each_pair_and_leaves_the_unidentifiable_unresolved() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = csv::Writer::from_path(dir.path().join(FILE)).unwrap();
+        for r in [
+            row("constant", "none", 0, [30.0, 30.0, 30.0]),
+            row("constant", "constant", CONSTANT_EVICT, [90.0, 90.0, 90.0]),
+            row("constant", "l1", BUFFER_EVICT, [31.0, 31.0, 31.0]),
+            row("constant", "readonly", BUFFER_EVICT, [88.0, 87.0, 89.0]),
+            row("constant", "texture", BUFFER_EVICT, [60.0, 20.0, 100.0]),
+        ] {
+            out.serialize(r).unwrap();
+        }
+        out.flush().unwrap();
+        let figures = figures(dir.path()).unwrap();
+        assert_eq!(figures.len(), 3);
+        assert_eq!(figures[0].key, "cache/storage/constant/l1");
+        assert!(figures[0].text.as_deref().unwrap().starts_with("separate arrays"));
+        assert!(figures[1].text.as_deref().unwrap().starts_with("one array"));
+        assert!(!figures[0].is_unresolved() && !figures[1].is_unresolved());
+        assert!(figures[2].is_unresolved());
+        assert!(figures_of_nothing().is_empty());
+    }
+
+    fn figures_of_nothing() -> Vec<Figure> {
+        figures(tempfile::tempdir().unwrap().path()).unwrap()
+    }
+}
