@@ -271,7 +271,7 @@ extern "C" __global__ void chase_texture(unsigned long long texture, int warm, i
 }
 
 // Which caches share one array (after MT4G's sharing test): one thread walks the fill chain
-// through `fill_path` for two passes, then the evict chain through `evict_path` for
+// through `fill_path` for `fill_passes` passes, then the evict chain through `evict_path` for
 // `evict_steps` steps (none where evict_path < 0), then times one pass of `fill_steps` steps
 // (a multiple of 16) of the fill chain through fill_path again. A cache the eviction walk
 // fills too holds fewer of the fill chain's lines, and the timed pass slows as it does after
@@ -328,11 +328,12 @@ __device__ __forceinline__ long long storage_timed(const unsigned *chain, unsign
 }
 
 extern "C" __global__ void storage_probe(const unsigned *fill, unsigned long long fill_texture,
-                                         const unsigned *starts, int fill_steps, const unsigned *evict,
-                                         unsigned long long evict_texture, int evict_steps, int fill_path,
-                                         int evict_path, long long *out)
+                                         const unsigned *starts, int fill_steps, int fill_passes,
+                                         const unsigned *evict, unsigned long long evict_texture,
+                                         int evict_steps, int fill_path, int evict_path, long long *out)
 {
-    unsigned j = storage_walk_on(fill_path, fill, fill_texture, starts[threadIdx.x], 2 * fill_steps);
+    unsigned j =
+        storage_walk_on(fill_path, fill, fill_texture, starts[threadIdx.x], fill_passes * fill_steps);
     unsigned k = starts[threadIdx.x + 1];
     if (evict_path >= 0) {
         k = storage_walk_on(evict_path, evict, evict_texture, k, evict_steps);

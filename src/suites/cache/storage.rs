@@ -3,9 +3,11 @@
 //! (`LDC`). Run with the global space's sweep, on one thread (`storage_probe`, cuda/cache.cu).
 //!
 //! Method: a fill chain small enough for the path's first level (16 KiB of 128-byte lines for
-//! the three global paths, 1 KiB of 64-byte lines for the constant path) is walked twice
+//! the three global paths, 1 KiB of 64-byte lines for the constant path) is walked once
 //! through path X, then an evict chain through path Y, then the fill chain once more through X,
-//! timed (cycles per load). Three readings per X: untouched (no evict walk), after X's own walk
+//! timed (cycles per load). Once, because a cache may keep lines that hit over lines streamed
+//! through it: beside the verdicts each path's own eviction is read again after two fill
+//! walks, which says whether it does. Three readings per X: untouched (no evict walk), after X's own walk
 //! of the evict chain (the lines evicted), and after Y's walk. The evict chain is 512 KiB of
 //! 128-byte lines walked twice through a global path (twice the largest L1 to date), 63 KiB of
 //! 64-byte lines through the constant path (what is left of the 64 KiB bank). Y's walk is set
@@ -39,6 +41,10 @@ const CONSTANT_FILL: u32 = 1 << 10;
 const BUFFER_EVICT: u32 = 512 << 10;
 const CONSTANT_EVICT: u32 = (64 << 10) - CONSTANT_FILL;
 const EVICT_PASSES: u32 = 2;
+/// The fill chain's untimed passes before the eviction: one, so that its lines have not hit
+/// before the evict walk (an L1 that keeps lines which hit over lines streamed once, as the
+/// H200's did, kept a fill chain walked twice through 1 MiB of its own loads).
+const FILL_PASSES: u32 = 1;
 // The constant chains fill the 64 KiB bank exactly, and a fill chain is whole steps of 16
 // (the timed pass is unrolled 16 times).
 const _: () = assert!(
@@ -78,11 +84,13 @@ fn evict_bytes(path: ProbePath) -> u32 {
     }
 }
 
-/// One reading: the fill chain through `fill` after a walk through `evict` ("none": untouched)
-/// of `evict_bytes`; cycles per load of the timed pass over the launches.
+/// One reading: the fill chain through `fill`, walked `fill_passes` times, after a walk through
+/// `evict` ("none": untouched) of `evict_bytes`; cycles per load of the timed pass over the
+/// launches.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Row {
     pub fill: String,
+    pub fill_passes: u32,
     pub evict: String,
     pub evict_bytes: u32,
     pub fill_bytes: u32,
@@ -92,12 +100,16 @@ pub struct Row {
     pub launches: usize,
 }
 
+/// One reading of the plan: fill path, evict path (none: untouched), evict bytes, fill passes.
+pub type Reading = (ProbePath, Option<ProbePath>, u32, u32);
+
 /// Every reading the verdicts need: per X untouched, X's own walks (of both sizes where X can
-/// walk both) and every other path's.
-pub fn plan() -> Vec<(ProbePath, Option<ProbePath>, u32)> {
+/// walk both) and every other path's, the fill walked once; and X's own walk of its largest
+/// evict chain after two fill walks.
+pub fn plan() -> Vec<Reading> {
     let mut plan = Vec::new();
     for x in ProbePath::ALL {
-        plan.push((x, None, 0));
+        plan.push((x, None, 0, FILL_PASSES));
         let mut own: Vec<u32> = ProbePath::ALL
             .iter()
             .map(|&y| evict_bytes(y).min(evict_bytes(x)))
@@ -105,11 +117,12 @@ pub fn plan() -> Vec<(ProbePath, Option<ProbePath>, u32)> {
         own.sort_unstable();
         own.dedup();
         for bytes in own {
-            plan.push((x, Some(x), bytes));
+            plan.push((x, Some(x), bytes, FILL_PASSES));
         }
         for y in ProbePath::ALL.into_iter().filter(|&y| y != x) {
-            plan.push((x, Some(y), evict_bytes(y)));
+            plan.push((x, Some(y), evict_bytes(y), FILL_PASSES));
         }
+        plan.push((x, Some(x), evict_bytes(x), 2));
     }
     plan
 }
@@ -139,15 +152,15 @@ pub fn measure(gpu: &mut Gpu) -> Result<Vec<Row>> {
             ),
         ],
     )?;
-    let walk = |path: ProbePath, bytes: u32, fill: bool| -> Walk {
+    let walk = |path: ProbePath, bytes: u32, fill: Option<u32>| -> Walk {
         let (chain, stride) = match path {
             ProbePath::Constant => (
                 ProbeChain::Constant {
-                    start: if fill { 0 } else { CONSTANT_FILL },
+                    start: if fill.is_some() { 0 } else { CONSTANT_FILL },
                 },
                 CONSTANT_STRIDE,
             ),
-            _ if fill => (ProbeChain::Buffer(&fill_buffer), BUFFER_STRIDE),
+            _ if fill.is_some() => (ProbeChain::Buffer(&fill_buffer), BUFFER_STRIDE),
             _ => {
                 let buffer = evict_buffers
                     .iter()
@@ -157,21 +170,21 @@ pub fn measure(gpu: &mut Gpu) -> Result<Vec<Row>> {
                 (ProbeChain::Buffer(buffer), BUFFER_STRIDE)
             }
         };
-        let passes = if fill { 1 } else { EVICT_PASSES };
         Walk {
             path,
             chain,
-            steps: passes * bytes / stride,
+            steps: bytes / stride,
+            passes: fill.unwrap_or(EVICT_PASSES),
         }
     };
     let mut rows = Vec::new();
-    for (x, y, bytes) in plan() {
+    for (x, y, bytes, fill_passes) in plan() {
         let fill_bytes = match x {
             ProbePath::Constant => CONSTANT_FILL,
             _ => BUFFER_FILL,
         };
-        let fill = walk(x, fill_bytes, true);
-        let evict = y.map(|y| walk(y, bytes, false));
+        let fill = walk(x, fill_bytes, Some(fill_passes));
+        let evict = y.map(|y| walk(y, bytes, None));
         let mut cycles = Vec::new();
         for _ in 0..LAUNCHES {
             let c = probe::storage_probe(gpu, fill, evict, Duration::from_secs(10))?;
@@ -181,6 +194,7 @@ pub fn measure(gpu: &mut Gpu) -> Result<Vec<Row>> {
             .ok_or_else(|| anyhow::anyhow!("the storage probe gave no readings"))?;
         rows.push(Row {
             fill: name(x).into(),
+            fill_passes,
             evict: y.map_or("none", name).into(),
             evict_bytes: bytes,
             fill_bytes,
@@ -205,8 +219,10 @@ pub enum Verdict {
 
 /// The verdict on X (`fill`) against Y (`evict`) from `rows`; `None` where a reading is missing.
 pub fn verdict(rows: &[Row], fill: &str, evict: &str) -> Option<(Verdict, [f64; 3])> {
+    let rows: Vec<&Row> = rows.iter().filter(|r| r.fill_passes == FILL_PASSES).collect();
     let find = |e: &str, bytes: Option<u32>| {
         rows.iter()
+            .copied()
             .find(|r| r.fill == fill && r.evict == e && bytes.is_none_or(|b| r.evict_bytes == b))
     };
     let cross = find(evict, None)?;
@@ -278,6 +294,33 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             }
         }
     }
+    for x in ProbePath::ALL.map(name) {
+        let own = |passes: u32| {
+            rows.iter()
+                .filter(|r| r.fill == x && r.evict == x && r.fill_passes == passes)
+                .max_by_key(|r| r.evict_bytes)
+        };
+        let base = rows
+            .iter()
+            .find(|r| r.fill == x && r.evict == "none" && r.fill_passes == FILL_PASSES);
+        let (Some(twice), Some(once), Some(base)) = (own(2), own(FILL_PASSES), base) else {
+            continue;
+        };
+        r.key(format!("cache/storage/{x}/kept"));
+        r.labelled(
+            &format!(
+                "shared storage: {} lines walked twice, then its own walk of {}",
+                words(x),
+                crate::report::plot::binary_bytes(f64::from(twice.evict_bytes))
+            ),
+            Some(twice.cycles_per_load),
+            "cycles",
+            format!(
+                "median of {} launches; {:.1} untouched, {:.1} walked once then evicted",
+                twice.launches, base.cycles_per_load, once.cycles_per_load
+            ),
+        );
+    }
     Ok(r.finish())
 }
 
@@ -288,6 +331,7 @@ mod tests {
     fn row(fill: &str, evict: &str, bytes: u32, cycles: [f64; 3]) -> Row {
         Row {
             fill: fill.into(),
+            fill_passes: FILL_PASSES,
             evict: evict.into(),
             evict_bytes: bytes,
             fill_bytes: 16 << 10,
@@ -301,15 +345,16 @@ mod tests {
     #[test]
     fn the_plan_sets_every_other_walk_beside_xs_own_walk_of_a_size_x_can_make() {
         let plan = plan();
-        // Per global path: untouched, its own walks of both sizes, three others; the
-        // constant path walks its own 63 KiB only.
-        assert_eq!(plan.len(), 3 * (1 + 2 + 3) + (1 + 1 + 3));
+        // Per global path: untouched, its own walks of both sizes, three others, and its own
+        // walk after two fill walks; the constant path walks its own 63 KiB only.
+        assert_eq!(plan.len(), 3 * (1 + 2 + 3 + 1) + (1 + 1 + 3 + 1));
         for x in ProbePath::ALL {
             for y in ProbePath::ALL.into_iter().filter(|&y| y != x) {
                 let cross = plan.iter().find(|p| p.0 == x && p.1 == Some(y)).unwrap().2;
-                assert!(plan
-                    .iter()
-                    .any(|p| p.0 == x && p.1 == Some(x) && p.2 == cross.min(evict_bytes(x))));
+                assert!(plan.iter().any(|p| p.0 == x
+                    && p.1 == Some(x)
+                    && p.2 == cross.min(evict_bytes(x))
+                    && p.3 == FILL_PASSES));
             }
         }
     }

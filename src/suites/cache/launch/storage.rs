@@ -42,12 +42,14 @@ pub enum ProbeChain<'a> {
     Constant { start: u32 },
 }
 
-/// One walk: its path, its chain and how many steps (whole passes of the chain).
+/// One walk: its path, its chain, the steps of one pass and how many passes (the fill walk's
+/// untimed passes before the eviction; it is timed over one more).
 #[derive(Clone, Copy)]
 pub struct Walk<'a> {
     pub path: ProbePath,
     pub chain: ProbeChain<'a>,
     pub steps: u32,
+    pub passes: u32,
 }
 
 /// The chain of the probe's buffer walks: `elements` word indices `stride_words` apart, each
@@ -95,12 +97,14 @@ pub fn write_constant_chain(gpu: &mut Gpu, chains: &[(u32, u32, u32)]) -> Result
         .map_err(driver_error("writing the storage probe's constant chains"))
 }
 
-/// Runs `storage_probe`: two passes of `fill`, then `evict` (if any), then `fill` timed once.
+/// Runs `storage_probe`: `fill.passes` passes of `fill`, then `evict` (if any), then one pass
+/// of `fill` timed.
 /// Returns the cycles of the timed pass; fails where either walk did not end where it began.
 ///
 /// Kernel signature: `(const unsigned *fill, unsigned long long fill_texture, const unsigned
-/// *starts[2], int fill_steps, const unsigned *evict, unsigned long long evict_texture, int
-/// evict_steps, int fill_path, int evict_path, long long *out[3])`; one thread.
+/// *starts[2], int fill_steps, int fill_passes, const unsigned *evict, unsigned long long
+/// evict_texture, int evict_steps, int fill_path, int evict_path, long long *out[3])`; one
+/// thread.
 pub fn storage_probe(
     gpu: &mut Gpu,
     fill: Walk,
@@ -124,7 +128,11 @@ pub fn storage_probe(
         });
     }
     let fill_steps = as_i32(fill.steps, "the fill steps")?;
-    let evict_steps = as_i32(evict.map_or(0, |w| w.steps), "the evict steps")?;
+    let fill_passes = as_i32(fill.passes, "the fill passes")?;
+    let evict_steps = as_i32(
+        evict.map_or(0, |w| w.steps.saturating_mul(w.passes)),
+        "the evict steps",
+    )?;
     let fill_path = fill.path.number();
     let evict_path = evict.map_or(-1, |w| w.path.number());
     let mut launch = stream.launch_builder(&function);
@@ -133,6 +141,7 @@ pub fn storage_probe(
         .arg(&fill_texture)
         .arg(&starts)
         .arg(&fill_steps)
+        .arg(&fill_passes)
         .arg(evict_buffer)
         .arg(&evict_texture)
         .arg(&evict_steps)
