@@ -193,6 +193,35 @@ __device__ __forceinline__ void stage_barriers_ready(unsigned long long *bars, i
     barriers_ready();
 }
 
+// Thread 0's stream through `stages` buffers of `tile_bytes` from `first`, each on its own
+// barrier from `bar0`: `tiles` copies, each issued by `issue` (which advances its own tile and
+// stage), all stages in flight, each waited for in turn and its first word added to `acc`.
+// False if a copy never completed (the watchdog gave up).
+template <typename Issue>
+__device__ __forceinline__ bool stream_stages(int tiles, int stages, unsigned bar0,
+                                              const unsigned char *first, unsigned tile_bytes,
+                                              unsigned &acc, Issue issue)
+{
+    for (int k = 0; k < stages && k < tiles; ++k) {
+        issue();
+    }
+    int s = 0;
+    unsigned parity = 0;
+    bool alive = true;
+    for (int k = 0; k < tiles && alive; ++k) {
+        alive = barrier_wait(bar0 + 8u * s, parity);
+        acc += *(volatile unsigned *)(first + s * tile_bytes);
+        if (k + stages < tiles) {
+            issue();
+        }
+        if (++s == stages) {
+            s = 0;
+            parity ^= 1u;
+        }
+    }
+    return alive;
+}
+
 extern "C" __global__ void tma_touch(const unsigned *data, unsigned long long words, unsigned *sink)
 {
     unsigned acc = 0;
@@ -293,24 +322,8 @@ extern "C" __global__ void tma_bandwidth(const __grid_constant__ TensorMap map, 
         }
     };
     unsigned acc = 0;
-    bool alive = true;
     const long long begin = read_clock64();
-    for (int k = 0; k < stages && k < tiles; ++k) {
-        issue();
-    }
-    int s = 0;
-    unsigned parity = 0;
-    for (int k = 0; k < tiles && alive; ++k) {
-        alive = barrier_wait(bar0 + 8u * s, parity);
-        acc += *(volatile unsigned *)(buffers + s * tile_bytes);
-        if (k + stages < tiles) {
-            issue();
-        }
-        if (++s == stages) {
-            s = 0;
-            parity ^= 1u;
-        }
-    }
+    const bool alive = stream_stages(tiles, stages, bar0, buffers, tile_bytes, acc, issue);
     const long long end = read_clock64();
     stamps[2 * blockIdx.x] = begin;
     // A block whose copy never completed reports no span.
@@ -508,24 +521,8 @@ extern "C" __global__ void tma_tiles(const __grid_constant__ TensorMap map, long
         }
     };
     unsigned acc = 0;
-    bool alive = true;
     const long long begin = read_clock64();
-    for (int k = 0; k < stages && k < tiles; ++k) {
-        issue();
-    }
-    int s = 0;
-    unsigned parity = 0;
-    for (int k = 0; k < tiles && alive; ++k) {
-        alive = barrier_wait(bar0 + 8u * s, parity);
-        acc += *(volatile unsigned *)(buffers + offset + s * tile_bytes);
-        if (k + stages < tiles) {
-            issue();
-        }
-        if (++s == stages) {
-            s = 0;
-            parity ^= 1u;
-        }
-    }
+    const bool alive = stream_stages(tiles, stages, bar0, buffers + offset, tile_bytes, acc, issue);
     const long long end = read_clock64();
     stamps[2 * blockIdx.x] = begin;
     stamps[2 * blockIdx.x + 1] = alive ? end : begin;

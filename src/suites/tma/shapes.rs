@@ -198,12 +198,30 @@ pub const BOXES: &str = "boxes";
 pub const COPIES: &str = "copies";
 
 impl Row {
-    /// The row of `method` copying `shape` (`depth` in flight per block) from `source`.
-    pub fn new(experiment: &str, source: Source, l2_bytes: u64, method: Method, shape: TileShape, depth: u32, rate: Rate) -> Row {
+    /// The row of `method` copying `shape` (`depth` in flight per block) from `source` on
+    /// `device`: the bytes of each launch over the GPU time between events around it (the
+    /// median launch's, the slowest's and the fastest's), and the median per SM and clock at
+    /// the SM clock measured before the suite; or why it did not run.
+    pub fn new(
+        experiment: &str,
+        source: Source,
+        device: Device,
+        method: Method,
+        shape: TileShape,
+        depth: u32,
+        timing: Timing,
+    ) -> Row {
+        let (bytes, event_ms, skipped) = match timing {
+            Timing::Ran { bytes, event_ms } => (Some(bytes), event_ms, None),
+            Timing::Skipped(why) => (None, Vec::new(), Some(why)),
+        };
+        let summary = Summary::of(&event_ms);
+        let gbs = |ms: f64| bytes.map(|b| b / (ms * 1e-3) / 1e9);
+        let Device { sms, mhz, .. } = device;
         Row {
             experiment: experiment.into(),
             source: source.name().into(),
-            source_bytes: source.bytes(l2_bytes),
+            source_bytes: source.bytes(device.l2_bytes),
             method: method.name().into(),
             rank: shape.rank,
             box_x_words: shape.boxes[0],
@@ -218,13 +236,16 @@ impl Row {
                 launch::ASYNC_THREADS
             },
             blocks_per_sm: BLOCKS_PER_SM,
-            launches: rate.launches,
-            bytes_per_launch: rate.bytes_per_launch,
-            gb_per_s: rate.gb_per_s,
-            gb_per_s_min: rate.gb_per_s_min,
-            gb_per_s_max: rate.gb_per_s_max,
-            bytes_per_clock_per_sm: rate.bytes_per_clock_per_sm,
-            skipped: rate.skipped,
+            launches: event_ms.len(),
+            bytes_per_launch: bytes,
+            gb_per_s: summary.and_then(|m| gbs(m.median)),
+            gb_per_s_min: summary.and_then(|m| gbs(m.max)),
+            gb_per_s_max: summary.and_then(|m| gbs(m.min)),
+            bytes_per_clock_per_sm: summary
+                .filter(|_| mhz > 0.0 && sms > 0)
+                .and_then(|m| gbs(m.median))
+                .map(|g| g * 1e9 / (mhz * 1e6) / f64::from(sms)),
+            skipped,
         }
     }
 }
@@ -236,44 +257,12 @@ pub const CHUNK: TileShape = TileShape {
     swizzle: 0,
 };
 
-/// What a configuration's timed launches gave: all bytes over the GPU time between events
-/// around each (the median launch's, the slowest's and the fastest's), the median per SM and
-/// clock at the SM clock measured before the suite, and why there is none where it did not run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Rate {
-    pub launches: usize,
-    pub bytes_per_launch: Option<f64>,
-    pub gb_per_s: Option<f64>,
-    pub gb_per_s_min: Option<f64>,
-    pub gb_per_s_max: Option<f64>,
-    pub bytes_per_clock_per_sm: Option<f64>,
-    pub skipped: Option<String>,
-}
-
-impl Rate {
-    /// The rate of `bytes` per launch over `event_ms`, on `sms` SMs at `mhz`.
-    pub fn of(bytes: f64, event_ms: &[f64], sms: u32, mhz: f64) -> Rate {
-        let summary = Summary::of(event_ms);
-        let gbs = |ms: f64| bytes / (ms * 1e-3) / 1e9;
-        Rate {
-            launches: event_ms.len(),
-            bytes_per_launch: Some(bytes),
-            gb_per_s: summary.map(|m| gbs(m.median)),
-            gb_per_s_min: summary.map(|m| gbs(m.max)),
-            gb_per_s_max: summary.map(|m| gbs(m.min)),
-            bytes_per_clock_per_sm: summary
-                .filter(|_| mhz > 0.0 && sms > 0)
-                .map(|m| gbs(m.median) * 1e9 / (mhz * 1e6) / f64::from(sms)),
-            skipped: None,
-        }
-    }
-
-    pub fn skipped(why: String) -> Rate {
-        Rate {
-            skipped: Some(why),
-            ..Rate::default()
-        }
-    }
+/// What a configuration's timed launches gave: the bytes of each and the GPU milliseconds
+/// between events around each; or why it did not run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Timing {
+    Ran { bytes: f64, event_ms: Vec<f64> },
+    Skipped(String),
 }
 
 /// Both experiments' rows, in the order measured.
@@ -296,11 +285,10 @@ pub struct Device {
 pub fn measure(gpu: &mut Gpu, device: Device, bytes_per_launch: u64) -> Result<Shapes> {
     let data = launch::tma_zeros(gpu, (DRAM_BYTES / 4) as usize)?;
     let mut rows = Vec::new();
-    let l2 = device.l2_bytes;
     for source in Source::ALL {
         for shape in TILE_SHAPES {
             let rate = tiles_rate(gpu, &data, device, source, shape, SHAPE_STAGES, bytes_per_launch)?;
-            rows.push(Row::new(BOXES, source, l2, Method::Tma, shape, SHAPE_STAGES, rate));
+            rows.push(Row::new(BOXES, source, device, Method::Tma, shape, SHAPE_STAGES, rate));
         }
         for depth in ASYNC_DEPTHS {
             for method in Method::ALL {
@@ -314,7 +302,7 @@ pub fn measure(gpu: &mut Gpu, device: Device, bytes_per_launch: u64) -> Result<S
                         copy_rate(gpu, &data, device, source, method, depth, bytes_per_launch)?,
                     ),
                 };
-                rows.push(Row::new(COPIES, source, l2, method, shape, depth, rate));
+                rows.push(Row::new(COPIES, source, device, method, shape, depth, rate));
             }
         }
     }
@@ -347,7 +335,7 @@ fn tiles_rate(
     shape: TileShape,
     stages: u32,
     bytes_per_launch: u64,
-) -> Result<Rate> {
+) -> Result<Timing> {
     let bytes = source.bytes(device.l2_bytes);
     let (dims, strides) = shape.tensor(bytes);
     let blocks = device.sms * BLOCKS_PER_SM;
@@ -361,7 +349,7 @@ fn tiles_rate(
         grid: shape.grid(bytes),
     };
     if !fits(device, launch_shape.shared_bytes()) {
-        return Ok(Rate::skipped(format!(
+        return Ok(Timing::Skipped(format!(
             "{BLOCKS_PER_SM} blocks of {} bytes of shared memory do not fit an SM's {}",
             launch_shape.shared_bytes(),
             device.shared_per_sm
@@ -385,7 +373,10 @@ fn tiles_rate(
         event_ms.push(ms);
     }
     let total = f64::from(blocks) * f64::from(tiles) * f64::from(TILE_BYTES);
-    Ok(Rate::of(total, &event_ms, device.sms, device.mhz))
+    Ok(Timing::Ran {
+        bytes: total,
+        event_ms,
+    })
 }
 
 /// `async_copy` by `method` (synchronous or cp.async), `depth` chunks in flight per block.
@@ -397,7 +388,7 @@ fn copy_rate(
     method: Method,
     depth: u32,
     bytes_per_launch: u64,
-) -> Result<Rate> {
+) -> Result<Timing> {
     let blocks = device.sms * BLOCKS_PER_SM;
     let steps = units_per_block(bytes_per_launch, blocks, depth);
     let shape = AsyncShape {
@@ -408,7 +399,7 @@ fn copy_rate(
         asynchronous: method == Method::CpAsync,
     };
     if !fits(device, shape.shared_bytes()) {
-        return Ok(Rate::skipped(format!(
+        return Ok(Timing::Skipped(format!(
             "{BLOCKS_PER_SM} blocks of {} bytes of shared memory do not fit an SM's {}",
             shape.shared_bytes(),
             device.shared_per_sm
@@ -430,7 +421,10 @@ fn copy_rate(
         event_ms.push(ms);
     }
     let total = f64::from(blocks) * f64::from(steps) * f64::from(AsyncShape::chunk_bytes());
-    Ok(Rate::of(total, &event_ms, device.sms, device.mhz))
+    Ok(Timing::Ran {
+        bytes: total,
+        event_ms,
+    })
 }
 
 fn fits(device: Device, shared: u32) -> bool {
@@ -489,15 +483,41 @@ mod tests {
 
     #[test]
     fn a_rate_is_the_bytes_over_the_median_launch_with_the_slowest_and_fastest() {
-        let rate = Rate::of(1e9, &[0.5, 0.25, 1.0], 100, 1000.0);
+        let device = |mhz: f64| Device {
+            sms: 100,
+            mhz,
+            shared_per_sm: 0,
+            shared_per_block: 0,
+            l2_bytes: 50 << 20,
+        };
+        let row = |event_ms: &[f64], mhz: f64| {
+            let timing = Timing::Ran {
+                bytes: 1e9,
+                event_ms: event_ms.to_vec(),
+            };
+            Row::new(COPIES, Source::L2, device(mhz), Method::CpAsync, CHUNK, 2, timing)
+        };
+        let rate = row(&[0.5, 0.25, 1.0], 1000.0);
         assert_eq!(rate.launches, 3);
         assert_eq!(rate.gb_per_s, Some(2000.0));
         assert_eq!(rate.gb_per_s_min, Some(1000.0));
         assert_eq!(rate.gb_per_s_max, Some(4000.0));
         // 2 TB/s over 100 SMs at 1 GHz.
         assert_eq!(rate.bytes_per_clock_per_sm, Some(20.0));
-        assert_eq!(Rate::of(1e9, &[], 100, 1000.0).gb_per_s, None);
-        assert_eq!(Rate::of(1e9, &[1.0], 100, 0.0).bytes_per_clock_per_sm, None);
+        assert_eq!((rate.source_bytes, rate.bytes_in_flight_per_sm), (12 << 20, 16384));
+        assert_eq!(row(&[], 1000.0).gb_per_s, None);
+        assert_eq!(row(&[1.0], 0.0).bytes_per_clock_per_sm, None);
+        let skipped = Row::new(
+            BOXES,
+            Source::Dram,
+            device(1000.0),
+            Method::Tma,
+            COMPARED_BOX,
+            8,
+            Timing::Skipped("do not fit".into()),
+        );
+        assert_eq!((skipped.gb_per_s, skipped.launches), (None, 0));
+        assert_eq!(skipped.skipped.as_deref(), Some("do not fit"));
     }
 
     #[test]

@@ -251,26 +251,36 @@ pub fn draw(path: &Path, title: &str, shapes: &Shapes) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suites::tma::shapes::{CHUNK, COMPARED_BOX, Method, Rate, Source, TILE_SHAPES};
+    use crate::suites::tma::shapes::{CHUNK, COMPARED_BOX, Device, Method, Source, TILE_SHAPES, Timing};
 
     fn shapes() -> Shapes {
-        let rate = |gbs: f64| Rate::of(gbs * 1e6, &[1.0, 1.1, 0.9], 132, 1755.0);
+        let device = Device {
+            sms: 132,
+            mhz: 1755.0,
+            shared_per_sm: 0,
+            shared_per_block: 0,
+            l2_bytes: 50 << 20,
+        };
+        let rate = |gbs: f64| Timing::Ran {
+            bytes: gbs * 1e6,
+            event_ms: vec![1.0, 1.1, 0.9],
+        };
         let mut rows: Vec<Row> = TILE_SHAPES
             .iter()
             .enumerate()
             .map(|(i, &s)| {
                 let source = if i % 2 == 0 { Source::L2 } else { Source::Dram };
                 let rate = if i == 3 {
-                    Rate::skipped("do not fit".into())
+                    Timing::Skipped("do not fit".into())
                 } else {
                     rate(1000.0 + i as f64)
                 };
-                Row::new(BOXES, source, 50 << 20, Method::Tma, s, 8, rate)
+                Row::new(BOXES, source, device, Method::Tma, s, 8, rate)
             })
             .collect();
         for m in Method::ALL {
             let shape = if m == Method::Tma { COMPARED_BOX } else { CHUNK };
-            rows.push(Row::new(COPIES, Source::Dram, 50 << 20, m, shape, 4, rate(3000.0)));
+            rows.push(Row::new(COPIES, Source::Dram, device, m, shape, 4, rate(3000.0)));
         }
         Shapes { rows }
     }
