@@ -274,6 +274,27 @@ impl SuiteRun {
         })
     }
 
+    /// Joins the disassembly read beside the run, writes its text as `file` where there is
+    /// one, and returns every kernel's opcodes with their static counts.
+    pub fn keep_instructions(
+        &self,
+        disassembly: crate::gpu::sass::Beside,
+        file: &str,
+    ) -> Result<crate::report::saved::KernelInstructions> {
+        let (text, record) = disassembly.join()?;
+        if let Some(text) = &text {
+            self.run.write(file, text.as_bytes())?;
+        }
+        Ok(crate::report::saved::KernelInstructions {
+            status: record.status,
+            arch: record.arch,
+            instructions: text
+                .as_deref()
+                .map(crate::analysis::sass::instructions)
+                .unwrap_or_default(),
+        })
+    }
+
     /// Records `settings` as `metadata.json`'s settings (written when the run finishes): for
     /// a suite whose record grows as it measures (what it subtracted, the SASS it read).
     pub fn record_settings(&mut self, settings: &impl serde::Serialize) -> Result<()> {

@@ -60,6 +60,18 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
     Ok(rows)
 }
 
+/// The SASS of a module's kernels as a suite's JSON file records it: how it was made ("written
+/// to FILE", or why none was), for which target (empty in files written before the field), and
+/// every opcode of each kernel but the padding with its static count, where the toolkit was
+/// there. Made by [`crate::harness::suite::SuiteRun::keep_instructions`].
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct KernelInstructions {
+    pub status: String,
+    #[serde(default)]
+    pub arch: String,
+    pub instructions: std::collections::BTreeMap<String, std::collections::BTreeMap<String, usize>>,
+}
+
 /// The SASS a suite's JSON file records of the kernels it timed: how it was made ("written to
 /// FILE", or why none was) and what each kernel holds of interest to the suite (`K`: its
 /// atomics, its MMA instructions).

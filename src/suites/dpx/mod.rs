@@ -80,7 +80,7 @@ use self::measure::{
     BLOCKS_PER_SM, CHAINS, FUNCTIONS, LATENCY_STEPS, MIXES, MODULE, Mix, Plan, THREADS,
     THROUGHPUT_STEPS,
 };
-use self::report::{KernelsSass, Reading};
+use self::report::Reading;
 use crate::harness::{Redraw, SavedRun, suite};
 
 const METHOD: &str = "compute_90 PTX (cuda/dpx.cu). Latency: one thread, a dependent chain x = f(x, y, z) (y, z kernel arguments) of 32 and of 128 calls per loop trip, unrolled, latency_iterations trips, clock64 around the loop; cycles per call = (long - short) / (96 x trips), median over the repeats. Throughput: 8 blocks of 256 threads per SM on every SM, 8 independent chains per thread of 8 and of 16 calls per trip, throughput_iterations trips; thread 0 of each block reads clock64 after a barrier before and after the loop and records %smid; per SM the calls its blocks add in the long kernel over the cycles its span adds, median over the repeats; the figure the median over the SMs. Integer pipe: IADD3 and IMAD chains alone, and 1:1 mixes (chains of A and B alternating); one shared pipe predicts 2/(1/rate_A + 1/rate_B), two pipes 2 min(rate_A, rate_B); the verdict is the prediction the mix lies nearer in log terms (by a third of their distance; unidentified where they are within 20%). SASS of one call: the difference of the two latency kernels' opcode counts over 96. Each kernel launched once untimed before its repeats";
@@ -124,24 +124,14 @@ pub fn run(args: &DpxArgs) -> Result<()> {
             };
             let samples = measure::measure(gpu, &plan)?;
             suite.release_gpu(gpu)?;
-            let (text, record) = disassembly.join()?;
-            if let Some(text) = &text {
-                suite.run.write("dpx.sass", text.as_bytes())?;
-            }
+            let sass = suite.keep_instructions(disassembly, "dpx.sass")?;
             let reading = Reading {
                 repeats: args.repeats,
                 latency_iterations: args.latency_iterations,
                 throughput_iterations: args.throughput_iterations,
                 samples,
                 method: METHOD.into(),
-                sass: KernelsSass {
-                    status: record.status,
-                    arch: record.arch,
-                    instructions: text
-                        .as_deref()
-                        .map(crate::analysis::sass::instructions)
-                        .unwrap_or_default(),
-                },
+                sass,
             };
             report::write(&suite.run, &reading)?;
             print(&reading);

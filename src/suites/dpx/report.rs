@@ -39,14 +39,8 @@ pub struct Reading {
     pub sass: KernelsSass,
 }
 
-/// The SASS of the module's kernels: how it was made, for which target, and every opcode of
-/// each kernel but the padding with its static count, where the toolkit was there.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct KernelsSass {
-    pub status: String,
-    pub arch: String,
-    pub instructions: BTreeMap<String, BTreeMap<String, usize>>,
-}
+/// The SASS of the module's kernels ([`KernelInstructions`]).
+pub type KernelsSass = crate::report::saved::KernelInstructions;
 
 /// One line of `functions.csv`, read back by [`read_functions`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -52,7 +52,7 @@ pub use settings::LaunchArgs;
 use anyhow::Result;
 
 use self::measure::{EMPTY, HOLD, MODULE, Plan, SCALE};
-use self::report::{KernelsSass, Reading};
+use self::report::Reading;
 use crate::harness::{Redraw, SavedRun, suite};
 
 const METHOD: &str = "one stream. Launch call: host wall time of `queued` back-to-back launches of launch_empty (1 block of 32 threads) with no wait, over the count. Round trip: host wall time of one launch and cuStreamSynchronize, after 10 untimed. Back to back: GPU time between two events around `back_to_back` launches of launch_empty queued behind launch_hold (a %globaltimer spin three times the host's queueing time, doubled up to four times where the host outran it), over the count. Graph: the same launches captured into a CUDA graph, instantiated once and uploaded; GPU time per kernel between events around one graph launch behind a hold, and the host round trip of one graph launch and the synchronise. Small kernels: launch_scale (y = a x over floats, grid-stride, 256 threads, up to 8 blocks per SM) at volumes of 4 KiB to max_bytes (read and written) in doublings; per volume one untimed launch and `repeats` launches behind a hold, an event between each two; T(V) = a + V/b fitted by OLS to the median per volume. Every figure the median over its repeats, with the range";
@@ -96,10 +96,7 @@ pub fn run(args: &LaunchArgs) -> Result<()> {
             };
             let samples = measure::measure(gpu, &plan)?;
             suite.release_gpu(gpu)?;
-            let (text, record) = disassembly.join()?;
-            if let Some(text) = &text {
-                suite.run.write("launch.sass", text.as_bytes())?;
-            }
+            let sass = suite.keep_instructions(disassembly, "launch.sass")?;
             let reading = Reading {
                 repeats: args.repeats,
                 queued: args.queued,
@@ -107,13 +104,7 @@ pub fn run(args: &LaunchArgs) -> Result<()> {
                 back_to_back: args.back_to_back,
                 samples,
                 method: METHOD.into(),
-                sass: KernelsSass {
-                    status: record.status,
-                    instructions: text
-                        .as_deref()
-                        .map(crate::analysis::sass::instructions)
-                        .unwrap_or_default(),
-                },
+                sass,
             };
             report::write(&suite.run, &reading)?;
             print(&reading);

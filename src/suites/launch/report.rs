@@ -37,13 +37,8 @@ pub struct Reading {
     pub sass: KernelsSass,
 }
 
-/// The SASS of the module's kernels: how it was made, and every instruction of each kernel
-/// but the padding (opcode and static count), where the toolkit was there.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct KernelsSass {
-    pub status: String,
-    pub instructions: BTreeMap<String, BTreeMap<String, usize>>,
-}
+/// The SASS of the module's kernels ([`KernelInstructions`]).
+pub type KernelsSass = crate::report::saved::KernelInstructions;
 
 /// One line of `small-kernels.csv`, read back by [`read_points`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -416,6 +411,7 @@ mod tests {
             method: "synthetic".into(),
             sass: KernelsSass {
                 status: "written".into(),
+                arch: "sm_90".into(),
                 instructions: BTreeMap::from([
                     (
                         EMPTY.to_string(),
@@ -481,7 +477,7 @@ mod tests {
     fn without_the_sass_the_figure_says_why() {
         let sass = KernelsSass {
             status: "no ptxas".into(),
-            instructions: BTreeMap::new(),
+            ..KernelsSass::default()
         };
         assert_eq!(sass_words(&sass), None);
     }
