@@ -323,6 +323,31 @@ pub fn log_bytes_axis(low: f64, high: f64) -> WithKeyPoints<LogCoord<f64>> {
         .with_key_points(byte_ticks(low, high))
 }
 
+/// Two log axes ticked by [`log_bytes_axis`] and [`log_axis`].
+pub type LogLog = Cartesian2d<WithKeyPoints<LogCoord<f64>>, WithKeyPoints<LogCoord<f64>>>;
+
+/// A rate against bytes on log axes ([`log_bytes_axis`] from `x`, [`log_axis`] from `y`) on
+/// `area`, its mesh drawn with binary-byte and whole-number labels: the frame the bandwidth
+/// and small-kernel plots share.
+pub fn log_log_bytes_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    (low, high): (f64, f64),
+    (bottom, top): (f64, f64),
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<ChartContext<'a, DB, LogLog>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut chart = ChartBuilder::on(area)
+        .margin(20)
+        .x_label_area_size(60)
+        .y_label_area_size(100)
+        .build_cartesian_2d(log_bytes_axis(low, high), log_axis(bottom, top))?;
+    mesh(&mut chart, x_desc, y_desc)
+        .x_label_formatter(&|v| binary_bytes(*v))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .draw()?;
+    Ok(chart)
+}
+
 /// A log axis from `low` to `high` that is not bytes, ticked at 1, 2 and 5 times the powers
 /// of ten ([`one_two_five_ticks`]).
 pub fn log_axis(low: f64, high: f64) -> WithKeyPoints<LogCoord<f64>> {

@@ -47,18 +47,13 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
     let design = plot::Design::from((1400, 800)).with_legend(entries.len());
     plot::titled_plot!(path, design, title, |root| {
         let root = plot::legend_above(&root, &entries)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(100)
-            .build_cartesian_2d(
-                plot::log_bytes_axis(low / 1.1, high * 1.1),
-                plot::log_axis(bottom, top),
-            )?;
-        plot::mesh(&mut chart, "footprint (bytes, log scale; per SM for the L1 sweep)", "GB/s (log scale)")
-            .x_label_formatter(&|v| plot::binary_bytes(*v))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .draw()?;
+        let mut chart = plot::log_log_bytes_chart(
+            &root,
+            (low / 1.1, high * 1.1),
+            (bottom, top),
+            "footprint (bytes, log scale; per SM for the L1 sweep)",
+            "GB/s (log scale)",
+        )?;
         for (curve, colour, falls, _) in &series {
             chart.draw_series(LineSeries::new(curve.clone(), colour.stroke_width(2)))?;
             chart.draw_series(

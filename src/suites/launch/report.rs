@@ -308,18 +308,13 @@ pub fn draw(path: &Path, title: &str, points: &[Point]) -> Result<()> {
     let design = plot::Design::from((1200, 750)).with_legend(entries.len());
     plot::titled_plot!(path, design, title, |root| {
         let root = plot::legend_above(&root, &entries)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(100)
-            .build_cartesian_2d(
-                plot::log_bytes_axis(low / 1.2, high * 1.2),
-                plot::log_axis(bottom, top),
-            )?;
-        plot::mesh(&mut chart, "volume V read and written per launch (log scale)", "V / T(V), GB/s (log scale)")
-            .x_label_formatter(&|v| plot::binary_bytes(*v))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .draw()?;
+        let mut chart = plot::log_log_bytes_chart(
+            &root,
+            (low / 1.2, high * 1.2),
+            (bottom, top),
+            "volume V read and written per launch (log scale)",
+            "V / T(V), GB/s (log scale)",
+        )?;
         for p in points {
             let x = p.bytes as f64;
             chart.draw_series(std::iter::once(PathElement::new(
