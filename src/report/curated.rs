@@ -166,7 +166,8 @@ fn memory(figures: &[Figure]) -> Table {
                 },
                 penalty.map_or(String::new(), |p| format!("{p:.1}")),
                 number(l.read_bandwidth, |v| format!("{v:.0}")),
-                l.load.unwrap_or_default(),
+                l.load.clone().unwrap_or_default(),
+                one_array_with(figures, &l.space, &l.level),
             ]
         })
         .collect();
@@ -185,9 +186,54 @@ fn memory(figures: &[Figure]) -> Table {
             "miss penalty (cycles)",
             "read (GB/s)",
             "SASS load",
+            "one array with",
         ],
         rows,
-        note: "Pointer-chase latency (plateau median); size: the capacity read from the curve with no model (the largest footprint with no miss, and in brackets the interval the calibration study found to hold the true size on every family of caches), else the model fit's; geometry from the model fit where its calibrated confidence is at least 0.5; n.i.: not identified from the sweep (summary.md says why); memory: past the last cache level; miss penalty: the next level's latency in the same space less this level's (what a miss here adds, as MT4G states it), none for the last level. The instruction rows' latency is the time per instruction of a straight-line run that outgrows the level (a fetch cost, not a load latency).",
+        note: "Pointer-chase latency (plateau median); size: the capacity read from the curve with no model (the largest footprint with no miss, and in brackets the interval the calibration study found to hold the true size on every family of caches), else the model fit's; geometry from the model fit where its calibrated confidence is at least 0.5; n.i.: not identified from the sweep (summary.md says why); memory: past the last cache level; miss penalty: the next level's latency in the same space less this level's (what a miss here adds, as MT4G states it), none for the last level. The instruction rows' latency is the time per instruction of a straight-line run that outgrows the level (a fetch cost, not a load latency). One array with: the spaces whose loads evict this first level's lines as its own loads do (the cache suite's shared-storage probe); none where every pair it could tell is separate.",
+    }
+}
+
+/// The spaces whose loads evict the first level of `space` as its own loads do, from the
+/// cache suite's shared-storage verdicts, read by key and number (the share of its own
+/// slowdown, at least 0.5 where they share): "readonly, texture"; "none" where every verdict
+/// it has says separate; empty for other levels and runs without the probe.
+fn one_array_with(figures: &[Figure], space: &str, level: &str) -> String {
+    let path_of = |space: &str| {
+        keys::STORAGE_PATHS
+            .iter()
+            .find(|&&(s, _)| s == space)
+            .map(|&(_, p)| p)
+    };
+    let space_of = |path: &str| -> String {
+        keys::STORAGE_PATHS
+            .iter()
+            .find(|&&(_, p)| p == path)
+            .map_or(path, |&(s, _)| s)
+            .to_string()
+    };
+    let Some(path) = path_of(space).filter(|_| level == "1") else {
+        return String::new();
+    };
+    let verdicts: Vec<(&str, f64)> = figures
+        .iter()
+        .filter(|f| !f.is_unresolved())
+        .filter_map(|f| {
+            let (fill, evict) = keys::storage_pair(&f.key)?;
+            (fill == path).then_some((evict, f.value?))
+        })
+        .collect();
+    if verdicts.is_empty() {
+        return String::new();
+    }
+    let sharing: Vec<String> = verdicts
+        .iter()
+        .filter(|&&(_, share)| share >= 0.5)
+        .map(|&(evict, _)| space_of(evict))
+        .collect();
+    if sharing.is_empty() {
+        "none".into()
+    } else {
+        sharing.join(", ")
     }
 }
 
@@ -424,6 +470,33 @@ mod tests {
             suites: Vec::new(),
             total_seconds: None,
         }
+    }
+
+    #[test]
+    fn the_spaces_sharing_a_first_level_come_from_the_verdicts_keys_and_numbers() {
+        let m = "Memory hierarchy";
+        let verdict = |fill: &str, evict: &str, share: f64, unresolved: bool| {
+            let mut f = Figure::sample(m, &format!("{fill} after {evict}"), Some(share), "", "");
+            f.key = keys::storage(fill, evict);
+            // The words say the opposite: the column must not read them.
+            f.text = Some("words the table does not read".into());
+            if unresolved {
+                f.mark_unresolved(crate::report::figures::Reason::NotIdentifiable, "test");
+            }
+            f
+        };
+        let figures = vec![
+            verdict("l1", "readonly", 1.0, false),
+            verdict("l1", "texture", 0.98, false),
+            verdict("l1", "constant", 0.9, true),
+            verdict("constant", "l1", 0.19, false),
+            verdict("constant", "texture", 0.22, false),
+        ];
+        assert_eq!(one_array_with(&figures, "global", "1"), "readonly, texture");
+        assert_eq!(one_array_with(&figures, "constant", "1"), "none");
+        assert_eq!(one_array_with(&figures, "global", "2"), "");
+        assert_eq!(one_array_with(&figures, "texture", "1"), "");
+        assert_eq!(one_array_with(&figures, "shared", "1"), "");
     }
 
     #[test]

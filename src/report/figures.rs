@@ -673,6 +673,13 @@ impl Rows {
         self.add(quantity, None, text, "", None, String::new());
     }
 
+    /// A verdict in words with the number it was reached from (`value` in `unit`): the
+    /// tables show the words, and the core reads the number (a share, a ratio) where it
+    /// needs the verdict, never the words.
+    pub fn verdict(&mut self, quantity: &str, value: f64, unit: &str, text: &str) {
+        self.add(quantity, Some(value), Some(text), unit, None, String::new());
+    }
+
     /// A verdict whose standing is said in words (`"uncalibrated …"`).
     pub fn text_labelled(&mut self, quantity: &str, text: Option<&str>, label: String) {
         self.add(quantity, None, text, "", None, label);

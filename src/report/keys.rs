@@ -125,6 +125,36 @@ impl Known<'_> {
     }
 }
 
+/// The load paths the cache suite's shared-storage probe compares, by the memory space whose
+/// first level each fills: (space, path).
+pub const STORAGE_PATHS: [(&str, &str); 4] = [
+    ("global", "l1"),
+    ("readonly", "readonly"),
+    ("texture", "texture"),
+    ("constant", "constant"),
+];
+
+/// The key of the shared-storage verdict on `fill`'s lines after a walk through `evict`.
+pub fn storage(fill: &str, evict: &str) -> String {
+    ["cache", "storage", fill, evict].join(&SEP.to_string())
+}
+
+/// The (fill, evict) paths of a shared-storage verdict's key ([`storage`]).
+pub fn storage_pair(key: &str) -> Option<(&str, &str)> {
+    let mut parts = key.split(SEP);
+    let (Some("cache"), Some("storage"), Some(fill), Some(evict), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return None;
+    };
+    let known = |p: &str| STORAGE_PATHS.iter().any(|&(_, path)| path == p);
+    (known(fill) && known(evict)).then_some((fill, evict))
+}
+
 /// Whether `key` is a bandwidth headline of `operation` at `level`, whichever search it came
 /// from (the curated memory table and the roofline's memory ceilings take either).
 pub fn is_bandwidth(key: &str, level: &str, operation: &str) -> bool {
@@ -365,6 +395,17 @@ fn memory_from_words(quantity: &str) -> Option<Known<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_storage_key_parses_back_to_its_paths_and_nothing_else_does() {
+        assert_eq!(
+            storage_pair(&storage("l1", "texture")),
+            Some(("l1", "texture"))
+        );
+        assert_eq!(storage_pair("cache/storage/l1/kept"), None);
+        assert_eq!(storage_pair("cache/storage/l1/texture/x"), None);
+        assert_eq!(storage_pair("cache/global/1/latency"), None);
+    }
 
     #[test]
     fn figures_born_keyed_are_the_new_suites_and_the_tma_shapes_only() {

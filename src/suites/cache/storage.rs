@@ -30,8 +30,12 @@ use serde::{Deserialize, Serialize};
 use super::launch::storage::{self as probe, ProbeChain, ProbePath, Walk};
 use crate::gpu::Gpu;
 use crate::report::figures::{Figure, Reason, Rows};
+use crate::report::keys;
 
 pub const FILE: &str = "storage.csv";
+/// The unit of a verdict's number: the share of the fill path's own slowdown that the other
+/// path's walk caused (at least 0.5 where they share one array).
+pub const SHARE_UNIT: &str = "of its own eviction";
 const LAUNCHES: usize = 3;
 /// The chains: line strides and bytes (see the module's method).
 const BUFFER_STRIDE: u32 = 128;
@@ -56,14 +60,11 @@ const _: () = assert!(
 const VISIBLE_CYCLES: f64 = 10.0;
 const VISIBLE_SHARE: f64 = 0.2;
 
-/// A path's name in the file, and in words.
+/// A path's name in the file and its keys ([`keys::STORAGE_PATHS`], in the same order as
+/// [`ProbePath::ALL`]).
 pub fn name(path: ProbePath) -> &'static str {
-    match path {
-        ProbePath::L1 => "l1",
-        ProbePath::ReadOnly => "readonly",
-        ProbePath::Texture => "texture",
-        ProbePath::Constant => "constant",
-    }
+    let at = ProbePath::ALL.iter().position(|&p| p == path).unwrap_or(0);
+    keys::STORAGE_PATHS[at].1
 }
 
 fn words(path: &str) -> &str {
@@ -277,15 +278,19 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
             };
             let quantity = format!("shared storage: {} lines after a walk through {}", words(x), words(y));
             let levels = format!("{base:.1} cycles untouched, {own:.1} after its own walk, {cross:.1} after this one");
-            r.key(format!("cache/storage/{x}/{y}"));
+            r.key(keys::storage(x, y));
             match verdict {
-                Verdict::Shares { share } => r.text(
+                Verdict::Shares { share } => r.verdict(
                     &quantity,
-                    Some(&format!("one array: evicted as by its own walk ({share:.2} of it; {levels})")),
+                    share,
+                    SHARE_UNIT,
+                    &format!("one array: evicted as by its own walk ({share:.2} of it; {levels})"),
                 ),
-                Verdict::Separate { share } => r.text(
+                Verdict::Separate { share } => r.verdict(
                     &quantity,
-                    Some(&format!("separate arrays: left in place ({share:.2} of its own eviction; {levels})")),
+                    share,
+                    SHARE_UNIT,
+                    &format!("separate arrays: left in place ({share:.2} of its own eviction; {levels})"),
                 ),
                 Verdict::NotIdentifiable(why) => {
                     r.text(&quantity, Some(&format!("not identifiable: {why}")));
@@ -403,6 +408,13 @@ mod tests {
         assert_eq!(figures[0].key, "cache/storage/constant/l1");
         assert!(figures[0].text.as_deref().unwrap().starts_with("separate arrays"));
         assert!(figures[1].text.as_deref().unwrap().starts_with("one array"));
+        // The verdict's number, which the core reads: the share of the own slowdown.
+        assert!((figures[0].value.unwrap() - 1.0 / 60.0).abs() < 1e-9);
+        assert!((figures[1].value.unwrap() - 58.0 / 60.0).abs() < 1e-9);
+        assert_eq!(figures[1].unit, SHARE_UNIT);
+        for (path, name) in ProbePath::ALL.into_iter().zip(["l1", "readonly", "texture", "constant"]) {
+            assert_eq!(super::name(path), name);
+        }
         assert!(!figures[0].is_unresolved() && !figures[1].is_unresolved());
         assert!(figures[2].is_unresolved());
         assert!(figures_of_nothing().is_empty());
