@@ -63,7 +63,7 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
 /// The SASS of a module's kernels as a suite's JSON file records it: how it was made ("written
 /// to FILE", or why none was), for which target (empty in files written before the field), and
 /// every opcode of each kernel but the padding with its static count, where the toolkit was
-/// there. Made by [`crate::harness::suite::SuiteRun::keep_instructions`].
+/// there. The harness makes it as the run's disassembly is joined (`keep_instructions`).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KernelInstructions {
     pub status: String,
