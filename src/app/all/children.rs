@@ -130,6 +130,17 @@ pub(super) fn forward_interrupts() {
     }
 }
 
+/// Why a suite's process ended on `signal`, for `all.json`: the signal's name, and for one the
+/// process raised itself (SIGABRT) the last line it logged before, which is the aborting
+/// library's or simulator's own reason (GPGPU-Sim prints its deadlock report, then aborts);
+/// a process killed from outside wrote no sentence, and its last line would mislead.
+pub(super) fn killed_reason(signal: i32, last_line: Option<String>) -> String {
+    match last_line.filter(|_| signal == libc::SIGABRT) {
+        Some(line) => format!("killed by {}; its last words: {line}", signal_name(signal)),
+        None => format!("killed by {}", signal_name(signal)),
+    }
+}
+
 /// A signal as a reader of `all.json` needs it: its name, and for the ones a run meets, why.
 pub(super) fn signal_name(signal: i32) -> String {
     match signal {
@@ -138,8 +149,31 @@ pub(super) fn signal_name(signal: i32) -> String {
             "SIGKILL (from outside: the out-of-memory killer, a scheduler)".to_string()
         }
         libc::SIGSEGV => "SIGSEGV (a crash; please report it with the command line)".to_string(),
+        libc::SIGABRT => {
+            "SIGABRT (the process aborted itself: a library's failed check, or a simulator giving up)"
+                .to_string()
+        }
         libc::SIGTERM => "SIGTERM".to_string(),
         libc::SIGINT => "SIGINT".to_string(),
         other => format!("signal {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_abort_keeps_the_last_words_and_a_kill_from_outside_does_not() {
+        let line = || Some("GPGPU-Sim uArch: ERROR ** deadlock detected".to_string());
+        let aborted = killed_reason(libc::SIGABRT, line());
+        assert!(aborted.starts_with("killed by SIGABRT (the process aborted itself"));
+        assert!(aborted.ends_with("its last words: GPGPU-Sim uArch: ERROR ** deadlock detected"));
+        assert_eq!(
+            killed_reason(libc::SIGABRT, None),
+            format!("killed by {}", signal_name(libc::SIGABRT))
+        );
+        let killed = killed_reason(libc::SIGKILL, line());
+        assert!(killed.starts_with("killed by SIGKILL") && !killed.contains("deadlock"));
     }
 }

@@ -299,8 +299,7 @@ impl Running {
             End::Exited(exit) => (
                 "failed".to_string(),
                 Some(match std::os::unix::process::ExitStatusExt::signal(&exit) {
-                    // Killed, it wrote no sentence: its log's last line would mislead.
-                    Some(signal) => format!("killed by {}", signal_name(signal)),
+                    Some(signal) => killed_reason(signal, run_dir::last_log_line(&child.log_path)),
                     None => run_dir::last_log_line(&child.log_path)
                         .unwrap_or(format!("exited with {exit}")),
                 }),
