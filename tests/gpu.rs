@@ -875,6 +875,32 @@ fn tensor_measures_mma_sync_and_wgmma_on_every_input_type() {
     assert!(run.join("tensor.png").is_file());
 }
 
+/// `tensor --sustain`: both fills held for their seconds, one row per launch with its rate and
+/// the SM clock it ran at, the short figures written beside them; every launch counted.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tensor_holds_wgmma_for_seconds_on_both_fills() {
+    let (_dir, run, _) = run_suite(&["tensor", "--iterations", "128", "--sustain", "2"]);
+    assert!(run.join("tensor.csv").is_file() && run.join("tensor.json").is_file());
+    let mut reader = csv::Reader::from_path(run.join("sustained.csv")).unwrap();
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        reader.deserialize().map(Result::unwrap).collect();
+    for fill in ["pseudo-random", "zero"] {
+        let of: Vec<_> = rows.iter().filter(|r| r["fill"] == fill).collect();
+        // About 86 ms a launch on an H200: a couple of seconds hold a dozen or more.
+        assert!(of.len() >= 5, "{fill}: {} launches", of.len());
+        let mut last = -1.0;
+        for r in of {
+            let seconds: f64 = r["seconds"].parse().unwrap();
+            assert!(seconds > last && seconds < 2.0, "{r:?}");
+            last = seconds;
+            assert!(r["tflops"].parse::<f64>().unwrap() > 1.0, "{r:?}");
+            assert!(r["sm_mhz"].parse::<f64>().unwrap() > 100.0, "{r:?}");
+        }
+    }
+    assert!(run.join("tensor-sustained.png").is_file());
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tensor_measures_narrow_register_and_sparse_forms() {

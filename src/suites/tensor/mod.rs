@@ -95,63 +95,86 @@ pub fn run(args: &TensorArgs) -> Result<()> {
                 mhz,
                 &properties.compute_capability,
             )?;
-            let sustained = if args.sustain > 0.0 {
-                sustain::measure(gpu, || suite.nvml_sample(), sms, args.sustain)?
+            if args.sustain > 0.0 {
+                // The short figures are written before the GPU is held for seconds: a
+                // sustained part that fails, or is stopped, leaves them (and the launches it
+                // saved so far) behind.
+                write_short(suite, disassembly, &results)?;
+                let sustained = sustain::measure(
+                    gpu,
+                    || suite.nvml_sample(),
+                    |rows| suite.run.write_csv(tensor_report::SUSTAINED, rows),
+                    sms,
+                    args.sustain,
+                )?;
+                suite.release_gpu(gpu)?;
+                print_sustained(&sustained);
             } else {
-                Vec::new()
-            };
-            suite.release_gpu(gpu)?;
-            if !sustained.is_empty() {
-                suite.run.write_csv(tensor_report::SUSTAINED, &sustained)?;
-                for s in sustain::settled(&sustained) {
-                    println!(
-                        "sustained FP16 wgmma, {} operands: first launch {:.1} TFLOPS, settled {:.1} TFLOPS at {:.0} MHz{}",
-                        s.fill,
-                        s.first_tflops,
-                        s.tflops.median,
-                        s.sm_mhz.median,
-                        s.power_watts.as_ref().map_or(String::new(), |p| format!(
-                            ", {:.0} W, {:.2} TFLOPS/W",
-                            p.median,
-                            s.tflops_per_watt().unwrap_or(f64::NAN)
-                        ))
-                    );
-                }
-            }
-            let (text, record) = disassembly.join()?;
-            let sass = text
-                .as_deref()
-                .map(self::analysis::mma_instructions)
-                .unwrap_or_default();
-            if let Some(text) = &text {
-                suite.run.write("tensor.sass", text.as_bytes())?;
-            }
-            let rows = tensor_report::rows(&results, &sass);
-            tensor_report::write(&suite.run, &rows, &sass, &record.status)?;
-            for row in &rows {
-                if let Some(problem) = &row.sass_problem {
-                    eprintln!("warning: {problem}; its figures are left out of the summary");
-                }
-            }
-            for row in rows.iter().filter(|r| r.sass_problem.is_none()) {
-                println!(
-                    "{:<9} {:<11} {:<14} latency {:>7.1} cycles, {:>7.0} FLOP/clock/SM ({:.1} TFLOPS{})",
-                    row.family,
-                    row.shape,
-                    row.types,
-                    row.latency_cycles,
-                    row.flop_per_clock_per_sm,
-                    row.tflops,
-                    row.fraction_of_peak.map_or(String::new(), |f| format!(
-                        ", {:.1} % of {} peak",
-                        100.0 * f,
-                        if row.family.contains(".sp") { "the sparse" } else { "dense" }
-                    ))
-                );
+                suite.release_gpu(gpu)?;
+                write_short(suite, disassembly, &results)?;
             }
             Ok(())
         },
     )
+}
+
+/// The short measurements' files (the SASS, `tensor.csv`, `tensor.json`) and their console
+/// lines, once the disassembly read beside the run is in.
+fn write_short(
+    suite: &crate::harness::suite::SuiteRun,
+    disassembly: crate::gpu::sass::Beside,
+    results: &[tensor::KernelResult],
+) -> Result<()> {
+    let (text, record) = disassembly.join()?;
+    let sass = text
+        .as_deref()
+        .map(self::analysis::mma_instructions)
+        .unwrap_or_default();
+    if let Some(text) = &text {
+        suite.run.write("tensor.sass", text.as_bytes())?;
+    }
+    let rows = tensor_report::rows(results, &sass);
+    tensor_report::write(&suite.run, &rows, &sass, &record.status)?;
+    for row in &rows {
+        if let Some(problem) = &row.sass_problem {
+            eprintln!("warning: {problem}; its figures are left out of the summary");
+        }
+    }
+    for row in rows.iter().filter(|r| r.sass_problem.is_none()) {
+        println!(
+            "{:<9} {:<11} {:<14} latency {:>7.1} cycles, {:>7.0} FLOP/clock/SM ({:.1} TFLOPS{})",
+            row.family,
+            row.shape,
+            row.types,
+            row.latency_cycles,
+            row.flop_per_clock_per_sm,
+            row.tflops,
+            row.fraction_of_peak.map_or(String::new(), |f| format!(
+                ", {:.1} % of {} peak",
+                100.0 * f,
+                if row.family.contains(".sp") { "the sparse" } else { "dense" }
+            ))
+        );
+    }
+    Ok(())
+}
+
+/// The sustained run's settled state per fill, on the console.
+fn print_sustained(sustained: &[sustain::SustainedRow]) {
+    for s in sustain::settled(sustained) {
+        println!(
+            "sustained FP16 wgmma, {} operands: first launch {:.1} TFLOPS, settled {:.1} TFLOPS at {:.0} MHz{}",
+            s.fill,
+            s.first_tflops,
+            s.tflops.median,
+            s.sm_mhz.median,
+            s.power_watts.as_ref().map_or(String::new(), |p| format!(
+                ", {:.0} W, {:.2} TFLOPS/W",
+                p.median,
+                s.tflops_per_watt().unwrap_or(f64::NAN)
+            ))
+        );
+    }
 }
 
 /// `gpubench tensor` in the suite registry.

@@ -54,15 +54,23 @@ pub struct SustainedRow {
     pub clock_limits: String,
 }
 
+/// How often the rows so far are saved while the kernel is held (and at each fill's end): a
+/// run stopped or failed midway keeps all but the last few seconds. A save takes the host a
+/// few milliseconds between two launches of about 86 ms, every few seconds.
+pub const SAVE_EVERY: Duration = Duration::from_secs(5);
+
 /// Launches the sustained kernel for `seconds` per fill on `sms` blocks; `sample` reads NVML
-/// after every launch (`None`: no NVML, the power columns stay empty).
+/// after every launch (`None`: no NVML, the power columns stay empty); `save` is handed every
+/// row so far every [`SAVE_EVERY`] and at the end of each fill.
 pub fn measure(
     gpu: &mut Gpu,
     sample: impl Fn() -> Option<HealthSample>,
+    mut save: impl FnMut(&[SustainedRow]) -> Result<()>,
     sms: u32,
     seconds: f64,
 ) -> Result<Vec<SustainedRow>> {
     let mut rows = Vec::new();
+    let mut saved = Instant::now();
     for (fill, zero) in FILLS {
         let start = Instant::now();
         let budget = Duration::from_secs_f64(seconds);
@@ -70,7 +78,13 @@ pub fn measure(
             let began = start.elapsed().as_secs_f64();
             let (stamps, kernel_seconds) = launch(gpu, sms, TRIPS, zero)?;
             rows.push(row(fill, began, kernel_seconds, &stamps, sms, sample().as_ref())?);
+            if saved.elapsed() >= SAVE_EVERY {
+                save(&rows)?;
+                saved = Instant::now();
+            }
         }
+        save(&rows)?;
+        saved = Instant::now();
     }
     Ok(rows)
 }
