@@ -33,7 +33,7 @@ mod workers;
 use turns::{Off, Running, SuiteChild, serve_parked, settle, spawn_suite};
 
 use children::{
-    End, PARKED_GROUPS, WAITING_GROUP, Wait, forward_interrupts, killed_reason, wait_with_deadline,
+    End, PARKED_GROUPS, WAITING_GROUP, Wait, forward_interrupts, killed_outcome, wait_with_deadline,
 };
 
 use crate::app::plan;

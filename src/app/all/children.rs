@@ -141,6 +141,23 @@ pub(super) fn killed_reason(signal: i32, last_line: Option<String>) -> String {
     }
 }
 
+/// How a suite's process that ended on `signal` is recorded, as (status, reason): a simulated
+/// GPU that aborts (GPGPU-Sim reports a deadlock, then calls abort()) costs the suite, which
+/// is skipped with the simulator's own last words; anything else failed ([`killed_reason`]).
+pub(super) fn killed_outcome(
+    signal: i32,
+    last_line: Option<String>,
+    simulated: bool,
+) -> (&'static str, String) {
+    match last_line {
+        Some(line) if simulated && signal == libc::SIGABRT => (
+            super::SKIPPED,
+            format!("the simulator aborted the suite (SIGABRT): {line}"),
+        ),
+        last_line => ("failed", killed_reason(signal, last_line)),
+    }
+}
+
 /// A signal as a reader of `all.json` needs it: its name, and for the ones a run meets, why.
 pub(super) fn signal_name(signal: i32) -> String {
     match signal {
@@ -175,5 +192,21 @@ mod tests {
         );
         let killed = killed_reason(libc::SIGKILL, line());
         assert!(killed.starts_with("killed by SIGKILL") && !killed.contains("deadlock"));
+    }
+
+    #[test]
+    fn a_simulator_that_aborts_skips_the_suite_and_a_gpu_that_aborts_fails_it() {
+        let line = || Some("GPGPU-Sim uArch: ERROR ** deadlock detected".to_string());
+        let (status, why) = killed_outcome(libc::SIGABRT, line(), true);
+        assert_eq!(status, super::super::SKIPPED);
+        assert!(
+            why.ends_with("(SIGABRT): GPGPU-Sim uArch: ERROR ** deadlock detected"),
+            "{why}"
+        );
+        // On a real GPU an abort is a failure; so is a simulator killed from outside, or one
+        // that said nothing.
+        assert_eq!(killed_outcome(libc::SIGABRT, line(), false).0, "failed");
+        assert_eq!(killed_outcome(libc::SIGKILL, line(), true).0, "failed");
+        assert_eq!(killed_outcome(libc::SIGABRT, None, true).0, "failed");
     }
 }

@@ -296,14 +296,23 @@ impl Running {
                         .unwrap_or(format!("exited with {exit}")),
                 ),
             ),
-            End::Exited(exit) => (
-                "failed".to_string(),
-                Some(match std::os::unix::process::ExitStatusExt::signal(&exit) {
-                    Some(signal) => killed_reason(signal, run_dir::last_log_line(&child.log_path)),
-                    None => run_dir::last_log_line(&child.log_path)
-                        .unwrap_or(format!("exited with {exit}")),
-                }),
-            ),
+            End::Exited(exit) => match std::os::unix::process::ExitStatusExt::signal(&exit) {
+                Some(signal) => {
+                    // The device the suite recorded as it started ("running").
+                    let simulated = SavedMetadata::read(&child.dir)
+                        .is_ok_and(|m| crate::gpu::is_simulator(&m.device.name));
+                    let last_line = run_dir::last_log_line(&child.log_path);
+                    let (status, why) = killed_outcome(signal, last_line, simulated);
+                    (status.to_string(), Some(why))
+                }
+                None => (
+                    "failed".to_string(),
+                    Some(
+                        run_dir::last_log_line(&child.log_path)
+                            .unwrap_or(format!("exited with {exit}")),
+                    ),
+                ),
+            },
             End::TimedOut => (
                 "timed out".to_string(),
                 Some(format!("killed after {} s", child.deadline.as_secs())),
