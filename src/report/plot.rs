@@ -323,6 +323,13 @@ pub fn log_bytes_axis(low: f64, high: f64) -> WithKeyPoints<LogCoord<f64>> {
         .with_key_points(byte_ticks(low, high))
 }
 
+/// The smallest and largest of some byte counts, at least 1 and 2, for a log-scale axis.
+pub fn byte_range(values: impl Iterator<Item = u64> + Clone) -> (f64, f64) {
+    let low = values.clone().min().unwrap_or(1).max(1);
+    let high = values.max().unwrap_or(2).max(2);
+    (low as f64, high as f64)
+}
+
 /// Two log axes ticked by [`log_bytes_axis`] and [`log_axis`].
 pub type LogLog = Cartesian2d<WithKeyPoints<LogCoord<f64>>, WithKeyPoints<LogCoord<f64>>>;
 

@@ -20,18 +20,7 @@ type Sweep = (Vec<(f64, f64)>, RGBColor, Vec<f64>, String);
 /// no text lies on the curves.
 pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile) -> Result<()> {
     let swept: Vec<&PointRow> = points.iter().filter(|p| p.stage == "sweep").collect();
-    let low = swept
-        .iter()
-        .map(|p| p.footprint_bytes)
-        .min()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let high = swept
-        .iter()
-        .map(|p| p.footprint_bytes)
-        .max()
-        .unwrap_or(2)
-        .max(2) as f64;
+    let (low, high) = plot::byte_range(swept.iter().map(|p| p.footprint_bytes));
     let rates = swept
         .iter()
         .map(|p| gb(p.median_bytes_per_second))

@@ -16,13 +16,6 @@ fn kib(bytes: u64) -> String {
     crate::report::summary::format_value(bytes as f64, "bytes")
 }
 
-/// The smallest and largest of some byte counts, at least 1 and 2, for a log-scale axis.
-fn byte_range(values: impl Iterator<Item = u64> + Clone) -> (f64, f64) {
-    let low = values.clone().min().unwrap_or(1).max(1);
-    let high = values.max().unwrap_or(2).max(2);
-    (low as f64, high as f64)
-}
-
 /// The figure's title, before the device.
 pub fn title(space: &str, stride: u64, threads: u32) -> String {
     format!(
@@ -46,7 +39,7 @@ pub fn title(space: &str, stride: u64, threads: u32) -> String {
 /// table beside it (#75: the L1 read confidence 0.95 in a redrawn plot and 0.18 in its table).
 pub fn draw(path: &Path, title: &str, points: &[ChasePoint], levels: &[SavedLevel]) -> Result<()> {
     plot::white_plot!(path, (1400, 800), |root| {
-        let (low, high) = byte_range(points.iter().map(|p| p.footprint_bytes));
+        let (low, high) = plot::byte_range(points.iter().map(|p| p.footprint_bytes));
         // The labels sit in a band above the highest point, one row of text per level
         // (three at most, then they repeat): the band is sized in pixels so the rows
         // never overlap, whatever the canvas.
@@ -121,7 +114,7 @@ pub fn draw_conflict(
     report: &crate::suites::cache::analysis::conflict::ConflictReport,
 ) -> Result<()> {
     plot::white_plot!(path, (1400, 800), |root| {
-        let (low, high) = byte_range(points.iter().map(|p| p.stride_bytes));
+        let (low, high) = plot::byte_range(points.iter().map(|p| p.stride_bytes));
         let top = points
             .iter()
             .map(|p| p.max_hitting)
@@ -179,7 +172,7 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
     strides.sort_unstable();
     strides.dedup();
     plot::white_plot!(path, (1400, 800), |root| {
-        let (low, high) = byte_range(points.iter().map(|p| p.footprint_bytes));
+        let (low, high) = plot::byte_range(points.iter().map(|p| p.footprint_bytes));
         let bottom = points
             .iter()
             .map(|p| p.cycles)

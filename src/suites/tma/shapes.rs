@@ -336,8 +336,8 @@ fn tiles_rate(
     stages: u32,
     bytes_per_launch: u64,
 ) -> Result<Timing> {
-    let bytes = source.bytes(device.l2_bytes);
-    let (dims, strides) = shape.tensor(bytes);
+    let region = source.bytes(device.l2_bytes);
+    let (dims, strides) = shape.tensor(region);
     let blocks = device.sms * BLOCKS_PER_SM;
     let tiles = units_per_block(bytes_per_launch, blocks, stages);
     let launch_shape = TilesShape {
@@ -346,36 +346,14 @@ fn tiles_rate(
         stages,
         rank: shape.rank,
         boxes: shape.boxes,
-        grid: shape.grid(bytes),
+        grid: shape.grid(region),
     };
-    if !fits(device, launch_shape.shared_bytes()) {
-        return Ok(Timing::Skipped(format!(
-            "{BLOCKS_PER_SM} blocks of {} bytes of shared memory do not fit an SM's {}",
-            launch_shape.shared_bytes(),
-            device.shared_per_sm
-        )));
-    }
     let map = launch::swizzled_map(gpu, data, &dims, &strides, &shape.boxes[..shape.rank as usize], shape.swizzle)?;
-    launch::tma_tiles(
-        gpu,
-        &map,
-        TilesShape {
-            tiles: warm_units(source, tiles, stages),
-            ..launch_shape
-        },
-    )?;
-    let mut event_ms = Vec::new();
-    for _ in 0..TIMED {
-        let (stamps, ms) = launch::tma_tiles(gpu, &map, launch_shape)?;
-        per_clock_of_blocks(&stamps, 1.0).with_context(|| {
-            format!("a TMA copy of {:?}-word boxes never completed", shape.boxes)
-        })?;
-        event_ms.push(ms);
-    }
-    let total = f64::from(blocks) * f64::from(tiles) * f64::from(TILE_BYTES);
-    Ok(Timing::Ran {
-        bytes: total,
-        event_ms,
+    let bytes = f64::from(blocks) * f64::from(tiles) * f64::from(TILE_BYTES);
+    let what = || format!("a TMA copy of {:?}-word boxes never completed", shape.boxes);
+    time_launches(device, launch_shape.shared_bytes(), bytes, what, |warm| {
+        let tiles = if warm { warm_units(source, tiles, stages) } else { tiles };
+        Ok(launch::tma_tiles(gpu, &map, TilesShape { tiles, ..launch_shape })?)
     })
 }
 
@@ -398,33 +376,39 @@ fn copy_rate(
         depth,
         asynchronous: method == Method::CpAsync,
     };
-    if !fits(device, shape.shared_bytes()) {
+    let bytes = f64::from(blocks) * f64::from(steps) * f64::from(AsyncShape::chunk_bytes());
+    let what = || format!("an async_copy launch of {shape:?} reported no span");
+    time_launches(device, shape.shared_bytes(), bytes, what, |warm| {
+        let steps = if warm { warm_units(source, steps, depth) } else { steps };
+        Ok(launch::async_copy(gpu, data, AsyncShape { steps, ..shape })?)
+    })
+}
+
+/// One configuration of `bytes` per launch: skipped where its `shared` bytes per block do not
+/// fit; else `launch(true)` once untimed ([`warm_units`]), then `launch(false)` [`TIMED`]
+/// times, each returning every block's stamps and its event milliseconds; a launch with a
+/// block that reported no span fails with `what`.
+fn time_launches(
+    device: Device,
+    shared: u32,
+    bytes: f64,
+    what: impl Fn() -> String,
+    mut launch: impl FnMut(bool) -> Result<(Vec<i64>, f64)>,
+) -> Result<Timing> {
+    if !fits(device, shared) {
         return Ok(Timing::Skipped(format!(
-            "{BLOCKS_PER_SM} blocks of {} bytes of shared memory do not fit an SM's {}",
-            shape.shared_bytes(),
+            "{BLOCKS_PER_SM} blocks of {shared} bytes of shared memory do not fit an SM's {}",
             device.shared_per_sm
         )));
     }
-    launch::async_copy(
-        gpu,
-        data,
-        AsyncShape {
-            steps: warm_units(source, steps, depth),
-            ..shape
-        },
-    )?;
+    launch(true)?;
     let mut event_ms = Vec::new();
     for _ in 0..TIMED {
-        let (stamps, ms) = launch::async_copy(gpu, data, shape)?;
-        per_clock_of_blocks(&stamps, 1.0)
-            .with_context(|| format!("an async_copy launch of {shape:?} reported no span"))?;
+        let (stamps, ms) = launch(false)?;
+        per_clock_of_blocks(&stamps, 1.0).with_context(&what)?;
         event_ms.push(ms);
     }
-    let total = f64::from(blocks) * f64::from(steps) * f64::from(AsyncShape::chunk_bytes());
-    Ok(Timing::Ran {
-        bytes: total,
-        event_ms,
-    })
+    Ok(Timing::Ran { bytes, event_ms })
 }
 
 fn fits(device: Device, shared: u32) -> bool {
