@@ -806,3 +806,67 @@ fn the_use_graph_reads_use_trees_and_finds_a_module_one_suite_uses() {
         ]
     );
 }
+
+/// Where a suite's source names how `all` shares the GPU: a line that says "lease" or names a
+/// `GPUBENCH_` variable (comments too), or an identifier in its code with a scheduler word as
+/// one of its snake-case parts (`turn`, `aside`, `park`, …). English in a suite's own sense
+/// stays allowed in prose (the sync suite's lanes wait for their turn; sm-map sets a slow group
+/// aside): what is forbidden is the mechanism, named or called.
+fn scheduler_words(text: &str) -> Vec<String> {
+    const WORDS: [&str; 7] = [
+        "lease", "turn", "turns", "aside", "asides", "park", "parked",
+    ];
+    let mut found = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("lease") && !lower.contains("release") || line.contains("GPUBENCH_") {
+            found.push(format!("line {}: {}", n + 1, line.trim()));
+        }
+    }
+    let code = code_only(text);
+    for ident in code.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty()) {
+        let lower = ident.to_ascii_lowercase();
+        if lower.split('_').any(|part| WORDS.contains(&part)) {
+            found.push(format!("identifier {ident}"));
+        }
+    }
+    found
+}
+
+/// The scheduler behind one seam: a suite says what it does through `harness::sharing`
+/// (a step done, host work off the GPU, a program of its own that measures in its place) and
+/// names no mechanism of the scheduler.
+#[test]
+fn no_suite_names_the_scheduler() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/suites");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(files.len() > 50, "the suites' sources were not found");
+    let offences: Vec<String> = files
+        .iter()
+        .flat_map(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            scheduler_words(&text)
+                .into_iter()
+                .map(move |w| format!("{}: {w}", file.display()))
+        })
+        .collect();
+    assert!(offences.is_empty(), "{}", offences.join("\n"));
+}
+
+#[test]
+fn the_scheduler_scan_sees_the_mechanism_and_not_the_english() {
+    let mechanism = "fn f() { crate::gpu::lease::grant(go); }\n// GPUBENCH_TRACE on\nlet my_turn = 1;\nlet parked_at = 2;";
+    assert_eq!(
+        scheduler_words(mechanism),
+        [
+            "line 1: fn f() { crate::gpu::lease::grant(go); }",
+            "line 2: // GPUBENCH_TRACE on",
+            "identifier lease",
+            "identifier my_turn",
+            "identifier parked_at",
+        ]
+    );
+    let english = "// the lane whose turn it is; a stray set aside\nlet s = \"waiting for their turn\";\nrelease(buffer);\nlet turnover = returns;";
+    assert!(scheduler_words(english).is_empty());
+}

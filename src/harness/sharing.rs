@@ -45,10 +45,26 @@ pub fn let_child_measure(go: &Path) -> std::io::Result<()> {
     lease::grant(go)
 }
 
-/// The file a program of the suite's own (slots' child, under ncu) was told of in the
-/// environment variable `name`, where it was.
-pub fn told(name: &str) -> Option<PathBuf> {
-    lease::var(name).map(PathBuf::from)
+/// A child process of the suite's (slots' program under ncu) says through `done` when it
+/// will launch nothing more ([`done_with_gpu`] in the child), so the suite may give the GPU
+/// back while the child still writes.
+pub fn child_says_when_done(command: &mut Command, done: &Path) {
+    command.env(lease::GPU_DONE_ENV, done);
+}
+
+/// The environment variable naming, for a program of the suite's own, the stem of the files
+/// by which the two sequence their steps ([`tell_program`], [`program_files`]).
+const PROGRAM_FILES_ENV: &str = "GPUBENCH_PROGRAM_FILES";
+
+/// Tells the program `command` runs the stem of the files by which the suite and it sequence
+/// their steps: each side makes `stem.<step>` once its step is done ([`wait_for`]).
+pub fn tell_program(command: &mut Command, stem: &Path) {
+    command.env(PROGRAM_FILES_ENV, stem);
+}
+
+/// The stem [`tell_program`] gave this program, where it was given one.
+pub fn program_files() -> Option<PathBuf> {
+    lease::var(PROGRAM_FILES_ENV).map(PathBuf::from)
 }
 
 /// Waits until `file` exists (the suite that runs this program says so), or errs once that

@@ -29,7 +29,7 @@ pub fn run(args: &SlotsArgs) -> Result<()> {
         let mut gpu = Gpu::open(args.target.device.index()?)?;
         // ncu sets itself up on an empty first range, while the suite that profiles this
         // program waits off the GPU (`ncu::NcuRun::hand_over`); then the GPU is this program's again.
-        if let Some(set_up) = crate::harness::sharing::told(ncu::SET_UP_ENV) {
+        if let Some(set_up) = crate::harness::sharing::program_files() {
             std::fs::File::create(set_up.with_extension("context"))?;
             profiler::profiled(&mut gpu, |_| Ok::<(), anyhow::Error>(()))?;
             crate::harness::sharing::step_done("ncu set up on an empty range");

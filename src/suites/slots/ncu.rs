@@ -10,12 +10,9 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
+use crate::harness::sharing;
+
 pub const THREADS: &str = "smsp__thread_inst_executed.sum";
-/// The environment variable naming, for the profiled program, the stem of the files by which
-/// it and the suite that profiles it sequence ncu's set-up ([`NcuRun::hand_over`]): ".context"
-/// (the program has its context), ".set-up" (ncu is set up), ".again" (the GPU is the
-/// program's again).
-pub const SET_UP_ENV: &str = "GPUBENCH_NCU_SET_UP";
 pub const INSTRUCTIONS: &str = "smsp__inst_executed.sum";
 /// What ncu's table names a result of application range replay in its kernel column.
 const RANGE: &str = "range";
@@ -84,7 +81,7 @@ pub fn parse(csv_text: &str, order: &[&'static str]) -> Result<BTreeMap<&'static
             ranges.push(record[id_at].to_string());
         }
     }
-    // The program's first range is empty where it set ncu up ahead ([`SET_UP_ENV`]); where ncu
+    // The program's first range is empty where it set ncu up ahead ([`SET_UP_FILES`]); where ncu
     // reports a result for it, that result is no workload's.
     if ranges.len() == order.len() + 1 {
         ranges.remove(0);
@@ -140,19 +137,19 @@ pub fn find() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// `gpubench slots --child-plain …` under ncu, started ahead of its turn on the GPU: ncu
+/// `gpubench slots --child-plain …` under ncu, started before it may use the GPU: ncu
 /// starts up (about 0.9 s on an H100 host) and the program loads the driver while the caller
-/// still measures, then waits for [`NcuRun::hand_over`] to give it the GPU (see
-/// [`crate::gpu::lease`]); it says when it is done with the GPU ([`crate::gpu::lease::done_with_gpu`],
-/// after its last range), so the caller may end its turn while ncu still reads
-/// the counters it collected and prints its table. On an H100, twelve ncu-started processes
+/// still measures, then waits for [`NcuRun::hand_over`] to give it the GPU
+/// ([`crate::harness::sharing::let_child_measure`]); it says when it will launch nothing more
+/// ([`crate::harness::sharing::done_with_gpu`], after its last range), so the caller may give
+/// the GPU back while ncu still reads the counters it collected and prints its table. On an H100, twelve ncu-started processes
 /// loading the driver beside 1200 timed L2 chases left every chase within 0.1 cycles of
 /// undisturbed ones. Dropped unfinished, it kills ncu.
 pub struct NcuRun {
     child: Option<std::process::Child>,
     go: PathBuf,
     done: PathBuf,
-    /// The stem of the set-up files ([`SET_UP_ENV`]).
+    /// The stem of the set-up files ([`SET_UP_FILES`]).
     set_up: PathBuf,
     /// ncu's standard output and error, read as they come (a full pipe would stop it).
     output: Option<std::thread::JoinHandle<(Vec<u8>, Vec<u8>)>>,
@@ -182,7 +179,8 @@ pub fn start(ncu: &std::path::Path, program: &[String], order: &[&'static str]) 
     {
         let _ = std::fs::remove_file(file);
     }
-    let mut child = Command::new(ncu)
+    let mut command = Command::new(ncu);
+    command
         // Instruction counts do not depend on what the caches hold, so ncu need not flush them
         // (identical values on an H100; 5.3 s → 3.4 s). Both metrics come from one pass, so
         // ncu runs the program once; and it sums each workload's range (the program makes one
@@ -200,12 +198,13 @@ pub fn start(ncu: &std::path::Path, program: &[String], order: &[&'static str]) 
         .arg(format!("{THREADS},{INSTRUCTIONS}"))
         .arg(me)
         .args(program)
-        .env(crate::gpu::lease::LEASE_ENV, &go)
-        .env(crate::gpu::lease::GPU_DONE_ENV, &done)
-        .env(SET_UP_ENV, &set_up)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    sharing::child_measures_after(&mut command, &go);
+    sharing::child_says_when_done(&mut command, &done);
+    sharing::tell_program(&mut command, &set_up);
+    let mut child = command
         .spawn()
         .with_context(|| format!("running {}", ncu.display()))?;
     let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
@@ -235,8 +234,10 @@ pub fn start(ncu: &std::path::Path, program: &[String], order: &[&'static str]) 
     })
 }
 
-/// The set-up files' extensions ([`SET_UP_ENV`]).
-const SET_UP_FILES: [&str; 3] = ["context", "set-up", "again"];
+/// The extensions of the files by which the profiled program and the suite sequence ncu's
+/// set-up ([`NcuRun::hand_over`], [`sharing::tell_program`]): ".context" (the program has its
+/// context), ".set-up" (ncu is set up), ".again" (the GPU is the program's again).
+pub const SET_UP_FILES: [&str; 3] = ["context", "set-up", "again"];
 
 impl NcuRun {
     /// Gives the profiled program the GPU (nothing of the caller's may run on it any more) and
@@ -244,13 +245,13 @@ impl NcuRun {
     /// long the program had the GPU.
     ///
     /// ncu sets itself up in the program's first cuProfilerStart, 0.6-1.1 s of host work (H100,
-    /// H200) before any kernel of the range: once the program has made its context (on this
-    /// turn), it starts and stops an empty range for that while this suite steps aside
-    /// ([`crate::gpu::lease::host_work`]: another suite measures meanwhile, beside a context
-    /// that runs nothing), and it gets the GPU again for the ranges that count.
+    /// H200) before any kernel of the range: once the program has made its context (with the
+    /// GPU its), it starts and stops an empty range for that while this suite waits off the GPU
+    /// ([`sharing::off_gpu`]: another suite measures meanwhile, beside a context that runs
+    /// nothing), and it gets the GPU again for the ranges that count.
     pub fn hand_over(&mut self) -> Result<std::time::Duration> {
         let started = std::time::Instant::now();
-        crate::gpu::lease::grant(&self.go)
+        sharing::let_child_measure(&self.go)
             .with_context(|| format!("creating {}", self.go.display()))?;
         self.handed_over = true;
         let set_up = |f: &str| self.set_up.with_extension(f);
@@ -266,16 +267,16 @@ impl NcuRun {
             }
             Ok(())
         };
-        let mut aside = std::time::Duration::ZERO;
+        let mut off_gpu = std::time::Duration::ZERO;
         if set_up("context").exists() && !self.done.exists() {
-            let stepped = std::time::Instant::now();
-            crate::gpu::lease::host_work(|| until(&set_up("set-up")))??;
-            aside = stepped.elapsed();
-            crate::gpu::lease::grant(&set_up("again"))
+            let waiting = std::time::Instant::now();
+            sharing::off_gpu(|| until(&set_up("set-up")))??;
+            off_gpu = waiting.elapsed();
+            sharing::let_child_measure(&set_up("again"))
                 .with_context(|| format!("creating {}", set_up("again").display()))?;
         }
         until(&self.done)?;
-        Ok(started.elapsed().saturating_sub(aside))
+        Ok(started.elapsed().saturating_sub(off_gpu))
     }
 
     /// Waits for ncu (giving its program the GPU first, unless [`NcuRun::hand_over`] did) and
@@ -293,7 +294,8 @@ impl NcuRun {
             .join()
             .map_err(|_| anyhow::anyhow!("reading ncu's output failed"))?;
         let stdout = String::from_utf8_lossy(&stdout);
-        // The program's own account of its turn (GPUBENCH_TRACE), passed on to the caller's log.
+        // The program's own account of its steps ([`sharing::step_done`]), passed on to the
+        // caller's log.
         for line in String::from_utf8_lossy(&stderr)
             .lines()
             .filter(|l| l.starts_with("trace: "))

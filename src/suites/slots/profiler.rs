@@ -15,14 +15,14 @@ pub fn profiled<T, E: From<GpuError>>(
         .bind_to_thread()
         .map_err(driver_error("binding the context"))?;
     cudarc::driver::profiler_start().map_err(driver_error("starting a profiler range"))?;
-    // Where the time of a range goes under a profiler (GPUBENCH_TRACE): its start (the
-    // profiler's set-up, on the first), its work, its stop (reading the counters).
-    crate::gpu::lease::trace("profiler range started");
+    // Where the time of a range goes under a profiler (the steps in gpubench's trace): its
+    // start (the profiler's set-up, on the first), its work, its stop (reading the counters).
+    crate::harness::sharing::step_done("profiler range started");
     let value = f(gpu);
     gpu.stream()
         .synchronize()
         .map_err(driver_error("finishing a profiler range's work"))?;
-    crate::gpu::lease::trace("profiler range's work done");
+    crate::harness::sharing::step_done("profiler range's work done");
     cudarc::driver::profiler_stop().map_err(driver_error("ending a profiler range"))?;
     value
 }

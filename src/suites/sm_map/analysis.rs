@@ -45,7 +45,7 @@ const ACROSS_ABOVE: f64 = 0.2;
 const LEAST_WIDE_SHARE: f64 = 0.1;
 /// Slow groups set aside (strays, or a latency no SM is across by) before the split is given
 /// up.
-const SET_ASIDE_AT_MOST: usize = 4;
+const SLOW_GROUPS_LEFT_OUT_AT_MOST: usize = 4;
 /// An SM stands off the others where it lies this many scaled MADs from their median … (on
 /// an H100 the SMs' L2 latencies form one gradient, 276-320 cycles, whose farthest SMs lie
 /// 2.5-3.4 MADs out and change places between runs: a rule at 3 named them in one run and not
@@ -112,13 +112,13 @@ fn share_above(values: &[f64], threshold: f64) -> f64 {
 /// the cache suite asks) and some walk is across from its warming SM (more than
 /// [`ACROSS_ABOVE`] of its lines slow). A slow group that is not a partition is set aside and
 /// the split made again over the values at or below its threshold, at most
-/// [`SET_ASIDE_AT_MOST`] times: a few strays (under 2 % of the values, which two-means takes
+/// [`SLOW_GROUPS_LEFT_OUT_AT_MOST`] times: a few strays (under 2 % of the values, which two-means takes
 /// for the slow group where one lies far above the rest) or a latency every walk meets at
 /// about the same small share (apart, but no walk across). A split of one latency with a slow
 /// group of its own size (one peak cut in two) ends the search: none.
 fn latency_split(walks: &[&[f64]]) -> Option<f64> {
     let mut values: Vec<f64> = walks.iter().flat_map(|w| w.iter().copied()).collect();
-    for _ in 0..=SET_ASIDE_AT_MOST {
+    for _ in 0..=SLOW_GROUPS_LEFT_OUT_AT_MOST {
         let split = two_latencies::split(&values, LEAST_GAP_CYCLES, LEAST_SLOW_SHARE)?;
         let t = split.threshold;
         let slow = values.iter().filter(|&&v| v > t).count();
@@ -573,7 +573,7 @@ mod tests {
     }
 
     #[test]
-    fn a_latency_every_sm_meets_alike_is_set_aside() {
+    fn a_latency_every_sm_meets_alike_is_left_out() {
         // Every 30th load of every walk delayed to 3000 cycles (3 % of the first touches:
         // apart, and more than the strays two-means may ignore), in both sweeps.
         let (sides, mut sweeps) = h100_like(&[0, 2], 1.0, 5);

@@ -76,19 +76,19 @@ pub fn failed(info: &ProbeInfo, error: &str) -> Verdict {
 /// Listing 4: out[lane] watchdog flags, out[32 + lane] turns seen, out[64] final turn.
 pub fn simt_spin(info: &ProbeInfo, out: &[i64]) -> Verdict {
     let fired = out[..32].iter().filter(|&&f| f == 1).count();
-    let final_turn = out[64];
+    let counter_at_end = out[64];
     if fired > 0 {
         return verdict(
             info,
             Outcome::DeadlockedWatchdog,
             format!(
-                "{fired} of 32 lanes gave up waiting for their turn; the turn reached {final_turn}"
+                "{fired} of 32 lanes gave up waiting for their turn; the turn reached {counter_at_end}"
             ),
             None,
         );
     }
     let in_order = (0..32).all(|lane| out[32 + lane] == lane as i64);
-    if final_turn == 32 && in_order {
+    if counter_at_end == 32 && in_order {
         verdict(
             info,
             Outcome::Completed,
@@ -100,7 +100,7 @@ pub fn simt_spin(info: &ProbeInfo, out: &[i64]) -> Verdict {
             info,
             Outcome::CompletedUnexpected,
             format!(
-                "no watchdog fired, yet the final turn is {final_turn} and the turns seen are {:?}",
+                "no watchdog fired, yet the final turn is {counter_at_end} and the turns seen are {:?}",
                 &out[32..64]
             ),
             None,
