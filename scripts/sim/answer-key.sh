@@ -69,10 +69,16 @@ for space in "${spaces[@]}"; do
   grep -a '^levels\|^level \|^[0-9] \|^ \{7\}\|^unresolved\|space:\|^L2 part\|^conflict\|^index chain\|^timed loop' \
     "$run/$space/gpubench.log" | grep -v 'GPGPU-Sim\|functional simulation' > "$results/$space/stdout.txt" || true
   tail -3 "$run/$space/gpubench.err" > "$results/$space/stderr-tail.txt"
-  # A run that failed after its sweep wrote chase.csv but no cache.json: its levels are read
+  # A run that failed after its sweep wrote chase.csv but no cache.json, or in its sweep (the
+  # simulator aborted: the points finished so far are in chase-so-far.csv): its levels are read
   # from the saved curve, as `gpubench analyze cache` reads any (answer_key.py says so).
-  if [ ! -f "$results/$space/cache.json" ] && [ -f "$results/$space/chase.csv" ]; then
-    "$gpubench" analyze cache --json "$results/$space/chase.csv" > "$results/$space/analyze.json" || true
+  if [ ! -f "$results/$space/cache.json" ]; then
+    for curve in chase.csv chase-so-far.csv; do
+      if [ -f "$results/$space/$curve" ]; then
+        "$gpubench" analyze cache --json "$results/$space/$curve" > "$results/$space/analyze.json" || true
+        break
+      fi
+    done
   fi
   cat "$results/$space/stdout.txt" >&2
 done

@@ -194,9 +194,16 @@ fn measure(
         Space::Tlb => Some(TlbBuffer::new(gpu, largest)?),
         _ => None,
     };
-    let (sweep, generated_kernels) =
-        sweep_space(gpu, args, flags, largest, isa, tlb_buffer.as_mut())?;
+    let (sweep, generated_kernels, so_far) = sweep_space(
+        gpu,
+        args,
+        flags,
+        (largest, suite.run.path()),
+        isa,
+        tlb_buffer.as_mut(),
+    )?;
     suite.run.write_csv("chase.csv", &sweep.points)?;
+    so_far.finish()?;
     crate::harness::sharing::step_done("sweep");
     let report = infer_levels(gpu, suite, args, flags, &sweep)?;
     crate::harness::sharing::step_done("inference");
@@ -434,15 +441,21 @@ fn translation(
 }
 
 /// The chase swept over the footprints (the instruction space's generated kernels, a TLB's
-/// one buffer, or a chain per footprint), with what the instruction space compiled.
+/// one buffer, or a chain per footprint), with what the instruction space compiled; each point
+/// is kept in `dir` as it is measured ([`cache::SoFar`], to finish once `chase.csv` is
+/// written).
 fn sweep_space(
     gpu: &mut crate::gpu::Gpu,
     args: &CacheArgs,
     flags: &Flags,
-    largest: u64,
+    (largest, dir): (u64, &std::path::Path),
     isa: &str,
     mut tlb_buffer: Option<&mut TlbBuffer>,
-) -> Result<(cache::SweepResult, Option<cache_report::GeneratedKernels>)> {
+) -> Result<(
+    cache::SweepResult,
+    Option<cache_report::GeneratedKernels>,
+    cache::SoFar,
+)> {
     let Flags {
         space,
         order,
@@ -461,10 +474,12 @@ fn sweep_space(
     };
     let threshold = cache::RiseThreshold::of(space);
     let mut generated_kernels = None;
+    let mut so_far = cache::SoFar::create(dir, stride)?;
     let sweep = if space == Space::Instruction {
         let mut code = instruction::CodeProbe::new(gpu, isa);
+        let mut kept = so_far.keeping(&mut code);
         let sweep =
-            cache::sweep_with(threshold, grid, smallest, largest, fine_points, &mut code)?;
+            cache::sweep_with(threshold, grid, smallest, largest, fine_points, &mut kept)?;
         eprintln!(
             "instruction space: {} sizes measured, {} kernels compiled ahead on the host's cores, {} prebuilt by gpubench all",
             sweep.points.len(),
@@ -479,27 +494,22 @@ fn sweep_space(
         });
         sweep
     } else {
-        cache::sweep_with(
-            threshold,
-            grid,
-            smallest,
-            largest,
-            fine_points,
-            &mut |footprint| match tlb_buffer.as_mut() {
-                Some(buffer) => tlb::measure(gpu, buffer, order, footprint, stride),
-                None => cache::measure_point(
-                    gpu,
-                    space,
-                    order,
-                    args.threads,
-                    footprint,
-                    stride,
-                    span,
-                ),
-            },
-        )?
+        let mut chase = |footprint| match tlb_buffer.as_mut() {
+            Some(buffer) => tlb::measure(gpu, buffer, order, footprint, stride),
+            None => cache::measure_point(
+                gpu,
+                space,
+                order,
+                args.threads,
+                footprint,
+                stride,
+                span,
+            ),
+        };
+        let mut kept = so_far.keeping(&mut chase);
+        cache::sweep_with(threshold, grid, smallest, largest, fine_points, &mut kept)?
     };
-    Ok((sweep, generated_kernels))
+    Ok((sweep, generated_kernels, so_far))
 }
 
 #[cfg(test)]

@@ -115,6 +115,77 @@ impl<F: FnMut(u64) -> Result<f64>> Probe for F {
     }
 }
 
+/// The file a sweep's points are appended to as each is measured ([`SoFar`]).
+pub const SO_FAR: &str = "chase-so-far.csv";
+
+/// A sweep's points appended (and flushed) to [`SO_FAR`] as each is measured, in `chase.csv`'s
+/// columns: a process that dies in the sweep keeps the points it finished (GPGPU-Sim calls
+/// abort() on a deadlock it detects: no unwinding, no `Drop`, so only what is on disk already
+/// survives), and `gpubench analyze cache` reads the file as it reads a `chase.csv`.
+/// [`SoFar::finish`] removes it once the whole sweep is written.
+pub struct SoFar {
+    path: std::path::PathBuf,
+    file: csv::Writer<std::fs::File>,
+    stride: u64,
+}
+
+impl SoFar {
+    pub fn create(dir: &std::path::Path, stride: u64) -> Result<Self> {
+        let path = dir.join(SO_FAR);
+        let file = csv::Writer::from_path(&path)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+        Ok(SoFar { path, file, stride })
+    }
+
+    /// `probe`, each of whose points is appended here as it is measured.
+    pub fn keeping<'a>(&'a mut self, probe: &'a mut dyn Probe) -> Keeping<'a> {
+        Keeping {
+            probe,
+            so_far: self,
+        }
+    }
+
+    /// The sweep ended and its points are written whole: the file of points so far goes.
+    pub fn finish(self) -> Result<()> {
+        drop(self.file);
+        std::fs::remove_file(&self.path)
+            .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", self.path.display()))
+    }
+
+    fn append(&mut self, footprint: u64, cycles: f64) -> Result<()> {
+        let point = ChasePoint {
+            footprint_bytes: footprint,
+            stride_bytes: self.stride,
+            cycles,
+        };
+        // A point a second at most on a simulator, thousands a second on a GPU: one small
+        // write and flush each is no measurable part of a sweep.
+        self.file
+            .serialize(point)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(self.file.flush()?))
+            .map_err(|e| anyhow::anyhow!("cannot append to {}: {e}", self.path.display()))
+    }
+}
+
+/// A probe whose points are kept as they are measured ([`SoFar::keeping`]).
+pub struct Keeping<'a> {
+    probe: &'a mut dyn Probe,
+    so_far: &'a mut SoFar,
+}
+
+impl Probe for Keeping<'_> {
+    fn measure(&mut self, footprint: u64) -> Result<f64> {
+        let cycles = self.probe.measure(footprint)?;
+        self.so_far.append(footprint, cycles)?;
+        Ok(cycles)
+    }
+
+    fn prepare(&mut self, footprints: &[u64]) -> Result<()> {
+        self.probe.prepare(footprints)
+    }
+}
+
 /// Coarse grid over every doubling, then at each rise bisection and dense sampling, measuring
 /// each footprint (a multiple of `stride`) once with `measure`, which returns cycles per load.
 pub fn sweep(

@@ -286,3 +286,51 @@ fn look_ahead_counts_a_shared_bracket_once_and_stops_at_the_halvings_needed() {
     // A bracket one halving from done is prepared one step ahead.
     assert_eq!(lookahead_depth(16, &[(0, 10, 5)]), 1);
 }
+
+/// A sweep that dies part way keeps every point it finished, in `chase.csv`'s columns (read
+/// back by `analyze cache`'s loader); one that ends removes the file once it is written whole.
+#[test]
+fn a_sweep_keeps_its_points_as_it_measures_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let curve = |footprint: u64| if footprint <= 32 << 10 { 40.0 } else { 270.0 };
+    let sweep = |probe: &mut dyn Probe| {
+        sweep_with(
+            RiseThreshold::of(Space::Global),
+            Grid {
+                stride: 128,
+                relative_resolution: 0.0,
+            },
+            4 << 10,
+            1 << 20,
+            4,
+            probe,
+        )
+    };
+    // Dies at its 12th point: the 11 before it are on disk, as measured.
+    let mut measured = Vec::new();
+    let mut dying = |footprint: u64| {
+        anyhow::ensure!(measured.len() < 11, "the simulator stopped");
+        measured.push((footprint, curve(footprint)));
+        Ok(curve(footprint))
+    };
+    let mut so_far = SoFar::create(dir.path(), 128).unwrap();
+    assert!(sweep(&mut so_far.keeping(&mut dying)).is_err());
+    let kept = crate::suites::cache::measure::saved::load(&dir.path().join(SO_FAR)).unwrap();
+    let kept: Vec<(u64, f64)> = kept
+        .iter()
+        .map(|p| {
+            assert_eq!(p.stride_bytes, 128);
+            (p.footprint_bytes, p.cycles)
+        })
+        .collect();
+    assert_eq!(kept, measured);
+    drop(so_far);
+
+    // A whole sweep: the file held every point until the sweep was written, then goes.
+    let mut so_far = SoFar::create(dir.path(), 128).unwrap();
+    let whole = sweep(&mut so_far.keeping(&mut |f| Ok(curve(f)))).unwrap();
+    let kept = crate::suites::cache::measure::saved::load(&dir.path().join(SO_FAR)).unwrap();
+    assert_eq!(kept.len(), whole.points.len());
+    so_far.finish().unwrap();
+    assert!(!dir.path().join(SO_FAR).exists());
+}
