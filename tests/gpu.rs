@@ -288,6 +288,19 @@ fn global_chase_is_load_to_use_and_every_path_evicts_itself() {
         "{}",
         cache["timed_loop"]
     );
+    // The probe's SASS, from the PTX this run loaded, loads through every path it compares.
+    let probe = &cache["storage_probe_loads"];
+    assert!(
+        probe["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("as expected"),
+        "{probe}"
+    );
+    assert!(
+        probe["loads"]["LDC c[0x3]"].as_u64().unwrap() >= 1,
+        "{probe}"
+    );
     let mut reader = csv::Reader::from_path(run.join("storage.csv")).unwrap();
     let rows: Vec<std::collections::HashMap<String, String>> =
         reader.deserialize().map(Result::unwrap).collect();

@@ -233,19 +233,45 @@ const MEMORY: &[&str] = &[
 /// Every memory instruction of every kernel in `sass` (full opcode, static count), for
 /// kernels timed as a whole (the bandwidth kernels, timed between events around the launch).
 pub fn memory_instructions(sass: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
-    counted(sass, |op| {
-        MEMORY.contains(&op.split('.').next().unwrap_or(op))
+    counted(sass, |op, _| {
+        MEMORY
+            .contains(&op.split('.').next().unwrap_or(op))
+            .then(|| op.to_string())
     })
 }
 
 /// Every instruction of every kernel in `sass` but the `NOP`s that pad its end (full opcode,
 /// static count), for kernels timed as a whole that are short enough to state in full.
 pub fn instructions(sass: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
-    counted(sass, |op| op != "NOP")
+    counted(sass, |op, _| (op != "NOP").then(|| op.to_string()))
 }
 
-/// The instructions of every kernel in `sass` whose opcode `keep` takes, counted by opcode.
-fn counted(sass: &str, keep: impl Fn(&str) -> bool) -> BTreeMap<String, BTreeMap<String, usize>> {
+/// Every data load of every kernel in `sass` (global, constant but the parameters, shared,
+/// texture, local; static count), for a kernel whose timed regions are several (the cache
+/// suite's storage probe: one per path, in the branches of a switch). A constant load is named
+/// with its bank (`LDC c[0x3]`: bank 3 holds `__constant__` data, bank 2 the compiler's own
+/// tables, such as a switch's jumps); any other by its full opcode.
+pub fn data_loads(sass: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
+    counted(sass, |op, line| {
+        if !is_data_load(op, line) {
+            return None;
+        }
+        let bank = line
+            .find("c[0x")
+            .and_then(|at| line[at..].find(']').map(|end| &line[at..=at + end]));
+        Some(match bank {
+            Some(bank) if op.starts_with("LDC") || op.starts_with("ULDC") => format!("{op} {bank}"),
+            _ => op.to_string(),
+        })
+    })
+}
+
+/// The instructions of every kernel in `sass` that `key` names (from the opcode and the
+/// line), counted by that name.
+fn counted(
+    sass: &str,
+    key: impl Fn(&str, &str) -> Option<String>,
+) -> BTreeMap<String, BTreeMap<String, usize>> {
     let mut kernels: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     let mut current: Option<String> = None;
     for line in sass.lines() {
@@ -258,11 +284,11 @@ fn counted(sass: &str, keep: impl Fn(&str) -> bool) -> BTreeMap<String, BTreeMap
         let (Some(kernel), Some(op)) = (&current, opcode(line)) else {
             continue;
         };
-        if keep(op) {
+        if let Some(name) = key(op, line) {
             *kernels
                 .get_mut(kernel)
                 .expect("entered above")
-                .entry(op.to_string())
+                .entry(name)
                 .or_default() += 1;
         }
     }
@@ -272,6 +298,34 @@ fn counted(sass: &str, keep: impl Fn(&str) -> bool) -> BTreeMap<String, BTreeMap
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lines of the H200 run's SASS of `storage_probe` (cuobjdump of ptxas -arch=sm_90 output
+    /// of cuda/ptx/cache.ptx): parameters and the switch's jump table are no chase's loads.
+    #[test]
+    fn data_loads_name_a_constant_load_by_its_bank_and_leave_the_parameters_out() {
+        let sass = "\t\tFunction : storage_probe
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0090*/                   LDG.E R7, desc[UR8][R4.64] ;
+        /*0150*/                   TLD.LZ RZ, R7, R7, UR4, 0x0, 1D, 0x1 ;
+        /*01e0*/                   LDC R7, c[0x3][R7] ;
+        /*02b0*/                   LDG.E.CONSTANT R7, desc[UR8][R6.64] ;
+        /*0360*/                   LDG.E R7, desc[UR8][R6.64] ;
+        /*03e0*/                   LDC R4, c[0x2][R3] ;
+        /*0400*/                   IADD3 R7, R7, 0x1, RZ ;
+";
+        let loads = &data_loads(sass)["storage_probe"];
+        let expected: BTreeMap<String, usize> = [
+            ("LDC c[0x2]", 1),
+            ("LDC c[0x3]", 1),
+            ("LDG.E", 2),
+            ("LDG.E.CONSTANT", 1),
+            ("TLD.LZ", 1),
+        ]
+        .into_iter()
+        .map(|(op, n)| (op.to_string(), n))
+        .collect();
+        assert_eq!(loads, &expected);
+    }
 
     fn region(kernel: &str, body: &[&str]) -> KernelSass {
         let mut sass = format!("\tFunction : {kernel}\n        /*0000*/ CS2R R10, SR_CLOCKLO ;\n");

@@ -216,7 +216,8 @@ fn measure(
             gap.from_bytes, gap.to_bytes, gap.why
         );
     }
-    let (timed_loop, partition_window) = read_timed_loop(suite, args, flags, disassembly)?;
+    let (timed_loop, partition_window, storage_probe_loads) =
+        read_timed_loop(suite, args, flags, disassembly)?;
     crate::harness::sharing::step_done("timed loop's SASS");
     let index_overhead = match space {
         Space::Global => Some(index_overhead(gpu, &report, smallest, stride)?),
@@ -258,7 +259,7 @@ fn measure(
         _ => None,
     };
     crate::harness::sharing::step_done("L2 partitions");
-    if space == Space::Global && args.threads == 1 {
+    if runs_storage_probe(args, space) {
         let storage = storage::measure(gpu)?;
         suite.run.write_csv(storage::FILE, &storage)?;
         crate::harness::sharing::step_done("shared storage");
@@ -304,6 +305,7 @@ fn measure(
             per_load: per_load.map(|rows| rows.iter().map(Into::into).collect()),
             report: cache_report::SavedReport::of(&report)?,
             space: space.name().to_string(),
+            storage_probe_loads,
             sweep: cache_report::SweepRecord {
                 generated_kernels,
                 launches: sweep.launches,
@@ -339,14 +341,24 @@ fn disassemble_beside(space: Space, compute_capability: &str) -> Option<crate::g
     (space != Space::Instruction).then(|| crate::gpu::sass::beside(modules, compute_capability))
 }
 
+/// Whether the shared-storage probe runs beside this sweep: in the global space, on one thread.
+fn runs_storage_probe(args: &CacheArgs, space: Space) -> bool {
+    space == Space::Global && args.threads == 1
+}
+
 /// The SASS read beside the sweep, joined: the timed loop of the entry the sweep ran
-/// (`cache.sass`) and, where the L2 partition probe was read, its timed window.
+/// (`cache.sass`), where the L2 partition probe was read its timed window, and where the
+/// shared-storage probe runs (the global space, one thread) its loads.
 fn read_timed_loop(
     suite: &suite::SuiteRun,
     args: &CacheArgs,
     flags: &Flags,
     disassembly: Option<crate::gpu::sass::Beside>,
-) -> Result<(cache_report::TimedLoop, Option<cache_report::TimedLoop>)> {
+) -> Result<(
+    cache_report::TimedLoop,
+    Option<cache_report::TimedLoop>,
+    Option<storage::ProbeLoads>,
+)> {
     let Flags { space, order, .. } = *flags;
     let disassembly = disassembly.map(crate::gpu::sass::Beside::join);
     let entry = if space == Space::L2 && args.threads == 1 && order == Order::Stride {
@@ -358,8 +370,18 @@ fn read_timed_loop(
     let partition_window = disassembly
         .as_ref()
         .and_then(|(_, record)| partition_window(record));
+    let storage_loads = match &disassembly {
+        Some((Some(text), record)) if runs_storage_probe(args, space) => {
+            let loads = storage::ProbeLoads::of(text, &record.arch);
+            if let Some(loads) = &loads {
+                println!("shared-storage probe ({}): loads {:?}; {}", loads.arch, loads.loads, loads.verdict);
+            }
+            loads
+        }
+        _ => None,
+    };
     let timed_loop = timed_loop(suite, space, entry, disassembly)?;
-    Ok((timed_loop, partition_window))
+    Ok((timed_loop, partition_window, storage_loads))
 }
 
 /// The levels read off the sweep. Where the space descends (address order), the levels up to

@@ -89,6 +89,9 @@ pub struct CacheFile {
     pub per_load: Option<Vec<FootprintLoads>>,
     pub report: SavedReport,
     pub space: String,
+    /// What the shared-storage probe loads with, where it ran (the global space).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_probe_loads: Option<super::storage::ProbeLoads>,
     pub sweep: SweepRecord,
     pub timed_loop: Option<TimedLoop>,
     pub tlb: Option<TlbSummary>,
@@ -659,7 +662,10 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
         tlb_figures(tlb, &mut r);
     }
     let mut figures = r.finish();
-    figures.extend(super::storage::figures(dir)?);
+    figures.extend(super::storage::figures(
+        dir,
+        cache.storage_probe_loads.as_ref(),
+    )?);
     Ok(figures)
 }
 

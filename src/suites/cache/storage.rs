@@ -77,6 +77,58 @@ fn words(path: &str) -> &str {
     }
 }
 
+/// Whether `load` (a data load of the probe's SASS, as [`crate::analysis::sass::data_loads`]
+/// names it) is `path`'s own: `LDG` without `.CONSTANT` through the L1, `LDG….CONSTANT`
+/// through the read-only path, `TLD`/`TEX` through the texture path, an `LDC` of bank 3 (the
+/// module's `__constant__` data) through the constant cache.
+fn loads_through(path: ProbePath, load: &str) -> bool {
+    let base = load.split(['.', ' ']).next().unwrap_or(load);
+    match path {
+        ProbePath::L1 => base == "LDG" && !load.contains("CONSTANT"),
+        ProbePath::ReadOnly => base == "LDG" && load.contains("CONSTANT"),
+        ProbePath::Texture => base.starts_with("TLD") || base.starts_with("TEX"),
+        ProbePath::Constant => base == "LDC" && load.ends_with("c[0x3]"),
+    }
+}
+
+/// What the probe's kernel loads with, read from the SASS of the PTX the run loaded
+/// (`cache.json`'s `storage_probe_loads`; the full text is in `cache.sass`): every path's own
+/// load must be there, or the probe does not measure that path. The kernel times each path in
+/// a branch of its own, so its loads are counted over the whole kernel, not one timed region.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeLoads {
+    pub arch: String,
+    /// Every data load of `storage_probe` (parameters left out), with its static count.
+    pub loads: std::collections::BTreeMap<String, usize>,
+    /// "as expected: …", or "UNEXPECTED: …" naming the paths with no load of their own.
+    pub verdict: String,
+}
+
+impl ProbeLoads {
+    /// The probe's loads in a module's SASS `text`, where the kernel is there.
+    pub fn of(text: &str, arch: &str) -> Option<ProbeLoads> {
+        let loads = crate::analysis::sass::data_loads(text).remove("storage_probe")?;
+        let missing: Vec<&str> = ProbePath::ALL
+            .into_iter()
+            .filter(|&path| !loads.keys().any(|op| loads_through(path, op)))
+            .map(|path| words(name(path)))
+            .collect();
+        let verdict = if missing.is_empty() {
+            "as expected: each path's own load (LDG, LDG.CONSTANT, TLD or TEX, LDC of bank 3) is there".into()
+        } else {
+            format!(
+                "UNEXPECTED: no load of its own for {}: the probe does not measure that path",
+                missing.join(", ")
+            )
+        };
+        Some(ProbeLoads {
+            arch: arch.to_string(),
+            loads,
+            verdict,
+        })
+    }
+}
+
 /// The bytes of the evict chain a walk through `path` reads, and the largest X can walk.
 fn evict_bytes(path: ProbePath) -> u32 {
     match path {
@@ -254,16 +306,32 @@ pub fn verdict(rows: &[Row], fill: &str, evict: &str) -> Option<(Verdict, [f64; 
 
 /// The summary's rows: one verdict per ordered pair of paths, in words with the three levels.
 /// A run without the file (another space, or made before the probe) has none.
-pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
+pub fn figures(dir: &Path, loads: Option<&ProbeLoads>) -> Result<Vec<Figure>> {
     if crate::report::saved::find(dir, FILE).is_none() {
         return Ok(Vec::new());
     }
     let rows: Vec<Row> = crate::report::saved::read_csv(dir, FILE)?;
     let mut r = Rows::new("cache", "Memory hierarchy", FILE);
+    // A path whose own load the probe's SASS lacks was not measured: no verdict names it.
+    let unmeasured = |path: &str| {
+        loads.is_some_and(|l| {
+            ProbePath::ALL
+                .into_iter()
+                .find(|&p| name(p) == path)
+                .is_some_and(|p| !l.loads.keys().any(|op| loads_through(p, op)))
+        })
+    };
     for x in ProbePath::ALL.map(name) {
         for y in ProbePath::ALL.map(name).into_iter().filter(|&y| y != x) {
             let Some((verdict, [base, own, cross])) = verdict(&rows, x, y) else {
                 continue;
+            };
+            let verdict = match [x, y].into_iter().find(|&p| unmeasured(p)) {
+                Some(path) => Verdict::NotIdentifiable(format!(
+                    "the probe's SASS has no load of the {} path's own",
+                    words(path)
+                )),
+                None => verdict,
             };
             let quantity = format!("shared storage: {} lines after a walk through {}", words(x), words(y));
             let levels = format!("{base:.1} cycles untouched, {own:.1} after its own walk, {cross:.1} after this one");
@@ -287,6 +355,18 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
                 }
             }
         }
+    }
+    if let Some(loads) = loads {
+        let flag = if loads.verdict.starts_with("UNEXPECTED") {
+            " (UNEXPECTED)"
+        } else {
+            ""
+        };
+        let named: Vec<&str> = loads.loads.keys().map(String::as_str).collect();
+        r.key("cache/storage/loads".into()).text(
+            "shared storage: the probe's load instructions (SASS)",
+            Some(&format!("{}{flag}", named.join(", "))),
+        );
     }
     for x in ProbePath::ALL.map(name) {
         let own = |passes: u32| {
@@ -321,6 +401,39 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each path's own load must be in the probe's SASS; the switch's jump table (an `LDC` of
+    /// bank 2) is not the constant path's.
+    #[test]
+    fn the_probe_loads_are_read_per_path_and_a_missing_one_is_named() {
+        let sass = |lines: &[&str]| {
+            let mut text = "\t\tFunction : storage_probe\n".to_string();
+            for (i, line) in lines.iter().enumerate() {
+                text += &format!("        /*{:04x}*/ {line} ;\n", 16 * i);
+            }
+            text
+        };
+        let every = [
+            "LDC R1, c[0x0][0x28]",
+            "LDG.E R7, desc[UR8][R4.64]",
+            "LDG.E.CONSTANT R7, desc[UR8][R6.64]",
+            "TLD.LZ RZ, R7, R7, UR4, 0x0, 1D, 0x1",
+            "LDC R7, c[0x3][R7]",
+            "LDC R4, c[0x2][R3]",
+        ];
+        let loads = ProbeLoads::of(&sass(&every), "sm_90").unwrap();
+        assert!(loads.verdict.starts_with("as expected"), "{loads:?}");
+        assert_eq!(loads.loads.get("LDC c[0x3]"), Some(&1));
+        assert!(!loads.loads.keys().any(|l| l.contains("c[0x0]")));
+        // No texture load, and only the jump table's LDC: two paths not measured.
+        let fewer = [every[0], every[1], every[2], every[5]];
+        let loads = ProbeLoads::of(&sass(&fewer), "sm_90").unwrap();
+        assert_eq!(
+            loads.verdict,
+            "UNEXPECTED: no load of its own for texture (tex.1d), constant (LDC): the probe does not measure that path"
+        );
+        assert!(ProbeLoads::of("\t\tFunction : chase_global\n", "sm_90").is_none());
+    }
 
     fn row(fill: &str, evict: &str, bytes: u32, cycles: [f64; 3]) -> Row {
         Row {
@@ -392,7 +505,7 @@ mod tests {
             out.serialize(r).unwrap();
         }
         out.flush().unwrap();
-        let figures = figures(dir.path()).unwrap();
+        let figures = figures(dir.path(), None).unwrap();
         assert_eq!(figures.len(), 3);
         assert_eq!(figures[0].key, "cache/storage/constant/l1");
         assert!(figures[0].text.as_deref().unwrap().starts_with("separate arrays"));
@@ -407,9 +520,24 @@ mod tests {
         assert!(!figures[0].is_unresolved() && !figures[1].is_unresolved());
         assert!(figures[2].is_unresolved());
         assert!(figures_of_nothing().is_empty());
+
+        // Where the probe's SASS has no L1 load, the verdict naming the L1 is not stated, and
+        // the loads are a row of their own, flagged.
+        let loads = ProbeLoads::of(
+            "\t\tFunction : storage_probe\n /*0000*/ LDG.E.CONSTANT R7, desc[UR8][R6.64] ;\n /*0010*/ TLD.LZ RZ, R7, R7, UR4, 0x0, 1D, 0x1 ;\n /*0020*/ LDC R7, c[0x3][R7] ;\n",
+            "sm_90",
+        )
+        .unwrap();
+        let figures = super::figures(dir.path(), Some(&loads)).unwrap();
+        assert_eq!(figures.len(), 4);
+        assert!(figures[0].is_unresolved());
+        assert!(figures[0].text.as_deref().unwrap().contains("no load of the L1 (ld.global) path's own"));
+        assert!(!figures[1].is_unresolved());
+        assert_eq!(figures[3].key, "cache/storage/loads");
+        assert!(figures[3].text.as_deref().unwrap().ends_with(" (UNEXPECTED)"));
     }
 
     fn figures_of_nothing() -> Vec<Figure> {
-        figures(tempfile::tempdir().unwrap().path()).unwrap()
+        figures(tempfile::tempdir().unwrap().path(), None).unwrap()
     }
 }
