@@ -912,6 +912,12 @@ fn tensor_holds_wgmma_for_seconds_on_both_fills() {
         }
     }
     assert!(run.join("tensor-sustained.png").is_file());
+    // NVML judges the sustained part apart from the short figures measured before it.
+    let metadata = json(&run.join("metadata.json"));
+    let parts = metadata["nvml"]["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "{parts:?}");
+    assert_eq!(parts[0]["files"], serde_json::json!(["sustained.csv"]));
+    assert!(parts[0]["before"]["limited"].is_object(), "{parts:?}");
 }
 
 #[test]

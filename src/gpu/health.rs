@@ -74,8 +74,56 @@ pub struct NvmlRecord {
     pub after: Option<HealthSample>,
     /// Why there is no record, where NVML could not be used.
     pub unavailable: Option<String>,
-    /// Set when the clocks were held down by power, temperature or the board during the run.
+    /// Set when the clocks were held down by power, temperature or the board during the run
+    /// (up to its first part judged apart, where it has one).
     pub throttled: Option<String>,
+    /// Parts of the run judged by themselves: from each part's first sample on, the suite
+    /// measured only what it wrote to that part's files (the tensor suite's sustained run,
+    /// which holds the GPU until its clocks settle), so the clocks held down then say nothing
+    /// of the figures measured before it. Empty for most suites.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<NvmlPart>,
+}
+
+/// A part of a suite's run that NVML's throttling check judges by itself
+/// ([`NvmlRecord::parts`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NvmlPart {
+    /// The files of the suite's run directory whose figures this part measured.
+    pub files: Vec<String>,
+    /// NVML's reading as the part began (the end of the part before it).
+    pub before: Option<HealthSample>,
+    /// Set when the clocks were held down during the part (from `before` to the next part's,
+    /// or to the run's `after`).
+    pub throttled: Option<String>,
+}
+
+impl NvmlRecord {
+    /// Judges the run's throttling now that it ended at `after`: the run up to its first
+    /// part, then each part up to the next (or to `after`). Where the run has no sample from
+    /// its start, nothing is judged.
+    pub fn judge(&mut self, after: &HealthSample) {
+        let Some(before) = &self.before else {
+            return;
+        };
+        let ends: Vec<HealthSample> = self
+            .parts
+            .iter()
+            .skip(1)
+            .map(|p| p.before.clone().unwrap_or_else(|| after.clone()))
+            .chain([after.clone()])
+            .collect();
+        let first_end = self
+            .parts
+            .first()
+            .and_then(|p| p.before.as_ref())
+            .unwrap_or(after);
+        self.throttled = throttling(before, first_end);
+        for (part, end) in self.parts.iter_mut().zip(&ends) {
+            part.throttled = part.before.as_ref().and_then(|b| throttling(b, end));
+        }
+    }
 }
 
 /// An NVML session on the device with CUDA UUID `uuid`.
@@ -322,6 +370,45 @@ mod tests {
             throttling(&sample(5, &[]), &sample(5, &["sw power cap", "gpu idle"])).unwrap();
         assert!(capped.contains("sw power cap after the run"), "{capped}");
         assert!(!capped.contains("gpu idle"), "{capped}");
+    }
+
+    /// A part judged apart (the sustained tensor run) takes the power cap it reaches with it:
+    /// the run before it stays unthrottled, and each stretch ends where the next begins.
+    #[test]
+    fn a_part_judged_apart_is_throttled_by_itself() {
+        let mut record = NvmlRecord {
+            before: Some(sample(5, &["gpu idle"])),
+            parts: vec![NvmlPart {
+                files: vec!["sustained.csv".into()],
+                before: Some(sample(5, &["gpu idle"])),
+                throttled: None,
+            }],
+            ..NvmlRecord::default()
+        };
+        record.judge(&sample(9_000_005, &["sw power cap"]));
+        assert_eq!(record.throttled, None);
+        let part = record.parts[0].throttled.as_deref().unwrap();
+        assert!(part.contains("power 9.0 ms"), "{part}");
+        // Held down before the part began: the run is marked, the part by its own stretch.
+        record.parts[0].before = Some(sample(4_000_005, &[]));
+        record.judge(&sample(4_000_005, &["gpu idle"]));
+        assert!(
+            record
+                .throttled
+                .as_deref()
+                .unwrap()
+                .contains("power 4.0 ms")
+        );
+        assert_eq!(record.parts[0].throttled, None);
+        // Without parts the whole run is one stretch, as before.
+        let mut whole = NvmlRecord {
+            before: Some(sample(5, &[])),
+            ..NvmlRecord::default()
+        };
+        whole.judge(&sample(2_500_005, &[]));
+        assert!(whole.throttled.is_some());
+        let text = serde_json::to_string(&whole).unwrap();
+        assert!(!text.contains("parts"), "{text}");
     }
 
     #[test]

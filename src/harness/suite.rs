@@ -15,7 +15,7 @@ use crate::error::{Exit, MeasurementFailed};
 use crate::experiments::clock::{measure_read_overhead, measure_sm_clock};
 use crate::gpu::Gpu;
 use crate::gpu::conditions::{self, Conditions, Watch};
-use crate::gpu::health::{self, Health, throttling};
+use crate::gpu::health::{self, Health};
 use crate::report::figures::{FILE as FIGURES_FILE, FiguresFile};
 use crate::report::metadata::{BuildRecord, RunMetadata, Status, TimeSplit, utc_now};
 use crate::report::run_dir::{self, RunDir};
@@ -319,6 +319,22 @@ impl SuiteRun {
         }
     }
 
+    /// From here on the suite measures only what it writes to `files` (the tensor suite's
+    /// sustained run, which holds the GPU until its clocks settle): NVML's judgement of the
+    /// clocks so far stands for the suite's other figures, and this part is judged by itself
+    /// ([`crate::gpu::health::NvmlRecord::parts`]).
+    pub fn judge_apart_from_here(&mut self, files: &[&str]) {
+        if self.health.is_none() {
+            return;
+        }
+        let before = self.nvml_sample();
+        self.metadata.nvml.parts.push(crate::gpu::health::NvmlPart {
+            files: files.iter().map(|f| f.to_string()).collect(),
+            before,
+            throttled: None,
+        });
+    }
+
     /// NVML's reading of the GPU now, where NVML could be opened.
     pub fn nvml_sample(&self) -> Option<crate::gpu::health::HealthSample> {
         self.health.as_ref().map(Health::sample)
@@ -395,11 +411,14 @@ impl SuiteRun {
         }
         if let Some(health) = &self.health {
             let after = health.sample();
-            if let Some(before) = &self.metadata.nvml.before {
-                self.metadata.nvml.throttled = throttling(before, &after);
-            }
+            self.metadata.nvml.judge(&after);
             if let Some(warning) = &self.metadata.nvml.throttled {
                 eprintln!("warning: {warning}");
+            }
+            for part in &self.metadata.nvml.parts {
+                if let Some(warning) = &part.throttled {
+                    eprintln!("warning: {}: {warning}", part.files.join(", "));
+                }
             }
             self.metadata.nvml.after = Some(after);
         }

@@ -16,7 +16,10 @@ pub fn of_run(first: &SavedMetadata, suites: &[SuiteTiming]) -> Vec<ConditionLin
         return Vec::new();
     };
     let mut lines = processes(conditions, suites);
-    let throttled = suites.iter().filter(|s| s.throttled.is_some()).count();
+    let throttled = suites
+        .iter()
+        .filter(|s| !s.throttled_stretches().is_empty())
+        .count();
     lines.push(line(
         "Clocks held down (NVML)",
         if throttled == 0 {
@@ -232,6 +235,7 @@ mod tests {
             error: None,
             time_split: None,
             throttled: None,
+            parts: Vec::new(),
             shared: shared.map(str::to_string),
         }
     }

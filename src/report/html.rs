@@ -168,7 +168,14 @@ fn identity(summary: &Summary, sources: &Sources) -> String {
     let throttled: Vec<String> = summary
         .suites
         .iter()
-        .filter_map(|s| Some(format!("{}: {}", s.name, s.throttled.as_ref()?)))
+        .flat_map(|s| {
+            s.throttled_stretches()
+                .into_iter()
+                .map(|(files, what)| match files {
+                    Some(files) => format!("{} ({files}): {what}", s.name),
+                    None => format!("{}: {what}", s.name),
+                })
+        })
         .collect();
     rows.push((
         "Throttling seen",
@@ -199,10 +206,12 @@ fn suite_section(summary: &Summary, sources: &Sources, name: &str, dir: &Path) -
         if let Some(error) = &timing.error {
             let _ = write!(said, " ({})", escape(error));
         }
-        if let Some(throttled) = &timing.throttled {
+        for (files, throttled) in timing.throttled_stretches() {
+            let part = files.map_or(String::new(), |f| format!(" ({f})"));
             let _ = write!(
                 said,
-                "; <span class=\"throttled\">measured under throttling: {}</span>",
+                "; <span class=\"throttled\">measured under throttling{}: {}</span>",
+                escape(&part),
                 escape(throttled)
             );
         }

@@ -18,19 +18,27 @@ pub fn of<'a>(summary: &'a Summary, figure: &Figure) -> Option<&'a str> {
 /// where it was throttled.
 pub fn of_source<'a>(summary: &'a Summary, source: &str) -> Option<&'a str> {
     let suite = source.split('/').next().unwrap_or_default();
+    let file = source.rsplit('/').next().unwrap_or_default();
     summary
         .suites
         .iter()
         .find(|s| s.name == suite)
-        .and_then(|s| s.throttled.as_deref())
+        .and_then(|s| s.throttled_for(file))
 }
 
 /// The summary's section naming each throttled suite and what NVML said, or nothing.
 pub fn markdown_section(summary: &Summary) -> String {
-    let throttled: Vec<(&str, &str)> = summary
+    let throttled: Vec<(String, &str)> = summary
         .suites
         .iter()
-        .filter_map(|s| Some((s.name.as_str(), s.throttled.as_deref()?)))
+        .flat_map(|s| {
+            s.throttled_stretches()
+                .into_iter()
+                .map(|(files, what)| match files {
+                    Some(files) => (format!("{} ({files})", s.name), what),
+                    None => (s.name.clone(), what),
+                })
+        })
         .collect();
     if throttled.is_empty() {
         return String::new();
@@ -41,7 +49,7 @@ pub fn markdown_section(summary: &Summary) -> String {
     for (suite, what) in throttled {
         md += &format!(
             "| {} | {} |\n",
-            super::text::markdown_cell(suite),
+            super::text::markdown_cell(&suite),
             super::text::markdown_cell(what)
         );
     }
@@ -67,6 +75,7 @@ mod tests {
                 error: None,
                 time_split: None,
                 throttled: throttled.map(str::to_string),
+                parts: Vec::new(),
             }],
             total_seconds: None,
         }
@@ -103,5 +112,36 @@ mod tests {
         assert!(markdown_section(&free).is_empty());
         let section = markdown_section(&held);
         assert!(section.contains("| sync | power 3.0 ms |"), "{section}");
+    }
+
+    /// Where a part of the suite's run was judged apart, its files' figures take its
+    /// judgement and every other figure the suite's.
+    #[test]
+    fn a_part_judged_apart_marks_its_own_figures_only() {
+        use crate::report::summary::model::PartThrottling;
+        let mut sustained = summary(None);
+        sustained.suites[0].name = "tensor".into();
+        sustained.suites[0].parts = vec![PartThrottling {
+            files: vec!["sustained.csv".into()],
+            throttled: Some("power 9.0 ms".into()),
+        }];
+        assert_eq!(
+            of_source(&sustained, "tensor/sustained.csv"),
+            Some("power 9.0 ms")
+        );
+        assert_eq!(of_source(&sustained, "tensor/tensor.csv"), None);
+        let section = markdown_section(&sustained);
+        assert!(
+            section.contains("| tensor (sustained.csv) | power 9.0 ms |"),
+            "{section}"
+        );
+        // A suite held down before its part, and not during it.
+        sustained.suites[0].throttled = Some("power 1.0 ms".into());
+        sustained.suites[0].parts[0].throttled = None;
+        assert_eq!(
+            of_source(&sustained, "tensor/tensor.csv"),
+            Some("power 1.0 ms")
+        );
+        assert_eq!(of_source(&sustained, "tensor/sustained.csv"), None);
     }
 }

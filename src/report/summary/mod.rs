@@ -396,6 +396,15 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
                 .or_else(|| metadata.error.clone()),
             time_split: listed.and_then(|s| s.time_split).or(metadata.time_split),
             throttled: metadata.nvml.throttled.clone(),
+            parts: metadata
+                .nvml
+                .parts
+                .iter()
+                .map(|p| model::PartThrottling {
+                    files: p.files.clone(),
+                    throttled: p.throttled.clone(),
+                })
+                .collect(),
             shared: metadata.shared(),
         });
         if metadata.complete() && first_metadata.is_none() {
@@ -522,6 +531,7 @@ mod tests {
             error: None,
             time_split: split,
             throttled: None,
+            parts: Vec::new(),
         };
         let split = TimeSplit {
             wall_seconds: 1.9,

@@ -17,13 +17,55 @@ pub struct SuiteTiming {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_split: Option<TimeSplit>,
     /// What NVML saw where the clocks were held down while the suite ran
-    /// ([`crate::report::throttling`]).
+    /// ([`crate::report::throttling`]), up to its first part judged apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throttled: Option<String>,
+    /// Parts of the suite's run judged apart (`metadata.json`'s `nvml.parts`): the files
+    /// each measured, and what NVML saw where the clocks were held down during it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartThrottling>,
     /// Which other process used the GPU while the suite measured, where one did
     /// ([`crate::gpu::conditions`]); every figure of the suite is then unresolved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared: Option<String>,
+}
+
+/// A part of a suite's run judged apart for throttling ([`SuiteTiming::parts`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartThrottling {
+    pub files: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled: Option<String>,
+}
+
+impl SuiteTiming {
+    /// What NVML saw of the clocks while the suite measured what it wrote to `file`: the
+    /// part's judgement where a part judged apart measured it, else the suite's.
+    pub fn throttled_for(&self, file: &str) -> Option<&str> {
+        match self
+            .parts
+            .iter()
+            .find(|p| p.files.iter().any(|f| f == file))
+        {
+            Some(part) => part.throttled.as_deref(),
+            None => self.throttled.as_deref(),
+        }
+    }
+
+    /// Each throttled stretch of the suite's run: `(None, what)` for the run up to its first
+    /// part, `(Some(files), what)` for a part.
+    pub fn throttled_stretches(&self) -> Vec<(Option<String>, &str)> {
+        self.throttled
+            .as_deref()
+            .map(|t| (None, t))
+            .into_iter()
+            .chain(
+                self.parts
+                    .iter()
+                    .filter_map(|p| Some((Some(p.files.join(", ")), p.throttled.as_deref()?))),
+            )
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

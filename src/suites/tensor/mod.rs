@@ -100,6 +100,9 @@ pub fn run(args: &TensorArgs) -> Result<()> {
                 // sustained part that fails, or is stopped, leaves them (and the launches it
                 // saved so far) behind.
                 write_short(suite, disassembly, &results)?;
+                // The power cap that the sustained run reaches says nothing of the short
+                // figures, measured before it: NVML judges the two apart.
+                suite.judge_apart_from_here(&[tensor_report::SUSTAINED]);
                 let sustained = sustain::measure(
                     gpu,
                     || suite.nvml_sample(),
