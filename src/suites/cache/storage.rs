@@ -363,10 +363,13 @@ pub fn figures(dir: &Path, loads: Option<&ProbeLoads>) -> Result<Vec<Figure>> {
             ""
         };
         let named: Vec<&str> = loads.loads.keys().map(String::as_str).collect();
+        // Read from cache.json, where the run recorded the probe's SASS.
+        r.from("cache.json");
         r.key("cache/storage/loads".into()).text(
             "shared storage: the probe's load instructions (SASS)",
             Some(&format!("{}{flag}", named.join(", "))),
         );
+        r.from(FILE);
     }
     for x in ProbePath::ALL.map(name) {
         let own = |passes: u32| {
@@ -534,6 +537,7 @@ mod tests {
         assert!(figures[0].text.as_deref().unwrap().contains("no load of the L1 (ld.global) path's own"));
         assert!(!figures[1].is_unresolved());
         assert_eq!(figures[3].key, "cache/storage/loads");
+        assert!(figures[3].source.ends_with("cache.json"), "{}", figures[3].source);
         assert!(figures[3].text.as_deref().unwrap().ends_with(" (UNEXPECTED)"));
     }
 
