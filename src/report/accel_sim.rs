@@ -742,6 +742,37 @@ mod tests {
         assert!(cases > 300, "{cases}");
     }
 
+    /// #76: a conflict experiment that reads 6 ways of 8 KiB beside a 32-byte fetch (GPGPU-Sim's
+    /// sector) gives the 6-way L1D's string, 64 sets of 128 B lines: nothing in the export
+    /// asks for a power-of-two way count.
+    #[test]
+    fn a_six_way_l1_is_exported_with_its_way_count() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/results/h100/all/machine-model.json"
+        ))
+        .unwrap();
+        let mut model: MachineModel = serde_json::from_str(&text).unwrap();
+        let like = |key: &str, value: f64| {
+            let mut q = model
+                .figures
+                .iter()
+                .find(|q| q.key == format!("cache/constant/1/{key}"))
+                .unwrap()
+                .clone();
+            q.key = format!("cache/global/1/{key}");
+            q.value = Some(value);
+            q
+        };
+        let added = [
+            like("conflict-ways", 6.0),
+            like("conflict-way-size", 8192.0),
+        ];
+        model.figures.extend(added);
+        let (value, why) = l1_geometry(&model, None).unwrap();
+        assert!(value.starts_with("S:64:128:6,"), "{value}: {why}");
+    }
+
     const BASE: &str = "# a base\n-gpgpu_cache:dl1 S:4:128:64,L:T:m:L:L,A:256:32,16:0,32 # shipped\n\
         -gpgpu_n_clusters 80\n-gpgpu_cache:dl1  S:4:128:64,L:T:m:L:L,A:512:8,16:0,32\n\
         #-gpgpu_const_cache:l1 N:128:64:8,L:R:f:N:L,S:2:64,4\n";

@@ -100,6 +100,39 @@ fn a_clean_curve_fits_one_geometry_with_high_confidence_and_outliers_do_not_move
     assert_level(level, g);
 }
 
+/// A 6-way L1D as #76's GPGPU-Sim derivative configures it (64 sets x 6 ways x 128 B =
+/// 49,152 B), chased at its line as the simulator's runs chase (`--stride 128 --fine-points
+/// 16`), with no noise: the fit states the whole geometry, as it does for power-of-two way
+/// counts (the candidates hold every way count to 64 and every set count). A simulated run
+/// that states only the capacity interval got there from its data, not from the way count.
+#[test]
+fn a_six_way_cache_chased_at_its_line_states_line_ways_and_sets() {
+    let g = Geometry {
+        size_bytes: 64 * 6 * 128,
+        line_bytes: 128,
+        ways: 6,
+    };
+    let hierarchy = Hierarchy::one_level(g, 24.14, 193.06);
+    let threshold = RiseThreshold::of(Space::Global);
+    let points = sweep(threshold, 128, 4096, 2 * g.size_bytes, 16, |footprint| {
+        Ok(chase_latency(&hierarchy, footprint, 128))
+    })
+    .unwrap()
+    .points;
+    let level = &crate::analysis::cache_inference::infer(&points)
+        .unwrap()
+        .levels[0];
+    assert_eq!(level.basis, "fit", "{level:?}");
+    assert_eq!(level.size_bytes, Some(g.size_bytes), "{level:?}");
+    assert_eq!(
+        (level.line_bytes, level.ways, level.sets),
+        (Some(128), Some(6), Some(64)),
+        "{level:?}"
+    );
+    assert!(!level.size_is_interval, "{level:?}");
+    assert!(level.confidence > 0.9, "{level:?}");
+}
+
 /// The tests that take many seconds unoptimised: the README's `cargo test` skips them,
 /// `.ci/run` runs them as a step of their own.
 mod slow {
