@@ -4,13 +4,16 @@
 # NAME is a shipped GPGPU-Sim configuration (a directory under configs/tested-cfgs, e.g.
 # SM7_QV100) or a derived one, sim/configs/NAME.config, whose "# base: SHIPPED" line names the
 # shipped directory it is copied from and whose options are appended to its gpgpusim.config
-# (the last value of an option wins). Needs GPUBENCH_SIM_CONFIGS (source target/sim/env.sh).
+# (the last value of an option wins); NAME may also be the path of such a file outside
+# sim/configs/ (the loop's, scripts/sim/loop.sh). Needs GPUBENCH_SIM_CONFIGS (source
+# target/sim/env.sh).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 name=${1:?usage: scripts/sim/config.sh NAME RUN_DIR}
 run=${2:?usage: scripts/sim/config.sh NAME RUN_DIR}
 : "${GPUBENCH_SIM_CONFIGS:?source target/sim/env.sh first}"
 derived=$repo/sim/configs/$name.config
+case $name in *.config) [ -f "$name" ] && derived=$name ;; esac
 if [ -f "$derived" ]; then
   base=$(sed -n 's/^# base: *//p' "$derived" | head -1)
   [ -n "$base" ] || { echo "error: $derived has no '# base: SHIPPED' line" >&2; exit 1; }

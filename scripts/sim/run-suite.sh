@@ -24,9 +24,11 @@ mkdir -p "$(dirname "$results")"
 results=$(cd "$(dirname "$results")" && pwd)/$(basename "$results")
 # shellcheck disable=SC1091
 source "$sim/env.sh"
-run=$sim/run/$suite-$config-$(date -u +%Y%m%dT%H%M%SZ)
+# The results' name too: runs started in the same second (the loop's two at a time) must not
+# share a working directory, where GPGPU-Sim writes and reads its files.
+run=$sim/run/$suite-$(basename "$config" .config)-$(basename "$results")-$(date -u +%Y%m%dT%H%M%SZ)
 "$repo/scripts/sim/config.sh" "$config" "$run"
-export GPUBENCH_SIM_CONFIG_NAME=$config
+export GPUBENCH_SIM_CONFIG_NAME=$(basename "$config" .config)
 head_at_start=$(git -C "$repo" rev-parse HEAD)
 [ -z "$(git -C "$repo" status --porcelain --untracked-files=no)" ] || head_at_start+=-dirty
 echo "$(date -u +%H:%M:%S) $config: gpubench $suite $* --output $results" >&2
