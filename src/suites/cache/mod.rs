@@ -259,9 +259,18 @@ fn measure(
         _ => None,
     };
     crate::harness::sharing::step_done("L2 partitions");
+    let mut storage_probe_skipped = None;
     if runs_storage_probe(args, space) {
-        let storage = storage::measure(gpu)?;
-        suite.run.write_csv(storage::FILE, &storage)?;
+        match storage::measure(gpu) {
+            Ok(storage) => suite.run.write_csv(storage::FILE, &storage)?,
+            // A device that cannot run the probe (GPGPU-Sim has no texture objects) costs the
+            // probe, not the sweep and the side experiments before it.
+            Err(error) if crate::error::Exit::for_error(&error) == crate::error::Exit::Unsupported => {
+                println!("shared-storage probe not run: {error:#}");
+                storage_probe_skipped = Some(format!("{error:#}"));
+            }
+            Err(error) => return Err(error),
+        }
         crate::harness::sharing::step_done("shared storage");
     }
     let carveouts = if args.carveout.len() > 1 {
@@ -306,6 +315,7 @@ fn measure(
             report: cache_report::SavedReport::of(&report)?,
             space: space.name().to_string(),
             storage_probe_loads,
+            storage_probe_skipped,
             sweep: cache_report::SweepRecord {
                 generated_kernels,
                 launches: sweep.launches,

@@ -92,6 +92,10 @@ pub struct CacheFile {
     /// What the shared-storage probe loads with, where it ran (the global space).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_probe_loads: Option<super::storage::ProbeLoads>,
+    /// Why the shared-storage probe did not run where it would have (the device refused what
+    /// it needs: texture objects on GPGPU-Sim).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_probe_skipped: Option<String>,
     pub sweep: SweepRecord,
     pub timed_loop: Option<TimedLoop>,
     pub tlb: Option<TlbSummary>,
@@ -665,6 +669,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
     figures.extend(super::storage::figures(
         dir,
         cache.storage_probe_loads.as_ref(),
+        cache.storage_probe_skipped.as_deref(),
     )?);
     Ok(figures)
 }

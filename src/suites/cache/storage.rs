@@ -306,9 +306,21 @@ pub fn verdict(rows: &[Row], fill: &str, evict: &str) -> Option<(Verdict, [f64; 
 
 /// The summary's rows: one verdict per ordered pair of paths, in words with the three levels.
 /// A run without the file (another space, or made before the probe) has none.
-pub fn figures(dir: &Path, loads: Option<&ProbeLoads>) -> Result<Vec<Figure>> {
+pub fn figures(
+    dir: &Path,
+    loads: Option<&ProbeLoads>,
+    skipped: Option<&str>,
+) -> Result<Vec<Figure>> {
     if crate::report::saved::find(dir, FILE).is_none() {
-        return Ok(Vec::new());
+        // Where the device refused what the probe needs, the summary says so.
+        let mut r = Rows::new("cache", "Memory hierarchy", "cache.json");
+        if let Some(why) = skipped {
+            r.key("cache/storage/skipped".into()).text(
+                "shared storage: which caches share one array",
+                Some(&format!("not measured: {why}")),
+            );
+        }
+        return Ok(r.finish());
     }
     let rows: Vec<Row> = crate::report::saved::read_csv(dir, FILE)?;
     let mut r = Rows::new("cache", "Memory hierarchy", FILE);
@@ -508,7 +520,7 @@ mod tests {
             out.serialize(r).unwrap();
         }
         out.flush().unwrap();
-        let figures = figures(dir.path(), None).unwrap();
+        let figures = figures(dir.path(), None, None).unwrap();
         assert_eq!(figures.len(), 3);
         assert_eq!(figures[0].key, "cache/storage/constant/l1");
         assert!(figures[0].text.as_deref().unwrap().starts_with("separate arrays"));
@@ -531,7 +543,7 @@ mod tests {
             "sm_90",
         )
         .unwrap();
-        let figures = super::figures(dir.path(), Some(&loads)).unwrap();
+        let figures = super::figures(dir.path(), Some(&loads), None).unwrap();
         assert_eq!(figures.len(), 4);
         assert!(figures[0].is_unresolved());
         assert!(figures[0].text.as_deref().unwrap().contains("no load of the L1 (ld.global) path's own"));
@@ -542,6 +554,14 @@ mod tests {
     }
 
     fn figures_of_nothing() -> Vec<Figure> {
-        figures(tempfile::tempdir().unwrap().path(), None).unwrap()
+        let empty = tempfile::tempdir().unwrap();
+        let skipped = figures(empty.path(), None, Some("no texture objects")).unwrap();
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].key, "cache/storage/skipped");
+        assert_eq!(
+            skipped[0].text.as_deref(),
+            Some("not measured: no texture objects")
+        );
+        figures(empty.path(), None, None).unwrap()
     }
 }
