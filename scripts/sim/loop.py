@@ -27,6 +27,14 @@ CARRIED = {
     "cache/constant/1/ways": ("-gpgpu_const_cache:l1", None),
     "cache/constant/1/sets": ("-gpgpu_const_cache:l1", None),
     "cache/constant/1/size": ("-gpgpu_const_cache:l1", None),
+    "cache/constant/1/conflict-ways": ("-gpgpu_const_cache:l1", None),
+    "cache/constant/1/conflict-way-size": ("-gpgpu_const_cache:l1", None),
+    "cache/constant/1/fetch-granularity": ("-gpgpu_const_cache:l1", None),
+    "cache/constant/1/latency": (
+        None,
+        "GPGPU-Sim has no option for the constant cache's hit latency (a hit costs what its"
+        " pipeline does); the export writes none",
+    ),
     "shared/indexed load latency (4 B, no conflict; the word index is scaled on the chain)": (
         "-gpgpu_smem_latency",
         INTEGER_PIPELINE,
