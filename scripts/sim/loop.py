@@ -53,7 +53,12 @@ NOT_CARRIED = [
         "-gpgpu_cache:dl2 is not exported (slices behind a hash); the loop keeps the base's reduced L2",
     ),
     (
-        ("cache/global/1/capacity", "cache/global/1/size", "cache/global: level 1 rise"),
+        (
+            "cache/global/1/capacity",
+            "cache/global/1/size",
+            "cache/global/1/fetch-granularity",
+            "cache/global: level 1 rise",
+        ),
         "-gpgpu_cache:dl1 is exported only where the conflict experiment identifies sets and ways",
     ),
     (
@@ -123,6 +128,8 @@ def main():
             if r is None or r["unit"] != s["unit"]:
                 continue
             option, lacks = CARRIED.get(key, (None, None))
+            if key.startswith("cache/constant: level 1 rise"):
+                option = "-gpgpu_const_cache:l1"
             base = not_carried(key) if key not in CARRIED else None
             rows.append(
                 {
@@ -139,7 +146,7 @@ def main():
             )
     rows.sort(key=lambda r: r["key"])
     with open(os.path.join(out, "loop.json"), "w") as f:
-        json.dump({"real_run": os.path.abspath(real_run), "rows": rows}, f, indent=1)
+        json.dump({"real_run": real_run, "rows": rows}, f, indent=1)
     lines = [
         f"# The loop: {os.path.basename(os.path.abspath(real_run))}, exported, simulated, measured",
         "",
