@@ -95,6 +95,11 @@ pub const L1_CHASE_OVER_OPTION: f64 = 4.1;
 /// The same for an L2 hit by `ld.global.cg` and `-gpgpu_l2_rop_latency`: the interconnect's
 /// two crossings and the L1's miss path (`results/sim/*/l2`).
 pub const L2_CHASE_OVER_OPTION: f64 = 11.9;
+/// The interconnect every configuration [`L2_CHASE_OVER_OPTION`] was learned on models
+/// (`-network_mode 2`, a crossbar): an intersim network (`-network_mode 1`) adds more to the
+/// L2's round trip (SM6_TITANX-1SM: +21.9 cycles, 10 more; the same configuration with the
+/// crossbar's options read 10 cycles less in the smoke chase).
+pub const CROSSBAR_NETWORK_MODE: &str = "2";
 /// The same for a shared-memory chase and `-gpgpu_smem_latency` (`results/sim/*/shared`).
 pub const SMEM_CHASE_OVER_OPTION: f64 = 5.0;
 /// GPGPU-Sim's sectored caches ('S') split a line into four 32-byte sectors (gpu-cache.h,
@@ -323,11 +328,20 @@ fn latency_lines(
         }
     }
     if let Some(l2) = latency("l2", "1") {
-        let translated = translated(
-            l2,
-            L2_CHASE_OVER_OPTION,
-            "GPGPU-Sim's interconnect and miss path add to this option in the same chase (learned as for -gpgpu_l1_latency)",
-        );
+        // The crossing is the interconnect's: learned on crossbar configurations only.
+        let translated = match base.and_then(|b| b.options.get("-network_mode")) {
+            Some(mode) if mode.trim() != CROSSBAR_NETWORK_MODE => Err(format!(
+                "not written: {} is {} over the option on crossbar configurations (-network_mode {CROSSBAR_NETWORK_MODE}), and this base's interconnect (-network_mode {}) adds more: +21.9 on SM6_TITANX-1SM's intersim network (results/sim/SM6_TITANX-1SM/answer-key-l2-1MiB.md)",
+                said(l2),
+                L2_CHASE_OVER_OPTION,
+                mode.trim()
+            )),
+            _ => translated(
+                l2,
+                L2_CHASE_OVER_OPTION,
+                "GPGPU-Sim's interconnect and miss path add to this option in the same chase (learned as for -gpgpu_l1_latency, all on crossbar interconnects, -network_mode 2)",
+            ),
+        };
         match translated {
             Ok((value, why)) => push("-gpgpu_l2_rop_latency", value, why),
             Err(why) => unwritten.push(("-gpgpu_l2_rop_latency", why)),
@@ -771,6 +785,37 @@ mod tests {
         model.figures.extend(added);
         let (value, why) = l1_geometry(&model, None).unwrap();
         assert!(value.starts_with("S:64:128:6,"), "{value}: {why}");
+    }
+
+    /// #76: the L2's translation was learned on crossbar interconnects; a base with
+    /// another (-network_mode 1, intersim) gets no -gpgpu_l2_rop_latency, and says why.
+    #[test]
+    fn the_l2_latency_is_written_for_a_crossbar_base_only() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/results/h100/all/machine-model.json"
+        ))
+        .unwrap();
+        let model: MachineModel = serde_json::from_str(&text).unwrap();
+        let with = |mode: &str| {
+            let base = Base::parse(
+                "base",
+                &format!("-network_mode {mode}\n-gpgpu_n_clusters 80\n"),
+            );
+            config(&model, Some(&base))
+        };
+        let crossbar = with("2");
+        assert!(
+            crossbar.contains("\n-gpgpu_l2_rop_latency 264\n"),
+            "{crossbar}"
+        );
+        let intersim = with("1");
+        assert!(!intersim.contains("\n-gpgpu_l2_rop_latency "), "{intersim}");
+        assert!(
+            intersim.contains("#   -gpgpu_l2_rop_latency: not written: ")
+                && intersim.contains("(-network_mode 1) adds more"),
+            "{intersim}"
+        );
     }
 
     const BASE: &str = "# a base\n-gpgpu_cache:dl1 S:4:128:64,L:T:m:L:L,A:256:32,16:0,32 # shipped\n\
