@@ -259,20 +259,11 @@ fn measure(
         _ => None,
     };
     crate::harness::sharing::step_done("L2 partitions");
-    let mut storage_probe_skipped = None;
-    if runs_storage_probe(args, space) {
-        match storage::measure(gpu) {
-            Ok(storage) => suite.run.write_csv(storage::FILE, &storage)?,
-            // A device that cannot run the probe (GPGPU-Sim has no texture objects) costs the
-            // probe, not the sweep and the side experiments before it.
-            Err(error) if crate::error::Exit::for_error(&error) == crate::error::Exit::Unsupported => {
-                println!("shared-storage probe not run: {error:#}");
-                storage_probe_skipped = Some(format!("{error:#}"));
-            }
-            Err(error) => return Err(error),
-        }
-        crate::harness::sharing::step_done("shared storage");
-    }
+    let storage_probe_skipped = if runs_storage_probe(args, space) {
+        shared_storage(gpu, suite)?
+    } else {
+        None
+    };
     let carveouts = if args.carveout.len() > 1 {
         Some(carveout_sweep(
             gpu,
@@ -288,15 +279,14 @@ fn measure(
     } else {
         None
     };
-    let per_load = if args.per_load {
-        Some(per_load_sweep(
-            gpu, suite, space, order, stride, smallest, largest,
-        )?)
-    } else {
-        None
-    };
+    let per_load = args
+        .per_load
+        .then(|| per_load_sweep(gpu, suite, space, order, stride, smallest, largest))
+        .transpose()?;
     suite.release_gpu(gpu)?;
     let device = &suite.metadata.device;
+    print!("{}", cache_report::render_text(&report));
+    print_sweep(space, &sweep, device.l2_cache_bytes);
     suite.run.write_json(
         "cache.json",
         &cache_report::CacheFile {
@@ -328,16 +318,39 @@ fn measure(
             unresolved: sweep.unresolved,
         },
     )?;
-    print!("{}", cache_report::render_text(&report));
+    Ok(())
+}
+
+/// The sweep's cost on the console, beside the L2 size the driver reports.
+fn print_sweep(space: Space, sweep: &cache::SweepResult, l2_cache_bytes: i32) {
     println!(
         "{} space: {} points ({} launches) in {:.1} s; the driver reports an L2 of {} KiB",
         space.name(),
         sweep.points.len(),
         sweep.launches,
         sweep.seconds,
-        device.l2_cache_bytes / 1024
+        l2_cache_bytes / 1024
     );
-    Ok(())
+}
+
+/// The shared-storage probe beside the global sweep ([`storage`]), its rows in `storage.csv`.
+/// A device that refuses what it needs (GPGPU-Sim has no texture objects) costs the probe, not
+/// the sweep and the side experiments before it: why, for `cache.json`.
+fn shared_storage(gpu: &mut crate::gpu::Gpu, suite: &suite::SuiteRun) -> Result<Option<String>> {
+    use crate::error::Exit;
+    let skipped = match storage::measure(gpu) {
+        Ok(storage) => {
+            suite.run.write_csv(storage::FILE, &storage)?;
+            None
+        }
+        Err(error) if Exit::for_error(&error) == Exit::Unsupported => {
+            println!("shared-storage probe not run: {error:#}");
+            Some(format!("{error:#}"))
+        }
+        Err(error) => return Err(error),
+    };
+    crate::harness::sharing::step_done("shared storage");
+    Ok(skipped)
 }
 
 /// Host work beside the GPU's: ptxas and cuobjdump read the chase's SASS while the sweep
