@@ -107,20 +107,15 @@ impl NvmlRecord {
         let Some(before) = &self.before else {
             return;
         };
+        // Each stretch ends where the next begins: the parts' first samples, then `after`.
         let ends: Vec<HealthSample> = self
             .parts
             .iter()
-            .skip(1)
             .map(|p| p.before.clone().unwrap_or_else(|| after.clone()))
             .chain([after.clone()])
             .collect();
-        let first_end = self
-            .parts
-            .first()
-            .and_then(|p| p.before.as_ref())
-            .unwrap_or(after);
-        self.throttled = throttling(before, first_end);
-        for (part, end) in self.parts.iter_mut().zip(&ends) {
+        self.throttled = throttling(before, &ends[0]);
+        for (part, end) in self.parts.iter_mut().zip(&ends[1..]) {
             part.throttled = part.before.as_ref().and_then(|b| throttling(b, end));
         }
     }

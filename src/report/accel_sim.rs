@@ -707,12 +707,7 @@ mod tests {
     /// the committed model writes and the damaged one does not is listed as not written.
     #[test]
     fn zero_negative_and_huge_numbers_never_make_an_option_line_gpubench_does_not_write() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/results/h100/all/machine-model.json"
-        ))
-        .unwrap();
-        let model: MachineModel = serde_json::from_str(&text).unwrap();
+        let model = h100_model();
         let written: Vec<String> = option_lines(&config(&model, None))
             .into_iter()
             .map(|(option, _)| option)
@@ -756,17 +751,22 @@ mod tests {
         assert!(cases > 300, "{cases}");
     }
 
-    /// #76: a conflict experiment that reads 6 ways of 8 KiB beside a 32-byte fetch (GPGPU-Sim's
-    /// sector) gives the 6-way L1D's string, 64 sets of 128 B lines: nothing in the export
-    /// asks for a power-of-two way count.
-    #[test]
-    fn a_six_way_l1_is_exported_with_its_way_count() {
+    /// The committed H100 run's machine model.
+    fn h100_model() -> MachineModel {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/results/h100/all/machine-model.json"
         ))
         .unwrap();
-        let mut model: MachineModel = serde_json::from_str(&text).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// #76: a conflict experiment that reads 6 ways of 8 KiB beside a 32-byte fetch (GPGPU-Sim's
+    /// sector) gives the 6-way L1D's string, 64 sets of 128 B lines: nothing in the export
+    /// asks for a power-of-two way count.
+    #[test]
+    fn a_six_way_l1_is_exported_with_its_way_count() {
+        let mut model = h100_model();
         let like = |key: &str, value: f64| {
             let mut q = model
                 .figures
@@ -791,12 +791,7 @@ mod tests {
     /// another (-network_mode 1, intersim) gets no -gpgpu_l2_rop_latency, and says why.
     #[test]
     fn the_l2_latency_is_written_for_a_crossbar_base_only() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/results/h100/all/machine-model.json"
-        ))
-        .unwrap();
-        let model: MachineModel = serde_json::from_str(&text).unwrap();
+        let model = h100_model();
         let with = |mode: &str| {
             let base = Base::parse(
                 "base",

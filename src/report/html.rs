@@ -168,14 +168,8 @@ fn identity(summary: &Summary, sources: &Sources) -> String {
     let throttled: Vec<String> = summary
         .suites
         .iter()
-        .flat_map(|s| {
-            s.throttled_stretches()
-                .into_iter()
-                .map(|(files, what)| match files {
-                    Some(files) => format!("{} ({files}): {what}", s.name),
-                    None => format!("{}: {what}", s.name),
-                })
-        })
+        .flat_map(|s| s.throttled_named())
+        .map(|(name, what)| format!("{name}: {what}"))
         .collect();
     rows.push((
         "Throttling seen",

@@ -31,14 +31,7 @@ pub fn markdown_section(summary: &Summary) -> String {
     let throttled: Vec<(String, &str)> = summary
         .suites
         .iter()
-        .flat_map(|s| {
-            s.throttled_stretches()
-                .into_iter()
-                .map(|(files, what)| match files {
-                    Some(files) => (format!("{} ({files})", s.name), what),
-                    None => (s.name.clone(), what),
-                })
-        })
+        .flat_map(|s| s.throttled_named())
         .collect();
     if throttled.is_empty() {
         return String::new();

@@ -66,6 +66,18 @@ impl SuiteTiming {
             )
             .collect()
     }
+
+    /// [`SuiteTiming::throttled_stretches`] named for a reader: the suite, and a part's files
+    /// after it in brackets.
+    pub fn throttled_named(&self) -> Vec<(String, &str)> {
+        self.throttled_stretches()
+            .into_iter()
+            .map(|(files, what)| match files {
+                Some(files) => (format!("{} ({files})", self.name), what),
+                None => (self.name.clone(), what),
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -91,6 +91,11 @@ fn loads_through(path: ProbePath, load: &str) -> bool {
     }
 }
 
+/// Whether `loads` (the probe's, by name) hold one of `path`'s own.
+fn has_own_load(loads: &std::collections::BTreeMap<String, usize>, path: ProbePath) -> bool {
+    loads.keys().any(|op| loads_through(path, op))
+}
+
 /// What the probe's kernel loads with, read from the SASS of the PTX the run loaded
 /// (`cache.json`'s `storage_probe_loads`; the full text is in `cache.sass`): every path's own
 /// load must be there, or the probe does not measure that path. The kernel times each path in
@@ -110,7 +115,7 @@ impl ProbeLoads {
         let loads = crate::analysis::sass::data_loads(text).remove("storage_probe")?;
         let missing: Vec<&str> = ProbePath::ALL
             .into_iter()
-            .filter(|&path| !loads.keys().any(|op| loads_through(path, op)))
+            .filter(|&path| !has_own_load(&loads, path))
             .map(|path| words(name(path)))
             .collect();
         let verdict = if missing.is_empty() {
@@ -326,12 +331,8 @@ pub fn figures(
     let mut r = Rows::new("cache", "Memory hierarchy", FILE);
     // A path whose own load the probe's SASS lacks was not measured: no verdict names it.
     let unmeasured = |path: &str| {
-        loads.is_some_and(|l| {
-            ProbePath::ALL
-                .into_iter()
-                .find(|&p| name(p) == path)
-                .is_some_and(|p| !l.loads.keys().any(|op| loads_through(p, op)))
-        })
+        let path = ProbePath::ALL.into_iter().find(|&p| name(p) == path);
+        loads.zip(path).is_some_and(|(l, p)| !has_own_load(&l.loads, p))
     };
     for x in ProbePath::ALL.map(name) {
         for y in ProbePath::ALL.map(name).into_iter().filter(|&y| y != x) {
