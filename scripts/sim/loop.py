@@ -35,12 +35,12 @@ CARRIED = {
         "GPGPU-Sim has no option for the constant cache's hit latency (a hit costs what its"
         " pipeline does); the export writes none",
     ),
-    "shared/indexed load latency (4 B, no conflict; the word index is scaled on the chain)": (
+    "shared/banks/indexed-load-latency": (
         "-gpgpu_smem_latency",
         INTEGER_PIPELINE,
     ),
-    "cache/global: index-chain overhead per load": (None, INTEGER_PIPELINE),
-    "shared/cost per extra bank-conflict way": (
+    "cache/global/index-chain": (None, INTEGER_PIPELINE),
+    "shared/banks/conflict-cost": (
         None,
         "GPGPU-Sim replays a conflicting access one cycle per extra way; no option sets that cost",
     ),

@@ -79,13 +79,13 @@ mod tests {
         let latency = summary
             .figures
             .iter()
-            .find(|f| f.key.starts_with("shared/indexed load latency"))
+            .find(|f| f.key == "shared/banks/indexed-load-latency")
             .unwrap();
         assert!(latency.value.unwrap() > 1.0);
         let conflict = summary
             .figures
             .iter()
-            .find(|f| f.key == "shared/cost per extra bank-conflict way")
+            .find(|f| f.key == "shared/banks/conflict-cost")
             .unwrap();
         assert_eq!(conflict.uncertainty, "95% CI");
         assert!(

@@ -572,6 +572,43 @@ fn per_sm_block(model: &MachineModel) -> String {
     text + "\n"
 }
 
+/// What the run measured that no GPGPU-Sim option can express, each with what the simulator
+/// does instead (the loop, `results/sim/loop-h200/loop.md`, set each beside the simulated GPU's
+/// reading): a simulated GPU built from this file measures these differently. Empty where the
+/// run has none of them.
+fn inexpressible_block(model: &MachineModel) -> String {
+    let lacks: [(Known, &str); 3] = [
+        (
+            Known::Banks {
+                what: keys::banks::CONFLICT_COST,
+            },
+            "GPGPU-Sim replays a conflicting shared-memory access one cycle per extra way and no option sets that cost",
+        ),
+        (
+            Known::IndexChain { space: "global" },
+            "the index's arithmetic runs on GPGPU-Sim's integer pipeline, whose issue and dispatch no option sets (-ptx_opcode_latency_int is its latency alone): a chase that computes its index reads longer there (the H200's export on SM86_RTX3070: 17.9 cycles per load against 7.6 measured; the shared suite's indexed load 38.0 against 29.0)",
+        ),
+        (
+            memory("constant", "1", keys::level::LATENCY),
+            "GPGPU-Sim has no option for a constant-cache hit: it costs what the simulator's pipeline does (the H200's export on SM86_RTX3070: 14.4 cycles against 28.0 measured)",
+        ),
+    ];
+    let found: Vec<String> = lacks
+        .iter()
+        .filter_map(|(key, why)| {
+            let q = settled(model, *key)?;
+            Some(format!("# - {}: {why}\n", one_line(&said(q))))
+        })
+        .collect();
+    if found.is_empty() {
+        return String::new();
+    }
+    format!(
+        "# Measured, but no GPGPU-Sim option can express it (a simulated GPU built from this file measures it differently):\n{}\n",
+        found.concat()
+    )
+}
+
 /// `text` on one line: every line break or other control character a space. Whatever a run
 /// or a `--base` holds (a device name, a path, a figure's words), it stays inside its comment
 /// or its value and never becomes an option line of its own.
@@ -632,6 +669,7 @@ pub fn config(model: &MachineModel, base: Option<&Base>) -> String {
         );
     }
     text += &per_sm_block(model);
+    text += &inexpressible_block(model);
     text += "# Not determined by this run (left at the base configuration's values):\n";
     for (option, why) in NOT_DETERMINED {
         if !written.contains(&option) {
@@ -811,6 +849,47 @@ mod tests {
                 && intersim.contains("(-network_mode 1) adds more"),
             "{intersim}"
         );
+    }
+
+    /// #76: what the H100 measured and GPGPU-Sim cannot express (a bank conflict's cost, the
+    /// index chain, a constant-cache hit) is named in the file, each with its figure, and
+    /// never as an option line.
+    #[test]
+    fn what_gpgpu_sim_cannot_express_is_named_with_its_figure() {
+        let model = h100_model();
+        let text = config(&model, None);
+        let block = text
+            .split("# Measured, but no GPGPU-Sim option can express it")
+            .nth(1)
+            .expect("the block")
+            .split("\n\n")
+            .next()
+            .unwrap();
+        for (key, says) in [
+            (
+                Known::Banks {
+                    what: keys::banks::CONFLICT_COST,
+                },
+                "one cycle per extra way",
+            ),
+            (Known::IndexChain { space: "global" }, "integer pipeline"),
+            (
+                memory("constant", "1", keys::level::LATENCY),
+                "constant-cache hit",
+            ),
+        ] {
+            let q = settled(&model, key).unwrap_or_else(|| panic!("{} in the model", key.key()));
+            let line = block
+                .lines()
+                .find(|l| l.contains(says))
+                .unwrap_or_else(|| panic!("{says}: {block}"));
+            assert!(line.starts_with("# - "), "{line}");
+            assert!(line.contains(&format!("{:.4}", q.value.unwrap())), "{line}");
+        }
+        // A model without those figures has no such block.
+        let mut bare = model.clone();
+        bare.figures.clear();
+        assert!(!config(&bare, None).contains("no GPGPU-Sim option can express"));
     }
 
     const BASE: &str = "# a base\n-gpgpu_cache:dl1 S:4:128:64,L:T:m:L:L,A:256:32,16:0,32 # shipped\n\

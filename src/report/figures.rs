@@ -82,7 +82,7 @@ pub const TYPED_STATUS: u32 = 3;
 /// the reader of an older file adds what its words state ([`Figure::migrate_standing`]).
 #[derive(Deserialize)]
 struct SavedFigure {
-    /// Absent in files written before keys: [`super::keys::from_words`] gives it.
+    /// Absent in files written before keys: [`super::keys::of_saved`] gives it.
     #[serde(default)]
     key: Option<String>,
     section: String,
@@ -107,9 +107,7 @@ struct SavedFigure {
 
 impl From<SavedFigure> for Figure {
     fn from(saved: SavedFigure) -> Figure {
-        let key = saved
-            .key
-            .unwrap_or_else(|| super::keys::from_words(&saved.section, &saved.quantity));
+        let key = super::keys::of_saved(saved.key, &saved.section, &saved.quantity);
         let domain = saved
             .domain
             .unwrap_or_else(|| Domain::from_words(&saved.quantity, &saved.uncertainty));

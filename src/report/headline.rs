@@ -37,9 +37,8 @@ pub const HEADLINES: &[(&str, &str)] = &[
     ),
     (
         "shared",
-        "{indexed load latency (4 B, no conflict; the word index is scaled on the chain)|1} \
-         cycles (indexed load); {cost per extra bank-conflict way|2} cycles per extra \
-         conflict way",
+        "{banks/indexed-load-latency|1} cycles (indexed load); {banks/conflict-cost|2} cycles \
+         per extra conflict way",
     ),
     (
         "pipeline",

@@ -71,6 +71,14 @@ pub enum Known<'a> {
     L2BulkRead {
         lines: &'a str,
     },
+    /// What the arithmetic that makes a space's next index adds to each load of its chase.
+    IndexChain {
+        space: &'a str,
+    },
+    /// The shared suite's `what` ([`banks::CONFLICT_COST`], [`banks::INDEXED_LOAD`]).
+    Banks {
+        what: &'a str,
+    },
 }
 
 /// A memory space's level past its last cache (a chase that misses every cache).
@@ -83,6 +91,14 @@ pub const PER_SM: &str = "per-sm";
 pub const CHIP: &str = "chip";
 /// A share of the whitepaper's peak.
 pub const SHARE: &str = "share";
+
+/// The shared suite's quantities the core reads.
+pub mod banks {
+    /// Cycles each extra access to one bank adds (the fit's slope).
+    pub const CONFLICT_COST: &str = "conflict-cost";
+    /// A conflict-free 4-byte load whose index is computed on the chain.
+    pub const INDEXED_LOAD: &str = "indexed-load-latency";
+}
 
 /// A memory level's quantities the core reads, as the key names them.
 pub mod level {
@@ -120,6 +136,8 @@ impl Known<'_> {
                 search,
             } => vec!["bandwidth", level, operation, search],
             Known::L2BulkRead { lines } => vec!["tma", "l2-bulk-read", lines],
+            Known::IndexChain { space } => vec!["cache", space, "index-chain"],
+            Known::Banks { what } => vec!["shared", "banks", what],
         };
         parts.join(&SEP.to_string())
     }
@@ -186,6 +204,12 @@ pub fn parse(key: &str) -> Option<Known<'_>> {
     let level_number = |level: &str| level == BEYOND || level.parse::<u32>().is_ok_and(|n| n >= 1);
     Some(match parts[..] {
         ["cache", space, "sass-load"] => Known::Load { space },
+        ["cache", space, "index-chain"] => Known::IndexChain { space },
+        ["shared", "banks", what]
+            if [banks::CONFLICT_COST, banks::INDEXED_LOAD].contains(&what) =>
+        {
+            Known::Banks { what }
+        }
         ["cache", space, level, what] if level_number(level) && level_what(what) => {
             Known::Memory { space, level, what }
         }
@@ -250,16 +274,31 @@ pub fn born_keyed(suite: &str, key: &str) -> bool {
 /// keys), from its section and quantity as the suites of those formats wrote them. No other
 /// code reads a figure's words for what it is.
 pub fn from_words(section: &str, quantity: &str) -> String {
-    let suite = SUITE_OF_SECTION
-        .iter()
-        .find(|(s, _)| *s == section)
-        .map_or(section, |(_, suite)| suite);
+    let suite = suite_of_section(section);
     if suite == "clock" && quantity == "SM clock (measured)" {
         return SM_CLOCK.into();
     }
     known_from_words(suite, quantity)
         .map(|k| k.key())
         .unwrap_or_else(|| plain(suite, quantity))
+}
+
+fn suite_of_section(section: &str) -> &str {
+    SUITE_OF_SECTION
+        .iter()
+        .find(|(s, _)| *s == section)
+        .map_or(section, |(_, suite)| suite)
+}
+
+/// The key of a figure a file holds: its own where the file has one that is not just its words,
+/// else the migration table's. A row a suite keyed by its words ([`plain`]) in an older format
+/// may have a key of its own today (the shared suite's bank-conflict cost, the cache suite's
+/// index chain): such a file is read as today's run is keyed, so that `compare` pairs them.
+pub fn of_saved(key: Option<String>, section: &str, quantity: &str) -> String {
+    match key {
+        Some(key) if key != plain(suite_of_section(section), quantity) => key,
+        _ => from_words(section, quantity),
+    }
 }
 
 fn known_from_words<'a>(suite: &str, quantity: &'a str) -> Option<Known<'a>> {
@@ -350,6 +389,15 @@ fn known_from_words<'a>(suite: &str, quantity: &'a str) -> Option<Known<'a>> {
             };
             Some(Known::L2BulkRead { lines })
         }
+        "shared" => Some(Known::Banks {
+            what: match quantity {
+                "cost per extra bank-conflict way" => banks::CONFLICT_COST,
+                "indexed load latency (4 B, no conflict; the word index is scaled on the chain)" => {
+                    banks::INDEXED_LOAD
+                }
+                _ => return None,
+            },
+        }),
         _ => None,
     }
 }
@@ -369,6 +417,9 @@ fn memory_from_words(quantity: &str) -> Option<Known<'_>> {
     let (space, rest) = quantity.split_once(": ")?;
     if rest == "timed-loop load instruction (SASS)" {
         return Some(Known::Load { space });
+    }
+    if rest == "index-chain overhead per load" {
+        return Some(Known::IndexChain { space });
     }
     let (level, words) = if let Some(words) = rest.strip_prefix("slowest level ") {
         (BEYOND, words)
@@ -458,6 +509,10 @@ mod tests {
                 search: "at the l2 read search's winner",
             },
             Known::L2BulkRead { lines: "shared" },
+            Known::IndexChain { space: "global" },
+            Known::Banks {
+                what: banks::CONFLICT_COST,
+            },
         ];
         for k in known {
             assert_eq!(parse(&k.key()), Some(k), "{}", k.key());
@@ -519,6 +574,31 @@ mod tests {
                 "wgmma.sp m64n256k32 FP16→FP32: share of the sparse peak"
             ),
             "tensor/wgmma.sp/m64n256k32/FP16→FP32/share"
+        );
+        assert_eq!(
+            from_words("Shared memory", "cost per extra bank-conflict way"),
+            "shared/banks/conflict-cost"
+        );
+        assert_eq!(
+            from_words("Memory hierarchy", "global: index-chain overhead per load"),
+            "cache/global/index-chain"
+        );
+        // A key that is just its words is read as today's suite keys the row; any other stays.
+        assert_eq!(
+            of_saved(
+                Some(plain("shared", "cost per extra bank-conflict way")),
+                "Shared memory",
+                "cost per extra bank-conflict way"
+            ),
+            "shared/banks/conflict-cost"
+        );
+        assert_eq!(
+            of_saved(
+                Some("dpx/x".into()),
+                "DPX",
+                "cost per extra bank-conflict way"
+            ),
+            "dpx/x"
         );
         // A section no suite writes any more keeps its words.
         assert_eq!(from_words("Elsewhere", "x"), "Elsewhere/x");

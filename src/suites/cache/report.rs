@@ -636,7 +636,7 @@ pub fn figures(dir: &std::path::Path) -> anyhow::Result<Vec<crate::report::figur
         "bytes",
         None,
     );
-    r.push(
+    r.key(crate::report::keys::Known::IndexChain { space }.key()).push(
         &format!("{space}: index-chain overhead per load"),
         cache.index_chain.map(|c| c.overhead_cycles),
         "cycles",

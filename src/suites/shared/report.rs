@@ -138,7 +138,8 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     use crate::report::figures::{Domain, Rows};
     let shared: SharedFile = crate::report::saved::read_json(dir, "shared.json")?;
     let mut r = Rows::new("shared", "Shared memory", "shared.json");
-    r.push(
+    use crate::report::keys::{banks, Known};
+    r.key(Known::Banks { what: banks::INDEXED_LOAD }.key()).push(
         "indexed load latency (4 B, no conflict; the word index is scaled on the chain)",
         shared.load_latency_cycles,
         "cycles",
@@ -146,7 +147,7 @@ pub fn figures(dir: &Path) -> Result<Vec<crate::report::figures::Figure>> {
     );
     if let Some(fit) = &shared.fit {
         let cost = fit.cycles_per_extra_way;
-        r.push(
+        r.key(Known::Banks { what: banks::CONFLICT_COST }.key()).push(
             "cost per extra bank-conflict way",
             Some(cost.estimate),
             "cycles",
