@@ -352,19 +352,25 @@ fn every_accel_sim_option_exists_and_parses_in_its_format() {
 
 /// The export's latency translation is what the committed simulator runs measured: for every
 /// `results/sim/*/answer-key.json`, the hit latency less the constant lands within 2 cycles of
-/// the configuration's option, and the constant is the runs' mean offset within half a cycle.
+/// the configuration's option, and the constant is the runs' mean offset within half a cycle;
+/// the L2's is learned per interconnect (the configuration's `-network_mode`), each from at
+/// least two configurations.
 #[test]
 fn the_latency_translation_is_what_the_simulated_runs_measured() {
     use gpubench::report::accel_sim::{
-        L1_CHASE_OVER_OPTION, L2_CHASE_OVER_OPTION, SMEM_CHASE_OVER_OPTION,
+        L1_CHASE_OVER_OPTION, L2_CHASE_OVER_OPTION_BY_NETWORK, SMEM_CHASE_OVER_OPTION,
     };
-    let mut offsets = std::collections::BTreeMap::<&str, Vec<f64>>::new();
+    let mut offsets = std::collections::BTreeMap::<String, Vec<f64>>::new();
     for entry in std::fs::read_dir(root().join("results/sim")).unwrap() {
         let key = entry.unwrap().path().join("answer-key.json");
         let Ok(text) = std::fs::read_to_string(&key) else {
             continue;
         };
         let key: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let network = key["config_options"]["-network_mode"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{text}: no -network_mode"))
+            .to_string();
         for row in key["rows"].as_array().unwrap() {
             let parameter = row["parameter"].as_str().unwrap();
             for option in [
@@ -375,28 +381,43 @@ fn the_latency_translation_is_what_the_simulated_runs_measured() {
                 if parameter == format!("hit latency (cycles) vs {option}") {
                     let configured: f64 = row["config"].as_str().unwrap().parse().unwrap();
                     let measured = row["gpubench"].as_f64().unwrap();
+                    let group = if option == "-gpgpu_l2_rop_latency" {
+                        format!("{option} -network_mode {network}")
+                    } else {
+                        option.to_string()
+                    };
                     offsets
-                        .entry(option)
+                        .entry(group)
                         .or_default()
                         .push(measured - configured);
                 }
             }
         }
     }
-    for (option, constant) in [
-        ("-gpgpu_l1_latency", L1_CHASE_OVER_OPTION),
-        ("-gpgpu_l2_rop_latency", L2_CHASE_OVER_OPTION),
-        ("-gpgpu_smem_latency", SMEM_CHASE_OVER_OPTION),
-    ] {
-        let seen = &offsets[option];
-        assert!(seen.len() >= 2, "{option}: {} runs", seen.len());
+    let mut constants = vec![
+        ("-gpgpu_l1_latency".to_string(), L1_CHASE_OVER_OPTION),
+        ("-gpgpu_smem_latency".to_string(), SMEM_CHASE_OVER_OPTION),
+    ];
+    for (mode, offset, _) in L2_CHASE_OVER_OPTION_BY_NETWORK {
+        constants.push((
+            format!("-gpgpu_l2_rop_latency -network_mode {mode}"),
+            offset,
+        ));
+    }
+    // Every group the runs hold has its constant.
+    for group in offsets.keys() {
+        assert!(constants.iter().any(|(g, _)| g == group), "{group}");
+    }
+    for (group, constant) in constants {
+        let seen = &offsets[&group];
+        assert!(seen.len() >= 2, "{group}: {} runs", seen.len());
         let mean = seen.iter().sum::<f64>() / seen.len() as f64;
         assert!(
             (mean - constant).abs() <= 0.5,
-            "{option}: the runs' offset is {mean:.2}, the export takes {constant}"
+            "{group}: the runs' offset is {mean:.2}, the export takes {constant}"
         );
         for offset in seen {
-            assert!((offset - constant).abs() <= 2.0, "{option}: {seen:?}");
+            assert!((offset - constant).abs() <= 2.0, "{group}: {seen:?}");
         }
     }
 }

@@ -323,7 +323,7 @@ def main():
             "-gpgpu_shmem_option", "-gpgpu_cache:dl2", "-gpgpu_n_mem",
             "-gpgpu_n_sub_partition_per_mchannel", "-gpgpu_n_clusters", "-gpgpu_l1_latency",
             "-gpgpu_l2_rop_latency", "-dram_latency", "-gpgpu_smem_latency", "-gpgpu_clock_domains",
-            "-gpgpu_const_cache:l1", "-gpgpu_perfect_inst_const_cache"]},
+            "-gpgpu_const_cache:l1", "-gpgpu_perfect_inst_const_cache", "-network_mode"]},
         "l1d": l1d_expected(o), "l2": l2_expected(o), "rows": rows,
     }
     lines = ["| space | parameter | configuration | gpubench | confidence | verdict |",

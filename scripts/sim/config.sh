@@ -6,7 +6,10 @@
 # shipped directory it is copied from and whose options are appended to its gpgpusim.config
 # (the last value of an option wins); NAME may also be the path of such a file outside
 # sim/configs/ (the loop's, scripts/sim/loop.sh). Needs GPUBENCH_SIM_CONFIGS (source
-# target/sim/env.sh).
+# target/sim/env.sh). A derived file's "# drop: OPTION" lines comment that option out of the
+# shipped file first: an option the shipped file sets that this GPGPU-Sim no longer knows
+# (SM3_KEPLER_TITAN's -smem_latency) stops the simulator at start-up, and appending cannot
+# remove it.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 name=${1:?usage: scripts/sim/config.sh NAME RUN_DIR}
@@ -25,5 +28,10 @@ fi
 mkdir -p "$run"
 cp "$GPUBENCH_SIM_CONFIGS/$base"/* "$run/"
 if [ -f "$derived" ]; then
+  sed -n 's/^# drop: *//p' "$derived" | while read -r option; do
+    grep -q -- "^$option[[:space:]]" "$run/gpgpusim.config" ||
+      { echo "error: $derived drops $option, which $base's gpgpusim.config does not set" >&2; exit 1; }
+    sed -i -- "s|^$option[[:space:]]|# dropped by scripts/sim/config.sh: &|" "$run/gpgpusim.config"
+  done
   { echo; echo "# ---- appended by gpubench's scripts/sim/config.sh from sim/configs/$name.config"; cat "$derived"; } >> "$run/gpgpusim.config"
 fi

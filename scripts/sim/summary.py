@@ -37,6 +37,10 @@ for name, key in keys.items():
     for row in key["rows"]:
         if row["parameter"].startswith("hit latency (cycles) vs "):
             option = row["parameter"].split(" vs ")[1]
+            # An L2 hit crosses the interconnect twice: its offset is learned per interconnect
+            # (the export's L2_CHASE_OVER_OPTION_BY_NETWORK), and left out within it.
+            if option == "-gpgpu_l2_rop_latency":
+                option += f" (-network_mode {key['config_options']['-network_mode']})"
             offsets.setdefault(option, []).append((name, float(row["config"]), row["gpubench"]))
 for option, seen in offsets.items():
     for name, configured, measured in seen:

@@ -93,13 +93,27 @@ impl Base {
 /// recomputes it from those runs and fails when it drifts by more than half a cycle).
 pub const L1_CHASE_OVER_OPTION: f64 = 4.1;
 /// The same for an L2 hit by `ld.global.cg` and `-gpgpu_l2_rop_latency`: the interconnect's
-/// two crossings and the L1's miss path (`results/sim/*/l2`).
+/// two crossings and the L1's miss path (`results/sim/*/l2`), on a crossbar (`-network_mode
+/// 2`), the interconnect of every configuration since Volta and the one assumed where the
+/// export is given no base.
 pub const L2_CHASE_OVER_OPTION: f64 = 11.9;
-/// The interconnect every configuration [`L2_CHASE_OVER_OPTION`] was learned on models
-/// (`-network_mode 2`, a crossbar): an intersim network (`-network_mode 1`) adds more to the
-/// L2's round trip (SM6_TITANX-1SM: +21.9 cycles, 10 more; the same configuration with the
-/// crossbar's options read 10 cycles less in the smoke chase).
-pub const CROSSBAR_NETWORK_MODE: &str = "2";
+/// What an L2 hit's chase adds over `-gpgpu_l2_rop_latency`, by the interconnect the base
+/// configuration models (its `-network_mode`), and the shipped configurations it was learned
+/// on: the crossing is the interconnect's, so each is learned on configurations of that
+/// interconnect only (`tests/export.rs` recomputes each from `results/sim/*/answer-key.json`;
+/// `results/sim/answer-keys.md` states each run's error with it left out).
+pub const L2_CHASE_OVER_OPTION_BY_NETWORK: [(&str, f64, &str); 2] = [
+    (
+        "2",
+        L2_CHASE_OVER_OPTION,
+        "a crossbar (-network_mode 2): SM7_QV100, SM7_GV100, SM7_TITANV, SM75_RTX2060, SM75_RTX2060_S, SM86_RTX3070",
+    ),
+    (
+        "1",
+        21.9,
+        "intersim's iSLIP butterfly (-network_mode 1): SM6_TITANX, SM3_KEPLER_TITAN",
+    ),
+];
 /// The same for a shared-memory chase and `-gpgpu_smem_latency` (`results/sim/*/shared`).
 pub const SMEM_CHASE_OVER_OPTION: f64 = 5.0;
 /// GPGPU-Sim's sectored caches ('S') split a line into four 32-byte sectors (gpu-cache.h,
@@ -306,7 +320,7 @@ fn latency_lines(
         let translated = translated(
             l1,
             L1_CHASE_OVER_OPTION,
-            "GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM75_RTX2060, SM86_RTX3070; results/sim)",
+            "GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM7_GV100, SM7_TITANV, SM75_RTX2060, SM75_RTX2060_S, SM86_RTX3070; results/sim/answer-keys.md)",
         );
         match translated {
             Ok((value, why)) => push("-gpgpu_l1_latency", value, why),
@@ -320,7 +334,7 @@ fn latency_lines(
         let translated = translated(
             shared,
             SMEM_CHASE_OVER_OPTION,
-            "GPGPU-Sim's pipeline adds to this option in the same chase (learned as for -gpgpu_l1_latency)",
+            "GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM75_RTX2060, SM86_RTX3070; results/sim/answer-keys.md)",
         );
         match translated {
             Ok((value, why)) => push("-gpgpu_smem_latency", value, why),
@@ -328,19 +342,30 @@ fn latency_lines(
         }
     }
     if let Some(l2) = latency("l2", "1") {
-        // The crossing is the interconnect's: learned on crossbar configurations only.
-        let translated = match base.and_then(|b| b.options.get("-network_mode")) {
-            Some(mode) if mode.trim() != CROSSBAR_NETWORK_MODE => Err(format!(
-                "not written: {} is {} over the option on crossbar configurations (-network_mode {CROSSBAR_NETWORK_MODE}), and this base's interconnect (-network_mode {}) adds more: +21.9 on SM6_TITANX-1SM's intersim network (results/sim/SM6_TITANX-1SM/answer-key-l2-1MiB.md)",
-                said(l2),
-                L2_CHASE_OVER_OPTION,
-                mode.trim()
-            )),
-            _ => translated(
+        // The crossing is the interconnect's: learned per interconnect.
+        let mode = base
+            .and_then(|b| b.options.get("-network_mode"))
+            .map_or("2", |m| m.trim());
+        let translated = match L2_CHASE_OVER_OPTION_BY_NETWORK
+            .iter()
+            .find(|(m, _, _)| *m == mode)
+        {
+            Some((_, offset, learned_on)) => translated(
                 l2,
-                L2_CHASE_OVER_OPTION,
-                "GPGPU-Sim's interconnect and miss path add to this option in the same chase (learned as for -gpgpu_l1_latency, all on crossbar interconnects, -network_mode 2)",
+                *offset,
+                &format!(
+                    "GPGPU-Sim's interconnect and miss path add to this option in the same chase, learned on {learned_on}{}",
+                    if base.is_some() {
+                        ""
+                    } else {
+                        "; no --base: a crossbar assumed"
+                    }
+                ),
             ),
+            None => Err(format!(
+                "not written: {} holds the crossing of an interconnect, and what GPGPU-Sim's adds is learned for -network_mode 1 and 2 only, not this base's {mode}",
+                said(l2)
+            )),
         };
         match translated {
             Ok((value, why)) => push("-gpgpu_l2_rop_latency", value, why),
@@ -825,10 +850,11 @@ mod tests {
         assert!(value.starts_with("S:64:128:6,"), "{value}: {why}");
     }
 
-    /// #76: the L2's translation was learned on crossbar interconnects; a base with
-    /// another (-network_mode 1, intersim) gets no -gpgpu_l2_rop_latency, and says why.
+    /// #76: the L2's translation is learned per interconnect: a crossbar base (or none) takes
+    /// the crossbar's, an intersim base (-network_mode 1) intersim's, 10 cycles more; a base of
+    /// an interconnect with none learned gets no -gpgpu_l2_rop_latency, and says why.
     #[test]
-    fn the_l2_latency_is_written_for_a_crossbar_base_only() {
+    fn the_l2_latency_is_translated_by_the_bases_interconnect() {
         let model = h100_model();
         let with = |mode: &str| {
             let base = Base::parse(
@@ -842,12 +868,18 @@ mod tests {
             crossbar.contains("\n-gpgpu_l2_rop_latency 264\n"),
             "{crossbar}"
         );
+        assert!(config(&model, None).contains("\n-gpgpu_l2_rop_latency 264\n"));
         let intersim = with("1");
-        assert!(!intersim.contains("\n-gpgpu_l2_rop_latency "), "{intersim}");
         assert!(
-            intersim.contains("#   -gpgpu_l2_rop_latency: not written: ")
-                && intersim.contains("(-network_mode 1) adds more"),
+            intersim.contains("\n-gpgpu_l2_rop_latency 254\n") && intersim.contains("intersim"),
             "{intersim}"
+        );
+        let other = with("3");
+        assert!(!other.contains("\n-gpgpu_l2_rop_latency "), "{other}");
+        assert!(
+            other.contains("#   -gpgpu_l2_rop_latency: not written: ")
+                && other.contains("not this base's 3"),
+            "{other}"
         );
     }
 

@@ -172,14 +172,18 @@ impl RunDir {
 }
 
 /// What a command said last, where it failed: the last line starting "Error: " (every failed
-/// command's sentence does), without those words, else the last non-empty line.
+/// command's sentence does), without those words; else the last fatal report of GPGPU-Sim
+/// (a line holding "ERROR **"); else the last non-empty line.
 pub fn last_log_line(log: &Path) -> Option<String> {
     let text = fs::read_to_string(log).ok()?;
     // gpubench's own sentence, where a library printed more after it (GPGPU-Sim's "exit
-    // detected", from its exit handler); else the last line.
+    // detected", from its exit handler); else what made the simulator stop, which its
+    // deadlock report follows with the cores, partitions and a line on gdb before it aborts;
+    // else the last line.
     let lines = || text.lines().rev().map(str::trim);
     lines()
         .find_map(|l| l.strip_prefix("Error: "))
+        .or_else(|| lines().find(|l| l.contains("ERROR **")))
         .or_else(|| lines().find(|l| !l.is_empty()))
         .map(str::to_string)
 }
@@ -293,6 +297,18 @@ mod tests {
         assert_eq!(
             last_log_line(&log).as_deref(),
             Some("the tensor suite needs wgmma")
+        );
+        // GPGPU-Sim's deadlock report, as it ends a log before abort(): the line that says why.
+        fs::write(
+            &log,
+            "writing to x\nGPGPU-Sim uArch: ERROR ** deadlock detected: last writeback core 0 @ gpu_sim_cycle 5266\nGPGPU-Sim uArch: DEADLOCK  0(1)\n\nRe-run the simulator in gdb and use debug routines in .gdbinit to debug this\n",
+        )
+        .unwrap();
+        assert_eq!(
+            last_log_line(&log).as_deref(),
+            Some(
+                "GPGPU-Sim uArch: ERROR ** deadlock detected: last writeback core 0 @ gpu_sim_cycle 5266"
+            )
         );
         fs::write(&log, "writing to x\nthread 'main' stopped\n  \n").unwrap();
         assert_eq!(
