@@ -296,7 +296,7 @@ def main():
     rows = []
     if any((results / "global" / f).exists() for f in ("cache.json", "analyze.json")):
         rows += rows_for("global (L1D)", results / "global", l1d_expected(o), "-gpgpu_l1_latency", o)
-    if (results / "l2" / "cache.json").exists():
+    if any((results / "l2" / f).exists() for f in ("cache.json", "analyze.json")):
         rows += rows_for("l2 (.cg)", results / "l2", l2_expected(o), "-gpgpu_l2_rop_latency", o)
     if (results / "shared" / "cache.json").exists():
         # Shared memory has no cache to size: its one level is its latency.
