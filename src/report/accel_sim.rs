@@ -334,7 +334,7 @@ fn latency_lines(
         let translated = translated(
             shared,
             SMEM_CHASE_OVER_OPTION,
-            "GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM75_RTX2060, SM86_RTX3070; results/sim/answer-keys.md)",
+            "GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM75_RTX2060, SM86_RTX3070, SM6_TITANX, SM3_KEPLER_TITAN; results/sim/answer-keys.md)",
         );
         match translated {
             Ok((value, why)) => push("-gpgpu_smem_latency", value, why),
