@@ -45,6 +45,17 @@ CARRIED = {
         "GPGPU-Sim replays a conflicting access one cycle per extra way; no option sets that cost",
     ),
 }
+# Rows keyed by their words (the rise's two footprints), carried by the same option: by prefix.
+CARRIED_BY_PREFIX = [("cache/constant: level 1 rise", ("-gpgpu_const_cache:l1", None))]
+
+
+def carrier(key):
+    """The option that carries `key` and what the simulator lacks, or None where none does."""
+    if key in CARRIED:
+        return CARRIED[key]
+    return next((c for prefix, c in CARRIED_BY_PREFIX if key.startswith(prefix)), None)
+
+
 # What no option of the export carries, by the key's space and quantity: the loop keeps the
 # base's value, so the simulated figure is the base's, not the real GPU's.
 NOT_CARRIED = [
@@ -127,10 +138,9 @@ def main():
             r = real.get(key)
             if r is None or r["unit"] != s["unit"]:
                 continue
-            option, lacks = CARRIED.get(key, (None, None))
-            if key.startswith("cache/constant: level 1 rise"):
-                option = "-gpgpu_const_cache:l1"
-            base = not_carried(key) if key not in CARRIED else None
+            found = carrier(key)
+            option, lacks = found or (None, None)
+            base = not_carried(key) if found is None else None
             rows.append(
                 {
                     "key": key,

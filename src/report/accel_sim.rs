@@ -104,7 +104,7 @@ pub const L2_CHASE_OVER_OPTION: f64 = 11.9;
 /// `results/sim/answer-keys.md` states each run's error with it left out).
 pub const L2_CHASE_OVER_OPTION_BY_NETWORK: [(&str, f64, &str); 2] = [
     (
-        "2",
+        CROSSBAR,
         L2_CHASE_OVER_OPTION,
         "a crossbar (-network_mode 2): SM7_QV100, SM7_GV100, SM7_TITANV, SM75_RTX2060, SM75_RTX2060_S, SM86_RTX3070",
     ),
@@ -114,6 +114,8 @@ pub const L2_CHASE_OVER_OPTION_BY_NETWORK: [(&str, f64, &str); 2] = [
         "intersim's iSLIP butterfly (-network_mode 1): SM6_TITANX, SM3_KEPLER_TITAN",
     ),
 ];
+/// GPGPU-Sim's `-network_mode` of a crossbar: what an export given no base assumes.
+const CROSSBAR: &str = "2";
 /// The same for a shared-memory chase and `-gpgpu_smem_latency` (`results/sim/*/shared`).
 pub const SMEM_CHASE_OVER_OPTION: f64 = 5.0;
 /// GPGPU-Sim's sectored caches ('S') split a line into four 32-byte sectors (gpu-cache.h,
@@ -345,7 +347,7 @@ fn latency_lines(
         // The crossing is the interconnect's: learned per interconnect.
         let mode = base
             .and_then(|b| b.options.get("-network_mode"))
-            .map_or("2", |m| m.trim());
+            .map_or(CROSSBAR, |m| m.trim());
         let translated = match L2_CHASE_OVER_OPTION_BY_NETWORK
             .iter()
             .find(|(m, _, _)| *m == mode)
