@@ -261,14 +261,13 @@ fn chain_on_device<T: DeviceRepr + ValidAsZeroBits>(
         )));
     }
     let stride_words = stride_bytes / word;
+    let too_many = || bad(format!("{elements} elements of {stride_bytes} B are too many"));
     let words = elements
         .checked_mul(stride_words)
         .and_then(|w| usize::try_from(w).ok())
-        .ok_or_else(|| {
-            bad(format!(
-                "{elements} elements of {stride_bytes} B are too many"
-            ))
-        })?;
+        .ok_or_else(too_many)?;
+    // One warp per element (cuda/cache.cu's CHAIN_ELEMENT: a warp's store touches one line).
+    let threads = elements.checked_mul(32).ok_or_else(too_many)?;
     let build = gpu.function("cache", kernel)?;
     let stream = gpu.stream().clone();
     let mut device_chain = zeros::<T>(gpu, words, "the chase chain")?;
@@ -278,8 +277,8 @@ fn chain_on_device<T: DeviceRepr + ValidAsZeroBits>(
         .arg(&elements)
         .arg(&stride_words);
     // SAFETY: the arguments match the kernel's signature; it writes word i * stride_words
-    // for i < elements, all inside the `elements * stride_words` words allocated.
-    unsafe { launch_and_wait(gpu, kernel, launch, one_thread_per(elements)?, deadline) }?;
+    // for i < elements (warp i's first lane), all inside the `elements * stride_words` words allocated.
+    unsafe { launch_and_wait(gpu, kernel, launch, one_thread_per(threads)?, deadline) }?;
     Ok(device_chain)
 }
 
