@@ -287,6 +287,7 @@ mod slow {
         let hierarchy = Hierarchy {
             levels: vec![(l1, 30.0), (l2, 200.0)],
             memory_latency: 600.0,
+            memory_spread_cycles: 0.0,
         };
         let mut rng = StdRng::seed_from_u64(3);
         let mut csv = String::from("footprint_bytes,stride_bytes,cycles\n");

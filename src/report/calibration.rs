@@ -157,6 +157,9 @@ pub struct Answer {
     pub sector_bytes: Option<u64>,
     #[serde(default)]
     pub capacity_covered: Option<bool>,
+    /// Studies before the per-line miss cost: none.
+    #[serde(default)]
+    pub miss_spread_cycles: f64,
 }
 
 impl Answer {
@@ -169,6 +172,7 @@ impl Answer {
                 self.next_line_prefetch,
                 self.victim_lines,
                 self.sector_bytes.is_some(),
+                self.miss_spread_cycles > 0.0,
             ),
             basis: &self.basis,
             raw_confidence: self.raw_confidence,

@@ -43,6 +43,10 @@ pub struct Hierarchy {
     /// Fastest first: each cache and the latency of a hit in it.
     pub levels: Vec<(Geometry, f64)>,
     pub memory_latency: f64,
+    /// How much a miss's cost moves with the line that misses (its DRAM row, its partition):
+    /// the standard deviation, in cycles, of a per-line offset to `memory_latency` that stays
+    /// the same every time the line misses. 0: every miss costs the same.
+    pub memory_spread_cycles: f64,
 }
 
 impl Hierarchy {
@@ -51,7 +55,24 @@ impl Hierarchy {
         Hierarchy {
             levels: vec![(cache, hit)],
             memory_latency,
+            memory_spread_cycles: 0.0,
         }
+    }
+
+    /// The cost of a miss to memory at `address`: the latency, and the line's own offset
+    /// (a hash of its number, spread evenly with unit variance, times the spread).
+    fn memory_cost(&self, address: u64) -> f64 {
+        if self.memory_spread_cycles == 0.0 {
+            return self.memory_latency;
+        }
+        let line = self.levels.first().map_or(1, |(g, _)| g.line_bytes.max(1));
+        // SplitMix64's finaliser: neighbouring lines get unrelated offsets.
+        let mut z = (address / line).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let uniform = (z >> 11) as f64 / (1_u64 << 53) as f64;
+        self.memory_latency + self.memory_spread_cycles * 3_f64.sqrt() * (2.0 * uniform - 1.0)
     }
 }
 
@@ -340,7 +361,7 @@ pub fn chase_latency_directed(
     let mut total = 0.0;
     for pass in 0..warm + passes {
         for &address in &addresses {
-            let mut latency = hierarchy.memory_latency;
+            let mut latency = hierarchy.memory_cost(address);
             let mut found = false;
             for (cache, (_, hit)) in caches.iter_mut().zip(&hierarchy.levels) {
                 // Every level is looked up (and filled on a miss): the levels stay inclusive.

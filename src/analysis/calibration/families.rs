@@ -35,6 +35,7 @@ pub fn groups(
     next_line_prefetch: bool,
     victim_lines: u64,
     sectored: bool,
+    miss_cost_by_line: bool,
 ) -> Vec<String> {
     let mut groups = vec![format!("replacement {replacement}")];
     for (quirk, name) in [
@@ -42,6 +43,7 @@ pub fn groups(
         (next_line_prefetch, "next-line prefetch"),
         (victim_lines > 0, "victim buffer"),
         (sectored, "sectored lines"),
+        (miss_cost_by_line, "miss cost by line"),
     ] {
         if quirk {
             groups.push(name.into());
@@ -64,6 +66,7 @@ impl super::Outcome {
                 c.next_line_prefetch,
                 c.victim_lines,
                 c.sector_bytes.is_some(),
+                c.miss_spread_cycles > 0.0,
             ),
             basis: self.basis,
             raw_confidence: self.raw_confidence,
@@ -261,12 +264,17 @@ mod tests {
     #[test]
     fn a_plain_case_is_its_policy_and_no_quirk() {
         assert_eq!(
-            groups("lru", false, false, 0, false),
+            groups("lru", false, false, 0, false, false),
             ["replacement lru", "no quirk"]
         );
         assert_eq!(
-            groups("fifo", true, false, 4, false),
-            ["replacement fifo", "hashed index", "victim buffer"]
+            groups("fifo", true, false, 4, false, true),
+            [
+                "replacement fifo",
+                "hashed index",
+                "victim buffer",
+                "miss cost by line"
+            ]
         );
     }
 }

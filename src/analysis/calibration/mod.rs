@@ -1,8 +1,8 @@
 //! Does a cache level's confidence mean what it says? A simulation study: caches drawn from
 //! families wider than the fitted one (LRU, FIFO, tree and bit pseudo-LRU, SRRIP, bimodal
 //! insertion and random replacement; a hashed set index; a next-line prefetcher; a victim
-//! buffer; sectored lines; Gaussian noise of the size real runs leave; 40-cycle outliers;
-//! sweeps coarser than the rise), each swept as a chase and read by `cache_inference` as a run
+//! buffer; sectored lines; a miss cost that moves with the line that misses; Gaussian noise
+//! of the size real runs leave; 40-cycle outliers; sweeps coarser than the rise), each swept as a chase and read by `cache_inference` as a run
 //! is. An answer is right when every geometry parameter it states (line, ways, bytes fetched
 //! per miss) is the true one and its size is within a line of the true capacity (what a chase
 //! can use: the sets' bytes and the victim buffer's), or, where it states the size as the
@@ -43,6 +43,10 @@ pub struct Case {
     pub stride_bytes: u64,
     pub hit_cycles: f64,
     pub miss_cycles: f64,
+    /// How much a miss's cost moves with the line that misses (cycles, the standard deviation
+    /// of a per-line offset; 0: none): the mean over the lines that miss then moves along the
+    /// rise with which lines they are, however quiet the points (GPGPU-Sim's DRAM does this).
+    pub miss_spread_cycles: f64,
     pub seed: u64,
 }
 
@@ -141,7 +145,7 @@ pub fn draw(seed: u64, index: u64) -> Case {
     };
     let sector_bytes =
         (!next_line_prefetch && line_bytes >= 64 && rng.random_bool(0.15)).then_some(32);
-    Case {
+    let mut case = Case {
         size_bytes: sets * ways * line_bytes,
         line_bytes,
         ways,
@@ -157,8 +161,16 @@ pub fn draw(seed: u64, index: u64) -> Case {
         stride_bytes: line_bytes / if rng.random_bool(0.5) { 4 } else { 8 },
         hit_cycles,
         miss_cycles: hit_cycles + rng.random_range(100.0..500.0),
+        miss_spread_cycles: 0.0,
         seed: rng.random(),
+    };
+    // Drawn last, so that the other cases of a seed are the ones studies before it drew. A
+    // per-line spread of 2 % to 25 % of the rise (GPGPU-Sim's 6-way L1D: about 20 %).
+    if rng.random_bool(0.15) {
+        case.miss_spread_cycles =
+            (case.miss_cycles - case.hit_cycles) * 10_f64.powf(rng.random_range(-1.7..-0.6));
     }
+    case
 }
 
 fn normal(rng: &mut impl Rng) -> f64 {
@@ -184,7 +196,10 @@ pub fn sweep_directed(case: &Case, direction: Direction) -> Vec<ChasePoint> {
         line_bytes: case.line_bytes,
         ways: case.ways,
     };
-    let hierarchy = Hierarchy::one_level(geometry, case.hit_cycles, case.miss_cycles);
+    let hierarchy = Hierarchy {
+        memory_spread_cycles: case.miss_spread_cycles,
+        ..Hierarchy::one_level(geometry, case.hit_cycles, case.miss_cycles)
+    };
     let quirks = Quirks {
         hashed_index: case.hashed_index,
         next_line_prefetch: case.next_line_prefetch,

@@ -201,6 +201,7 @@ mod slow {
             let hierarchy = Hierarchy {
                 levels: vec![(g1, 25.0), (g2, 150.0)],
                 memory_latency: 500.0,
+                memory_spread_cycles: 0.0,
             };
             let points = noisy_sweep(&hierarchy, 8, 256, 256 << 10, 0.5, 0, seed as u64);
             let report = crate::analysis::cache_inference::infer(&points).unwrap();
