@@ -63,10 +63,11 @@ extern "C" __global__ void absolute_pointers(unsigned long long *chain, unsigned
 // The address-order chain built on the device (the host would build and upload a buffer of
 // the whole footprint, gigabytes for the conflict experiment's widest strides): element i, at
 // word i * stride_words, holds the address of element i + 1, the last that of element 0.
-// One element per warp, written by its first lane (CHAIN_ELEMENT): a conflicting stride puts
-// every element in one set, and a store of 32 lanes would touch 32 lines of one set at once;
-// GPGPU-Sim cannot reserve more lines of a set than it has ways for one instruction and
-// deadlocks (a 6-way L1D or L2). A GPU writes the same chain either way.
+// One element per warp, written by its first lane (CHAIN_ELEMENT), past the L1 (st.global.cg):
+// a conflicting stride puts every element in one set, and GPGPU-Sim deadlocks on stores
+// that reserve more lines of one L1D set than it has ways (a 6-way L1D: 32 lanes of one store,
+// or one lane of each of many warps). A GPU writes the same chain either way, and the chases
+// warm their own lines.
 #define CHAIN_ELEMENT() ((((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5))
 #define CHAIN_WRITER() ((threadIdx.x & 31) == 0)
 extern "C" __global__ void stride_pointers(unsigned long long *chain, unsigned long long elements,
@@ -75,7 +76,7 @@ extern "C" __global__ void stride_pointers(unsigned long long *chain, unsigned l
     const unsigned long long i = CHAIN_ELEMENT();
     if (CHAIN_WRITER() && i < elements) {
         const unsigned long long next = (i + 1 == elements) ? 0 : i + 1;
-        chain[i * stride_words] = (unsigned long long)(chain + next * stride_words);
+        __stcg(chain + i * stride_words, (unsigned long long)(chain + next * stride_words));
     }
 }
 
@@ -87,7 +88,7 @@ extern "C" __global__ void stride_indices(unsigned *chain, unsigned long long el
     const unsigned long long i = CHAIN_ELEMENT();
     if (CHAIN_WRITER() && i < elements) {
         const unsigned long long next = (i + 1 == elements) ? 0 : i + 1;
-        chain[i * stride_words] = (unsigned)(next * stride_words);
+        __stcg(chain + i * stride_words, (unsigned)(next * stride_words));
     }
 }
 
