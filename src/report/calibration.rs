@@ -113,7 +113,7 @@ fn write_study(
             "answered": answered,
             "right": right,
             "bins": bins,
-            "method": "each case a simulated cache (LRU, FIFO, tree-PLRU, bit-PLRU, SRRIP, bimodal insertion, random; hashed index 15 %, next-line prefetch 15 %, victim buffer of 2-16 lines 15 %, sectored lines 15 % of those of 64 B or more; noise 0.02-1 cycle; outliers 20 %; coarse sweeps 20 %) swept as an ascending chase and as a descending one; each case read twice by cache_inference as a run is (the ascending chase alone, and both: reading); right = every stated line and way count true and the size within a line of the capacity (sets and victim buffer), or, for a size stated as the capacity interval (a misfit), the interval holding it; capacity_covered = the capacity interval holds that capacity",
+            "method": "each case a simulated cache (LRU, FIFO, tree-PLRU, bit-PLRU, SRRIP, bimodal insertion, random; hashed index 15 %, next-line prefetch 15 %, victim buffer of 2-16 lines 15 %, sectored lines 15 % of those of 64 B or more; a miss cost by line (a per-line offset of 2-25 % of the rise) 15 %; noise 0.02-1 cycle; outliers 20 %; coarse sweeps 20 %) swept as an ascending chase and as a descending one; each case read twice by cache_inference as a run is (the ascending chase alone, and both: reading); right = every stated line and way count true and the size within a line of the capacity (sets and victim buffer), or, for a size stated as the capacity interval (a misfit), the interval holding it; capacity_covered = the capacity interval holds that capacity",
         }),
     )
 }
