@@ -326,6 +326,16 @@ fn a_sweep_keeps_its_points_as_it_measures_them() {
     assert_eq!(kept, measured);
     drop(so_far);
 
+    // Dies at its first point: the file is there, with its header and no point.
+    let mut so_far = SoFar::create(dir.path(), 128).unwrap();
+    let mut stopped = |_: u64| -> anyhow::Result<f64> { anyhow::bail!("the simulator stopped") };
+    assert!(sweep(&mut so_far.keeping(&mut stopped)).is_err());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(SO_FAR)).unwrap(),
+        "footprint_bytes,stride_bytes,cycles\n"
+    );
+    drop(so_far);
+
     // A whole sweep: the file held every point until the sweep was written, then goes.
     let mut so_far = SoFar::create(dir.path(), 128).unwrap();
     let whole = sweep(&mut so_far.keeping(&mut |f| Ok(curve(f)))).unwrap();
