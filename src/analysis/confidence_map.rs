@@ -22,8 +22,8 @@ pub fn bin(raw: f64) -> usize {
 /// `results/calibration/families-seed1`, made by 345ae83): caches of seven replacement policies
 /// (LRU, FIFO, tree and bit pseudo-LRU, SRRIP, bimodal insertion, random), each with or without
 /// a hashed index, a next-line prefetcher, a victim buffer, sectored lines or a miss cost that
-/// moves with the line that misses; each case read twice: the
-/// ascending chase alone, and with the descending one (the bases ending "both directions").
+/// moves with the line that misses; each case read twice: the ascending chase alone, and with
+/// the descending one (the bases ending "both directions").
 /// The table is the share right of the study's mixture, so it depends on that mixture (see
 /// `analysis::calibration::draw`); [`HELD_OUT_GAP`] says how far it may be off on a family
 /// the mixture does not hold. A size stated as its capacity interval has no row: it states the

@@ -2,8 +2,8 @@
 //! families wider than the fitted one (LRU, FIFO, tree and bit pseudo-LRU, SRRIP, bimodal
 //! insertion and random replacement; a hashed set index; a next-line prefetcher; a victim
 //! buffer; sectored lines; a miss cost that moves with the line that misses; Gaussian noise
-//! of the size real runs leave; 40-cycle outliers; sweeps coarser than the rise), each swept as a chase and read by `cache_inference` as a run
-//! is. An answer is right when every geometry parameter it states (line, ways, bytes fetched
+//! of the size real runs leave; 40-cycle outliers; sweeps coarser than the rise), each swept
+//! as a chase and read by `cache_inference` as a run is. An answer is right when every geometry parameter it states (line, ways, bytes fetched
 //! per miss) is the true one and its size is within a line of the true capacity (what a chase
 //! can use: the sets' bytes and the victim buffer's), or, where it states the size as the
 //! capacity interval (no geometry behind a point), the interval holds that capacity. Among
@@ -165,7 +165,8 @@ pub fn draw(seed: u64, index: u64) -> Case {
         seed: rng.random(),
     };
     // Drawn last, so that the other cases of a seed are the ones studies before it drew. A
-    // per-line spread of 2 % to 25 % of the rise (GPGPU-Sim's 6-way L1D: about 20 %).
+    // per-line spread of 2 % to 25 % of the rise (GPGPU-Sim's 6-way L1D: about 10 %, as its
+    // residuals over the rise imply).
     if rng.random_bool(0.15) {
         case.miss_spread_cycles =
             (case.miss_cycles - case.hit_cycles) * 10_f64.powf(rng.random_range(-1.7..-0.6));
