@@ -3,9 +3,10 @@
 //! insertion and random replacement; a hashed set index; a next-line prefetcher; a victim
 //! buffer; sectored lines; a miss cost that moves with the line that misses; Gaussian noise
 //! of the size real runs leave; 40-cycle outliers; sweeps coarser than the rise), each swept
-//! as a chase and read by `cache_inference` as a run is. An answer is right when every geometry parameter it states (line, ways, bytes fetched
-//! per miss) is the true one and its size is within a line of the true capacity (what a chase
-//! can use: the sets' bytes and the victim buffer's), or, where it states the size as the
+//! as a chase and read by `cache_inference` as a run is. An answer is right when every
+//! geometry parameter it states (line, ways, bytes fetched per miss) is the true one and its
+//! size is within a line of the true capacity (what a chase can use: the sets' bytes and the
+//! victim buffer's), or, where it states the size as the
 //! capacity interval (no geometry behind a point), the interval holds that capacity. Among
 //! answers stated with confidence in [p, p + 0.1), the share right should be about p, on every
 //! family, also one the table was made without ([`families`]); and the capacity interval
