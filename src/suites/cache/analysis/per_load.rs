@@ -149,18 +149,12 @@ mod tests {
     /// others go to DRAM, half and half.
     #[test]
     fn the_h100_l2_chase_splits_by_4_kib_block_past_half_the_l2() {
-        #[derive(serde::Deserialize)]
-        struct Row {
-            footprint_bytes: u64,
-            stride_bytes: u64,
-            index: i64,
-            cycles: i64,
-        }
+        use crate::suites::cache::measure::per_load::LoadSample;
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/results/h100/l2-partitions/per-load/loads.csv"
         );
-        let rows: Vec<Row> = csv::Reader::from_path(path)
+        let rows: Vec<LoadSample> = csv::Reader::from_path(path)
             .unwrap()
             .deserialize()
             .collect::<Result<_, _>>()

@@ -7,13 +7,14 @@
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Order, Space, chain, expected_index};
 use crate::gpu::Gpu;
 use crate::suites::cache::launch;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// One timed load of `loads.csv`, as written and as read back.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LoadSample {
     pub footprint_bytes: u64,
     pub stride_bytes: u64,
