@@ -88,7 +88,7 @@ impl SuiteDef for Cache {
         // what it was asked (settings.json, or the metadata of a run made before it).
         let resolved: Recorded = run.metadata.settings()?;
         let (space, threads) = match run.requested::<CacheArgs>()? {
-            Some(asked) => (asked.space.space(), asked.threads),
+            Some(asked) => (asked.space, asked.threads),
             None => (
                 Space::from_name(&resolved.space)
                     .with_context(|| format!("unknown cache space '{}'", resolved.space))?,
@@ -184,8 +184,7 @@ fn entry(space: &str, quick: bool) -> (CacheArgs, f64) {
         return Cache::in_all(quick);
     }
     let mut settings = CacheArgs {
-        space: <SpaceChoice as clap::ValueEnum>::from_str(space, false)
-            .expect("ALL_SPACES are clap's names of the spaces"),
+        space: Space::from_name(space).expect("ALL_SPACES are clap's names of the spaces"),
         ..crate::harness::defaults()
     };
     // The L2 and instruction sweeps are the long ones (each L2 point chases tens of

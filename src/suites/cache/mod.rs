@@ -6,7 +6,7 @@ use anyhow::Result;
 use self::measure::{self as cache, Order, Space, instruction, tlb};
 use self::plot as cache_plot;
 use self::report as cache_report;
-pub use self::settings::{CacheArgs, ChainChoice, Recorded, SpaceChoice};
+pub use self::settings::{CacheArgs, ChainChoice, Recorded};
 use self::settings::{Flags, defaults};
 use crate::analysis::cache_inference;
 use crate::suites::cache::launch::TlbBuffer;
@@ -37,7 +37,7 @@ use translation::*;
 /// first, for `all` to compile ahead: the instruction space's coarse grid, the same on every
 /// GPU. Nothing for other spaces.
 pub fn kernels_to_prebuild(args: &CacheArgs) -> Vec<crate::gpu::prebuilt::Generated> {
-    if args.space != SpaceChoice::Instruction {
+    if args.space != Space::Instruction {
         return Vec::new();
     }
     let (stride, smallest, largest, _) = defaults(Space::Instruction);

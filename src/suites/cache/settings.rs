@@ -9,20 +9,6 @@ use crate::error::UsageError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum SpaceChoice {
-    Global,
-    L2,
-    Readonly,
-    Shared,
-    Constant,
-    ConstantUniform,
-    Texture,
-    Instruction,
-    Tlb,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
 pub enum ChainChoice {
     Stride,
     Random,
@@ -35,8 +21,8 @@ pub struct CacheArgs {
     /// constant-uniform (warp-uniform index: ULDC, the uniform datapath), texture (tex1Dfetch
     /// through a texture object), instruction (straight-line code of growing size) or tlb
     /// (page-scale strides over GiBs).
-    #[arg(long, value_enum, default_value_t = SpaceChoice::Global)]
-    pub space: SpaceChoice,
+    #[arg(long, value_enum, default_value_t = Space::Global)]
+    pub space: Space,
     /// Visiting order: stride (address order, as Wong) or random (defeats prefetching).
     #[arg(long, value_enum, default_value_t = ChainChoice::Stride)]
     pub chain: ChainChoice,
@@ -146,23 +132,6 @@ fn l2_largest(l2_bytes: u64) -> u64 {
     (2 * l2_bytes).next_power_of_two().max(128 << 20)
 }
 
-impl SpaceChoice {
-    /// The space `--space` names.
-    pub fn space(self) -> Space {
-        match self {
-            SpaceChoice::Global => Space::Global,
-            SpaceChoice::L2 => Space::L2,
-            SpaceChoice::Readonly => Space::Readonly,
-            SpaceChoice::Shared => Space::Shared,
-            SpaceChoice::Constant => Space::Constant,
-            SpaceChoice::ConstantUniform => Space::ConstantUniform,
-            SpaceChoice::Texture => Space::Texture,
-            SpaceChoice::Instruction => Space::Instruction,
-            SpaceChoice::Tlb => Space::Tlb,
-        }
-    }
-}
-
 /// What `gpubench cache`'s flags ask, checked: every check of the flags is here, [`Flags::check`]
 /// before a device is opened and [`Flags::largest`] once it is.
 pub(super) struct Flags {
@@ -180,7 +149,7 @@ pub(super) struct Flags {
 
 impl Flags {
     pub(super) fn check(args: &CacheArgs) -> Result<Flags, UsageError> {
-        let space = args.space.space();
+        let space = args.space;
         let order = match args.chain {
             ChainChoice::Stride => Order::Stride,
             ChainChoice::Random => Order::Random(args.seed),

@@ -53,40 +53,34 @@ use crate::analysis::cache_inference::ChasePoint;
 use crate::gpu::Gpu;
 use crate::suites::cache::launch;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A memory space the chase walks: `--space`'s values (clap's names are [`Space::name`]'s)
+/// and what settings record. (Its variants' notes are plain comments: `--space`'s own help
+/// says what each is, and clap would list them again.)
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Space {
     Global,
     L2,
     Readonly,
     Shared,
-    /// Constant memory with the index in a per-thread register (`LDC`): the constant caches.
+    // Constant memory with the index in a per-thread register (`LDC`): the constant caches.
     Constant,
-    /// Constant memory with a warp-uniform index (`ULDC`): the uniform datapath's own path.
+    // Constant memory with a warp-uniform index (`ULDC`): the uniform datapath's own path.
     ConstantUniform,
-    /// `tex1Dfetch` through a texture object over linear memory.
+    // `tex1Dfetch` through a texture object over linear memory.
     Texture,
-    /// Instruction fetch: straight-line kernels of growing code size.
+    // Instruction fetch: straight-line kernels of growing code size.
     Instruction,
-    /// Address translation: one element per page-scale stride, footprints of GiBs.
+    // Address translation: one element per page-scale stride, footprints of GiBs.
     Tlb,
 }
 
 impl Space {
     /// The space named `name` ([`Space::name`]).
     pub fn from_name(name: &str) -> Option<Space> {
-        [
-            Space::Global,
-            Space::L2,
-            Space::Readonly,
-            Space::Shared,
-            Space::Constant,
-            Space::ConstantUniform,
-            Space::Texture,
-            Space::Instruction,
-            Space::Tlb,
-        ]
-        .into_iter()
-        .find(|s| s.name() == name)
+        <Space as clap::ValueEnum>::from_str(name, false).ok()
     }
 
     pub fn name(self) -> &'static str {
