@@ -277,7 +277,8 @@ fn chain_on_device<T: DeviceRepr + ValidAsZeroBits>(
         .arg(&elements)
         .arg(&stride_words);
     // SAFETY: the arguments match the kernel's signature; it writes word i * stride_words
-    // for i < elements (warp i's first lane), all inside the `elements * stride_words` words allocated.
+    // for i < elements (warp i's first lane), all inside the `elements * stride_words` words
+    // allocated.
     unsafe { launch_and_wait(gpu, kernel, launch, one_thread_per(threads)?, deadline) }?;
     Ok(device_chain)
 }
