@@ -109,13 +109,15 @@ pub const L2_CHASE_OVER_OPTION_BY_NETWORK: [(&str, f64, &str); 2] = [
         "a crossbar (-network_mode 2): SM7_QV100, SM7_GV100, SM7_TITANV, SM75_RTX2060, SM75_RTX2060_S, SM86_RTX3070",
     ),
     (
-        "1",
+        INTERSIM,
         21.9,
         "intersim's iSLIP butterfly (-network_mode 1): SM6_TITANX, SM3_KEPLER_TITAN",
     ),
 ];
 /// GPGPU-Sim's `-network_mode` of a crossbar: what an export given no base assumes.
 const CROSSBAR: &str = "2";
+/// GPGPU-Sim's `-network_mode` of intersim's network.
+const INTERSIM: &str = "1";
 /// The same for a shared-memory chase and `-gpgpu_smem_latency` (`results/sim/*/shared`).
 pub const SMEM_CHASE_OVER_OPTION: f64 = 5.0;
 /// GPGPU-Sim's sectored caches ('S') split a line into four 32-byte sectors (gpu-cache.h,

@@ -104,7 +104,18 @@ pub fn chase(
 
 /// One thread per element, in blocks of 256.
 fn one_thread_per(elements: u64) -> Result<LaunchConfig, GpuError> {
-    let blocks = u32::try_from(elements.div_ceil(256)).map_err(|_| GpuError::Driver {
+    blocks_of_256(elements, 256)
+}
+
+/// One warp per element (cuda/cache.cu's CHAIN_ELEMENT: a warp's store touches one line), in
+/// blocks of 256 threads.
+fn one_warp_per(elements: u64) -> Result<LaunchConfig, GpuError> {
+    blocks_of_256(elements, 256 / 32)
+}
+
+/// Blocks of 256 threads, each serving `per_block` of the `elements`.
+fn blocks_of_256(elements: u64, per_block: u64) -> Result<LaunchConfig, GpuError> {
+    let blocks = u32::try_from(elements.div_ceil(per_block)).map_err(|_| GpuError::Driver {
         action: "building a pointer chain".into(),
         detail: format!("{elements} elements are too many"),
     })?;
@@ -261,13 +272,14 @@ fn chain_on_device<T: DeviceRepr + ValidAsZeroBits>(
         )));
     }
     let stride_words = stride_bytes / word;
-    let too_many = || bad(format!("{elements} elements of {stride_bytes} B are too many"));
     let words = elements
         .checked_mul(stride_words)
         .and_then(|w| usize::try_from(w).ok())
-        .ok_or_else(too_many)?;
-    // One warp per element (cuda/cache.cu's CHAIN_ELEMENT: a warp's store touches one line).
-    let threads = elements.checked_mul(32).ok_or_else(too_many)?;
+        .ok_or_else(|| {
+            bad(format!(
+                "{elements} elements of {stride_bytes} B are too many"
+            ))
+        })?;
     let build = gpu.function("cache", kernel)?;
     let stream = gpu.stream().clone();
     let mut device_chain = zeros::<T>(gpu, words, "the chase chain")?;
@@ -279,7 +291,7 @@ fn chain_on_device<T: DeviceRepr + ValidAsZeroBits>(
     // SAFETY: the arguments match the kernel's signature; it writes word i * stride_words
     // for i < elements (warp i's first lane), all inside the `elements * stride_words` words
     // allocated.
-    unsafe { launch_and_wait(gpu, kernel, launch, one_thread_per(threads)?, deadline) }?;
+    unsafe { launch_and_wait(gpu, kernel, launch, one_warp_per(elements)?, deadline) }?;
     Ok(device_chain)
 }
 

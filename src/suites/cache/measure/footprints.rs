@@ -132,17 +132,17 @@ pub struct SoFar {
 impl SoFar {
     pub fn create(dir: &std::path::Path, stride: u64) -> Result<Self> {
         let path = dir.join(SO_FAR);
-        // The header at once, not with the first point: a sweep that dies before its first
-        // point still leaves a file that reads as a curve (of no points).
-        let cannot = |e: csv::Error| anyhow::anyhow!("cannot create {}: {e}", path.display());
-        let mut file = csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_path(&path)
-            .map_err(cannot)?;
-        file.write_record(["footprint_bytes", "stride_bytes", "cycles"])
-            .map_err(cannot)?;
-        file.flush()
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+        // The header (ChasePoint's fields) at once, not with the first point: a sweep that
+        // dies before its first point still leaves a file that reads as a curve of no points.
+        let create = || -> Result<csv::Writer<std::fs::File>> {
+            let mut file = csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_path(&path)?;
+            file.write_record(["footprint_bytes", "stride_bytes", "cycles"])?;
+            file.flush()?;
+            Ok(file)
+        };
+        let file = create().map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
         Ok(SoFar { path, file, stride })
     }
 

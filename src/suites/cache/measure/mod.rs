@@ -428,6 +428,20 @@ pub fn stride_sweep(
 mod tests {
     use super::*;
 
+    /// `--space`'s values, the settings' names and [`Space::name`] are one list.
+    #[test]
+    fn every_space_is_named_as_clap_and_the_settings_name_it() {
+        for &space in <Space as clap::ValueEnum>::value_variants() {
+            let clap = clap::ValueEnum::to_possible_value(&space).unwrap();
+            assert_eq!(clap.get_name(), space.name());
+            assert_eq!(Space::from_name(space.name()), Some(space));
+            assert_eq!(
+                serde_json::to_value(space).unwrap(),
+                serde_json::json!(space.name())
+            );
+        }
+    }
+
     #[test]
     fn chains_visit_every_element_once_per_pass() {
         let (chain, visit) = chain(256, 32, Order::Stride);
