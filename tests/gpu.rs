@@ -741,19 +741,14 @@ fn the_device_built_chain_is_the_host_built_one() {
         let (words, visit) = chain(footprint, stride, Order::Stride);
         let n = visit.len() as u32;
         let start = visit[3] as u32 * (stride / 4) as u32;
-        let host =
-            launch::chase(&mut gpu, "chase_l2", &words, &[0, start], n, n, deadline).unwrap();
-        let device = launch::chase_stride(
-            &mut gpu,
-            "chase_l2",
-            u64::from(n),
-            stride,
-            &[0, 3],
-            n,
-            n,
+        let laps = launch::Laps {
+            warm: n,
+            steps: n,
             deadline,
-        )
-        .unwrap();
+        };
+        let host = launch::chase(&mut gpu, "chase_l2", &words, &[0, start], laps).unwrap();
+        let elements = (u64::from(n), stride);
+        let device = launch::chase_stride(&mut gpu, "chase_l2", elements, &[0, 3], laps).unwrap();
         for (h, d) in host.iter().zip(&device) {
             assert_eq!(h.1, d.1, "{footprint} B at {stride} B: final words differ");
             let (h, d) = (h.0 as f64 / f64::from(n), d.0 as f64 / f64::from(n));

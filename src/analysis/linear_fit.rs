@@ -20,6 +20,42 @@ pub struct LinearFit {
     pub residual_stdev: f64,
 }
 
+/// The least-squares line of y on x, with the sums its callers judge it by.
+#[derive(Debug, Clone, Copy)]
+pub struct Line {
+    pub mean_x: f64,
+    pub mean_y: f64,
+    /// Σ (x − x̄)²: zero where every x is equal (no slope defined).
+    pub sxx: f64,
+    pub slope: f64,
+    pub intercept: f64,
+}
+
+/// The least-squares line of `y` on `x` (as long as each other), with no judgement of it:
+/// what [`fit`] and the cache fit's thousands of candidates share.
+pub fn least_squares(x: &[f64], y: &[f64]) -> Option<Line> {
+    let n = x.len() as f64;
+    if x.is_empty() {
+        return None;
+    }
+    let mean_x = x.iter().sum::<f64>() / n;
+    let mean_y = y.iter().sum::<f64>() / n;
+    let sxx: f64 = x.iter().map(|v| (v - mean_x).powi(2)).sum();
+    let sxy: f64 = x
+        .iter()
+        .zip(y)
+        .map(|(a, b)| (a - mean_x) * (b - mean_y))
+        .sum();
+    let slope = sxy / sxx;
+    Some(Line {
+        mean_x,
+        mean_y,
+        sxx,
+        slope,
+        intercept: mean_y - slope * mean_x,
+    })
+}
+
 /// OLS fit; `None` when fewer than three points, or when all x are equal (no slope defined).
 /// With exactly collinear data the interval collapses to the estimate, which is honest:
 /// the data admit no other line.
@@ -28,19 +64,13 @@ pub fn fit(x: &[f64], y: &[f64]) -> Option<LinearFit> {
     if n != y.len() || n < 3 {
         return None;
     }
-    let mean_x = x.iter().sum::<f64>() / n as f64;
-    let mean_y = y.iter().sum::<f64>() / n as f64;
-    let sxx: f64 = x.iter().map(|v| (v - mean_x).powi(2)).sum();
-    if sxx == 0.0 {
-        return None;
-    }
-    let sxy: f64 = x
-        .iter()
-        .zip(y)
-        .map(|(a, b)| (a - mean_x) * (b - mean_y))
-        .sum();
-    let slope = sxy / sxx;
-    let intercept = mean_y - slope * mean_x;
+    let Line {
+        mean_x,
+        mean_y,
+        sxx,
+        slope,
+        intercept,
+    } = least_squares(x, y).filter(|line| line.sxx != 0.0)?;
     let residual_squares: f64 = x
         .iter()
         .zip(y)

@@ -345,11 +345,7 @@ mod tests {
     #[test]
     fn lru_miss_fractions_match_the_simulator() {
         for (sets, ways, line) in [(4, 3, 32), (8, 2, 64), (5, 4, 16), (16, 1, 32)] {
-            let geometry = Geometry {
-                size_bytes: sets * ways * line,
-                line_bytes: line,
-                ways,
-            };
+            let geometry = Geometry::new(sets * ways * line, line, ways);
             let hierarchy = Hierarchy::one_level(geometry, 0.0, 1.0);
             let candidate = Candidate {
                 sets,
@@ -379,11 +375,7 @@ mod tests {
     fn fifo_equals_lru_and_the_random_rate_matches_a_simulation() {
         use crate::analysis::cache_model::{Replacement, chase_latency_with};
         for (sets, ways, line) in [(4_u64, 3_u64, 32_u64), (8, 4, 64), (2, 8, 16)] {
-            let g = Geometry {
-                size_bytes: sets * ways * line,
-                line_bytes: line,
-                ways,
-            };
+            let g = Geometry::new(sets * ways * line, line, ways);
             let hierarchy = Hierarchy::one_level(g, 0.0, 1.0);
             for k in 1..=(3 * g.size_bytes / 8) {
                 let (lru, fifo) = (
@@ -432,11 +424,7 @@ mod tests {
             (6, 7),
         ] {
             let line = 32;
-            let g = Geometry {
-                size_bytes: sets * ways * line,
-                line_bytes: line,
-                ways,
-            };
+            let g = Geometry::new(sets * ways * line, line, ways);
             let hierarchy = Hierarchy::one_level(g, 0.0, 1.0);
             let candidate = Candidate {
                 sets,
@@ -537,11 +525,7 @@ mod tests {
             (1024, 32, 4, Replacement::TreePlru, Policy::Lru, 1e-9),
             (14848, 64, 8, Replacement::Random, Policy::Random, 0.004),
         ] {
-            let g = Geometry {
-                size_bytes: size,
-                line_bytes: line,
-                ways,
-            };
+            let g = Geometry::new(size, line, ways);
             let hierarchy = Hierarchy::one_level(g, 0.0, 1.0);
             let candidate = Candidate {
                 sets: size / line / ways,

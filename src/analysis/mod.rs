@@ -16,3 +16,22 @@ pub mod sass;
 pub mod stack_emulator;
 pub mod stats;
 pub mod two_latencies;
+
+/// `work` on each of `parts`, a scoped thread each, the results joined in part order; a
+/// worker's panic is the caller's.
+pub fn in_parallel<P: Send, T: Send>(
+    parts: impl Iterator<Item = P>,
+    work: impl Fn(P) -> Vec<T> + Sync,
+) -> Vec<T> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = parts.map(|part| scope.spawn(move || work(part))).collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}

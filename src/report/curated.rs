@@ -462,14 +462,7 @@ mod tests {
     use super::*;
 
     fn summary(figures: Vec<Figure>) -> Summary {
-        Summary {
-            format: None,
-            conditions: Vec::new(),
-            caption: String::new(),
-            figures,
-            suites: Vec::new(),
-            total_seconds: None,
-        }
+        Summary::of(figures)
     }
 
     #[test]

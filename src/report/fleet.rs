@@ -263,12 +263,8 @@ mod tests {
         figures[1].source = "cache-l2/cache.json".into();
         figures[2].source = "pipeline/pipeline.json".into();
         Summary {
-            format: None,
-            conditions: Vec::new(),
             caption: "NVIDIA H200 (CC 9.0), driver 580, SM clock 1980 MHz".into(),
-            figures,
-            suites: Vec::new(),
-            total_seconds: None,
+            ..Summary::of(figures)
         }
     }
 

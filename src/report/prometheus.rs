@@ -231,11 +231,7 @@ mod tests {
     fn summary(figures: Vec<Figure>) -> Summary {
         Summary {
             format: Some(3),
-            caption: String::new(),
-            figures,
-            suites: Vec::new(),
-            total_seconds: None,
-            conditions: Vec::new(),
+            ..Summary::of(figures)
         }
     }
 

@@ -56,10 +56,6 @@ mod tests {
 
     fn summary(throttled: Option<&str>) -> Summary {
         Summary {
-            format: None,
-            conditions: Vec::new(),
-            caption: String::new(),
-            figures: Vec::new(),
             suites: vec![SuiteTiming {
                 shared: None,
                 name: "sync".into(),
@@ -70,7 +66,7 @@ mod tests {
                 throttled: throttled.map(str::to_string),
                 parts: Vec::new(),
             }],
-            total_seconds: None,
+            ..Summary::of(Vec::new())
         }
     }
 

@@ -206,22 +206,11 @@ struct Scored {
 /// the hit latency and the miss penalty, so no candidate can pass the rise off as a ramp.
 fn score(candidate: Candidate, xs: &[f64], ys: &[f64], sigma: f64) -> Option<Scored> {
     let n = xs.len() as f64;
-    let mean_x = xs.iter().sum::<f64>() / n;
-    let mean_y = ys.iter().sum::<f64>() / n;
-    let sxx: f64 = xs.iter().map(|x| (x - mean_x).powi(2)).sum();
-    if sxx < 1e-12 {
-        return None;
-    }
-    let sxy: f64 = xs
-        .iter()
-        .zip(ys)
-        .map(|(x, y)| (x - mean_x) * (y - mean_y))
-        .sum();
-    let slope = sxy / sxx;
+    let line = crate::analysis::linear_fit::least_squares(xs, ys).filter(|l| l.sxx >= 1e-12)?;
+    let (hit, slope) = (line.intercept, line.slope);
     if slope <= 0.0 {
         return None;
     }
-    let hit = mean_y - slope * mean_x;
     let (mut cost, mut squares) = (0.0, 0.0);
     for (x, y) in xs.iter().zip(ys) {
         let r = y - (hit + slope * x);
@@ -450,18 +439,8 @@ fn score_in_parallel(
 ) -> Vec<Scored> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let chunk = candidates.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = candidates
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| score_all(part, points, stride_bytes, ys, sigma)))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
+    crate::analysis::in_parallel(candidates.chunks(chunk), |part| {
+        score_all(part, points, stride_bytes, ys, sigma)
     })
 }
 

@@ -28,11 +28,7 @@ mod slow {
             assert_eq!(twin.size_bytes(), seen.size_bytes());
             let one_level = |c: &Candidate| {
                 Hierarchy::one_level(
-                    Geometry {
-                        size_bytes: c.size_bytes(),
-                        line_bytes: c.line_bytes,
-                        ways: c.ways,
-                    },
+                    Geometry::new(c.size_bytes(), c.line_bytes, c.ways),
                     0.0,
                     1.0,
                 )

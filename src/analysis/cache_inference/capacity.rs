@@ -132,15 +132,7 @@ mod tests {
     const SIZE: u64 = 4096;
 
     fn curve(replacement: Replacement, quirks: Quirks) -> Vec<ChasePoint> {
-        let h = Hierarchy::one_level(
-            Geometry {
-                size_bytes: SIZE,
-                line_bytes: 64,
-                ways: 4,
-            },
-            30.0,
-            300.0,
-        );
+        let h = Hierarchy::one_level(Geometry::new(SIZE, 64, 4), 30.0, 300.0);
         (1..=3 * SIZE / 64)
             .map(|k| k * 64)
             .map(|footprint| ChasePoint {

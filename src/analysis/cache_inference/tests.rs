@@ -43,11 +43,7 @@ fn reads_the_papers_fig_4_cache() {
 
 #[test]
 fn reads_the_gt200_texture_l1() {
-    let l1 = Geometry {
-        size_bytes: 5 * 1024,
-        line_bytes: 32,
-        ways: 20,
-    };
+    let l1 = Geometry::new(5 * 1024, 32, 20);
     let hierarchy = Hierarchy::one_level(l1, 260.0, 500.0);
     let report = infer(&sweep(&hierarchy, 8, 16 * 1024)).unwrap();
     check(&report.levels[0], l1, 8);
@@ -56,16 +52,8 @@ fn reads_the_gt200_texture_l1() {
 /// An L1 of 1 KiB (32 B lines, 4 ways) and an L2 of 8 KiB (64 B lines, 16 ways) in front of
 /// memory, swept at a 16-byte stride to 32 KiB.
 fn two_levels() -> (Geometry, Vec<ChasePoint>) {
-    let l1 = Geometry {
-        size_bytes: 1024,
-        line_bytes: 32,
-        ways: 4,
-    };
-    let l2 = Geometry {
-        size_bytes: 8192,
-        line_bytes: 64,
-        ways: 16,
-    };
+    let l1 = Geometry::new(1024, 32, 4);
+    let l2 = Geometry::new(8192, 64, 16);
     let hierarchy = Hierarchy {
         levels: vec![(l1, 20.0), (l2, 120.0)],
         memory_latency: 600.0,
@@ -151,11 +139,7 @@ fn a_smooth_rise_is_not_read_with_confidence() {
 /// from one way of 32 B or two sets of one way (the curves differ past the capacity).
 #[test]
 fn one_set_is_read_by_the_fit_though_it_has_no_steps() {
-    let cache = Geometry {
-        size_bytes: 32,
-        line_bytes: 16,
-        ways: 2,
-    };
+    let cache = Geometry::new(32, 16, 2);
     let hierarchy = Hierarchy::one_level(cache, 5.0, 85.0);
     let report = infer(&sweep(&hierarchy, 8, 512)).unwrap();
     let level = &report.levels[0];
@@ -309,7 +293,7 @@ mod slow {
             // At least four loads per line: then steps are at most a quarter of the neighbour
             // differences and the robust noise estimate does not swallow them.
             prop_assume!(line / stride >= 4);
-            let geometry = Geometry { size_bytes: sets * ways * line, line_bytes: line, ways };
+            let geometry = Geometry::new(sets * ways * line, line, ways);
             // The method needs a first plateau (three sweep points spanning 25 % of footprint),
             // and a cache of at least 16 lines: in tinier ones every partial line past the rise
             // moves the average by a step's height, and the noise estimate then hides the steps.
@@ -362,11 +346,7 @@ use crate::analysis::cache_model::Quirks;
 /// still sized where the misses begin and the fit still reads it.
 #[test]
 fn an_outlier_on_the_plateau_does_not_end_it() {
-    let cache = Geometry {
-        size_bytes: 4096,
-        line_bytes: 64,
-        ways: 4,
-    };
+    let cache = Geometry::new(4096, 64, 4);
     let mut points = sweep(&Hierarchy::one_level(cache, 30.0, 330.0), 16, 12 * 1024);
     let at = points
         .iter()
@@ -383,11 +363,7 @@ fn an_outlier_on_the_plateau_does_not_end_it() {
 /// prefetcher's twin ties), the bytes one miss fetches are the sector's, not the line's.
 #[test]
 fn a_sectored_cache_fetches_its_sector() {
-    let cache = Geometry {
-        size_bytes: 4096,
-        line_bytes: 128,
-        ways: 4,
-    };
+    let cache = Geometry::new(4096, 128, 4);
     let quirks = Quirks {
         sector_bytes: Some(32),
         ..Quirks::default()
@@ -408,11 +384,7 @@ fn a_sectored_cache_fetches_its_sector() {
 /// miss's (the sets' and the buffer's lines).
 #[test]
 fn a_small_victim_buffer_fits_no_plain_cache() {
-    let cache = Geometry {
-        size_bytes: 8 * 4 * 64,
-        line_bytes: 64,
-        ways: 4,
-    };
+    let cache = Geometry::new(8 * 4 * 64, 64, 4);
     let quirks = Quirks {
         victim_lines: 3,
         ..Quirks::default()
@@ -433,11 +405,7 @@ fn a_small_victim_buffer_fits_no_plain_cache() {
 /// four sets of eight ways the rise is one footprint short of a single set's: no model fits.)
 #[test]
 fn a_single_set_may_be_sets_behind_a_victim_buffer() {
-    let one_set = Geometry {
-        size_bytes: 12 * 32,
-        line_bytes: 32,
-        ways: 12,
-    };
+    let one_set = Geometry::new(12 * 32, 32, 12);
     let level = &infer(&quirky_sweep(one_set, Quirks::default(), 8, 2048))
         .unwrap()
         .levels[0];
@@ -451,11 +419,7 @@ fn a_single_set_may_be_sets_behind_a_victim_buffer() {
         level.unidentified.iter().any(|u| u == VICTIM_NOTE),
         "{level:?}"
     );
-    let behind_a_buffer = Geometry {
-        size_bytes: 4 * 8 * 32,
-        line_bytes: 32,
-        ways: 8,
-    };
+    let behind_a_buffer = Geometry::new(4 * 8 * 32, 32, 8);
     let quirks = Quirks {
         victim_lines: 6,
         ..Quirks::default()
@@ -472,11 +436,7 @@ fn a_single_set_may_be_sets_behind_a_victim_buffer() {
 /// the miss penalty, so an ascending chase states the line but not what one miss fetches.
 #[test]
 fn an_odd_set_count_leaves_the_fetch_open() {
-    let cache = Geometry {
-        size_bytes: 5 * 4 * 32,
-        line_bytes: 32,
-        ways: 4,
-    };
+    let cache = Geometry::new(5 * 4 * 32, 32, 4);
     let points = sweep(&Hierarchy::one_level(cache, 30.0, 330.0), 8, 2048);
     let level = &infer(&points).unwrap().levels[0];
     assert_eq!(level.size_bytes, Some(640), "{level:?}");
@@ -508,11 +468,7 @@ fn assert_read_as_interval(level: &CacheLevel, basis: &str) {
 /// floor in the rise's height (`cache_fit::MISFIT_FLOOR_OF_RISE`), and the counts are stated.
 #[test]
 fn a_miss_cost_that_moves_by_line_still_fits() {
-    let cache = Geometry {
-        size_bytes: 64 * 6 * 128,
-        line_bytes: 128,
-        ways: 6,
-    };
+    let cache = Geometry::new(64 * 6 * 128, 128, 6);
     let hierarchy = Hierarchy {
         memory_spread_cycles: 17.0,
         ..Hierarchy::one_level(cache, 24.0, 193.0)

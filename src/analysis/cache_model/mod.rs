@@ -22,12 +22,16 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    pub const fn new(size_bytes: u64, line_bytes: u64, ways: u64) -> Geometry {
+        Geometry {
+            size_bytes,
+            line_bytes,
+            ways,
+        }
+    }
+
     /// Wong et al.'s Fig. 4 cache: 384 B in 3 ways of 4 sets, 32-byte lines.
-    pub const WONG_FIG_4: Geometry = Geometry {
-        size_bytes: 384,
-        line_bytes: 32,
-        ways: 3,
-    };
+    pub const WONG_FIG_4: Geometry = Geometry::new(384, 32, 3);
 
     pub fn sets(&self) -> u64 {
         self.size_bytes / (self.line_bytes * self.ways)
@@ -415,11 +419,7 @@ mod tests {
     /// prefetcher changes the curve; a hashed index only where the stride skips lines.
     #[test]
     fn quirks_change_the_chase() {
-        let g = Geometry {
-            size_bytes: 2048,
-            line_bytes: 64,
-            ways: 4,
-        };
+        let g = Geometry::new(2048, 64, 4);
         let h = Hierarchy::one_level(g, 0.0, 1.0);
         let at = |replacement, quirks| {
             chase_latency_quirky(&h, 2048 + 8 * 64, 64, replacement, quirks, (4, 4))
@@ -427,15 +427,7 @@ mod tests {
         let plain = Quirks::default();
         let lru = at(Replacement::Lru, plain);
         assert_eq!(at(Replacement::TreePlru, plain), lru);
-        let sixteen_ways = Hierarchy::one_level(
-            Geometry {
-                size_bytes: 4096,
-                line_bytes: 64,
-                ways: 16,
-            },
-            0.0,
-            1.0,
-        );
+        let sixteen_ways = Hierarchy::one_level(Geometry::new(4096, 64, 16), 0.0, 1.0);
         let cold =
             |replacement| chase_latency_quirky(&sixteen_ways, 4296, 8, replacement, plain, (1, 8));
         assert!(cold(Replacement::TreePlru) < cold(Replacement::Lru));
@@ -452,15 +444,7 @@ mod tests {
             ..plain
         };
         assert_eq!(at(Replacement::Lru, hashed), lru);
-        let six_sets = Hierarchy::one_level(
-            Geometry {
-                size_bytes: 6 * 4 * 64,
-                line_bytes: 64,
-                ways: 4,
-            },
-            0.0,
-            1.0,
-        );
+        let six_sets = Hierarchy::one_level(Geometry::new(6 * 4 * 64, 64, 4), 0.0, 1.0);
         for footprint in (64..=3 * 1536).step_by(64) {
             let walk = |quirks| {
                 chase_latency_quirky(&six_sets, footprint, 16, Replacement::Lru, quirks, (2, 2))
@@ -522,11 +506,7 @@ mod tests {
             ..Quirks::default()
         };
         for (sets, ways, line) in [(4_u64, 4_u64, 64_u64), (5, 4, 64), (7, 3, 32)] {
-            let geometry = Geometry {
-                size_bytes: sets * ways * line,
-                line_bytes: line,
-                ways,
-            };
+            let geometry = Geometry::new(sets * ways * line, line, ways);
             let h = Hierarchy::one_level(geometry, 0.0, 1.0);
             let at = |footprint, quirks, direction| {
                 chase_latency_directed(

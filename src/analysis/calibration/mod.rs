@@ -193,11 +193,7 @@ pub fn sweep_directed(case: &Case, direction: Direction) -> Vec<ChasePoint> {
         .iter()
         .find(|(_, name)| *name == case.replacement)
         .map_or(Replacement::Lru, |(r, _)| *r);
-    let geometry = Geometry {
-        size_bytes: case.size_bytes,
-        line_bytes: case.line_bytes,
-        ways: case.ways,
-    };
+    let geometry = Geometry::new(case.size_bytes, case.line_bytes, case.ways);
     let hierarchy = Hierarchy {
         memory_spread_cycles: case.miss_spread_cycles,
         ..Hierarchy::one_level(geometry, case.hit_cycles, case.miss_cycles)
@@ -354,26 +350,13 @@ pub fn study_telling(
 ) -> Vec<Outcome> {
     let threads = threads.max(1) as u64;
     let end = first + cases;
-    let mut outcomes: Vec<(u64, Outcome)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    (first + t..end)
-                        .step_by(threads as usize)
-                        .flat_map(|i| {
-                            let outcomes = judge(draw(seed, i)).map(|o| (i, o));
-                            judged();
-                            outcomes
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    let mut outcomes: Vec<(u64, Outcome)> = crate::analysis::in_parallel(0..threads, |t| {
+        (first + t..end)
+            .step_by(threads as usize)
+            .flat_map(|i| {
+                let outcomes = judge(draw(seed, i)).map(|o| (i, o));
+                judged();
+                outcomes
             })
             .collect()
     });

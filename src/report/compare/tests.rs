@@ -38,12 +38,8 @@ fn verdict(quantity: &str, text: &str) -> Figure {
 
 fn summary(figures: Vec<Figure>) -> Summary {
     Summary {
-        format: None,
-        conditions: Vec::new(),
         caption: "c".into(),
-        figures,
-        suites: vec![],
-        total_seconds: None,
+        ..Summary::of(figures)
     }
 }
 

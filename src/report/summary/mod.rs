@@ -544,12 +544,10 @@ mod tests {
             setup_seconds: 0.1,
         };
         let summary = |suites| Summary {
-            format: None,
-            conditions: Vec::new(),
             caption: "c".into(),
-            figures: vec![],
             suites,
             total_seconds: Some(4.0),
+            ..Summary::of(vec![])
         };
         let with = render_markdown(&summary(vec![suite("a", Some(split)), suite("b", None)]));
         assert!(with.contains("| Suite | Status | Seconds | JIT | GPU | host | driver start |\n|---|---|---|---|---|---|---|\n"), "{with}");
@@ -591,14 +589,7 @@ mod tests {
             per_sm: None,
             domain: Default::default(),
         };
-        let summary_of = |figures: Vec<Figure>| Summary {
-            format: None,
-            conditions: Vec::new(),
-            caption: String::new(),
-            figures,
-            suites: Vec::new(),
-            total_seconds: None,
-        };
+        let summary_of = Summary::of;
         let mut first = summary_of(vec![figure("storm", 4080.0), figure("steady", 131.0)]);
         let repeat = summary_of(vec![figure("storm", 949.3), figure("steady", 131.5)]);
         assert_eq!(confirm_by_repeat(&mut first, &repeat, "run 2"), 1);

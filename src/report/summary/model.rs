@@ -142,6 +142,21 @@ fn read_with_status<'de, D: serde::Deserializer<'de>>(input: D) -> Result<Vec<Fi
         .collect())
 }
 
+#[cfg(test)]
+impl Summary {
+    /// A summary of `figures` alone: no format, caption, conditions or suites.
+    pub fn of(figures: Vec<Figure>) -> Summary {
+        Summary {
+            format: None,
+            conditions: Vec::new(),
+            caption: String::new(),
+            figures,
+            suites: Vec::new(),
+            total_seconds: None,
+        }
+    }
+}
+
 impl Summary {
     /// The GPU's name, as the caption starts with it.
     pub fn gpu(&self) -> &str {

@@ -64,9 +64,7 @@ pub fn chase(
     entry: &str,
     chain: &[u32],
     starts: &[u32],
-    warm: u32,
-    steps: u32,
-    deadline: Duration,
+    laps: Laps,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
     check_chain(chain, starts, true)?;
     let function = l1_preferring(gpu, entry)?;
@@ -85,21 +83,13 @@ pub fn chase(
             "absolute_pointers",
             launch,
             one_thread_per(elements)?,
-            deadline,
+            laps.deadline,
         )
     }?;
     // check_chain proved every offset (made an address inside the buffer by the launch
     // before, same stream) and every start lies inside the chain.
-    run_pointer_chase(
-        gpu,
-        (entry, &function),
-        &device_chain,
-        &device_starts,
-        starts.len(),
-        warm,
-        steps,
-        deadline,
-    )
+    let chains = (&device_chain, &device_starts);
+    run_pointer_chase(gpu, (entry, &function), chains, starts.len(), laps)
 }
 
 /// One thread per element, in blocks of 256.
@@ -129,19 +119,15 @@ fn blocks_of_256(elements: u64, per_block: u64) -> Result<LaunchConfig, GpuError
 /// Launches a pointer chase (`chase_global`, `chase_l2`, `chase_readonly`) over a device chain
 /// whose every element holds the address of an element of the same buffer, from `threads`
 /// word-index starts already on the device, and reads (cycles, final word index) per thread.
-#[allow(clippy::too_many_arguments)]
 fn run_pointer_chase(
     gpu: &Gpu,
     (entry, function): (&str, &CudaFunction),
-    device_chain: &CudaSlice<u64>,
-    device_starts: &CudaSlice<u32>,
+    (device_chain, device_starts): (&CudaSlice<u64>, &CudaSlice<u32>),
     threads: usize,
-    warm: u32,
-    steps: u32,
-    deadline: Duration,
+    laps: Laps,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
     let mut out = zeros::<i64>(gpu, 2 * threads, "the chase result")?;
-    let (warm, steps) = chase_lengths(warm, steps)?;
+    let (warm, steps) = laps.ints()?;
     let stream = gpu.stream().clone();
     let mut launch = stream.launch_builder(function);
     launch
@@ -152,7 +138,8 @@ fn run_pointer_chase(
         .arg(&mut out);
     // SAFETY: the arguments match the chase kernels' signature; the caller's contract above
     // keeps every load inside the chain; `threads` starts, and `out` holds two per thread.
-    unsafe { launch_and_wait(gpu, entry, launch, one_block(threads as u32), deadline) }?;
+    let config = one_block(threads as u32);
+    unsafe { launch_and_wait(gpu, entry, launch, config, laps.deadline) }?;
     let out = read(gpu, &out, "a chase result")?;
     Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
 }
@@ -163,19 +150,15 @@ fn run_pointer_chase(
 ///
 /// Kernel signatures: `stride_pointers(unsigned long long *chain, unsigned long long elements,
 /// unsigned long long stride_words)`; the chase kernels as in [`chase`].
-#[allow(clippy::too_many_arguments)]
 pub fn chase_stride(
     gpu: &mut Gpu,
     entry: &str,
-    elements: u64,
-    stride_bytes: u64,
+    (elements, stride_bytes): (u64, u64),
     starts: &[u64],
-    warm: u32,
-    steps: u32,
-    deadline: Duration,
+    laps: Laps,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
     let function = l1_preferring(gpu, entry)?;
-    let device_chain = stride_chain(gpu, elements, stride_bytes, deadline)?;
+    let device_chain = stride_chain(gpu, elements, stride_bytes, laps.deadline)?;
     // Word indices (of 4 bytes) of the starts, as the kernel takes and reports them.
     let start_words: Vec<u32> = starts
         .iter()
@@ -192,16 +175,8 @@ pub fn chase_stride(
     let device_starts = upload(gpu, &start_words, "the chase starts")?;
     // Every element now holds the address of an element of the same buffer (the launch
     // before, same stream); every start is an element's word.
-    run_pointer_chase(
-        gpu,
-        (entry, &function),
-        &device_chain,
-        &device_starts,
-        starts.len(),
-        warm,
-        steps,
-        deadline,
-    )
+    let chains = (&device_chain, &device_starts);
+    run_pointer_chase(gpu, (entry, &function), chains, starts.len(), laps)
 }
 
 /// The L2 chase over the address-order chain of [`chase_stride`] with the warm pass made by
@@ -221,7 +196,7 @@ pub fn chase_l2_block_warmed(
     let function = l1_preferring(gpu, ENTRY)?;
     let device_chain = stride_chain(gpu, elements, stride_bytes, deadline)?;
     let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
-    let (_, steps) = chase_lengths(0, steps)?;
+    let steps = as_i32(steps, "the chase length")?;
     let stride_words = stride_bytes / 8;
     let stream = gpu.stream().clone();
     let mut launch = stream.launch_builder(&function);
@@ -299,14 +274,8 @@ fn chain_on_device<T: DeviceRepr + ValidAsZeroBits>(
 /// thread from word 0. Returns (cycles of the timed loads, final word index).
 ///
 /// Kernel signature: `(const unsigned *chain[len], int warm, int steps, long long *out[2])`.
-pub fn chase_index(
-    gpu: &mut Gpu,
-    chain: &[u32],
-    warm: u32,
-    steps: u32,
-    deadline: Duration,
-) -> Result<(i64, i64), GpuError> {
-    let out = one_thread_chase(gpu, "chase_global_index", chain, warm, steps, 1, deadline)?;
+pub fn chase_index(gpu: &mut Gpu, chain: &[u32], laps: Laps) -> Result<(i64, i64), GpuError> {
+    let out = one_thread_chase(gpu, "chase_global_index", chain, laps, 1)?;
     Ok(out[0])
 }
 
@@ -314,8 +283,8 @@ pub fn chase_index(
 pub const PER_LOAD_LIMIT: u32 = 4096;
 
 /// Runs `per_load_global`, `per_load_l2` or `per_load_readonly` (cuda/cache.cu): one thread,
-/// `warm` untimed loads, then `loads` (at most [`PER_LOAD_LIMIT`]) each timed on its own.
-/// Returns (cycles, index read) per load.
+/// `laps.warm` untimed loads, then `laps.steps` (at most [`PER_LOAD_LIMIT`]) each timed on its
+/// own. Returns (cycles, index read) per load.
 ///
 /// Kernel signature: `(const unsigned *chain[len], int warm, int loads,
 /// long long *out[2 * loads])`.
@@ -323,32 +292,32 @@ pub fn chase_per_load(
     gpu: &mut Gpu,
     entry: &str,
     chain: &[u32],
-    warm: u32,
-    loads: u32,
-    deadline: Duration,
+    laps: Laps,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
-    let loads = loads.min(PER_LOAD_LIMIT);
-    one_thread_chase(gpu, entry, chain, warm, loads, loads, deadline)
+    let loads = laps.steps.min(PER_LOAD_LIMIT);
+    let laps = Laps {
+        steps: loads,
+        ..laps
+    };
+    one_thread_chase(gpu, entry, chain, laps, loads)
 }
 
 /// One thread of `entry` over `chain` (32-bit word indices) with the kernel signature
-/// `(const unsigned *chain[len], int warm, int count, long long *out[2 * pairs])`; returns the
-/// `pairs` (value, index) pairs it wrote.
+/// `(const unsigned *chain[len], int warm, int count, long long *out[2 * pairs])`, `laps.steps`
+/// the count; returns the `pairs` (value, index) pairs it wrote.
 fn one_thread_chase(
     gpu: &mut Gpu,
     entry: &str,
     chain: &[u32],
-    warm: u32,
-    count: u32,
+    laps: Laps,
     pairs: u32,
-    deadline: Duration,
 ) -> Result<Vec<(i64, i64)>, GpuError> {
     check_chain(chain, &[0], false)?;
     let function = l1_preferring(gpu, entry)?;
     let stream = gpu.stream().clone();
     let device_chain = upload(gpu, chain, "the chase chain")?;
     let mut out = zeros::<i64>(gpu, 2 * pairs as usize, "the chase result")?;
-    let (warm, count) = chase_lengths(warm, count)?;
+    let (warm, count) = laps.ints()?;
     let mut launch = stream.launch_builder(&function);
     launch
         .arg(&device_chain)
@@ -359,7 +328,7 @@ fn one_thread_chase(
     // in `chain` is below its length; the callers keep `count` within what the kernel writes
     // (per_load_* writes 2 × count values, at most PER_LOAD_LIMIT; chase_global_index 2) and
     // `out` holds 2 × pairs.
-    unsafe { launch_and_wait(gpu, entry, launch, one_block(1), deadline) }?;
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(1), laps.deadline) }?;
     let out = read(gpu, &out, "a chase result")?;
     Ok(out.chunks(2).map(|pair| (pair[0], pair[1])).collect())
 }
@@ -408,9 +377,7 @@ impl TlbBuffer {
         gpu: &mut Gpu,
         stride: u64,
         next: &[u32],
-        warm: u32,
-        steps: u32,
-        deadline: Duration,
+        laps: Laps,
     ) -> Result<(i64, i64), GpuError> {
         let n = next.len() as u64;
         if n == 0
@@ -443,9 +410,9 @@ impl TlbBuffer {
         // element written (i < n, at i × stride, 8 bytes) and every address it writes (of an
         // element next[i] < n) inside the buffer.
         let config = LaunchConfig::for_num_elems(count);
-        unsafe { launch_and_wait(gpu, "tlb_chain_init", launch, config, deadline) }?;
+        unsafe { launch_and_wait(gpu, "tlb_chain_init", launch, config, laps.deadline) }?;
         let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
-        let (warm, steps) = chase_lengths(warm, steps)?;
+        let (warm, steps) = laps.ints()?;
         let mut launch = stream.launch_builder(&chase);
         launch
             .arg(&self.buffer)
@@ -455,7 +422,7 @@ impl TlbBuffer {
             .arg(&mut out);
         // SAFETY: the arguments match chase_tlb's signature; every element holds the address
         // of an element inside the buffer, written by the init launch (same stream, so first).
-        unsafe { launch_and_wait(gpu, "chase_tlb", launch, one_block(1), deadline) }?;
+        unsafe { launch_and_wait(gpu, "chase_tlb", launch, one_block(1), laps.deadline) }?;
         chase_result(gpu, &out)
     }
 }
@@ -497,10 +464,20 @@ pub fn straight_line(
     Ok(result[0])
 }
 
-/// A chase's untimed and timed lengths as the kernels' `int` arguments.
-fn chase_lengths(warm: u32, steps: u32) -> Result<(i32, i32), GpuError> {
-    Ok((
-        as_i32(warm, "the warm-up length")?,
-        as_i32(steps, "the chase length")?,
-    ))
+/// How long a chase runs: `warm` untimed loads, then `steps` timed ones, within `deadline`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Laps {
+    pub warm: u32,
+    pub steps: u32,
+    pub deadline: Duration,
+}
+
+impl Laps {
+    /// The untimed and timed lengths as the kernels' `int` arguments.
+    fn ints(self) -> Result<(i32, i32), GpuError> {
+        Ok((
+            as_i32(self.warm, "the warm-up length")?,
+            as_i32(self.steps, "the chase length")?,
+        ))
+    }
 }

@@ -233,6 +233,25 @@ pub mod tests {
         pub launches: usize,
     }
 
+    impl ModelSampler {
+        pub fn new(per_iteration: i64, per_divergence: i64, overhead: i64) -> ModelSampler {
+            ModelSampler {
+                per_iteration,
+                per_divergence,
+                overhead,
+                launches: 0,
+            }
+        }
+    }
+
+    /// The default settings but `samples`.
+    pub fn with_samples(samples: u32) -> DivergenceConfig {
+        DivergenceConfig {
+            samples,
+            ..DivergenceConfig::default()
+        }
+    }
+
     impl LoopSampler for ModelSampler {
         fn sample(
             &mut self,
@@ -286,16 +305,8 @@ pub mod tests {
 
     #[test]
     fn one_launch_per_level_and_kernel_with_progress_after_each_kernel() {
-        let config = DivergenceConfig {
-            samples: 4,
-            ..DivergenceConfig::default()
-        };
-        let mut sampler = ModelSampler {
-            per_iteration: 10,
-            per_divergence: 30,
-            overhead: 2,
-            launches: 0,
-        };
+        let config = with_samples(4);
+        let mut sampler = ModelSampler::new(10, 30, 2);
         let mut progress = Vec::new();
         let measured = measure(&config, &mut sampler, |so_far| {
             progress.push(so_far.len());
@@ -311,16 +322,8 @@ pub mod tests {
     /// A GPU whose kernels do not run leaves the timings at zero: refused, not fitted.
     #[test]
     fn a_clock_that_did_not_move_is_refused() {
-        let config = DivergenceConfig {
-            samples: 2,
-            ..DivergenceConfig::default()
-        };
-        let mut sampler = ModelSampler {
-            per_iteration: 0,
-            per_divergence: 0,
-            overhead: 0,
-            launches: 0,
-        };
+        let config = with_samples(2);
+        let mut sampler = ModelSampler::new(0, 0, 0);
         let error = measure(&config, &mut sampler, |_| Ok(())).unwrap_err();
         assert!(
             error

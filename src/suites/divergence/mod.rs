@@ -420,23 +420,15 @@ fn finish_writing(writing: Option<std::thread::JoinHandle<Result<()>>>) -> Resul
 
 #[cfg(test)]
 mod tests {
-    use super::measure::tests::ModelSampler;
+    use super::measure::tests::{ModelSampler, with_samples};
     use super::*;
 
     /// The whole pipeline after the GPU — experiment loop, analysis, every file — on a model
     /// warp whose divergence cost is known.
     #[test]
     fn pipeline_recovers_a_known_cost_and_writes_every_file() {
-        let config = DivergenceConfig {
-            samples: 8,
-            ..DivergenceConfig::default()
-        };
-        let mut sampler = ModelSampler {
-            per_iteration: 9,
-            per_divergence: 27,
-            overhead: 3,
-            launches: 0,
-        };
+        let config = with_samples(8);
+        let mut sampler = ModelSampler::new(9, 27, 3);
         let measured = divergence::measure(&config, &mut sampler, |_| Ok(())).unwrap();
         let root = tempfile::tempdir().unwrap();
         let run = RunDir::create(Some(&root.path().join("run")), "divergence").unwrap();

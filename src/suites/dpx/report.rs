@@ -306,15 +306,6 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
     Ok(r.finish())
 }
 
-/// The SASS of every function's call in words, one line each, for the terminal.
-pub fn sass_lines(reading: &Reading) -> Vec<String> {
-    table(reading)
-        .functions
-        .iter()
-        .map(|(row, _)| format!("{:<40} {}", row.call, row.sass_per_call))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

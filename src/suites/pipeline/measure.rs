@@ -38,67 +38,26 @@ const fn op(
     }
 }
 
+#[rustfmt::skip]
 pub const OPERATIONS: [Operation; 28] = [
-    op(
-        "int_add",
-        "add",
-        "int32",
-        32,
-        "per PTX add.u32; ptxas may fuse pairs into IADD3",
-    ),
+    op("int_add", "add", "int32", 32, "per PTX add.u32; ptxas may fuse pairs into IADD3"),
     op("int_mul", "mul", "int32", 32, ""),
     op("int_mad", "mad", "int32", 32, ""),
-    op(
-        "int_mul24",
-        "mul24",
-        "int32",
-        32,
-        "mul24.lo, emulated where there is no 24-bit unit",
-    ),
-    op(
-        "int_div",
-        "div",
-        "uint32",
-        4,
-        "x / y + z, y = 3 at run time (a subroutine)",
-    ),
-    op(
-        "int_rem",
-        "rem",
-        "uint32",
-        4,
-        "x % y + z, y = 7 at run time (a subroutine)",
-    ),
+    op("int_mul24", "mul24", "int32", 32, "mul24.lo, emulated where there is no 24-bit unit"),
+    op("int_div", "div", "uint32", 4, "x / y + z, y = 3 at run time (a subroutine)"),
+    op("int_rem", "rem", "uint32", 4, "x % y + z, y = 7 at run time (a subroutine)"),
     op("popc", "popc", "int32", 32, "popc(x) + y"),
     op("clz", "clz", "int32", 32, "clz(x) + y"),
     op("shfl", "shfl.sync", "int32", 32, "from the next lane"),
     op("f32_add", "add", "fp32", 32, ""),
     op("f32_mul", "mul", "fp32", 32, ""),
     op("f32_fma", "fma", "fp32", 32, ""),
-    op(
-        "f32_div",
-        "div",
-        "fp32",
-        4,
-        "IEEE division (default -prec-div)",
-    ),
-    op(
-        "f32_sqrt",
-        "sqrtf",
-        "fp32",
-        4,
-        "IEEE square root (default -prec-sqrt)",
-    ),
+    op("f32_div", "div", "fp32", 4, "IEEE division (default -prec-div)"),
+    op("f32_sqrt", "sqrtf", "fp32", 4, "IEEE square root (default -prec-sqrt)"),
     op("f32_rsqrt", "rsqrtf", "fp32", 4, ""),
     op("fast_sinf", "__sinf", "fp32", 32, ""),
     op("fast_cosf", "__cosf", "fp32", 32, ""),
-    op(
-        "fast_expf",
-        "__expf",
-        "fp32",
-        32,
-        "__expf(-x): includes a negation and a multiply",
-    ),
+    op("fast_expf", "__expf", "fp32", 32, "__expf(-x): includes a negation and a multiply"),
     op("fast_log2f", "__log2f", "fp32", 32, "__log2f(x) + 2"),
     op("libm_sinf", "sinf", "fp32", 4, "libm, |x| < 1"),
     op("libm_cosf", "cosf", "fp32", 4, "libm, |x| < 1"),
@@ -108,13 +67,7 @@ pub const OPERATIONS: [Operation; 28] = [
     op("f64_mul", "mul", "fp64", 32, ""),
     op("f64_fma", "fma", "fp64", 32, ""),
     op("f64_div", "div", "fp64", 4, "a subroutine"),
-    op(
-        "f16x2_fma",
-        "fma (half2)",
-        "fp16x2",
-        32,
-        "one instruction = two fp16 FMAs",
-    ),
+    op("f16x2_fma", "fma (half2)", "fp16x2", 32, "one instruction = two fp16 FMAs"),
 ];
 
 pub const THROUGHPUT_THREADS: u32 = 1024;

@@ -133,6 +133,11 @@ pub fn dsm_chases(
     shared_bytes: u32,
     steps: u32,
 ) -> Result<(Vec<DsmChase>, u32)> {
+    // The kernel builds its ring in the block's dynamic shared memory, unchecked.
+    anyhow::ensure!(
+        shared_bytes >= RING_BYTES,
+        "a block's shared memory ({shared_bytes} B) cannot hold the {RING_BYTES}-byte DSM ring"
+    );
     let shape = |clusters| ClusterShape {
         cluster,
         clusters,
@@ -189,4 +194,15 @@ pub fn dsm_chases(
         }
     }
     Ok((chases, clusters))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The ring the host makes room for is the kernel's.
+    #[test]
+    fn the_dsm_ring_is_the_kernels() {
+        let source = include_str!("../../../cuda/sm_map_cluster.cu");
+        let words = super::RING_BYTES / 4;
+        assert!(source.contains(&format!("#define RING_WORDS {words}\n")));
+    }
 }

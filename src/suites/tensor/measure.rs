@@ -55,7 +55,7 @@ impl Family {
     }
 
     /// Whether A is 2:4-sparse: the rate is then against the sparse peak, twice the dense.
-    pub fn sparse(self) -> bool {
+    pub const fn sparse(self) -> bool {
         matches!(self, Family::MmaSp | Family::WgmmaSp)
     }
 
@@ -105,28 +105,43 @@ pub struct Kernel {
     pub input: &'static str,
     /// Input → accumulator, for tables.
     pub types: &'static str,
-    pub shape: &'static str,
-    /// The N of the shape (the width of a wgmma's B and accumulator).
+    /// The shape's M, N and K (K the logical depth for a sparse shape). N is the width of a
+    /// wgmma's B and accumulator.
+    pub m: u64,
     pub n: u64,
-    /// 2·M·N·K (K the logical depth for a sparse shape, as the sparse peak counts it).
+    pub k: u64,
+    /// 2·M·N·K (for a sparse shape, as the sparse peak counts it).
     pub flop_per_mma: u64,
     /// A from registers (wgmma's RS form) rather than from shared memory (SS).
     pub a_registers: bool,
 }
 
-const fn kernel(
-    family: Family,
-    input: &'static str,
-    types: &'static str,
-    shape: &'static str,
-    (m, n, k): (u64, u64, u64),
-) -> Kernel {
+/// An input type: its name in cuda/tensor.cu, input → accumulator, and the K of its dense
+/// shapes (the same for mma.sync and wgmma).
+type Input = (&'static str, &'static str, u64);
+
+/// Every input type, in the tables' order.
+const INPUTS: [Input; 6] = [
+    ("f16", "FP16→FP32", 16),
+    ("bf16", "BF16→FP32", 16),
+    ("tf32", "TF32→FP32", 8),
+    ("e4m3", "FP8 e4m3→FP32", 32),
+    ("e5m2", "FP8 e5m2→FP32", 32),
+    ("s8", "INT8→INT32", 32),
+];
+
+const F16: Input = INPUTS[0];
+
+const fn kernel(family: Family, (input, types, k): Input, m: u64, n: u64) -> Kernel {
+    // 2:4 sparsity doubles the logical depth of the dense shape.
+    let k = if family.sparse() { 2 * k } else { k };
     Kernel {
         family,
         input,
         types,
-        shape,
+        m,
         n,
+        k,
         flop_per_mma: 2 * m * n * k,
         a_registers: false,
     }
@@ -140,53 +155,10 @@ const fn registers(kernel: Kernel) -> Kernel {
     }
 }
 
-/// FP16 → FP32 wgmma at width `n`, A from shared memory or registers.
-const fn f16_wgmma(shape: &'static str, n: u64) -> Kernel {
-    kernel(Family::Wgmma, "f16", "FP16→FP32", shape, (64, n, 16))
-}
-
 /// The wgmma widths a run may ask for; N = 256 is the default (the most work per instruction,
 /// what throughput wants), 128 and 64 are cuda/tensor_shapes.cu's (every input type), 32, 16
 /// and 8 cuda/tensor_variants.cu's (FP16 only, as Luo et al. compare them).
 pub const WGMMA_WIDTHS: [u64; 6] = [8, 16, 32, 64, 128, 256];
-
-/// FP16 wgmma below N = 64, A and B from shared memory (cuda/tensor_variants.cu).
-pub const NARROW_KERNELS: [Kernel; 3] = [
-    f16_wgmma("m64n32k16", 32),
-    f16_wgmma("m64n16k16", 16),
-    f16_wgmma("m64n8k16", 8),
-];
-
-/// FP16 wgmma with A from registers (RS) at every width, widest first
-/// (cuda/tensor_variants.cu).
-pub const REGISTER_KERNELS: [Kernel; 6] = [
-    registers(f16_wgmma("m64n256k16", 256)),
-    registers(f16_wgmma("m64n128k16", 128)),
-    registers(f16_wgmma("m64n64k16", 64)),
-    registers(f16_wgmma("m64n32k16", 32)),
-    registers(f16_wgmma("m64n16k16", 16)),
-    registers(f16_wgmma("m64n8k16", 8)),
-];
-
-/// The 2:4-sparse forms (cuda/tensor_variants.cu): mma.sp m16n8k32 and wgmma.sp m64n256k32
-/// with A from shared memory, then from registers.
-pub const SPARSE_KERNELS: [Kernel; 3] = [
-    kernel(Family::MmaSp, "f16", "FP16→FP32", "m16n8k32", (16, 8, 32)),
-    kernel(
-        Family::WgmmaSp,
-        "f16",
-        "FP16→FP32",
-        "m64n256k32",
-        (64, 256, 32),
-    ),
-    registers(kernel(
-        Family::WgmmaSp,
-        "f16",
-        "FP16→FP32",
-        "m64n256k32",
-        (64, 256, 32),
-    )),
-];
 
 /// What a run measures besides mma.sync and wgmma with A in shared memory.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -197,164 +169,34 @@ pub struct Extras {
     pub sparse: bool,
 }
 
-/// The wgmma kernels at N = 128 and 64, of every input type (cuda/tensor_shapes.cu).
-pub const SHAPE_KERNELS: [Kernel; 12] = [
-    kernel(
-        Family::Wgmma,
-        "f16",
-        "FP16→FP32",
-        "m64n128k16",
-        (64, 128, 16),
-    ),
-    kernel(
-        Family::Wgmma,
-        "bf16",
-        "BF16→FP32",
-        "m64n128k16",
-        (64, 128, 16),
-    ),
-    kernel(
-        Family::Wgmma,
-        "tf32",
-        "TF32→FP32",
-        "m64n128k8",
-        (64, 128, 8),
-    ),
-    kernel(
-        Family::Wgmma,
-        "e4m3",
-        "FP8 e4m3→FP32",
-        "m64n128k32",
-        (64, 128, 32),
-    ),
-    kernel(
-        Family::Wgmma,
-        "e5m2",
-        "FP8 e5m2→FP32",
-        "m64n128k32",
-        (64, 128, 32),
-    ),
-    kernel(
-        Family::Wgmma,
-        "s8",
-        "INT8→INT32",
-        "m64n128k32",
-        (64, 128, 32),
-    ),
-    kernel(Family::Wgmma, "f16", "FP16→FP32", "m64n64k16", (64, 64, 16)),
-    kernel(
-        Family::Wgmma,
-        "bf16",
-        "BF16→FP32",
-        "m64n64k16",
-        (64, 64, 16),
-    ),
-    kernel(Family::Wgmma, "tf32", "TF32→FP32", "m64n64k8", (64, 64, 8)),
-    kernel(
-        Family::Wgmma,
-        "e4m3",
-        "FP8 e4m3→FP32",
-        "m64n64k32",
-        (64, 64, 32),
-    ),
-    kernel(
-        Family::Wgmma,
-        "e5m2",
-        "FP8 e5m2→FP32",
-        "m64n64k32",
-        (64, 64, 32),
-    ),
-    kernel(Family::Wgmma, "s8", "INT8→INT32", "m64n64k32", (64, 64, 32)),
-];
-
-/// Every kernel a run with wgmma widths `widths` measures: mma.sync, then wgmma at each width
-/// asked for, widest first; then what `extras` adds.
+/// Every kernel a run with wgmma widths `widths` measures, in this order: mma.sync m16n8 (every
+/// input type but e5m2; cuda/tensor.cu); wgmma m64 of every input type at N = 256 (cuda/tensor.cu),
+/// 128 and 64 (cuda/tensor_shapes.cu) and of FP16 at 32, 16 and 8, widest first; then what
+/// `extras` adds (cuda/tensor_variants.cu): FP16 wgmma with A from registers at each width, and
+/// the 2:4-sparse mma.sp m16n8 and wgmma.sp m64n256, SS then RS.
 pub fn selected(widths: &[u64], extras: Extras) -> Vec<Kernel> {
-    let mut chosen: Vec<Kernel> = KERNELS
-        .iter()
-        .filter(|k| k.family == Family::MmaSync || widths.contains(&k.n))
-        .copied()
+    let asked = || WGMMA_WIDTHS.into_iter().rev().filter(|n| widths.contains(n));
+    let mut chosen: Vec<Kernel> = INPUTS
+        .into_iter()
+        .filter(|input| input.0 != "e5m2")
+        .map(|input| kernel(Family::MmaSync, input, 16, 8))
         .collect();
-    for width in [128, 64] {
-        if widths.contains(&width) {
-            chosen.extend(SHAPE_KERNELS.iter().filter(|k| k.n == width));
-        }
+    for n in asked() {
+        let inputs = if n >= 64 { &INPUTS[..] } else { &INPUTS[..1] };
+        chosen.extend(inputs.iter().map(|&input| kernel(Family::Wgmma, input, 64, n)));
     }
-    chosen.extend(NARROW_KERNELS.iter().filter(|k| widths.contains(&k.n)));
     if extras.a_registers {
-        chosen.extend(REGISTER_KERNELS.iter().filter(|k| widths.contains(&k.n)));
+        chosen.extend(asked().map(|n| registers(kernel(Family::Wgmma, F16, 64, n))));
     }
     if extras.sparse {
-        chosen.extend(
-            SPARSE_KERNELS
-                .iter()
-                .filter(|k| extras.a_registers || !k.a_registers),
-        );
+        let wgmma_sp = kernel(Family::WgmmaSp, F16, 64, 256);
+        chosen.extend([kernel(Family::MmaSp, F16, 16, 8), wgmma_sp]);
+        if extras.a_registers {
+            chosen.push(registers(wgmma_sp));
+        }
     }
     chosen
 }
-
-pub const KERNELS: [Kernel; 11] = [
-    kernel(Family::MmaSync, "f16", "FP16→FP32", "m16n8k16", (16, 8, 16)),
-    kernel(
-        Family::MmaSync,
-        "bf16",
-        "BF16→FP32",
-        "m16n8k16",
-        (16, 8, 16),
-    ),
-    kernel(Family::MmaSync, "tf32", "TF32→FP32", "m16n8k8", (16, 8, 8)),
-    kernel(
-        Family::MmaSync,
-        "e4m3",
-        "FP8 e4m3→FP32",
-        "m16n8k32",
-        (16, 8, 32),
-    ),
-    kernel(Family::MmaSync, "s8", "INT8→INT32", "m16n8k32", (16, 8, 32)),
-    kernel(
-        Family::Wgmma,
-        "f16",
-        "FP16→FP32",
-        "m64n256k16",
-        (64, 256, 16),
-    ),
-    kernel(
-        Family::Wgmma,
-        "bf16",
-        "BF16→FP32",
-        "m64n256k16",
-        (64, 256, 16),
-    ),
-    kernel(
-        Family::Wgmma,
-        "tf32",
-        "TF32→FP32",
-        "m64n256k8",
-        (64, 256, 8),
-    ),
-    kernel(
-        Family::Wgmma,
-        "e4m3",
-        "FP8 e4m3→FP32",
-        "m64n256k32",
-        (64, 256, 32),
-    ),
-    kernel(
-        Family::Wgmma,
-        "e5m2",
-        "FP8 e5m2→FP32",
-        "m64n256k32",
-        (64, 256, 32),
-    ),
-    kernel(
-        Family::Wgmma,
-        "s8",
-        "INT8→INT32",
-        "m64n256k32",
-        (64, 256, 32),
-    ),
-];
 
 impl Kernel {
     /// The module holding the kernel: the smaller wgmma shapes have their own, and the forms
@@ -396,9 +238,14 @@ impl Kernel {
         format!("{}_thr", self.stem())
     }
 
+    /// "m64n256k16".
+    pub fn shape(&self) -> String {
+        format!("m{}n{}k{}", self.m, self.n, self.k)
+    }
+
     /// "wgmma m64n256k16 FP16→FP32".
     pub fn describe(&self) -> String {
-        format!("{} {} {}", self.family_label(), self.shape, self.types)
+        format!("{} {} {}", self.family_label(), self.shape(), self.types)
     }
 }
 
@@ -425,17 +272,21 @@ pub fn measure(
             let (latency_threads, block_threads) = kernel.family.threads();
             let (per_trip, per_block) = kernel.family.per_trip();
             let mmas = u64::from(iterations) * per_trip;
-            let module = kernel.module();
+            // The second of two launches, the first untimed.
+            let mut stamped = |entry: &str, blocks, threads| {
+                let mut launch = || {
+                    let module = kernel.module();
+                    launch::stamped::stamped_blocks(gpu, module, entry, blocks, threads, iterations, 2)
+                };
+                launch()?;
+                launch()
+            };
             let entry = kernel.latency_entry();
-            launch::stamped::stamped_blocks(gpu, module, &entry, 1, latency_threads, iterations, 2)?;
-            let stamps =
-                launch::stamped::stamped_blocks(gpu, module, &entry, 1, latency_threads, iterations, 2)?;
+            let stamps = stamped(&entry, 1, latency_threads)?;
             let latency_cycles = tensor::cycles_per_mma(&stamps, mmas)
                 .with_context(|| format!("{entry} returned unusable stamps"))?;
             let entry = kernel.throughput_entry();
-            launch::stamped::stamped_blocks(gpu, module, &entry, sms, block_threads, iterations, 2)?;
-            let stamps =
-                launch::stamped::stamped_blocks(gpu, module, &entry, sms, block_threads, iterations, 2)?;
+            let stamps = stamped(&entry, sms, block_threads)?;
             let flop_per_block = (mmas * per_block * kernel.flop_per_mma) as f64;
             let per_sm: Summary = tensor::flop_per_clock(&stamps, flop_per_block)
                 .with_context(|| format!("{entry} returned unusable stamps"))?;
@@ -457,53 +308,58 @@ mod tests {
 
     #[test]
     fn every_kernel_is_in_the_embedded_ptx_with_the_flop_of_its_shape() {
-        let every = KERNELS
-            .iter()
-            .chain(&SHAPE_KERNELS)
-            .chain(&NARROW_KERNELS)
-            .chain(&REGISTER_KERNELS)
-            .chain(&SPARSE_KERNELS);
-        for kernel in every {
-            let ptx = crate::kernels::module(kernel.module()).unwrap().ptx;
-            for entry in [kernel.latency_entry(), kernel.throughput_entry()] {
-                assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
-            }
-            assert!(
-                kernel.shape.contains(&format!("n{}k", kernel.n)),
-                "{}",
-                kernel.shape
-            );
-        }
-        // The default is mma.sync and the widest wgmma; every width adds its six input types.
-        let none = Extras::default();
-        assert_eq!(selected(&[256], none).len(), KERNELS.len());
-        assert_eq!(selected(&[64, 128, 256], none).len(), KERNELS.len() + 12);
-        assert_eq!(selected(&[64], none).len(), 5 + 6);
-        assert_eq!(SHAPE_KERNELS[6].throughput_entry(), "wgmma_f16_n64_thr");
-        // Below 64 FP16 only; A from registers at each width asked; the sparse forms, their
-        // register form only where registers are asked for.
-        assert_eq!(selected(&[8, 16, 32], none).len(), 5 + 3);
         let both = Extras {
             a_registers: true,
             sparse: true,
         };
-        assert_eq!(selected(&[8, 256], both).len(), KERNELS.len() + 1 + 2 + 3);
+        let every = selected(&WGMMA_WIDTHS, both);
+        assert_eq!(every.len(), 5 + 3 * 6 + 3 + 6 + 3);
+        for kernel in &every {
+            let ptx = crate::kernels::module(kernel.module()).unwrap().ptx;
+            for entry in [kernel.latency_entry(), kernel.throughput_entry()] {
+                assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+            }
+        }
+        let described: Vec<String> = every.iter().map(Kernel::describe).collect();
+        for shape in [
+            "mma.sync m16n8k16 BF16→FP32",
+            "mma.sync m16n8k8 TF32→FP32",
+            "mma.sync m16n8k32 INT8→INT32",
+            "wgmma m64n256k16 FP16→FP32",
+            "wgmma m64n128k32 FP8 e5m2→FP32",
+            "wgmma m64n64k8 TF32→FP32",
+            "wgmma m64n8k16 FP16→FP32",
+            "wgmma (A in registers) m64n256k16 FP16→FP32",
+            "mma.sp m16n8k32 FP16→FP32",
+            "wgmma.sp (A in registers) m64n256k32 FP16→FP32",
+        ] {
+            assert!(described.iter().any(|d| d == shape), "{shape}");
+        }
+        // The default is mma.sync and the widest wgmma; every width adds its six input types.
+        let none = Extras::default();
+        let base = selected(&[256], none);
+        assert_eq!(base.len(), 5 + 6);
+        assert_eq!(selected(&[64, 128, 256], none).len(), 5 + 18);
+        assert_eq!(selected(&[64], none).len(), 5 + 6);
+        assert_eq!(selected(&[64], none)[5].throughput_entry(), "wgmma_f16_n64_thr");
+        // Below 64 FP16 only; A from registers at each width asked; the sparse forms, their
+        // register form only where registers are asked for.
+        assert_eq!(selected(&[8, 16, 32], none).len(), 5 + 3);
+        assert_eq!(selected(&[8, 256], both).len(), 5 + 6 + 1 + 2 + 3);
         let sparse = Extras {
             sparse: true,
             ..none
         };
-        assert_eq!(selected(&[256], sparse).len(), KERNELS.len() + 2);
-        assert_eq!(NARROW_KERNELS[2].latency_entry(), "wgmma_f16_n8_lat");
-        assert_eq!(REGISTER_KERNELS[0].throughput_entry(), "wgmma_f16_rs_n256_thr");
-        assert_eq!(SPARSE_KERNELS[0].throughput_entry(), "mma_sp_f16_thr");
-        assert_eq!(SPARSE_KERNELS[1].latency_entry(), "wgmma_sp_f16_n256_lat");
-        assert_eq!(SPARSE_KERNELS[2].latency_entry(), "wgmma_sp_f16_rs_n256_lat");
-        assert_eq!(SPARSE_KERNELS[1].flop_per_mma, 2 * 524_288);
-        assert_eq!(
-            REGISTER_KERNELS[0].describe(),
-            "wgmma (A in registers) m64n256k16 FP16→FP32"
-        );
-        let wgmma_f16 = KERNELS
+        let with_sparse = selected(&[256], sparse);
+        assert_eq!(with_sparse.len(), 5 + 6 + 2);
+        assert_eq!(selected(&[8], none)[5].latency_entry(), "wgmma_f16_n8_lat");
+        let registers = selected(&[256], both);
+        assert_eq!(registers[11].throughput_entry(), "wgmma_f16_rs_n256_thr");
+        assert_eq!(registers[12].throughput_entry(), "mma_sp_f16_thr");
+        assert_eq!(registers[13].latency_entry(), "wgmma_sp_f16_n256_lat");
+        assert_eq!(registers[14].latency_entry(), "wgmma_sp_f16_rs_n256_lat");
+        assert_eq!(registers[13].flop_per_mma, 2 * 524_288);
+        let wgmma_f16 = base
             .iter()
             .find(|k| k.family == Family::Wgmma && k.input == "f16")
             .unwrap();

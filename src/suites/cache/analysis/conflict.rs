@@ -347,11 +347,7 @@ mod tests {
     #[test]
     fn reads_ways_and_way_size_of_plain_lru_caches() {
         for (size, line, ways) in [(2048, 64, 4), (8192, 32, 8), (4096, 128, 2), (3072, 64, 3)] {
-            let geometry = Geometry {
-                size_bytes: size,
-                line_bytes: line,
-                ways,
-            };
+            let geometry = Geometry::new(size, line, ways);
             let strides: Vec<u64> = (0..8).map(|k| line << k).collect();
             let report = analyse(&simulated(geometry, &strides), Some(line), None);
             assert_eq!(report.verdict, "plain set index", "{geometry:?} {report:?}");
@@ -377,11 +373,7 @@ mod tests {
 
     #[test]
     fn a_way_size_past_the_strides_is_said() {
-        let geometry = Geometry {
-            size_bytes: 16384,
-            line_bytes: 64,
-            ways: 2,
-        };
+        let geometry = Geometry::new(16384, 64, 2);
         let report = analyse(&simulated(geometry, &[64, 128, 256, 512]), Some(64), None);
         assert_eq!(report.ways, None);
         assert!(report.verdict.contains("past the strides"), "{report:?}");
@@ -392,11 +384,7 @@ mod tests {
     /// the same plateau without the halvings before it is not.
     #[test]
     fn many_ways_are_read_only_with_the_whole_plain_index_pattern() {
-        let geometry = Geometry {
-            size_bytes: 131072,
-            line_bytes: 128,
-            ways: 256,
-        };
+        let geometry = Geometry::new(131072, 128, 256);
         let strides: Vec<u64> = (0..8).map(|k| 128 << k).collect();
         let measured = simulated(geometry, &strides);
         let chase = Some(131072..=131072 + 128);

@@ -187,7 +187,7 @@ mod tests {
         ) {
             use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
             let line = 1_u64 << line_log;
-            let geometry = Geometry { size_bytes: (1 << sets_log) * ways * line, line_bytes: line, ways };
+            let geometry = Geometry::new((1 << sets_log) * ways * line, line, ways);
             let hierarchy = Hierarchy::one_level(geometry, hit, hit + extra);
             let footprint = 2 * geometry.size_bytes;
             let points: Vec<(u64, f64)> = (0..8)

@@ -12,9 +12,7 @@ use super::*;
 pub fn chase_shared(
     gpu: &mut Gpu,
     chain: &[u32],
-    warm: u32,
-    steps: u32,
-    deadline: Duration,
+    laps: Laps,
 ) -> Result<(i64, i64), GpuError> {
     check_chain(chain, &[0], false)?;
     let function = gpu.function("cache", "chase_shared")?;
@@ -23,7 +21,7 @@ pub fn chase_shared(
     let device_chain = upload(gpu, &offsets, "the chase chain")?;
     let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
     let words = as_i32(chain.len() as u32, "the chain length")?;
-    let (warm, steps) = chase_lengths(warm, steps)?;
+    let (warm, steps) = laps.ints()?;
     let mut config = one_block(256);
     config.shared_mem_bytes = u32::try_from(chain.len() * 4).unwrap_or(u32::MAX);
     let mut launch = stream.launch_builder(&function);
@@ -36,7 +34,7 @@ pub fn chase_shared(
     // SAFETY: the arguments match the kernel signature above; the dynamic shared memory holds
     // the `words` elements copied, check_chain proved every offset lies inside them, `out`
     // holds 2.
-    unsafe { launch_and_wait(gpu, "chase_shared", launch, config, deadline) }?;
+    unsafe { launch_and_wait(gpu, "chase_shared", launch, config, laps.deadline) }?;
     chase_result(gpu, &out)
 }
 
@@ -50,9 +48,7 @@ pub fn chase_constant(
     gpu: &mut Gpu,
     entry: &str,
     chain: &[u32],
-    warm: u32,
-    steps: u32,
-    deadline: Duration,
+    laps: Laps,
 ) -> Result<(i64, i64), GpuError> {
     check_chain(chain, &[0], false)?;
     let module = gpu.module("cache")?;
@@ -78,12 +74,12 @@ pub fn chase_constant(
         .map_err(driver_error("writing the constant-memory chain"))?;
     let starts = upload(gpu, &[0_u32], "the chase start")?;
     let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
-    let (warm, steps) = chase_lengths(warm, steps)?;
+    let (warm, steps) = laps.ints()?;
     let mut launch = stream.launch_builder(&function);
     launch.arg(&starts).arg(&warm).arg(&steps).arg(&mut out);
     // SAFETY: the arguments match the kernel signature above; check_chain proved every offset
     // written to const_chain lies inside the chain, which fits the array; `out` holds 2.
-    unsafe { launch_and_wait(gpu, entry, launch, one_block(1), deadline) }?;
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(1), laps.deadline) }?;
     chase_result(gpu, &out)
 }
 
@@ -91,28 +87,24 @@ pub fn chase_constant(
 pub fn chase_texture(
     gpu: &mut Gpu,
     chain: &[u32],
-    warm: u32,
-    steps: u32,
-    deadline: Duration,
+    laps: Laps,
 ) -> Result<(i64, i64), GpuError> {
     check_chain(chain, &[0], false)?;
     let texture = crate::suites::cache::texture::LinearTexture::new(gpu, chain)?;
-    chase_through(gpu, texture, warm, steps, deadline)
+    chase_through(gpu, texture, laps)
 }
 
 /// [`chase_texture`] over the address-order chain of `elements` word indices `stride_bytes`
 /// apart, built on the device by `stride_indices`.
 pub fn chase_texture_stride(
     gpu: &mut Gpu,
-    elements: u64,
-    stride_bytes: u64,
-    warm: u32,
-    steps: u32,
-    deadline: Duration,
+    (elements, stride_bytes): (u64, u64),
+    laps: Laps,
 ) -> Result<(i64, i64), GpuError> {
+    let deadline = laps.deadline;
     let chain = chain_on_device::<u32>(gpu, "stride_indices", elements, stride_bytes, deadline)?;
     let texture = crate::suites::cache::texture::LinearTexture::over(chain)?;
-    chase_through(gpu, texture, warm, steps, deadline)
+    chase_through(gpu, texture, laps)
 }
 
 /// Kernel signature: `chase_texture(unsigned long long texture, int warm, int steps, long long
@@ -120,20 +112,18 @@ pub fn chase_texture_stride(
 fn chase_through(
     gpu: &mut Gpu,
     texture: crate::suites::cache::texture::LinearTexture,
-    warm: u32,
-    steps: u32,
-    deadline: Duration,
+    laps: Laps,
 ) -> Result<(i64, i64), GpuError> {
     let function = gpu.function("cache", "chase_texture")?;
     let stream = gpu.stream().clone();
     let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
     let handle = texture.handle();
-    let (warm, steps) = chase_lengths(warm, steps)?;
+    let (warm, steps) = laps.ints()?;
     let mut launch = stream.launch_builder(&function);
     launch.arg(&handle).arg(&warm).arg(&steps).arg(&mut out);
     // SAFETY: the arguments match the kernel signature above; the texture object stays alive
     // until after the wait below, every index in its chain is below its length, `out` holds 2.
-    let result = unsafe { launch_and_wait(gpu, "chase_texture", launch, one_block(1), deadline) }
+    let result = unsafe { launch_and_wait(gpu, "chase_texture", launch, one_block(1), laps.deadline) }
         .and_then(|()| chase_result(gpu, &out));
     drop(texture);
     result

@@ -81,11 +81,7 @@ fn assert_identified(level: &CacheLevel, g: Geometry) {
 
 #[test]
 fn a_clean_curve_fits_one_geometry_with_high_confidence_and_outliers_do_not_move_it() {
-    let g = Geometry {
-        size_bytes: 12 << 10,
-        line_bytes: 64,
-        ways: 6,
-    };
+    let g = Geometry::new(12 << 10, 64, 6);
     let hierarchy = Hierarchy::one_level(g, 30.0, 300.0);
     let clean = noisy_sweep(&hierarchy, 16, 2 << 10, 32 << 10, 0.0, 0, 1);
     let level = &crate::analysis::cache_inference::infer(&clean)
@@ -107,11 +103,7 @@ fn a_clean_curve_fits_one_geometry_with_high_confidence_and_outliers_do_not_move
 /// that states only the capacity interval got there from its data, not from the way count.
 #[test]
 fn a_six_way_cache_chased_at_its_line_states_line_ways_and_sets() {
-    let g = Geometry {
-        size_bytes: 64 * 6 * 128,
-        line_bytes: 128,
-        ways: 6,
-    };
+    let g = Geometry::new(64 * 6 * 128, 128, 6);
     let hierarchy = Hierarchy::one_level(g, 24.14, 193.06);
     let threshold = RiseThreshold::of(Space::Global);
     let points = sweep(threshold, 128, 4096, 2 * g.size_bytes, 16, |footprint| {
@@ -165,7 +157,7 @@ mod slow {
             seed in 0_u64..1000,
         ) {
             let line = 1_u64 << line_log;
-            let g = Geometry { size_bytes: sets * ways * line, line_bytes: line, ways };
+            let g = Geometry::new(sets * ways * line, line, ways);
             proptest::prop_assume!((1 << 10..=64 << 10).contains(&g.size_bytes));
             let stride = if eighth { line / 8 } else { line / 4 };
             let smallest = (g.size_bytes / 8).next_power_of_two();
@@ -188,16 +180,8 @@ mod slow {
         .into_iter()
         .enumerate()
         {
-            let g1 = Geometry {
-                size_bytes: l1.0,
-                line_bytes: l1.1,
-                ways: l1.2,
-            };
-            let g2 = Geometry {
-                size_bytes: l2.0,
-                line_bytes: l2.1,
-                ways: l2.2,
-            };
+            let g1 = Geometry::new(l1.0, l1.1, l1.2);
+            let g2 = Geometry::new(l2.0, l2.1, l2.2);
             let hierarchy = Hierarchy {
                 levels: vec![(g1, 25.0), (g2, 150.0)],
                 memory_latency: 500.0,

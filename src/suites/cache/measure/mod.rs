@@ -51,7 +51,7 @@ use anyhow::{Result, bail};
 
 use crate::analysis::cache_inference::ChasePoint;
 use crate::gpu::Gpu;
-use crate::suites::cache::launch;
+use crate::suites::cache::launch::{self, Laps};
 
 /// A memory space the chase walks: `--space`'s values (clap's names are [`Space::name`]'s)
 /// and what settings record. (Its variants' notes are plain comments: `--space`'s own help
@@ -231,11 +231,15 @@ pub fn expected_index(visit: &[usize], stride_bytes: u64, loads: u64) -> i64 {
 /// A chase's passes over `elements`: one warm pass, then at least one full timed pass (at
 /// least 2048 loads, a multiple of the 16 loads each timed loop holds), and a deadline of 10 s
 /// plus `ns_per_load` for every load.
-pub fn chase_passes(elements: u32, ns_per_load: f64) -> (u32, u32, Duration) {
+pub fn chase_passes(elements: u32, ns_per_load: f64) -> Laps {
     let steps = elements.max(2048).div_ceil(16) * 16;
     let loads = f64::from(elements) + f64::from(steps);
     let deadline = Duration::from_secs(10) + Duration::from_secs_f64(loads * ns_per_load / 1e9);
-    (elements, steps, deadline)
+    Laps {
+        warm: elements,
+        steps,
+        deadline,
+    }
 }
 
 /// Cycles per load at one footprint: a full warm pass, then at least one full timed pass.
@@ -268,42 +272,37 @@ pub fn measure_point(
     }
     if order == Order::Stride && space == Space::Texture && stride_bytes.is_multiple_of(4) {
         let n = (footprint_bytes / stride_bytes).max(1);
-        let (warm, steps, deadline) = chase_passes(u32::try_from(n)?, 2000.0);
-        let result = launch::chase_texture_stride(gpu, n, stride_bytes, warm, steps, deadline)?;
-        let expected = (u64::from(warm + steps) % n * stride_bytes / 4) as i64;
-        return cycles_per_load(space, footprint_bytes, &[result], [expected], steps);
+        let laps = chase_passes(u32::try_from(n)?, 2000.0);
+        let result = launch::chase_texture_stride(gpu, (n, stride_bytes), laps)?;
+        let expected = (u64::from(laps.warm + laps.steps) % n * stride_bytes / 4) as i64;
+        return cycles_per_load(space, footprint_bytes, &[result], [expected], laps.steps);
     }
     let (chain, visit) = chain(footprint_bytes, stride_bytes, order);
     let n = visit.len() as u32;
-    let (warm, steps, deadline) = chase_passes(n, 2000.0);
-    let loads = u64::from(warm + steps);
+    let laps = chase_passes(n, 2000.0);
+    let loads = u64::from(laps.warm + laps.steps);
     let positions: Vec<u64> = (0..u64::from(threads))
         .map(|t| t * u64::from(n) / u64::from(threads))
         .collect();
     let results = match space {
-        Space::Shared => vec![launch::chase_shared(gpu, &chain, warm, steps, deadline)?],
-        Space::Constant | Space::ConstantUniform => vec![launch::chase_constant(
-            gpu,
-            space.entry(),
-            &chain,
-            warm,
-            steps,
-            deadline,
-        )?],
-        Space::Texture => vec![launch::chase_texture(gpu, &chain, warm, steps, deadline)?],
+        Space::Shared => vec![launch::chase_shared(gpu, &chain, laps)?],
+        Space::Constant | Space::ConstantUniform => {
+            vec![launch::chase_constant(gpu, space.entry(), &chain, laps)?]
+        }
+        Space::Texture => vec![launch::chase_texture(gpu, &chain, laps)?],
         Space::Global | Space::L2 | Space::Readonly => {
             let starts: Vec<u32> = positions
                 .iter()
                 .map(|&p| expected_index(&visit, stride_bytes, p) as u32)
                 .collect();
-            launch::chase(gpu, space.entry(), &chain, &starts, warm, steps, deadline)?
+            launch::chase(gpu, space.entry(), &chain, &starts, laps)?
         }
         Space::Instruction | Space::Tlb => bail!("the {} space has its own sweep", space.name()),
     };
     let expected = positions
         .iter()
         .map(|&position| expected_index(&visit, stride_bytes, position + loads));
-    cycles_per_load(space, footprint_bytes, &results, expected, steps)
+    cycles_per_load(space, footprint_bytes, &results, expected, laps.steps)
 }
 
 /// Cycles per timed load, the mean over threads, once every thread is shown to have ended on
@@ -342,25 +341,16 @@ fn measure_stride_point(
         return measure_block_warmed_point(gpu, footprint_bytes, n, stride_bytes, l2_span_bytes);
     }
     let n32 = u32::try_from(n)?;
-    let (warm, steps, deadline) = chase_passes(n32, 2000.0);
-    let loads = u64::from(warm + steps);
+    let laps = chase_passes(n32, 2000.0);
+    let loads = u64::from(laps.warm + laps.steps);
     let starts: Vec<u64> = (0..u64::from(threads))
         .map(|t| t * n / u64::from(threads))
         .collect();
-    let results = launch::chase_stride(
-        gpu,
-        space.entry(),
-        n,
-        stride_bytes,
-        &starts,
-        warm,
-        steps,
-        deadline,
-    )?;
+    let results = launch::chase_stride(gpu, space.entry(), (n, stride_bytes), &starts, laps)?;
     let expected = starts
         .iter()
         .map(|&start| ((start + loads) % n * stride_bytes / 4) as i64);
-    cycles_per_load(space, footprint_bytes, &results, expected, steps)
+    cycles_per_load(space, footprint_bytes, &results, expected, laps.steps)
 }
 
 /// How much of the chain the L2 space's timed loads cover at most by default (`cache
@@ -385,7 +375,7 @@ fn measure_block_warmed_point(
     let window = (span_bytes / stride_bytes).max(2048);
     let steps = n.max(2048).min(window).div_ceil(16) * 16;
     let steps32 = u32::try_from(steps)?;
-    let (_, _, deadline) = chase_passes(steps32, 2000.0);
+    let deadline = chase_passes(steps32, 2000.0).deadline;
     let result = launch::chase_l2_block_warmed(gpu, n, stride_bytes, steps32, deadline)?;
     let expected = (steps % n * stride_bytes / 4) as i64;
     cycles_per_load(Space::L2, footprint_bytes, &[result], [expected], steps32)
@@ -397,13 +387,13 @@ fn measure_block_warmed_point(
 pub fn measure_index_chase(gpu: &mut Gpu, footprint_bytes: u64, stride_bytes: u64) -> Result<f64> {
     let (chain, visit) = chain(footprint_bytes, stride_bytes, Order::Stride);
     let n = visit.len() as u32;
-    let (warm, steps, deadline) = chase_passes(n, 2000.0);
-    let (cycles, index) = launch::chase_index(gpu, &chain, warm, steps, deadline)?;
-    let expected = expected_index(&visit, stride_bytes, u64::from(warm + steps));
+    let laps = chase_passes(n, 2000.0);
+    let (cycles, index) = launch::chase_index(gpu, &chain, laps)?;
+    let expected = expected_index(&visit, stride_bytes, u64::from(laps.warm + laps.steps));
     if index != expected {
         bail!("the index chase over {footprint_bytes} B ended at index {index}, not {expected}");
     }
-    Ok(cycles as f64 / f64::from(steps))
+    Ok(cycles as f64 / f64::from(laps.steps))
 }
 
 /// The stride sweep that shows a fetch granularity (`analysis::granularity`: a line, a sector,
@@ -437,7 +427,7 @@ mod tests {
             assert_eq!(Space::from_name(space.name()), Some(space));
             assert_eq!(
                 serde_json::to_value(space).unwrap(),
-                serde_json::json!(space.name())
+                serde_json::Value::from(space.name())
             );
         }
     }

@@ -46,8 +46,12 @@ pub fn record(
     };
     let (chain, visit) = chain(footprint_bytes, stride_bytes, order);
     let warm = visit.len() as u32;
-    let deadline = Duration::from_secs(10);
-    let results = launch::chase_per_load(gpu, entry, &chain, warm, loads, deadline)?;
+    let laps = launch::Laps {
+        warm,
+        steps: loads,
+        deadline: Duration::from_secs(10),
+    };
+    let results = launch::chase_per_load(gpu, entry, &chain, laps)?;
     let mut samples = Vec::with_capacity(results.len());
     for (i, (cycles, index)) in results.into_iter().enumerate() {
         let expected = expected_index(&visit, stride_bytes, u64::from(warm) + i as u64 + 1);

@@ -34,13 +34,13 @@ pub fn measure(
         next[visit[i]] = visit[(i + 1) % visit.len()] as u32;
     }
     let n = visit.len() as u32;
-    let (warm, steps, deadline) = super::chase_passes(n, 4000.0);
-    let (cycles, element) = buffer.chase(gpu, stride, &next, warm, steps, deadline)?;
-    let expected = visit[(u64::from(warm + steps) % u64::from(n)) as usize] as i64;
+    let laps = super::chase_passes(n, 4000.0);
+    let (cycles, element) = buffer.chase(gpu, stride, &next, laps)?;
+    let expected = visit[(u64::from(laps.warm + laps.steps) % u64::from(n)) as usize] as i64;
     if element != expected {
         bail!(
             "the TLB chase over {footprint} B ended at element {element}, not {expected}: the loads were not all made"
         );
     }
-    Ok(cycles as f64 / f64::from(steps))
+    Ok(cycles as f64 / f64::from(laps.steps))
 }

@@ -190,7 +190,7 @@ proptest::proptest! {
     ) {
         use crate::analysis::cache_model::{Geometry, Hierarchy, chase_latency};
         let line = 1_u64 << line_log;
-        let geometry = Geometry { size_bytes: (1 << sets_log) * ways * line, line_bytes: line, ways };
+        let geometry = Geometry::new((1 << sets_log) * ways * line, line, ways);
         let hierarchy = Hierarchy::one_level(geometry, hit, hit + extra);
         let stride = 32;
         let smallest = (geometry.size_bytes / 8).max(4 * stride).next_power_of_two();
