@@ -615,11 +615,11 @@ fn inexpressible_block(model: &MachineModel) -> String {
         ),
         (
             Known::IndexChain { space: "global" },
-            "the index's arithmetic runs on GPGPU-Sim's integer pipeline, whose issue and dispatch no option sets (-ptx_opcode_latency_int is its latency alone): a chase that computes its index reads longer there (the H200's export on SM86_RTX3070: 17.9 cycles per load against 7.6 measured; the shared suite's indexed load 38.0 against 29.0)",
+            "the index's arithmetic runs on GPGPU-Sim's integer pipeline, whose issue and dispatch no option sets (-ptx_opcode_latency_int is its latency alone): a chase that computes its index reads longer there (results/sim/loop-h200/loop.md sets the simulated readings beside the measured ones)",
         ),
         (
             memory("constant", "1", keys::level::LATENCY),
-            "GPGPU-Sim has no option for a constant-cache hit: it costs what the simulator's pipeline does (the H200's export on SM86_RTX3070: 14.4 cycles against 28.0 measured)",
+            "GPGPU-Sim has no option for a constant-cache hit: it costs what the simulator's pipeline does (results/sim/loop-h200/loop.md)",
         ),
     ];
     let found: Vec<String> = lacks
