@@ -4,13 +4,13 @@
 
 use std::ffi::c_void;
 
-use cudarc::driver::DevicePtr;
 use cudarc::driver::sys::{
     self, CUfunction_attribute, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchAttributeValue,
     CUlaunchConfig,
 };
 
 use super::*;
+use cudarc::driver::{CudaStream, DevicePtr, SyncOnDrop};
 
 /// A cluster launch: `clusters` clusters of `cluster` blocks of `threads`, each block with
 /// `shared_bytes` of dynamic shared memory.
@@ -114,19 +114,55 @@ pub fn max_active_clusters_of(
     }
 }
 
-/// Launches `entry` of `module` as `shape` with `params` (pointers to each argument, in order)
-/// and waits up to `deadline`.
+/// A cluster launch's arguments in the kernel's order: device buffers (passed as their device
+/// pointers, each buffer's stream synchronisation held until the launch is made) and `int`s.
+pub struct ClusterArgs<'a> {
+    stream: &'a CudaStream,
+    values: Vec<Value>,
+    _syncs: Vec<SyncOnDrop<'a>>,
+}
+
+enum Value {
+    Pointer(sys::CUdeviceptr),
+    Int(i32),
+}
+
+impl<'a> ClusterArgs<'a> {
+    pub fn new(stream: &'a CudaStream) -> ClusterArgs<'a> {
+        ClusterArgs {
+            stream,
+            values: Vec::new(),
+            _syncs: Vec::new(),
+        }
+    }
+
+    /// The next argument: `buffer`'s device pointer.
+    pub fn buffer<T>(mut self, buffer: &'a CudaSlice<T>) -> ClusterArgs<'a> {
+        let (pointer, sync) = buffer.device_ptr(self.stream);
+        self.values.push(Value::Pointer(pointer));
+        self._syncs.push(sync);
+        self
+    }
+
+    /// The next argument: `value` as the kernel's `int` (`what` names it where it does not fit).
+    pub fn int(mut self, value: u32, what: &str) -> Result<ClusterArgs<'a>, GpuError> {
+        self.values.push(Value::Int(as_i32(value, what)?));
+        Ok(self)
+    }
+}
+
+/// Launches `entry` of `module` as `shape` with `args` and waits up to `deadline`.
 ///
 /// # Safety
 ///
-/// `params` must point at arguments matching `entry`'s signature in order and type, alive
-/// until the kernel ends, and every buffer must hold what the kernel indexes for `shape`.
+/// `args` must match `entry`'s signature in order and type, and every buffer must hold what
+/// the kernel indexes for `shape`.
 pub unsafe fn launch_cluster(
     gpu: &mut Gpu,
     module: &str,
     entry: &str,
     shape: ClusterShape,
-    params: &mut [*mut c_void],
+    mut args: ClusterArgs<'_>,
     deadline: Duration,
 ) -> Result<(), GpuError> {
     let function = prepare(gpu, module, entry, shape.shared_bytes)?;
@@ -136,6 +172,15 @@ pub unsafe fn launch_cluster(
         .context()
         .bind_to_thread()
         .map_err(driver_error("binding the context"))?;
+    // The driver reads each argument through a pointer to it; `args` outlives the call.
+    let mut params: Vec<*mut c_void> = args
+        .values
+        .iter_mut()
+        .map(|value| match value {
+            Value::Pointer(pointer) => (pointer as *mut sys::CUdeviceptr).cast(),
+            Value::Int(int) => (int as *mut i32).cast(),
+        })
+        .collect();
     // SAFETY: the caller's contract above; config and its attribute live across the call.
     let status = unsafe {
         sys::cuLaunchKernelEx(
@@ -154,6 +199,8 @@ pub unsafe fn launch_cluster(
             detail: format!("{status:?}"),
         });
     }
+    // The driver copied the arguments at the launch; the buffers' syncs are recorded now.
+    drop(args);
     gpu.wait(entry, deadline)
 }
 
@@ -173,34 +220,19 @@ pub fn dsm_latency(
     let out = zeros::<i64>(gpu, n + 2, "the chase cycles")?;
     let smid = zeros::<u32>(gpu, n, "the SM numbers")?;
     let stream = gpu.stream().clone();
-    {
-        let (mut out_ptr, _out_sync) = out.device_ptr(&stream);
-        let (mut smid_ptr, _smid_sync) = smid.device_ptr(&stream);
-        let mut steps = as_i32(steps, "steps")?;
-        let mut stride = as_i32(stride, "the ring stride")?;
-        let mut params: [*mut c_void; 4] = [
-            (&raw mut out_ptr).cast(),
-            (&raw mut smid_ptr).cast(),
-            (&raw mut steps).cast(),
-            (&raw mut stride).cast(),
-        ];
-        let one = ClusterShape {
-            clusters: 1,
-            ..shape
-        };
-        // SAFETY: the four parameters match dsm_latency's signature; out holds n + 2 values and
-        // smid n; the rings live in the block's dynamic shared memory (8 KiB of shared_bytes).
-        unsafe {
-            launch_cluster(
-                gpu,
-                "dsm",
-                "dsm_latency",
-                one,
-                &mut params,
-                Duration::from_secs(10),
-            )
-        }?;
-    }
+    let args = ClusterArgs::new(&stream)
+        .buffer(&out)
+        .buffer(&smid)
+        .int(steps, "steps")?
+        .int(stride, "the ring stride")?;
+    let one = ClusterShape {
+        clusters: 1,
+        ..shape
+    };
+    let deadline = Duration::from_secs(10);
+    // SAFETY: the arguments match dsm_latency's signature; out holds n + 2 values and smid n;
+    // the rings live in the block's dynamic shared memory (8 KiB of shared_bytes).
+    unsafe { launch_cluster(gpu, "dsm", "dsm_latency", one, args, deadline) }?;
     Ok((
         read(gpu, &out, "the chase cycles")?,
         read(gpu, &smid, "the SM numbers")?,
@@ -224,30 +256,13 @@ pub fn dsm_passes(
     let stamps = zeros::<i64>(gpu, 2 * blocks, "the block stamps")?;
     let sink = zeros::<u32>(gpu, blocks * shape.threads as usize, "the sink")?;
     let stream = gpu.stream().clone();
-    {
-        let (mut stamps_ptr, _stamps_sync) = stamps.device_ptr(&stream);
-        let (mut sink_ptr, _sink_sync) = sink.device_ptr(&stream);
-        let mut pattern = as_i32(pattern, "the pattern")?;
-        let mut iterations = as_i32(iterations, "iterations")?;
-        let mut params: [*mut c_void; 4] = [
-            (&raw mut stamps_ptr).cast(),
-            (&raw mut sink_ptr).cast(),
-            (&raw mut pattern).cast(),
-            (&raw mut iterations).cast(),
-        ];
-        // SAFETY: the four parameters match dsm_bandwidth's and dsm_store's signature; stamps
-        // holds two per block and sink one per thread; each block's 64 KiB lies in its dynamic
-        // shared memory.
-        unsafe {
-            launch_cluster(
-                gpu,
-                "dsm",
-                entry,
-                shape,
-                &mut params,
-                Duration::from_secs(30),
-            )
-        }?;
-    }
+    let args = ClusterArgs::new(&stream)
+        .buffer(&stamps)
+        .buffer(&sink)
+        .int(pattern, "the pattern")?
+        .int(iterations, "iterations")?;
+    // SAFETY: the arguments match dsm_bandwidth's and dsm_store's signature; stamps holds two
+    // per block and sink one per thread; each block's 64 KiB lies in its dynamic shared memory.
+    unsafe { launch_cluster(gpu, "dsm", entry, shape, args, Duration::from_secs(30)) }?;
     read(gpu, &stamps, "the block stamps")
 }

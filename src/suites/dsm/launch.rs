@@ -3,15 +3,12 @@
 //! attribute cudarc's safe launcher lacks. `dsm_store` shares `dsm_bandwidth`'s signature and
 //! launcher ([`crate::gpu::launch::dsm::dsm_passes`]).
 
-use std::ffi::c_void;
 use std::time::Duration;
-
-use cudarc::driver::DevicePtr;
 
 use crate::error::GpuError;
 use crate::gpu::Gpu;
-use crate::gpu::launch::dsm::{ClusterShape, launch_cluster};
-use crate::gpu::launch::{as_i32, read, zeros};
+use crate::gpu::launch::dsm::{ClusterArgs, ClusterShape, launch_cluster};
+use crate::gpu::launch::{read, zeros};
 
 /// What one histogram launch returned: every block's clock64 before and after, and the adds
 /// that arrived in every block's bins.
@@ -42,34 +39,17 @@ pub fn dsm_histogram(
     let stamps = zeros::<i64>(gpu, 2 * blocks, "the block stamps")?;
     let counts = zeros::<u32>(gpu, 2 * blocks, "the histogram counts")?;
     let stream = gpu.stream().clone();
-    {
-        let (mut stamps_ptr, _stamps_sync) = stamps.device_ptr(&stream);
-        let (mut counts_ptr, _counts_sync) = counts.device_ptr(&stream);
-        let mut pattern = as_i32(pattern, "the pattern")?;
-        let mut op = as_i32(op, "the operation")?;
-        let mut bins = as_i32(bins, "the bins")?;
-        let mut iterations = as_i32(iterations, "iterations")?;
-        let mut params: [*mut c_void; 6] = [
-            (&raw mut stamps_ptr).cast(),
-            (&raw mut counts_ptr).cast(),
-            (&raw mut pattern).cast(),
-            (&raw mut op).cast(),
-            (&raw mut bins).cast(),
-            (&raw mut iterations).cast(),
-        ];
-        // SAFETY: the six parameters match dsm_histogram's signature; stamps and counts hold
-        // two per block; the bins (checked above) lie in each block's dynamic shared memory.
-        unsafe {
-            launch_cluster(
-                gpu,
-                "dsm",
-                "dsm_histogram",
-                shape,
-                &mut params,
-                Duration::from_secs(30),
-            )
-        }?;
-    }
+    let args = ClusterArgs::new(&stream)
+        .buffer(&stamps)
+        .buffer(&counts)
+        .int(pattern, "the pattern")?
+        .int(op, "the operation")?
+        .int(bins, "the bins")?
+        .int(iterations, "iterations")?;
+    let deadline = Duration::from_secs(30);
+    // SAFETY: the arguments match dsm_histogram's signature; stamps and counts hold two per
+    // block; the bins (checked above) lie in each block's dynamic shared memory.
+    unsafe { launch_cluster(gpu, "dsm", "dsm_histogram", shape, args, deadline) }?;
     let mut arrived = read(gpu, &counts, "the histogram counts")?;
     arrived.truncate(blocks);
     Ok(HistogramStamps {

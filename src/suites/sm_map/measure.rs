@@ -3,16 +3,15 @@
 //! sweep put across), and one launch of every cluster that fits, each block chasing the
 //! others'.
 
-use std::ffi::c_void;
 use std::time::Duration;
 
 use anyhow::Result;
-use cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use super::analysis::{self, DsmChase, Sweep, Walk};
 use crate::gpu::Gpu;
-use crate::gpu::launch::dsm::{ClusterShape, launch_cluster, max_active_clusters_of};
-use crate::gpu::launch::{WARP_LANES, as_i32, launch_and_wait, read, upload, zeros};
+use crate::gpu::launch::dsm::{ClusterArgs, ClusterShape, launch_cluster, max_active_clusters_of};
+use crate::gpu::launch::{WARP_LANES, launch_and_wait, read, upload, zeros};
 
 /// Words of a line (128 B), as in `cuda/sm_map.cu`.
 const LINE_WORDS: usize = 32;
@@ -153,29 +152,17 @@ pub fn dsm_chases(
     let out = zeros::<i64>(gpu, blocks * n, "the chase cycles")?;
     let smid = zeros::<u32>(gpu, blocks, "the SM numbers")?;
     let stream = gpu.stream().clone();
-    {
-        let (mut out_ptr, _out_sync) = out.device_ptr(&stream);
-        let (mut smid_ptr, _smid_sync) = smid.device_ptr(&stream);
-        let mut steps = as_i32(steps, "steps")?;
-        let mut params: [*mut c_void; 3] = [
-            (&raw mut out_ptr).cast(),
-            (&raw mut smid_ptr).cast(),
-            (&raw mut steps).cast(),
-        ];
-        // SAFETY: the three parameters match sm_map_dsm's signature; out holds `cluster`
-        // values per block and smid one; the ring lies in the block's dynamic shared memory
-        // (RING_BYTES of shared_bytes).
-        unsafe {
-            launch_cluster(
-                gpu,
-                "sm_map_cluster",
-                "sm_map_dsm",
-                shape(clusters),
-                &mut params,
-                Duration::from_secs(10),
-            )
-        }?;
-    }
+    let args = ClusterArgs::new(&stream)
+        .buffer(&out)
+        .buffer(&smid)
+        .int(steps, "steps")?;
+    let deadline = Duration::from_secs(10);
+    // SAFETY: the arguments match sm_map_dsm's signature; out holds `cluster` values per block
+    // and smid one; the ring lies in the block's dynamic shared memory (RING_BYTES of
+    // shared_bytes, checked above).
+    unsafe {
+        launch_cluster(gpu, "sm_map_cluster", "sm_map_dsm", shape(clusters), args, deadline)
+    }?;
     let cycles = read(gpu, &out, "the chase cycles")?;
     let smid = read(gpu, &smid, "the SM numbers")?;
     let steps = f64::from(steps);
