@@ -247,37 +247,62 @@ pub fn tma_bandwidth(
     map: &TensorMap,
     shape: StreamShape,
 ) -> Result<(Vec<i64>, f64), GpuError> {
-    let function = shared_function(gpu, "tma_bandwidth", shape.shared_bytes)?;
-    let stream = gpu.stream().clone();
-    let mut stamps = zeros::<i64>(gpu, 2 * shape.blocks as usize, "the block stamps")?;
-    let mut sink = zeros::<u32>(gpu, shape.blocks as usize, "the sink")?;
     let ints = [
         shape.tiles,
         shape.stages,
         shape.box_rows,
         shape.tiles_per_row,
         shape.total_tiles,
-    ]
-    .iter()
-    .map(|&v| as_i32(v, "a copy parameter"))
-    .collect::<Result<Vec<i32>, GpuError>>()?;
-    let config = LaunchConfig {
-        grid_dim: (shape.blocks, 1, 1),
-        block_dim: (32, 1, 1),
-        shared_mem_bytes: shape.shared_bytes,
-    };
-    let ms = timed(gpu, "tma_bandwidth", Duration::from_secs(30), || {
+    ];
+    // SAFETY: the ints are the rest of tma_bandwidth's signature above; stages x tile bytes
+    // fit the dynamic shared memory (the caller sized it so) and stages is at most the
+    // kernel's MAX_STAGES (checked by the experiment).
+    unsafe { map_copies(gpu, "tma_bandwidth", map, (shape.blocks, shape.shared_bytes), &ints) }
+}
+
+/// Runs `entry`, whose signature is `(TensorMap map, long long *stamps[2 * blocks], unsigned
+/// *sink[blocks], int ...)`, on `blocks` one-warp blocks with `shared_bytes` of dynamic shared
+/// memory; returns each block's clock64 before and after and the GPU milliseconds between
+/// events around the launch.
+///
+/// # Safety
+///
+/// `ints` must be the rest of `entry`'s arguments, and `shared_bytes` what they make a block
+/// use.
+unsafe fn map_copies(
+    gpu: &mut Gpu,
+    entry: &str,
+    map: &TensorMap,
+    (blocks, shared_bytes): (u32, u32),
+    ints: &[u32],
+) -> Result<(Vec<i64>, f64), GpuError> {
+    let function = shared_function(gpu, entry, shared_bytes)?;
+    let stream = gpu.stream().clone();
+    let mut stamps = zeros::<i64>(gpu, 2 * blocks as usize, "the block stamps")?;
+    let mut sink = zeros::<u32>(gpu, blocks as usize, "the sink")?;
+    let ints = ints
+        .iter()
+        .map(|&v| as_i32(v, "a copy parameter"))
+        .collect::<Result<Vec<i32>, GpuError>>()?;
+    let ms = timed(gpu, entry, Duration::from_secs(30), || {
         let mut builder = stream.launch_builder(&function);
         builder.arg(map).arg(&mut stamps).arg(&mut sink);
         for value in &ints {
             builder.arg(value);
         }
-        // SAFETY: the arguments match the signature above; stamps holds two per block and
-        // sink one; stages x tile bytes fit the dynamic shared memory (the caller sized it so)
-        // and stages is at most the kernel's MAX_STAGES (checked by the experiment).
-        unsafe { launch("tma_bandwidth", builder, config) }
+        // SAFETY: the caller's contract above; stamps holds two per block and sink one.
+        unsafe { launch(entry, builder, warp_blocks(blocks, shared_bytes)) }
     })?;
     Ok((read(gpu, &stamps, "the block stamps")?, ms))
+}
+
+/// `blocks` blocks of one warp, each with `shared_bytes` of dynamic shared memory.
+fn warp_blocks(blocks: u32, shared_bytes: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: shared_bytes,
+    }
 }
 
 /// `entry` of the tma module, allowed `bytes` of dynamic shared memory per block.
@@ -331,11 +356,7 @@ pub fn tma_l2_read(
     let passes = as_i32(shape.passes, "passes")?;
     let stages = as_i32(shape.stages, "stages")?;
     let shared = i32::from(shape.shared_lines);
-    let config = LaunchConfig {
-        grid_dim: (shape.blocks, 1, 1),
-        block_dim: (32, 1, 1),
-        shared_mem_bytes: shared_bytes,
-    };
+    let config = warp_blocks(shape.blocks, shared_bytes);
     let ms = timed(gpu, "tma_l2_read", Duration::from_secs(30), || {
         let mut builder = stream.launch_builder(&function);
         builder
@@ -415,11 +436,7 @@ pub fn tma_dram_copy(
     let chunks = bytes / chunk;
     let stages = as_i32(shape.stages, "stages")?;
     let lag = as_i32(shape.lag, "the lag")?;
-    let config = LaunchConfig {
-        grid_dim: (shape.blocks, 1, 1),
-        block_dim: (32, 1, 1),
-        shared_mem_bytes: shared_bytes,
-    };
+    let config = warp_blocks(shape.blocks, shared_bytes);
     let ms = timed(gpu, "tma_dram_copy", Duration::from_secs(30), || {
         let mut builder = stream.launch_builder(&function);
         builder
@@ -493,33 +510,17 @@ pub fn tma_tiles(
             detail: format!("{shape:?} is not a shape the kernel takes"),
         });
     }
-    let function = shared_function(gpu, "tma_tiles", shape.shared_bytes())?;
-    let stream = gpu.stream().clone();
-    let mut stamps = zeros::<i64>(gpu, 2 * shape.blocks as usize, "the block stamps")?;
-    let mut sink = zeros::<u32>(gpu, shape.blocks as usize, "the sink")?;
-    let ints = [shape.tiles, shape.stages, shape.rank]
+    let ints: Vec<u32> = [shape.tiles, shape.stages, shape.rank]
         .iter()
         .chain(&shape.boxes)
         .chain(&shape.grid)
-        .map(|&v| as_i32(v, "a copy parameter"))
-        .collect::<Result<Vec<i32>, GpuError>>()?;
-    let config = LaunchConfig {
-        grid_dim: (shape.blocks, 1, 1),
-        block_dim: (32, 1, 1),
-        shared_mem_bytes: shape.shared_bytes(),
-    };
-    let ms = timed(gpu, "tma_tiles", Duration::from_secs(30), || {
-        let mut builder = stream.launch_builder(&function);
-        builder.arg(map).arg(&mut stamps).arg(&mut sink);
-        for value in &ints {
-            builder.arg(value);
-        }
-        // SAFETY: the arguments match the signature above; stamps holds two per block and sink
-        // one; stages (at most TILES_MAX_STAGES, checked) x the tile's bytes and the alignment
-        // are the dynamic shared memory given; the map's tensor holds the grid of tiles.
-        unsafe { launch("tma_tiles", builder, config) }
-    })?;
-    Ok((read(gpu, &stamps, "the block stamps")?, ms))
+        .copied()
+        .collect();
+    let sizes = (shape.blocks, shape.shared_bytes());
+    // SAFETY: the ints are the rest of tma_tiles' signature above; stages (at most
+    // TILES_MAX_STAGES, checked) x the tile's bytes and the alignment are the dynamic shared
+    // memory given; the map's tensor holds the grid of tiles.
+    unsafe { map_copies(gpu, "tma_tiles", map, sizes, &ints) }
 }
 
 /// One launch of `async_copy`: `blocks` blocks of [`ASYNC_THREADS`] threads each copy `steps`
