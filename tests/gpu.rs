@@ -1145,6 +1145,66 @@ fn dsm_chases_into_every_cluster_size_that_fits() {
     assert!(run.join("dsm.png").is_file());
 }
 
+/// `sm-map`: every SM walks its L2 region and has its row; on Hopper every cluster that fits
+/// is launched (through `ClusterArgs`) and every block chases every block of its cluster, its
+/// own shared memory nearer than another SM's.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sm_map_reads_every_sm_and_chases_every_cluster_that_fits() {
+    let (_dir, run, _) = run_suite(&[
+        "sm-map",
+        "--lines",
+        "256",
+        "--cluster",
+        "4",
+        "--steps",
+        "256",
+    ]);
+    let reading = json(&run.join("sm-map.json"));
+    let sms = reading["sms"].as_u64().unwrap();
+    assert!(sms > 0);
+    assert_eq!(reading["probed"].as_u64(), Some(sms), "{reading}");
+    let mut reader = csv::Reader::from_path(run.join("sms.csv")).unwrap();
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        reader.deserialize().map(Result::unwrap).collect();
+    let numbers: std::collections::BTreeSet<u64> =
+        rows.iter().map(|r| r["sm"].parse().unwrap()).collect();
+    assert_eq!(numbers, (0..sms).collect(), "one row per SM");
+    for row in &rows {
+        let own: f64 = row["own_cycles"].parse().unwrap();
+        assert!(own > 0.0, "{row:?}");
+    }
+    let hopper = json(&run.join("metadata.json"))["device"]["compute_capability"] == "9.0";
+    if !hopper {
+        assert!(reading["dsm_skipped"].is_string(), "{reading}");
+        return;
+    }
+    let clusters = reading["dsm_clusters"].as_u64().unwrap();
+    assert!(clusters > 0, "{reading}");
+    let mut reader = csv::Reader::from_path(run.join("dsm.csv")).unwrap();
+    let chases: Vec<std::collections::HashMap<String, String>> =
+        reader.deserialize().map(Result::unwrap).collect();
+    assert_eq!(
+        chases.len() as u64,
+        clusters * 4 * 4,
+        "every block into every block"
+    );
+    let mean = |own: bool| {
+        let cycles: Vec<f64> = chases
+            .iter()
+            .filter(|c| (c["rank"] == c["target_rank"]) == own)
+            .map(|c| c["cycles_per_load"].parse::<f64>().unwrap())
+            .collect();
+        assert!(cycles.iter().all(|&c| c > 0.0));
+        cycles.iter().sum::<f64>() / cycles.len() as f64
+    };
+    assert!(
+        mean(true) < mean(false),
+        "a block's own shared memory is nearer"
+    );
+    assert!(run.join("sm-map.png").is_file());
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tma_chases_and_streams_with_bulk_tensor_copies() {
