@@ -102,6 +102,12 @@ fn a_device_index_out_of_range_is_refused() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
+/// A CSV file's rows, each a map from its header's names to the row's text.
+fn csv_rows(path: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    reader.deserialize().map(Result::unwrap).collect()
+}
+
 fn run_suite(args: &[&str]) -> (tempfile::TempDir, PathBuf, std::time::Duration) {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
@@ -301,9 +307,7 @@ fn global_chase_is_load_to_use_and_every_path_evicts_itself() {
         probe["loads"]["LDC c[0x3]"].as_u64().unwrap() >= 1,
         "{probe}"
     );
-    let mut reader = csv::Reader::from_path(run.join("storage.csv")).unwrap();
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        reader.deserialize().map(Result::unwrap).collect();
+    let rows = csv_rows(&run.join("storage.csv"));
     assert_eq!(rows.len(), 27);
     let cycles = |fill: &str, evict: &str| {
         rows.iter()
@@ -890,9 +894,7 @@ fn tensor_measures_mma_sync_and_wgmma_on_every_input_type() {
 fn tensor_holds_wgmma_for_seconds_on_both_fills() {
     let (_dir, run, _) = run_suite(&["tensor", "--iterations", "128", "--sustain", "2"]);
     assert!(run.join("tensor.csv").is_file() && run.join("tensor.json").is_file());
-    let mut reader = csv::Reader::from_path(run.join("sustained.csv")).unwrap();
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        reader.deserialize().map(Result::unwrap).collect();
+    let rows = csv_rows(&run.join("sustained.csv"));
     for fill in ["pseudo-random", "zero"] {
         let of: Vec<_> = rows.iter().filter(|r| r["fill"] == fill).collect();
         // About 86 ms a launch on an H200: a couple of seconds hold a dozen or more.
@@ -1164,9 +1166,7 @@ fn sm_map_reads_every_sm_and_chases_every_cluster_that_fits() {
     let sms = reading["sms"].as_u64().unwrap();
     assert!(sms > 0);
     assert_eq!(reading["probed"].as_u64(), Some(sms), "{reading}");
-    let mut reader = csv::Reader::from_path(run.join("sms.csv")).unwrap();
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        reader.deserialize().map(Result::unwrap).collect();
+    let rows = csv_rows(&run.join("sms.csv"));
     let numbers: std::collections::BTreeSet<u64> =
         rows.iter().map(|r| r["sm"].parse().unwrap()).collect();
     assert_eq!(numbers, (0..sms).collect(), "one row per SM");
@@ -1181,9 +1181,7 @@ fn sm_map_reads_every_sm_and_chases_every_cluster_that_fits() {
     }
     let clusters = reading["dsm_clusters"].as_u64().unwrap();
     assert!(clusters > 0, "{reading}");
-    let mut reader = csv::Reader::from_path(run.join("dsm.csv")).unwrap();
-    let chases: Vec<std::collections::HashMap<String, String>> =
-        reader.deserialize().map(Result::unwrap).collect();
+    let chases = csv_rows(&run.join("dsm.csv"));
     assert_eq!(
         chases.len() as u64,
         clusters * 4 * 4,
@@ -1247,9 +1245,7 @@ fn tma_chases_and_streams_with_bulk_tensor_copies() {
     assert!(run.join("tma.png").is_file());
     // The L2 read by bulk copies: every pattern that fits ran (each launch checked its data),
     // and the figure of each kind of line is a re-timed pattern of the search.
-    let mut reader = csv::Reader::from_path(run.join("tma-l2-read.csv")).unwrap();
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        reader.deserialize().map(Result::unwrap).collect();
+    let rows = csv_rows(&run.join("tma-l2-read.csv"));
     let rate = |r: &std::collections::HashMap<String, String>| r["gb_per_s"].parse::<f64>().ok();
     let ran = rows
         .iter()
@@ -1266,17 +1262,13 @@ fn tma_chases_and_streams_with_bulk_tensor_copies() {
     assert!(figure("shared") > figure("private"));
     assert!(run.join("tma-l2-read.png").is_file());
     // The DRAM copy by bulk copies: a figure, its target checked, below the theoretical peak.
-    let mut reader = csv::Reader::from_path(run.join("tma-dram-copy.csv")).unwrap();
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        reader.deserialize().map(Result::unwrap).collect();
+    let rows = csv_rows(&run.join("tma-dram-copy.csv"));
     let figure = rows.iter().find(|r| r["role"] == "figure").unwrap();
     assert_eq!(figure["mismatched_words"], "0", "{figure:?}");
     let fraction: f64 = figure["fraction_of_peak"].parse().unwrap();
     assert!(fraction > 0.3 && fraction < 1.0, "{figure:?}");
     // Box shapes and copies into shared memory: every configuration ran from both sources.
-    let mut reader = csv::Reader::from_path(run.join("tma-shapes.csv")).unwrap();
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        reader.deserialize().map(Result::unwrap).collect();
+    let rows = csv_rows(&run.join("tma-shapes.csv"));
     assert_eq!(rows.len(), 2 * (11 + 3 * 4));
     let per_sm = |r: &std::collections::HashMap<String, String>| {
         r["bytes_per_clock_per_sm"].parse::<f64>().unwrap()
