@@ -66,8 +66,8 @@ pub fn dot(
     let mut counters = zeroed::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let n = a.len().min(b.len()) as i32;
     let milliseconds = timed(gpu, &entry, DEADLINE, || {
-        let mut launch = stream.launch_builder(&function);
-        launch
+        let mut builder = stream.launch_builder(&function);
+        builder
             .arg(&da)
             .arg(&db)
             .arg(&n)
@@ -76,9 +76,7 @@ pub fn dot(
             .arg(&mut counters);
         // SAFETY: (const float *a[n], const float *b[n], int n, float *partial[threads],
         // float *out[1], unsigned long long *c[SLOT_COUNTERS]); one block of `threads`.
-        unsafe { launch.launch(grid(threads, threads)) }
-            .map(|_| ())
-            .map_err(driver_error("launching dot"))
+        unsafe { launch("dot", builder, grid(threads, threads)) }
     })?;
     Ok(Timed {
         output: read(gpu, &out, "a workload result")?[0],
@@ -122,8 +120,8 @@ pub fn bfs(
     let mut counters = zeroed::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let config = grid(n as u32, 256);
     let mut level = |again: &mut CudaSlice<i32>| -> Result<(), GpuError> {
-        let mut launch = stream.launch_builder(&expand);
-        launch
+        let mut builder = stream.launch_builder(&expand);
+        builder
             .arg(&offsets)
             .arg(&edges)
             .arg(&mut frontier)
@@ -135,9 +133,9 @@ pub fn bfs(
         // SAFETY: (const int *offsets[n + 1], const int *edges[offsets[n]], bool *frontier[n],
         // bool *updating[n], const bool *visited[n], int *cost[n], int n,
         // unsigned long long *c[SLOT_COUNTERS]); every edge is a node below n.
-        unsafe { launch.launch(config) }.map_err(driver_error("launching bfs_expand"))?;
-        let mut launch = stream.launch_builder(&update);
-        launch
+        unsafe { launch("bfs_expand", builder, config) }?;
+        let mut builder = stream.launch_builder(&update);
+        builder
             .arg(&mut frontier)
             .arg(&mut updating)
             .arg(&mut visited)
@@ -146,7 +144,7 @@ pub fn bfs(
             .arg(&mut counters);
         // SAFETY: (bool *frontier[n], bool *updating[n], bool *visited[n], int *again[1], int n,
         // unsigned long long *c[SLOT_COUNTERS]).
-        unsafe { launch.launch(config) }.map_err(driver_error("launching bfs_update"))?;
+        unsafe { launch("bfs_update", builder, config) }?;
         Ok(())
     };
     let (milliseconds, levels) = match levels {
@@ -207,8 +205,8 @@ pub fn gaussian(
     let size_arg = size as i32;
     let milliseconds = timed(gpu, &fan2_entry, DEADLINE, || {
         for t in 0..size_arg - 1 {
-            let mut launch = stream.launch_builder(&fan1);
-            launch
+            let mut builder = stream.launch_builder(&fan1);
+            builder
                 .arg(&da)
                 .arg(&mut m)
                 .arg(&size_arg)
@@ -216,9 +214,9 @@ pub fn gaussian(
                 .arg(&mut counters);
             // SAFETY: (const float *a[size²], float *m[size²], int size, int t,
             // unsigned long long *c[SLOT_COUNTERS]); rows past size - 1 - t are guarded.
-            unsafe { launch.launch(grid(size, 64)) }.map_err(driver_error("launching Fan1"))?;
-            let mut launch = stream.launch_builder(&fan2);
-            launch
+            unsafe { launch("Fan1", builder, grid(size, 64)) }?;
+            let mut builder = stream.launch_builder(&fan2);
+            builder
                 .arg(&mut da)
                 .arg(&mut db)
                 .arg(&m)
@@ -232,7 +230,7 @@ pub fn gaussian(
             };
             // SAFETY: (float *a[size²], float *b[size], const float *m[size²], int size, int t,
             // unsigned long long *c[SLOT_COUNTERS]); both indices are guarded.
-            unsafe { launch.launch(config) }.map_err(driver_error("launching Fan2"))?;
+            unsafe { launch("Fan2", builder, config) }?;
         }
         Ok(())
     })?;
@@ -266,8 +264,8 @@ pub fn backprop(
     let mut partial = zeroed::<f32>(gpu, (blocks as usize * 16).max(1), "workload memory")?;
     let mut counters = zeroed::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let milliseconds = timed(gpu, &entry, DEADLINE, || {
-        let mut launch = stream.launch_builder(&function);
-        launch
+        let mut builder = stream.launch_builder(&function);
+        builder
             .arg(&di)
             .arg(&dw)
             .arg(&mut partial)
@@ -280,9 +278,7 @@ pub fn backprop(
         };
         // SAFETY: (const float *input[blocks·16], const float *weights[blocks·16·16],
         // float *partial[blocks·16], int hidden = 16, unsigned long long *c[SLOT_COUNTERS]).
-        unsafe { launch.launch(config) }
-            .map(|_| ())
-            .map_err(driver_error("launching backprop"))
+        unsafe { launch("backprop", builder, config) }
     })?;
     Ok(Timed {
         output: read(gpu, &partial, "a workload result")?,
@@ -306,13 +302,11 @@ pub fn lu(
     let mut counters = zeroed::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let n_arg = n as i32;
     let milliseconds = timed(gpu, &entry, DEADLINE, || {
-        let mut launch = stream.launch_builder(&function);
-        launch.arg(&mut da).arg(&n_arg).arg(&mut counters);
+        let mut builder = stream.launch_builder(&function);
+        builder.arg(&mut da).arg(&n_arg).arg(&mut counters);
         // SAFETY: (float *a[n²], int n, unsigned long long *c[SLOT_COUNTERS]); one block of
         // `threads` ≥ n threads (the caller checks).
-        unsafe { launch.launch(grid(threads, threads)) }
-            .map(|_| ())
-            .map_err(driver_error("launching lu"))
+        unsafe { launch("lu", builder, grid(threads, threads)) }
     })?;
     Ok(Timed {
         output: read(gpu, &da, "a workload result")?,
@@ -351,8 +345,8 @@ pub fn btree(
     let mut counters = zeroed::<u64>(gpu, SLOT_COUNTERS, "workload memory")?;
     let q = queries.len() as i32;
     let milliseconds = timed(gpu, &entry, DEADLINE, || {
-        let mut launch = stream.launch_builder(&function);
-        launch
+        let mut builder = stream.launch_builder(&function);
+        builder
             .arg(&counts)
             .arg(&keys)
             .arg(&children)
@@ -367,9 +361,7 @@ pub fn btree(
         // *children[8·nodes], const int *values[7·nodes], int root, int depth, const int
         // *queries[q], int *found[q], int q, unsigned long long *c[SLOT_COUNTERS]); every
         // child index is a node, and a path from the root has `depth` inner nodes.
-        unsafe { launch.launch(grid(q as u32, 128)) }
-            .map(|_| ())
-            .map_err(driver_error("launching btree"))
+        unsafe { launch("btree", builder, grid(q as u32, 128)) }
     })?;
     Ok(Timed {
         output: read(gpu, &found, "a workload result")?,
