@@ -252,11 +252,7 @@ fn check_ordinal(ordinal: usize, count: i32) -> Result<(), GpuError> {
 /// Device `ordinal`'s compute capability ("9.0"), without a context: it fails as
 /// [`Gpu::open`] would, but leaves the device to the processes that measure on it.
 pub fn compute_capability(ordinal: usize) -> Result<String, GpuError> {
-    start_driver()?;
-    let count = CudaContext::device_count().map_err(driver_error("counting devices"))?;
-    check_ordinal(ordinal, count)?;
-    let device = cudarc::driver::result::device::get(ordinal as i32)
-        .map_err(driver_error("finding the device"))?;
+    let device = device_handle(ordinal)?;
     let attribute = |attribute| {
         // SAFETY: the device handle is valid after a successful cuDeviceGet.
         unsafe { cudarc::driver::result::device::get_attribute(device, attribute) }
@@ -273,12 +269,16 @@ pub fn compute_capability(ordinal: usize) -> Result<String, GpuError> {
 /// The UUID of device `ordinal`, read without creating a context (so that NVML lists no
 /// process of gpubench's on it yet).
 pub fn uuid_of(ordinal: usize) -> Result<String, GpuError> {
+    device_uuid(device_handle(ordinal)?)
+}
+
+/// The driver's handle of device `ordinal`, with no context made; refused as [`Gpu::open`]
+/// refuses an ordinal past the devices there are.
+fn device_handle(ordinal: usize) -> Result<cudarc::driver::sys::CUdevice, GpuError> {
     start_driver()?;
     let count = CudaContext::device_count().map_err(driver_error("counting devices"))?;
     check_ordinal(ordinal, count)?;
-    let device = cudarc::driver::result::device::get(ordinal as i32)
-        .map_err(driver_error("finding the device"))?;
-    device_uuid(device)
+    cudarc::driver::result::device::get(ordinal as i32).map_err(driver_error("finding the device"))
 }
 
 /// Every device the driver sees, in ordinal order.
