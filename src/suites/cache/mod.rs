@@ -185,7 +185,6 @@ fn measure(
         order,
         stride,
         smallest,
-        fine_points,
         span,
         ..
     } = *flags;
@@ -265,17 +264,7 @@ fn measure(
         None
     };
     let carveouts = if args.carveout.len() > 1 {
-        Some(carveout_sweep(
-            gpu,
-            suite,
-            space,
-            &args.carveout,
-            stride,
-            smallest,
-            largest,
-            fine_points,
-            span,
-        )?)
+        Some(carveout_sweep(gpu, suite, &args.carveout, flags, largest)?)
     } else {
         None
     };

@@ -7,6 +7,7 @@ use anyhow::Result;
 use super::measure::conflict::{self, ConflictRow};
 use super::measure::{self as cache, Order, Space, per_load};
 use super::report::{CarveoutRow, FetchGranularity, IndexChain, TimedLoop};
+use super::settings::Flags;
 use crate::analysis::cache_inference;
 use crate::suites::cache::analysis::per_load as per_load_analysis;
 use crate::gpu::Gpu;
@@ -310,18 +311,21 @@ pub(super) fn conflict_experiment(
 /// One sweep per shared-memory carveout preference (`carveout.csv`): the L1 the chase sees,
 /// beside the shared memory the preference asks for (the driver rounds it to a configuration
 /// it supports; L1 + shared is the unified capacity when the preference is taken).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn carveout_sweep(
     gpu: &mut Gpu,
     suite: &suite::SuiteRun,
-    space: Space,
     carveouts: &[i32],
-    stride: u64,
-    smallest: u64,
+    flags: &Flags,
     largest: u64,
-    fine_points: u64,
-    span: u64,
 ) -> Result<Vec<CarveoutRow>> {
+    let Flags {
+        space,
+        stride,
+        smallest,
+        fine_points,
+        span,
+        ..
+    } = *flags;
     let shared = i64::from(gpu.properties()?.shared_memory_per_multiprocessor_bytes);
     let mut rows = Vec::new();
     for &percent in carveouts {
