@@ -745,7 +745,7 @@ fn the_device_built_chain_is_the_host_built_one() {
         let (words, visit) = chain(footprint, stride, Order::Stride);
         let n = visit.len() as u32;
         let start = visit[3] as u32 * (stride / 4) as u32;
-        let laps = launch::Laps {
+        let laps = gpubench::gpu::launch::Laps {
             warm: n,
             steps: n,
             deadline,

@@ -46,6 +46,24 @@ pub fn as_i32(value: u32, what: &str) -> Result<i32, GpuError> {
     })
 }
 
+/// How long a chase runs (the cache, atomics and TMA chases): `warm` untimed loads, then `steps` timed ones, within `deadline`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Laps {
+    pub warm: u32,
+    pub steps: u32,
+    pub deadline: Duration,
+}
+
+impl Laps {
+    /// The untimed and timed lengths as the kernels' `int` arguments.
+    pub fn ints(self) -> Result<(i32, i32), GpuError> {
+        Ok((
+            as_i32(self.warm, "the warm-up length")?,
+            as_i32(self.steps, "the chase length")?,
+        ))
+    }
+}
+
 /// `n` zeros on the device; `what` names the buffer in an error.
 pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(
     gpu: &Gpu,

@@ -20,26 +20,22 @@ pub fn upload_words<T: AtomicWord>(gpu: &Gpu, words: &[T]) -> Result<CudaSlice<T
 }
 
 /// Runs `entry` (`atomic_global_*_lat`), one thread chasing `chain` from index `start` with
-/// `value`; returns (cycles of the `steps` timed steps, the last index).
+/// `value`; returns (cycles of the `laps.steps` timed steps, the last index).
 ///
 /// Kernel signature: `(T *chain, long long *out[2], T value, T start, int warm, int steps)`.
 /// `start` and every index in `chain` index `chain` (the caller built it so), and `value`
 /// leaves each word as it was.
-#[allow(clippy::too_many_arguments)]
 pub fn atomic_global_latency<T: AtomicWord>(
     gpu: &mut Gpu,
     entry: &str,
     chain: &CudaSlice<T>,
-    value: T,
-    start: T,
-    warm: u32,
-    steps: u32,
-    deadline: Duration,
+    (value, start): (T, T),
+    laps: Laps,
 ) -> Result<(i64, i64), GpuError> {
     let function = gpu.function("atomics", entry)?;
     let stream = gpu.stream().clone();
     let mut out = zeros::<i64>(gpu, 2, "the chase result")?;
-    let (warm, steps) = (as_i32(warm, "warm steps")?, as_i32(steps, "steps")?);
+    let (warm, steps) = laps.ints()?;
     let mut launch = stream.launch_builder(&function);
     launch
         .arg(chain)
@@ -50,7 +46,7 @@ pub fn atomic_global_latency<T: AtomicWord>(
         .arg(&steps);
     // SAFETY: the arguments match the signature above; out holds two words; the chain's words
     // index the chain and the atomics leave them unchanged.
-    unsafe { launch_and_wait(gpu, entry, launch, one_block(32), deadline) }?;
+    unsafe { launch_and_wait(gpu, entry, launch, one_block(32), laps.deadline) }?;
     let out = read(gpu, &out, "the chase result")?;
     Ok((out[0], out[1]))
 }

@@ -24,6 +24,7 @@ use crate::error::GpuError;
 use crate::experiments::ahead::Ahead;
 use crate::experiments::chain::{Order, chain};
 use crate::gpu::Gpu;
+use crate::gpu::launch::Laps;
 use super::launch::{self, AtomicWord};
 
 /// cuda/atomics.cu's unroll of every loop, its shared ring's words and a throughput block.
@@ -302,7 +303,11 @@ fn chases<T: Word>(
         // from one, so it is warmed no longer than it is timed.
         let warm = elements.min(8 * u64::from(STEPS)) as u32;
         let walked = u64::from(warm + STEPS);
-        let deadline = Duration::from_secs(10) + Duration::from_secs_f64(walked as f64 * 4e-6);
+        let laps = Laps {
+            warm,
+            steps: STEPS,
+            deadline: Duration::from_secs(10) + Duration::from_secs_f64(walked as f64 * 4e-6),
+        };
         for (k, op) in CHASE_OPS.into_iter().enumerate() {
             // Where the chain is longer than all the chases together, each starts where the
             // last one stopped: none of them finds its lines in the L2 from an earlier one.
@@ -316,9 +321,8 @@ fn chases<T: Word>(
             let value = T::from_u64(chase_value(op));
             let mut per_copy = Vec::with_capacity(COPIES);
             for words in &copies {
-                let (cycles, _) = launch::atomic_global_latency(
-                    gpu, &entry, words, value, start, warm, STEPS, deadline,
-                )?;
+                let (cycles, _) =
+                    launch::atomic_global_latency(gpu, &entry, words, (value, start), laps)?;
                 per_copy.push(
                     atomics::cycles_per_step(cycles, STEPS)
                         .with_context(|| format!("{entry} returned no cycles"))?,

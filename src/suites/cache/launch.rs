@@ -464,20 +464,3 @@ pub fn straight_line(
     Ok(result[0])
 }
 
-/// How long a chase runs: `warm` untimed loads, then `steps` timed ones, within `deadline`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Laps {
-    pub warm: u32,
-    pub steps: u32,
-    pub deadline: Duration,
-}
-
-impl Laps {
-    /// The untimed and timed lengths as the kernels' `int` arguments.
-    fn ints(self) -> Result<(i32, i32), GpuError> {
-        Ok((
-            as_i32(self.warm, "the warm-up length")?,
-            as_i32(self.steps, "the chase length")?,
-        ))
-    }
-}

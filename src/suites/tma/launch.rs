@@ -186,21 +186,17 @@ pub fn tma_touch(gpu: &mut Gpu, data: &CudaSlice<u32>, sms: u32) -> Result<(), G
 /// Kernel signature: `(TensorMap map, const unsigned *data, long long *out[3], unsigned start,
 /// int warm, int steps, int mode)`; the chain's words and `start` index `data`, and `map`
 /// covers all of it.
-#[allow(clippy::too_many_arguments)]
 pub fn tma_latency(
     gpu: &mut Gpu,
-    map: &TensorMap,
-    data: &CudaSlice<u32>,
+    (map, data): (&TensorMap, &CudaSlice<u32>),
     start: u32,
-    warm: u32,
-    steps: u32,
     mode: u32,
-    deadline: Duration,
+    laps: Laps,
 ) -> Result<(i64, i64), GpuError> {
     let function = gpu.function("tma", "tma_latency")?;
     let stream = gpu.stream().clone();
     let mut out = zeros::<i64>(gpu, 3, "the chase result")?;
-    let (warm, steps) = (as_i32(warm, "warm steps")?, as_i32(steps, "steps")?);
+    let (warm, steps) = laps.ints()?;
     let mode = as_i32(mode, "the mode")?;
     let mut launch = stream.launch_builder(&function);
     launch
@@ -212,7 +208,7 @@ pub fn tma_latency(
         .arg(&steps)
         .arg(&mode);
     // SAFETY: the arguments match the signature above; out holds three values.
-    unsafe { launch_and_wait(gpu, "tma_latency", launch, one_block(32), deadline) }?;
+    unsafe { launch_and_wait(gpu, "tma_latency", launch, one_block(32), laps.deadline) }?;
     let out = read(gpu, &out, "the chase result")?;
     if out[2] != 0 {
         return Err(GpuError::Driver {

@@ -18,6 +18,7 @@ use crate::experiments::ahead::Ahead;
 use crate::experiments::chain::{Order, successors};
 use crate::experiments::launch_size::shared_fits;
 use crate::gpu::Gpu;
+use crate::gpu::launch::Laps;
 use super::launch::{self, StreamShape};
 
 /// cuda/tma.cu's tile of the chase (words) and the columns of a streamed box (words).
@@ -120,7 +121,11 @@ pub fn latency(
         let (next, visit) = chains.next()?;
         let data = launch::tma_chain(gpu, &next, TILE_WORDS, sms)?;
         let map = launch::tensor_map(gpu, &data, &[data.len() as u64], None, &[TILE_WORDS])?;
-        let deadline = Duration::from_secs(10);
+        let laps = Laps {
+            warm: WARM,
+            steps: STEPS,
+            deadline: Duration::from_secs(10),
+        };
         let n = visit.len();
         let mut cycles = [0.0; 2];
         for (mode, out) in cycles.iter_mut().enumerate() {
@@ -128,8 +133,7 @@ pub fn latency(
             // walks tiles the other left behind.
             let start = (visit[(mode * n / 2) % n] as u64 * u64::from(TILE_WORDS)) as u32;
             launch::tma_touch(gpu, &data, sms)?;
-            let (c, _) =
-                launch::tma_latency(gpu, &map, &data, start, WARM, STEPS, mode as u32, deadline)?;
+            let (c, _) = launch::tma_latency(gpu, (&map, &data), start, mode as u32, laps)?;
             anyhow::ensure!(
                 c > 0,
                 "the TMA chase at {footprint} bytes returned no cycles"

@@ -51,7 +51,8 @@ use anyhow::{Result, bail};
 
 use crate::analysis::cache_inference::ChasePoint;
 use crate::gpu::Gpu;
-use crate::suites::cache::launch::{self, Laps};
+use crate::gpu::launch::Laps;
+use crate::suites::cache::launch;
 
 /// A memory space the chase walks: `--space`'s values (clap's names are [`Space::name`]'s)
 /// and what settings record. (Its variants' notes are plain comments: `--space`'s own help

@@ -46,7 +46,7 @@ pub fn record(
     };
     let (chain, visit) = chain(footprint_bytes, stride_bytes, order);
     let warm = visit.len() as u32;
-    let laps = launch::Laps {
+    let laps = crate::gpu::launch::Laps {
         warm,
         steps: loads,
         deadline: Duration::from_secs(10),
