@@ -7,7 +7,8 @@
 #   3. `gpubench all --repeat --format html` (every GPU side by side under `--device all` when
 #      the machine has more than one), with its wall time; on a several-GPU machine also one
 #      GPU's `all` alone, for the fan-out's wall time against it;
-#   4. `compare` of the run and its repeat (per GPU), and between the GPUs of a node;
+#   4. `compare` of the run and its repeat (per GPU); between the GPUs of a node the run
+#      writes its own (run/compare.md, the fleet page run/index.html);
 #   5. `report` of the run into a fresh directory and a byte check of summary.md against the
 #      live run's (a live run and `report` share one path);
 #   6. `export` of the run: machine model (json), GPGPU-Sim options (accel-sim), Prometheus;
@@ -63,9 +64,10 @@ if $node; then
   echo "exit $?" >>"$REF/one-gpu-log.txt"
   end=$(date +%s%N)
   echo "one GPU's all: wall $(((end - start) / 1000000)) ms" | tee -a "$REF/log.txt"
-  log "compare: the GPUs of the node"
-  "$BIN" compare "$REF/run" >"$REF/compare-gpus.md" 2>&1
-  "$BIN" compare "$REF/run" --format html >"$REF/compare-gpus.html" 2>/dev/null
+  # The GPUs of the node side by side: `all --device all` wrote run/compare.md and the fleet
+  # page run/index.html itself (with links relative to it); `compare` again would only copy them.
+  log "compare: the GPUs of the node (run/compare.md)"
+  grep -m1 -iE "flag" "$REF/run/compare.md" | tee -a "$REF/log.txt"
   for gpu in "$REF"/run/gpu*/; do
     name=$(basename "$gpu")
     [ -d "$gpu/repeat" ] && "$BIN" compare "$gpu" "$gpu/repeat" >"$REF/compare-$name-repeat.md" 2>&1

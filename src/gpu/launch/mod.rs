@@ -55,6 +55,11 @@ pub struct Laps {
 }
 
 impl Laps {
+    /// Every load of the chase, untimed and timed: where it ends.
+    pub fn loads(self) -> u64 {
+        u64::from(self.warm) + u64::from(self.steps)
+    }
+
     /// The untimed and timed lengths as the kernels' `int` arguments.
     pub fn ints(self) -> Result<(i32, i32), GpuError> {
         Ok((

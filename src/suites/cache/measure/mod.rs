@@ -275,13 +275,13 @@ pub fn measure_point(
         let n = (footprint_bytes / stride_bytes).max(1);
         let laps = chase_passes(u32::try_from(n)?, 2000.0);
         let result = launch::chase_texture_stride(gpu, (n, stride_bytes), laps)?;
-        let expected = (u64::from(laps.warm + laps.steps) % n * stride_bytes / 4) as i64;
+        let expected = (laps.loads() % n * stride_bytes / 4) as i64;
         return cycles_per_load(space, footprint_bytes, &[result], [expected], laps.steps);
     }
     let (chain, visit) = chain(footprint_bytes, stride_bytes, order);
     let n = visit.len() as u32;
     let laps = chase_passes(n, 2000.0);
-    let loads = u64::from(laps.warm + laps.steps);
+    let loads = laps.loads();
     let positions: Vec<u64> = (0..u64::from(threads))
         .map(|t| t * u64::from(n) / u64::from(threads))
         .collect();
@@ -343,7 +343,7 @@ fn measure_stride_point(
     }
     let n32 = u32::try_from(n)?;
     let laps = chase_passes(n32, 2000.0);
-    let loads = u64::from(laps.warm + laps.steps);
+    let loads = laps.loads();
     let starts: Vec<u64> = (0..u64::from(threads))
         .map(|t| t * n / u64::from(threads))
         .collect();
@@ -390,7 +390,7 @@ pub fn measure_index_chase(gpu: &mut Gpu, footprint_bytes: u64, stride_bytes: u6
     let n = visit.len() as u32;
     let laps = chase_passes(n, 2000.0);
     let (cycles, index) = launch::chase_index(gpu, &chain, laps)?;
-    let expected = expected_index(&visit, stride_bytes, u64::from(laps.warm + laps.steps));
+    let expected = expected_index(&visit, stride_bytes, laps.loads());
     if index != expected {
         bail!("the index chase over {footprint_bytes} B ended at index {index}, not {expected}");
     }

@@ -36,7 +36,7 @@ pub fn measure(
     let n = visit.len() as u32;
     let laps = super::chase_passes(n, 4000.0);
     let (cycles, element) = buffer.chase(gpu, stride, &next, laps)?;
-    let expected = visit[(u64::from(laps.warm + laps.steps) % u64::from(n)) as usize] as i64;
+    let expected = visit[(laps.loads() % u64::from(n)) as usize] as i64;
     if element != expected {
         bail!(
             "the TLB chase over {footprint} B ended at element {element}, not {expected}: the loads were not all made"
