@@ -87,6 +87,14 @@ pub enum GpuError {
 }
 
 impl GpuError {
+    /// A driver call or a launcher's own check failed while `action`, for `detail`.
+    pub fn driver(action: impl Into<String>, detail: impl Into<String>) -> GpuError {
+        GpuError::Driver {
+            action: action.into(),
+            detail: detail.into(),
+        }
+    }
+
     /// Errors that mean this machine has no GPU gpubench can use, as opposed to a measurement
     /// that went wrong on a working one.
     pub fn is_unusable_gpu(&self) -> bool {

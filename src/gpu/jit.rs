@@ -37,9 +37,11 @@ impl CappedKernel {
         entry: &str,
         caps: &[u32],
     ) -> Result<Vec<CappedKernel>, GpuError> {
-        let embedded = kernels::module(module).ok_or_else(|| GpuError::Driver {
-            action: format!("looking up kernel module {module}"),
-            detail: "not embedded in this binary".into(),
+        let embedded = kernels::module(module).ok_or_else(|| {
+            GpuError::driver(
+                format!("looking up kernel module {module}"),
+                "not embedded in this binary",
+            )
         })?;
         let jobs: Vec<(&str, Option<u32>)> =
             caps.iter().map(|&cap| (embedded.ptx, Some(cap))).collect();
@@ -61,10 +63,8 @@ impl CappedKernel {
         gpu.context
             .bind_to_thread()
             .map_err(super::driver_error("binding the context"))?;
-        let name = CString::new(entry).map_err(|_| GpuError::Driver {
-            action: "naming a kernel".into(),
-            detail: "the entry name holds a NUL byte".into(),
-        })?;
+        let name = CString::new(entry)
+            .map_err(|_| GpuError::driver("naming a kernel", "the entry name holds a NUL byte"))?;
         let mut handle: sys::CUmodule = std::ptr::null_mut();
         // SAFETY: `cubin` is a complete image from cuLinkComplete that outlives the call;
         // `handle` receives the module.
@@ -163,10 +163,8 @@ pub fn compile_concurrently(
     if jobs.is_empty() {
         return Ok(Vec::new());
     }
-    super::lease::host_work(|| compile_here(gpu, jobs)).map_err(|e| GpuError::Driver {
-        action: "stepping aside to compile".into(),
-        detail: format!("{e:#}"),
-    })?
+    super::lease::host_work(|| compile_here(gpu, jobs))
+        .map_err(|e| GpuError::driver("stepping aside to compile", format!("{e:#}")))?
 }
 
 /// [`compile_concurrently`] without stepping aside, for a caller that already has.
@@ -217,10 +215,10 @@ fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8
         .into_iter()
         .map(|slot| {
             slot.into_inner().ok().flatten().unwrap_or_else(|| {
-                Err(GpuError::Driver {
-                    action: "JIT-compiling generated code".into(),
-                    detail: "a compiling thread ended early".into(),
-                })
+                Err(GpuError::driver(
+                    "JIT-compiling generated code",
+                    "a compiling thread ended early",
+                ))
             })
         })
         .collect()
@@ -228,9 +226,8 @@ fn link_on_threads(gpu: &Gpu, jobs: &[(&str, Option<u32>)]) -> Vec<Result<Vec<u8
 
 /// One PTX text through the driver's linker: the cubin's bytes.
 fn link(ptx: &str, max_registers: Option<u32>) -> Result<Vec<u8>, GpuError> {
-    let image = CString::new(ptx).map_err(|_| GpuError::Driver {
-        action: "JIT-compiling generated code".into(),
-        detail: "the PTX holds a NUL byte".into(),
+    let image = CString::new(ptx).map_err(|_| {
+        GpuError::driver("JIT-compiling generated code", "the PTX holds a NUL byte")
     })?;
     let mut options = [CUjit_option::CU_JIT_MAX_REGISTERS];
     // The driver reads an unsigned int option value from the pointer-sized slot itself.
@@ -275,9 +272,11 @@ fn link(ptx: &str, max_registers: Option<u32>) -> Result<Vec<u8>, GpuError> {
     // SAFETY: `state` came from cuLinkCreate and is destroyed once, after its image was copied.
     unsafe { sys::cuLinkDestroy(state) };
     check(completed, "JIT-compiling generated code")?;
-    bytes.ok_or_else(|| GpuError::Driver {
-        action: "JIT-compiling generated code".into(),
-        detail: "the linker returned no image".into(),
+    bytes.ok_or_else(|| {
+        GpuError::driver(
+            "JIT-compiling generated code",
+            "the linker returned no image",
+        )
     })
 }
 

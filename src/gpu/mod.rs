@@ -195,7 +195,7 @@ pub(crate) fn status_error(status: sys::CUresult, action: &str) -> GpuError {
     } else if status == cudaError_enum::CUDA_ERROR_NOT_SUPPORTED {
         GpuError::NotSupported { action, detail }
     } else {
-        GpuError::Driver { action, detail }
+        GpuError::driver(action, detail)
     }
 }
 
@@ -449,9 +449,11 @@ impl Gpu {
 
     /// Loads `cuda/<name>.cu` once and keeps it.
     pub fn module(&mut self, module: &str) -> Result<Arc<CudaModule>, GpuError> {
-        let embedded = kernels::module(module).ok_or_else(|| GpuError::Driver {
-            action: format!("looking up kernel module {module}"),
-            detail: "not embedded in this binary".into(),
+        let embedded = kernels::module(module).ok_or_else(|| {
+            GpuError::driver(
+                format!("looking up kernel module {module}"),
+                "not embedded in this binary",
+            )
         })?;
         if let Some(loaded) = self.modules.get(embedded.name) {
             return Ok(loaded.clone());

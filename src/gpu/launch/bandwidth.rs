@@ -5,10 +5,9 @@
 
 use std::time::Duration;
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
-use super::{Gpu, driver_error, timed};
+use super::{Gpu, allow_dynamic_shared, driver_error, line_of, timed};
 use crate::error::GpuError;
 
 /// Bytes per access: one 16-byte vector per thread (`uint4`).
@@ -311,17 +310,19 @@ impl Launch {
 }
 
 fn as_u32(value: u64, what: &str) -> Result<u32, GpuError> {
-    u32::try_from(value).map_err(|_| GpuError::Driver {
-        action: format!("passing {what} to a bandwidth kernel"),
-        detail: format!("{value} does not fit 32 bits"),
+    u32::try_from(value).map_err(|_| {
+        GpuError::driver(
+            format!("passing {what} to a bandwidth kernel"),
+            format!("{value} does not fit 32 bits"),
+        )
     })
 }
 
 fn too_big(what: &str, needed: u64, have: u64) -> GpuError {
-    GpuError::Driver {
-        action: format!("checking a bandwidth launch's {what}"),
-        detail: format!("it needs {needed} bytes, the buffer holds {have}"),
-    }
+    GpuError::driver(
+        format!("checking a bandwidth launch's {what}"),
+        format!("it needs {needed} bytes, the buffer holds {have}"),
+    )
 }
 
 /// Runs `launch` once and returns its GPU time in seconds (between events around the launch).
@@ -336,20 +337,15 @@ pub fn run(
     let stream = gpu.stream().clone();
     let sms = buffers.multiprocessors;
     let grid = launch.grid(sms);
-    let config = LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (launch.occupancy.threads, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = line_of(grid, launch.occupancy.threads);
     let streams = launch.order == SliceOrder::Stream;
     let whole_grid = u64::from(grid) == launch.device_slices().1 * u64::from(launch.passes);
     if streams && (launch.resolved_order(sms) != SliceOrder::Stream || !whole_grid) {
-        return Err(GpuError::Driver {
-            action: format!("launching {entry}"),
-            detail: "its slices cannot stream: fewer slices than resident blocks, or more \
-                     blocks than one launch takes"
-                .into(),
-        });
+        return Err(GpuError::driver(
+            format!("launching {entry}"),
+            "its slices cannot stream: fewer slices than resident blocks, or more \
+                     blocks than one launch takes",
+        ));
     }
     // Streaming, every block reads one slice once: the passes are in the grid.
     let passes = if streams {
@@ -359,10 +355,10 @@ pub fn run(
     };
     let by_ticket = launch.order == SliceOrder::Ticket;
     if by_ticket && !launch.kernel.takes_ticket() {
-        return Err(GpuError::Driver {
-            action: format!("launching {entry}"),
-            detail: "it cannot hand out its slices by ticket".into(),
-        });
+        return Err(GpuError::driver(
+            format!("launching {entry}"),
+            "it cannot hand out its slices by ticket",
+        ));
     }
     // Before the start event: the zeroing is not part of the timed launch.
     if launch.kernel == Kernel::ReadSm {
@@ -506,12 +502,7 @@ impl Enqueue<'_> {
     fn shared(&mut self, buffers: &mut Buffers) -> Result<(), GpuError> {
         let count = self.launch.footprint_bytes / VECTOR_BYTES;
         let bytes = as_u32(count * VECTOR_BYTES, "the shared array")?;
-        self.function
-            .set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                i32::try_from(bytes).unwrap_or(i32::MAX),
-            )
-            .map_err(driver_error("allowing the shared array's size"))?;
+        allow_dynamic_shared(self.function, bytes, "allowing the shared array's size")?;
         self.config.shared_mem_bytes = bytes;
         let count = as_u32(count, "the shared array")?;
         let mut builder = self.stream.launch_builder(self.function);

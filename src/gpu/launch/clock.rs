@@ -113,11 +113,7 @@ pub fn clock_scope(gpu: &mut Gpu, blocks: u32, spin: Duration) -> Result<Vec<i64
     let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
     let mut launch = stream.launch_builder(&function);
     launch.arg(&spin_ns).arg(&mut out);
-    let config = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (WARP_LANES as u32, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = line_of(blocks, WARP_LANES as u32);
     // SAFETY: argument order and types match the signature above; `out` holds 6 per block.
     unsafe {
         launch_and_wait(

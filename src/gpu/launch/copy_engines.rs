@@ -76,10 +76,10 @@ pub fn patterned_pair(
     what: &str,
 ) -> Result<(CudaSlice<u32>, CudaSlice<u32>), GpuError> {
     if words < PATTERN_WORDS || !words.is_multiple_of(PATTERN_WORDS) {
-        return Err(GpuError::Driver {
-            action: format!("sizing {what}"),
-            detail: format!("{} bytes is not a whole number of MiB", 4 * words),
-        });
+        return Err(GpuError::driver(
+            format!("sizing {what}"),
+            format!("{} bytes is not a whole number of MiB", 4 * words),
+        ));
     }
     let stream = gpu.stream().clone();
     let first: Vec<u32> = (0..PATTERN_WORDS).map(pattern_word).collect();

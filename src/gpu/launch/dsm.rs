@@ -31,15 +31,11 @@ fn prepare(
     shared_bytes: u32,
 ) -> Result<CudaFunction, GpuError> {
     let function = gpu.function(module, entry)?;
-    let bytes = i32::try_from(shared_bytes).unwrap_or(i32::MAX);
-    function
-        .set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            bytes,
-        )
-        .map_err(driver_error(&format!(
-            "giving {entry} {shared_bytes} bytes of shared memory"
-        )))?;
+    super::allow_dynamic_shared(
+        &function,
+        shared_bytes,
+        &format!("giving {entry} {shared_bytes} bytes of shared memory"),
+    )?;
     function
         .set_attribute(
             CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
@@ -107,10 +103,10 @@ pub fn max_active_clusters_of(
         sys::CUresult::CUDA_SUCCESS => Ok(u32::try_from(clusters).unwrap_or(0)),
         // A size the GPU cannot place is an answer, not a failure.
         sys::CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE => Ok(0),
-        other => Err(GpuError::Driver {
-            action: format!("asking how many clusters of {} fit", shape.cluster),
-            detail: format!("{other:?}"),
-        }),
+        other => Err(GpuError::driver(
+            format!("asking how many clusters of {} fit", shape.cluster),
+            format!("{other:?}"),
+        )),
     }
 }
 
@@ -191,13 +187,13 @@ pub unsafe fn launch_cluster(
         )
     };
     if status != sys::CUresult::CUDA_SUCCESS {
-        return Err(GpuError::Driver {
-            action: format!(
+        return Err(GpuError::driver(
+            format!(
                 "launching {entry} in clusters of {} ({} clusters)",
                 shape.cluster, shape.clusters
             ),
-            detail: format!("{status:?}"),
-        });
+            format!("{status:?}"),
+        ));
     }
     // The driver copied the arguments at the launch; the buffers' syncs are recorded now.
     drop(args);

@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
 use cudarc::driver::{
     CudaFunction, CudaSlice, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
@@ -32,17 +32,40 @@ pub mod stamped;
 
 /// One block of `threads` threads.
 pub fn one_block(threads: u32) -> LaunchConfig {
+    line_of(1, threads)
+}
+
+/// A one-dimensional grid: `blocks` blocks of `threads` threads, no dynamic shared memory
+/// (a launch that needs some sets `shared_mem_bytes` over this).
+pub fn line_of(blocks: u32, threads: u32) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: (1, 1, 1),
+        grid_dim: (blocks, 1, 1),
         block_dim: (threads, 1, 1),
         shared_mem_bytes: 0,
     }
 }
 
+/// Lets `function` take `bytes` of dynamic shared memory (above the default 48 KiB a launch
+/// needs this first); `action` names the step in the driver's error.
+pub fn allow_dynamic_shared(
+    function: &CudaFunction,
+    bytes: u32,
+    action: &str,
+) -> Result<(), GpuError> {
+    function
+        .set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            i32::try_from(bytes).unwrap_or(i32::MAX),
+        )
+        .map_err(driver_error(action))
+}
+
 pub fn as_i32(value: u32, what: &str) -> Result<i32, GpuError> {
-    i32::try_from(value).map_err(|_| GpuError::Driver {
-        action: format!("passing {what} to a kernel"),
-        detail: format!("{value} does not fit a 32-bit int"),
+    i32::try_from(value).map_err(|_| {
+        GpuError::driver(
+            format!("passing {what} to a kernel"),
+            format!("{value} does not fit a 32-bit int"),
+        )
     })
 }
 

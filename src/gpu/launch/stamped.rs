@@ -24,11 +24,7 @@ pub fn stamped_blocks(
     let iterations = as_i32(iterations, "--iterations")?;
     let mut launch = stream.launch_builder(&function);
     launch.arg(&mut stamps).arg(&mut sink).arg(&iterations);
-    let config = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (threads, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = line_of(blocks, threads);
     // SAFETY: the arguments match the kernel signature above in order and type; stamps holds
     // per_block per block and sink one per thread of the grid; the wgmma kernels' shared tiles are
     // static.

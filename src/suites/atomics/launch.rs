@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 use crate::error::GpuError;
 use crate::gpu::launch::*;
@@ -106,12 +106,9 @@ pub fn atomic_throughput<T: AtomicWord>(
     placement: usize,
 ) -> Result<f64, GpuError> {
     if threads > 1024 || !threads.is_multiple_of(32) {
-        return Err(GpuError::Driver {
-            action: format!("launching {entry}"),
-            detail: format!(
+        return Err(GpuError::driver(format!("launching {entry}"), format!(
                 "{threads} threads: the kernels index 1024 words per block in whole warps"
-            ),
-        });
+            )));
     }
     let function = gpu.function("atomics", entry)?;
     let stream = gpu.stream().clone();
@@ -122,11 +119,7 @@ pub fn atomic_throughput<T: AtomicWord>(
     let mut sink = zeros::<T>(gpu, n, "the sink")?;
     let pattern = as_i32(pattern, "the pattern")?;
     let iterations = as_i32(iterations, "iterations")?;
-    let config = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (threads, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = line_of(blocks, threads);
     timed(gpu, entry, Duration::from_secs(30), || {
         let mut builder = stream.launch_builder(&function);
         if global {

@@ -22,10 +22,7 @@ pub use spaces::{chase_constant, chase_shared, chase_texture, chase_texture_stri
 /// odd words unused), as the 64-bit pointer chases read it.
 fn check_chain(chain: &[u32], starts: &[u32], pairs: bool) -> Result<(), GpuError> {
     let len = chain.len();
-    let bad = |detail: String| GpuError::Driver {
-        action: "checking a chase chain".into(),
-        detail,
-    };
+    let bad = |detail: String| GpuError::driver("checking a chase chain", detail);
     if len == 0 || (pairs && !len.is_multiple_of(2)) {
         return Err(bad(format!("a chain of {len} words cannot be chased")));
     }
@@ -105,15 +102,8 @@ fn one_warp_per(elements: u64) -> Result<LaunchConfig, GpuError> {
 
 /// Blocks of 256 threads, each serving `per_block` of the `elements`.
 fn blocks_of_256(elements: u64, per_block: u64) -> Result<LaunchConfig, GpuError> {
-    let blocks = u32::try_from(elements.div_ceil(per_block)).map_err(|_| GpuError::Driver {
-        action: "building a pointer chain".into(),
-        detail: format!("{elements} elements are too many"),
-    })?;
-    Ok(LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    })
+    let blocks = u32::try_from(elements.div_ceil(per_block)).map_err(|_| GpuError::driver("building a pointer chain", format!("{elements} elements are too many")))?;
+    Ok(line_of(blocks, 256))
 }
 
 /// Launches a pointer chase (`chase_global`, `chase_l2`, `chase_readonly`) over a device chain
@@ -166,10 +156,7 @@ pub fn chase_stride(
             (e < elements)
                 .then(|| e * stride_bytes / 4)
                 .and_then(|w| u32::try_from(w).ok())
-                .ok_or_else(|| GpuError::Driver {
-                    action: "building an address-order chain".into(),
-                    detail: format!("start {e} is not one of the {elements} elements"),
-                })
+                .ok_or_else(|| GpuError::driver("building an address-order chain", format!("start {e} is not one of the {elements} elements")))
         })
         .collect::<Result<_, _>>()?;
     let device_starts = upload(gpu, &start_words, "the chase starts")?;
@@ -236,10 +223,7 @@ fn chain_on_device<T: DeviceRepr + ValidAsZeroBits>(
     stride_bytes: u64,
     deadline: Duration,
 ) -> Result<CudaSlice<T>, GpuError> {
-    let bad = |detail: String| GpuError::Driver {
-        action: "building an address-order chain".into(),
-        detail,
-    };
+    let bad = |detail: String| GpuError::driver("building an address-order chain", detail);
     let word = std::mem::size_of::<T>() as u64;
     if elements == 0 || stride_bytes == 0 || !stride_bytes.is_multiple_of(word) {
         return Err(bad(format!(
@@ -388,12 +372,9 @@ impl TlbBuffer {
                 .is_none_or(|end| end > self.bytes())
             || next.iter().any(|&e| u64::from(e) >= n)
         {
-            return Err(GpuError::Driver {
-                action: "building a TLB chain".into(),
-                detail: format!(
+            return Err(GpuError::driver("building a TLB chain", format!(
                     "{n} elements {stride} B apart do not fit the buffer, or the order names an element past them"
-                ),
-            });
+                )));
         }
         let init = gpu.function("cache", "tlb_chain_init")?;
         let chase = gpu.function("cache", "chase_tlb")?;

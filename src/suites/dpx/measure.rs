@@ -6,11 +6,11 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::PushKernelArg;
 use serde::{Deserialize, Serialize};
 
 use crate::gpu::Gpu;
-use crate::gpu::launch::{as_i32, launch_and_wait, one_block, read, zeros};
+use crate::gpu::launch::{as_i32, launch_and_wait, line_of, one_block, read, zeros};
 
 /// The module (`cuda/dpx.cu`).
 pub const MODULE: &str = "dpx";
@@ -245,11 +245,7 @@ fn throughput_launch(
         .arg(&iterations)
         .arg(&Y)
         .arg(&Z);
-    let config = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = line_of(blocks, THREADS);
     // SAFETY: dpx_thr_*(long long *stamps[2 * blocks], unsigned *smids[blocks],
     // unsigned *sink[blocks * THREADS], int iterations, int y, int z), launched with `blocks`
     // blocks of THREADS threads: every buffer holds what the kernel writes.

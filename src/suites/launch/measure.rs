@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaFunction, DevicePtr, PushKernelArg};
 use serde::{Deserialize, Serialize};
 
-use crate::gpu::launch::{WARP_LANES, launch, one_block, timed, zeros};
+use crate::gpu::launch::{WARP_LANES, launch, line_of, one_block, timed, zeros};
 use crate::gpu::{Gpu, driver_error};
 
 /// The module and its entry points (`cuda/launch.cu`).
@@ -333,11 +333,7 @@ fn sweep(
     for &bytes in &plan.volumes_bytes {
         let n = bytes / BYTES_PER_FLOAT;
         let blocks = scale_blocks(n, plan.sms);
-        let config = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (SCALE_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let config = line_of(blocks, SCALE_THREADS);
         let one = || -> Result<()> {
             let mut builder = stream.launch_builder(&kernels.scale);
             builder.arg(&x_ptr).arg(&y_ptr).arg(&n).arg(&scale);

@@ -39,11 +39,7 @@ pub struct Timed<T> {
 const DEADLINE: Duration = Duration::from_secs(20);
 
 fn grid(threads: u32, block: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (threads.div_ceil(block), 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    line_of(threads.div_ceil(block), block)
 }
 
 /// The paper's dot product: one block of `threads`, thread 0 sums the partials.

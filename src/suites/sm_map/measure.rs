@@ -11,7 +11,7 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 use super::analysis::{self, DsmChase, Sweep, Walk};
 use crate::gpu::Gpu;
 use crate::gpu::launch::dsm::{ClusterArgs, ClusterShape, launch_cluster, max_active_clusters_of};
-use crate::gpu::launch::{WARP_LANES, launch_and_wait, read, upload, zeros};
+use crate::gpu::launch::{WARP_LANES, launch_and_wait, line_of, read, upload, zeros};
 
 /// Words of a line (128 B), as in `cuda/sm_map.cu`.
 const LINE_WORDS: usize = 32;
@@ -25,11 +25,7 @@ const DSM_THREADS: u32 = 128;
 pub const RING_BYTES: u32 = 4096;
 
 fn claiming(sms: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (CLAIM_BLOCKS_PER_SM * sms, 1, 1),
-        block_dim: (WARP_LANES as u32, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    line_of(CLAIM_BLOCKS_PER_SM * sms, WARP_LANES as u32)
 }
 
 /// One sweep over fresh regions: SM `warm_sm` reads every SM's region into the L2, then every

@@ -19,13 +19,13 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::PushKernelArg;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::stats::Summary;
 use crate::gpu::Gpu;
 use crate::gpu::health::HealthSample;
-use crate::gpu::launch::{as_i32, read, timed, zeros};
+use crate::gpu::launch::{as_i32, line_of, read, timed, zeros};
 
 pub const MODULE: &str = "tensor_variants";
 pub const ENTRY: &str = "wgmma_f16_sustain";
@@ -138,11 +138,7 @@ fn launch(gpu: &mut Gpu, sms: u32, trips: u32, zero: i32) -> Result<(Vec<i64>, f
         .arg(&mut sink)
         .arg(&trips)
         .arg(&zero);
-    let config = LaunchConfig {
-        grid_dim: (sms, 1, 1),
-        block_dim: (threads, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = line_of(sms, threads);
     let ms = timed(gpu, ENTRY, Duration::from_secs(30), || {
         // SAFETY: the four arguments match the kernel's signature above in order and type;
         // stamps holds two per block and sink one per thread; the tiles are static shared

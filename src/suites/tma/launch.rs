@@ -4,7 +4,7 @@
 
 use cudarc::driver::DevicePtr;
 use cudarc::driver::sys::{
-    self, CUfunction_attribute, CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill,
+    self, CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill,
     CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
 };
 
@@ -59,10 +59,7 @@ pub fn swizzled_map(
     boxes: &[u32],
     swizzle_bytes: u32,
 ) -> Result<TensorMap, GpuError> {
-    let refuse = |detail: String| GpuError::Driver {
-        action: format!("encoding a tensor map of {dims:?} words in boxes of {boxes:?}"),
-        detail,
-    };
+    let refuse = |detail: String| GpuError::driver(format!("encoding a tensor map of {dims:?} words in boxes of {boxes:?}"), detail);
     let swizzle = swizzle(swizzle_bytes)
         .ok_or_else(|| refuse(format!("no swizzle of {swizzle_bytes} bytes")))?;
     let words: u64 = dims.iter().product();
@@ -131,11 +128,7 @@ pub fn tma_chain(
         .arg(&next)
         .arg(&words)
         .arg(&tile_words);
-    let config = LaunchConfig {
-        grid_dim: (sms * 4, 1, 1),
-        block_dim: (512, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = line_of(sms * 4, 512);
     // SAFETY: the arguments match the signature above; the kernel writes w < words of `data`
     // and reads next[w / tile_words] < next.len().
     unsafe {
@@ -170,11 +163,7 @@ pub fn tma_touch(gpu: &mut Gpu, data: &CudaSlice<u32>, sms: u32) -> Result<(), G
     let words = data.len() as u64;
     let mut launch = stream.launch_builder(&function);
     launch.arg(data).arg(&words).arg(&mut sink);
-    let config = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (threads, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = line_of(blocks, threads);
     // SAFETY: the arguments match the signature above; the kernel reads i < words and writes
     // one sink word per thread.
     unsafe { launch_and_wait(gpu, "tma_touch", launch, config, Duration::from_secs(10)) }
@@ -211,11 +200,7 @@ pub fn tma_latency(
     unsafe { launch_and_wait(gpu, "tma_latency", launch, one_block(32), laps.deadline) }?;
     let out = read(gpu, &out, "the chase result")?;
     if out[2] != 0 {
-        return Err(GpuError::Driver {
-            action: "waiting for a TMA copy".into(),
-            detail: "the copy never completed: the kernel's watchdog gave up after 2^31 cycles"
-                .into(),
-        });
+        return Err(GpuError::driver("waiting for a TMA copy", "the copy never completed: the kernel's watchdog gave up after 2^31 cycles"));
     }
     Ok((out[0], out[1]))
 }
@@ -295,22 +280,15 @@ unsafe fn map_copies(
 /// `blocks` blocks of one warp, each with `shared_bytes` of dynamic shared memory.
 fn warp_blocks(blocks: u32, shared_bytes: u32) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (32, 1, 1),
         shared_mem_bytes: shared_bytes,
+        ..line_of(blocks, 32)
     }
 }
 
 /// `entry` of the tma module, allowed `bytes` of dynamic shared memory per block.
 fn shared_function(gpu: &mut Gpu, entry: &str, bytes: u32) -> Result<CudaFunction, GpuError> {
     let function = gpu.function("tma", entry)?;
-    let action = format!("giving {entry} its shared memory");
-    function
-        .set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            i32::try_from(bytes).unwrap_or(i32::MAX),
-        )
-        .map_err(driver_error(&action))?;
+    allow_dynamic_shared(&function, bytes, &format!("giving {entry} its shared memory"))?;
     Ok(function)
 }
 
@@ -419,10 +397,7 @@ pub fn tma_dram_copy(
         || !(1..=DRAM_COPY_MAX_STAGES).contains(&shape.stages)
         || !(1..=DRAM_COPY_MAX_LAG.min(shape.stages - 1)).contains(&shape.lag)
     {
-        return Err(GpuError::Driver {
-            action: "checking a tma_dram_copy launch".into(),
-            detail: format!("{shape:?} does not fit arrays of {bytes} bytes"),
-        });
+        return Err(GpuError::driver("checking a tma_dram_copy launch", format!("{shape:?} does not fit arrays of {bytes} bytes")));
     }
     let shared_bytes = shape.stages * shape.chunk_bytes;
     let function = shared_function(gpu, "tma_dram_copy", shared_bytes)?;
@@ -501,10 +476,7 @@ pub fn tma_tiles(
         || (shape.rank == 2 && (shape.boxes[2] != 1 || shape.grid[2] != 1))
         || shape.grid.contains(&0)
     {
-        return Err(GpuError::Driver {
-            action: "checking a tma_tiles launch".into(),
-            detail: format!("{shape:?} is not a shape the kernel takes"),
-        });
+        return Err(GpuError::driver("checking a tma_tiles launch", format!("{shape:?} is not a shape the kernel takes")));
     }
     let ints: Vec<u32> = [shape.tiles, shape.stages, shape.rank]
         .iter()
@@ -561,10 +533,7 @@ pub fn async_copy(
         || shape.chunks < shape.blocks
         || !enough
     {
-        return Err(GpuError::Driver {
-            action: "checking an async_copy launch".into(),
-            detail: format!("{shape:?} is not a shape the kernel takes over {} words", data.len()),
-        });
+        return Err(GpuError::driver("checking an async_copy launch", format!("{shape:?} is not a shape the kernel takes over {} words", data.len())));
     }
     let function = shared_function(gpu, "async_copy", shape.shared_bytes())?;
     let stream = gpu.stream().clone();
@@ -578,9 +547,8 @@ pub fn async_copy(
     let depth = as_i32(shape.depth, "the depth")?;
     let mode = i32::from(shape.asynchronous);
     let config = LaunchConfig {
-        grid_dim: (shape.blocks, 1, 1),
-        block_dim: (ASYNC_THREADS, 1, 1),
         shared_mem_bytes: shape.shared_bytes(),
+        ..line_of(shape.blocks, ASYNC_THREADS)
     };
     let ms = timed(gpu, "async_copy", Duration::from_secs(30), || {
         let mut builder = stream.launch_builder(&function);

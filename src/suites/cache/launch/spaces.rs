@@ -59,14 +59,11 @@ pub fn chase_constant(
         .map_err(driver_error("finding const_chain"))?;
     let bytes: Vec<u8> = chain.iter().flat_map(|w| (4 * w).to_le_bytes()).collect();
     if bytes.len() > symbol.len() {
-        return Err(GpuError::Driver {
-            action: "writing the constant-memory chain".into(),
-            detail: format!(
+        return Err(GpuError::driver("writing the constant-memory chain", format!(
                 "{} bytes do not fit the {}-byte array",
                 bytes.len(),
                 symbol.len()
-            ),
-        });
+            )));
     }
     let mut target = symbol.slice_mut(..bytes.len());
     stream

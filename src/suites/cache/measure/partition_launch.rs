@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::PushKernelArg;
 
 use crate::error::GpuError;
 use crate::gpu::launch::*;
@@ -55,11 +55,7 @@ pub fn l2_first_touch(
     let mut probe_flags = zeros::<i32>(gpu, probes.len(), "the probe claim flags")?;
     let mut sink = zeros::<u32>(gpu, 1, "the sink")?;
     let stream = gpu.stream().clone();
-    let config = LaunchConfig {
-        grid_dim: (CLAIM_BLOCKS, 1, 1),
-        block_dim: (WARP_LANES as u32, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = line_of(CLAIM_BLOCKS, WARP_LANES as u32);
     for (k, &sm) in probes.iter().enumerate() {
         let region = regions.slice(k * words..(k + 1) * words);
         let mut warm_flag = warm_flags.slice_mut(k..k + 1);
