@@ -364,11 +364,8 @@ pub const BAND: [(f64, f64); 6] = [
 /// diagonal where they agree, and the ±0.1 band the study allows.
 pub fn draw(path: &Path, title: &str, bins: &[Bin]) -> Result<()> {
     plot::titled_plot!(path, (900, 800), title, |root| {
-        let mut chart = ChartBuilder::on(&root)
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
+        let mut chart =
+            plot::framed_chart(&root, "", [20, 60, 80]).build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
         plot::mesh(
             &mut chart,
             "stated confidence (bin mean)",
@@ -396,8 +393,6 @@ pub fn draw(path: &Path, title: &str, bins: &[Bin]) -> Result<()> {
                 (FONT, plot::TICK_SIZE),
             )))?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing the reliability diagram")
 }

@@ -132,8 +132,6 @@ pub fn draw(path: &Path, title: &str, families: &[Family]) -> Result<()> {
                 chart.draw_series(std::iter::once(Circle::new((c, s), 5, style)))?;
             }
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing the per-family reliability diagrams")
 }

@@ -88,10 +88,7 @@ fn draw_stack_on<DB: DrawingBackend>(
 ) -> Result<()> {
     root.fill(&WHITE).map_err(boxed)?;
     let max_depth = steps.iter().map(|s| s.depth).max().unwrap_or(1).max(1);
-    let mut chart = plot::chart(root, title)
-        .margin(20)
-        .x_label_area_size(60)
-        .y_label_area_size(80)
+    let mut chart = plot::framed_chart(root, title, [20, 60, 80])
         .build_cartesian_2d(0..steps.len().max(1), 0..max_depth + 1)
         .map_err(boxed)?;
     plot::mesh(&mut chart, "instructions executed", "stack depth (tokens)")
@@ -137,10 +134,7 @@ fn draw_mask_on<DB: DrawingBackend>(
     steps: &[Step],
 ) -> Result<()> {
     root.fill(&WHITE).map_err(boxed)?;
-    let mut chart = plot::chart(root, title)
-        .margin(20)
-        .x_label_area_size(60)
-        .y_label_area_size(80)
+    let mut chart = plot::framed_chart(root, title, [20, 60, 80])
         .build_cartesian_2d(0..steps.len().max(1), 0..WARP_LANES)
         .map_err(boxed)?;
     plot::mesh(&mut chart, "instructions executed", "lane")

@@ -90,11 +90,7 @@ pub fn svg(title: &str, lines: &[(&str, &Curve)]) -> Result<String> {
         root.fill(&WHITE)?;
         let root = plot::titled(&root, title)?;
         let area = plot::legend_above(&root, &entries)?;
-        let mut builder = plot::chart(&area, "");
-        builder
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(100);
+        let mut builder = plot::framed_chart(&area, "", [20, 60, 100]);
         if first.x_bytes {
             let mut chart =
                 builder.build_cartesian_2d(plot::log_bytes_axis(low, high * 1.1), bottom..top)?;

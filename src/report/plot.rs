@@ -248,6 +248,37 @@ pub fn chart<'a, 'b, DB: DrawingBackend>(
     builder
 }
 
+/// [`chart`] in its frame: `margin` pixels around the chart, `x_area` under it for the x
+/// axis's ticks and label, `y_area` beside it for the y axis's.
+pub fn framed_chart<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    [margin, x_area, y_area]: [u32; 3],
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = chart(area, title);
+    builder
+        .margin(margin)
+        .x_label_area_size(x_area)
+        .y_label_area_size(y_area);
+    builder
+}
+
+/// A panel's chart, framed as [`framed_chart`], with its `caption` drawn in every style (a
+/// panel's name, which a paper keeps).
+pub fn captioned_chart<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: impl AsRef<str>,
+    [margin, x_area, y_area]: [u32; 3],
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(caption, (FONT, LABEL_SIZE))
+        .margin(margin)
+        .x_label_area_size(x_area)
+        .y_label_area_size(y_area);
+    builder
+}
+
 /// The mesh of `chart`, its axes described by `x` and `y` in the house's fonts: every plot's
 /// panel preamble, before its own tick formatters and `draw`.
 pub fn mesh<'a, 'b, DB, XT, YT, X, Y>(
@@ -343,10 +374,7 @@ pub fn log_log_bytes_chart<'a, DB: DrawingBackend>(
     x_desc: &str,
     y_desc: &str,
 ) -> Result<ChartContext<'a, DB, LogLog>, DrawingAreaErrorKind<DB::ErrorType>> {
-    let mut chart = ChartBuilder::on(area)
-        .margin(20)
-        .x_label_area_size(60)
-        .y_label_area_size(100)
+    let mut chart = framed_chart(area, "", [20, 60, 100])
         .build_cartesian_2d(log_bytes_axis(low, high), log_axis(bottom, top))?;
     mesh(&mut chart, x_desc, y_desc)
         .x_label_formatter(&|v| binary_bytes(*v))
@@ -525,16 +553,17 @@ macro_rules! on_backend {
 pub(crate) use on_backend;
 
 /// [`on_backend!`] with every plot's preamble: the font registered ([`ensure_font`]) and the
-/// canvas, bound to `$root`, filled white. `$body` returns
-/// `Result<(), Box<dyn std::error::Error>>` (plotters' errors, with `?`), whose error becomes
-/// the plot's.
+/// canvas, bound to `$root`, filled white. `$body` draws, with `?` on plotters' errors (whose
+/// error becomes the plot's); the canvas is presented after it.
 macro_rules! white_plot {
     ($path:expr, $size:expr, |$root:ident| $body:expr) => {{
         $crate::report::plot::ensure_font();
         $crate::report::plot::on_backend!($path, $size, |$root| {
             (|| -> Result<(), Box<dyn std::error::Error + '_>> {
                 $root.fill(&plotters::style::colors::WHITE)?;
-                $body
+                $body;
+                $root.present()?;
+                Ok(())
             })()
             .map_err(|e| anyhow::anyhow!("{e}"))
         })

@@ -220,10 +220,7 @@ pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
     let design = plot::Design::from((1400, 900)).with_legend(entries.len());
     plot::titled_plot!(path, design, title, |root| {
         let root = plot::legend_above(&root, &entries)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(20)
-            .x_label_area_size(70)
-            .y_label_area_size(110)
+        let mut chart = plot::framed_chart(&root, "", [20, 70, 110])
             .build_cartesian_2d(plot::log_axis(x_low, x_high), plot::log_axis(y_low, y_high))?;
         plot::mesh(
             &mut chart,
@@ -258,8 +255,6 @@ pub fn draw(path: &Path, title: &str, roofline: &Roofline) -> Result<()> {
                 label.clone(),
             )))?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing the roofline")
 }

@@ -38,11 +38,7 @@ where
         .fold((f64::INFINITY, 0.0_f64), |(l, h), v| (l.min(v), h.max(v)));
     let (low, high) = if high > 0.0 { (low, high) } else { (1.0, 1.0) };
     let x = -0.5..(categories.len().max(1) as f64 - 0.5);
-    let mut builder = chart(&area, caption);
-    builder
-        .margin(16)
-        .x_label_area_size(50)
-        .y_label_area_size(90);
+    let mut builder = framed_chart(&area, caption, [16, 50, 90]);
     if log {
         let (bottom, top) = (low / 2.0, high * 2.0);
         let mut chart = builder.build_cartesian_2d(x, log_axis(bottom, top))?;

@@ -340,8 +340,6 @@ pub fn draw(
             "operations per clock (GPU)",
             true,
         )?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing atomics")
 }

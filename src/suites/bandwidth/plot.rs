@@ -71,8 +71,6 @@ pub fn draw(path: &Path, title: &str, points: &[PointRow], file: &BandwidthFile)
                 colour.stroke_width(2),
             )))?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing bandwidth")
 }

@@ -74,11 +74,7 @@ pub fn draw(path: &Path, title: &str, runs: &[OrderRun]) -> Result<()> {
                 .unwrap_or(1)
                 .max(1) as f64;
             let rows = run.warps as usize * 32;
-            let mut chart = ChartBuilder::on(panel)
-                .caption(run.name, (FONT, plot::LABEL_SIZE))
-                .margin(15)
-                .x_label_area_size(60)
-                .y_label_area_size(60)
+            let mut chart = plot::captioned_chart(panel, run.name, [15, 60, 60])
                 .build_cartesian_2d(0.0..end * 1.02, -0.5..rows as f64 - 0.5)?;
             chart
                 .configure_mesh()
@@ -107,8 +103,6 @@ pub fn draw(path: &Path, title: &str, runs: &[OrderRun]) -> Result<()> {
                 )
             }))?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing branch")
 }

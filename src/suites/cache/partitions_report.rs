@@ -101,10 +101,7 @@ pub fn draw(path: &Path, title: &str, rows: &[SmReading]) -> Result<()> {
     sweeps.sort_unstable();
     sweeps.dedup();
     plot::white_plot!(path, (1400, 700), |root| {
-        let mut chart = plot::chart(&root, title)
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
+        let mut chart = plot::framed_chart(&root, title, [20, 60, 90])
             .build_cartesian_2d(-1.0..f64::from(sms), -0.05..1.05)?;
         plot::mesh(&mut chart, "SM (%smid)", "first touches at the slow latency")
             .x_label_formatter(&|v| format!("{v:.0}"))
@@ -133,8 +130,6 @@ pub fn draw(path: &Path, title: &str, rows: &[SmReading]) -> Result<()> {
             }
         }
         plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing partitions")
 }

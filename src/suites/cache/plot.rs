@@ -49,10 +49,7 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], levels: &[SavedLeve
         let band = ((rows * row + 10.0) / plot_height).clamp(0.1, 0.5);
         let highest = points.iter().map(|p| p.cycles).fold(1.0, f64::max);
         let top = highest / (1.0 - band);
-        let mut chart = plot::chart(&root, title)
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
+        let mut chart = plot::framed_chart(&root, title, [20, 60, 90])
             .build_cartesian_2d(
                 plot::log_bytes_axis(low, high * 1.1),
                 0.0..top,
@@ -99,8 +96,6 @@ pub fn draw(path: &Path, title: &str, points: &[ChasePoint], levels: &[SavedLeve
                 .pos(Pos::new(anchor, VPos::Top));
             chart.draw_series(std::iter::once(Text::new(label, (at, y), style)))?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing cache")
 }
@@ -126,10 +121,7 @@ pub fn draw_conflict(
             _ => format!("{title}: {}", report.verdict),
         };
         let caption: String = caption.chars().take(110).collect();
-        let mut chart = plot::chart(&root, &caption)
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
+        let mut chart = plot::framed_chart(&root, &caption, [20, 60, 90])
             .build_cartesian_2d(
                 plot::log_bytes_axis(low / 1.2, high * 1.2),
                 (0.8..top * 1.5).log_scale(),
@@ -160,8 +152,6 @@ pub fn draw_conflict(
             .label("every N tried hit (a lower bound)")
             .legend(|(x, y)| TriangleMarker::new((x + 10, y), 7, RED.stroke_width(2)));
         plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing conflict")
 }
@@ -179,10 +169,7 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
             .fold(f64::INFINITY, f64::min);
         let top = points.iter().map(|p| p.cycles).fold(0.0, f64::max);
         let pad = ((top - bottom) * 0.1).max(1.0);
-        let mut chart = plot::chart(&root, title)
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
+        let mut chart = plot::framed_chart(&root, title, [20, 60, 90])
             .build_cartesian_2d(
                 plot::log_bytes_axis(low / 1.1, high * 1.1),
                 (bottom - pad).max(0.0)..top + pad,
@@ -206,8 +193,6 @@ pub fn draw_by_stride(path: &Path, title: &str, points: &[ChasePoint]) -> Result
                 });
         }
         plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing tlb_strides")
 }

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 
 use crate::analysis::clock::{BlockStamp, CounterScope, SmClock, TwoTimers};
 use crate::experiments::clock::TimerOverheads;
-use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::plot::{self, BLUE, RED};
 use crate::report::run_dir::RunDir;
 
 /// The summary's quantity of the SM clock the run measured (MHz); the core finds it by its
@@ -65,15 +65,12 @@ pub fn draw(
             .unwrap_or(1)
             .max(1) as f64
             / 1e3;
-        let mut chart = ChartBuilder::on(&panels[0])
-            .caption(
-                "block start (blue) and end (red) clock64",
-                (FONT, plot::LABEL_SIZE),
-            )
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(110)
-            .build_cartesian_2d(0..stamps.len().max(1), 0.0..top * 1.05)?;
+        let mut chart = plot::captioned_chart(
+            &panels[0],
+            "block start (blue) and end (red) clock64",
+            [20, 60, 110],
+        )
+        .build_cartesian_2d(0..stamps.len().max(1), 0.0..top * 1.05)?;
         plot::mesh(&mut chart, "block", "clock64 − earliest start (k cycles)")
             .draw()?;
         chart.draw_series(stamps.iter().map(|s| {
@@ -103,15 +100,12 @@ pub fn draw(
                 .map(|s| s.offset_cycles)
                 .fold(f64::NEG_INFINITY, f64::max);
             let pad = ((high - low) * 0.1).max(scope.noise_cycles).max(1.0);
-            let mut offsets = ChartBuilder::on(&panels[1])
-                .caption(
-                    format!("counter offset per SM: {}", scope.verdict),
-                    (FONT, plot::LABEL_SIZE),
-                )
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(110)
-                .build_cartesian_2d(-1..sm_max + 1, (low - pad)..(high + pad))?;
+            let mut offsets = plot::captioned_chart(
+                &panels[1],
+                format!("counter offset per SM: {}", scope.verdict),
+                [20, 60, 110],
+            )
+            .build_cartesian_2d(-1..sm_max + 1, (low - pad)..(high + pad))?;
             plot::mesh(&mut offsets, "SM (%smid)", "clock64 − f·globaltimer (cycles)")
                 .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()?;
@@ -122,8 +116,6 @@ pub fn draw(
                     .map(|s| Circle::new((s.smid as i32, s.offset_cycles), 4, BLUE.filled())),
             )?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing clock")
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 
 use crate::suites::divergence::model::{Level, ModelKind, ModelReport, Prediction};
-use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::plot::{self, BLUE, RED};
 
 pub fn render_text(report: &ModelReport, bounds_source: &str) -> String {
     let mut text = format!("model: {}\n", report.verdict);
@@ -90,10 +90,7 @@ pub fn draw_model_plot(
                 .map(|l| l.cycles)
                 .chain(curve.iter().map(|c| c.1)),
         );
-        let mut chart = plot::chart(&root, title)
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(100)
+        let mut chart = plot::framed_chart(&root, title, [20, 60, 100])
             .build_cartesian_2d(-0.5..m_max + 0.5, y_range.clone())?;
         plot::mesh(&mut chart, "divergent lanes M", "single-loop cycles (median)")
             .x_label_formatter(&integer_ticks)
@@ -135,8 +132,6 @@ pub fn draw_model_plot(
             .label(label)
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
         plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing model")
 }
@@ -149,15 +144,12 @@ pub fn draw_prediction_plot(path: &Path, title: &str, prediction: &Prediction) -
         let m_max = levels.iter().map(|l| l.m).max().unwrap_or(1).max(1) as f64;
         let x_range = -0.5..m_max + 0.5;
 
-        let mut chart = ChartBuilder::on(&panels[0])
-            .caption(
-                "double loop: measured and predicted",
-                (FONT, plot::LABEL_SIZE),
-            )
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(110)
-            .build_cartesian_2d(
+        let mut chart = plot::captioned_chart(
+            &panels[0],
+            "double loop: measured and predicted",
+            [20, 60, 110],
+        )
+        .build_cartesian_2d(
                 x_range.clone(),
                 range(
                     levels
@@ -187,11 +179,7 @@ pub fn draw_prediction_plot(path: &Path, title: &str, prediction: &Prediction) -
         plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
 
         let residual_range = range(levels.iter().map(|l| l.residual_cycles).chain([0.0]));
-        let mut residuals = ChartBuilder::on(&panels[1])
-            .caption("measured − predicted", (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(110)
+        let mut residuals = plot::captioned_chart(&panels[1], "measured − predicted", [20, 60, 110])
             .build_cartesian_2d(x_range, residual_range)?;
         plot::mesh(&mut residuals, "divergent lanes M", "cycles")
             .x_label_formatter(&integer_ticks)
@@ -214,8 +202,6 @@ pub fn draw_prediction_plot(path: &Path, title: &str, prediction: &Prediction) -
                 .iter()
                 .map(|l| Circle::new((f64::from(l.m), l.residual_cycles), 4, BLUE.filled())),
         )?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing prediction")
 }

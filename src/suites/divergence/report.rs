@@ -16,7 +16,7 @@ use super::analysis::{CostFit, LevelSummary};
 use super::measure::LevelMeasurement;
 use crate::suites::divergence::model::ModelReport;
 use crate::analysis::linear_fit::Interval;
-use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::plot::{self, BLUE, RED};
 use crate::report::run_dir::RunDir;
 
 #[derive(Debug, Serialize)]
@@ -178,11 +178,7 @@ fn draw<DB: DrawingBackend>(
             .map(|s| s.cycles.max)
             .fold(f64::NEG_INFINITY, f64::max);
         let pad = ((high - low) * 0.08).max(1.0);
-        let mut chart = ChartBuilder::on(panel)
-            .caption(format!("{kernel} loop"), (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(100)
+        let mut chart = plot::captioned_chart(panel, format!("{kernel} loop"), [20, 60, 100])
             .build_cartesian_2d(-0.5..m_max + 0.5, (low - pad)..(high + pad))?;
         plot::mesh(&mut chart, "divergent lanes M", "cycles (warp, overhead removed)")
             .light_line_style(WHITE.mix(0.0))

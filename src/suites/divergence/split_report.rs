@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::split::{SplitReport, TimelinePoint, WARP_LANES};
 use crate::analysis::linear_fit::Interval;
-use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::plot::{self, BLUE, RED};
 use crate::report::run_dir::RunDir;
 
 #[derive(Debug, Serialize)]
@@ -78,11 +78,7 @@ pub fn draw_timelines(
         for (panel, &m) in panels.iter().zip(levels) {
             let points: Vec<&TimelinePoint> =
                 timeline.iter().filter(|p| p.m == m).collect();
-            let mut chart = ChartBuilder::on(panel)
-                .caption(format!("M = {m}"), (FONT, plot::LABEL_SIZE))
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(70)
+            let mut chart = plot::captioned_chart(panel, format!("M = {m}"), [20, 60, 70])
                 // Room above lane 31 for the legend, so it covers no lane.
                 .build_cartesian_2d(0.0..x_max, -0.5..WARP_LANES as f64 + 4.5)?;
             plot::mesh(&mut chart, "cycles since the warp started", "lane")
@@ -145,8 +141,6 @@ pub fn draw_timelines(
             }
             plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing timeline")
 }

@@ -319,10 +319,7 @@ pub fn draw(
     plot::titled_plot!(path, design, title, |root| {
         let areas = plot::panels(&root, 3);
         let left = plot::legend_above(&areas[0], &entries)?;
-        let mut chart = plot::chart(&left, "(a) latency of a chase")
-            .margin(16)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
+        let mut chart = plot::framed_chart(&left, "(a) latency of a chase", [16, 60, 90])
             .build_cartesian_2d(1.5..most + 0.5, 0.0..top)?;
         plot::mesh(&mut chart, "blocks per cluster", "cycles per load")
             .disable_x_mesh()
@@ -380,8 +377,6 @@ pub fn draw(
             "bytes per clock per SM",
             false,
         )?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing dsm")
 }
@@ -645,8 +640,6 @@ pub fn draw_writes(path: &Path, title: &str, writes: &WriteRows) -> Result<()> {
             "adds per clock per SM",
             true,
         )?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing dsm writes")
 }

@@ -131,8 +131,6 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
             "FLOP per clock per SM",
             false,
         )?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing flops")
 }

@@ -353,8 +353,6 @@ pub fn draw(path: &Path, title: &str, points: &[Point]) -> Result<()> {
                 )))?;
             }
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing launch")
 }

@@ -15,7 +15,7 @@ use super::analysis::WarpPoint;
 use super::chains::{Chains, Instruction};
 use super::measure::OperationResult;
 use crate::suites::pipeline::instruction_latency::InstructionLatency;
-use crate::report::plot::{self, BLUE, FONT, RED};
+use crate::report::plot::{self, BLUE, RED};
 use crate::report::run_dir::RunDir;
 
 #[derive(Debug, Serialize)]
@@ -230,11 +230,7 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
         let panels = plot::panels(&root, 2);
         let max_warps = sweep.iter().map(|p| p.warps).max().unwrap_or(1);
         let top = sweep.iter().map(|p| p.ops_per_clock).fold(1.0, f64::max) * 1.1;
-        let mut throughput = ChartBuilder::on(&panels[0])
-            .caption("throughput", (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
+        let mut throughput = plot::captioned_chart(&panels[0], "throughput", [20, 60, 90])
             .build_cartesian_2d(0..max_warps + 1, 0.0..top)?;
         plot::mesh(&mut throughput, "warps on the SM", "operations per clock")
             .draw()?;
@@ -254,11 +250,7 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
             )))?;
         }
         let latency_top = sweep.iter().map(|p| p.latency_cycles).fold(1.0, f64::max) * 1.1;
-        let mut latency = ChartBuilder::on(&panels[1])
-            .caption("latency seen by warp 0", (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
+        let mut latency = plot::captioned_chart(&panels[1], "latency seen by warp 0", [20, 60, 90])
             .build_cartesian_2d(0..max_warps + 1, 0.0..latency_top)?;
         plot::mesh(&mut latency, "warps on the SM", "cycles per dependent operation")
             .draw()?;
@@ -271,8 +263,6 @@ pub fn draw(path: &Path, title: &str, sweep: &[WarpPoint], saturation: Option<u3
                 .iter()
                 .map(|p| Circle::new((p.warps, p.latency_cycles), 4, RED.filled())),
         )?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing pipeline")
 }

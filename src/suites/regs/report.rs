@@ -79,10 +79,7 @@ pub fn draw(
     max_threads: u32,
 ) -> Result<()> {
     plot::white_plot!(path, (1200, 700), |root| {
-        let mut chart = plot::chart(&root, title)
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
+        let mut chart = plot::framed_chart(&root, title, [20, 60, 90])
             .build_cartesian_2d(0u32..260, 0u32..max_threads + 64)?;
         plot::mesh(&mut chart, "registers per thread", "largest block (threads)")
             .draw()?;
@@ -112,8 +109,6 @@ pub fn draw(
             .label("measured (largest block that launched)")
             .legend(|(x, y)| Circle::new((x + 10, y), 5, BLUE.filled()));
         plot::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing regs")
 }

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::analysis::{self as bank_conflicts, ConflictFit, StridePoint};
-use crate::report::plot::{self, BLUE, FONT, GREEN, RED};
+use crate::report::plot::{self, BLUE, GREEN, RED};
 use crate::report::run_dir::RunDir;
 
 /// One line of `shared.csv` (read back by [`read_points`]).
@@ -70,11 +70,7 @@ pub fn draw(
         let panels = plot::panels(&root, 2);
         let y_max = points.iter().map(|p| p.cycles_per_load).fold(1.0, f64::max) * 1.08;
         let x_max = points.iter().map(|p| p.stride).max().unwrap_or(1);
-        let mut by_stride = ChartBuilder::on(&panels[0])
-            .caption("against stride", (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
+        let mut by_stride = plot::captioned_chart(&panels[0], "against stride", [20, 60, 90])
             .build_cartesian_2d(0u32..x_max + 1, 0.0..y_max)?;
         plot::mesh(&mut by_stride, "stride (elements)", "cycles per dependent load")
             .draw()?;
@@ -83,12 +79,12 @@ pub fn draw(
             .map(|p| bank_conflicts::wavefronts(p.element_bytes, p.stride))
             .max()
             .unwrap_or(1);
-        let mut by_ways = ChartBuilder::on(&panels[1])
-            .caption("against wavefronts (bank model)", (FONT, plot::LABEL_SIZE))
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
-            .build_cartesian_2d(0u32..w_max + 1, 0.0..y_max)?;
+        let mut by_ways = plot::captioned_chart(
+            &panels[1],
+            "against wavefronts (bank model)",
+            [20, 60, 90],
+        )
+        .build_cartesian_2d(0u32..w_max + 1, 0.0..y_max)?;
         plot::mesh(&mut by_ways, "wavefronts per warp load", "cycles per dependent load")
             .draw()?;
         for (color, bytes) in COLORS.iter().zip(super::measure::ELEMENT_BYTES) {
@@ -127,8 +123,6 @@ pub fn draw(
             }
         }
         plot::draw_legend(&mut by_stride, SeriesLabelPosition::UpperLeft)?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing shared")
 }

@@ -214,11 +214,7 @@ fn workload_chart<'a, DB: DrawingBackend>(
             String::new()
         }
     };
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, (FONT, plot::LABEL_SIZE))
-        .margin(20)
-        .x_label_area_size(50)
-        .y_label_area_size(80)
+    let mut chart = plot::captioned_chart(area, caption, [20, 50, 80])
         .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..1.0)?;
     chart
         .configure_mesh()
@@ -293,8 +289,6 @@ pub fn draw(path: &Path, title: &str, rows: &[WorkloadRow]) -> Result<()> {
                 Rectangle::new([(x - 0.18, 0.0), (x + 0.18, value(r))], color.filled())
             }))?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing slots")
 }

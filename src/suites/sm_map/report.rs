@@ -285,16 +285,11 @@ pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
     let design = plot::Design::panels((1800, 800), 2);
     plot::titled_plot!(path, design, title, |root| {
         let areas = plot::panels(&root, 2);
-        let mut chart = plot::chart(
-            &areas[0],
-            &format!(
-                "(a) L2 per SM: {l2_low:.0} (pale) to {l2_high:.0} cycles (dark); partition blue: SM 0's"
-            ),
-        )
-        .margin(16)
-        .x_label_area_size(60)
-        .y_label_area_size(190)
-        .build_cartesian_2d(0.0..n as f64, -0.5..3.5)?;
+        let caption = format!(
+            "(a) L2 per SM: {l2_low:.0} (pale) to {l2_high:.0} cycles (dark); partition blue: SM 0's"
+        );
+        let mut chart = plot::framed_chart(&areas[0], &caption, [16, 60, 190])
+            .build_cartesian_2d(0.0..n as f64, -0.5..3.5)?;
         chart
             .configure_mesh()
             .disable_mesh()
@@ -333,17 +328,12 @@ pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
                 )))?;
             }
         }
-        let mut chart = plot::chart(
-            &areas[1],
-            &format!(
-                "(b) DSM, clusters of {}: {dsm_low:.0} (pale) to {dsm_high:.0} cycles (dark)",
-                saved.reading.cluster
-            ),
-        )
-        .margin(16)
-        .x_label_area_size(60)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..n as f64, 0.0..n as f64)?;
+        let caption = format!(
+            "(b) DSM, clusters of {}: {dsm_low:.0} (pale) to {dsm_high:.0} cycles (dark)",
+            saved.reading.cluster
+        );
+        let mut chart = plot::framed_chart(&areas[1], &caption, [16, 60, 80])
+            .build_cartesian_2d(0.0..n as f64, 0.0..n as f64)?;
         chart
             .configure_mesh()
             .disable_mesh()
@@ -367,8 +357,6 @@ pub fn draw(path: &Path, title: &str, saved: &Saved) -> Result<()> {
                     )
                 }),
         )?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing sm-map")
 }

@@ -116,10 +116,7 @@ pub fn draw_pairing(path: &Path, title: &str, stamps: &[i64]) -> Result<()> {
         let low = relative.iter().copied().fold(f64::INFINITY, f64::min);
         let high = relative.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let pad = ((high - low) * 0.1).max(10.0);
-        let mut chart = plot::chart(&root, title)
-            .margin(20)
-            .x_label_area_size(60)
-            .y_label_area_size(200)
+        let mut chart = plot::framed_chart(&root, title, [20, 60, 200])
             .build_cartesian_2d((low - pad)..(high + pad), 0..4)?;
         let names = [
             "warp 0 lanes 0-15",
@@ -147,8 +144,6 @@ pub fn draw_pairing(path: &Path, title: &str, stamps: &[i64]) -> Result<()> {
                     .map(move |&t| Circle::new((t, row), 5, BLUE.mix(0.6).filled())),
             )?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing sync")
 }

@@ -190,10 +190,7 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 String::new()
             }
         };
-        let mut chart = ChartBuilder::on(&root)
-            .margin(20)
-            .x_label_area_size(70)
-            .y_label_area_size(100)
+        let mut chart = plot::framed_chart(&root, "", [20, 70, 100])
             .build_cartesian_2d(-0.6..(n as f64 - 0.4), 0.0..top)?;
         plot::mesh(&mut chart, "input type (accumulating in FP32; INT8 in INT32)", "FLOP (INT8: ops) per clock per SM")
             .disable_x_mesh()
@@ -240,8 +237,6 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 )))?;
             }
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing tensor")
 }
@@ -449,10 +444,7 @@ pub fn draw_sustained(path: &Path, title: &str, rows: &[SustainedRow]) -> Result
         let areas = plot::panels(&root, 3);
         for (area, (caption, unit, value)) in areas.iter().zip(panels) {
             let top = rows.iter().filter_map(value).fold(1.0, f64::max) * 1.1;
-            let mut chart = plot::chart(area, caption)
-                .margin(16)
-                .x_label_area_size(60)
-                .y_label_area_size(90)
+            let mut chart = plot::framed_chart(area, caption, [16, 60, 90])
                 .build_cartesian_2d(0.0..end, 0.0..top)?;
             plot::mesh(&mut chart, "seconds since the fill's first launch", unit)
                 .y_label_formatter(&|v| format!("{v:.0}"))
@@ -466,8 +458,6 @@ pub fn draw_sustained(path: &Path, title: &str, rows: &[SustainedRow]) -> Result
                 ))?;
             }
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing the sustained run")
 }

@@ -218,8 +218,6 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 false,
             )?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing tma-l2-read")
 }

@@ -205,11 +205,12 @@ pub fn draw(
     plot::titled_plot!(path, design, title, |root| {
         let (left, right) = plot::two_panels(&root, 0.5);
         let left = plot::legend_above(&left, &entries)?;
-        let mut chart = plot::chart(&left, "(a) latency of a random tile chase")
-            .margin(16)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
-            .build_cartesian_2d(
+        let mut chart = plot::framed_chart(
+            &left,
+            "(a) latency of a random tile chase",
+            [16, 60, 90],
+        )
+        .build_cartesian_2d(
                 plot::log_bytes_axis(low / 1.2, high * 1.2),
                 0.0..top,
             )?;
@@ -252,8 +253,6 @@ pub fn draw(
             "GB/s over the GPU",
             false,
         )?;
-        root.present()?;
-        Ok(())
     })
     .context("drawing tma")
 }

@@ -242,8 +242,6 @@ pub fn draw(path: &Path, title: &str, shapes: &Shapes) -> Result<()> {
                 false,
             )?;
         }
-        root.present()?;
-        Ok(())
     })
     .context("drawing tma shapes")
 }
