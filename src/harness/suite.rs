@@ -257,17 +257,27 @@ fn watch_conditions(gpu: &mut Gpu, uuid: Option<&str>) -> (Conditions, Option<Wa
 }
 
 impl SuiteRun {
-    /// Waits for the SASS `disassembly` made beside the measurement, writes it as `file` in
-    /// the run directory, and returns what the run records of it.
-    pub fn keep_sass(&self, disassembly: crate::gpu::sass::Beside, file: &str) -> Result<KeptSass> {
+    /// Waits for the SASS `disassembly` made beside the measurement and writes its text, where
+    /// there is one, as `file` in the run directory.
+    pub fn keep_disassembly(
+        &self,
+        disassembly: crate::gpu::sass::Beside,
+        file: &str,
+    ) -> Result<(Option<String>, crate::gpu::sass::SassRecord)> {
         let (text, record) = disassembly.join()?;
+        if let Some(text) = &text {
+            self.run.write(file, text.as_bytes())?;
+        }
+        Ok((text, record))
+    }
+
+    /// [`SuiteRun::keep_disassembly`], returning what the run records of it.
+    pub fn keep_sass(&self, disassembly: crate::gpu::sass::Beside, file: &str) -> Result<KeptSass> {
+        let (text, record) = self.keep_disassembly(disassembly, file)?;
         let memory_instructions = text
             .as_deref()
             .map(crate::analysis::sass::memory_instructions)
             .unwrap_or_default();
-        if let Some(text) = &text {
-            self.run.write(file, text.as_bytes())?;
-        }
         Ok(KeptSass {
             status: record.status,
             memory_instructions,
@@ -281,10 +291,7 @@ impl SuiteRun {
         disassembly: crate::gpu::sass::Beside,
         file: &str,
     ) -> Result<crate::report::saved::KernelInstructions> {
-        let (text, record) = disassembly.join()?;
-        if let Some(text) = &text {
-            self.run.write(file, text.as_bytes())?;
-        }
+        let (text, record) = self.keep_disassembly(disassembly, file)?;
         Ok(crate::report::saved::KernelInstructions {
             status: record.status,
             arch: record.arch,

@@ -219,24 +219,22 @@ mod tests {
     fn figure(value: f64, unit: &str, uncertainty: &str, interval: Option<(f64, f64)>) -> Figure {
         Figure {
             key: "pipeline/int32 add: latency".into(),
-            unresolved: None,
-            confidence: None,
-            section: "Pipeline".into(),
-            quantity: "int32 add: latency".into(),
-            value: Some(value),
-            unit: unit.into(),
             low: interval.map(|i| i.0),
             high: interval.map(|i| i.1),
-            uncertainty: uncertainty.into(),
-            text: None,
             source: "pipeline/pipeline.json".into(),
-            per_sm: None,
             // As the suites make an estimate with its CI (`Rows::estimate`).
             domain: if uncertainty == "95% CI" {
                 Domain::Fitted
             } else {
                 Domain::Measured
             },
+            ..Figure::sample(
+                "Pipeline",
+                "int32 add: latency",
+                Some(value),
+                unit,
+                uncertainty,
+            )
         }
         // As a file of format 2 gives it back: the confidence its words state.
         .read_back()

@@ -73,19 +73,9 @@ mod tests {
     fn figure(source: &str) -> Figure {
         Figure {
             key: "sync/barrier cost".into(),
-            unresolved: None,
-            confidence: None,
-            section: "Sync".into(),
-            quantity: "barrier cost".into(),
-            value: Some(20.0),
-            unit: "cycles".into(),
-            low: None,
-            high: None,
-            uncertainty: String::new(),
-            text: None,
             source: source.into(),
-            per_sm: None,
             domain: crate::report::figures::Domain::Measured,
+            ..Figure::sample("Sync", "barrier cost", Some(20.0), "cycles", "")
         }
     }
 

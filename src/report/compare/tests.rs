@@ -1,29 +1,16 @@
 use super::*;
 
 fn figure(quantity: &str, value: f64, interval: Option<(f64, f64)>) -> Figure {
+    let uncertainty = if interval.is_some() { "95% CI" } else { "" };
     Figure {
-        key: crate::report::keys::from_words("S", quantity),
-        unresolved: None,
-        confidence: None,
-        section: "S".into(),
-        quantity: quantity.into(),
-        value: Some(value),
-        unit: "cycles".into(),
         low: interval.map(|i| i.0),
         high: interval.map(|i| i.1),
-        uncertainty: if interval.is_some() {
-            "95% CI".into()
-        } else {
-            String::new()
-        },
-        text: None,
-        source: "x".into(),
-        per_sm: None,
         domain: if interval.is_some() {
             crate::report::figures::Domain::Fitted
         } else {
             crate::report::figures::Domain::Measured
         },
+        ..Figure::sample("S", quantity, Some(value), "cycles", uncertainty)
     }
 }
 

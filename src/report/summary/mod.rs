@@ -479,20 +479,8 @@ mod tests {
     #[test]
     fn a_latency_and_its_throughput_share_one_row() {
         let figure = |section: &str, quantity: &str, value: f64, unit: &str| Figure {
-            key: crate::report::keys::from_words(section, quantity),
-            unresolved: None,
-            confidence: None,
-            section: section.into(),
-            quantity: quantity.into(),
-            value: Some(value),
-            unit: unit.into(),
-            low: None,
-            high: None,
-            uncertainty: String::new(),
-            text: None,
             source: "p.json".into(),
-            per_sm: None,
-            domain: Default::default(),
+            ..Figure::sample(section, quantity, Some(value), unit, "")
         };
         let figures = [
             figure("Pipeline", "fp32 add latency", 4.23, "cycles"),
@@ -574,20 +562,8 @@ mod tests {
     #[test]
     fn a_figure_a_repeat_does_not_confirm_is_unresolved() {
         let figure = |quantity: &str, value: f64| Figure {
-            key: crate::report::keys::from_words("Atomics", quantity),
-            unresolved: None,
-            confidence: None,
-            section: "Atomics".into(),
-            quantity: quantity.into(),
-            value: Some(value),
-            unit: "ops/clock".into(),
-            low: None,
-            high: None,
-            uncertainty: String::new(),
-            text: None,
             source: "atomics/atomics.json".into(),
-            per_sm: None,
-            domain: Default::default(),
+            ..Figure::sample("Atomics", quantity, Some(value), "ops/clock", "")
         };
         let summary_of = Summary::of;
         let mut first = summary_of(vec![figure("storm", 4080.0), figure("steady", 131.0)]);

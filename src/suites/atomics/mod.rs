@@ -49,14 +49,11 @@ pub fn run(args: &AtomicsArgs) -> Result<()> {
             let results = atomics::measure(gpu, &plan, chains, sms, mhz)?;
             crate::harness::sharing::step_done("atomics measured");
             suite.release_gpu(gpu)?;
-            let (text, record) = disassembly.join()?;
+            let (text, record) = suite.keep_disassembly(disassembly, "atomics.sass")?;
             let sass = text
                 .as_deref()
                 .map(self::analysis::atomic_instructions)
                 .unwrap_or_default();
-            if let Some(text) = &text {
-                suite.run.write("atomics.sass", text.as_bytes())?;
-            }
             let latency = atomics_report::latency_rows(&results, &sass);
             let throughput = atomics_report::throughput_rows(&results, &sass);
             atomics_report::write(&suite.run, &latency, &throughput, &sass, &record.status)?;

@@ -50,10 +50,7 @@ pub fn run(args: &FlopsArgs) -> Result<()> {
                 &properties.compute_capability,
             )?;
             suite.release_gpu(gpu)?;
-            let (text, record) = disassembly.join()?;
-            if let Some(text) = &text {
-                suite.run.write("flops.sass", text.as_bytes())?;
-            }
+            let (_, record) = suite.keep_disassembly(disassembly, "flops.sass")?;
             let rows = flops_report::rows(&results, &record.kernels);
             flops_report::write(&suite.run, &rows, &record.status)?;
             for row in &rows {

@@ -64,10 +64,7 @@ pub fn run(args: &PipelineArgs) -> Result<()> {
             let sweep = pipeline::warp_sweep(gpu, swept, args.iterations, 32)?;
             suite.release_gpu(gpu)?;
             let saturation = saturation_warps(&sweep, 0.95);
-            let (text, record) = disassembly.join()?;
-            if let Some(text) = &text {
-                suite.run.write("pipeline.sass", text.as_bytes())?;
-            }
+            let (_, record) = suite.keep_disassembly(disassembly, "pipeline.sass")?;
             let read = instruction_chains::read(&chains, &record.kernels, args.iterations);
             let instructions = pipeline_report::instruction_rows(&read);
             let operations_sass: Vec<Option<String>> = OPERATIONS

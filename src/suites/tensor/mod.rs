@@ -128,14 +128,11 @@ fn write_short(
     disassembly: crate::gpu::sass::Beside,
     results: &[tensor::KernelResult],
 ) -> Result<()> {
-    let (text, record) = disassembly.join()?;
+    let (text, record) = suite.keep_disassembly(disassembly, "tensor.sass")?;
     let sass = text
         .as_deref()
         .map(self::analysis::mma_instructions)
         .unwrap_or_default();
-    if let Some(text) = &text {
-        suite.run.write("tensor.sass", text.as_bytes())?;
-    }
     let rows = tensor_report::rows(results, &sass);
     tensor_report::write(&suite.run, &rows, &sass, &record.status)?;
     for row in &rows {
