@@ -22,6 +22,15 @@ impl UsageError {
     }
 }
 
+/// Returns early with a [`UsageError`] whose sentence `format!` writes (as `anyhow::bail!`),
+/// from a function whose error type a `UsageError` converts into.
+macro_rules! bail_usage {
+    ($($message:tt)+) => {
+        return Err($crate::error::UsageError::new(format!($($message)+)).into())
+    };
+}
+pub(crate) use bail_usage;
+
 /// The device cannot run what was asked, for a reason no setting changes: the message says
 /// what it lacks. A skip, not a failure (exit 6).
 #[derive(Debug, thiserror::Error)]

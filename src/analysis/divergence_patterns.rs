@@ -17,7 +17,7 @@ use std::str::FromStr;
 use rand::seq::SliceRandom;
 use rand::{SeedableRng, rngs::StdRng};
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 pub const WARP_LANES: usize = 32;
 /// Levels 0..=31: a warp has at most 31 lanes that can stop before the longest one.
@@ -61,9 +61,9 @@ impl FromStr for Pattern {
             "half" => Ok(Pattern::Half),
             _ => {
                 let Some(list) = text.strip_prefix("list:") else {
-                    return Err(UsageError::new(format!(
+                    bail_usage!(
                         "unknown pattern '{text}'; use staircase, random, half or list:<32 comma-separated bounds>"
-                    )));
+                    );
                 };
                 let bounds = list
                     .split(',')
@@ -75,15 +75,15 @@ impl FromStr for Pattern {
                         ))
                     })?;
                 if bounds.len() != WARP_LANES {
-                    return Err(UsageError::new(format!(
+                    bail_usage!(
                         "pattern list has {} bounds but a warp has 32 lanes; give exactly 32 comma-separated bounds",
                         bounds.len()
-                    )));
+                    );
                 }
                 if let Some(bad) = bounds.iter().find(|b| **b < 0) {
-                    return Err(UsageError::new(format!(
+                    bail_usage!(
                         "pattern list holds the negative bound {bad}; loop bounds must be 0 or more"
-                    )));
+                    );
                 }
                 Ok(Pattern::List(bounds))
             }

@@ -38,7 +38,7 @@ use children::{
 
 use crate::app::plan;
 use crate::cli::AllArgs;
-use crate::error::{MeasurementFailed, UsageError};
+use crate::error::{MeasurementFailed, UsageError, bail_usage};
 use crate::gpu::lease;
 use crate::gpu::mechanisms::{self, Mechanism};
 use crate::harness::PlannedSuite;
@@ -296,7 +296,7 @@ fn preflight(args: &AllArgs) -> Result<Preflight> {
         run_dir::check_new(output)?;
     }
     if args.suite_timeout_seconds == 0 {
-        return Err(UsageError::new("--suite-timeout-seconds must be at least 1").into());
+        bail_usage!("--suite-timeout-seconds must be at least 1");
     }
     let mechanisms_off = mechanisms::turned_off().map_err(UsageError::new)?;
     forward_interrupts();

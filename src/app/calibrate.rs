@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use crate::analysis::calibration;
 use crate::cli::CalibrateArgs;
-use crate::error::UsageError;
+use crate::error::bail_usage;
 use crate::report::calibration as calibration_report;
 use crate::report::run_dir::RunDir;
 
@@ -14,18 +14,17 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
         return merge(args);
     }
     if args.cases == 0 || args.cases > 1_000_000 {
-        return Err(UsageError::new("--cases must be between 1 and 1000000").into());
+        bail_usage!("--cases must be between 1 and 1000000");
     }
     if let Some(threads) = args.threads
         && !(1..=MAX_THREADS).contains(&threads)
     {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "--threads must be between 1 and {MAX_THREADS}, not {threads} (a thread per core is as fast as the study goes)"
-        ))
-        .into());
+        );
     }
     if args.first_case.checked_add(args.cases).is_none() {
-        return Err(UsageError::new("--first-case plus --cases must stay below 2^64").into());
+        bail_usage!("--first-case plus --cases must stay below 2^64");
     }
     // Every flag is checked before the directory is made: a refusal leaves nothing behind. The
     // study is written into a staged directory moved into place when it is done, so one that

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::cli::flags::{defaults, flags};
 use crate::cli::{AllArgs, DeviceSelection, PlotArgs, PlotFormat, SerialArgs};
-use crate::error::{MeasurementFailed, UsageError};
+use crate::error::{MeasurementFailed, UsageError, bail_usage};
 use crate::gpu::DeviceIdentity;
 use crate::harness::Suite;
 use crate::report::devices::{self, DevicesManifest, GpuRun};
@@ -141,15 +141,13 @@ pub fn select(
     let mut chosen: Vec<DeviceIdentity> = Vec::new();
     for &index in indices {
         let Some(device) = available.iter().find(|d| d.index == index) else {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "there is no CUDA device {index}: this machine has {}, numbered from 0; pass --device with some of them, or all",
                 available.len()
-            )));
+            );
         };
         if chosen.iter().any(|d| d.index == index) {
-            return Err(UsageError::new(format!(
-                "--device names device {index} twice; name each GPU once"
-            )));
+            bail_usage!("--device names device {index} twice; name each GPU once");
         }
         chosen.push(device.clone());
     }

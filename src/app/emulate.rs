@@ -6,32 +6,30 @@ use serde_json::json;
 use crate::analysis::divergence_patterns::Pattern;
 use crate::analysis::stack_emulator::{self, StackShape};
 use crate::cli::{EmulateArgs, LoopChoice};
-use crate::error::UsageError;
+use crate::error::bail_usage;
 use crate::report::emulation;
 use crate::report::run_dir;
 
 pub fn run(args: &EmulateArgs) -> Result<()> {
     let pattern: Pattern = args.pattern.parse()?;
     if args.max_bound < 1 || args.max_bound > 1024 {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "--max-bound must be between 1 and 1024, not {}",
             args.max_bound
-        ))
-        .into());
+        );
     }
     pattern.validate(args.max_bound)?;
     if args.depth == Some(0) || args.chunk == 0 {
-        return Err(UsageError::new("--depth and --chunk must be at least 1").into());
+        bail_usage!("--depth and --chunk must be at least 1");
     }
     let rows = pattern.rows(args.max_bound, args.seed);
     let m = args.m.unwrap_or_else(|| rows.last().map_or(0, |row| row.m));
     let Some(drawn) = rows.iter().find(|row| row.m == m) else {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "the {pattern} pattern has no level M = {m}; choose --m from {} to {}",
             rows.first().map_or(0, |r| r.m),
             rows.last().map_or(0, |r| r.m)
-        ))
-        .into());
+        );
     };
     if let Some(output) = &args.output {
         run_dir::check_new(output)?;

@@ -7,7 +7,7 @@ use std::io::Write as _;
 use anyhow::{Context, Result};
 
 use crate::cli::{ExportArgs, ExportFormat};
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 use crate::report::export::{self, Gpu, Quantity};
 use crate::report::metadata::SavedMetadata;
 use crate::report::summary;
@@ -17,21 +17,19 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         export::schema()
     } else {
         let Some(dir) = &args.dir else {
-            return Err(UsageError::new("pass a run directory to export, or --schema").into());
+            bail_usage!("pass a run directory to export, or --schema");
         };
         if !dir.is_dir() {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} is not a directory; pass a run directory written by gpubench",
                 dir.display()
-            ))
-            .into());
+            );
         }
         match args.format {
             ExportFormat::Json | ExportFormat::Prometheus if args.base.is_some() => {
-                return Err(UsageError::new(
-                    "--base is a gpgpusim.config for --format accel-sim; the JSON model and the Prometheus export take none",
-                )
-                .into());
+                bail_usage!(
+                    "--base is a gpgpusim.config for --format accel-sim; the JSON model and the Prometheus export take none"
+                );
             }
             ExportFormat::Prometheus => prometheus(dir, args.repeat_of.as_deref())?,
             ExportFormat::Json => json(dir, args.repeat_of.as_deref())?,
@@ -120,11 +118,10 @@ fn machine_model(
     repeat: Option<&std::path::Path>,
 ) -> Result<export::MachineModel> {
     if let Some(repeat) = repeat.filter(|r| !r.is_dir()) {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "--repeat-of {} is not a directory; pass a second run of the same GPU",
             repeat.display()
-        ))
-        .into());
+        );
     }
     let summary = super::report::tables_from_files(dir, repeat)?;
     model_of(dir, summary)
@@ -138,11 +135,7 @@ fn complete_suites(dir: &std::path::Path) -> Result<Vec<SavedMetadata>> {
         .filter_map(|(_, path)| SavedMetadata::read(&path).ok().filter(|m| m.complete()))
         .collect();
     if complete.is_empty() {
-        return Err(UsageError::new(format!(
-            "{} holds no complete suite to export",
-            dir.display()
-        ))
-        .into());
+        bail_usage!("{} holds no complete suite to export", dir.display());
     }
     Ok(complete)
 }
@@ -199,11 +192,10 @@ fn prometheus(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result
         return Ok(prometheus::exposition(&[(labels, summary)]));
     };
     if repeat.is_some() {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "{} holds several GPUs' runs, each confirmed by its own repeat/; --repeat-of takes a second run of one GPU",
             dir.display()
-        ))
-        .into());
+        );
     }
     let mut runs = Vec::new();
     for gpu in gpus.iter().filter(|g| g.path.is_dir()) {
@@ -211,11 +203,10 @@ fn prometheus(dir: &std::path::Path, repeat: Option<&std::path::Path>) -> Result
         runs.push((run_labels(&gpu.path)?, summary));
     }
     if runs.is_empty() {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "{} lists no GPU run directory that exists, so there is nothing to export",
             dir.display()
-        ))
-        .into());
+        );
     }
     Ok(prometheus::exposition(&runs))
 }

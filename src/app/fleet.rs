@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::registry;
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 use crate::report::compare::{self, Comparison, Tolerances};
 use crate::report::fleet::{self, Member, Overlays};
 use crate::report::metadata::SavedMetadata;
@@ -30,11 +30,10 @@ pub fn expand(dirs: &[PathBuf]) -> Result<Named> {
     };
     for dir in dirs {
         if !dir.is_dir() {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} is not a directory; pass run directories written by gpubench (of `all` or of one suite)",
                 dir.display()
-            ))
-            .into());
+            );
         }
         match crate::report::devices::gpu_runs(dir)? {
             Some(runs) => {
@@ -56,12 +55,11 @@ pub fn expand(dirs: &[PathBuf]) -> Result<Named> {
     for (_, dir) in &named.dirs {
         let canonical = dir.canonicalize().unwrap_or_else(|_| dir.clone());
         if let Some((_, first)) = seen.iter().find(|(c, _)| *c == canonical) {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} and {} are the same directory; a run compared with itself agrees with itself, so pass each run once",
                 first.display(),
                 dir.display()
-            ))
-            .into());
+            );
         }
         seen.push((canonical, dir));
     }
@@ -94,11 +92,10 @@ pub fn summaries(named: &Named) -> Result<Vec<(String, PathBuf, Summary)>> {
             continue;
         }
         if summary.figures.is_empty() {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} has no figures (no suite in it completed), so there is nothing to compare",
                 dir.display()
-            ))
-            .into());
+            );
         }
         loaded.push((name.clone(), dir.clone(), summary));
     }

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 
 use super::registry;
 use crate::cli::ReportArgs;
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 use crate::harness::{Redraw, SavedRun};
 use crate::report::metadata::SavedMetadata;
 use crate::report::run_dir::{self, RunDir};
@@ -71,15 +71,14 @@ fn confirm(made: &mut summary::Summary, repeat: Option<&Path>) -> Result<()> {
     // model's figures differ because the GPU does, not because the run did not repeat.
     let format = |s: &summary::Summary| s.format.unwrap_or(crate::report::formats::UNRECORDED);
     if other.gpu() != made.gpu() || format(&other) != format(made) {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "--repeat-of {} is a run of {} in format {}, but the run reported is of {} in format {}; a repeat confirms a second run of the same GPU model, written in the same format",
             repeat.display(),
             other.gpu(),
             format(&other),
             made.gpu(),
             format(made)
-        ))
-        .into());
+        );
     }
     let name = repeat.file_name().map_or_else(
         || repeat.display().to_string(),
@@ -163,12 +162,11 @@ pub(super) fn tables_from_files(source: &Path, repeat: Option<&Path>) -> Result<
     if let Some(repeat) = repeat {
         let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         if canonical(repeat) == canonical(source) {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "--repeat-of {} is {} itself; a run cannot confirm its own figures, so pass a second run of the same GPU",
                 repeat.display(),
                 source.display()
-            ))
-            .into());
+            );
         }
     }
     let mut made = summary::summarise_from_files(source, registry::derive_figures)?;
@@ -205,11 +203,10 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     crate::report::plot::set_style(args.plots.style());
     let extension = args.plots.extension();
     if !args.dir.is_dir() {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "{} is not a directory; pass a run directory written by gpubench",
             args.dir.display()
-        ))
-        .into());
+        );
     }
     let output = args
         .output
@@ -222,20 +219,18 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     if let Some(repeat) = &args.repeat_of
         && !repeat.is_dir()
     {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "--repeat-of {} is not a directory; pass a second run of the same GPU",
             repeat.display()
-        ))
-        .into());
+        );
     }
     let gpus = crate::report::devices::gpu_runs(&args.dir)
         .map_err(|e| UsageError::new(format!("{e:#}")))?;
     if gpus.is_some() && args.repeat_of.is_some() {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "{} holds several GPUs' runs and --repeat-of confirms one run; report one GPU's directory with --repeat-of, or the GPUs without it",
             args.dir.display()
-        ))
-        .into());
+        );
     }
     let suites = match gpus {
         Some(_) => Vec::new(),
@@ -525,14 +520,13 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
     let named = super::fleet::expand(&args.dirs)?;
     let fleet = args.fleet.then_some(args.k);
     if named.dirs.len() < 2 || (fleet.is_some() && named.dirs.len() < 3) {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "{} runs given: compare needs two at least, --fleet three at least",
             named.dirs.len()
-        ))
-        .into());
+        );
     }
     if !(args.k.is_finite() && args.k > 0.0) {
-        return Err(UsageError::new("--k must be a positive number of standard deviations").into());
+        bail_usage!("--k must be a positive number of standard deviations");
     }
     let runs = super::fleet::summaries(&named)?;
     // A tolerance for a unit no figure is in would change nothing, silently: a typo.
@@ -552,22 +546,20 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<()> {
             .iter()
             .any(|(_, _, s)| s.figures.iter().any(|f| f.unit == unit));
         if !any {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "--tolerance {argument}: no figure of the runs given is in {unit:?} (their units: {})",
                 units.join(", ")
-            ))
-            .into());
+            );
         }
     }
     if runs.len() < 2 || (fleet.is_some() && runs.len() < 3) {
         let failed: Vec<&str> = named.incomplete.iter().map(|(n, _)| n.as_str()).collect();
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "only {} of the runs given have figures ({} failed: {}); compare needs two at least, --fleet three at least",
             runs.len(),
             failed.len(),
             failed.join(", ")
-        ))
-        .into());
+        );
     }
     let comparison = super::fleet::compare_runs(&runs, &tolerances, fleet);
     let incomplete = named.incomplete;

@@ -8,7 +8,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 pub mod columns;
 
@@ -59,10 +59,10 @@ pub fn read_saved_text(path: &Path) -> Result<String, UsageError> {
         },
     )?;
     if csv && !text.is_empty() && !text.ends_with('\n') {
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "{}: its last row has no line end, so the file was cut off mid-row; the run directory is damaged",
             path.display()
-        )));
+        );
     }
     Ok(text)
 }

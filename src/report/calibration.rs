@@ -12,7 +12,7 @@ use super::run_dir::{RunDir, csv_bytes};
 use super::saved;
 use crate::analysis::calibration::families::{Item, groups};
 use crate::analysis::calibration::{Bin, Outcome, fit_map_of, reliability_of};
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 /// One row of `outcomes.csv`: the case, then what was stated about it.
 #[derive(serde::Serialize)]
@@ -267,12 +267,11 @@ pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
                 header = Some(this_header.clone());
             }
             Some(h) if *h != this_header => {
-                return Err(UsageError::new(format!(
+                bail_usage!(
                     "{} has other columns than {}: shards must come from one build",
                     path.display(),
                     first_dir.display()
-                ))
-                .into());
+                );
             }
             Some(_) => {}
         }
@@ -288,12 +287,11 @@ pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
         }
         // Two readings per case: the ascending chase alone and both directions.
         if readings != 2 * settings.cases {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} has {readings} rows for {} cases (two each): the study is damaged",
                 path.display(),
                 settings.cases
-            ))
-            .into());
+            );
         }
     }
     let cases: u64 = read.iter().map(|(_, s)| s.cases).sum();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::error::UsageError;
+use crate::error::bail_usage;
 use crate::gpu::DeviceIdentity;
 
 pub const FILE: &str = "devices.json";
@@ -92,11 +92,11 @@ pub fn gpu_runs(dir: &Path) -> Result<Option<Vec<GpuRunDir>>> {
     let mut runs = Vec::new();
     for gpu in &manifest.gpus {
         if !crate::report::summary::plain_name(&gpu.dir) {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} names a GPU directory {:?}, which is not a plain directory name; the run directory is damaged",
                 path.display(),
                 gpu.dir
-            )).into());
+            );
         }
         let run = dir.join(&gpu.dir);
         // Named with the node's directory, so GPUs of several nodes stay apart.
@@ -111,21 +111,19 @@ pub fn gpu_runs(dir: &Path) -> Result<Option<Vec<GpuRunDir>>> {
             note
         });
         if manifest.gpus.iter().filter(|g| g.dir == gpu.dir).count() > 1 {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} lists the GPU directory {} more than once; the run directory is damaged",
                 path.display(),
                 gpu.dir
-            ))
-            .into());
+            );
         }
         if failed.is_none() && !run.is_dir() {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} records the GPU run {} as complete, but {} is not a directory; the run directory is damaged",
                 path.display(),
                 gpu.dir,
                 run.display()
-            ))
-            .into());
+            );
         }
         if run.is_dir() || failed.is_some() {
             runs.push(GpuRunDir {

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 /// Where a run goes without `--output`: a directory of the working directory that gpubench's
 /// own clone ignores (`.gitignore`), never inside a run or among a clone's committed results.
@@ -53,10 +53,10 @@ pub fn check_new(output: &Path) -> Result<(), UsageError> {
         } else {
             ""
         };
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "{} already exists{what} and gpubench never overwrites a run; choose a new --output directory",
             output.display()
-        )));
+        );
     }
     check_parents(output)
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 use crate::input::{read_saved_text, read_text};
 
 /// `dir/name`, or `dir/name.gz` where only the compressed copy exists. Anything by that name
@@ -51,11 +51,10 @@ pub fn read_csv<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
         .with_context(|| format!("unreadable row in {}", path.display()))?;
     if rows.is_empty() {
         // Every suite writes at least one row; a figure drawn from none would be blank.
-        return Err(UsageError::new(format!(
+        bail_usage!(
             "{} has no rows; the run that wrote it is damaged",
             path.display()
-        ))
-        .into());
+        );
     }
     Ok(rows)
 }

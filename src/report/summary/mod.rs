@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 use anyhow::{Context, Result};
 
 use super::figures::FiguresFile;
@@ -41,19 +41,18 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
         // Names read from a file are data: a name that is not one plain directory name would
         // send `report` outside its output directory.
         if let Some(bad) = manifest.suites.iter().find(|s| !plain_name(&s.name)) {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} names a suite {:?}, which is not a plain directory name; the run directory is damaged",
                 dir.join("all.json").display(),
                 bad.name
-            )).into());
+            );
         }
         let all = dir.join("all.json");
         if manifest.suites.is_empty() {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} lists no suite; the run directory is damaged",
                 all.display()
-            ))
-            .into());
+            );
         }
         // Each suite once, and every suite on disk listed: a suite listed twice would be
         // summarised twice, one left out would vanish without a word.
@@ -64,11 +63,10 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
             .map(|s| &s.name)
             .find(|name| !listed.insert(name.as_str()))
         {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} lists the suite {twice} more than once; the run directory is damaged",
                 all.display()
-            ))
-            .into());
+            );
         }
         let mut on_disk: Vec<String> = std::fs::read_dir(dir)
             .with_context(|| format!("cannot read {}", dir.display()))?
@@ -79,13 +77,12 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
             .collect();
         on_disk.sort();
         if let Some(unlisted) = on_disk.iter().find(|name| !listed.contains(name.as_str())) {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} holds the suite run {}, which {} does not list; the run directory is damaged",
                 dir.display(),
                 dir.join(unlisted).display(),
                 all.display()
-            ))
-            .into());
+            );
         }
         // A suite the manifest records complete is on disk as a directory (not a link) with
         // its metadata.json: else its figures would vanish from the summary while the table
@@ -99,13 +96,12 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
                 Ok(_) => None,
             };
             if let Some(why) = why {
-                return Err(UsageError::new(format!(
+                bail_usage!(
                     "{} records the suite {} as complete, but {} {why}; the run directory is damaged",
                     all.display(),
                     suite.name,
                     path.display()
-                ))
-                .into());
+                );
             }
         }
         return Ok(manifest
@@ -259,13 +255,12 @@ fn figures_of(
             } else {
                 &figure.source
             });
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{}: the figure \"{}: {}\" appears twice; gpubench writes each figure once, so the file is damaged or was edited",
                 file.display(),
                 figure.section,
                 figure.quantity
-            ))
-            .into());
+            );
         }
     }
     // Nothing outside its domain is summarised: the file it came from is named instead.
@@ -378,14 +373,13 @@ fn summarise_with(dir: &Path, saved_figures: bool, derive: Derive) -> Result<Sum
         if let Some(listed) = listed
             && (listed.status == "complete") != metadata.complete()
         {
-            return Err(UsageError::new(format!(
+            bail_usage!(
                 "{} records the suite {name} as {}, but {} says {}; the run directory is damaged",
                 dir.join("all.json").display(),
                 listed.status,
                 path.join("metadata.json").display(),
                 metadata.status
-            ))
-            .into());
+            );
         }
         suites.push(SuiteTiming {
             name,

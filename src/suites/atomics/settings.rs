@@ -4,7 +4,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::measure::Plan;
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct AtomicsArgs {
@@ -61,15 +61,13 @@ impl AtomicsArgs {
             || footprints[0] == 0
             || footprints[footprints.len() - 1] > MAX_FOOTPRINT_MIB
         {
-            return Err(UsageError::new(format!(
-                "--footprints-mib takes sizes from 1 to {MAX_FOOTPRINT_MIB} MiB, such as 1,128"
-            )));
+            bail_usage!("--footprints-mib takes sizes from 1 to {MAX_FOOTPRINT_MIB} MiB, such as 1,128");
         }
         if !(1..=100).contains(&self.repeats) {
-            return Err(UsageError::new("--repeats must be between 1 and 100"));
+            bail_usage!("--repeats must be between 1 and 100");
         }
         if !(0.1..=100.0).contains(&self.storm_ms) {
-            return Err(UsageError::new("--storm-ms must be between 0.1 and 100"));
+            bail_usage!("--storm-ms must be between 0.1 and 100");
         }
         Ok(Plan {
             footprints: footprints.iter().map(|m| m << 20).collect(),

@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct BandwidthArgs {
@@ -55,21 +55,19 @@ impl BandwidthArgs {
     /// Every check of the flags that needs no device, before one is opened.
     pub fn validate(&self) -> Result<(), UsageError> {
         if !(1..=100).contains(&self.repeats) {
-            return Err(UsageError::new("--repeats must be between 1 and 100"));
+            bail_usage!("--repeats must be between 1 and 100");
         }
         if !(1..=100).contains(&self.sweep_repeats) {
-            return Err(UsageError::new("--sweep-repeats must be between 1 and 100"));
+            bail_usage!("--sweep-repeats must be between 1 and 100");
         }
         if !(0.1..=100.0).contains(&self.min_ms) {
-            return Err(UsageError::new("--min-ms must be between 0.1 and 100"));
+            bail_usage!("--min-ms must be between 0.1 and 100");
         }
         if !(0.1..=100.0).contains(&self.headline_ms) {
-            return Err(UsageError::new("--headline-ms must be between 0.1 and 100"));
+            bail_usage!("--headline-ms must be between 0.1 and 100");
         }
         if !(1..=16).contains(&self.points_per_doubling) {
-            return Err(UsageError::new(
-                "--points-per-doubling must be between 1 and 16",
-            ));
+            bail_usage!("--points-per-doubling must be between 1 and 16");
         }
         Ok(())
     }
@@ -79,9 +77,7 @@ impl BandwidthArgs {
     pub fn max_device_bytes(&self, default: impl FnOnce() -> u64) -> Result<u64, UsageError> {
         let bytes = self.max_bytes.unwrap_or_else(default);
         if bytes < 64 << 20 {
-            return Err(UsageError::new(
-                "--max-bytes must be at least 67108864 (64 MiB)",
-            ));
+            bail_usage!("--max-bytes must be at least 67108864 (64 MiB)");
         }
         Ok(bytes)
     }
@@ -90,9 +86,7 @@ impl BandwidthArgs {
     /// tenth to spare), once the device is open.
     pub fn fits(&self, needed: u64, memory: u64) -> Result<(), UsageError> {
         if needed > memory / 10 * 9 {
-            return Err(UsageError::new(format!(
-                "the buffers would need {needed} bytes of the device's {memory}; pass a smaller --max-bytes or --max-sm-bytes"
-            )));
+            bail_usage!("the buffers would need {needed} bytes of the device's {memory}; pass a smaller --max-bytes or --max-sm-bytes");
         }
         Ok(())
     }

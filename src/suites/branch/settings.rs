@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct BranchArgs {
@@ -32,9 +32,7 @@ impl BranchArgs {
     /// Every check of the flags, before a device is opened.
     pub fn validate(&self) -> Result<(), UsageError> {
         if self.work == 0 || self.work > 100_000 {
-            return Err(UsageError::new(
-                "--work must be between 1 and 100000 loop iterations per path",
-            ));
+            bail_usage!("--work must be between 1 and 100000 loop iterations per path");
         }
         Ok(())
     }

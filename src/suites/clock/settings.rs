@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct ClockArgs {
@@ -35,13 +35,13 @@ impl ClockArgs {
     /// Every check of the flags, before a device is opened.
     pub fn validate(&self) -> Result<(), UsageError> {
         if self.pairs == 0 || self.pairs > 1 << 20 {
-            return Err(UsageError::new("--pairs must be between 1 and 1048576"));
+            bail_usage!("--pairs must be between 1 and 1048576");
         }
         if self.spin_us > 1_000_000 {
-            return Err(UsageError::new("--spin-us must be at most 1000000 (one second)"));
+            bail_usage!("--spin-us must be at most 1000000 (one second)");
         }
         if self.blocks_per_sm == 0 || self.blocks_per_sm > 64 {
-            return Err(UsageError::new("--blocks-per-sm must be between 1 and 64"));
+            bail_usage!("--blocks-per-sm must be between 1 and 64");
         }
         Ok(())
     }

@@ -4,7 +4,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::measure::MAX_CLUSTER;
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct DsmArgs {
@@ -45,7 +45,7 @@ impl DsmArgs {
     /// Every check of the flags, before a device is opened.
     pub fn validate(&self) -> Result<(), UsageError> {
         if self.iterations == 0 || self.iterations > 100_000 {
-            return Err(UsageError::new("--iterations must be between 1 and 100000 passes"));
+            bail_usage!("--iterations must be between 1 and 100000 passes");
         }
         if self.bandwidth_sizes.is_empty()
             || self
@@ -53,9 +53,7 @@ impl DsmArgs {
                 .iter()
                 .any(|c| !(1..=MAX_CLUSTER).contains(c))
         {
-            return Err(UsageError::new(format!(
-                "--bandwidth-sizes takes cluster sizes from 1 to {MAX_CLUSTER}, such as 2,4,8,16"
-            )));
+            bail_usage!("--bandwidth-sizes takes cluster sizes from 1 to {MAX_CLUSTER}, such as 2,4,8,16");
         }
         Ok(())
     }

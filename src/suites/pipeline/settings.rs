@@ -4,7 +4,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::measure::{OPERATIONS, Operation};
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct PipelineArgs {
@@ -44,17 +44,13 @@ impl PipelineArgs {
     /// opened.
     pub fn swept(&self) -> Result<&'static Operation, UsageError> {
         if self.iterations == 0 || self.iterations > 100_000 {
-            return Err(UsageError::new(
-                "--iterations must be between 1 and 100000 loop trips",
-            ));
+            bail_usage!("--iterations must be between 1 and 100000 loop trips");
         }
         let Some(swept) = OPERATIONS.iter().find(|o| o.name == self.sweep_op) else {
             let names: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();
-            return Err(UsageError::new(format!(
-                "--sweep-op {} is not one of {}",
+            bail_usage!("--sweep-op {} is not one of {}",
                 self.sweep_op,
-                names.join(", ")
-            )));
+                names.join(", "));
         };
         Ok(swept)
     }

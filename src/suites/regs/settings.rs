@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct RegsArgs {
@@ -30,9 +30,7 @@ impl RegsArgs {
     /// Every check of the flags, before a device is opened.
     pub fn validate(&self) -> Result<(), UsageError> {
         if self.step == 0 || self.min_registers < 16 || self.min_registers > 255 {
-            return Err(UsageError::new(
-                "--min-registers must be between 16 and 255 and --step at least 1",
-            ));
+            bail_usage!("--min-registers must be between 16 and 255 and --step at least 1");
         }
         Ok(())
     }

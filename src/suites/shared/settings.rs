@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SharedArgs {
@@ -34,16 +34,12 @@ impl SharedArgs {
     pub fn validate(&self) -> Result<(), UsageError> {
         if self.iterations == 0 || !self.iterations.is_multiple_of(32) || self.iterations > 1 << 20
         {
-            return Err(UsageError::new(format!(
-                "--iterations must be a multiple of 32 between 32 and 1048576, not {}",
-                self.iterations
-            )));
+            bail_usage!("--iterations must be a multiple of 32 between 32 and 1048576, not {}",
+                self.iterations);
         }
         if self.max_stride == 0 || self.max_stride > 64 {
-            return Err(UsageError::new(format!(
-                "--max-stride must be between 1 and 64, not {}",
-                self.max_stride
-            )));
+            bail_usage!("--max-stride must be between 1 and 64, not {}",
+                self.max_stride);
         }
         Ok(())
     }

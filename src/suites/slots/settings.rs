@@ -4,7 +4,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::WORKLOADS;
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SlotsArgs {
@@ -52,17 +52,13 @@ impl SlotsArgs {
                 Some(&w) if !chosen.contains(&w) => chosen.push(w),
                 Some(_) => {}
                 None => {
-                    return Err(UsageError::new(format!(
-                        "--only: no workload '{name}'; choose from {}",
-                        WORKLOADS.join(", ")
-                    )));
+                    bail_usage!("--only: no workload '{name}'; choose from {}",
+                        WORKLOADS.join(", "));
                 }
             }
         }
         if chosen.is_empty() {
-            return Err(UsageError::new(
-                "--only names no workload; pass e.g. --only dot,bfs",
-            ));
+            bail_usage!("--only names no workload; pass e.g. --only dot,bfs");
         }
         Ok(chosen)
     }
@@ -71,7 +67,7 @@ impl SlotsArgs {
     /// repeats nothing, and is not asked).
     pub fn validate(&self) -> Result<(), UsageError> {
         if !(1..=1000).contains(&self.repeats) {
-            return Err(UsageError::new("--repeats takes 1 to 1000"));
+            bail_usage!("--repeats takes 1 to 1000");
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SmMapArgs {
@@ -43,10 +43,10 @@ impl SmMapArgs {
             );
         }
         if !(2..=16).contains(&self.cluster) {
-            return Err(UsageError::new("--cluster must be between 2 and 16 blocks"));
+            bail_usage!("--cluster must be between 2 and 16 blocks");
         }
         if self.steps == 0 || !self.steps.is_multiple_of(16) || self.steps > 65_536 {
-            return Err(UsageError::new("--steps must be a multiple of 16, from 16 to 65536"));
+            bail_usage!("--steps must be a multiple of 16, from 16 to 65536");
         }
         Ok(())
     }

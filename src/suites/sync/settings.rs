@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct SyncArgs {
@@ -39,10 +39,10 @@ impl SyncArgs {
     /// Every check of the flags, before a device is opened.
     pub fn validate(&self) -> Result<(), UsageError> {
         if !(0.1..=600.0).contains(&self.timeout_seconds) {
-            return Err(UsageError::new("--timeout-seconds must be between 0.1 and 600"));
+            bail_usage!("--timeout-seconds must be between 0.1 and 600");
         }
         if !(1..=10_000).contains(&self.watchdog_ms) {
-            return Err(UsageError::new("--watchdog-ms must be between 1 and 10000"));
+            bail_usage!("--watchdog-ms must be between 1 and 10000");
         }
         Ok(())
     }

@@ -4,7 +4,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::measure::WGMMA_WIDTHS;
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct TensorArgs {
@@ -69,23 +69,17 @@ impl TensorArgs {
     /// a device is opened.
     pub fn widths(&self) -> Result<Vec<u64>, UsageError> {
         if self.iterations == 0 || self.iterations > 1_000_000 {
-            return Err(UsageError::new(
-                "--iterations must be between 1 and 1000000 loop trips",
-            ));
+            bail_usage!("--iterations must be between 1 and 1000000 loop trips");
         }
         if !(0.0..=super::sustain::MOST_SECONDS).contains(&self.sustain) {
-            return Err(UsageError::new(format!(
-                "--sustain takes seconds per operand fill from 0 (off) to {}",
-                super::sustain::MOST_SECONDS
-            )));
+            bail_usage!("--sustain takes seconds per operand fill from 0 (off) to {}",
+                super::sustain::MOST_SECONDS);
         }
         let mut widths = self.wgmma_n.clone();
         widths.sort_unstable();
         widths.dedup();
         if widths.is_empty() || widths.iter().any(|w| !WGMMA_WIDTHS.contains(w)) {
-            return Err(UsageError::new(
-                "--wgmma-n takes wgmma widths from 8, 16, 32, 64, 128 and 256, such as 256 or 64,128,256",
-            ));
+            bail_usage!("--wgmma-n takes wgmma widths from 8, 16, 32, 64, 128 and 256, such as 256 or 64,128,256");
         }
         Ok(widths)
     }

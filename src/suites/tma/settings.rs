@@ -4,7 +4,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::measure::TILE_WORDS;
-use crate::error::UsageError;
+use crate::error::{UsageError, bail_usage};
 
 #[derive(Debug, Args, Serialize, Deserialize)]
 pub struct TmaArgs {
@@ -97,9 +97,7 @@ impl TmaArgs {
         bytes.sort_unstable();
         bytes.dedup();
         if bytes.len() < 5 {
-            return Err(UsageError::new(
-                "--footprints-mib needs at least five sizes, spanning the L2, for the capacity fit",
-            ));
+            bail_usage!("--footprints-mib needs at least five sizes, spanning the L2, for the capacity fit");
         }
         Ok(bytes)
     }
@@ -107,12 +105,10 @@ impl TmaArgs {
     /// The checks of the other flags, before a device is opened.
     pub fn validate(&self) -> Result<(), UsageError> {
         if !(0.5..=100.0).contains(&self.search_ms) {
-            return Err(UsageError::new("--search-ms must be between 0.5 and 100"));
+            bail_usage!("--search-ms must be between 0.5 and 100");
         }
         if !(1..=1024).contains(&self.stream_mib) {
-            return Err(UsageError::new(
-                "--stream-mib must be between 1 and 1024 (the streamed tensor, read at most once)",
-            ));
+            bail_usage!("--stream-mib must be between 1 and 1024 (the streamed tensor, read at most once)");
         }
         Ok(())
     }
