@@ -155,9 +155,7 @@ pub struct Answer {
     pub next_line_prefetch: bool,
     #[serde(default)]
     pub victim_lines: u64,
-    #[serde(default)]
     pub sector_bytes: Option<u64>,
-    #[serde(default)]
     pub capacity_covered: Option<bool>,
     /// Studies before the per-line miss cost: none.
     #[serde(default)]

@@ -83,7 +83,6 @@ pub const TYPED_STATUS: u32 = 3;
 #[derive(Deserialize)]
 struct SavedFigure {
     /// Absent in files written before keys: [`super::keys::of_saved`] gives it.
-    #[serde(default)]
     key: Option<String>,
     section: String,
     quantity: String,
@@ -94,14 +93,10 @@ struct SavedFigure {
     uncertainty: String,
     text: Option<String>,
     source: String,
-    #[serde(default)]
     per_sm: Option<Vec<Option<f64>>>,
-    #[serde(default)]
     unresolved: Option<Unresolved>,
-    #[serde(default)]
     confidence: Option<Confidence>,
     /// Absent in files written before domains were recorded: [`Domain::from_words`] gives it.
-    #[serde(default)]
     domain: Option<Domain>,
 }
 
@@ -407,7 +402,6 @@ impl FiguresFile {
 /// figures' inference standing is read from their words.
 #[derive(Deserialize)]
 struct SavedFiguresFile {
-    #[serde(default)]
     format: Option<u32>,
     suite: String,
     figures: Vec<Figure>,

@@ -122,7 +122,6 @@ fn with_status<S: serde::Serializer>(figures: &[Figure], out: S) -> Result<S::Ok
 struct SavedSummaryFigure {
     #[serde(flatten)]
     figure: Figure,
-    #[serde(default)]
     status: Option<String>,
 }
 

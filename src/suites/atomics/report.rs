@@ -23,9 +23,7 @@ pub struct LatencyRow {
     pub footprint_bytes: u64,
     pub cycles_per_step: f64,
     /// The fastest and slowest of the chain's copies (runs before copies were measured: none).
-    #[serde(default)]
     pub cycles_per_step_min: Option<f64>,
-    #[serde(default)]
     pub cycles_per_step_max: Option<f64>,
     /// Cycles over the load chase of the same chain (none for the load itself).
     pub over_load_cycles: Option<f64>,

@@ -85,7 +85,6 @@ pub struct CacheArgs {
 pub struct Recorded {
     pub chain: String,
     /// Runs before it was recorded (the format-1 fixtures) lack it.
-    #[serde(default)]
     pub coarse_points_per_doubling: Option<u32>,
     pub fine_points: u64,
     pub max_bytes: u64,

@@ -30,7 +30,6 @@ pub struct ClockAgainstTimers {
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct ClockFile {
     /// Runs of format 2 on; `null` on the simulated device.
-    #[serde(default)]
     pub against_timers: Option<ClockAgainstTimers>,
     /// Written on every run, `null` where the scope was not measured: a file without the key
     /// was edited, and is refused rather than summarised without the row.

@@ -56,7 +56,6 @@ pub struct Recorded {
     pub kernels: Vec<String>,
     pub launches: String,
     /// `None` where a run's settings lack it; the redraw then takes 32.
-    #[serde(default)]
     pub max_bound: Option<i32>,
     pub pattern: String,
     pub preheat: u32,

@@ -210,7 +210,6 @@ pub struct DsmFile {
     pub sass: crate::harness::suite::KeptSass,
     pub shared_bytes_per_block: u32,
     /// The writes (absent from runs before them).
-    #[serde(default)]
     pub writes: Option<Writes>,
 }
 

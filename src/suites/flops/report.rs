@@ -39,7 +39,6 @@ pub struct Row {
     /// Why the numbers are not the instruction's, where the SASS is not the loop as written.
     pub sass_problem: Option<String>,
     /// The timer the per-second rate was timed by (runs of format 2 on).
-    #[serde(default)]
     pub rate_timer: Option<String>,
 }
 

@@ -135,12 +135,10 @@ pub struct PipelineFile {
     /// Runs from before the per-instruction table lack it, its method and `sass`.
     #[serde(default)]
     pub instructions: Vec<InstructionRow>,
-    #[serde(default)]
     pub instructions_method: Option<String>,
     pub latency: String,
     pub operations: Vec<OperationRecord>,
     /// How the SASS was made, or why there is none.
-    #[serde(default)]
     pub sass: Option<String>,
     pub throughput: String,
     pub warp_sweep: WarpSweep,
@@ -157,7 +155,6 @@ pub struct OperationRecord {
     pub operation: String,
     pub ops_per_clock_per_sm: f64,
     /// The SASS of the timed loop (`null` without SASS; runs from before it lack it).
-    #[serde(default)]
     pub timed_sass: Option<String>,
 }
 

@@ -25,11 +25,8 @@ pub struct PipelineArgs {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Recorded {
     /// Runs from before the per-instruction table lack the three `instruction_` fields.
-    #[serde(default)]
     pub instruction_latency_chain_lengths: Option<Vec<u32>>,
-    #[serde(default)]
     pub instruction_repeats: Option<usize>,
-    #[serde(default)]
     pub instruction_throughput_chain_lengths: Option<Vec<u32>>,
     pub iterations: u32,
     pub latency_warps: u32,

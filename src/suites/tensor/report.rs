@@ -37,7 +37,6 @@ pub struct Row {
     /// Why the numbers are not the unit's, where the SASS is not the kernel as written.
     pub sass_problem: Option<String>,
     /// The SM clock the per-second rate is at (runs of format 2 on).
-    #[serde(default)]
     pub clock: Option<String>,
 }
 

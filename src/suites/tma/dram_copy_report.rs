@@ -39,7 +39,6 @@ pub struct Row {
     pub skipped: Option<String>,
     /// "ticket": the blocks took the chunks in order from an atomic ticket (runs before
     /// 2026-11-25 gave block b chunks b, b + grid, ... and had no column).
-    #[serde(default)]
     pub chunk_order: Option<String>,
 }
 

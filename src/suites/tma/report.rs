@@ -35,9 +35,7 @@ pub struct BandwidthRow {
     /// All blocks' bytes over the GPU time between events around the launch (the median
     /// launch's, and the slowest's and fastest's; older runs timed one launch and have no range).
     pub gpu_gb_per_s: Option<f64>,
-    #[serde(default)]
     pub gpu_gb_per_s_min: Option<f64>,
-    #[serde(default)]
     pub gpu_gb_per_s_max: Option<f64>,
     /// The same per clock, at the SM clock measured before the suite.
     pub gpu_bytes_per_clock: Option<f64>,
