@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::stats;
 
@@ -15,8 +15,9 @@ use super::stats;
 /// two latencies leave a gap (an H100's L2 partitions: 103 cycles against widths of 57 and 77).
 pub const SEPARATION: f64 = 0.5;
 
-/// Median with the 5th and 95th percentiles.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// Median with the 5th and 95th percentiles (the L2 partition experiment keeps them in
+/// `cache.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     pub median: f64,
     pub p5: f64,

@@ -35,7 +35,7 @@
 //! below the line size a plateau above the first mixes one miss per line with hits, which the
 //! level's note says.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::cache_fit::{self, GeometryFit, SearchRange};
 use super::stats;
@@ -106,7 +106,7 @@ pub struct CacheLevel {
 /// stretch the climb, and a reader who wants "the size" may mean its start (the last
 /// footprint that hits everywhere, `CacheLevel::size_bytes`) or where most of the extra
 /// latency is paid: both are stated, from the curve alone.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RiseExtent {
     /// The smallest footprint from which the latency stays at least half of the way up.
     pub half_bytes: u64,

@@ -290,7 +290,7 @@ fn measure(
             index_chain: index_overhead,
             l2_partition_timed_window: partitions.as_ref().and(partition_window),
             l2_partitions: partitions,
-            per_load: per_load.map(|rows| rows.iter().map(Into::into).collect()),
+            per_load,
             report: cache_report::SavedReport::of(&report)?,
             space: space.name().to_string(),
             storage_probe_loads,

@@ -7,7 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use super::l2_partitions::{Partitions, SmReading, Spread};
+use super::l2_partitions::{Partitions, SmReading};
+use crate::analysis::two_latencies::Spread;
 use crate::report::figures::Rows;
 use crate::report::plot::{self, BLUE, RED};
 

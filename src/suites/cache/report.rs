@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::l2_partitions::Partitions;
 use super::measure::Unresolved;
-use crate::analysis::cache_inference::{self, Capacity};
+use crate::analysis::cache_inference::{self, Capacity, RiseExtent};
 use crate::suites::cache::analysis::conflict::ConflictReport;
+use crate::suites::cache::analysis::{granularity::Granularity, per_load::FootprintLoads};
 use crate::analysis::sass::KernelSass;
 use crate::report::figures::Reason;
 
@@ -146,7 +147,7 @@ pub struct SavedLevel {
     pub notes: Vec<String>,
     pub raw_confidence: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rise: Option<Rise>,
+    pub rise: Option<RiseExtent>,
     pub sets: Option<u64>,
     pub size_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -155,15 +156,6 @@ pub struct SavedLevel {
     pub unidentified: Vec<String>,
     pub way_bytes: Option<u64>,
     pub ways: Option<u64>,
-}
-
-/// Where the climb to the next level runs (`cache_inference::RiseExtent`).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Rise {
-    pub half_bytes: u64,
-    pub half_range_bytes: [u64; 2],
-    pub ninety_bytes: u64,
-    pub ninety_range_bytes: [u64; 2],
 }
 
 impl SavedReport {
@@ -184,12 +176,7 @@ impl SavedReport {
                     line_bytes: level.line_bytes,
                     notes: level.notes.clone(),
                     raw_confidence: Some(level.raw_confidence),
-                    rise: level.rise.map(|r| Rise {
-                        half_bytes: r.half_bytes,
-                        half_range_bytes: r.half_range_bytes,
-                        ninety_bytes: r.ninety_bytes,
-                        ninety_range_bytes: r.ninety_range_bytes,
-                    }),
+                    rise: level.rise,
                     sets: level.sets,
                     size_bytes: level.size_bytes,
                     size_is_interval: level.size_is_interval,
@@ -279,49 +266,6 @@ impl TimedLoop {
     }
 }
 
-/// One footprint's individually timed loads (`analysis::per_load::FootprintLoads`).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct FootprintLoads {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block_modes: Option<BlockModes>,
-    pub footprint_bytes: u64,
-    pub loads: usize,
-    pub max_cycles: f64,
-    pub median_cycles: f64,
-    pub min_cycles: f64,
-    pub slow_fraction: f64,
-    pub slow_threshold_cycles: f64,
-}
-
-/// Two latencies by aligned address block (`analysis::per_load::BlockModes`).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct BlockModes {
-    pub block_bytes: u64,
-    pub fast_cycles: f64,
-    pub slow_cycles: f64,
-    pub slow_share: f64,
-}
-
-impl From<&crate::suites::cache::analysis::per_load::FootprintLoads> for FootprintLoads {
-    fn from(row: &crate::suites::cache::analysis::per_load::FootprintLoads) -> FootprintLoads {
-        FootprintLoads {
-            block_modes: row.block_modes.map(|m| BlockModes {
-                block_bytes: m.block_bytes,
-                fast_cycles: m.fast_cycles,
-                slow_cycles: m.slow_cycles,
-                slow_share: m.slow_share,
-            }),
-            footprint_bytes: row.footprint_bytes,
-            loads: row.loads,
-            max_cycles: row.max_cycles,
-            median_cycles: row.median_cycles,
-            min_cycles: row.min_cycles,
-            slow_fraction: row.slow_fraction,
-            slow_threshold_cycles: row.slow_threshold_cycles,
-        }
-    }
-}
-
 /// The global chase with word indices beside the pointer chase (`index_chain`).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct IndexChain {
@@ -335,36 +279,17 @@ pub struct IndexChain {
 /// The first level's stride sweep (`fetch_granularity`, points in `strides.csv`).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct FetchGranularity {
-    pub estimate: Option<Estimate>,
+    pub estimate: Option<Granularity>,
     pub footprint_bytes: u64,
     pub level: u32,
     pub strides: Vec<u64>,
-}
-
-/// A stride sweep's knee (`analysis::granularity::Granularity`): a fetch granularity, or a
-/// TLB's page size.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Estimate {
-    pub bytes: u64,
-    pub confidence: f64,
-    pub notes: Vec<String>,
-}
-
-impl From<crate::suites::cache::analysis::granularity::Granularity> for Estimate {
-    fn from(g: crate::suites::cache::analysis::granularity::Granularity) -> Estimate {
-        Estimate {
-            bytes: g.bytes,
-            confidence: g.confidence,
-            notes: g.notes,
-        }
-    }
 }
 
 /// The TLB space's levels read as reaches, and the page size (`tlb`, points in `pages.csv`).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct TlbSummary {
     pub levels: Vec<TlbLevel>,
-    pub page: Option<Estimate>,
+    pub page: Option<Granularity>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -410,7 +335,7 @@ pub struct CarveoutRow {
     pub capacity_high_bytes: Option<u64>,
 }
 
-fn rise_readings(rise: &Rise) -> [(&'static str, f64, [f64; 2]); 2] {
+fn rise_readings(rise: &RiseExtent) -> [(&'static str, f64, [f64; 2]); 2] {
     let f = |[low, high]: [u64; 2]| [low as f64, high as f64];
     [
         ("half", rise.half_bytes as f64, f(rise.half_range_bytes)),

@@ -79,7 +79,7 @@ pub(super) fn fetch_granularity(
         ),
     }
     Ok(Some(FetchGranularity {
-        estimate: estimate.map(Into::into),
+        estimate,
         footprint_bytes: footprint,
         level: 1,
         strides,

@@ -52,10 +52,7 @@ pub(super) fn translation_levels(
             reach_bytes: level.size_bytes,
         })
         .collect();
-    Ok(TlbSummary {
-        levels,
-        page: page.map(Into::into),
-    })
+    Ok(TlbSummary { levels, page })
 }
 
 /// TLB sweeps at further strides (`tlb_strides.csv`): the main sweep's stride is one of

@@ -153,11 +153,11 @@ fn write_model(run: &RunDir, report: &ModelReport, bounds_source: &str) -> Resul
     )
 }
 
-/// `model.png` and (with double-loop levels) `prediction.png`, for `gpubench analyze divergence
-/// --output`, which writes no run directory to redraw.
-fn draw_model(run: &RunDir, title: &str, single: &[Level], report: &ModelReport) -> Result<()> {
+/// `model.png` and (with double-loop levels) `prediction.png`: the redraw's, and `gpubench
+/// analyze divergence --output`'s, which writes no run directory to redraw.
+fn draw_model(out: &mut Redraw, title: &str, single: &[Level], report: &ModelReport) -> Result<()> {
     let curve = report.single_loop_curve(single)?;
-    run.write_plot("model", |path| {
+    out.plot("model", |path| {
         model_report::draw_model_plot(
             path,
             &format!("{title}: single loop"),
@@ -167,7 +167,7 @@ fn draw_model(run: &RunDir, title: &str, single: &[Level], report: &ModelReport)
         )
     })?;
     if let Some(prediction) = &report.double_loop_prediction {
-        run.write_plot("prediction", |path| {
+        out.plot("prediction", |path| {
             model_report::draw_prediction_plot(path, &format!("{title}: double loop"), prediction)
         })?;
     }
@@ -186,7 +186,8 @@ pub fn analyze_saved(args: &AnalyzeDivergenceArgs) -> Result<()> {
         let run = RunDir::create(Some(output), "analyze-divergence")?;
         let title = args.file.display().to_string();
         write_model(&run, &report, &levels.bounds_source)?;
-        draw_model(&run, &title, &levels.single, &report)?;
+        let extension = crate::report::plot::style().format.extension();
+        draw_model(&mut Redraw::new(&run, extension), &title, &levels.single, &report)?;
     }
     if args.json {
         let file = divergence_report::ModelFile {
@@ -371,25 +372,7 @@ impl crate::harness::SuiteDef for Divergence {
             .with_context(|| format!("{} has no summary.csv", run.dir.display()))?;
         let levels = saved::load(&summary, max_bound.unwrap_or(32))?;
         if let Ok(model) = model::analyze(&levels.single, &levels.double) {
-            let curve = model.single_loop_curve(&levels.single)?;
-            out.plot("model", |p| {
-                model_report::draw_model_plot(
-                    p,
-                    &format!("{title}: single loop"),
-                    &levels.single,
-                    &curve,
-                    &model,
-                )
-            })?;
-            if let Some(prediction) = &model.double_loop_prediction {
-                out.plot("prediction", |p| {
-                    model_report::draw_prediction_plot(
-                        p,
-                        &format!("{title}: double loop"),
-                        prediction,
-                    )
-                })?;
-            }
+            draw_model(out, &title, &levels.single, &model)?;
         }
         if files::find(run.dir, "timeline.csv").is_some() {
             let timeline = self::split_report::timeline(run.dir)?;

@@ -67,7 +67,8 @@ fn integer_ticks(value: &f64) -> String {
     format!("{value:.0}")
 }
 
-fn range(values: impl Iterator<Item = f64> + Clone) -> std::ops::Range<f64> {
+/// The span of `values`, padded by 8 % of it (at least a cycle) each side.
+pub(super) fn range(values: impl Iterator<Item = f64> + Clone) -> std::ops::Range<f64> {
     let low = values.clone().fold(f64::INFINITY, f64::min);
     let high = values.fold(f64::NEG_INFINITY, f64::max);
     let pad = ((high - low) * 0.08).max(1.0);

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use super::analysis::{CostFit, LevelSummary};
 use super::measure::LevelMeasurement;
+use super::model_report;
 use crate::suites::divergence::model::ModelReport;
 use crate::analysis::linear_fit::Interval;
 use crate::report::plot::{self, BLUE, RED};
@@ -169,17 +170,9 @@ fn draw<DB: DrawingBackend>(
     for (panel, kernel) in panels.iter().zip(kernels) {
         let points: Vec<&LevelSummary> = summaries.iter().filter(|s| s.kernel == kernel).collect();
         let m_max = points.iter().map(|s| s.m).max().unwrap_or(1).max(1) as f64;
-        let low = points
-            .iter()
-            .map(|s| s.cycles.min)
-            .fold(f64::INFINITY, f64::min);
-        let high = points
-            .iter()
-            .map(|s| s.cycles.max)
-            .fold(f64::NEG_INFINITY, f64::max);
-        let pad = ((high - low) * 0.08).max(1.0);
+        let y_range = model_report::range(points.iter().flat_map(|s| [s.cycles.min, s.cycles.max]));
         let mut chart = plot::captioned_chart(panel, format!("{kernel} loop"), [20, 60, 100])
-            .build_cartesian_2d(-0.5..m_max + 0.5, (low - pad)..(high + pad))?;
+            .build_cartesian_2d(-0.5..m_max + 0.5, y_range)?;
         plot::mesh(&mut chart, "divergent lanes M", "cycles (warp, overhead removed)")
             .light_line_style(WHITE.mix(0.0))
             .x_label_formatter(&|m| format!("{m:.0}"))

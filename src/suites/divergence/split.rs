@@ -5,7 +5,7 @@
 //! reconvergence (pops and the carrier instruction). The slope of each against M, fitted like
 //! the single loop's, divides the cost per divergent lane between the two.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::linear_fit::{self, Interval};
 use crate::analysis::stats::{self, Summary};
@@ -100,15 +100,24 @@ pub fn summarize(levels: &[SplitLevel]) -> SplitReport {
 
 /// One lane's stamp in a timeline, in cycles since the warp's first start stamp (the median
 /// over samples).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A row of `timeline.csv`, which the redraw reads back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimelinePoint {
     pub m: u32,
     pub lane: usize,
-    /// "start", "iteration" or "after_barrier".
-    pub kind: &'static str,
+    pub kind: StampKind,
     /// The iteration just finished (for "iteration"), else empty.
     pub iteration: Option<usize>,
     pub cycles: f64,
+}
+
+/// Which stamp a [`TimelinePoint`] is: "start", "iteration" or "after_barrier" in the CSV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StampKind {
+    Start,
+    Iteration,
+    AfterBarrier,
 }
 
 pub fn timeline(level: &SplitLevel) -> Vec<TimelinePoint> {
@@ -118,9 +127,9 @@ pub fn timeline(level: &SplitLevel) -> Vec<TimelinePoint> {
         let bound = usize::try_from(level.bounds[lane])
             .unwrap_or(0)
             .min(level.stride - 2);
-        let mut stamp_indices: Vec<(usize, &'static str, Option<usize>)> = vec![(0, "start", None)];
-        stamp_indices.extend((1..=bound).map(|i| (i, "iteration", Some(i - 1))));
-        stamp_indices.push((level.stride - 1, "after_barrier", None));
+        let mut stamp_indices = vec![(0, StampKind::Start, None)];
+        stamp_indices.extend((1..=bound).map(|i| (i, StampKind::Iteration, Some(i - 1))));
+        stamp_indices.push((level.stride - 1, StampKind::AfterBarrier, None));
         for (index, kind, iteration) in stamp_indices {
             let relative: Vec<f64> = (0..samples)
                 .map(|sample| {
@@ -198,10 +207,10 @@ mod tests {
         let level = modelled(3, 4, 9, 2);
         let points = timeline(&level);
         let lane31: Vec<&TimelinePoint> = points.iter().filter(|p| p.lane == 31).collect();
-        assert_eq!(lane31[0].kind, "start");
+        assert_eq!(lane31[0].kind, StampKind::Start);
         assert_eq!(lane31[0].cycles, 0.0);
-        assert_eq!(lane31.iter().filter(|p| p.kind == "iteration").count(), 29);
-        assert_eq!(lane31.last().unwrap().kind, "after_barrier");
+        assert_eq!(lane31.iter().filter(|p| p.kind == StampKind::Iteration).count(), 29);
+        assert_eq!(lane31.last().unwrap().kind, StampKind::AfterBarrier);
         assert_eq!(lane31.last().unwrap().cycles, (320 + 12 + 50 + 27) as f64);
     }
 }

@@ -10,7 +10,7 @@ use plotters::chart::SeriesLabelPosition;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::split::{SplitReport, TimelinePoint, WARP_LANES};
+use super::split::{SplitReport, StampKind, TimelinePoint, WARP_LANES};
 use crate::analysis::linear_fit::Interval;
 use crate::report::plot::{self, BLUE, RED};
 use crate::report::run_dir::RunDir;
@@ -113,10 +113,10 @@ pub fn draw_timelines(
                 let y = lane as f64;
                 let mine: Vec<&&TimelinePoint> =
                     points.iter().filter(|p| p.lane == lane).collect();
-                let start = mine.iter().find(|p| p.kind == "start").map(|p| p.cycles);
+                let start = mine.iter().find(|p| p.kind == StampKind::Start).map(|p| p.cycles);
                 let last = mine
                     .iter()
-                    .filter(|p| p.kind == "iteration")
+                    .filter(|p| p.kind == StampKind::Iteration)
                     .map(|p| p.cycles)
                     .fold(None, |a: Option<f64>, c| Some(a.map_or(c, |a| a.max(c))));
                 if let (Some(start), Some(last)) = (start, last) {
@@ -125,7 +125,7 @@ pub fn draw_timelines(
                         BLUE.mix(0.35).filled(),
                     )))?;
                 }
-                chart.draw_series(mine.iter().filter(|p| p.kind == "iteration").map(
+                chart.draw_series(mine.iter().filter(|p| p.kind == StampKind::Iteration).map(
                     |p| {
                         PathElement::new(
                             vec![(p.cycles, y - 0.3), (p.cycles, y + 0.3)],
@@ -135,7 +135,7 @@ pub fn draw_timelines(
                 ))?;
                 chart.draw_series(
                     mine.iter()
-                        .filter(|p| p.kind == "after_barrier")
+                        .filter(|p| p.kind == StampKind::AfterBarrier)
                         .map(|p| Circle::new((p.cycles, y), 4, RED.filled())),
                 )?;
             }
@@ -145,35 +145,9 @@ pub fn draw_timelines(
     .context("drawing timeline")
 }
 
-#[derive(serde::Deserialize)]
-struct TimelineRow {
-    m: u32,
-    lane: usize,
-    kind: String,
-    iteration: Option<usize>,
-    cycles: f64,
-}
-
 /// The stamps of a run's `timeline.csv`, as the measurement handed them to the split.
 pub fn timeline(dir: &Path) -> Result<Vec<TimelinePoint>> {
-    crate::report::saved::read_csv::<TimelineRow>(dir, "timeline.csv")?
-        .into_iter()
-        .map(|r| {
-            let kind = match r.kind.as_str() {
-                "start" => "start",
-                "iteration" => "iteration",
-                "after_barrier" => "after_barrier",
-                other => anyhow::bail!("timeline.csv: unknown stamp kind '{other}'"),
-            };
-            Ok(TimelinePoint {
-                m: r.m,
-                lane: r.lane,
-                kind,
-                iteration: r.iteration,
-                cycles: r.cycles,
-            })
-        })
-        .collect()
+    crate::report::saved::read_csv(dir, "timeline.csv")
 }
 
 #[cfg(test)]
@@ -182,6 +156,6 @@ mod read_back {
     fn the_committed_run_reads_back_its_timeline() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h100");
         let timeline = super::timeline(&root.join("divergence")).unwrap();
-        assert!(timeline.iter().any(|p| p.kind == "after_barrier"));
+        assert!(timeline.iter().any(|p| p.kind == super::StampKind::AfterBarrier));
     }
 }

@@ -257,11 +257,8 @@ mod tests {
         assert_eq!(rows.len(), 3);
         let dir = std::env::temp_dir().join(format!("gpubench-l2-bulk-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut w = csv::Writer::from_path(dir.join(FILE)).unwrap();
-        for row in &rows {
-            w.serialize(row).unwrap();
-        }
-        w.flush().unwrap();
+        let bytes = crate::report::run_dir::csv_bytes(&rows).unwrap();
+        std::fs::write(dir.join(FILE), bytes).unwrap();
         let figures = figures(&dir).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         // Two per re-timed pattern (GB/s, per SM), none from the search.

@@ -20,6 +20,7 @@ use crate::experiments::launch_size::shared_fits;
 use crate::gpu::Gpu;
 use crate::gpu::launch::Laps;
 use super::launch::{self, StreamShape};
+use super::report::LatencyRow;
 
 /// cuda/tma.cu's tile of the chase (words) and the columns of a streamed box (words).
 pub const TILE_WORDS: u32 = 32;
@@ -42,14 +43,7 @@ const TIMED_STREAMS: usize = 3;
 pub const BOX_ROWS: [u32; 4] = [4, 16, 64, 128];
 pub const BLOCKS_PER_SM: [u32; 3] = [1, 2, 4];
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Point {
-    pub footprint_bytes: u64,
-    pub tma_cycles: f64,
-    pub load_cycles: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Stream {
     pub tile_bytes: u32,
     pub blocks_per_sm: u32,
@@ -62,12 +56,6 @@ pub struct Stream {
     pub event_ms: Option<Summary>,
     /// Why it did not run (its buffers do not fit an SM's shared memory).
     pub skipped: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Results {
-    pub points: Vec<Point>,
-    pub streams: Vec<Stream>,
 }
 
 /// The random tile chain of every footprint, in order, in compact form (each tile's successor,
@@ -109,14 +97,14 @@ fn chains_kept_ahead(footprints: &[u64]) -> usize {
 }
 
 /// Chases at every footprint (bytes, multiples of the 128-byte tile), on `chains` from
-/// [`start_chains`] of the same footprints.
+/// [`start_chains`] of the same footprints: `tma-latency.csv`'s rows.
 pub fn latency(
     gpu: &mut Gpu,
     footprints: &[u64],
     chains: Ahead<(Vec<u32>, Vec<usize>)>,
     sms: u32,
-) -> Result<Vec<Point>> {
-    let mut points = Vec::new();
+) -> Result<Vec<LatencyRow>> {
+    let mut rows = Vec::new();
     for &footprint in footprints {
         let (next, visit) = chains.next()?;
         let data = launch::tma_chain(gpu, &next, TILE_WORDS, sms)?;
@@ -140,13 +128,14 @@ pub fn latency(
             );
             *out = c as f64 / f64::from(STEPS);
         }
-        points.push(Point {
+        rows.push(LatencyRow {
             footprint_bytes: footprint,
             tma_cycles: cycles[0],
             load_cycles: cycles[1],
+            tma_over_load_cycles: cycles[0] - cycles[1],
         });
     }
-    Ok(points)
+    Ok(rows)
 }
 
 /// Streams the 256 MiB tensor for every tile size and blocks per SM whose buffers fit.
@@ -181,12 +170,10 @@ pub fn bandwidth(
                     tile_bytes,
                     blocks_per_sm,
                     stages: STAGES,
-                    per_block: None,
-                    bytes: None,
-                    event_ms: None,
                     skipped: Some(format!(
                         "{blocks_per_sm} x {STAGES} buffers of {tile_bytes} bytes do not fit an SM's {shared_per_sm} bytes of shared memory"
                     )),
+                    ..Stream::default()
                 });
                 continue;
             }

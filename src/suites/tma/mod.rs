@@ -67,7 +67,7 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             let mhz = suite.metadata.sm_clock_before.mhz;
             let sms = u32::try_from(properties.multiprocessors).unwrap_or(1);
             let disassembly = crate::gpu::sass::beside(&["tma"], &properties.compute_capability);
-            let points = tma::latency(gpu, &footprints, chains, sms)?;
+            let latency = tma::latency(gpu, &footprints, chains, sms)?;
             crate::harness::sharing::step_done("latency chases");
             let streams = tma::bandwidth(
                 gpu,
@@ -110,11 +110,9 @@ pub fn run(args: &TmaArgs) -> Result<()> {
             )?;
             crate::harness::sharing::step_done("box shapes and asynchronous copies");
             let peak = attributes.dram_peak_bytes_per_second();
-            let results = tma::Results { points, streams };
             suite.release_gpu(gpu)?;
             let sass = suite.keep_sass(disassembly, "tma.sass")?;
-            let latency = tma_report::latency_rows(&results);
-            let bandwidth = tma_report::bandwidth_rows(&results, mhz);
+            let bandwidth = tma_report::bandwidth_rows(&streams, mhz);
             tma_report::write(
                 &suite.run,
                 &latency,

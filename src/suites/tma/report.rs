@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::analysis::{Capacity, capacity, same_capacity};
-use super::measure::Results;
+use super::measure::Stream;
 use crate::report::figures::{Domain, Figure, Rows};
 use crate::report::plot::{self, BLUE, GREEN, ORANGE, RED};
 use crate::report::run_dir::RunDir;
@@ -42,22 +42,8 @@ pub struct BandwidthRow {
     pub skipped: Option<String>,
 }
 
-pub fn latency_rows(results: &Results) -> Vec<LatencyRow> {
-    results
-        .points
-        .iter()
-        .map(|p| LatencyRow {
-            footprint_bytes: p.footprint_bytes,
-            tma_cycles: p.tma_cycles,
-            load_cycles: p.load_cycles,
-            tma_over_load_cycles: p.tma_cycles - p.load_cycles,
-        })
-        .collect()
-}
-
-pub fn bandwidth_rows(results: &Results, mhz: f64) -> Vec<BandwidthRow> {
-    results
-        .streams
+pub fn bandwidth_rows(streams: &[Stream], mhz: f64) -> Vec<BandwidthRow> {
+    streams
         .iter()
         .map(|s| {
             let rate = |ms: Option<f64>| s.bytes.zip(ms).map(|(b, ms)| b / (ms * 1e-3));
@@ -357,7 +343,6 @@ pub fn figures(dir: &Path) -> Result<Vec<Figure>> {
 mod tests {
     use super::*;
     use crate::analysis::stats::Summary;
-    use crate::suites::tma::measure::Stream;
 
     #[test]
     fn a_stream_row_gives_the_median_launch_and_the_slowest_and_fastest() {
@@ -370,11 +355,7 @@ mod tests {
             event_ms: Summary::of(&[0.40, 0.50, 0.45]),
             skipped: None,
         };
-        let results = Results {
-            points: Vec::new(),
-            streams: vec![stream],
-        };
-        let row = &bandwidth_rows(&results, 2000.0)[0];
+        let row = &bandwidth_rows(&[stream], 2000.0)[0];
         let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9;
         assert!(close(row.gpu_gb_per_s, 1e9 / 0.45e-3 / 1e9));
         // The slowest launch (0.50 ms) gives the low end, the fastest the high one.

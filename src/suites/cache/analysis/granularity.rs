@@ -10,9 +10,11 @@
 //! stride, as the model says. A sectored cache fetches sectors, not lines: the knee is then the
 //! sector size, and nothing in the curve tells the two apart.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A stride sweep's knee: a fetch granularity, or a TLB's page size (`cache.json`'s
+/// `fetch_granularity.estimate` and `tlb.page`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Granularity {
     pub bytes: u64,
     pub confidence: f64,

@@ -7,28 +7,30 @@
 //! that is stated too: on an H100 past half the L2, whole 4 KiB blocks (the L2 partitions'
 //! home blocks, the cache suite's `l2_partitions`) hit in the other partition while the rest go to DRAM.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::stats;
 use crate::analysis::two_latencies;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One footprint's individually timed loads (`cache.json`'s `per_load`; fields in the order
+/// the file has them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FootprintLoads {
+    /// Two latencies by aligned address block, where the loads show them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_modes: Option<BlockModes>,
     pub footprint_bytes: u64,
     pub loads: usize,
+    pub max_cycles: f64,
     pub median_cycles: f64,
     pub min_cycles: f64,
-    pub max_cycles: f64,
     /// Loads above `slow_threshold_cycles`.
     pub slow_fraction: f64,
     pub slow_threshold_cycles: f64,
-    /// Two latencies by aligned address block, where the loads show them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub block_modes: Option<BlockModes>,
 }
 
 /// A footprint's loads in two latencies, each aligned block of `block_bytes` on one side.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BlockModes {
     pub block_bytes: u64,
     /// Median of the loads in the fast blocks and in the slow ones.

@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::stats;
-use crate::analysis::two_latencies;
+use crate::analysis::two_latencies::{self, Spread};
 
 /// The slow group must hold at least this share of every first touch: a few slow lines (a
 /// region's first line, which also misses the TLB) are not a partition.
@@ -68,27 +68,6 @@ pub enum Side {
     Unclear,
 }
 
-/// Median with the 5th and 95th percentiles, as `partitions` keeps a
-/// [`two_latencies::Spread`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Spread {
-    pub median: f64,
-    pub p5: f64,
-    pub p95: f64,
-    pub n: usize,
-}
-
-impl From<two_latencies::Spread> for Spread {
-    fn from(s: two_latencies::Spread) -> Spread {
-        Spread {
-            median: s.median,
-            p5: s.p5,
-            p95: s.p95,
-            n: s.n,
-        }
-    }
-}
-
 /// What the L2 partition experiment read: `cache.json`'s `l2_partitions`, written by the run
 /// and read back by the summary (`partitions_report::figures`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,7 +114,7 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
         .iter()
         .flat_map(|s| s.probes.iter().flat_map(|p| p.again.iter().copied()))
         .collect();
-    let reread = two_latencies::Spread::of(&agains);
+    let reread = Spread::of(&agains);
     let reread_slow_share = (!agains.is_empty()).then(|| share_above(&agains, threshold));
     let sm_medians: Vec<f64> = sweeps
         .iter()
@@ -205,9 +184,9 @@ pub fn analyse(sweeps: &[Sweep]) -> Option<Partitions> {
     Some(Partitions {
         threshold_cycles: threshold,
         separated,
-        fast_first_touch: fast_spread.map(Spread::from),
-        slow_first_touch: slow_spread.map(Spread::from),
-        reread: reread.map(Spread::from),
+        fast_first_touch: fast_spread,
+        slow_first_touch: slow_spread,
+        reread,
         reread_slow_share,
         reread_sm_medians,
         groups,
@@ -262,8 +241,8 @@ fn groups_of(per_sm: &[SmReading]) -> Option<[Vec<u32>; 2]> {
 fn verdict(
     separated: bool,
     groups: Option<&[Vec<u32>; 2]>,
-    fast: Option<two_latencies::Spread>,
-    slow: Option<two_latencies::Spread>,
+    fast: Option<Spread>,
+    slow: Option<Spread>,
     reread_slow_share: Option<f64>,
     per_sm: &[SmReading],
 ) -> String {
