@@ -17,6 +17,17 @@ pub mod stack_emulator;
 pub mod stats;
 pub mod two_latencies;
 
+/// The distinct values of `values`, in the order they are first seen.
+pub fn distinct<T: PartialEq>(values: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut seen = Vec::new();
+    for value in values {
+        if !seen.contains(&value) {
+            seen.push(value);
+        }
+    }
+    seen
+}
+
 /// `work` on each of `parts`, a scoped thread each, the results joined in part order; a
 /// worker's panic is the caller's.
 pub fn in_parallel<P: Send, T: Send>(

@@ -35,13 +35,9 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| crate::report::run_dir::default_path("calibration"));
     crate::report::run_dir::check_new(&output)?;
-    let (run, staged) =
-        super::report::Staged::begin(&output, "calibration", args.output.is_some())?;
-    if let Err(error) = study(args, &run) {
-        staged.abandon();
-        return Err(error);
-    }
-    staged.publish(&output)?;
+    super::report::staged(&output, "calibration", args.output.is_some(), |run| {
+        study(args, run)
+    })?;
     println!("study written to {}", output.display());
     Ok(())
 }
@@ -88,11 +84,7 @@ fn study(args: &CalibrateArgs, run: &RunDir) -> Result<()> {
         "confidence_map.rs.txt",
         confidence_map_text(&calibration::fit_map(&outcomes), &families).as_bytes(),
     )?;
-    let title = calibration_report::title(args.cases, args.seed);
-    run.write_plot("reliability", |path| {
-        calibration_report::draw(path, &title, &bins)
-    })?;
-    print!("{}", calibration_report::render(&bins));
+    let title = calibration_report::draw_into(run, args.cases, args.seed, &bins)?;
     crate::report::calibration_families::write_and_draw(run, &title, &families)?;
     Ok(())
 }
@@ -107,11 +99,7 @@ fn merge(args: &CalibrateArgs) -> Result<()> {
         "confidence_map.rs.txt",
         confidence_map_text(&merged.table, families.as_deref().unwrap_or_default()).as_bytes(),
     )?;
-    let title = calibration_report::title(merged.cases, merged.seed);
-    run.write_plot("reliability", |path| {
-        calibration_report::draw(path, &title, &merged.bins)
-    })?;
-    print!("{}", calibration_report::render(&merged.bins));
+    let title = calibration_report::draw_into(&run, merged.cases, merged.seed, &merged.bins)?;
     if let Some(families) = &families {
         crate::report::calibration_families::write_and_draw(&run, &title, families)?;
     }

@@ -59,10 +59,9 @@ pub fn run(args: &EmulateArgs) -> Result<()> {
         .output
         .clone()
         .unwrap_or_else(|| run_dir::default_path("emulate"));
-    let (run, staged) = super::report::Staged::begin(&output, "emulate", args.output.is_some())?;
-    let written = (|| -> Result<()> {
-        emulation::write_counts(&run, &counts)?;
-        emulation::write_trace(&run, &traced.steps)?;
+    super::report::staged(&output, "emulate", args.output.is_some(), |run| {
+        emulation::write_counts(run, &counts)?;
+        emulation::write_trace(run, &traced.steps)?;
         let stack_text = match args.depth {
             Some(depth) => format!("{depth}-entry stack, spilled {} at a time", args.chunk),
             None => "unbounded stack".to_string(),
@@ -98,12 +97,7 @@ pub fn run(args: &EmulateArgs) -> Result<()> {
             c.instructions
         );
         Ok(())
-    })();
-    if let Err(error) = written {
-        staged.abandon();
-        return Err(error);
-    }
-    staged.publish(&output)?;
+    })?;
     println!("written to {}", output.display());
     Ok(())
 }

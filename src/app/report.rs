@@ -236,82 +236,63 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         Some(_) => Vec::new(),
         None => summary::suite_dirs(&args.dir).map_err(|e| UsageError::new(format!("{e:#}")))?,
     };
-    let (out, staged) = Staged::begin(&output, "report", args.output.is_some())?;
     let written = Written {
         extension,
         html: args.plots.html(),
     };
-    let made = match &gpus {
-        None => report_run(
-            &args.dir,
-            args.repeat_of.as_deref(),
-            &suites,
-            &out,
-            &written,
-        )
-        .map(|_| ()),
-        Some(gpus) => report_gpus(gpus, &out, &written),
-    };
-    if let Err(error) = made {
-        staged.abandon();
-        return Err(error.context(format!("nothing was written to {}", output.display())));
-    }
-    staged.publish(&output)?;
+    staged(&output, "report", args.output.is_some(), |out| {
+        match &gpus {
+            None => {
+                report_run(&args.dir, args.repeat_of.as_deref(), &suites, out, &written).map(|_| ())
+            }
+            Some(gpus) => report_gpus(gpus, out, &written),
+        }
+        .with_context(|| format!("nothing was written to {}", output.display()))
+    })?;
     println!("tables and plots written to {}", output.display());
     Ok(())
 }
 
-/// A new directory written whole or not at all: everything goes into a hidden sibling of
-/// `--output` ([`staging_name`]) that is renamed into place once complete, so a failure, a
-/// refusal or SIGINT/SIGTERM leaves nothing behind (the directories made above it included)
-/// and a second try is not refused as "already exists". `report` and `calibrate` write so.
-pub(super) struct Staged {
-    staging: PathBuf,
-    parents: Vec<PathBuf>,
-}
-
-impl Staged {
-    /// Stages a directory of `kind` for `output`; `asked` says whether the user named it
-    /// (else a refusal to create it points to --output).
-    pub(super) fn begin(output: &Path, kind: &str, asked: bool) -> Result<(RunDir, Staged)> {
-        let name = output
-            .file_name()
-            .map_or(kind.into(), |n| n.to_string_lossy().into_owned());
-        let staged = Staged {
-            staging: output.with_file_name(staging_name(&name, std::process::id())),
-            parents: missing_parents(output),
-        };
-        remove_on_interrupt(staged.staging.clone(), staged.parents.clone());
-        let out = RunDir::create(Some(&staged.staging), kind).map_err(|e| {
-            staged.unmake_parents();
-            if asked {
-                e
-            } else {
-                UsageError::new(format!(
-                    "{e:#}; pass --output with a directory you can write"
-                ))
-                .into()
-            }
-        })?;
-        Ok((out, staged))
-    }
-
-    fn unmake_parents(&self) {
-        for dir in &self.parents {
+/// A new directory of `kind` at `output`, written by `write` whole or not at all: everything
+/// goes into a hidden sibling of `output` ([`staging_name`]) that is renamed into place once
+/// `write` is done, so a failure, a refusal or SIGINT/SIGTERM leaves nothing behind (the
+/// directories made above it included) and a second try is not refused as "already exists".
+/// `report`, `calibrate` and `emulate` write so. `asked` says whether the user named `output`
+/// (else a refusal to create it points to --output).
+pub(super) fn staged(
+    output: &Path,
+    kind: &str,
+    asked: bool,
+    write: impl FnOnce(&RunDir) -> Result<()>,
+) -> Result<()> {
+    let name = output
+        .file_name()
+        .map_or(kind.into(), |n| n.to_string_lossy().into_owned());
+    let staging = output.with_file_name(staging_name(&name, std::process::id()));
+    let parents = missing_parents(output);
+    remove_on_interrupt(staging.clone(), parents.clone());
+    let unmake_parents = || {
+        for dir in &parents {
             let _ = std::fs::remove_dir(dir);
         }
+    };
+    let out = RunDir::create(Some(&staging), kind).map_err(|e| {
+        unmake_parents();
+        if asked {
+            e
+        } else {
+            UsageError::new(format!(
+                "{e:#}; pass --output with a directory you can write"
+            ))
+            .into()
+        }
+    })?;
+    if let Err(error) = write(&out) {
+        let _ = std::fs::remove_dir_all(&staging);
+        unmake_parents();
+        return Err(error);
     }
-
-    /// Removes what was staged, and the directories made for it.
-    pub(super) fn abandon(self) {
-        let _ = std::fs::remove_dir_all(&self.staging);
-        self.unmake_parents();
-    }
-
-    /// Moves the finished directory into place at `output`.
-    pub(super) fn publish(self, output: &Path) -> Result<()> {
-        run_dir::publish(&self.staging, output)
-    }
+    run_dir::publish(&staging, output)
 }
 
 /// What `report` draws: plots in one format, and the web pages or not.
@@ -409,11 +390,8 @@ fn redraw_calibration(dir: &Path, output: &Path) -> Result<()> {
     let bins: Vec<crate::analysis::calibration::Bin> =
         crate::report::saved::read_csv(dir, "reliability.csv")?;
     let out = RunDir::create(Some(output), "report")?;
-    let title = crate::report::calibration::title(study.settings.cases, study.settings.seed);
-    out.write_plot("reliability", |path| {
-        crate::report::calibration::draw(path, &title, &bins)
-    })?;
-    print!("{}", crate::report::calibration::render(&bins));
+    let (cases, seed) = (study.settings.cases, study.settings.seed);
+    let title = crate::report::calibration::draw_into(&out, cases, seed, &bins)?;
     if let Some(families) = crate::report::calibration_families::of_study(dir)? {
         crate::report::calibration_families::write_and_draw(&out, &title, &families)?;
     }

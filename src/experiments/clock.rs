@@ -26,7 +26,7 @@ pub fn measure_sm_clock(gpu: &mut Gpu) -> Result<SmClock> {
     } else {
         SM_CLOCK_SPIN
     };
-    let stamps = launch::clock::clock_rate(gpu, spin)?;
+    let (stamps, _) = launch::clock::clock_rate(gpu, spin, false)?;
     clock::sm_clock(
         stamps.start_ns,
         stamps.start_cycles,
@@ -51,7 +51,7 @@ pub fn measure_two_timers(gpu: &mut Gpu, pairs: usize) -> Result<clock::TwoTimer
     let mut windows = Vec::with_capacity(pairs);
     for _ in 0..pairs {
         let window = |gpu: &mut Gpu, spin| -> Result<clock::TimedWindow> {
-            let (stamps, host) = launch::clock::clock_rate_host_timed(gpu, spin)?;
+            let (stamps, host) = launch::clock::clock_rate(gpu, spin, true)?;
             Ok(clock::TimedWindow {
                 cycles: stamps.end_cycles - stamps.start_cycles,
                 globaltimer_ns: stamps.end_ns - stamps.start_ns,

@@ -245,29 +245,46 @@ fn opcode_lists(
 
 /// The option lines the model determines, and the options it measured but cannot give
 /// GPGPU-Sim (with why), in the order the config writes them.
+#[derive(Default)]
+struct Lines {
+    written: Vec<Line>,
+    unwritten: Vec<(&'static str, String)>,
+}
+
+impl Lines {
+    fn push(&mut self, option: &'static str, value: String, why: String) {
+        self.written.push(Line { option, value, why });
+    }
+
+    /// A latency option as [`translated`] gave it: written, or listed as not written with why.
+    fn latency(&mut self, option: &'static str, translated: Result<(String, String), String>) {
+        match translated {
+            Ok((value, why)) => self.push(option, value, why),
+            Err(why) => self.unwritten.push((option, why)),
+        }
+    }
+}
+
+/// The [`Lines`] of `model`: those written, and those not.
 fn lines(model: &MachineModel, base: Option<&Base>) -> (Vec<Line>, Vec<(&'static str, String)>) {
-    let mut lines = driver_lines(model);
-    let (latencies, unwritten) = latency_lines(model, base);
-    lines.extend(latencies);
-    lines.extend(opcode_lines(model));
-    lines.extend(constant_cache_line(model, base));
-    (lines, unwritten)
+    let mut lines = Lines::default();
+    driver_lines(model, &mut lines);
+    latency_lines(model, base, &mut lines);
+    opcode_lines(model, &mut lines);
+    constant_cache_line(model, base, &mut lines);
+    (lines.written, lines.unwritten)
 }
 
 /// What the driver reports and the SM clock the run measured: SMs, clocks, registers, shared
 /// memory.
-fn driver_lines(model: &MachineModel) -> Vec<Line> {
-    let mut lines = Vec::new();
-    let mut push = |option: &'static str, value: String, why: String| {
-        lines.push(Line { option, value, why });
-    };
+fn driver_lines(model: &MachineModel, lines: &mut Lines) {
     let gpu = &model.gpu;
-    push(
+    lines.push(
         "-gpgpu_n_clusters",
         gpu.multiprocessors.to_string(),
         format!("{} SMs (the driver), one per cluster", gpu.multiprocessors),
     );
-    push(
+    lines.push(
         "-gpgpu_n_cores_per_cluster",
         "1".into(),
         "one SM per cluster".into(),
@@ -276,7 +293,7 @@ fn driver_lines(model: &MachineModel) -> Vec<Line> {
         gpu.sm_clock.as_ref().and_then(|q| q.value),
         gpu.memory_clock_mhz,
     ) {
-        push(
+        lines.push(
             "-gpgpu_clock_domains",
             format!("{sm:.1}:{sm:.1}:{sm:.1}:{memory:.1}"),
             format!(
@@ -285,40 +302,31 @@ fn driver_lines(model: &MachineModel) -> Vec<Line> {
         );
     }
     if let Some(registers) = gpu.registers_per_multiprocessor {
-        push(
+        lines.push(
             "-gpgpu_shader_registers",
             registers.to_string(),
             "the driver's registers per SM".into(),
         );
     }
     if let Some(registers) = gpu.registers_per_block {
-        push(
+        lines.push(
             "-gpgpu_registers_per_block",
             registers.to_string(),
             "the driver's registers per block".into(),
         );
     }
     if let Some(bytes) = gpu.shared_memory_per_multiprocessor_bytes {
-        push(
+        lines.push(
             "-gpgpu_shmem_size",
             bytes.to_string(),
             "the driver's shared memory per SM".into(),
         );
     }
-    lines
 }
 
 /// The L1, shared-memory and L2 latencies (GPGPU-Sim's share of each chase taken off) and the
 /// L1's geometry; a latency GPGPU-Sim's pipeline alone exceeds is listed as not written.
-fn latency_lines(
-    model: &MachineModel,
-    base: Option<&Base>,
-) -> (Vec<Line>, Vec<(&'static str, String)>) {
-    let mut unwritten = Vec::new();
-    let mut lines = Vec::new();
-    let mut push = |option: &'static str, value: String, why: String| {
-        lines.push(Line { option, value, why });
-    };
+fn latency_lines(model: &MachineModel, base: Option<&Base>, lines: &mut Lines) {
     let latency = |space, level| settled(model, memory(space, level, keys::level::LATENCY));
     if let Some(l1) = latency("global", "1") {
         let translated = translated(
@@ -326,13 +334,10 @@ fn latency_lines(
             L1_CHASE_OVER_OPTION,
             "GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM7_GV100, SM7_TITANV, SM75_RTX2060, SM75_RTX2060_S, SM86_RTX3070; results/sim/answer-keys.md)",
         );
-        match translated {
-            Ok((value, why)) => push("-gpgpu_l1_latency", value, why),
-            Err(why) => unwritten.push(("-gpgpu_l1_latency", why)),
-        }
+        lines.latency("-gpgpu_l1_latency", translated);
     }
     if let Some((value, why)) = l1_geometry(model, base) {
-        push("-gpgpu_cache:dl1", value, why);
+        lines.push("-gpgpu_cache:dl1", value, why);
     }
     if let Some(shared) = latency("shared", keys::BEYOND) {
         let translated = translated(
@@ -340,10 +345,7 @@ fn latency_lines(
             SMEM_CHASE_OVER_OPTION,
             "GPGPU-Sim's pipeline adds to this option in the same chase (learned on SM7_QV100, SM75_RTX2060, SM86_RTX3070, SM6_TITANX, SM3_KEPLER_TITAN; results/sim/answer-keys.md)",
         );
-        match translated {
-            Ok((value, why)) => push("-gpgpu_smem_latency", value, why),
-            Err(why) => unwritten.push(("-gpgpu_smem_latency", why)),
-        }
+        lines.latency("-gpgpu_smem_latency", translated);
     }
     if let Some(l2) = latency("l2", "1") {
         // The crossing is the interconnect's: learned per interconnect.
@@ -371,12 +373,8 @@ fn latency_lines(
                 said(l2)
             )),
         };
-        match translated {
-            Ok((value, why)) => push("-gpgpu_l2_rop_latency", value, why),
-            Err(why) => unwritten.push(("-gpgpu_l2_rop_latency", why)),
-        }
+        lines.latency("-gpgpu_l2_rop_latency", translated);
     }
-    (lines, unwritten)
 }
 
 /// Where a GPGPU-Sim opcode position's latency and rate come from: a SASS opcode's figures, a
@@ -435,11 +433,7 @@ const OPCODE_LISTS: [OpcodeLists; 3] = [
 ];
 
 /// The `ptx_opcode_*` latency and initiation lists of the int, fp, dp and sfu units.
-fn opcode_lines(model: &MachineModel) -> Vec<Line> {
-    let mut lines = Vec::new();
-    let mut push = |option: &'static str, value: String, why: String| {
-        lines.push(Line { option, value, why });
-    };
+fn opcode_lines(model: &MachineModel, lines: &mut Lines) {
     let sass = |opcode, what| settled(model, Known::Sass { opcode, what });
     let figure = |timed, what| match timed {
         Timed::Sass(opcode) => sass(opcode, what),
@@ -459,8 +453,8 @@ fn opcode_lines(model: &MachineModel) -> Vec<Line> {
             })
             .collect();
         if let Some((latencies, initiations, why)) = opcode_lists(&timed) {
-            push(list.latency, latencies, why.clone());
-            push(
+            lines.push(list.latency, latencies, why.clone());
+            lines.push(
                 list.initiation,
                 initiations,
                 "cycles between issues per sub-core: 128 lanes / the SM's rate".into(),
@@ -471,26 +465,21 @@ fn opcode_lines(model: &MachineModel) -> Vec<Line> {
         sass("MUFU.RCP", keys::LATENCY),
         sass("MUFU.RCP", keys::THROUGHPUT),
     ) {
-        push(
+        lines.push(
             "-ptx_opcode_latency_sfu",
             format!("{:.0}", l.value.unwrap_or(0.0).round()),
             said(l),
         );
-        push(
+        lines.push(
             "-ptx_opcode_initiation_sfu",
             initiation(r.value.unwrap_or(1.0)).to_string(),
             said(r),
         );
     }
-    lines
 }
 
 /// `-gpgpu_const_cache:l1`, where the run identified the constant cache's whole geometry.
-fn constant_cache_line(model: &MachineModel, base: Option<&Base>) -> Vec<Line> {
-    let mut lines = Vec::new();
-    let mut push = |option: &'static str, value: String, why: String| {
-        lines.push(Line { option, value, why });
-    };
+fn constant_cache_line(model: &MachineModel, base: Option<&Base>, lines: &mut Lines) {
     // The constant cache is the one level whose whole geometry a run identifies.
     let constant = |what| settled(model, memory("constant", "1", what));
     if let (Some(sets), Some(line), Some(ways)) = (
@@ -509,7 +498,7 @@ fn constant_cache_line(model: &MachineModel, base: Option<&Base>) -> Vec<Line> {
             ),
             ("L:R:f:N:L,S:2:64,4", "the reference H100 configuration's"),
         );
-        push(
+        lines.push(
             "-gpgpu_const_cache:l1",
             value,
             format!(
@@ -520,7 +509,6 @@ fn constant_cache_line(model: &MachineModel, base: Option<&Base>) -> Vec<Line> {
             ),
         );
     }
-    lines
 }
 
 /// `-gpgpu_cache:dl1` where the conflict experiment read a plain set index (ways, way size)

@@ -323,9 +323,13 @@ pub fn merge(shards: &[PathBuf]) -> Result<Merged> {
     })
 }
 
-/// The diagram's title.
-pub fn title(cases: u64, seed: u64) -> String {
-    format!("Cache-level confidence on {cases} simulated caches (seed {seed})")
+/// The reliability diagram of a study of `cases` simulated caches (seed `seed`) drawn into
+/// `run`, and its table printed; the diagram's title, which the families' diagram takes too.
+pub fn draw_into(run: &RunDir, cases: u64, seed: u64, bins: &[Bin]) -> Result<String> {
+    let title = format!("Cache-level confidence on {cases} simulated caches (seed {seed})");
+    run.write_plot("reliability", |path| draw(path, &title, bins))?;
+    print!("{}", render(bins));
+    Ok(title)
 }
 
 pub fn render(bins: &[Bin]) -> String {

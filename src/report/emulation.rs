@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -70,82 +69,55 @@ pub fn write_trace(run: &RunDir, steps: &[Step]) -> Result<()> {
     )
 }
 
-fn boxed<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow::anyhow!("{e}")
-}
-
 /// `stack.png`: total and on-chip depth after every executed instruction.
 pub fn draw_stack(path: &Path, title: &str, steps: &[Step]) -> Result<()> {
-    plot::ensure_font();
-    plot::on_backend!(path, (1200, 600), |root| draw_stack_on(&root, title, steps))
-        .context("writing stack")
-}
-
-fn draw_stack_on<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    steps: &[Step],
-) -> Result<()> {
-    root.fill(&WHITE).map_err(boxed)?;
-    let max_depth = steps.iter().map(|s| s.depth).max().unwrap_or(1).max(1);
-    let mut chart = plot::framed_chart(root, title, [20, 60, 80])
-        .build_cartesian_2d(0..steps.len().max(1), 0..max_depth + 1)
-        .map_err(boxed)?;
-    plot::mesh(&mut chart, "instructions executed", "stack depth (tokens)")
-        .draw()
-        .map_err(boxed)?;
-    chart
-        .draw_series(LineSeries::new(
-            steps.iter().enumerate().map(|(i, s)| (i + 1, s.depth)),
-            BLUE.stroke_width(2),
-        ))
-        .map_err(boxed)?
-        .label("whole stack")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
-    if steps.iter().any(|s| s.on_chip_depth != s.depth) {
+    plot::white_plot!(path, (1200, 600), |root| {
+        let max_depth = steps.iter().map(|s| s.depth).max().unwrap_or(1).max(1);
+        let mut chart = plot::framed_chart(&root, title, [20, 60, 80])
+            .build_cartesian_2d(0..steps.len().max(1), 0..max_depth + 1)?;
+        plot::mesh(&mut chart, "instructions executed", "stack depth (tokens)").draw()?;
         chart
             .draw_series(LineSeries::new(
-                steps
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (i + 1, s.on_chip_depth)),
-                RED.stroke_width(2),
-            ))
-            .map_err(boxed)?
-            .label("on chip")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
-    }
-    plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft).map_err(boxed)?;
-    root.present().map_err(boxed)
+                steps.iter().enumerate().map(|(i, s)| (i + 1, s.depth)),
+                BLUE.stroke_width(2),
+            ))?
+            .label("whole stack")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+        if steps.iter().any(|s| s.on_chip_depth != s.depth) {
+            chart
+                .draw_series(LineSeries::new(
+                    steps
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| (i + 1, s.on_chip_depth)),
+                    RED.stroke_width(2),
+                ))?
+                .label("on chip")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+        }
+        plot::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+    })
+    .context("writing stack")
 }
 
 /// `mask.png`: one column per executed instruction, one row per lane, dark where the lane
 /// executed it.
 pub fn draw_mask(path: &Path, title: &str, steps: &[Step]) -> Result<()> {
-    plot::ensure_font();
     let width = (steps.len() as u32 * 6).clamp(900, 2400) + 120;
-    plot::on_backend!(path, (width, 640), |root| draw_mask_on(&root, title, steps))
-        .context("writing mask")
-}
-
-fn draw_mask_on<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    steps: &[Step],
-) -> Result<()> {
-    root.fill(&WHITE).map_err(boxed)?;
-    let mut chart = plot::framed_chart(root, title, [20, 60, 80])
-        .build_cartesian_2d(0..steps.len().max(1), 0..WARP_LANES)
-        .map_err(boxed)?;
-    plot::mesh(&mut chart, "instructions executed", "lane")
-        .disable_mesh()
-        .draw()
-        .map_err(boxed)?;
-    let cells = steps.iter().enumerate().flat_map(|(i, s)| {
-        (0..WARP_LANES)
-            .filter(move |lane| s.active_mask & (1 << lane) != 0)
-            .map(move |lane| Rectangle::new([(i, lane), (i + 1, lane + 1)], BLUE.mix(0.8).filled()))
-    });
-    chart.draw_series(cells).map_err(boxed)?;
-    root.present().map_err(boxed)
+    plot::white_plot!(path, (width, 640), |root| {
+        let mut chart = plot::framed_chart(&root, title, [20, 60, 80])
+            .build_cartesian_2d(0..steps.len().max(1), 0..WARP_LANES)?;
+        plot::mesh(&mut chart, "instructions executed", "lane")
+            .disable_mesh()
+            .draw()?;
+        let cells = steps.iter().enumerate().flat_map(|(i, s)| {
+            (0..WARP_LANES)
+                .filter(move |lane| s.active_mask & (1 << lane) != 0)
+                .map(move |lane| {
+                    Rectangle::new([(i, lane), (i + 1, lane + 1)], BLUE.mix(0.8).filled())
+                })
+        });
+        chart.draw_series(cells)?;
+    })
+    .context("writing mask")
 }

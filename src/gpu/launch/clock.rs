@@ -11,35 +11,17 @@ pub struct ClockStamps {
     pub end_cycles: i64,
 }
 
-/// Runs `clock_rate` on one thread: it spins for `spin` of %globaltimer time.
+/// Runs `clock_rate` on one thread: it spins for `spin` of %globaltimer time. With its stamps,
+/// the host's monotonic clock from just before the launch to when the host sees the kernel
+/// end, waiting asleep or, `closely`, looking without sleeping ([`Gpu::wait_closely`]): the
+/// kernel's span on the host, plus a launch and a look that the caller cancels by taking the
+/// difference of two spans.
 ///
 /// Kernel signature: `(unsigned long long spin_ns, long long *out[4])`.
-pub fn clock_rate(gpu: &mut Gpu, spin: Duration) -> Result<ClockStamps, GpuError> {
-    let function = gpu.function("clock", "clock_rate")?;
-    let stream = gpu.stream().clone();
-    let mut out = zeros::<i64>(gpu, 4, "clock stamps")?;
-    let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
-    let mut launch = stream.launch_builder(&function);
-    launch.arg(&spin_ns).arg(&mut out);
-    // SAFETY: argument order and types match the signature above; `out` holds 4 elements.
-    let deadline = spin + Duration::from_secs(10);
-    unsafe { launch_and_wait(gpu, "clock_rate", launch, one_block(1), deadline) }?;
-    let stamps = read(gpu, &out, "clock stamps")?;
-    Ok(ClockStamps {
-        start_ns: stamps[0],
-        start_cycles: stamps[1],
-        end_ns: stamps[2],
-        end_cycles: stamps[3],
-    })
-}
-
-/// [`clock_rate`], with the host's monotonic clock read just before the launch and when the
-/// host sees the kernel end (looking without sleeping: [`Gpu::wait_closely`]): the kernel's
-/// span on the host, plus a launch and a look that the caller cancels by taking the
-/// difference of two spans.
-pub fn clock_rate_host_timed(
+pub fn clock_rate(
     gpu: &mut Gpu,
     spin: Duration,
+    closely: bool,
 ) -> Result<(ClockStamps, Duration), GpuError> {
     let function = gpu.function("clock", "clock_rate")?;
     let stream = gpu.stream().clone();
@@ -48,12 +30,16 @@ pub fn clock_rate_host_timed(
     let mut builder = stream.launch_builder(&function);
     builder.arg(&spin_ns).arg(&mut out);
     let deadline = spin + Duration::from_secs(10);
-    // Asleep for all but the last 2 ms of the spin, then looking without sleeping.
+    // Closely: asleep for all but the last 2 ms of the spin, then looking without sleeping.
     let quiet = spin.saturating_sub(Duration::from_millis(2));
     let started = std::time::Instant::now();
-    // SAFETY: argument order and types match `clock_rate`'s signature; `out` holds 4 elements.
+    // SAFETY: argument order and types match the signature above; `out` holds 4 elements.
     unsafe { launch("clock_rate", builder, one_block(1)) }?;
-    gpu.wait_closely("clock_rate", quiet, deadline)?;
+    if closely {
+        gpu.wait_closely("clock_rate", quiet, deadline)?;
+    } else {
+        gpu.wait("clock_rate", deadline)?;
+    }
     let host = started.elapsed();
     let stamps = read(gpu, &out, "clock stamps")?;
     Ok((

@@ -75,12 +75,12 @@ pub fn parse(csv_text: &str, order: &[&'static str]) -> Result<BTreeMap<&'static
     let mut launches: BTreeMap<&'static str, std::collections::BTreeSet<String>> = BTreeMap::new();
     let records: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>()?;
     let is_range = |record: &csv::StringRecord| kernel_at.is_none_or(|k| &record[k] == RANGE);
-    let mut ranges: Vec<String> = Vec::new();
-    for record in records.iter().filter(|r| is_range(r)) {
-        if !ranges.contains(&record[id_at].to_string()) {
-            ranges.push(record[id_at].to_string());
-        }
-    }
+    let mut ranges = crate::analysis::distinct(
+        records
+            .iter()
+            .filter(|r| is_range(r))
+            .map(|r| r[id_at].to_string()),
+    );
     // The program's first range is empty where it set ncu up ahead ([`SET_UP_FILES`]); where ncu
     // reports a result for it, that result is no workload's.
     if ranges.len() == order.len() + 1 {

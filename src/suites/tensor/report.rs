@@ -124,12 +124,7 @@ pub fn title() -> &'static str {
 /// `tensor.png`: per input type, FLOP per clock per SM of mma.sync and of wgmma as bars with
 /// their range over SMs, the dense peak as a dashed line over each pair.
 pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
-    let mut inputs: Vec<&str> = Vec::new();
-    for row in rows {
-        if !inputs.contains(&row.input.as_str()) {
-            inputs.push(&row.input);
-        }
-    }
+    let inputs = crate::analysis::distinct(rows.iter().map(|r| r.input.as_str()));
     let label = |input: &str| {
         rows.iter()
             .find(|r| r.input == input)
@@ -148,13 +143,7 @@ pub fn draw(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
         .fold(1.0, f64::max)
         * 1.1;
     // One bar per instruction family and width: mma.sync, then wgmma at each N measured.
-    let mut series: Vec<String> = Vec::new();
-    for row in rows {
-        let key = series_key(row);
-        if !series.contains(&key) {
-            series.push(key);
-        }
-    }
+    let series = crate::analysis::distinct(rows.iter().map(series_key));
     let colours = [ORANGE, BLUE, plot::GREEN, plot::MAGENTA];
     let width = 0.8 / series.len().max(1) as f64;
     let families: Vec<(String, RGBColor, f64)> = series
@@ -418,12 +407,7 @@ pub fn sustained_title() -> &'static str {
 /// `tensor-sustained.png`: the rate, the SM clock (clock64 over GPU time) and NVML's power of
 /// every launch against time, one line per fill.
 pub fn draw_sustained(path: &Path, title: &str, rows: &[SustainedRow]) -> Result<()> {
-    let mut fills: Vec<&str> = Vec::new();
-    for row in rows {
-        if !fills.contains(&row.fill.as_str()) {
-            fills.push(&row.fill);
-        }
-    }
+    let fills = crate::analysis::distinct(rows.iter().map(|r| r.fill.as_str()));
     let colours = [ORANGE, BLUE];
     let entries: Vec<plot::Entry> = fills
         .iter()

@@ -176,13 +176,7 @@ impl Settled {
 
 /// Every fill's settled state, in the order the rows name them.
 pub fn settled(rows: &[SustainedRow]) -> Vec<Settled> {
-    let mut fills: Vec<&str> = Vec::new();
-    for row in rows {
-        if !fills.contains(&row.fill.as_str()) {
-            fills.push(&row.fill);
-        }
-    }
-    fills
+    crate::analysis::distinct(rows.iter().map(|r| r.fill.as_str()))
         .into_iter()
         .filter_map(|fill| {
             let of: Vec<&SustainedRow> = rows.iter().filter(|r| r.fill == fill).collect();

@@ -163,13 +163,7 @@ fn box_label(row: &Row) -> String {
 /// (b) and (c) every method by the bytes in flight per SM, from the L2 region and from DRAM.
 pub fn draw(path: &Path, title: &str, shapes: &Shapes) -> Result<()> {
     let sources = ["l2", "dram"];
-    let mut boxes: Vec<String> = Vec::new();
-    for row in shapes.of(BOXES) {
-        let label = box_label(row);
-        if !boxes.contains(&label) {
-            boxes.push(label);
-        }
-    }
+    let boxes = crate::analysis::distinct(shapes.of(BOXES).map(box_label));
     let tiles: Vec<plot::BarSeries> = sources
         .iter()
         .zip([GREEN, BLUE])
@@ -190,12 +184,7 @@ pub fn draw(path: &Path, title: &str, shapes: &Shapes) -> Result<()> {
     let mut flights: Vec<u32> = shapes.of(COPIES).map(|c| c.bytes_in_flight_per_sm).collect();
     flights.sort_unstable();
     flights.dedup();
-    let mut methods: Vec<&str> = Vec::new();
-    for row in shapes.of(COPIES) {
-        if !methods.contains(&row.method.as_str()) {
-            methods.push(&row.method);
-        }
-    }
+    let methods = crate::analysis::distinct(shapes.of(COPIES).map(|r| r.method.as_str()));
     let copies = |source: &str| -> Vec<plot::BarSeries> {
         methods
             .iter()
