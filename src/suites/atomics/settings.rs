@@ -61,7 +61,9 @@ impl AtomicsArgs {
             || footprints[0] == 0
             || footprints[footprints.len() - 1] > MAX_FOOTPRINT_MIB
         {
-            bail_usage!("--footprints-mib takes sizes from 1 to {MAX_FOOTPRINT_MIB} MiB, such as 1,128");
+            bail_usage!(
+                "--footprints-mib takes sizes from 1 to {MAX_FOOTPRINT_MIB} MiB, such as 1,128"
+            );
         }
         if !(1..=100).contains(&self.repeats) {
             bail_usage!("--repeats must be between 1 and 100");

@@ -86,7 +86,9 @@ impl BandwidthArgs {
     /// tenth to spare), once the device is open.
     pub fn fits(&self, needed: u64, memory: u64) -> Result<(), UsageError> {
         if needed > memory / 10 * 9 {
-            bail_usage!("the buffers would need {needed} bytes of the device's {memory}; pass a smaller --max-bytes or --max-sm-bytes");
+            bail_usage!(
+                "the buffers would need {needed} bytes of the device's {memory}; pass a smaller --max-bytes or --max-sm-bytes"
+            );
         }
         Ok(())
     }

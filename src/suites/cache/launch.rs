@@ -102,7 +102,10 @@ fn one_warp_per(elements: u64) -> Result<LaunchConfig, GpuError> {
 
 /// Blocks of 256 threads, each serving `per_block` of the `elements`.
 fn blocks_of_256(elements: u64, per_block: u64) -> Result<LaunchConfig, GpuError> {
-    let blocks = u32::try_from(elements.div_ceil(per_block)).map_err(|_| GpuError::driver("building a pointer chain", format!("{elements} elements are too many")))?;
+    let blocks = u32::try_from(elements.div_ceil(per_block)).map_err(|_| GpuError::driver(
+        "building a pointer chain",
+        format!("{elements} elements are too many"),
+    ))?;
     Ok(line_of(blocks, 256))
 }
 
@@ -156,7 +159,10 @@ pub fn chase_stride(
             (e < elements)
                 .then(|| e * stride_bytes / 4)
                 .and_then(|w| u32::try_from(w).ok())
-                .ok_or_else(|| GpuError::driver("building an address-order chain", format!("start {e} is not one of the {elements} elements")))
+                .ok_or_else(|| GpuError::driver(
+                    "building an address-order chain",
+                    format!("start {e} is not one of the {elements} elements"),
+                ))
         })
         .collect::<Result<_, _>>()?;
     let device_starts = upload(gpu, &start_words, "the chase starts")?;
@@ -372,9 +378,12 @@ impl TlbBuffer {
                 .is_none_or(|end| end > self.bytes())
             || next.iter().any(|&e| u64::from(e) >= n)
         {
-            return Err(GpuError::driver("building a TLB chain", format!(
+            return Err(GpuError::driver(
+                "building a TLB chain",
+                format!(
                     "{n} elements {stride} B apart do not fit the buffer, or the order names an element past them"
-                )));
+                ),
+            ));
         }
         let init = gpu.function("cache", "tlb_chain_init")?;
         let chase = gpu.function("cache", "chase_tlb")?;

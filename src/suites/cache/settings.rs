@@ -172,35 +172,49 @@ impl Flags {
                 .max_bytes
                 .is_some_and(|largest| smallest.checked_mul(4).is_none_or(|m| largest < m))
         {
-            bail_usage!("--stride must be a positive multiple of {unit}, --min-bytes a multiple of it (two strides at least for tlb), and --max-bytes at least 4 times --min-bytes (three doublings at least)");
+            bail_usage!(
+                "--stride must be a positive multiple of {unit}, --min-bytes a multiple of it (two strides at least for tlb), and --max-bytes at least 4 times --min-bytes (three doublings at least)"
+            );
         }
         if space == Space::Shared && args.max_bytes.is_some_and(|largest| largest > 48 << 10) {
-            bail_usage!("the shared space holds at most 48 KiB per block here; pass --max-bytes 49152 or less");
+            bail_usage!(
+                "the shared space holds at most 48 KiB per block here; pass --max-bytes 49152 or less"
+            );
         }
         if space != Space::Tlb && args.max_bytes.is_some_and(|largest| largest > 8 << 30) {
-            bail_usage!("--max-bytes must be at most 8 GiB (use --space tlb for larger footprints)");
+            bail_usage!(
+                "--max-bytes must be at most 8 GiB (use --space tlb for larger footprints)"
+            );
         }
         if fine_points == 0 {
             bail_usage!("--fine-points must be at least 1");
         }
         if !(8..=1 << 16).contains(&args.resolution) {
-            bail_usage!("--resolution takes 8 to 65536 (a rise is bisected to 1/N of its footprint)");
+            bail_usage!(
+                "--resolution takes 8 to 65536 (a rise is bisected to 1/N of its footprint)"
+            );
         }
         if !(1..=1024).contains(&args.timed_span_mib) {
             bail_usage!("--timed-span-mib takes 1 to 1024 (MiB)");
         }
         let span = args.timed_span_mib << 20;
         if !(1..=1024).contains(&args.threads) || (args.threads > 1 && !space.global_loads()) {
-            bail_usage!("--threads takes 1 to 1024, and more than 1 only with --space global, l2 or readonly");
+            bail_usage!(
+                "--threads takes 1 to 1024, and more than 1 only with --space global, l2 or readonly"
+            );
         }
         if args.per_load && !space.global_loads() {
-            bail_usage!("--per-load works with --space global, l2 or readonly; drop it for this space");
+            bail_usage!(
+                "--per-load works with --space global, l2 or readonly; drop it for this space"
+            );
         }
         if !args.carveout.is_empty()
             && (!matches!(space, Space::Global | Space::Readonly)
                 || args.carveout.iter().any(|p| !(0..=100).contains(p)))
         {
-            bail_usage!("--carveout takes percentages from 0 to 100, with --space global or readonly");
+            bail_usage!(
+                "--carveout takes percentages from 0 to 100, with --space global or readonly"
+            );
         }
         if !args.tlb_strides.is_empty()
             && (space != Space::Tlb
@@ -209,7 +223,9 @@ impl Flags {
                     .iter()
                     .any(|&s| s == 0 || !s.is_multiple_of(8) || s > 1 << 40))
         {
-            bail_usage!("--tlb-strides takes positive multiples of 8 bytes up to 1 TiB, with --space tlb");
+            bail_usage!(
+                "--tlb-strides takes positive multiples of 8 bytes up to 1 TiB, with --space tlb"
+            );
         }
         Ok(Flags {
             space,
@@ -241,10 +257,14 @@ impl Flags {
             (None, None) => tlb_largest(smallest, memory),
         };
         if space == Space::Tlb && largest > memory / 10 * 9 {
-            bail_usage!("--max-bytes {largest} is more than 90 % of the device's {memory} bytes; pass a smaller one");
+            bail_usage!(
+                "--max-bytes {largest} is more than 90 % of the device's {memory} bytes; pass a smaller one"
+            );
         }
         if smallest.checked_mul(4).is_none_or(|m| largest < m) {
-            bail_usage!("--max-bytes must be at least 4 times --min-bytes (three doublings at least)");
+            bail_usage!(
+                "--max-bytes must be at least 4 times --min-bytes (three doublings at least)"
+            );
         }
         Ok(largest)
     }

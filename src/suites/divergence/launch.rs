@@ -99,7 +99,10 @@ pub fn divergence_split(
         .arg(&stride_arg);
     let mut config = one_block(WARP_LANES as u32);
     config.shared_mem_bytes =
-        u32::try_from(split_shared_bytes(stride)).map_err(|_| GpuError::driver("sizing the split kernel's shared memory", format!("{stride} stamps per lane is too many")))?;
+        u32::try_from(split_shared_bytes(stride)).map_err(|_| GpuError::driver(
+            "sizing the split kernel's shared memory",
+            format!("{stride} stamps per lane is too many"),
+        ))?;
     // SAFETY: the arguments match the kernel signature above in order and type; `stamps`
     // holds samples*32*stride elements and no lane writes past index stride-1 of its row,
     // because stride is the largest bound plus 2; the dynamic shared memory holds

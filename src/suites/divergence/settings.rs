@@ -129,32 +129,38 @@ impl Default for DivergenceConfig {
 impl DivergenceConfig {
     pub fn validate(&self) -> Result<(), UsageError> {
         if self.samples == 0 || self.samples > MAX_SAMPLES {
-            bail_usage!("--samples must be between 1 and {MAX_SAMPLES} (the paper uses 256), not {}",
-                self.samples);
+            bail_usage!(
+                "--samples must be between 1 and {MAX_SAMPLES} (the paper uses 256), not {}",
+                self.samples
+            );
         }
         let most = self.samples_readable_back();
         if self.samples > most {
-            bail_usage!("--samples {} would write a samples.csv larger than the {} MiB gpubench reads back from one file (report, compare and analyze could not read the run); pass --samples {most} or fewer with {} kernel(s) and this pattern",
+            bail_usage!(
+                "--samples {} would write a samples.csv larger than the {} MiB gpubench reads back from one file (report, compare and analyze could not read the run); pass --samples {most} or fewer with {} kernel(s) and this pattern",
                 self.samples,
                 crate::input::MAX_INPUT_BYTES >> 20,
-                self.kernels.len());
+                self.kernels.len()
+            );
         }
         if self.unroll == 0 || self.unroll > MAX_REPEATS {
-            bail_usage!("--unroll must be between 1 and {MAX_REPEATS}: it is how many times the timed loop runs, not {}",
-                self.unroll);
+            bail_usage!(
+                "--unroll must be between 1 and {MAX_REPEATS}: it is how many times the timed loop runs, not {}",
+                self.unroll
+            );
         }
         if self.preheat > MAX_REPEATS {
-            bail_usage!("--preheat must be between 0 and {MAX_REPEATS}, not {}",
-                self.preheat);
+            bail_usage!("--preheat must be between 0 and {MAX_REPEATS}, not {}", self.preheat);
         }
         if self.max_bound < 1 || self.max_bound > MAX_BOUND {
-            bail_usage!("--max-bound must be between 1 and {MAX_BOUND}, not {}",
-                self.max_bound);
+            bail_usage!("--max-bound must be between 1 and {MAX_BOUND}, not {}", self.max_bound);
         }
         // Without opting in to more, a block may use 48 KiB of shared memory.
         let split_limit = 48 * 1024 / launch::split_shared_bytes(1) as i32 - 2;
         if self.split && self.max_bound > split_limit {
-            bail_usage!("the push/pop split keeps every stamp in shared memory, which holds bounds up to {split_limit}; pass --no-split or a --max-bound of at most {split_limit}");
+            bail_usage!(
+                "the push/pop split keeps every stamp in shared memory, which holds bounds up to {split_limit}; pass --no-split or a --max-bound of at most {split_limit}"
+            );
         }
         if self.kernels.is_empty() {
             bail_usage!("choose a kernel: --kernel single, double or both");

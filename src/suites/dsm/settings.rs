@@ -53,7 +53,9 @@ impl DsmArgs {
                 .iter()
                 .any(|c| !(1..=MAX_CLUSTER).contains(c))
         {
-            bail_usage!("--bandwidth-sizes takes cluster sizes from 1 to {MAX_CLUSTER}, such as 2,4,8,16");
+            bail_usage!(
+                "--bandwidth-sizes takes cluster sizes from 1 to {MAX_CLUSTER}, such as 2,4,8,16"
+            );
         }
         Ok(())
     }

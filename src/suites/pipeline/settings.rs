@@ -45,9 +45,7 @@ impl PipelineArgs {
         }
         let Some(swept) = OPERATIONS.iter().find(|o| o.name == self.sweep_op) else {
             let names: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();
-            bail_usage!("--sweep-op {} is not one of {}",
-                self.sweep_op,
-                names.join(", "));
+            bail_usage!("--sweep-op {} is not one of {}", self.sweep_op, names.join(", "));
         };
         Ok(swept)
     }

@@ -24,7 +24,10 @@ pub fn shared_stride(
         8 => "shared_stride_8",
         16 => "shared_stride_16",
         other => {
-            return Err(GpuError::driver("choosing a shared-memory kernel", format!("no kernel loads {other}-byte elements")));
+            return Err(GpuError::driver(
+                "choosing a shared-memory kernel",
+                format!("no kernel loads {other}-byte elements"),
+            ));
         }
     };
     let function = gpu.function("shared", entry)?;

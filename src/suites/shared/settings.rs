@@ -34,12 +34,13 @@ impl SharedArgs {
     pub fn validate(&self) -> Result<(), UsageError> {
         if self.iterations == 0 || !self.iterations.is_multiple_of(32) || self.iterations > 1 << 20
         {
-            bail_usage!("--iterations must be a multiple of 32 between 32 and 1048576, not {}",
-                self.iterations);
+            bail_usage!(
+                "--iterations must be a multiple of 32 between 32 and 1048576, not {}",
+                self.iterations
+            );
         }
         if self.max_stride == 0 || self.max_stride > 64 {
-            bail_usage!("--max-stride must be between 1 and 64, not {}",
-                self.max_stride);
+            bail_usage!("--max-stride must be between 1 and 64, not {}", self.max_stride);
         }
         Ok(())
     }

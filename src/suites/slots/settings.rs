@@ -52,8 +52,10 @@ impl SlotsArgs {
                 Some(&w) if !chosen.contains(&w) => chosen.push(w),
                 Some(_) => {}
                 None => {
-                    bail_usage!("--only: no workload '{name}'; choose from {}",
-                        WORKLOADS.join(", "));
+                    bail_usage!(
+                        "--only: no workload '{name}'; choose from {}",
+                        WORKLOADS.join(", ")
+                    );
                 }
             }
         }

@@ -72,14 +72,18 @@ impl TensorArgs {
             bail_usage!("--iterations must be between 1 and 1000000 loop trips");
         }
         if !(0.0..=super::sustain::MOST_SECONDS).contains(&self.sustain) {
-            bail_usage!("--sustain takes seconds per operand fill from 0 (off) to {}",
-                super::sustain::MOST_SECONDS);
+            bail_usage!(
+                "--sustain takes seconds per operand fill from 0 (off) to {}",
+                super::sustain::MOST_SECONDS
+            );
         }
         let mut widths = self.wgmma_n.clone();
         widths.sort_unstable();
         widths.dedup();
         if widths.is_empty() || widths.iter().any(|w| !WGMMA_WIDTHS.contains(w)) {
-            bail_usage!("--wgmma-n takes wgmma widths from 8, 16, 32, 64, 128 and 256, such as 256 or 64,128,256");
+            bail_usage!(
+                "--wgmma-n takes wgmma widths from 8, 16, 32, 64, 128 and 256, such as 256 or 64,128,256"
+            );
         }
         Ok(widths)
     }

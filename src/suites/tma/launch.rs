@@ -59,7 +59,10 @@ pub fn swizzled_map(
     boxes: &[u32],
     swizzle_bytes: u32,
 ) -> Result<TensorMap, GpuError> {
-    let refuse = |detail: String| GpuError::driver(format!("encoding a tensor map of {dims:?} words in boxes of {boxes:?}"), detail);
+    let refuse = |detail: String| GpuError::driver(
+        format!("encoding a tensor map of {dims:?} words in boxes of {boxes:?}"),
+        detail,
+    );
     let swizzle = swizzle(swizzle_bytes)
         .ok_or_else(|| refuse(format!("no swizzle of {swizzle_bytes} bytes")))?;
     let words: u64 = dims.iter().product();
@@ -200,7 +203,10 @@ pub fn tma_latency(
     unsafe { launch_and_wait(gpu, "tma_latency", launch, one_block(32), laps.deadline) }?;
     let out = read(gpu, &out, "the chase result")?;
     if out[2] != 0 {
-        return Err(GpuError::driver("waiting for a TMA copy", "the copy never completed: the kernel's watchdog gave up after 2^31 cycles"));
+        return Err(GpuError::driver(
+            "waiting for a TMA copy",
+            "the copy never completed: the kernel's watchdog gave up after 2^31 cycles",
+        ));
     }
     Ok((out[0], out[1]))
 }
@@ -397,7 +403,10 @@ pub fn tma_dram_copy(
         || !(1..=DRAM_COPY_MAX_STAGES).contains(&shape.stages)
         || !(1..=DRAM_COPY_MAX_LAG.min(shape.stages - 1)).contains(&shape.lag)
     {
-        return Err(GpuError::driver("checking a tma_dram_copy launch", format!("{shape:?} does not fit arrays of {bytes} bytes")));
+        return Err(GpuError::driver(
+            "checking a tma_dram_copy launch",
+            format!("{shape:?} does not fit arrays of {bytes} bytes"),
+        ));
     }
     let shared_bytes = shape.stages * shape.chunk_bytes;
     let function = shared_function(gpu, "tma_dram_copy", shared_bytes)?;
@@ -476,7 +485,10 @@ pub fn tma_tiles(
         || (shape.rank == 2 && (shape.boxes[2] != 1 || shape.grid[2] != 1))
         || shape.grid.contains(&0)
     {
-        return Err(GpuError::driver("checking a tma_tiles launch", format!("{shape:?} is not a shape the kernel takes")));
+        return Err(GpuError::driver(
+            "checking a tma_tiles launch",
+            format!("{shape:?} is not a shape the kernel takes"),
+        ));
     }
     let ints: Vec<u32> = [shape.tiles, shape.stages, shape.rank]
         .iter()
@@ -533,7 +545,10 @@ pub fn async_copy(
         || shape.chunks < shape.blocks
         || !enough
     {
-        return Err(GpuError::driver("checking an async_copy launch", format!("{shape:?} is not a shape the kernel takes over {} words", data.len())));
+        return Err(GpuError::driver(
+            "checking an async_copy launch",
+            format!("{shape:?} is not a shape the kernel takes over {} words", data.len()),
+        ));
     }
     let function = shared_function(gpu, "async_copy", shape.shared_bytes())?;
     let stream = gpu.stream().clone();

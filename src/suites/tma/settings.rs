@@ -97,7 +97,9 @@ impl TmaArgs {
         bytes.sort_unstable();
         bytes.dedup();
         if bytes.len() < 5 {
-            bail_usage!("--footprints-mib needs at least five sizes, spanning the L2, for the capacity fit");
+            bail_usage!(
+                "--footprints-mib needs at least five sizes, spanning the L2, for the capacity fit"
+            );
         }
         Ok(bytes)
     }
@@ -108,7 +110,9 @@ impl TmaArgs {
             bail_usage!("--search-ms must be between 0.5 and 100");
         }
         if !(1..=1024).contains(&self.stream_mib) {
-            bail_usage!("--stream-mib must be between 1 and 1024 (the streamed tensor, read at most once)");
+            bail_usage!(
+                "--stream-mib must be between 1 and 1024 (the streamed tensor, read at most once)"
+            );
         }
         Ok(())
     }

@@ -59,11 +59,14 @@ pub fn chase_constant(
         .map_err(driver_error("finding const_chain"))?;
     let bytes: Vec<u8> = chain.iter().flat_map(|w| (4 * w).to_le_bytes()).collect();
     if bytes.len() > symbol.len() {
-        return Err(GpuError::driver("writing the constant-memory chain", format!(
+        return Err(GpuError::driver(
+            "writing the constant-memory chain",
+            format!(
                 "{} bytes do not fit the {}-byte array",
                 bytes.len(),
                 symbol.len()
-            )));
+            ),
+        ));
     }
     let mut target = symbol.slice_mut(..bytes.len());
     stream

@@ -79,10 +79,13 @@ pub fn write_constant_chain(gpu: &mut Gpu, chains: &[(u32, u32, u32)]) -> Result
             let at = ((start + k * stride) / 4) as usize;
             let next = start + ((k + 1) % elements) * stride;
             if stride % 4 != 0 || start % 4 != 0 || at >= words.len() || used[at] {
-                return Err(GpuError::driver("writing the storage probe's constant chains", format!(
+                return Err(GpuError::driver(
+                    "writing the storage probe's constant chains",
+                    format!(
                         "{chains:?} do not fit the {}-byte array without overlapping",
                         symbol.len()
-                    )));
+                    ),
+                ));
             }
             used[at] = true;
             words[at] = next;
@@ -119,7 +122,10 @@ pub fn storage_probe(
     let (evict_buffer, evict_texture) = buffer_of(evict.as_ref(), &starts);
     let mut out = zeros::<i64>(gpu, 3, "the probe's result")?;
     if !fill.steps.is_multiple_of(16) || fill.steps == 0 {
-        return Err(GpuError::driver("checking a storage probe", format!("{} timed steps are not a whole number of 16", fill.steps)));
+        return Err(GpuError::driver(
+            "checking a storage probe",
+            format!("{} timed steps are not a whole number of 16", fill.steps),
+        ));
     }
     let fill_steps = as_i32(fill.steps, "the fill steps")?;
     let fill_passes = as_i32(fill.passes, "the fill passes")?;
@@ -150,10 +156,14 @@ pub fn storage_probe(
     let out = read(gpu, &out, "the probe's result")?;
     let ended = |got: i64, walk: Option<&Walk>| got == i64::from(start(walk));
     if !ended(out[1], Some(&fill)) || !ended(out[2], evict.as_ref()) {
-        return Err(GpuError::driver("checking a storage probe", format!(
+        return Err(GpuError::driver(
+            "checking a storage probe",
+            format!(
                 "the walks ended at {} and {}, not where they began: a chain was not walked whole",
-                out[1], out[2]
-            )));
+                out[1],
+                out[2]
+            ),
+        ));
     }
     Ok(out[0])
 }
