@@ -33,8 +33,17 @@ pub fn dsm_histogram(
     iterations: u32,
 ) -> Result<HistogramStamps, GpuError> {
     // The bins come from the suite's constant list (`measure::HISTOGRAM_BINS`, checked by a
-    // test), never from a flag.
-    debug_assert!(bins.is_power_of_two() && 4 * bins <= shape.shared_bytes);
+    // test), never from a flag; the launch's safety rests on this, so a release build checks
+    // it too.
+    if !bins.is_power_of_two() || u64::from(bins) * 4 > u64::from(shape.shared_bytes) {
+        return Err(GpuError::driver(
+            "checking a dsm_histogram launch",
+            format!(
+                "{bins} bins are not a power of two of 4-byte words within the block's {} bytes",
+                shape.shared_bytes
+            ),
+        ));
+    }
     let blocks = (shape.cluster * shape.clusters) as usize;
     let stamps = zeros::<i64>(gpu, 2 * blocks, "the block stamps")?;
     let counts = zeros::<u32>(gpu, 2 * blocks, "the histogram counts")?;
