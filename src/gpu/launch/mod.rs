@@ -4,9 +4,10 @@
 //! `copy_engines` (bandwidth, TMA; copies that launch no kernel, timed the same way) and
 //! `clock` (the clock probes of `experiments::clock`). A launcher one suite alone uses lives in
 //! that suite's folder (`suites/<name>/launch.rs`), built from the public steps here: [`zeros`]
-//! and [`upload`] (allocate), [`launch_and_wait`] (launch, then wait with a deadline),
-//! [`timed`] (launches between two events), [`read`] (copy back) and
-//! [`dsm::launch_cluster`] (thread-block clusters). Callers name the submodule
+//! and [`upload`] (allocate), [`line_of`] and [`one_block`] (a one-dimensional grid),
+//! [`allow_dynamic_shared`] (more than 48 KiB of shared memory), [`launch_and_wait`] (launch,
+//! then wait with a deadline), [`timed`] (launches between two events), [`read`] (copy back)
+//! and [`dsm::launch_cluster`] (thread-block clusters). Callers name the submodule
 //! (`launch::dsm::dsm_latency`): nothing is glob re-exported, so who uses which launcher
 //! shows. Every launcher, here or in a suite's folder, states in its `# Safety`-style comment
 //! the argument order and types its kernel expects, and allocates every buffer at the size the
