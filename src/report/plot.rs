@@ -253,14 +253,9 @@ pub fn chart<'a, 'b, DB: DrawingBackend>(
 pub fn framed_chart<'a, 'b, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     title: &str,
-    [margin, x_area, y_area]: [u32; 3],
+    frame: [u32; 3],
 ) -> ChartBuilder<'a, 'b, DB> {
-    let mut builder = chart(area, title);
-    builder
-        .margin(margin)
-        .x_label_area_size(x_area)
-        .y_label_area_size(y_area);
-    builder
+    framed(chart(area, title), frame)
 }
 
 /// A panel's chart, framed as [`framed_chart`], with its `caption` drawn in every style (a
@@ -268,11 +263,18 @@ pub fn framed_chart<'a, 'b, DB: DrawingBackend>(
 pub fn captioned_chart<'a, 'b, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     caption: impl AsRef<str>,
-    [margin, x_area, y_area]: [u32; 3],
+    frame: [u32; 3],
 ) -> ChartBuilder<'a, 'b, DB> {
     let mut builder = ChartBuilder::on(area);
+    builder.caption(caption, (FONT, LABEL_SIZE));
+    framed(builder, frame)
+}
+
+fn framed<'a, 'b, DB: DrawingBackend>(
+    mut builder: ChartBuilder<'a, 'b, DB>,
+    [margin, x_area, y_area]: [u32; 3],
+) -> ChartBuilder<'a, 'b, DB> {
     builder
-        .caption(caption, (FONT, LABEL_SIZE))
         .margin(margin)
         .x_label_area_size(x_area)
         .y_label_area_size(y_area);

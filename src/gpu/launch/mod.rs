@@ -70,7 +70,8 @@ pub fn as_i32(value: u32, what: &str) -> Result<i32, GpuError> {
     })
 }
 
-/// How long a chase runs (the cache, atomics and TMA chases): `warm` untimed loads, then `steps` timed ones, within `deadline`.
+/// How long a chase runs (the cache, atomics and TMA chases): `warm` untimed loads, then
+/// `steps` timed ones, within `deadline`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Laps {
     pub warm: u32,

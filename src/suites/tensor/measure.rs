@@ -110,8 +110,6 @@ pub struct Kernel {
     pub m: u64,
     pub n: u64,
     pub k: u64,
-    /// 2·M·N·K (for a sparse shape, as the sparse peak counts it).
-    pub flop_per_mma: u64,
     /// A from registers (wgmma's RS form) rather than from shared memory (SS).
     pub a_registers: bool,
 }
@@ -142,7 +140,6 @@ const fn kernel(family: Family, (input, types, k): Input, m: u64, n: u64) -> Ker
         m,
         n,
         k,
-        flop_per_mma: 2 * m * n * k,
         a_registers: false,
     }
 }
@@ -238,6 +235,11 @@ impl Kernel {
         format!("{}_thr", self.stem())
     }
 
+    /// 2·M·N·K (for a sparse shape, as the sparse peak counts it).
+    pub fn flop_per_mma(&self) -> u64 {
+        2 * self.m * self.n * self.k
+    }
+
     /// "m64n256k16".
     pub fn shape(&self) -> String {
         format!("m{}n{}k{}", self.m, self.n, self.k)
@@ -287,7 +289,7 @@ pub fn measure(
                 .with_context(|| format!("{entry} returned unusable stamps"))?;
             let entry = kernel.throughput_entry();
             let stamps = stamped(&entry, sms, block_threads)?;
-            let flop_per_block = (mmas * per_block * kernel.flop_per_mma) as f64;
+            let flop_per_block = (mmas * per_block * kernel.flop_per_mma()) as f64;
             let per_sm: Summary = tensor::flop_per_clock(&stamps, flop_per_block)
                 .with_context(|| format!("{entry} returned unusable stamps"))?;
             let dense = tensor::dense_peak_flop_per_clock_per_sm(compute_capability, kernel.input);
@@ -358,12 +360,12 @@ mod tests {
         assert_eq!(registers[12].throughput_entry(), "mma_sp_f16_thr");
         assert_eq!(registers[13].latency_entry(), "wgmma_sp_f16_n256_lat");
         assert_eq!(registers[14].latency_entry(), "wgmma_sp_f16_rs_n256_lat");
-        assert_eq!(registers[13].flop_per_mma, 2 * 524_288);
+        assert_eq!(registers[13].flop_per_mma(), 2 * 524_288);
         let wgmma_f16 = base
             .iter()
             .find(|k| k.family == Family::Wgmma && k.input == "f16")
             .unwrap();
-        assert_eq!(wgmma_f16.flop_per_mma, 524_288);
+        assert_eq!(wgmma_f16.flop_per_mma(), 524_288);
         assert_eq!(wgmma_f16.describe(), "wgmma m64n256k16 FP16→FP32");
         // The unrolls the host counts with are the kernels'.
         let source = include_str!("../../../cuda/tensor.cuh");

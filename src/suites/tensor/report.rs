@@ -65,7 +65,7 @@ pub fn rows(results: &[KernelResult], sass: &[MmaSass]) -> Vec<Row> {
                 input: k.input.into(),
                 types: k.types.into(),
                 shape: k.shape(),
-                flop_per_mma: k.flop_per_mma,
+                flop_per_mma: k.flop_per_mma(),
                 latency_cycles: r.latency_cycles,
                 flop_per_clock_per_sm: r.rate.flop_per_clock_per_sm.median,
                 flop_per_clock_per_sm_min: r.rate.flop_per_clock_per_sm.min,
